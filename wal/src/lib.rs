@@ -1,0 +1,2 @@
+//! statelog-wal: durable, ordered bytes. Knows nothing about workflows.
+#![deny(missing_docs)]
