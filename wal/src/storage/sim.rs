@@ -38,9 +38,10 @@ pub enum Errno {
 impl Errno {
     fn to_io(self) -> io::Error {
         match self {
-            Errno::Eio => io::Error::other("simulated EIO"),
-            Errno::Enospc => io::Error::new(io::ErrorKind::StorageFull, "simulated ENOSPC"),
-            Errno::Erofs => io::Error::new(io::ErrorKind::ReadOnlyFilesystem, "simulated EROFS"),
+            // Raw Linux errno values, so the errors look like the kernel's.
+            Errno::Eio => io::Error::from_raw_os_error(5),
+            Errno::Enospc => io::Error::from_raw_os_error(28),
+            Errno::Erofs => io::Error::from_raw_os_error(30),
         }
     }
 }
@@ -630,7 +631,7 @@ mod tests {
             ..FaultPlan::default()
         });
         let err = file.write_at(0, b"abcd").expect_err("no space");
-        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(err.raw_os_error(), Some(28));
         let at = sim.op_count();
         sim.set_faults(FaultPlan {
             halt_at_op: Some(at),
