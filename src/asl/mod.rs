@@ -13,6 +13,8 @@ pub mod diagnostic;
 mod json;
 pub mod model;
 pub mod parse;
+#[cfg(test)]
+mod parse_tests;
 pub mod resource;
 pub mod timestamp;
 
