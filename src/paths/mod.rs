@@ -34,10 +34,7 @@ pub struct StatesError {
 impl StatesError {
     /// Builds an error with the given name and cause.
     pub fn new(error: impl Into<String>, cause: impl Into<String>) -> Self {
-        Self {
-            error: error.into(),
-            cause: cause.into(),
-        }
+        Self { error: error.into(), cause: cause.into() }
     }
 }
 
@@ -66,9 +63,7 @@ pub struct Path {
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
-        Err(ParseError {
-            message: format!("JSONPath parsing is not implemented yet: '{text}'"),
-        })
+        Err(ParseError { message: format!("JSONPath parsing is not implemented yet: '{text}'") })
     }
 
     /// The path as written.
@@ -104,9 +99,7 @@ pub struct ReferencePath {
 impl ReferencePath {
     /// Parses a reference path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`).
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
-        Err(ParseError {
-            message: format!("reference path parsing is not implemented yet: '{text}'"),
-        })
+        Err(ParseError { message: format!("reference path parsing is not implemented yet: '{text}'") })
     }
 
     /// The path as written.
@@ -124,10 +117,7 @@ impl ReferencePath {
     /// `States.ResultPathMatchFailure` when the location cannot exist in `target`.
     pub fn set(&self, target: Value, value: Value) -> Result<Value, StatesError> {
         let _ = (target, value);
-        Err(StatesError::new(
-            "States.Runtime",
-            "ResultPath is not implemented yet",
-        ))
+        Err(StatesError::new("States.Runtime", "ResultPath is not implemented yet"))
     }
 }
 
@@ -170,10 +160,7 @@ impl Template {
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         let _ = (input, context, entropy);
-        Err(StatesError::new(
-            "States.Runtime",
-            "payload templates are not implemented yet",
-        ))
+        Err(StatesError::new("States.Runtime", "payload templates are not implemented yet"))
     }
 }
 
