@@ -23,3 +23,14 @@ pub const REDRIVE_WINDOW_MS: u64 = 14 * 24 * 3600 * 1000;
 pub const EXECUTION_OPEN_MS_MAX: u64 = 365 * 24 * 3600 * 1000;
 
 const _: () = assert!(REDRIVE_WINDOW_MS < RETENTION_MS_DEFAULT);
+
+/// The deepest JSON nesting a definition may have (objects and arrays); deeper text is rejected by
+/// the JSON reader before any recursion can exhaust the stack (serde_json's own bound).
+pub const DEFINITION_JSON_DEPTH_MAX: usize = 128;
+
+/// The deepest nesting of Parallel branches and Map processors inside one another.
+pub const DEFINITION_STATE_NESTING_MAX: usize = 24;
+
+// Each nesting level costs at least four JSON levels (States, state, Branches, branch), so the
+// state limit is reachable before the JSON one.
+const _: () = assert!(DEFINITION_STATE_NESTING_MAX * 4 < DEFINITION_JSON_DEPTH_MAX);
