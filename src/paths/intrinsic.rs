@@ -689,11 +689,40 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// How a value prints inside `States.Format`.
+/// How a value prints inside `States.Format`: strings raw, numbers and literals as JSON, and
+/// objects and arrays the way AWS prints them (`{a=1, b=[x, y]}`), not as JSON.
 fn format_arg(v: &Value) -> String {
+    let mut out = String::new();
+    write_format_arg(v, &mut out);
+    out
+}
+
+fn write_format_arg(v: &Value, out: &mut String) {
     match v {
-        Value::String(s) => s.clone(),
-        other => to_json_text(other),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_format_arg(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(key);
+                out.push('=');
+                write_format_arg(item, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&to_json_text(other)),
     }
 }
 
@@ -743,8 +772,9 @@ fn apply(
             if trimmed.is_empty() {
                 return Ok(Value::Null);
             }
-            serde_json::from_str(trimmed)
-                .map_err(|e| fail(f, format!("the string is not valid JSON ({e}): {s}")))
+            let parsed: Value = serde_json::from_str(trimmed)
+                .map_err(|e| fail(f, format!("the string is not valid JSON ({e}): {s}")))?;
+            Ok(integral_negative_zero(parsed, trimmed))
         }
         Function::JsonToString => Ok(Value::String(to_json_text(&take(0)))),
         Function::Array => Ok(Value::Array(values)),
@@ -894,8 +924,8 @@ fn apply(
             Ok(Value::Object(left))
         }
         Function::MathRandom => {
-            let start = want_integer(f, &take(0), "first")?;
-            let end = want_integer(f, &take(1), "second")?;
+            let start = want_rounded(f, &take(0), "first")?;
+            let end = want_rounded(f, &take(1), "second")?;
             if start >= end {
                 return Err(fail(
                     f,
@@ -913,8 +943,8 @@ fn apply(
             Ok(Value::from((i128::from(start) + draw as i128) as i64))
         }
         Function::MathAdd => {
-            let a = want_integer(f, &take(0), "first")?;
-            let b = want_integer(f, &take(1), "second")?;
+            let a = want_rounded(f, &take(0), "first")?;
+            let b = want_rounded(f, &take(1), "second")?;
             a.checked_add(b)
                 .map(Value::from)
                 .ok_or_else(|| fail(f, format!("{a} + {b} overflows a 64-bit integer")))
@@ -934,6 +964,44 @@ fn apply(
             let lo = entropy.next_u64();
             Ok(Value::String(uuid_v4(hi, lo)))
         }
+    }
+}
+
+/// serde_json reads the integer `-0` as the float `-0.0`; AWS reads it as the integer `0`.
+/// When the text holds no `-0.` or `-0e`, every `-0.0` came from an integer `-0`.
+fn integral_negative_zero(value: Value, text: &str) -> Value {
+    let has_float_zero = ["-0.", "-0e", "-0E"].iter().any(|p| text.contains(p));
+    if has_float_zero || !text.contains("-0") {
+        return value;
+    }
+    fn fix(v: Value) -> Value {
+        match v {
+            Value::Number(n) if n.as_f64() == Some(0.0) && n.is_f64() => Value::from(0),
+            Value::Array(items) => Value::Array(items.into_iter().map(fix).collect()),
+            Value::Object(map) => {
+                Value::Object(map.into_iter().map(|(k, v)| (k, fix(v))).collect())
+            }
+            other => other,
+        }
+    }
+    fix(value)
+}
+
+/// A number rounded the way AWS rounds MathAdd and MathRandom arguments: to the nearest
+/// integer, halves toward positive infinity (`-1.5` -> `-1`, `2.5` -> `3`).
+fn want_rounded(f: Function, v: &Value, which: &str) -> Result<i64, StatesError> {
+    if let Some(i) = v.as_i64() {
+        return Ok(i);
+    }
+    match v.as_f64() {
+        Some(x) if x.is_finite() && x.abs() < 9.0e15 => Ok((x + 0.5).floor() as i64),
+        _ => Err(fail(
+            f,
+            format!(
+                "the {which} argument must be a number, found {}",
+                to_json_text(v)
+            ),
+        )),
     }
 }
 

@@ -413,11 +413,17 @@ impl<'t> Parser<'t> {
                 return Ok(out);
             }
             if c == '\\' {
+                // Only the delimiter and the backslash itself are escapable; any other
+                // backslash is literal (AWS reads `$['a\"b']` as the key `a\"b`).
                 let Some(escaped) = self.peek() else {
                     return Err(self.err("unterminated escape"));
                 };
-                self.pos += escaped.len_utf8();
-                out.push(escaped);
+                if escaped == quote || escaped == '\\' {
+                    self.pos += escaped.len_utf8();
+                    out.push(escaped);
+                } else {
+                    out.push('\\');
+                }
             } else {
                 out.push(c);
             }

@@ -440,7 +440,11 @@ fn intrinsics_compute_what_aws_computes() {
     let cases: Vec<(&str, Value)> = vec![
         ("States.Format('Hello {}!', 'world')", json!("Hello world!")),
         ("States.Format('{} {} {} {}', $.n, $.f, null, true)", json!("2 1.5 null true")),
-        ("States.Format('{}', $.o)", json!("{\"a\":1}")),
+        ("States.Format('{}', $.o)", json!("{a=1}")),
+        ("States.Format('{}', States.Array(1, 'x', $.o))", json!("[1, x, {a=1}]")),
+        ("States.MathAdd(1.5, -2.5)", json!(0)),
+        ("States.MathAdd(-1.51, 0.49)", json!(-2)),
+        ("States.StringToJson('-0')", json!(0)),
         ("States.Format('\\{\\} {} \\'q\\' \\\\', 1)", json!("{} 1 'q' \\")),
         ("States.Format('plain')", json!("plain")),
         ("States.StringToJson('{\"a\": [1, 2]}')", json!({"a": [1, 2]})),
