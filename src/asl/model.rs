@@ -1,0 +1,662 @@
+//! model: the typed, compiled form of a state machine definition (JSONPath mode).
+//!
+//! Owns the data types only: what a validated definition looks like to the interpreter. Every
+//! path and payload template is held compiled (`paths::Path`, `paths::Template`, ...) so nothing
+//! is re-parsed at run time.
+//!
+//! Invariants (established by `asl::parse`, relied on by the interpreter):
+//! - every `Next`, `Default`, Catcher `Next` and `StartAt` names a state of the same
+//!   [`StateMap`] (a branch never jumps into another branch);
+//! - state names are unique within a [`StateMap`] and at most 80 characters long;
+//! - a value of `None` for an optional path field means "absent", i.e. the ASL default (`$`).
+//!
+//! Must not: do I/O, read a clock, or parse text (parsing lives in `parse`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::paths::{InputOutputPath, Path, ResultPathField, Template};
+
+/// A whole, validated state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateMachine {
+    /// The top-level `Comment`.
+    pub comment: Option<String>,
+    /// The name of the first state (`StartAt`).
+    pub start_at: String,
+    /// The states, in definition order.
+    pub states: StateMap,
+    /// The top-level `TimeoutSeconds`: the whole execution's time limit.
+    pub timeout_seconds: Option<u64>,
+    /// The top-level `Version` (only `"1.0"` exists).
+    pub version: Option<String>,
+    /// The top-level `QueryLanguage` (only JSONPath is supported).
+    pub query_language: QueryLanguage,
+    /// The definition as parsed JSON, exactly as written (for DescribeStateMachine and replay).
+    pub source: Value,
+}
+
+/// A nested machine: one Parallel branch or a Map's `ItemProcessor`/`Iterator`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    /// The branch's `Comment`.
+    pub comment: Option<String>,
+    /// The name of the branch's first state.
+    pub start_at: String,
+    /// The branch's states, in definition order.
+    pub states: StateMap,
+}
+
+/// The `QueryLanguage` of a definition or state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryLanguage {
+    /// `JSONPath`, the default and the only language statelog runs.
+    #[default]
+    JsonPath,
+    /// `JSONata`: parsed, rejected at validation as not supported yet.
+    Jsonata,
+}
+
+/// States by name, kept in definition order. Names are unique.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StateMap {
+    states: Vec<State>,
+    index: BTreeMap<String, usize>,
+}
+
+impl StateMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `state`; returns false (and drops it) when a state of that name is already present.
+    pub fn insert(&mut self, state: State) -> bool {
+        if self.index.contains_key(&state.name) {
+            return false;
+        }
+        self.index.insert(state.name.clone(), self.states.len());
+        self.states.push(state);
+        debug_assert_eq!(self.index.len(), self.states.len());
+        true
+    }
+
+    /// The state called `name`.
+    pub fn get(&self, name: &str) -> Option<&State> {
+        self.index.get(name).map(|&i| &self.states[i])
+    }
+
+    /// The position of `name` in definition order.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// True when a state called `name` exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// The states in definition order.
+    pub fn iter(&self) -> std::slice::Iter<'_, State> {
+        self.states.iter()
+    }
+
+    /// How many states there are.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// True when there are no states.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a StateMap {
+    type Item = &'a State;
+    type IntoIter = std::slice::Iter<'a, State>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.states.iter()
+    }
+}
+
+/// One state: the fields every state type shares, plus its type-specific part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// The state's name (its key under `States`).
+    pub name: String,
+    /// The state's `Comment`.
+    pub comment: Option<String>,
+    /// `InputPath`; `None` when absent (the default `$`). Always `None` for Fail.
+    pub input_path: Option<InputOutputPath>,
+    /// `OutputPath`; `None` when absent (the default `$`). Always `None` for Fail.
+    pub output_path: Option<InputOutputPath>,
+    /// What the state does.
+    pub kind: StateKind,
+}
+
+impl State {
+    /// The `Next`/`End` of the state, for the types that have one (not Choice, Succeed, Fail).
+    pub fn transition(&self) -> Option<&Transition> {
+        match &self.kind {
+            StateKind::Pass(pass) => Some(&pass.next),
+            StateKind::Task(task) => Some(&task.next),
+            StateKind::Wait(wait) => Some(&wait.next),
+            StateKind::Parallel(parallel) => Some(&parallel.next),
+            StateKind::Map(map) => Some(&map.next),
+            StateKind::Choice(_) | StateKind::Succeed | StateKind::Fail(_) => None,
+        }
+    }
+
+    /// The ASL name of the state's type (`"Pass"`, `"Task"`, ...).
+    pub fn type_name(&self) -> &'static str {
+        self.kind.type_name()
+    }
+}
+
+/// Where a state goes when it is done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// `"Next": name`.
+    Next(String),
+    /// `"End": true`.
+    End,
+}
+
+/// The type-specific part of a state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateKind {
+    /// `Type: Pass`.
+    Pass(PassState),
+    /// `Type: Task`.
+    Task(Box<TaskState>),
+    /// `Type: Choice`.
+    Choice(ChoiceState),
+    /// `Type: Wait`.
+    Wait(WaitState),
+    /// `Type: Succeed`.
+    Succeed,
+    /// `Type: Fail`.
+    Fail(FailState),
+    /// `Type: Parallel`.
+    Parallel(Box<ParallelState>),
+    /// `Type: Map` (inline).
+    Map(Box<MapState>),
+}
+
+impl StateKind {
+    /// The ASL name of the type (`"Pass"`, `"Task"`, ...).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            StateKind::Pass(_) => "Pass",
+            StateKind::Task(_) => "Task",
+            StateKind::Choice(_) => "Choice",
+            StateKind::Wait(_) => "Wait",
+            StateKind::Succeed => "Succeed",
+            StateKind::Fail(_) => "Fail",
+            StateKind::Parallel(_) => "Parallel",
+            StateKind::Map(_) => "Map",
+        }
+    }
+}
+
+/// A Pass state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassState {
+    /// `Result`: the fixed output, used as is (no `.$` processing).
+    pub result: Option<Value>,
+    /// `ResultPath`; `None` when absent (the default `$`).
+    pub result_path: Option<ResultPathField>,
+    /// `Parameters`.
+    pub parameters: Option<Template>,
+    /// `Next` or `End`.
+    pub next: Transition,
+}
+
+/// A Task state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskState {
+    /// `Resource`, parsed.
+    pub resource: Resource,
+    /// `Parameters`.
+    pub parameters: Option<Template>,
+    /// `ResultSelector`.
+    pub result_selector: Option<Template>,
+    /// `ResultPath`; `None` when absent (the default `$`).
+    pub result_path: Option<ResultPathField>,
+    /// `TimeoutSeconds` or `TimeoutSecondsPath`; `None` means the default of 99999999 s.
+    pub timeout: Option<SecondsField>,
+    /// `HeartbeatSeconds` or `HeartbeatSecondsPath`.
+    pub heartbeat: Option<SecondsField>,
+    /// `Retry`, in order.
+    pub retry: Vec<Retrier>,
+    /// `Catch`, in order.
+    pub catch: Vec<Catcher>,
+    /// `Next` or `End`.
+    pub next: Transition,
+}
+
+/// A number of seconds given literally or read from the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SecondsField {
+    /// A literal, e.g. `"TimeoutSeconds": 30`.
+    Literal(u64),
+    /// A path into the effective input, e.g. `"TimeoutSecondsPath": "$.timeout"`.
+    Path(Path),
+}
+
+/// A Task `Resource`, split into its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    /// The ARN exactly as written.
+    pub raw: String,
+    /// The ARN's partition (`aws`).
+    pub partition: String,
+    /// The ARN's service field, the integration namespace (`states`, `lambda`, ...).
+    pub namespace: String,
+    /// The ARN's region field (may be empty).
+    pub region: String,
+    /// The ARN's account field (may be empty).
+    pub account: String,
+    /// What the resource names.
+    pub kind: ResourceKind,
+}
+
+impl Resource {
+    /// The integration pattern: `RequestResponse` for activities and plain function ARNs.
+    pub fn pattern(&self) -> IntegrationPattern {
+        match &self.kind {
+            ResourceKind::Integration { pattern, .. } => *pattern,
+            ResourceKind::Activity { .. } | ResourceKind::Other { .. } => {
+                IntegrationPattern::RequestResponse
+            }
+        }
+    }
+
+    /// True when the resource is an activity (`arn:...:states:<region>:<account>:activity:<name>`).
+    pub fn is_activity(&self) -> bool {
+        matches!(self.kind, ResourceKind::Activity { .. })
+    }
+
+    /// The resource without its pattern suffix (`arn:aws:states:::sns:publish` for
+    /// `arn:aws:states:::sns:publish.sync`): the name an integration is registered under.
+    pub fn base(&self) -> &str {
+        let suffix = self.pattern().suffix();
+        self.raw.strip_suffix(suffix).unwrap_or(&self.raw)
+    }
+}
+
+/// What a Task's `Resource` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceKind {
+    /// `arn:<p>:states:<region>:<account>:activity:<name>`: handed to polling workers.
+    Activity {
+        /// The activity's name.
+        name: String,
+    },
+    /// `arn:<p>:states:::<service>:<action>[.sync|.sync:2|.waitForTaskToken]`, including
+    /// `aws-sdk:<service>:<action>` (then `service` is `aws-sdk:<service>`).
+    Integration {
+        /// `sns`, `lambda`, `aws-sdk:s3`, ...
+        service: String,
+        /// `publish`, `invoke`, `listBuckets`, ...
+        action: String,
+        /// The suffix, parsed.
+        pattern: IntegrationPattern,
+    },
+    /// Any other ARN (e.g. a Lambda function ARN): the part after the account field.
+    Other {
+        /// The ARN's resource part, e.g. `function:my-fn`.
+        resource: String,
+    },
+}
+
+/// How a Task waits for its integration (the Resource suffix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IntegrationPattern {
+    /// No suffix: done when the call is answered.
+    RequestResponse,
+    /// `.sync`: done when the started job finishes.
+    Sync,
+    /// `.sync:2`: like `.sync`, with the newer (JSON) output format.
+    Sync2,
+    /// `.waitForTaskToken`: done when the task token is returned.
+    WaitForTaskToken,
+}
+
+impl IntegrationPattern {
+    /// Every pattern.
+    pub const ALL: [IntegrationPattern; 4] = [
+        IntegrationPattern::RequestResponse,
+        IntegrationPattern::Sync,
+        IntegrationPattern::Sync2,
+        IntegrationPattern::WaitForTaskToken,
+    ];
+
+    /// The Resource suffix of the pattern (`""`, `".sync"`, `".sync:2"`, `".waitForTaskToken"`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            IntegrationPattern::RequestResponse => "",
+            IntegrationPattern::Sync => ".sync",
+            IntegrationPattern::Sync2 => ".sync:2",
+            IntegrationPattern::WaitForTaskToken => ".waitForTaskToken",
+        }
+    }
+}
+
+/// A `Retry` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retrier {
+    /// `ErrorEquals`: the error names this retrier matches (`States.ALL` only alone, last).
+    pub error_equals: Vec<String>,
+    /// `IntervalSeconds` (default 1, at least 1).
+    pub interval_seconds: u64,
+    /// `MaxAttempts` (default 3; 0 means never retry).
+    pub max_attempts: u32,
+    /// `BackoffRate` (default 2.0, at least 1.0).
+    pub backoff_rate: f64,
+    /// `MaxDelaySeconds`: cap on one wait.
+    pub max_delay_seconds: Option<u64>,
+    /// `JitterStrategy` (default NONE).
+    pub jitter_strategy: JitterStrategy,
+}
+
+/// A Retrier's `JitterStrategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JitterStrategy {
+    /// `NONE`: wait exactly the computed interval.
+    #[default]
+    None,
+    /// `FULL`: wait a random time between 0 and the computed interval.
+    Full,
+}
+
+/// A `Catch` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catcher {
+    /// `ErrorEquals`: the error names this catcher matches.
+    pub error_equals: Vec<String>,
+    /// `Next`: the state to go to.
+    pub next: String,
+    /// `ResultPath`; `None` when absent (the default `$`).
+    pub result_path: Option<ResultPathField>,
+}
+
+/// The name that matches every error in `ErrorEquals`.
+pub const ERROR_ALL: &str = "States.ALL";
+
+impl Retrier {
+    /// True when this retrier handles `error` (`States.ALL` matches all but `States.Runtime`
+    /// and `States.DataLimitExceeded`, which AWS never retries).
+    pub fn matches(&self, error: &str) -> bool {
+        error_equals_matches(&self.error_equals, error)
+    }
+}
+
+impl Catcher {
+    /// True when this catcher handles `error` (`States.ALL` matches all but `States.Runtime`
+    /// and `States.DataLimitExceeded`, which AWS never catches).
+    pub fn matches(&self, error: &str) -> bool {
+        error_equals_matches(&self.error_equals, error)
+    }
+}
+
+fn error_equals_matches(names: &[String], error: &str) -> bool {
+    names.iter().any(|name| {
+        name == error
+            || (name == ERROR_ALL
+                && error != "States.Runtime"
+                && error != "States.DataLimitExceeded")
+            || (name == "States.Timeout" && error == "States.HeartbeatTimeout")
+    })
+}
+
+/// A Choice state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceState {
+    /// `Choices`, tried in order.
+    pub choices: Vec<ChoiceRule>,
+    /// `Default`: where to go when no rule matches.
+    pub default: Option<String>,
+}
+
+/// A top-level Choice rule: a condition and where to go when it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceRule {
+    /// The test.
+    pub condition: Condition,
+    /// `Next`.
+    pub next: String,
+}
+
+/// A Boolean expression of a Choice rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// `And`: every nested condition holds (non-empty).
+    And(Vec<Condition>),
+    /// `Or`: some nested condition holds (non-empty).
+    Or(Vec<Condition>),
+    /// `Not`: the nested condition does not hold.
+    Not(Box<Condition>),
+    /// `Variable` plus one comparison operator.
+    Test {
+        /// `Variable`: what is tested (may read the Context object with `$$`).
+        variable: Path,
+        /// The operator and its operand.
+        test: Test,
+    },
+}
+
+/// One comparison operator of a Choice rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Test {
+    /// `StringEquals`, `NumericLessThanPath`, `TimestampGreaterThanEquals`, `BooleanEquals`, ...
+    Compare {
+        /// The family: String, Numeric, Boolean or Timestamp.
+        family: CompareFamily,
+        /// Equals, LessThan, ...
+        op: CompareOp,
+        /// The literal to compare with, or the path (`...Path` operators) to read it from.
+        operand: Operand,
+    },
+    /// `StringMatches`: `*` matches any run of characters; `\*` a literal star, `\\` a backslash.
+    StringMatches(StringPattern),
+    /// `IsNull`, `IsPresent`, `IsNumeric`, `IsString`, `IsBoolean`, `IsTimestamp`.
+    Is {
+        /// Which check.
+        check: TypeCheck,
+        /// The operator's Boolean value: the rule holds when the check equals it.
+        expected: bool,
+    },
+}
+
+/// The value family of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFamily {
+    /// `String...`: compared by Unicode code points.
+    String,
+    /// `Numeric...`: compared as numbers.
+    Numeric,
+    /// `BooleanEquals[Path]`.
+    Boolean,
+    /// `Timestamp...`: RFC 3339 timestamps compared as instants.
+    Timestamp,
+}
+
+/// The relation of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `...Equals`.
+    Equals,
+    /// `...LessThan`.
+    LessThan,
+    /// `...GreaterThan`.
+    GreaterThan,
+    /// `...LessThanEquals`.
+    LessThanEquals,
+    /// `...GreaterThanEquals`.
+    GreaterThanEquals,
+}
+
+/// The right-hand side of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// A string literal (`String...`).
+    String(String),
+    /// A number literal (`Numeric...`).
+    Number(f64),
+    /// A Boolean literal (`BooleanEquals`).
+    Boolean(bool),
+    /// A timestamp literal (`Timestamp...`), parsed once.
+    Timestamp(OffsetDateTime),
+    /// A path whose value is compared (`...Path` operators).
+    Path(Path),
+}
+
+/// A compiled `StringMatches` pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StringPattern {
+    /// The pattern as written.
+    pub source: String,
+    /// The pattern split at unescaped `*`: literal pieces, with `Star` between them.
+    pub pieces: Vec<PatternPiece>,
+}
+
+/// One piece of a [`StringPattern`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatternPiece {
+    /// Characters that must appear as is.
+    Literal(String),
+    /// An unescaped `*`: any run of characters, possibly empty.
+    Star,
+}
+
+/// The `Is...` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeCheck {
+    /// `IsNull`.
+    Null,
+    /// `IsPresent`.
+    Present,
+    /// `IsNumeric`.
+    Numeric,
+    /// `IsString`.
+    String,
+    /// `IsBoolean`.
+    Boolean,
+    /// `IsTimestamp`.
+    Timestamp,
+}
+
+/// A Wait state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitState {
+    /// How long or until when.
+    pub wait: WaitFor,
+    /// `Next` or `End`.
+    pub next: Transition,
+}
+
+/// Exactly one of the Wait fields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitFor {
+    /// `Seconds`.
+    Seconds(u64),
+    /// `Timestamp`, parsed (RFC 3339).
+    Timestamp(OffsetDateTime),
+    /// `SecondsPath`.
+    SecondsPath(Path),
+    /// `TimestampPath`.
+    TimestampPath(Path),
+}
+
+/// A Fail state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailState {
+    /// `Error` (literal) or `ErrorPath`.
+    pub error: Option<FailField>,
+    /// `Cause` (literal) or `CausePath`.
+    pub cause: Option<FailField>,
+}
+
+/// A Fail state's `Error`/`Cause`, literal or computed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FailField {
+    /// `Error` / `Cause`.
+    Literal(String),
+    /// `ErrorPath` / `CausePath`: a path or an intrinsic function call, compiled as a one-entry
+    /// template `{"value.$": <text>}` (evaluate it and take `value`).
+    Dynamic {
+        /// The path or intrinsic call as written.
+        text: String,
+        /// The compiled one-entry template.
+        template: Template,
+    },
+}
+
+/// A Parallel state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParallelState {
+    /// `Branches`: each runs on the effective input.
+    pub branches: Vec<Branch>,
+    /// `Parameters`.
+    pub parameters: Option<Template>,
+    /// `ResultSelector`.
+    pub result_selector: Option<Template>,
+    /// `ResultPath`; `None` when absent (the default `$`).
+    pub result_path: Option<ResultPathField>,
+    /// `Retry`.
+    pub retry: Vec<Retrier>,
+    /// `Catch`.
+    pub catch: Vec<Catcher>,
+    /// `Next` or `End`.
+    pub next: Transition,
+}
+
+/// An inline Map state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapState {
+    /// `ItemsPath`; `None` when absent (the default `$`).
+    pub items_path: Option<Path>,
+    /// `ItemSelector`, or the legacy `Parameters` of a Map.
+    pub item_selector: Option<Template>,
+    /// `ItemProcessor`, or the legacy `Iterator`.
+    pub item_processor: Branch,
+    /// `MaxConcurrency` or `MaxConcurrencyPath`; `None` or 0 means no limit.
+    pub max_concurrency: Option<CountField>,
+    /// `ToleratedFailureCount` or `ToleratedFailureCountPath`.
+    pub tolerated_failure_count: Option<CountField>,
+    /// `ToleratedFailurePercentage` or `ToleratedFailurePercentagePath`.
+    pub tolerated_failure_percentage: Option<PercentageField>,
+    /// `ResultSelector`.
+    pub result_selector: Option<Template>,
+    /// `ResultPath`; `None` when absent (the default `$`).
+    pub result_path: Option<ResultPathField>,
+    /// `Retry`.
+    pub retry: Vec<Retrier>,
+    /// `Catch`.
+    pub catch: Vec<Catcher>,
+    /// `Next` or `End`.
+    pub next: Transition,
+}
+
+/// A count given literally or read from the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CountField {
+    /// A literal.
+    Literal(u64),
+    /// A path into the effective input.
+    Path(Path),
+}
+
+/// A percentage given literally or read from the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PercentageField {
+    /// A literal between 0 and 100.
+    Literal(f64),
+    /// A path into the effective input.
+    Path(Path),
+}
