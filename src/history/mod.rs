@@ -1,2 +1,602 @@
 //! history: the execution history events (AWS names and detail shapes), their ids and their
-//! versioned encoding. The source of truth for replay. Pure: no I/O.
+//! versioned encoding. The source of truth for replay.
+//!
+//! Owns: [`HistoryEvent`], [`EventDetails`] (all 62 AWS `HistoryEventType`s, even those the
+//! interpreter does not emit yet), the detail structs, the compact WAL encoding ([`encoding`]) and
+//! the AWS `GetExecutionHistory` JSON shape ([`aws_json`]).
+//!
+//! Invariants:
+//! - Event ids are dense from 1 within one execution; `previous_event_id < id`.
+//! - The order of the variants of [`EventDetails`] and the fields of every detail struct are part
+//!   of the WAL format (postcard encodes variant indexes and fields by position): never reorder,
+//!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else.
+//! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory and stored as
+//!   compact JSON text, exactly the text AWS returns.
+//!
+//! Must not: do I/O, read a clock, or know about the WAL; `store` does that.
+
+pub mod aws_json;
+pub mod encoding;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Errors of the history layer (decoding records, checking event sequences).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A record starts with a format version this build cannot read.
+    #[error("history record has format version {found}, this build reads version {supported}")]
+    UnsupportedVersion {
+        /// The version byte found in the record.
+        found: u8,
+        /// The version this build writes and reads.
+        supported: u8,
+    },
+    /// A record is empty (no version byte).
+    #[error("history record is empty (no format version byte)")]
+    EmptyRecord,
+    /// The record bytes do not decode as an event batch.
+    #[error("history record does not decode: {reason}")]
+    Decode {
+        /// What postcard reported.
+        reason: String,
+    },
+    /// An event batch could not be encoded.
+    #[error("history record does not encode: {reason}")]
+    Encode {
+        /// What postcard reported.
+        reason: String,
+    },
+    /// Bytes left over after the batch: the record is longer than its content.
+    #[error("history record has {trailing_bytes} trailing bytes after the event batch")]
+    TrailingBytes {
+        /// How many bytes follow the decoded batch.
+        trailing_bytes: usize,
+    },
+    /// Event ids are not dense from 1, or a `previousEventId` points forward.
+    #[error("event sequence broken at position {position}: {reason}")]
+    BadSequence {
+        /// 0-based index of the offending event in the checked slice.
+        position: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// The id of an event within its execution: dense, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EventId(pub u32);
+
+impl EventId {
+    /// The id as a plain number.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for EventId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// One event of an execution's history.
+///
+/// `scope` and `timer_due_ms` are statelog's own bookkeeping that AWS does not show: they are
+/// stored in the WAL (replay needs them) and never rendered in the AWS JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEvent {
+    /// Dense, 1-based id within the execution.
+    pub id: EventId,
+    /// The event this one follows, as AWS numbers it (0 for none; see the conformance quirks).
+    pub previous_event_id: u32,
+    /// When the event happened, in milliseconds since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// The event type and its AWS details.
+    pub details: EventDetails,
+    /// Where in the execution the event happened: empty at the top level; inside a Parallel
+    /// branch or a Map iteration, the scope of the Parallel/Map state followed by the branch or
+    /// iteration index.
+    pub scope: Vec<u32>,
+    /// When the event arms a timer (a Wait, a retry backoff, a task timeout, the execution
+    /// timeout), its due time in milliseconds since the epoch. Recorded, never recomputed, so a
+    /// replay reproduces drawn jitter exactly.
+    pub timer_due_ms: Option<u64>,
+}
+
+/// Checks that `events` continue a history whose last id is `last_id`: ids dense and increasing,
+/// every `previous_event_id` pointing backwards.
+pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
+    let mut expected = last_id;
+    for (position, event) in events.iter().enumerate() {
+        expected = expected.checked_add(1).ok_or_else(|| Error::BadSequence {
+            position,
+            reason: "event id overflows u32".to_string(),
+        })?;
+        if event.id.0 != expected {
+            return Err(Error::BadSequence {
+                position,
+                reason: format!("id is {} but {} was expected", event.id.0, expected),
+            });
+        }
+        if event.previous_event_id >= event.id.0 {
+            return Err(Error::BadSequence {
+                position,
+                reason: format!(
+                    "previousEventId {} is not before id {}",
+                    event.previous_event_id, event.id.0
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `error` and `cause` of a failure event; AWS omits either when absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCause {
+    /// The error name (e.g. `States.Timeout`).
+    pub error: Option<String>,
+    /// The human cause.
+    pub cause: Option<String>,
+}
+
+impl ErrorCause {
+    /// Both fields present.
+    pub fn new(error: impl Into<String>, cause: impl Into<String>) -> Self {
+        Self {
+            error: Some(error.into()),
+            cause: Some(cause.into()),
+        }
+    }
+}
+
+/// `stateEnteredEventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateEntered {
+    /// The state's name.
+    pub name: String,
+    /// The state's raw input.
+    #[serde(with = "json_text")]
+    pub input: Value,
+    /// `inputDetails.truncated`.
+    pub input_truncated: bool,
+}
+
+/// `stateExitedEventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateExited {
+    /// The state's name.
+    pub name: String,
+    /// The state's output.
+    #[serde(with = "json_text")]
+    pub output: Value,
+    /// `outputDetails.truncated`.
+    pub output_truncated: bool,
+}
+
+/// `executionStartedEventDetails`, plus the execution's identity (statelog's, not rendered).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionStarted {
+    /// The execution input.
+    #[serde(with = "json_text")]
+    pub input: Value,
+    /// `inputDetails.truncated`.
+    pub input_truncated: bool,
+    /// The role the execution runs as.
+    pub role_arn: String,
+    /// `stateMachineAliasArn`, when started through an alias.
+    pub state_machine_alias_arn: Option<String>,
+    /// `stateMachineVersionArn`, when started through a version.
+    pub state_machine_version_arn: Option<String>,
+    /// The execution's ARN (statelog bookkeeping: feeds `$$.Execution.Id`).
+    pub execution_arn: String,
+    /// The state machine's ARN (statelog bookkeeping: feeds `$$.StateMachine.Id`).
+    pub state_machine_arn: String,
+}
+
+/// An `output` with its `outputDetails` (`executionSucceededEventDetails`,
+/// `activitySucceededEventDetails`, `lambdaFunctionSucceededEventDetails`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    /// The output.
+    #[serde(with = "json_text")]
+    pub output: Value,
+    /// `outputDetails.truncated`.
+    pub output_truncated: bool,
+}
+
+/// `executionRedrivenEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionRedriven {
+    /// How many times the execution has been redriven, this one included.
+    pub redrive_count: u32,
+}
+
+/// `activityScheduledEventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActivityScheduled {
+    /// The activity ARN.
+    pub resource: String,
+    /// The effective input handed to the worker.
+    #[serde(with = "json_text")]
+    pub input: Value,
+    /// `inputDetails.truncated`.
+    pub input_truncated: bool,
+    /// `timeoutInSeconds`.
+    pub timeout_in_seconds: Option<u64>,
+    /// `heartbeatInSeconds`.
+    pub heartbeat_in_seconds: Option<u64>,
+}
+
+/// `activityStartedEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityStarted {
+    /// The name the polling worker gave.
+    pub worker_name: Option<String>,
+}
+
+/// `evaluationFailedEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvaluationFailed {
+    /// The error name.
+    pub error: Option<String>,
+    /// The human cause.
+    pub cause: Option<String>,
+    /// Where in the state the evaluation failed.
+    pub location: Option<String>,
+    /// The state's name.
+    pub state: String,
+}
+
+/// `lambdaFunctionScheduledEventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LambdaFunctionScheduled {
+    /// The function ARN.
+    pub resource: String,
+    /// The effective input.
+    #[serde(with = "json_text")]
+    pub input: Value,
+    /// `inputDetails.truncated`.
+    pub input_truncated: bool,
+    /// `timeoutInSeconds`.
+    pub timeout_in_seconds: Option<u64>,
+    /// `taskCredentials.roleArn`.
+    pub task_credentials_role_arn: Option<String>,
+}
+
+/// `mapIteration{Started,Succeeded,Failed,Aborted}EventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapIteration {
+    /// The Map state's name.
+    pub name: String,
+    /// The iteration's 0-based index.
+    pub index: u32,
+}
+
+/// `mapRunStartedEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapRunStarted {
+    /// The Map Run's ARN.
+    pub map_run_arn: String,
+}
+
+/// `mapRunRedrivenEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapRunRedriven {
+    /// The Map Run's ARN.
+    pub map_run_arn: String,
+    /// How many times the Map Run has been redriven.
+    pub redrive_count: u32,
+}
+
+/// `mapStateStartedEventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapStateStarted {
+    /// How many items the Map iterates over.
+    pub length: u32,
+}
+
+/// `taskScheduledEventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskScheduled {
+    /// The service name (`resourceType`, e.g. `lambda`, `sns`, or `statelog` for our own).
+    pub resource_type: String,
+    /// The action (`resource`, e.g. `invoke`, `publish`, `invoke.waitForTaskToken`).
+    pub resource: String,
+    /// The region named in the ARN (may be empty).
+    pub region: String,
+    /// The effective parameters handed to the integration.
+    #[serde(with = "json_text")]
+    pub parameters: Value,
+    /// `timeoutInSeconds`, when the state sets one.
+    pub timeout_in_seconds: Option<u64>,
+    /// `heartbeatInSeconds`, when the state sets one.
+    pub heartbeat_in_seconds: Option<u64>,
+    /// `taskCredentials.roleArn`.
+    pub task_credentials_role_arn: Option<String>,
+}
+
+/// `taskStartedEventDetails`: which integration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskResource {
+    /// `resourceType`.
+    pub resource_type: String,
+    /// `resource`.
+    pub resource: String,
+}
+
+/// `task{Failed,StartFailed,SubmitFailed,TimedOut}EventDetails`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskError {
+    /// `resourceType`.
+    pub resource_type: String,
+    /// `resource`.
+    pub resource: String,
+    /// The error name.
+    pub error: Option<String>,
+    /// The human cause.
+    pub cause: Option<String>,
+}
+
+/// `task{Succeeded,Submitted}EventDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutput {
+    /// `resourceType`.
+    pub resource_type: String,
+    /// `resource`.
+    pub resource: String,
+    /// The integration's result.
+    #[serde(with = "json_text")]
+    pub output: Value,
+    /// `outputDetails.truncated`.
+    pub output_truncated: bool,
+}
+
+macro_rules! event_details {
+    ($( $(#[$doc:meta])* $variant:ident $( ($ty:ty) )? ),* $(,)?) => {
+        /// The type of an event and its AWS details: one variant per AWS `HistoryEventType`.
+        ///
+        /// WAL format: the variant order is frozen; new variants go at the end.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        pub enum EventDetails {
+            $( $(#[$doc])* $variant $( ($ty) )? ),*
+        }
+
+        impl EventDetails {
+            /// The AWS event type name (`"PassStateEntered"`).
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $( event_details!(@pat $variant $( ($ty) )?) => stringify!($variant) ),*
+                }
+            }
+
+            /// Every AWS event type name, in the frozen variant order.
+            pub const TYPE_NAMES: &'static [&'static str] = &[ $( stringify!($variant) ),* ];
+        }
+    };
+    (@pat $variant:ident ($ty:ty)) => { EventDetails::$variant(_) };
+    (@pat $variant:ident) => { EventDetails::$variant };
+}
+
+event_details! {
+    /// An activity task failed.
+    ActivityFailed(ErrorCause),
+    /// An activity could not be scheduled.
+    ActivityScheduleFailed(ErrorCause),
+    /// An activity task was put on its task list.
+    ActivityScheduled(ActivityScheduled),
+    /// A worker claimed the activity task.
+    ActivityStarted(ActivityStarted),
+    /// An activity task succeeded.
+    ActivitySucceeded(Output),
+    /// An activity task timed out.
+    ActivityTimedOut(ErrorCause),
+    /// A Choice state was entered.
+    ChoiceStateEntered(StateEntered),
+    /// A Choice state was left.
+    ChoiceStateExited(StateExited),
+    /// A JSONata or variable evaluation failed.
+    EvaluationFailed(EvaluationFailed),
+    /// The execution was stopped.
+    ExecutionAborted(ErrorCause),
+    /// The execution failed.
+    ExecutionFailed(ErrorCause),
+    /// The execution redriven after a failure.
+    ExecutionRedriven(ExecutionRedriven),
+    /// The execution started.
+    ExecutionStarted(ExecutionStarted),
+    /// The execution succeeded.
+    ExecutionSucceeded(Output),
+    /// The execution timed out.
+    ExecutionTimedOut(ErrorCause),
+    /// A Fail state was entered (it has no exit).
+    FailStateEntered(StateEntered),
+    /// A Lambda function (legacy resource form) failed.
+    LambdaFunctionFailed(ErrorCause),
+    /// A Lambda function could not be scheduled.
+    LambdaFunctionScheduleFailed(ErrorCause),
+    /// A Lambda function was scheduled.
+    LambdaFunctionScheduled(LambdaFunctionScheduled),
+    /// A Lambda function could not be started.
+    LambdaFunctionStartFailed(ErrorCause),
+    /// A Lambda function started.
+    LambdaFunctionStarted,
+    /// A Lambda function succeeded.
+    LambdaFunctionSucceeded(Output),
+    /// A Lambda function timed out.
+    LambdaFunctionTimedOut(ErrorCause),
+    /// A Map iteration was aborted.
+    MapIterationAborted(MapIteration),
+    /// A Map iteration failed.
+    MapIterationFailed(MapIteration),
+    /// A Map iteration started.
+    MapIterationStarted(MapIteration),
+    /// A Map iteration succeeded.
+    MapIterationSucceeded(MapIteration),
+    /// A Map Run (distributed Map) was aborted.
+    MapRunAborted,
+    /// A Map Run failed.
+    MapRunFailed(ErrorCause),
+    /// A Map Run was redriven.
+    MapRunRedriven(MapRunRedriven),
+    /// A Map Run started.
+    MapRunStarted(MapRunStarted),
+    /// A Map Run succeeded.
+    MapRunSucceeded,
+    /// A Map state was aborted.
+    MapStateAborted,
+    /// A Map state was entered.
+    MapStateEntered(StateEntered),
+    /// A Map state was left.
+    MapStateExited(StateExited),
+    /// A Map state failed.
+    MapStateFailed,
+    /// A Map state started its iterations.
+    MapStateStarted(MapStateStarted),
+    /// All iterations of a Map state succeeded.
+    MapStateSucceeded,
+    /// A Parallel state was aborted.
+    ParallelStateAborted,
+    /// A Parallel state was entered.
+    ParallelStateEntered(StateEntered),
+    /// A Parallel state was left.
+    ParallelStateExited(StateExited),
+    /// A Parallel state failed.
+    ParallelStateFailed,
+    /// A Parallel state started its branches.
+    ParallelStateStarted,
+    /// All branches of a Parallel state succeeded.
+    ParallelStateSucceeded,
+    /// A Pass state was entered.
+    PassStateEntered(StateEntered),
+    /// A Pass state was left.
+    PassStateExited(StateExited),
+    /// A Succeed state was entered.
+    SucceedStateEntered(StateEntered),
+    /// A Succeed state was left.
+    SucceedStateExited(StateExited),
+    /// A task failed.
+    TaskFailed(TaskError),
+    /// A task was scheduled.
+    TaskScheduled(TaskScheduled),
+    /// A task started.
+    TaskStarted(TaskResource),
+    /// A task failed to start.
+    TaskStartFailed(TaskError),
+    /// A Task state was aborted.
+    TaskStateAborted,
+    /// A Task state was entered.
+    TaskStateEntered(StateEntered),
+    /// A Task state was left.
+    TaskStateExited(StateExited),
+    /// A task could not be submitted.
+    TaskSubmitFailed(TaskError),
+    /// A task (`.sync`) was submitted.
+    TaskSubmitted(TaskOutput),
+    /// A task succeeded.
+    TaskSucceeded(TaskOutput),
+    /// A task timed out.
+    TaskTimedOut(TaskError),
+    /// A Wait state was aborted.
+    WaitStateAborted,
+    /// A Wait state was entered.
+    WaitStateEntered(StateEntered),
+    /// A Wait state was left.
+    WaitStateExited(StateExited),
+}
+
+impl EventDetails {
+    /// True for the four events that close an execution.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            EventDetails::ExecutionSucceeded(_)
+                | EventDetails::ExecutionFailed(_)
+                | EventDetails::ExecutionAborted(_)
+                | EventDetails::ExecutionTimedOut(_)
+        )
+    }
+
+    /// The `stateEnteredEventDetails` of a `*StateEntered` event.
+    pub fn state_entered(&self) -> Option<&StateEntered> {
+        match self {
+            EventDetails::ChoiceStateEntered(d)
+            | EventDetails::FailStateEntered(d)
+            | EventDetails::MapStateEntered(d)
+            | EventDetails::ParallelStateEntered(d)
+            | EventDetails::PassStateEntered(d)
+            | EventDetails::SucceedStateEntered(d)
+            | EventDetails::TaskStateEntered(d)
+            | EventDetails::WaitStateEntered(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The `stateExitedEventDetails` of a `*StateExited` event.
+    pub fn state_exited(&self) -> Option<&StateExited> {
+        match self {
+            EventDetails::ChoiceStateExited(d)
+            | EventDetails::MapStateExited(d)
+            | EventDetails::ParallelStateExited(d)
+            | EventDetails::PassStateExited(d)
+            | EventDetails::SucceedStateExited(d)
+            | EventDetails::TaskStateExited(d)
+            | EventDetails::WaitStateExited(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// Stores a JSON value as its compact text (the form AWS returns), so the binary format does not
+/// depend on a self-describing serde data model.
+mod json_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use serde_json::Value;
+
+    pub fn serialize<S: Serializer>(value: &Value, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_62_aws_event_types_are_present_and_unique() {
+        assert_eq!(EventDetails::TYPE_NAMES.len(), 62);
+        let mut names = EventDetails::TYPE_NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 62);
+    }
+
+    #[test]
+    fn check_sequence_rejects_gaps_and_forward_links() {
+        let event = |id: u32, prev: u32| HistoryEvent {
+            id: EventId(id),
+            previous_event_id: prev,
+            timestamp_ms: 0,
+            details: EventDetails::ParallelStateStarted,
+            scope: Vec::new(),
+            timer_due_ms: None,
+        };
+        assert!(check_sequence(0, &[event(1, 0), event(2, 0), event(3, 2)]).is_ok());
+        assert!(matches!(
+            check_sequence(0, &[event(1, 0), event(3, 1)]),
+            Err(Error::BadSequence { position: 1, .. })
+        ));
+        assert!(matches!(
+            check_sequence(4, &[event(5, 5)]),
+            Err(Error::BadSequence { position: 0, .. })
+        ));
+    }
+}
