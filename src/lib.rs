@@ -11,4 +11,6 @@ pub mod history;
 pub mod interpreter;
 pub mod limits;
 pub mod paths;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod store;

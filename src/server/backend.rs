@@ -1,0 +1,242 @@
+//! backend: the seam between the HTTP adapter and the engine. [`Backend`] is what the router
+//! calls; the engine adapter implements it over the public engine API.
+//!
+//! Owns the caller identity ([`Caller`]: account = namespace) and the plain result shapes the
+//! router renders. Invariants: every method is called with an authenticated caller; results are
+//! already scoped to `caller.account_id`. Must not: know about HTTP, headers or signatures.
+
+use std::future::Future;
+
+use serde_json::Value;
+
+use super::error::Error;
+use super::protocol::{
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
+    StopExecutionInput, UpdateStateMachineInput,
+};
+
+/// Who is calling: the account (namespace) and region the request was signed for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The 12-digit account id; everything the call touches lives in it.
+    pub account_id: String,
+    /// The region of the signature's scope (`us-east-1`).
+    pub region: String,
+    /// The access key id the request was signed with.
+    pub access_key_id: String,
+}
+
+/// A state machine as Describe* shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateMachineInfo {
+    /// Its ARN.
+    pub arn: String,
+    /// Its name.
+    pub name: String,
+    /// The ASL definition text as created.
+    pub definition: String,
+    /// The role ARN given at creation.
+    pub role_arn: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A state machine as ListStateMachines shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateMachineSummary {
+    /// Its ARN.
+    pub arn: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A created state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateMachineCreated {
+    /// Its ARN.
+    pub arn: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A started execution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionStarted {
+    /// Its ARN.
+    pub arn: String,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+}
+
+/// An execution as DescribeExecution shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionInfo {
+    /// Its ARN.
+    pub arn: String,
+    /// Its state machine's ARN.
+    pub state_machine_arn: String,
+    /// Its name.
+    pub name: String,
+    /// `RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `ABORTED`, ...
+    pub status: &'static str,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+    /// When it closed, ms since the epoch.
+    pub stop_ms: Option<u64>,
+    /// The input JSON text.
+    pub input: Option<String>,
+    /// The output JSON text (succeeded executions).
+    pub output: Option<String>,
+    /// The error name (failed, timed out or aborted executions).
+    pub error: Option<String>,
+    /// The cause.
+    pub cause: Option<String>,
+    /// How many times it was redriven.
+    pub redrive_count: u32,
+}
+
+/// An execution as ListExecutions shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionSummary {
+    /// Its ARN.
+    pub arn: String,
+    /// Its state machine's ARN.
+    pub state_machine_arn: String,
+    /// Its name.
+    pub name: String,
+    /// Its status, as AWS spells it.
+    pub status: &'static str,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+    /// When it closed, ms since the epoch.
+    pub stop_ms: Option<u64>,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The items of this page.
+    pub items: Vec<T>,
+    /// The token of the next page, if there is one.
+    pub next_token: Option<String>,
+}
+
+/// One metric sample the backend exposes on `/metrics`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSample {
+    /// The metric name (`statelog_transitions_total`).
+    pub name: String,
+    /// `counter` or `gauge`.
+    pub kind: &'static str,
+    /// One-line help text.
+    pub help: String,
+    /// Label pairs.
+    pub labels: Vec<(String, String)>,
+    /// The value.
+    pub value: f64,
+}
+
+/// What the router needs from the engine. Methods not overridden answer a typed
+/// [`Error::NotSupported`] naming the operation.
+pub trait Backend: Send + Sync + 'static {
+    /// Creates a state machine in the caller's account.
+    fn create_state_machine(
+        &self,
+        caller: &Caller,
+        input: CreateStateMachineInput,
+    ) -> impl Future<Output = Result<StateMachineCreated, Error>> + Send;
+
+    /// Describes a state machine of the caller's account.
+    fn describe_state_machine(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> impl Future<Output = Result<StateMachineInfo, Error>> + Send;
+
+    /// Lists the caller's state machines; `max_results == 0` means the default page size.
+    fn list_state_machines(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> impl Future<Output = Result<Page<StateMachineSummary>, Error>> + Send;
+
+    /// Updates a state machine; returns the update time (ms).
+    fn update_state_machine(
+        &self,
+        caller: &Caller,
+        input: UpdateStateMachineInput,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        let _ = (caller, input);
+        async {
+            Err(Error::NotSupported {
+                operation: "UpdateStateMachine".into(),
+                reason: "the engine cannot change a state machine's definition yet",
+            })
+        }
+    }
+
+    /// Deletes a state machine.
+    fn delete_state_machine(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Starts (or, for the same name and input, finds) an execution.
+    fn start_execution(
+        &self,
+        caller: &Caller,
+        input: StartExecutionInput,
+    ) -> impl Future<Output = Result<ExecutionStarted, Error>> + Send;
+
+    /// Describes an execution.
+    fn describe_execution(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> impl Future<Output = Result<ExecutionInfo, Error>> + Send;
+
+    /// The state machine an execution runs.
+    fn describe_state_machine_for_execution(
+        &self,
+        caller: &Caller,
+        execution_arn: &str,
+    ) -> impl Future<Output = Result<StateMachineInfo, Error>> + Send;
+
+    /// Lists executions of a state machine, newest first; `max_results == 0` means the default.
+    fn list_executions(
+        &self,
+        caller: &Caller,
+        input: ListExecutionsInput,
+        max_results: u32,
+    ) -> impl Future<Output = Result<Page<ExecutionSummary>, Error>> + Send;
+
+    /// Stops an execution; returns the stop time (ms).
+    fn stop_execution(
+        &self,
+        caller: &Caller,
+        input: StopExecutionInput,
+    ) -> impl Future<Output = Result<u64, Error>> + Send;
+
+    /// One page of an execution's history, each event already in AWS JSON form.
+    fn get_execution_history(
+        &self,
+        caller: &Caller,
+        input: GetExecutionHistoryInput,
+        max_results: u32,
+    ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
+
+    /// Counters the engine exposes (transitions, WAL commits, executions by status).
+    fn metrics(&self) -> Vec<MetricSample> {
+        Vec::new()
+    }
+
+    /// Called once after the server stopped accepting and in-flight requests finished: finish
+    /// commits and close the log.
+    fn shutdown(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+}

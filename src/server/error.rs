@@ -1,0 +1,266 @@
+//! error: the server's one error type and how each variant is answered on the wire.
+//!
+//! Owns [`Error`] and its mapping to an HTTP status and an AWS error name (`__type`). Invariant:
+//! every answer to client input is a 4xx with an AWS-shaped body; only a fault of the server
+//! itself (the engine failing to write its log, a bug) is a 5xx. Must not: log secrets or
+//! signatures in messages (only access key ids, which AWS also echoes).
+
+use axum::http::StatusCode;
+
+/// Everything the server can answer with instead of a result, or fail to start with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request names no operation (`X-Amz-Target` missing) or one this protocol lacks.
+    #[error("{target}: no such operation (expected X-Amz-Target: AWSStepFunctions.<Operation>)")]
+    UnknownOperation {
+        /// The `X-Amz-Target` value, or `(none)`.
+        target: String,
+    },
+    /// A real Step Functions operation statelog does not serve yet.
+    #[error("statelog does not support the operation {operation} yet ({reason})")]
+    NotSupported {
+        /// The operation's AWS name.
+        operation: String,
+        /// Why, or what it waits on.
+        reason: &'static str,
+    },
+    /// The request is not `POST /` (and not `GET /metrics`).
+    #[error("{method} {path}: the API answers only POST / (and GET /metrics)")]
+    WrongRoute {
+        /// The HTTP method.
+        method: String,
+        /// The request path.
+        path: String,
+    },
+    /// The body is not JSON of the operation's input shape.
+    #[error("cannot read the {operation} request: {reason}")]
+    Serialization {
+        /// The operation whose input was being read.
+        operation: String,
+        /// What the decoder found.
+        reason: String,
+    },
+    /// The `Content-Type` is not the AWS JSON 1.0 one.
+    #[error("Content-Type {found:?} is not supported; send application/x-amz-json-1.0")]
+    UnsupportedContentType {
+        /// The header as sent (or empty).
+        found: String,
+    },
+    /// A member of the input breaks a constraint of the service model.
+    #[error("1 validation error detected: value at '{member}' failed to satisfy constraint: {constraint}")]
+    Validation {
+        /// The member's name as on the wire.
+        member: &'static str,
+        /// The constraint, in words.
+        constraint: String,
+    },
+    /// The body is larger than [`crate::server::limits::REQUEST_BODY_BYTES_MAX`].
+    #[error("the request body is larger than {limit_bytes} bytes")]
+    BodyTooLarge {
+        /// The limit that was passed.
+        limit_bytes: usize,
+    },
+    /// The body could not be read from the connection.
+    #[error("cannot read the request body: {reason}")]
+    BodyRead {
+        /// What the connection reported.
+        reason: String,
+    },
+    /// The request carries no `Authorization` header.
+    #[error(
+        "Missing Authentication Token: the request must be signed with AWS Signature Version 4"
+    )]
+    MissingAuthentication,
+    /// The `Authorization` header (or the date it relies on) is not a well-formed SigV4 header.
+    #[error("{reason}")]
+    IncompleteSignature {
+        /// What is malformed.
+        reason: String,
+    },
+    /// The access key id is not in the credentials file.
+    #[error("The security token included in the request is invalid (unknown access key id {access_key_id})")]
+    UnrecognizedClient {
+        /// The access key id the request was signed with.
+        access_key_id: String,
+    },
+    /// The signature does not match the one computed with the key's secret.
+    #[error("The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")]
+    SignatureMismatch,
+    /// The request was signed more than 15 minutes before (or after) the server's clock.
+    #[error("Signature expired: {request_time} is now earlier than {earliest_time} ({now_time} - 15 min.)")]
+    SignatureExpired {
+        /// The request's `X-Amz-Date`.
+        request_time: String,
+        /// The oldest accepted time.
+        earliest_time: String,
+        /// The server's time.
+        now_time: String,
+    },
+    /// The request was signed more than 15 minutes after the server's clock.
+    #[error("Signature not yet current: {request_time} is still later than {latest_time} ({now_time} + 15 min.)")]
+    SignatureNotYetCurrent {
+        /// The request's `X-Amz-Date`.
+        request_time: String,
+        /// The newest accepted time.
+        latest_time: String,
+        /// The server's time.
+        now_time: String,
+    },
+    /// Too many long polls are already waiting.
+    #[error("too many concurrent long polls (limit {limit}); retry later")]
+    TooManyLongPolls {
+        /// The limit.
+        limit: usize,
+    },
+    /// The engine refused the call; `aws_name` is its AWS error name.
+    #[error("{message}")]
+    Engine {
+        /// The AWS error name (`ExecutionDoesNotExist`, `InvalidDefinition`, ...).
+        aws_name: &'static str,
+        /// The engine's message.
+        message: String,
+        /// True when the fault is the server's (I/O, poisoned log), not the request's.
+        server_fault: bool,
+    },
+    /// The credentials file cannot be used.
+    #[error("credentials file {path}: {reason}")]
+    Credentials {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Development mode (no credentials file) was asked to listen beyond loopback.
+    #[error("without --credentials the server runs in development mode and listens only on loopback; {addr} is not a loopback address")]
+    DevModeNotLoopback {
+        /// The address asked for.
+        addr: String,
+    },
+    /// The listen address does not parse or resolve.
+    #[error("listen address {addr:?}: {reason}")]
+    ListenAddress {
+        /// The address as given.
+        addr: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// An I/O error of the server itself (bind, accept, signal setup).
+    #[error("{context}: {source}")]
+    Io {
+        /// What the server was doing.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The AWS error name sent as `__type`.
+    pub fn aws_name(&self) -> &'static str {
+        match self {
+            Error::UnknownOperation { .. } | Error::WrongRoute { .. } => {
+                "UnknownOperationException"
+            }
+            Error::NotSupported { .. } => "UnsupportedOperation",
+            Error::Serialization { .. } | Error::UnsupportedContentType { .. } => {
+                "SerializationException"
+            }
+            Error::Validation { .. } => "ValidationException",
+            Error::BodyTooLarge { .. } => "RequestEntityTooLargeException",
+            Error::BodyRead { .. } => "SerializationException",
+            Error::MissingAuthentication => "MissingAuthenticationTokenException",
+            Error::IncompleteSignature { .. } => "IncompleteSignatureException",
+            Error::UnrecognizedClient { .. } => "UnrecognizedClientException",
+            Error::SignatureMismatch
+            | Error::SignatureExpired { .. }
+            | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
+            Error::TooManyLongPolls { .. } => "ThrottlingException",
+            Error::Engine { aws_name, .. } => aws_name,
+            Error::Credentials { .. }
+            | Error::DevModeNotLoopback { .. }
+            | Error::ListenAddress { .. }
+            | Error::Io { .. } => "InternalFailure",
+        }
+    }
+
+    /// The HTTP status: 400 for client errors (AWS JSON 1.0), 403 for authentication failures
+    /// (as AWS answers them), 413 for an oversized body, 5xx only for the server's own faults.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Error::MissingAuthentication
+            | Error::UnrecognizedClient { .. }
+            | Error::SignatureMismatch
+            | Error::SignatureExpired { .. }
+            | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
+            Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
+            Error::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::Engine {
+                server_fault: true, ..
+            } => StatusCode::INTERNAL_SERVER_ERROR,
+            Error::Credentials { .. }
+            | Error::DevModeNotLoopback { .. }
+            | Error::ListenAddress { .. }
+            | Error::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_errors_are_4xx_and_named_as_aws_does() {
+        let cases: Vec<(Error, &str, u16)> = vec![
+            (
+                Error::UnknownOperation {
+                    target: "AWSStepFunctions.Frobnicate".into(),
+                },
+                "UnknownOperationException",
+                400,
+            ),
+            (Error::SignatureMismatch, "InvalidSignatureException", 403),
+            (
+                Error::UnrecognizedClient {
+                    access_key_id: "AKID".into(),
+                },
+                "UnrecognizedClientException",
+                403,
+            ),
+            (
+                Error::BodyTooLarge { limit_bytes: 1 },
+                "RequestEntityTooLargeException",
+                413,
+            ),
+            (
+                Error::Engine {
+                    aws_name: "ExecutionDoesNotExist",
+                    message: "no".into(),
+                    server_fault: false,
+                },
+                "ExecutionDoesNotExist",
+                400,
+            ),
+        ];
+        for (error, name, status) in cases {
+            assert_eq!(error.aws_name(), name, "{error}");
+            assert_eq!(error.status().as_u16(), status, "{error}");
+        }
+    }
+
+    #[test]
+    fn messages_name_what_is_wrong() {
+        let error = Error::UnknownOperation {
+            target: "AWSStepFunctions.Frobnicate".into(),
+        };
+        assert!(error.to_string().contains("AWSStepFunctions.Frobnicate"));
+        let error = Error::NotSupported {
+            operation: "SendTaskSuccess".into(),
+            reason: "task tokens come with the activities issue",
+        };
+        assert!(error.to_string().contains("SendTaskSuccess"));
+    }
+}

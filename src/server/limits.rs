@@ -1,0 +1,57 @@
+//! limits: every named maximum of the HTTP server, in one place. Exceeding one is a typed error
+//! answered to the client, never a silent truncation or unbounded growth.
+//!
+//! These live beside the server (not in the engine's `src/limits.rs`) because only the server's
+//! adapter reads them; the engine's own payload limits still apply behind it.
+
+/// The largest request body accepted, in bytes (1 MiB). A `Content-Length` above it is refused
+/// before any byte of the body is read; a chunked body is cut off as soon as it passes it.
+pub const REQUEST_BODY_BYTES_MAX: usize = 1024 * 1024;
+
+/// The most TCP connections served at once; the next connection waits in the kernel's accept
+/// queue until one closes.
+pub const CONNECTIONS_MAX: usize = 1024;
+
+/// The most long polls (`GetActivityTask`) waiting at once; one more is refused with a typed
+/// error instead of tying up another connection.
+pub const LONG_POLLS_CONCURRENT_MAX: usize = 256;
+
+/// How far a signed request's time may be from the server's clock, in milliseconds (AWS: 15
+/// minutes, in both directions).
+pub const SIGNATURE_CLOCK_SKEW_MS_MAX: u64 = 15 * 60 * 1000;
+
+/// The most `SignedHeaders` one request may list (bounds the canonical request's size).
+pub const SIGNED_HEADERS_COUNT_MAX: usize = 64;
+
+/// The longest `Authorization` header accepted, in bytes.
+pub const AUTHORIZATION_HEADER_BYTES_MAX: usize = 4096;
+
+/// The largest credentials file read, in bytes.
+pub const CREDENTIALS_FILE_BYTES_MAX: usize = 1024 * 1024;
+
+/// The most `maxResults` a list or history call may ask for (AWS: 1000).
+pub const PAGE_RESULTS_MAX: u32 = 1000;
+
+/// The longest state machine or execution name, in characters (AWS: 80).
+pub const NAME_CHARS_MAX: usize = 80;
+
+/// The longest ARN accepted in a request, in bytes (AWS: 256, 2048 for some members).
+pub const ARN_BYTES_MAX: usize = 2048;
+
+/// The longest `error` of `StopExecution`, in characters (AWS: 256).
+pub const STOP_ERROR_CHARS_MAX: usize = 256;
+
+/// The longest `cause` of `StopExecution`, in characters (AWS: 32,768).
+pub const STOP_CAUSE_CHARS_MAX: usize = 32_768;
+
+/// The most diagnostics `ValidateStateMachineDefinition` returns when the caller gives no
+/// `maxResults` (AWS's default is 100).
+pub const VALIDATE_DIAGNOSTICS_DEFAULT: u32 = 100;
+
+/// How long graceful shutdown waits for in-flight requests before it closes them, in ms.
+pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
+
+const _: () = assert!(crate::limits::PAYLOAD_SIZE_BYTES_MAX < REQUEST_BODY_BYTES_MAX);
+const _: () = assert!(crate::limits::DEFINITION_SIZE_BYTES_MAX <= REQUEST_BODY_BYTES_MAX);
+const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_MAX);
+const _: () = assert!(NAME_CHARS_MAX < ARN_BYTES_MAX);

@@ -1,0 +1,142 @@
+//! metrics: the server's own counters and the Prometheus text of `GET /metrics`.
+//!
+//! Owns request counts by operation and outcome, the HTTP layer's time, and executions started.
+//! Invariants: the label sets are bounded (operations come from the fixed [`Operation`] list or
+//! the word `unknown`; outcomes are AWS error names, a fixed set), so the map cannot grow
+//! without bound whatever clients send. Must not: block a request on anything but a short lock.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+use super::backend::MetricSample;
+
+/// The server's counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    request_micros_sum: AtomicU64,
+    request_count: AtomicU64,
+    executions_started: AtomicU64,
+}
+
+impl Metrics {
+    /// Counts one answered request: `operation` is an AWS operation name or `unknown`, `outcome`
+    /// is `ok` or the AWS error name; `micros` is the time spent answering it.
+    pub fn record_request(&self, operation: &'static str, outcome: &'static str, micros: u64) {
+        *self
+            .requests
+            .lock()
+            .entry((operation, outcome))
+            .or_insert(0) += 1;
+        self.request_micros_sum.fetch_add(micros, Ordering::Relaxed);
+        self.request_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one execution started through the API.
+    pub fn record_execution_started(&self) {
+        self.executions_started.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many requests were answered with `outcome` for `operation`.
+    pub fn requests(&self, operation: &str, outcome: &str) -> u64 {
+        self.requests
+            .lock()
+            .iter()
+            .filter(|((op, out), _)| *op == operation && *out == outcome)
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// The Prometheus text exposition of these counters followed by `engine`'s samples.
+    pub fn render(&self, engine: &[MetricSample]) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP statelog_http_requests_total API requests answered, by operation and outcome.\n");
+        out.push_str("# TYPE statelog_http_requests_total counter\n");
+        for ((operation, outcome), count) in self.requests.lock().iter() {
+            let _ = writeln!(
+                out,
+                "statelog_http_requests_total{{operation=\"{operation}\",outcome=\"{outcome}\"}} {count}"
+            );
+        }
+        let count = self.request_count.load(Ordering::Relaxed);
+        let micros = self.request_micros_sum.load(Ordering::Relaxed);
+        out.push_str("# HELP statelog_http_request_seconds Time spent answering API requests.\n");
+        out.push_str("# TYPE statelog_http_request_seconds summary\n");
+        let _ = writeln!(
+            out,
+            "statelog_http_request_seconds_sum {}",
+            micros as f64 / 1e6
+        );
+        let _ = writeln!(out, "statelog_http_request_seconds_count {count}");
+        out.push_str("# HELP statelog_api_executions_started_total Executions started through the HTTP API.\n");
+        out.push_str("# TYPE statelog_api_executions_started_total counter\n");
+        let _ = writeln!(
+            out,
+            "statelog_api_executions_started_total {}",
+            self.executions_started.load(Ordering::Relaxed)
+        );
+        let mut described = std::collections::BTreeSet::new();
+        for sample in engine {
+            if described.insert(sample.name.clone()) {
+                let _ = writeln!(out, "# HELP {} {}", sample.name, sample.help);
+                let _ = writeln!(out, "# TYPE {} {}", sample.name, sample.kind);
+            }
+            let labels: Vec<String> = sample
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+                .collect();
+            if labels.is_empty() {
+                let _ = writeln!(out, "{} {}", sample.name, sample.value);
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{}{{{}}} {}",
+                    sample.name,
+                    labels.join(","),
+                    sample.value
+                );
+            }
+        }
+        out
+    }
+}
+
+fn escape_label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counts_and_engine_samples() {
+        let metrics = Metrics::default();
+        metrics.record_request("StartExecution", "ok", 10);
+        metrics.record_request("StartExecution", "ok", 20);
+        metrics.record_request("unknown", "UnknownOperationException", 5);
+        metrics.record_execution_started();
+        assert_eq!(metrics.requests("StartExecution", "ok"), 2);
+        let text = metrics.render(&[MetricSample {
+            name: "statelog_executions_closed_total".into(),
+            kind: "counter",
+            help: "Closed executions by status.".into(),
+            labels: vec![("status".into(), "SUCCEEDED".into())],
+            value: 3.0,
+        }]);
+        assert!(text.contains(
+            "statelog_http_requests_total{operation=\"StartExecution\",outcome=\"ok\"} 2"
+        ));
+        assert!(text.contains("statelog_http_request_seconds_count 3"));
+        assert!(text.contains("statelog_api_executions_started_total 1"));
+        assert!(text.contains("statelog_executions_closed_total{status=\"SUCCEEDED\"} 3"));
+        assert!(text.contains("# TYPE statelog_executions_closed_total counter"));
+    }
+}

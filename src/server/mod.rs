@@ -1,0 +1,149 @@
+//! server: `statelog serve`, the AWS Step Functions API (AWS JSON 1.0) over HTTP, as a thin
+//! adapter over the engine.
+//!
+//! - [`protocol`]: operation names, input shapes, timestamps.
+//! - [`sigv4`]: AWS Signature Version 4 verification (and signing, for clients and tests).
+//! - [`credentials`]: the operator's access keys -> (secret, account).
+//! - [`backend`]: the [`Backend`] seam the router calls; [`engine_backend`] implements it over
+//!   the engine.
+//! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
+//! - [`listener`]: connection limit; [`metrics`]: `/metrics`; [`limits`]: every bound.
+//!
+//! Invariants: every request is authenticated before it is decoded; the account of the
+//! signature is the namespace of everything the call touches; without a credentials file
+//! (development mode) the server listens on loopback only. Must not: hold engine logic, read the
+//! wall clock for signature checks (time comes from the engine's [`Clock`]).
+
+use std::future::Future;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+
+use crate::clock::Clock;
+
+pub mod backend;
+pub mod credentials;
+pub mod error;
+pub mod limits;
+pub mod listener;
+pub mod metrics;
+pub mod protocol;
+pub mod router;
+pub mod sigv4;
+
+#[cfg(test)]
+mod tests;
+
+pub use backend::Backend;
+pub use credentials::Credentials;
+pub use error::Error;
+
+/// Everything a request handler shares: the backend, the credentials, the clock and counters.
+#[derive(Debug)]
+pub struct ServerState<B> {
+    /// The engine behind the API.
+    pub backend: B,
+    /// The access keys; `None` is development mode (any well-formed signature, one account).
+    pub credentials: Option<Credentials>,
+    /// The clock signature times are checked against (the engine's).
+    pub clock: Arc<dyn Clock>,
+    /// Request and execution counters.
+    pub metrics: metrics::Metrics,
+}
+
+impl<B: Backend> ServerState<B> {
+    /// Shared state for a router over `backend`.
+    pub fn new(backend: B, credentials: Option<Credentials>, clock: Arc<dyn Clock>) -> Arc<Self> {
+        Arc::new(Self {
+            backend,
+            credentials,
+            clock,
+            metrics: metrics::Metrics::default(),
+        })
+    }
+}
+
+/// Resolves `listen` (`IP:PORT` or `host:port`) and applies the development-mode rule: without
+/// credentials every resolved address must be loopback.
+pub fn resolve_listen(listen: &str, development_mode: bool) -> Result<SocketAddr, Error> {
+    let addrs: Vec<SocketAddr> = listen
+        .to_socket_addrs()
+        .map_err(|e| Error::ListenAddress {
+            addr: listen.to_owned(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    let Some(first) = addrs.first().copied() else {
+        return Err(Error::ListenAddress {
+            addr: listen.to_owned(),
+            reason: "resolves to no address".into(),
+        });
+    };
+    if development_mode {
+        if let Some(outside) = addrs.iter().find(|a| !a.ip().is_loopback()) {
+            return Err(Error::DevModeNotLoopback {
+                addr: outside.to_string(),
+            });
+        }
+    }
+    Ok(first)
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then stops accepting, lets in-flight
+/// requests finish, and calls [`Backend::shutdown`].
+pub async fn serve<B: Backend>(
+    state: Arc<ServerState<B>>,
+    listener: tokio::net::TcpListener,
+    connections_max: usize,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let local_addr = listener.local_addr().map_err(|source| Error::Io {
+        context: "reading the listening address".into(),
+        source,
+    })?;
+    if state.credentials.is_none() && !local_addr.ip().is_loopback() {
+        return Err(Error::DevModeNotLoopback {
+            addr: local_addr.to_string(),
+        });
+    }
+    let app = router::router(state.clone());
+    let listener = listener::LimitedListener::new(listener, connections_max);
+    tracing::info!(%local_addr, development_mode = state.credentials.is_none(), "statelog serve listening");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|source| Error::Io {
+            context: "serving HTTP".into(),
+            source,
+        })?;
+    tracing::info!("stopped accepting; closing the engine");
+    state.backend.shutdown().await;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+        () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}

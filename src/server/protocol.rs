@@ -1,0 +1,595 @@
+//! protocol: the AWS JSON 1.0 wire format of Step Functions: operation names, input shapes read
+//! from the body, output shapes written back, timestamps as epoch seconds.
+//!
+//! Owns [`Operation`] (every operation the service model names, and which of them statelog
+//! serves) and the `*Input` structs (camelCase members, as the service model spells them).
+//! Invariants: a body that is not JSON, or not an object, or has a member of the wrong type is a
+//! `SerializationException`; a missing required member or a broken constraint is a
+//! `ValidationException` naming the member. Unknown members are ignored, as AWS does, so newer
+//! SDKs keep working. Must not: call the engine or hold state.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+use super::error::Error;
+use super::limits::{
+    ARN_BYTES_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX, STOP_ERROR_CHARS_MAX,
+};
+
+/// The `X-Amz-Target` prefix of Step Functions operations.
+pub const TARGET_PREFIX: &str = "AWSStepFunctions.";
+
+/// The content type of AWS JSON 1.0 requests and responses.
+pub const CONTENT_TYPE: &str = "application/x-amz-json-1.0";
+
+macro_rules! operations {
+    (served: [$($served:ident),* $(,)?], later: [$($later:ident => $why:literal),* $(,)?]) => {
+        /// Every Step Functions operation statelog knows by name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Operation {
+            $(
+                #[doc = concat!("`", stringify!($served), "` (served).")]
+                $served,
+            )*
+            $(
+                #[doc = concat!("`", stringify!($later), "` (not served yet: ", $why, ").")]
+                $later,
+            )*
+        }
+
+        impl Operation {
+            /// Every known operation.
+            pub const ALL: &'static [Operation] = &[$(Operation::$served,)* $(Operation::$later,)*];
+
+            /// The operation's AWS name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Operation::$served => stringify!($served),)*
+                    $(Operation::$later => stringify!($later),)*
+                }
+            }
+
+            /// The operation named `name`, if Step Functions has it.
+            pub fn from_name(name: &str) -> Option<Operation> {
+                match name {
+                    $(stringify!($served) => Some(Operation::$served),)*
+                    $(stringify!($later) => Some(Operation::$later),)*
+                    _ => None,
+                }
+            }
+
+            /// `None` when served; otherwise why not yet.
+            pub fn not_served_reason(self) -> Option<&'static str> {
+                match self {
+                    $(Operation::$served => None,)*
+                    $(Operation::$later => Some($why),)*
+                }
+            }
+        }
+    };
+}
+
+operations! {
+    served: [
+        CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
+        DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
+        DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
+    ],
+    later: [
+        RedriveExecution => "redrive comes with the engine's redrive issue",
+        CreateActivity => "activities come with the engine's task-list issue",
+        DescribeActivity => "activities come with the engine's task-list issue",
+        ListActivities => "activities come with the engine's task-list issue",
+        DeleteActivity => "activities come with the engine's task-list issue",
+        GetActivityTask => "activities come with the engine's task-list issue",
+        SendTaskSuccess => "task tokens come with the engine's waiting issue",
+        SendTaskFailure => "task tokens come with the engine's waiting issue",
+        SendTaskHeartbeat => "task tokens come with the engine's waiting issue",
+        TagResource => "tags are not stored yet",
+        UntagResource => "tags are not stored yet",
+        ListTagsForResource => "tags are not stored yet",
+        StartSyncExecution => "statelog runs STANDARD state machines only",
+        TestState => "single-state tests are not served",
+        DescribeMapRun => "Distributed Map is not supported",
+        ListMapRuns => "Distributed Map is not supported",
+        UpdateMapRun => "Distributed Map is not supported",
+        PublishStateMachineVersion => "versions are not supported",
+        ListStateMachineVersions => "versions are not supported",
+        DeleteStateMachineVersion => "versions are not supported",
+        CreateStateMachineAlias => "aliases are not supported",
+        DescribeStateMachineAlias => "aliases are not supported",
+        ListStateMachineAliases => "aliases are not supported",
+        UpdateStateMachineAlias => "aliases are not supported",
+        DeleteStateMachineAlias => "aliases are not supported",
+    ]
+}
+
+/// Resolves an `X-Amz-Target` header value to a served operation.
+pub fn operation_of_target(target: Option<&str>) -> Result<Operation, Error> {
+    let target = target.unwrap_or("(none)");
+    let operation = target
+        .strip_prefix(TARGET_PREFIX)
+        .and_then(Operation::from_name)
+        .ok_or_else(|| Error::UnknownOperation {
+            target: target.to_owned(),
+        })?;
+    match operation.not_served_reason() {
+        None => Ok(operation),
+        Some(reason) => Err(Error::NotSupported {
+            operation: operation.name().to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// Reads an operation's input from the body. An empty body is `{}`, as AWS treats it.
+pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<T, Error> {
+    let serialization = |reason: String| Error::Serialization {
+        operation: operation.name().to_owned(),
+        reason,
+    };
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| serialization(format!("the body is not JSON: {e}")))?
+    };
+    if !value.is_object() {
+        return Err(serialization("the body must be a JSON object".into()));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        match text.strip_prefix("missing field `") {
+            Some(rest) => Error::Validation {
+                member: leak_member(rest.split('`').next().unwrap_or("?")),
+                constraint: "Member must not be null".into(),
+            },
+            None => serialization(text),
+        }
+    })
+}
+
+/// Maps a member name reported by serde to a `'static` name from the known set (never leaks).
+fn leak_member(name: &str) -> &'static str {
+    const MEMBERS: &[&str] = &[
+        "name",
+        "definition",
+        "roleArn",
+        "stateMachineArn",
+        "executionArn",
+        "input",
+    ];
+    MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
+}
+
+/// Milliseconds since the epoch, written as epoch seconds with a fraction (AWS `timestamp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timestamp(pub u64);
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.0 as f64 / 1000.0)
+    }
+}
+
+fn check_len(member: &'static str, text: &str, chars_max: usize) -> Result<(), Error> {
+    let count = text.chars().count();
+    if count == 0 || count > chars_max {
+        return Err(Error::Validation {
+            member,
+            constraint: format!("Member must have length between 1 and {chars_max} (got {count})"),
+        });
+    }
+    Ok(())
+}
+
+fn check_arn(member: &'static str, arn: &str) -> Result<(), Error> {
+    check_len(member, arn, ARN_BYTES_MAX)
+}
+
+fn check_max_results(max_results: Option<i64>) -> Result<u32, Error> {
+    match max_results {
+        None => Ok(0),
+        Some(n) if (0..=i64::from(PAGE_RESULTS_MAX)).contains(&n) => {
+            Ok(u32::try_from(n).unwrap_or(PAGE_RESULTS_MAX))
+        }
+        Some(n) => Err(Error::Validation {
+            member: "maxResults",
+            constraint: format!(
+                "Member must have value between 0 and {PAGE_RESULTS_MAX} (got {n})"
+            ),
+        }),
+    }
+}
+
+/// `CreateStateMachine` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateStateMachineInput {
+    /// The machine's name (unique within the account).
+    pub name: String,
+    /// The ASL definition text.
+    pub definition: String,
+    /// The IAM role ARN (recorded and echoed; statelog has no IAM).
+    pub role_arn: String,
+    /// `STANDARD` (default) or `EXPRESS` (refused).
+    #[serde(rename = "type")]
+    pub machine_type: Option<String>,
+    /// Accepted and ignored (statelog keeps every history in its log).
+    pub logging_configuration: Option<Value>,
+    /// Accepted and ignored.
+    pub tracing_configuration: Option<Value>,
+    /// Accepted and ignored until tags are stored.
+    pub tags: Option<Value>,
+    /// Accepted and ignored (no versions).
+    pub publish: Option<bool>,
+}
+
+impl CreateStateMachineInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("name", &self.name, NAME_CHARS_MAX)?;
+        check_arn("roleArn", &self.role_arn)?;
+        check_machine_type(self.machine_type.as_deref())
+    }
+}
+
+fn check_machine_type(machine_type: Option<&str>) -> Result<(), Error> {
+    match machine_type {
+        None | Some("STANDARD") => Ok(()),
+        Some("EXPRESS") => Err(Error::Validation {
+            member: "type",
+            constraint: "statelog runs STANDARD state machines only (EXPRESS is not supported)"
+                .into(),
+        }),
+        Some(other) => Err(Error::Validation {
+            member: "type",
+            constraint: format!(
+                "Member must satisfy enum value set: [STANDARD, EXPRESS] (got {other:?})"
+            ),
+        }),
+    }
+}
+
+/// Input of operations that name one state machine.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMachineArnInput {
+    /// The machine's ARN.
+    pub state_machine_arn: String,
+}
+
+impl StateMachineArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)
+    }
+}
+
+/// Input of operations that name one execution.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionArnInput {
+    /// The execution's ARN.
+    pub execution_arn: String,
+}
+
+impl ExecutionArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("executionArn", &self.execution_arn)
+    }
+}
+
+/// `ListStateMachines` input.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListStateMachinesInput {
+    /// Page size; 0 or absent for the default.
+    pub max_results: Option<i64>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+}
+
+impl ListStateMachinesInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_max_results(self.max_results)
+    }
+}
+
+/// `UpdateStateMachine` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStateMachineInput {
+    /// The machine to update.
+    pub state_machine_arn: String,
+    /// The new definition, if any.
+    pub definition: Option<String>,
+    /// The new role, if any.
+    pub role_arn: Option<String>,
+    /// Accepted and ignored.
+    pub logging_configuration: Option<Value>,
+    /// Accepted and ignored.
+    pub tracing_configuration: Option<Value>,
+}
+
+impl UpdateStateMachineInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)?;
+        if self.definition.is_none() && self.role_arn.is_none() {
+            return Err(Error::Validation {
+                member: "definition",
+                constraint: "at least one of definition or roleArn must be given".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `ValidateStateMachineDefinition` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateDefinitionInput {
+    /// The ASL definition text.
+    pub definition: String,
+    /// `STANDARD` (default) or `EXPRESS`.
+    #[serde(rename = "type")]
+    pub machine_type: Option<String>,
+    /// The lowest severity reported: `ERROR` (default) or `WARNING`.
+    pub severity: Option<String>,
+    /// The most diagnostics returned; 0 or absent for 100.
+    pub max_results: Option<i64>,
+}
+
+impl ValidateDefinitionInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_machine_type(self.machine_type.as_deref())?;
+        match self.severity.as_deref() {
+            None | Some("ERROR") | Some("WARNING") => {}
+            Some(other) => {
+                return Err(Error::Validation {
+                    member: "severity",
+                    constraint: format!(
+                        "Member must satisfy enum value set: [ERROR, WARNING] (got {other:?})"
+                    ),
+                })
+            }
+        }
+        check_max_results(self.max_results)
+    }
+}
+
+/// `StartExecution` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartExecutionInput {
+    /// The machine to run.
+    pub state_machine_arn: String,
+    /// The execution's name; a fresh one when absent.
+    pub name: Option<String>,
+    /// The input JSON text; `{}` when absent.
+    pub input: Option<String>,
+    /// Accepted and ignored (no X-Ray).
+    pub trace_header: Option<String>,
+}
+
+impl StartExecutionInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)?;
+        if let Some(name) = &self.name {
+            check_len("name", name, NAME_CHARS_MAX)?;
+        }
+        Ok(())
+    }
+}
+
+/// `ListExecutions` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListExecutionsInput {
+    /// The machine whose executions are listed.
+    pub state_machine_arn: Option<String>,
+    /// Only executions with this status (`RUNNING`, `SUCCEEDED`, ...).
+    pub status_filter: Option<String>,
+    /// Page size; 0 or absent for the default.
+    pub max_results: Option<i64>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+    /// Map runs are not supported; giving one is refused.
+    pub map_run_arn: Option<String>,
+    /// `REDRIVEN`/`NOT_REDRIVEN`; accepted and ignored until redrive lands.
+    pub redrive_filter: Option<String>,
+}
+
+/// The statuses an execution can have, as AWS spells them.
+pub const EXECUTION_STATUSES: &[&str] = &[
+    "RUNNING",
+    "SUCCEEDED",
+    "FAILED",
+    "TIMED_OUT",
+    "ABORTED",
+    "PENDING_REDRIVE",
+];
+
+impl ListExecutionsInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        if self.map_run_arn.is_some() {
+            return Err(Error::Validation {
+                member: "mapRunArn",
+                constraint: "Distributed Map runs are not supported".into(),
+            });
+        }
+        let Some(arn) = &self.state_machine_arn else {
+            return Err(Error::Validation {
+                member: "stateMachineArn",
+                constraint: "Member must not be null (give stateMachineArn)".into(),
+            });
+        };
+        check_arn("stateMachineArn", arn)?;
+        if let Some(status) = &self.status_filter {
+            if !EXECUTION_STATUSES.contains(&status.as_str()) {
+                return Err(Error::Validation {
+                    member: "statusFilter",
+                    constraint: format!(
+                        "Member must satisfy enum value set: {EXECUTION_STATUSES:?} (got {status:?})"
+                    ),
+                });
+            }
+        }
+        check_max_results(self.max_results)
+    }
+}
+
+/// `StopExecution` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopExecutionInput {
+    /// The execution to stop.
+    pub execution_arn: String,
+    /// The error recorded with the abort.
+    pub error: Option<String>,
+    /// The cause recorded with the abort.
+    pub cause: Option<String>,
+}
+
+impl StopExecutionInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("executionArn", &self.execution_arn)?;
+        if let Some(error) = &self.error {
+            if error.chars().count() > STOP_ERROR_CHARS_MAX {
+                return Err(Error::Validation {
+                    member: "error",
+                    constraint: format!(
+                        "Member must have length less than or equal to {STOP_ERROR_CHARS_MAX}"
+                    ),
+                });
+            }
+        }
+        if let Some(cause) = &self.cause {
+            if cause.chars().count() > STOP_CAUSE_CHARS_MAX {
+                return Err(Error::Validation {
+                    member: "cause",
+                    constraint: format!(
+                        "Member must have length less than or equal to {STOP_CAUSE_CHARS_MAX}"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `GetExecutionHistory` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetExecutionHistoryInput {
+    /// The execution whose history is read.
+    pub execution_arn: String,
+    /// Page size; 0 or absent for the default (100).
+    pub max_results: Option<i64>,
+    /// Newest first when true.
+    pub reverse_order: Option<bool>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+    /// Include inputs and outputs (default true).
+    pub include_execution_data: Option<bool>,
+}
+
+impl GetExecutionHistoryInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_arn("executionArn", &self.execution_arn)?;
+        check_max_results(self.max_results)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_resolve_or_name_what_is_wrong() {
+        assert_eq!(
+            operation_of_target(Some("AWSStepFunctions.StartExecution")).ok(),
+            Some(Operation::StartExecution)
+        );
+        let unknown =
+            operation_of_target(Some("AWSStepFunctions.Frobnicate")).expect_err("unknown");
+        assert_eq!(unknown.aws_name(), "UnknownOperationException");
+        assert!(unknown.to_string().contains("Frobnicate"));
+        let missing = operation_of_target(None).expect_err("missing");
+        assert_eq!(missing.aws_name(), "UnknownOperationException");
+        let later =
+            operation_of_target(Some("AWSStepFunctions.SendTaskSuccess")).expect_err("later");
+        assert_eq!(later.aws_name(), "UnsupportedOperation");
+        assert!(later.to_string().contains("SendTaskSuccess"));
+        // Names are case-sensitive, as in the service model.
+        assert!(operation_of_target(Some("AWSStepFunctions.startexecution")).is_err());
+    }
+
+    #[test]
+    fn every_operation_round_trips_its_name() {
+        for op in Operation::ALL {
+            assert_eq!(Operation::from_name(op.name()), Some(*op));
+        }
+    }
+
+    #[test]
+    fn decoding_separates_serialization_from_validation() {
+        let op = Operation::StartExecution;
+        let error = decode::<StartExecutionInput>(op, b"{not json").expect_err("bad json");
+        assert_eq!(error.aws_name(), "SerializationException");
+        let error = decode::<StartExecutionInput>(op, b"[1]").expect_err("not object");
+        assert_eq!(error.aws_name(), "SerializationException");
+        let error = decode::<StartExecutionInput>(op, b"{}").expect_err("missing");
+        assert_eq!(error.aws_name(), "ValidationException");
+        assert!(error.to_string().contains("stateMachineArn"), "{error}");
+        let error =
+            decode::<StartExecutionInput>(op, br#"{"stateMachineArn": 5}"#).expect_err("type");
+        assert_eq!(error.aws_name(), "SerializationException");
+        let ok: StartExecutionInput =
+            decode(op, br#"{"stateMachineArn": "arn:x", "futureMember": 1}"#)
+                .expect("unknown members ignored");
+        assert_eq!(ok.state_machine_arn, "arn:x");
+        let empty: ListStateMachinesInput =
+            decode(Operation::ListStateMachines, b"").expect("empty body is {}");
+        assert_eq!(empty.max_results, None);
+    }
+
+    #[test]
+    fn constraints_name_the_member() {
+        let input = ListStateMachinesInput {
+            max_results: Some(1001),
+            next_token: None,
+        };
+        let error = input.validate().expect_err("too many");
+        assert!(error.to_string().contains("maxResults"));
+        let input = CreateStateMachineInput {
+            name: "x".repeat(81),
+            definition: "{}".into(),
+            role_arn: "arn:aws:iam::1:role/r".into(),
+            machine_type: None,
+            logging_configuration: None,
+            tracing_configuration: None,
+            tags: None,
+            publish: None,
+        };
+        assert!(input
+            .validate()
+            .expect_err("long name")
+            .to_string()
+            .contains("'name'"));
+        assert_eq!(
+            serde_json::to_string(&Timestamp(1_500)).expect("serializes"),
+            "1.5"
+        );
+    }
+}

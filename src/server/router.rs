@@ -1,0 +1,513 @@
+//! router: one HTTP request in, one AWS JSON 1.0 answer out. Reads the body within its limit,
+//! authenticates it (SigV4), resolves the operation, decodes its input, calls the [`Backend`]
+//! and renders the result or the error.
+//!
+//! Invariants: the body is never buffered past [`REQUEST_BODY_BYTES_MAX`]; nothing is decoded
+//! or dispatched before the signature is checked; every error is answered with `__type` and
+//! `message`; client input never causes a 5xx. Must not: hold engine logic (validation of
+//! definitions, names and inputs beyond the service model's member constraints is the engine's).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{json, Map, Value};
+
+use super::backend::{Backend, Caller};
+use super::credentials::DEV_ACCOUNT_ID;
+use super::error::Error;
+use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
+use super::protocol::{
+    decode, operation_of_target, CreateStateMachineInput, ExecutionArnInput,
+    GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput, Operation,
+    StartExecutionInput, StateMachineArnInput, StopExecutionInput, Timestamp,
+    UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
+};
+use super::sigv4::{self, Check, RequestParts};
+use super::ServerState;
+use crate::asl::{parse_definition, Severity, ValidationOptions};
+
+/// The scope service of Step Functions signatures.
+const SIGNING_SERVICE: &str = "states";
+
+/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus.
+pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics::<B>))
+        .fallback(api::<B>)
+        .with_state(state)
+}
+
+async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Response {
+    let text = state.metrics.render(&state.backend.metrics());
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
+    let started = Instant::now();
+    let request_id = new_request_id();
+    let (operation, result) = handle(&state, request).await;
+    let operation_name = operation.map_or("unknown", Operation::name);
+    let response = match result {
+        Ok(value) => {
+            tracing::debug!(operation = operation_name, %request_id, "ok");
+            json_response(StatusCode::OK, &value, &request_id, None)
+        }
+        Err(error) => {
+            let status = error.status();
+            if status.is_server_error() {
+                tracing::error!(operation = operation_name, %request_id, %error, "server fault");
+            } else {
+                tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
+            }
+            let body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            json_response(status, &body, &request_id, Some(error.aws_name()))
+        }
+    };
+    let outcome = if response.status().is_success() {
+        "ok"
+    } else {
+        response
+            .headers()
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .map_or("error", intern_outcome)
+    };
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    state
+        .metrics
+        .record_request(operation_name, outcome, micros);
+    response
+}
+
+/// Maps an error name to a `'static` label (names come from a fixed set; anything else is
+/// `error`), keeping the metric label set bounded.
+fn intern_outcome(name: &str) -> &'static str {
+    const NAMES: &[&str] = &[
+        "UnknownOperationException",
+        "UnsupportedOperation",
+        "SerializationException",
+        "ValidationException",
+        "RequestEntityTooLargeException",
+        "MissingAuthenticationTokenException",
+        "IncompleteSignatureException",
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ThrottlingException",
+        "InternalFailure",
+        "ExecutionDoesNotExist",
+        "ExecutionAlreadyExists",
+        "ExecutionLimitExceeded",
+        "StateMachineDoesNotExist",
+        "StateMachineAlreadyExists",
+        "StateMachineDeleting",
+        "InvalidDefinition",
+        "InvalidExecutionInput",
+        "InvalidArn",
+        "InvalidName",
+        "InvalidToken",
+        "TaskTimedOut",
+        "TaskDoesNotExist",
+        "ActivityDoesNotExist",
+        "ExecutionNotRedrivable",
+    ];
+    NAMES
+        .iter()
+        .find(|n| **n == name)
+        .copied()
+        .unwrap_or("error")
+}
+
+fn json_response(
+    status: StatusCode,
+    value: &Value,
+    request_id: &str,
+    error_type: Option<&'static str>,
+) -> Response {
+    // Serializing a `Value` cannot fail.
+    let body = serde_json::to_vec(value).expect("a serde_json::Value always serializes");
+    let mut response = (status, Body::from(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    if let Ok(id) = HeaderValue::from_str(request_id) {
+        headers.insert("x-amzn-requestid", id);
+    }
+    if let Some(error_type) = error_type {
+        headers.insert("x-amzn-errortype", HeaderValue::from_static(error_type));
+    }
+    response
+}
+
+fn new_request_id() -> String {
+    let mut bytes = [0u8; 16];
+    // A request id only correlates logs; if the OS generator fails, zeros still answer.
+    let _ = getrandom::fill(&mut bytes);
+    let hex = sigv4::hex(&bytes);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Error> {
+    if content_length.is_some_and(|n| n > REQUEST_BODY_BYTES_MAX as u64) {
+        return Err(Error::BodyTooLarge {
+            limit_bytes: REQUEST_BODY_BYTES_MAX,
+        });
+    }
+    match Limited::new(body, REQUEST_BODY_BYTES_MAX).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(Error::BodyTooLarge {
+            limit_bytes: REQUEST_BODY_BYTES_MAX,
+        }),
+        Err(error) => Err(Error::BodyRead {
+            reason: error.to_string(),
+        }),
+    }
+}
+
+async fn handle<B: Backend>(
+    state: &ServerState<B>,
+    request: Request,
+) -> (Option<Operation>, Result<Value, Error>) {
+    let (parts, body) = request.into_parts();
+    if parts.method != Method::POST || parts.uri.path() != "/" {
+        return (
+            None,
+            Err(Error::WrongRoute {
+                method: parts.method.to_string(),
+                path: parts.uri.path().to_owned(),
+            }),
+        );
+    }
+    let content_length = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let body = match read_body(body, content_length).await {
+        Ok(body) => body,
+        Err(error) => return (None, Err(error)),
+    };
+    let request_parts = RequestParts {
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        query: parts.uri.query().unwrap_or(""),
+        headers: &parts.headers,
+        body: &body,
+    };
+    let caller = match authenticate(state, &request_parts) {
+        Ok(caller) => caller,
+        Err(error) => return (None, Err(error)),
+    };
+    let target = parts
+        .headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok());
+    let operation = match operation_of_target(target) {
+        Ok(operation) => operation,
+        Err(error) => return (None, Err(error)),
+    };
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    if !media_type.eq_ignore_ascii_case(CONTENT_TYPE) {
+        return (
+            Some(operation),
+            Err(Error::UnsupportedContentType {
+                found: content_type.to_owned(),
+            }),
+        );
+    }
+    let result = dispatch(state, &caller, operation, &body).await;
+    (Some(operation), result)
+}
+
+fn authenticate<B: Backend>(
+    state: &ServerState<B>,
+    parts: &RequestParts<'_>,
+) -> Result<Caller, Error> {
+    let auth = sigv4::authorization_of(parts)?;
+    if auth.service != SIGNING_SERVICE {
+        return Err(Error::IncompleteSignature {
+            reason: format!(
+                "Credential should be scoped to correct service: '{SIGNING_SERVICE}', not '{}'",
+                auth.service
+            ),
+        });
+    }
+    let account_id = match &state.credentials {
+        None => {
+            sigv4::verify(parts, &auth, Check::FormOnly)?;
+            DEV_ACCOUNT_ID.to_owned()
+        }
+        Some(credentials) => {
+            let credential =
+                credentials
+                    .get(&auth.access_key_id)
+                    .ok_or_else(|| Error::UnrecognizedClient {
+                        access_key_id: auth.access_key_id.clone(),
+                    })?;
+            sigv4::verify(
+                parts,
+                &auth,
+                Check::Secret {
+                    secret_access_key: &credential.secret_access_key,
+                    now_ms: state.clock.now_ms(),
+                },
+            )?;
+            credential.account_id.clone()
+        }
+    };
+    Ok(Caller {
+        account_id,
+        region: auth.region,
+        access_key_id: auth.access_key_id,
+    })
+}
+
+fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
+    json!({
+        "stateMachineArn": info.arn,
+        "name": info.name,
+        "status": "ACTIVE",
+        "definition": info.definition,
+        "roleArn": info.role_arn,
+        "type": "STANDARD",
+        "creationDate": Timestamp(info.created_ms),
+        "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
+        "tracingConfiguration": {"enabled": false},
+    })
+}
+
+fn insert_some(object: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        object.insert(key.to_owned(), value);
+    }
+}
+
+async fn dispatch<B: Backend>(
+    state: &ServerState<B>,
+    caller: &Caller,
+    operation: Operation,
+    body: &[u8],
+) -> Result<Value, Error> {
+    let backend = &state.backend;
+    match operation {
+        Operation::CreateStateMachine => {
+            let input: CreateStateMachineInput = decode(operation, body)?;
+            input.validate()?;
+            let created = backend.create_state_machine(caller, input).await?;
+            Ok(json!({
+                "stateMachineArn": created.arn,
+                "creationDate": Timestamp(created.created_ms),
+            }))
+        }
+        Operation::DescribeStateMachine => {
+            let input: StateMachineArnInput = decode(operation, body)?;
+            input.validate()?;
+            let info = backend
+                .describe_state_machine(caller, &input.state_machine_arn)
+                .await?;
+            Ok(state_machine_json(&info))
+        }
+        Operation::ListStateMachines => {
+            let input: ListStateMachinesInput = decode(operation, body)?;
+            let max_results = input.validate()?;
+            let page = backend
+                .list_state_machines(caller, max_results, input.next_token)
+                .await?;
+            let items: Vec<Value> = page
+                .items
+                .iter()
+                .map(|m| {
+                    json!({
+                        "stateMachineArn": m.arn,
+                        "name": m.name,
+                        "type": "STANDARD",
+                        "creationDate": Timestamp(m.created_ms),
+                    })
+                })
+                .collect();
+            let mut out = Map::new();
+            out.insert("stateMachines".into(), Value::Array(items));
+            insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
+            Ok(Value::Object(out))
+        }
+        Operation::UpdateStateMachine => {
+            let input: UpdateStateMachineInput = decode(operation, body)?;
+            input.validate()?;
+            let updated_ms = backend.update_state_machine(caller, input).await?;
+            Ok(json!({"updateDate": Timestamp(updated_ms)}))
+        }
+        Operation::DeleteStateMachine => {
+            let input: StateMachineArnInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .delete_state_machine(caller, &input.state_machine_arn)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::ValidateStateMachineDefinition => {
+            let input: ValidateDefinitionInput = decode(operation, body)?;
+            let max_results = input.validate()?;
+            Ok(validate_definition(&input, max_results))
+        }
+        Operation::StartExecution => {
+            let input: StartExecutionInput = decode(operation, body)?;
+            input.validate()?;
+            let started = backend.start_execution(caller, input).await?;
+            state.metrics.record_execution_started();
+            Ok(json!({
+                "executionArn": started.arn,
+                "startDate": Timestamp(started.start_ms),
+            }))
+        }
+        Operation::DescribeExecution => {
+            let input: ExecutionArnInput = decode(operation, body)?;
+            input.validate()?;
+            let info = backend
+                .describe_execution(caller, &input.execution_arn)
+                .await?;
+            let mut out = Map::new();
+            out.insert("executionArn".into(), json!(info.arn));
+            out.insert("stateMachineArn".into(), json!(info.state_machine_arn));
+            out.insert("name".into(), json!(info.name));
+            out.insert("status".into(), json!(info.status));
+            out.insert("startDate".into(), json!(Timestamp(info.start_ms)));
+            insert_some(
+                &mut out,
+                "stopDate",
+                info.stop_ms.map(|ms| json!(Timestamp(ms))),
+            );
+            if let Some(input_text) = &info.input {
+                out.insert("input".into(), json!(input_text));
+                out.insert("inputDetails".into(), json!({"included": true}));
+            }
+            if let Some(output) = &info.output {
+                out.insert("output".into(), json!(output));
+                out.insert("outputDetails".into(), json!({"included": true}));
+            }
+            insert_some(&mut out, "error", info.error.map(Value::String));
+            insert_some(&mut out, "cause", info.cause.map(Value::String));
+            out.insert("redriveCount".into(), json!(info.redrive_count));
+            Ok(Value::Object(out))
+        }
+        Operation::DescribeStateMachineForExecution => {
+            let input: ExecutionArnInput = decode(operation, body)?;
+            input.validate()?;
+            let info = backend
+                .describe_state_machine_for_execution(caller, &input.execution_arn)
+                .await?;
+            Ok(json!({
+                "stateMachineArn": info.arn,
+                "name": info.name,
+                "definition": info.definition,
+                "roleArn": info.role_arn,
+                "updateDate": Timestamp(info.created_ms),
+                "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
+                "tracingConfiguration": {"enabled": false},
+            }))
+        }
+        Operation::ListExecutions => {
+            let input: ListExecutionsInput = decode(operation, body)?;
+            let max_results = input.validate()?;
+            let page = backend.list_executions(caller, input, max_results).await?;
+            let items: Vec<Value> = page
+                .items
+                .iter()
+                .map(|e| {
+                    let mut item = Map::new();
+                    item.insert("executionArn".into(), json!(e.arn));
+                    item.insert("stateMachineArn".into(), json!(e.state_machine_arn));
+                    item.insert("name".into(), json!(e.name));
+                    item.insert("status".into(), json!(e.status));
+                    item.insert("startDate".into(), json!(Timestamp(e.start_ms)));
+                    insert_some(
+                        &mut item,
+                        "stopDate",
+                        e.stop_ms.map(|ms| json!(Timestamp(ms))),
+                    );
+                    Value::Object(item)
+                })
+                .collect();
+            let mut out = Map::new();
+            out.insert("executions".into(), Value::Array(items));
+            insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
+            Ok(Value::Object(out))
+        }
+        Operation::StopExecution => {
+            let input: StopExecutionInput = decode(operation, body)?;
+            input.validate()?;
+            let stop_ms = backend.stop_execution(caller, input).await?;
+            Ok(json!({"stopDate": Timestamp(stop_ms)}))
+        }
+        Operation::GetExecutionHistory => {
+            let input: GetExecutionHistoryInput = decode(operation, body)?;
+            let max_results = input.validate()?;
+            let page = backend
+                .get_execution_history(caller, input, max_results)
+                .await?;
+            let mut out = Map::new();
+            out.insert("events".into(), Value::Array(page.items));
+            insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
+            Ok(Value::Object(out))
+        }
+        other => Err(Error::NotSupported {
+            operation: other.name().to_owned(),
+            reason: other
+                .not_served_reason()
+                .unwrap_or("the server has no handler for it"),
+        }),
+    }
+}
+
+/// `ValidateStateMachineDefinition`: parses with `asl` directly (no engine, no account state).
+fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Value {
+    let limit = if max_results == 0 {
+        VALIDATE_DIAGNOSTICS_DEFAULT
+    } else {
+        max_results
+    } as usize;
+    let with_warnings = input.severity.as_deref() == Some("WARNING");
+    let diagnostics = match parse_definition(&input.definition, &ValidationOptions::default()) {
+        Ok(_) => Vec::new(),
+        Err(diagnostics) => diagnostics,
+    };
+    let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let shown: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| with_warnings || d.severity == Severity::Error)
+        .collect();
+    let truncated = shown.len() > limit;
+    let items: Vec<Value> = shown
+        .iter()
+        .take(limit)
+        .map(|d| {
+            json!({
+                "severity": d.severity.as_str(),
+                "code": d.code.as_str(),
+                "message": d.message,
+                "location": d.path,
+            })
+        })
+        .collect();
+    json!({
+        "result": if failed { "FAIL" } else { "OK" },
+        "diagnostics": items,
+        "truncated": truncated,
+    })
+}

@@ -1,0 +1,511 @@
+//! sigv4: AWS Signature Version 4, both sides: verifying a request (the server) and signing one
+//! (tests, benches, and any Rust client that talks to `statelog serve`).
+//!
+//! Owns the canonical request, the string to sign, the signing key and the comparison.
+//! Invariants: the signature is compared in constant time (`Mac::verify_slice`); the request
+//! time is checked against the injected clock, never the system clock; every malformed piece of
+//! the `Authorization` header is an [`Error::IncompleteSignature`] naming it. Must not: log or
+//! echo secrets or signatures.
+
+use axum::http::HeaderMap;
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+
+use super::error::Error;
+use super::limits::{
+    AUTHORIZATION_HEADER_BYTES_MAX, SIGNATURE_CLOCK_SKEW_MS_MAX, SIGNED_HEADERS_COUNT_MAX,
+};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The only signing algorithm AWS JSON services accept.
+pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
+
+/// The terminator of every credential scope.
+const SCOPE_TERMINATOR: &str = "aws4_request";
+
+/// The parsed `Authorization` header of a SigV4-signed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorization {
+    /// The access key id (`Credential=<id>/...`).
+    pub access_key_id: String,
+    /// The scope date, `YYYYMMDD`.
+    pub scope_date: String,
+    /// The region of the scope (`us-east-1`).
+    pub region: String,
+    /// The service of the scope (`states`).
+    pub service: String,
+    /// Lowercase header names, in the order the client signed them.
+    pub signed_headers: Vec<String>,
+    /// The 32-byte signature, decoded from hex.
+    pub signature: Vec<u8>,
+}
+
+/// The parts of an HTTP request a signature covers.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestParts<'a> {
+    /// `POST`, `GET`, ...
+    pub method: &'a str,
+    /// The path as sent (still percent-encoded), e.g. `/`.
+    pub path: &'a str,
+    /// The query string as sent, without `?` (empty when none).
+    pub query: &'a str,
+    /// All request headers.
+    pub headers: &'a HeaderMap,
+    /// The body bytes.
+    pub body: &'a [u8],
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)] as char);
+        out.push(DIGITS[usize::from(byte & 0x0f)] as char);
+    }
+    out
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    let digit = |c: u8| -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    };
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hmac(key: &[u8], data: &[u8]) -> Vec<u8> {
+    // HMAC accepts keys of any length; `new_from_slice` cannot fail for it.
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC-SHA256 takes a key of any length");
+    mac.update(data);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The SigV4 signing key: HMAC chain over date, region, service and `aws4_request`.
+pub fn signing_key(
+    secret_access_key: &str,
+    scope_date: &str,
+    region: &str,
+    service: &str,
+) -> Vec<u8> {
+    let date_key = hmac(
+        format!("AWS4{secret_access_key}").as_bytes(),
+        scope_date.as_bytes(),
+    );
+    let region_key = hmac(&date_key, region.as_bytes());
+    let service_key = hmac(&region_key, service.as_bytes());
+    hmac(&service_key, SCOPE_TERMINATOR.as_bytes())
+}
+
+/// Parses `AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/states/aws4_request,
+/// SignedHeaders=host;x-amz-date, Signature=<64 hex>`.
+pub fn parse_authorization(header: &str) -> Result<Authorization, Error> {
+    let incomplete = |reason: String| Error::IncompleteSignature { reason };
+    if header.len() > AUTHORIZATION_HEADER_BYTES_MAX {
+        return Err(incomplete(format!(
+            "the Authorization header is {} bytes; the limit is {AUTHORIZATION_HEADER_BYTES_MAX}",
+            header.len()
+        )));
+    }
+    let rest = header
+        .strip_prefix(ALGORITHM)
+        .filter(|rest| rest.starts_with(' '))
+        .ok_or_else(|| {
+            incomplete(format!(
+                "Authorization header must start with '{ALGORITHM} ' (other algorithms are not supported)"
+            ))
+        })?;
+    let mut credential = None;
+    let mut signed_headers = None;
+    let mut signature = None;
+    for part in rest.split(',') {
+        let part = part.trim();
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(incomplete(format!(
+                "Authorization header element '{part}' is not key=value"
+            )));
+        };
+        let slot = match key {
+            "Credential" => &mut credential,
+            "SignedHeaders" => &mut signed_headers,
+            "Signature" => &mut signature,
+            other => {
+                return Err(incomplete(format!(
+                    "Authorization header has an unknown element '{other}'"
+                )))
+            }
+        };
+        if slot.replace(value).is_some() {
+            return Err(incomplete(format!("Authorization header repeats '{key}'")));
+        }
+    }
+    let missing =
+        |name: &str| incomplete(format!("Authorization header requires '{name}' parameter"));
+    let credential = credential.ok_or_else(|| missing("Credential"))?;
+    let signed_headers = signed_headers.ok_or_else(|| missing("SignedHeaders"))?;
+    let signature = signature.ok_or_else(|| missing("Signature"))?;
+
+    let scope: Vec<&str> = credential.split('/').collect();
+    let [access_key_id, scope_date, region, service, terminator] = scope[..] else {
+        return Err(incomplete(format!(
+            "Credential must be <access key id>/<YYYYMMDD>/<region>/<service>/aws4_request, got {} parts",
+            scope.len()
+        )));
+    };
+    if access_key_id.is_empty() || region.is_empty() || service.is_empty() {
+        return Err(incomplete(
+            "Credential has an empty access key id, region or service".into(),
+        ));
+    }
+    if scope_date.len() != 8 || !scope_date.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(incomplete(format!(
+            "Credential date '{scope_date}' is not YYYYMMDD"
+        )));
+    }
+    if terminator != SCOPE_TERMINATOR {
+        return Err(incomplete(format!(
+            "Credential should be scoped with a valid terminator: '{SCOPE_TERMINATOR}', not '{terminator}'"
+        )));
+    }
+    let names: Vec<String> = signed_headers.split(';').map(str::to_owned).collect();
+    if names.len() > SIGNED_HEADERS_COUNT_MAX {
+        return Err(incomplete(format!(
+            "SignedHeaders lists {} headers; the limit is {SIGNED_HEADERS_COUNT_MAX}",
+            names.len()
+        )));
+    }
+    if names
+        .iter()
+        .any(|n| n.is_empty() || n.bytes().any(|b| b.is_ascii_uppercase() || b <= b' '))
+    {
+        return Err(incomplete(
+            "SignedHeaders must be lowercase header names separated by ';'".into(),
+        ));
+    }
+    if !names.iter().any(|n| n == "host") {
+        return Err(incomplete("SignedHeaders must include 'host'".into()));
+    }
+    let signature = unhex(signature)
+        .filter(|bytes| bytes.len() == 32)
+        .ok_or_else(|| incomplete("Signature must be 64 hexadecimal digits".into()))?;
+    Ok(Authorization {
+        access_key_id: access_key_id.to_owned(),
+        scope_date: scope_date.to_owned(),
+        region: region.to_owned(),
+        service: service.to_owned(),
+        signed_headers: names,
+        signature,
+    })
+}
+
+/// URI-encodes `text` as SigV4 wants: every byte but `A-Z a-z 0-9 - _ . ~` (and `/` when
+/// `keep_slash`) as `%XX` uppercase.
+fn uri_encode(text: &[u8], keep_slash: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &byte in text {
+        let plain = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'-' | b'_' | b'.' | b'~')
+            || (keep_slash && byte == b'/');
+        if plain {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' && index + 2 < bytes.len() {
+            let high = (bytes[index + 1] as char).to_digit(16);
+            let low = (bytes[index + 2] as char).to_digit(16);
+            if let (Some(high), Some(low)) = (high, low) {
+                // Two hex digits make at most 255.
+                out.push((high * 16 + low) as u8);
+                index += 3;
+                continue;
+            }
+        }
+        out.push(bytes[index]);
+        index += 1;
+    }
+    out
+}
+
+fn canonical_query(query: &str) -> String {
+    let mut pairs: Vec<(String, String)> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (
+                uri_encode(&percent_decode(key), false),
+                uri_encode(&percent_decode(value), false),
+            )
+        })
+        .collect();
+    pairs.sort();
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn canonical_header_value(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The SigV4 canonical request. Errors when a signed header is absent from the request.
+pub fn canonical_request(
+    parts: &RequestParts<'_>,
+    signed_headers: &[String],
+) -> Result<String, Error> {
+    let mut out = String::new();
+    out.push_str(parts.method);
+    out.push('\n');
+    // The path as sent is already encoded once; AWS (for every service but S3) encodes it
+    // again, so a literal `%` becomes `%25`.
+    let path = if parts.path.is_empty() {
+        "/"
+    } else {
+        parts.path
+    };
+    out.push_str(&uri_encode(path.as_bytes(), true));
+    out.push('\n');
+    out.push_str(&canonical_query(parts.query));
+    out.push('\n');
+    for name in signed_headers {
+        let values: Vec<String> = parts
+            .headers
+            .get_all(name.as_str())
+            .iter()
+            .map(|v| canonical_header_value(v.as_bytes()))
+            .collect();
+        if values.is_empty() {
+            return Err(Error::IncompleteSignature {
+                reason: format!("signed header '{name}' is not in the request"),
+            });
+        }
+        out.push_str(name);
+        out.push(':');
+        out.push_str(&values.join(","));
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&signed_headers.join(";"));
+    out.push('\n');
+    out.push_str(&sha256_hex(parts.body));
+    Ok(out)
+}
+
+/// The SigV4 string to sign.
+pub fn string_to_sign(amz_date: &str, scope: &str, canonical_request: &str) -> String {
+    format!(
+        "{ALGORITHM}\n{amz_date}\n{scope}\n{}",
+        sha256_hex(canonical_request.as_bytes())
+    )
+}
+
+fn scope_of(auth: &Authorization) -> String {
+    format!(
+        "{}/{}/{}/{SCOPE_TERMINATOR}",
+        auth.scope_date, auth.region, auth.service
+    )
+}
+
+const AMZ_DATE_FORMAT: &[time::format_description::FormatItem<'static>] =
+    time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+
+/// Milliseconds since the epoch of an `X-Amz-Date` value (`20150830T123600Z`).
+pub fn parse_amz_date(text: &str) -> Option<u64> {
+    let parsed = time::PrimitiveDateTime::parse(text, AMZ_DATE_FORMAT).ok()?;
+    let seconds = parsed.assume_utc().unix_timestamp();
+    u64::try_from(seconds).ok()?.checked_mul(1000)
+}
+
+/// The `X-Amz-Date` form of `now_ms`.
+pub fn format_amz_date(now_ms: u64) -> String {
+    let seconds = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .ok()
+        .and_then(|t| t.format(AMZ_DATE_FORMAT).ok())
+        .unwrap_or_else(|| "99991231T235959Z".to_owned())
+}
+
+/// What checking a request's signature needs from the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Check<'a> {
+    /// Verify against this secret and the clock.
+    Secret {
+        /// The secret access key of the request's access key id.
+        secret_access_key: &'a str,
+        /// The server's time, from the engine's clock.
+        now_ms: u64,
+    },
+    /// Development mode: the header must be well formed; the signature is not checked.
+    FormOnly,
+}
+
+/// Reads the `Authorization` header of `parts` and parses it.
+pub fn authorization_of(parts: &RequestParts<'_>) -> Result<Authorization, Error> {
+    let header = parts
+        .headers
+        .get("authorization")
+        .ok_or(Error::MissingAuthentication)?;
+    let text = header.to_str().map_err(|_| Error::IncompleteSignature {
+        reason: "the Authorization header is not visible ASCII".into(),
+    })?;
+    parse_authorization(text)
+}
+
+/// Verifies the signature of a request whose `Authorization` header parsed into `auth`.
+pub fn verify(
+    parts: &RequestParts<'_>,
+    auth: &Authorization,
+    check: Check<'_>,
+) -> Result<(), Error> {
+    let amz_date = parts
+        .headers
+        .get("x-amz-date")
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| Error::IncompleteSignature {
+            reason: "the request must carry an X-Amz-Date header (YYYYMMDDTHHMMSSZ)".into(),
+        })?;
+    let request_ms = parse_amz_date(amz_date).ok_or_else(|| Error::IncompleteSignature {
+        reason: format!("X-Amz-Date '{amz_date}' is not YYYYMMDDTHHMMSSZ"),
+    })?;
+    if !amz_date.starts_with(&auth.scope_date) {
+        return Err(Error::IncompleteSignature {
+            reason: format!(
+                "Credential date {} does not match X-Amz-Date {amz_date}",
+                auth.scope_date
+            ),
+        });
+    }
+    if !auth.signed_headers.iter().any(|n| n == "x-amz-date") {
+        return Err(Error::IncompleteSignature {
+            reason: "SignedHeaders must include 'x-amz-date'".into(),
+        });
+    }
+    let canonical = canonical_request(parts, &auth.signed_headers)?;
+    let Check::Secret {
+        secret_access_key,
+        now_ms,
+    } = check
+    else {
+        return Ok(());
+    };
+    let earliest_ms = now_ms.saturating_sub(SIGNATURE_CLOCK_SKEW_MS_MAX);
+    let latest_ms = now_ms.saturating_add(SIGNATURE_CLOCK_SKEW_MS_MAX);
+    if request_ms < earliest_ms {
+        return Err(Error::SignatureExpired {
+            request_time: amz_date.to_owned(),
+            earliest_time: format_amz_date(earliest_ms),
+            now_time: format_amz_date(now_ms),
+        });
+    }
+    if request_ms > latest_ms {
+        return Err(Error::SignatureNotYetCurrent {
+            request_time: amz_date.to_owned(),
+            latest_time: format_amz_date(latest_ms),
+            now_time: format_amz_date(now_ms),
+        });
+    }
+    let to_sign = string_to_sign(amz_date, &scope_of(auth), &canonical);
+    let key = signing_key(
+        secret_access_key,
+        &auth.scope_date,
+        &auth.region,
+        &auth.service,
+    );
+    let mut mac = HmacSha256::new_from_slice(&key).expect("HMAC-SHA256 takes a key of any length");
+    mac.update(to_sign.as_bytes());
+    // `verify_slice` compares in constant time.
+    mac.verify_slice(&auth.signature)
+        .map_err(|_| Error::SignatureMismatch)
+}
+
+/// What a client needs to sign a request.
+#[derive(Debug, Clone, Copy)]
+pub struct SigningParams<'a> {
+    /// The access key id.
+    pub access_key_id: &'a str,
+    /// Its secret.
+    pub secret_access_key: &'a str,
+    /// The region of the scope.
+    pub region: &'a str,
+    /// The service of the scope (`states`).
+    pub service: &'a str,
+    /// The request time, ms since the epoch.
+    pub now_ms: u64,
+}
+
+/// Signs a request as an AWS SDK would: sets `x-amz-date` in `headers` and returns the
+/// `Authorization` header value covering every header present (names lowercased, sorted).
+/// `headers` must already hold `host`.
+pub fn sign(
+    method: &str,
+    path: &str,
+    query: &str,
+    headers: &mut HeaderMap,
+    body: &[u8],
+    params: &SigningParams<'_>,
+) -> Result<String, Error> {
+    let amz_date = format_amz_date(params.now_ms);
+    let value =
+        axum::http::HeaderValue::from_str(&amz_date).map_err(|_| Error::IncompleteSignature {
+            reason: "the request time does not format as a header".into(),
+        })?;
+    headers.insert("x-amz-date", value);
+    let mut names: Vec<String> = headers.keys().map(|k| k.as_str().to_owned()).collect();
+    names.sort();
+    names.dedup();
+    let parts = RequestParts {
+        method,
+        path,
+        query,
+        headers,
+        body,
+    };
+    let canonical = canonical_request(&parts, &names)?;
+    let scope_date = &amz_date[..8];
+    let scope = format!(
+        "{scope_date}/{}/{}/{SCOPE_TERMINATOR}",
+        params.region, params.service
+    );
+    let to_sign = string_to_sign(&amz_date, &scope, &canonical);
+    let key = signing_key(
+        params.secret_access_key,
+        scope_date,
+        params.region,
+        params.service,
+    );
+    let signature = hex(&hmac(&key, to_sign.as_bytes()));
+    Ok(format!(
+        "{ALGORITHM} Credential={}/{scope}, SignedHeaders={}, Signature={signature}",
+        params.access_key_id,
+        names.join(";")
+    ))
+}
