@@ -1154,7 +1154,15 @@ impl Ctx<'_> {
                 );
             }
             if operator == "Not" {
-                let inner = self.object(value, &at, "'Not'")?;
+                let Value::Object(map) = value else {
+                    self.error(
+                        &at,
+                        DiagnosticCode::InvalidChoiceRule,
+                        "'Not' must be one rule (an object)",
+                    );
+                    return None;
+                };
+                let inner = Obj { map, at: &at };
                 return self
                     .condition(inner, false, depth + 1)
                     .map(|c| Condition::Not(Box::new(c)));
@@ -1179,10 +1187,16 @@ impl Ctx<'_> {
             let mut ok = true;
             for (i, item) in items.iter().enumerate() {
                 let item_at = pointer_index(&at, i);
-                match self
-                    .object(item, &item_at, "a nested Choice rule")
-                    .and_then(|o| self.condition(o, false, depth + 1))
-                {
+                let Value::Object(map) = item else {
+                    self.error(
+                        &item_at,
+                        DiagnosticCode::InvalidChoiceRule,
+                        format!("the rules of '{operator}' must be objects"),
+                    );
+                    ok = false;
+                    continue;
+                };
+                match self.condition(Obj { map, at: &item_at }, false, depth + 1) {
                     Some(c) => conditions.push(c),
                     None => ok = false,
                 }
