@@ -260,6 +260,30 @@ fn is_variable_reference(text: &str) -> bool {
     chars.next() == Some('$') && chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
+/// True when a `.$` value (a path or an intrinsic call) reads a variable anywhere: `$name`
+/// outside quoted string arguments, other than the Context object's `$$`.
+pub(crate) fn mentions_variable(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if quoted => {
+                chars.next();
+            }
+            '\'' => quoted = !quoted,
+            '$' if !quoted => match chars.peek() {
+                Some('$') => {
+                    chars.next();
+                }
+                Some(&next) if next.is_alphabetic() || next == '_' => return true,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    false
+}
+
 impl Ctx<'_> {
     fn error(&mut self, path: &str, code: DiagnosticCode, message: impl Into<String>) {
         self.diagnostics
@@ -414,7 +438,7 @@ impl Ctx<'_> {
                 for (key, child) in map {
                     let child_at = pointer_child(at, key);
                     if let (true, Value::String(text)) = (key.ends_with(".$"), child) {
-                        if is_variable_reference(text) {
+                        if mentions_variable(text) {
                             self.unsupported(
                                 &child_at,
                                 &format!("the variable reference '{text}'"),
@@ -1374,7 +1398,7 @@ impl Ctx<'_> {
             (None, Some(_)) => {
                 let text = self.string(obj, path_key)?;
                 let at = obj.ptr(path_key);
-                if is_variable_reference(&text) {
+                if mentions_variable(&text) {
                     self.unsupported(
                         &at,
                         &format!("the variable reference '{text}' in '{path_key}'"),

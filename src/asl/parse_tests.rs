@@ -1018,3 +1018,47 @@ fn paths_and_templates_are_compiled_at_parse_time() {
         C::InvalidPath,
     );
 }
+
+#[test]
+fn variable_references_are_unsupported_not_invalid() {
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            one(json!({"Type": "Pass", "Parameters": {"a.$": "$var"}, "End": true})),
+            "/States/S/Parameters/a.$",
+        ),
+        (
+            one(
+                json!({"Type": "Pass", "Parameters": {"a.$": "States.Format('{} $x', $name)"}, "End": true}),
+            ),
+            "/States/S/Parameters/a.$",
+        ),
+        (
+            one(json!({"Type": "Pass", "InputPath": "$v.a", "End": true})),
+            "/States/S/InputPath",
+        ),
+        (
+            one(json!({"Type": "Fail", "CausePath": "States.Format('{}', $c)"})),
+            "/States/S/CausePath",
+        ),
+    ];
+    for (def, path) in cases {
+        let found = problems(&def);
+        assert!(
+            found
+                .iter()
+                .any(|(p, c)| p == path && *c == C::UnsupportedFeature),
+            "expected UNSUPPORTED_FEATURE at {path}, got {found:?}"
+        );
+        assert!(
+            found.iter().all(|(_, c)| *c == C::UnsupportedFeature),
+            "{found:?}"
+        );
+    }
+    assert!(super::parse::mentions_variable("States.Array($x)"));
+    assert!(!super::parse::mentions_variable(
+        "States.Format('cost: $5', $$.Execution.Id, $.a)"
+    ));
+    assert!(!super::parse::mentions_variable(
+        "States.Format('it\\'s $x', $.a)"
+    ));
+}
