@@ -1120,7 +1120,7 @@ impl Ctx<'_> {
         if depth > crate::limits::DEFINITION_JSON_DEPTH_MAX {
             self.error(
                 rule.at,
-                DiagnosticCode::LimitExceeded,
+                DiagnosticCode::TooDeeplyNested,
                 "Choice rules nest too deeply",
             );
             return None;
@@ -1437,7 +1437,7 @@ impl Ctx<'_> {
         if depth > DEFINITION_STATE_NESTING_MAX {
             self.error(
                 at,
-                DiagnosticCode::LimitExceeded,
+                DiagnosticCode::TooDeeplyNested,
                 format!(
                     "Parallel and Map states nest more than {DEFINITION_STATE_NESTING_MAX} deep"
                 ),

@@ -671,7 +671,7 @@ fn nesting_limit_is_enforced() {
     valid(nest(limit));
     let found = problems(&nest(limit + 1));
     assert!(
-        found.iter().any(|(_, c)| *c == C::LimitExceeded),
+        found.iter().any(|(_, c)| *c == C::TooDeeplyNested),
         "{found:?}"
     );
 }
