@@ -23,3 +23,46 @@ pub const REDRIVE_WINDOW_MS: u64 = 14 * 24 * 3600 * 1000;
 pub const EXECUTION_OPEN_MS_MAX: u64 = 365 * 24 * 3600 * 1000;
 
 const _: () = assert!(REDRIVE_WINDOW_MS < RETENTION_MS_DEFAULT);
+
+/// The deepest JSON nesting a definition may have (objects and arrays); deeper text is rejected by
+/// the JSON reader before any recursion can exhaust the stack (serde_json's own bound).
+pub const DEFINITION_JSON_DEPTH_MAX: usize = 128;
+
+/// The deepest nesting of Parallel branches and Map processors inside one another.
+pub const DEFINITION_STATE_NESTING_MAX: usize = 24;
+
+// Each nesting level costs at least four JSON levels (States, state, Branches, branch), so the
+// state limit is reachable before the JSON one.
+const _: () = assert!(DEFINITION_STATE_NESTING_MAX * 4 < DEFINITION_JSON_DEPTH_MAX);
+
+/// The longest JSONPath text accepted, in bytes.
+pub const PATH_TEXT_BYTES_MAX: usize = 4096;
+
+/// The most segments (`.a`, `[0]`, ...) in one JSONPath, and indexes in one `[0,1,...]` union.
+pub const PATH_SEGMENTS_MAX: usize = 256;
+
+/// The deepest nesting of filter expressions (`[?( ( ( ... ) ) )]`) in one JSONPath.
+pub const PATH_FILTER_DEPTH_MAX: usize = 16;
+
+/// The most node visits one JSONPath evaluation may make before it is abandoned (guards
+/// `$..a..b..c` and filters against exponential work).
+pub const PATH_EVAL_STEPS_MAX: usize = 1_000_000;
+
+/// The deepest nesting of intrinsic calls (`States.A(States.B(...))`).
+pub const INTRINSIC_NESTING_DEPTH_MAX: usize = 16;
+
+/// The most arguments of one intrinsic call.
+pub const INTRINSIC_ARGS_MAX: usize = 256;
+
+/// The most elements `States.ArrayRange` may produce (AWS: 1000).
+pub const INTRINSIC_ARRAY_RANGE_ITEMS_MAX: usize = 1000;
+
+/// The longest string `States.Hash`, `States.Base64Encode` and `States.Base64Decode` accept, in
+/// characters (AWS: 10,000).
+pub const INTRINSIC_STRING_CHARS_MAX: usize = 10_000;
+
+/// The deepest nesting of objects and arrays in a payload template.
+pub const TEMPLATE_DEPTH_MAX: usize = 64;
+
+const _: () = assert!(PATH_TEXT_BYTES_MAX <= DEFINITION_SIZE_BYTES_MAX);
+const _: () = assert!(INTRINSIC_ARRAY_RANGE_ITEMS_MAX <= PATH_EVAL_STEPS_MAX);

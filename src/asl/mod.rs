@@ -3,9 +3,24 @@
 //! field. Pure: no I/O, no clock, no WAL.
 //!
 //! - [`model`]: the typed definition the interpreter runs.
+//! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
+//! - [`choice`]: Choice rule evaluation and the Choice state's pick.
+//! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
+//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle.
 
+pub mod choice;
+pub mod diagnostic;
+pub mod fuzz;
+mod json;
 pub mod model;
+pub mod parse;
+#[cfg(test)]
+mod parse_tests;
+pub mod resource;
+pub mod timestamp;
 
+pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
+pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,
@@ -13,3 +28,6 @@ pub use model::{
     SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskState, Test,
     Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
+pub use parse::{parse_definition, ValidationOptions};
+pub use resource::{parse_resource, ResourceError, ResourceRegistry};
+pub use timestamp::parse_timestamp;

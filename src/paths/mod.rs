@@ -19,7 +19,20 @@
 
 use serde_json::Value;
 
+pub mod fuzzing;
+pub mod intrinsic;
+mod jsonpath;
 pub mod pipeline;
+mod template;
+
+/// `States.Runtime`: a failure of the engine to run the state as written.
+pub const STATES_RUNTIME: &str = "States.Runtime";
+/// `States.IntrinsicFailure`: an intrinsic function call failed at run time.
+pub const STATES_INTRINSIC_FAILURE: &str = "States.IntrinsicFailure";
+/// `States.ResultPathMatchFailure`: ResultPath cannot be applied to the state's input.
+pub const STATES_RESULT_PATH_MATCH_FAILURE: &str = "States.ResultPathMatchFailure";
+/// `States.DataLimitExceeded`: a payload is larger than 256 KiB.
+pub const STATES_DATA_LIMIT_EXCEEDED: &str = "States.DataLimitExceeded";
 
 /// An ASL runtime failure: becomes history data (`ExecutionFailed`, `TaskFailed`, ...), matched by
 /// Retry/Catch `ErrorEquals`. Not a Rust-level error of the engine.
@@ -61,13 +74,16 @@ pub trait Entropy {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Path {
     text: String,
+    parsed: jsonpath::Parsed,
 }
 
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
-        Err(ParseError {
-            message: format!("JSONPath parsing is not implemented yet: '{text}'"),
+        let parsed = jsonpath::parse(text)?;
+        Ok(Path {
+            text: text.to_string(),
+            parsed,
         })
     }
 
@@ -78,34 +94,107 @@ impl Path {
 
     /// True when the path starts with `$$` and reads the Context object.
     pub fn is_context(&self) -> bool {
-        self.text.starts_with("$$")
+        self.parsed.root == jsonpath::Root::Context
     }
 
     /// True when the path can name at most one location (no wildcard, slice, filter, union or
     /// recursive descent).
     pub fn is_definite(&self) -> bool {
-        false
+        self.parsed.is_definite()
     }
 
     /// Evaluates the path against `input` (or `context` when [`Path::is_context`]). `None` when a
     /// definite path finds nothing; an indefinite path yields an array of its matches.
+    /// An evaluation that exceeds [`crate::limits::PATH_EVAL_STEPS_MAX`] also yields `None`;
+    /// use [`Path::try_select`] to tell the two apart.
     pub fn select(&self, input: &Value, context: &Value) -> Option<Value> {
-        let _ = (input, context);
-        None
+        self.try_select(input, context).ok().flatten()
     }
+
+    /// Like [`Path::select`], but an evaluation that exceeds
+    /// [`crate::limits::PATH_EVAL_STEPS_MAX`] is a `States.Runtime` error naming the path.
+    pub fn try_select(&self, input: &Value, context: &Value) -> Result<Option<Value>, StatesError> {
+        let mut evaluator = jsonpath::Evaluator::new(input, context);
+        let start = match self.parsed.root {
+            jsonpath::Root::Context => context,
+            _ => input,
+        };
+        let mut found = evaluator
+            .matches(start, &self.parsed.segments)
+            .map_err(|_| {
+                StatesError::new(
+                    STATES_RUNTIME,
+                    format!(
+                        "The JSONPath '{}' needed more than {} evaluation steps",
+                        self.text,
+                        crate::limits::PATH_EVAL_STEPS_MAX
+                    ),
+                )
+            })?;
+        if self.is_definite() {
+            debug_assert!(
+                found.len() <= 1,
+                "a definite path matched several locations"
+            );
+            Ok(found.pop().map(jsonpath::Found::into_value))
+        } else {
+            Ok(Some(Value::Array(
+                found.into_iter().map(jsonpath::Found::into_value).collect(),
+            )))
+        }
+    }
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// One step of a reference path.
+#[derive(Debug, Clone, PartialEq)]
+enum ReferenceStep {
+    Field(String),
+    Index(i64),
 }
 
 /// A compiled reference path: names a single location (ResultPath).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferencePath {
     text: String,
+    steps: Vec<ReferenceStep>,
 }
 
 impl ReferencePath {
     /// Parses a reference path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`).
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
-        Err(ParseError {
-            message: format!("reference path parsing is not implemented yet: '{text}'"),
+        let parsed = jsonpath::parse(text)?;
+        if parsed.root != jsonpath::Root::Input {
+            return Err(ParseError {
+                message: format!(
+                    "invalid reference path '{text}': it must start with '$', not '$$'"
+                ),
+            });
+        }
+        let mut steps = Vec::with_capacity(parsed.segments.len());
+        for segment in parsed.segments {
+            match segment {
+                jsonpath::Segment::Child(name) => steps.push(ReferenceStep::Field(name)),
+                jsonpath::Segment::Index(index) => steps.push(ReferenceStep::Index(index)),
+                _ => {
+                    return Err(ParseError {
+                        message: format!(
+                            "invalid reference path '{text}': a reference path names a single \
+                             location, so it may use only '.name', \"['name']\" and '[index]' \
+                             (no '*', '..', slices, unions, filters or functions)"
+                        ),
+                    })
+                }
+            }
+        }
+        Ok(ReferencePath {
+            text: text.to_string(),
+            steps,
         })
     }
 
@@ -114,21 +203,82 @@ impl ReferencePath {
         &self.text
     }
 
+    /// True for `$`, the whole document.
+    pub fn is_root(&self) -> bool {
+        self.steps.is_empty()
+    }
+
     /// The value at this location, if any.
     pub fn get<'a>(&self, value: &'a Value) -> Option<&'a Value> {
-        let _ = value;
-        None
+        let mut current = value;
+        for step in &self.steps {
+            current = match (step, current) {
+                (ReferenceStep::Field(name), Value::Object(map)) => map.get(name)?,
+                (ReferenceStep::Index(index), Value::Array(items)) => {
+                    &items[jsonpath::resolve_index(*index, items.len())?]
+                }
+                _ => return None,
+            };
+        }
+        Some(current)
     }
 
     /// Puts `value` at this location inside `target`, creating objects on the way; fails with
     /// `States.ResultPathMatchFailure` when the location cannot exist in `target`.
     pub fn set(&self, target: Value, value: Value) -> Result<Value, StatesError> {
-        let _ = (target, value);
-        Err(StatesError::new(
-            "States.Runtime",
-            "ResultPath is not implemented yet",
-        ))
+        if self.steps.is_empty() {
+            return Ok(value);
+        }
+        let mut target = target;
+        match place(&mut target, &self.steps, value) {
+            Ok(()) => Ok(target),
+            Err(()) => Err(StatesError::new(
+                STATES_RESULT_PATH_MATCH_FAILURE,
+                format!(
+                    "Unable to apply ReferencePath {} to input '{}'",
+                    self.text,
+                    to_json_text(&target)
+                ),
+            )),
+        }
     }
+}
+
+/// Writes `value` at `steps` below `node`; `Err` when a step meets a value of the wrong kind
+/// (a field inside a non-object, an index outside an array or past its end).
+fn place(node: &mut Value, steps: &[ReferenceStep], value: Value) -> Result<(), ()> {
+    let Some((first, rest)) = steps.split_first() else {
+        *node = value;
+        return Ok(());
+    };
+    let child = match (first, node) {
+        (ReferenceStep::Field(name), Value::Object(map)) => {
+            if rest.is_empty() {
+                map.insert(name.clone(), value);
+                return Ok(());
+            }
+            map.entry(name.clone())
+                .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        }
+        (ReferenceStep::Index(index), Value::Array(items)) => {
+            let i = jsonpath::resolve_index(*index, items.len()).ok_or(())?;
+            &mut items[i]
+        }
+        _ => return Err(()),
+    };
+    place(child, rest, value)
+}
+
+impl std::fmt::Display for ReferencePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Compact JSON text of a value, as AWS prints payloads in causes and outputs.
+pub fn to_json_text(value: &Value) -> String {
+    // Serializing a `Value` to a String cannot fail: keys are strings and numbers are finite.
+    serde_json::to_string(value).expect("a serde_json::Value always serializes")
 }
 
 /// One problem found while compiling a payload template.
@@ -145,16 +295,23 @@ pub struct TemplateDiagnostic {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
     source: Value,
+    root: template::Node,
 }
 
 impl Template {
     /// Compiles a template: every `"key.$"` value must be a path or an intrinsic call.
+    /// Returns every problem found, each with a pointer relative to the template.
     pub fn compile(source: &Value) -> Result<Template, Vec<TemplateDiagnostic>> {
-        let _ = source;
-        Err(vec![TemplateDiagnostic {
-            pointer: String::new(),
-            message: "payload templates are not implemented yet".to_string(),
-        }])
+        let mut problems = Vec::new();
+        let root = template::compile(source, "", 0, &mut problems);
+        if problems.is_empty() {
+            Ok(Template {
+                source: source.clone(),
+                root,
+            })
+        } else {
+            Err(problems)
+        }
     }
 
     /// The template as written.
@@ -169,11 +326,7 @@ impl Template {
         context: &Value,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
-        let _ = (input, context, entropy);
-        Err(StatesError::new(
-            "States.Runtime",
-            "payload templates are not implemented yet",
-        ))
+        template::evaluate(&self.root, input, context, entropy)
     }
 }
 
@@ -194,3 +347,6 @@ pub enum ResultPathField {
     /// A reference path (the default when absent is `$`).
     Reference(ReferencePath),
 }
+
+#[cfg(test)]
+mod tests;

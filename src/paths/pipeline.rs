@@ -2,3 +2,195 @@
 //!
 //! CONTRACT (the interpreter calls these): `process_input`, `process_parameters`,
 //! `process_result`, `process_output`, `check_payload_size`.
+//!
+//! Order for one state run (AWS):
+//! `raw input -> InputPath -> Parameters -> (task / Pass result) -> ResultSelector ->
+//! ResultPath (combined with the *raw* input) -> OutputPath -> output`.
+//!
+//! Causes are worded as AWS words them *after* its per-state prefix; the interpreter adds
+//! "An error occurred while executing the state 'X' (entered at the event id #N). " with
+//! [`in_state`] where AWS does (States.Runtime failures of paths and templates).
+//!
+//! Must not: parse anything (paths and templates arrive compiled), or read a clock.
+
+use serde_json::{Map, Value};
+
+use crate::limits;
+
+use super::jsonpath::{Root, Segment};
+use super::{
+    to_json_text, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
+    STATES_DATA_LIMIT_EXCEEDED, STATES_RUNTIME,
+};
+
+/// Applies `InputPath` to the state's raw input. `Discard` (`"InputPath": null`) gives `{}`.
+/// A definite path that finds nothing is `States.Runtime` ("Invalid path '$.x' : No results for
+/// path: $['x']").
+pub fn process_input(
+    raw_input: &Value,
+    input_path: &InputOutputPath,
+    context: &Value,
+) -> Result<Value, StatesError> {
+    select_io(raw_input, input_path, context)
+}
+
+/// Applies `Parameters` (when present) to the effective input; without a template the
+/// effective input passes through unchanged.
+pub fn process_parameters(
+    effective_input: Value,
+    parameters: Option<&Template>,
+    context: &Value,
+    entropy: &mut dyn Entropy,
+) -> Result<Value, StatesError> {
+    match parameters {
+        None => Ok(effective_input),
+        Some(template) => template.evaluate(&effective_input, context, entropy),
+    }
+}
+
+/// Applies `ResultSelector` (when present) to `result`, then `ResultPath`, which places the
+/// selected result into the state's **raw** input (`Discard`: the raw input passes through;
+/// `$`: the result replaces it).
+pub fn process_result(
+    raw_input: &Value,
+    result: Value,
+    result_selector: Option<&Template>,
+    result_path: &ResultPathField,
+    context: &Value,
+    entropy: &mut dyn Entropy,
+) -> Result<Value, StatesError> {
+    let selected = match result_selector {
+        None => result,
+        Some(template) => template.evaluate(&result, context, entropy)?,
+    };
+    match result_path {
+        ResultPathField::Discard => Ok(raw_input.clone()),
+        ResultPathField::Reference(path) if path.is_root() => Ok(selected),
+        ResultPathField::Reference(path) => path.set(raw_input.clone(), selected),
+    }
+}
+
+/// Applies `OutputPath` to the value produced by ResultPath. `Discard` gives `{}`.
+pub fn process_output(
+    value: Value,
+    output_path: &InputOutputPath,
+    context: &Value,
+) -> Result<Value, StatesError> {
+    match output_path {
+        InputOutputPath::Select(path) if path.as_str() == "$" => Ok(value),
+        other => select_io(&value, other, context),
+    }
+}
+
+/// Checks a payload against [`limits::PAYLOAD_SIZE_BYTES_MAX`] (compact JSON, UTF-8 bytes) and
+/// returns its size. `source` names the state or task, as AWS names it in the cause.
+pub fn check_payload_size(value: &Value, source: &str) -> Result<usize, StatesError> {
+    let size_bytes = json_size_bytes(value);
+    if size_bytes > limits::PAYLOAD_SIZE_BYTES_MAX {
+        return Err(StatesError::new(
+            STATES_DATA_LIMIT_EXCEEDED,
+            format!(
+                "The state/task '{source}' returned a result with a size exceeding the maximum \
+                 number of bytes service limit."
+            ),
+        ));
+    }
+    Ok(size_bytes)
+}
+
+/// The size of `value` as compact JSON text, in bytes, without building the text.
+pub fn json_size_bytes(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a Value into a counter cannot fail.
+    serde_json::to_writer(&mut counter, value).expect("a serde_json::Value always serializes");
+    counter.0
+}
+
+/// Prefixes a cause the way AWS does for failures raised while running a state.
+pub fn in_state(error: StatesError, state_name: &str, entered_event_id: u64) -> StatesError {
+    StatesError {
+        cause: format!(
+            "An error occurred while executing the state '{state_name}' (entered at the event id \
+             #{entered_event_id}). {}",
+            error.cause
+        ),
+        error: error.error,
+    }
+}
+
+fn select_io(value: &Value, path: &InputOutputPath, context: &Value) -> Result<Value, StatesError> {
+    match path {
+        InputOutputPath::Discard => Ok(Value::Object(Map::new())),
+        InputOutputPath::Select(path) => match path.try_select(value, context)? {
+            Some(found) => Ok(found),
+            None => Err(invalid_path(path, value, context)),
+        },
+    }
+}
+
+/// AWS's (Jayway's) cause for an Input/OutputPath that finds nothing: "No results for path"
+/// when only the last step is missing, "Missing property in path" naming the first missing
+/// step otherwise.
+fn invalid_path(path: &Path, value: &Value, context: &Value) -> StatesError {
+    let parsed = &path.parsed;
+    let mut current = match parsed.root {
+        Root::Context => context,
+        _ => value,
+    };
+    let mut normalized = String::from(if parsed.root == Root::Context {
+        "$$"
+    } else {
+        "$"
+    });
+    let last_index = parsed.segments.len().saturating_sub(1);
+    for (i, segment) in parsed.segments.iter().enumerate() {
+        let next = match segment {
+            Segment::Child(name) => {
+                normalized.push_str(&format!("['{name}']"));
+                current.as_object().and_then(|m| m.get(name))
+            }
+            Segment::Index(index) => {
+                normalized.push_str(&format!("[{index}]"));
+                current.as_array().and_then(|items| {
+                    super::jsonpath::resolve_index(*index, items.len()).map(|j| &items[j])
+                })
+            }
+            _ => None,
+        };
+        match next {
+            Some(v) => current = v,
+            None if i < last_index => {
+                return StatesError::new(
+                    STATES_RUNTIME,
+                    format!(
+                        "Invalid path '{}' : Missing property in path {normalized}",
+                        path.as_str()
+                    ),
+                )
+            }
+            None => break,
+        }
+    }
+    StatesError::new(
+        STATES_RUNTIME,
+        format!(
+            "Invalid path '{}' : No results for path: {normalized}",
+            path.as_str()
+        ),
+    )
+}
+
+/// The compact JSON of a payload, as history events carry it.
+pub fn payload_text(value: &Value) -> String {
+    to_json_text(value)
+}

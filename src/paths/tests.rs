@@ -1,0 +1,721 @@
+//! Unit tests of the paths module: every path form, reference paths, templates, intrinsics and
+//! the pipeline, table-driven where the cases are alike.
+
+use serde_json::{json, Value};
+
+use super::intrinsic::Call;
+use super::pipeline::*;
+use super::*;
+
+/// Deterministic entropy for tests: a counter.
+pub(crate) struct Counter(pub(crate) u64);
+
+impl Entropy for Counter {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.0
+    }
+}
+
+fn store() -> Value {
+    json!({
+        "store": {
+            "book": [
+                {"category": "reference", "author": "Nigel Rees", "title": "Sayings", "price": 8.95},
+                {"category": "fiction", "author": "Evelyn Waugh", "title": "Sword", "price": 12.99},
+                {"category": "fiction", "author": "Herman Melville", "title": "Moby Dick", "isbn": "0-553", "price": 8.99},
+                {"category": "fiction", "author": "J. R. R. Tolkien", "title": "LOTR", "isbn": "0-395", "price": 22.99}
+            ],
+            "bicycle": {"color": "red", "price": 19.95}
+        },
+        "a b": {"c'd": 1},
+        "n": [0, 1, 2, 3, 4, 5],
+        "nul": null
+    })
+}
+
+fn sel(path: &str, doc: &Value) -> Option<Value> {
+    Path::parse(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .select(doc, &json!({"Execution": {"Id": "x"}}))
+}
+
+#[test]
+fn path_forms_select_what_jayway_selects() {
+    let doc = store();
+    let cases: Vec<(&str, Option<Value>)> = vec![
+        ("$", Some(doc.clone())),
+        ("$.store.bicycle.color", Some(json!("red"))),
+        ("$['store']['bicycle']['color']", Some(json!("red"))),
+        (
+            "$[\"store\"].bicycle",
+            Some(json!({"color": "red", "price": 19.95})),
+        ),
+        ("$['a b']['c\\'d']", Some(json!(1))),
+        ("$.n[0]", Some(json!(0))),
+        ("$.n[-1]", Some(json!(5))),
+        ("$.n[-6]", Some(json!(0))),
+        ("$.n[6]", None),
+        ("$.n[-7]", None),
+        ("$.missing", None),
+        ("$.missing.deeper", None),
+        ("$.nul", Some(Value::Null)),
+        ("$.n[*]", Some(json!([0, 1, 2, 3, 4, 5]))),
+        ("$.n.*", Some(json!([0, 1, 2, 3, 4, 5]))),
+        ("$.n[1:3]", Some(json!([1, 2]))),
+        ("$.n[:2]", Some(json!([0, 1]))),
+        ("$.n[-2:]", Some(json!([4, 5]))),
+        ("$.n[::2]", Some(json!([0, 2, 4]))),
+        ("$.n[::-2]", Some(json!([5, 3, 1]))),
+        ("$.n[4:100]", Some(json!([4, 5]))),
+        ("$.n[0,2,-1]", Some(json!([0, 2, 5]))),
+        ("$.n[0, 9]", Some(json!([0]))),
+        (
+            "$.store.bicycle['color','price']",
+            Some(json!(["red", 19.95])),
+        ),
+        ("$..color", Some(json!(["red"]))),
+        ("$..price", Some(json!([8.95, 12.99, 8.99, 22.99, 19.95]))),
+        (
+            "$.store.book[*].author",
+            Some(json!([
+                "Nigel Rees",
+                "Evelyn Waugh",
+                "Herman Melville",
+                "J. R. R. Tolkien"
+            ])),
+        ),
+        ("$..book[2].title", Some(json!(["Moby Dick"]))),
+        ("$..book[-1:].title", Some(json!(["LOTR"]))),
+        (
+            "$.store.book[?(@.price < 10)].title",
+            Some(json!(["Sayings", "Moby Dick"])),
+        ),
+        (
+            "$.store.book[?(@.isbn)].title",
+            Some(json!(["Moby Dick", "LOTR"])),
+        ),
+        (
+            "$.store.book[?(!@.isbn)].title",
+            Some(json!(["Sayings", "Sword"])),
+        ),
+        (
+            "$.store.book[?(@.category == 'reference')].author",
+            Some(json!(["Nigel Rees"])),
+        ),
+        (
+            "$.store.book[?(@.category == \"fiction\" && @.price > 20)].title",
+            Some(json!(["LOTR"])),
+        ),
+        (
+            "$.store.book[?(@.price < 9 || @.price > 20)].title",
+            Some(json!(["Sayings", "Moby Dick", "LOTR"])),
+        ),
+        (
+            "$.store.book[?(@.price >= 12.99)].title",
+            Some(json!(["Sword", "LOTR"])),
+        ),
+        (
+            "$.store.book[?(@.price <= 8.95)].title",
+            Some(json!(["Sayings"])),
+        ),
+        (
+            "$.store.book[?(@.category != 'fiction')].title",
+            Some(json!(["Sayings"])),
+        ),
+        (
+            "$.store.book[?((@.price < 10) && (@.category == 'fiction'))].title",
+            Some(json!(["Moby Dick"])),
+        ),
+        (
+            "$.store.book[?(@.price > $.store.bicycle.price)].title",
+            Some(json!(["LOTR"])),
+        ),
+        (
+            "$.store.book[?(@.title == $$.Execution.Id)]",
+            Some(json!([])),
+        ),
+        ("$.store.book[?(@.nothing > 1)]", Some(json!([]))),
+        ("$.n.length()", Some(json!(6))),
+        ("$.n.length", Some(json!(6))),
+        ("$.store.book.length()", Some(json!(4))),
+        (
+            "$.store.book[?(@.title.length() > 6)].title",
+            Some(json!(["Sayings", "Moby Dick"])),
+        ),
+        ("$.n[?(@ > 3)]", Some(json!([4, 5]))),
+        (
+            "$.store.*",
+            Some(json!([
+                doc["store"]["book"].clone(),
+                doc["store"]["bicycle"].clone()
+            ])),
+        ),
+        ("$.store.bicycle[0]", None),
+        ("$.n.x", None),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(sel(path, &doc), expected, "path {path}");
+    }
+}
+
+#[test]
+fn context_paths_read_the_context_object() {
+    let context = json!({"Execution": {"Id": "arn:x", "Input": {"a": 1}}, "Task": {"Token": "t"}});
+    let path = Path::parse("$$.Execution.Input.a").expect("valid");
+    assert!(path.is_context());
+    assert_eq!(path.select(&json!({"a": 2}), &context), Some(json!(1)));
+    assert_eq!(
+        Path::parse("$$")
+            .expect("valid")
+            .select(&json!(1), &context),
+        Some(context.clone())
+    );
+    assert!(!Path::parse("$.a").expect("valid").is_context());
+}
+
+#[test]
+fn definiteness_follows_jayway() {
+    for (path, definite) in [
+        ("$", true),
+        ("$.a.b[0]", true),
+        ("$['a'][-1]", true),
+        ("$.a.length()", true),
+        ("$.a[*]", false),
+        ("$.a.*", false),
+        ("$..a", false),
+        ("$.a[0,1]", false),
+        ("$.a['x','y']", false),
+        ("$.a[1:2]", false),
+        ("$.a[?(@.x)]", false),
+    ] {
+        assert_eq!(
+            Path::parse(path).expect("valid").is_definite(),
+            definite,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn malformed_paths_are_rejected_with_position() {
+    for (path, fragment) in [
+        ("", "must start with '$'"),
+        ("a.b", "must start with '$'"),
+        ("$.", "expected a property name"),
+        ("$..", "expected a property name"),
+        ("$.a[", "at character 5"),
+        ("$.a[0", "expected ']'"),
+        ("$.a['x]", "unterminated"),
+        ("$.a[?(@.x > )]", "expected '@'"),
+        ("$.a[?(@.x =~ /a/)]", "not supported"),
+        ("$.a[0:1:0]", "step cannot be 0"),
+        ("$.a b", "unexpected character"),
+        ("$.a.max()", "not supported"),
+        ("$.a[99999999999999999999]", "not an integer"),
+        ("$.a[?(1)]", "literal alone"),
+        ("$.a[x]", "expected an index"),
+    ] {
+        let err = Path::parse(path).expect_err(path);
+        assert!(err.message.contains(fragment), "{path}: {}", err.message);
+    }
+}
+
+#[test]
+fn deep_filter_nesting_is_a_parse_error_not_a_stack_overflow() {
+    let path = format!("$.a[?({}@.x{})]", "(".repeat(1000), ")".repeat(1000));
+    assert!(Path::parse(&path).is_err());
+    let negations = format!("$.a[?({}@.x)]", "!".repeat(1000));
+    assert!(Path::parse(&negations).is_err());
+    let long = format!("$.{}", "a".repeat(crate::limits::PATH_TEXT_BYTES_MAX));
+    assert!(Path::parse(&long)
+        .expect_err("too long")
+        .message
+        .contains("limit"));
+}
+
+#[test]
+fn exponential_descent_is_cut_by_the_step_budget() {
+    // A document with many nodes and a path with several descents.
+    let mut doc = json!(1);
+    for _ in 0..12 {
+        doc = json!([doc.clone(), doc.clone(), {"a": doc}]);
+    }
+    let path = Path::parse("$..a..a..a..a..a..a..a..a").expect("valid");
+    let result = path.try_select(&doc, &Value::Null);
+    let err = result.expect_err("budget exceeded");
+    assert_eq!(err.error, STATES_RUNTIME);
+    assert!(err.cause.contains("evaluation steps"));
+    assert_eq!(path.select(&doc, &Value::Null), None);
+}
+
+#[test]
+fn reference_paths_get_and_set() {
+    let raw = json!({"a": {"b": 1}, "list": [1, 2]});
+    let cases: Vec<(&str, Value, Result<Value, &str>)> = vec![
+        ("$", json!(5), Ok(json!(5))),
+        (
+            "$.r",
+            json!(5),
+            Ok(json!({"a": {"b": 1}, "list": [1, 2], "r": 5})),
+        ),
+        (
+            "$.a.b",
+            json!(5),
+            Ok(json!({"a": {"b": 5}, "list": [1, 2]})),
+        ),
+        (
+            "$.x.y.z",
+            json!(5),
+            Ok(json!({"a": {"b": 1}, "list": [1, 2], "x": {"y": {"z": 5}}})),
+        ),
+        (
+            "$['q r']",
+            json!(5),
+            Ok(json!({"a": {"b": 1}, "list": [1, 2], "q r": 5})),
+        ),
+        (
+            "$.list[1]",
+            json!(5),
+            Ok(json!({"a": {"b": 1}, "list": [1, 5]})),
+        ),
+        (
+            "$.list[-1]",
+            json!(5),
+            Ok(json!({"a": {"b": 1}, "list": [1, 5]})),
+        ),
+        ("$.list[2]", json!(5), Err("States.ResultPathMatchFailure")),
+        ("$.a.b.c", json!(5), Err("States.ResultPathMatchFailure")),
+        ("$.list.x", json!(5), Err("States.ResultPathMatchFailure")),
+    ];
+    for (path, value, expected) in cases {
+        let reference = ReferencePath::parse(path).expect(path);
+        let got = reference.set(raw.clone(), value);
+        match expected {
+            Ok(v) => assert_eq!(got, Ok(v), "{path}"),
+            Err(name) => {
+                let err = got.expect_err(path);
+                assert_eq!(err.error, name, "{path}");
+                assert!(err.cause.contains(path), "{path}: {}", err.cause);
+            }
+        }
+    }
+    let reference = ReferencePath::parse("$.a.b").expect("valid");
+    assert_eq!(reference.get(&raw), Some(&json!(1)));
+    assert_eq!(
+        ReferencePath::parse("$.list[-1]").expect("valid").get(&raw),
+        Some(&json!(2))
+    );
+    assert_eq!(
+        ReferencePath::parse("$.nope").expect("valid").get(&raw),
+        None
+    );
+    // Setting into a scalar input is a match failure.
+    let err = ReferencePath::parse("$.x")
+        .expect("valid")
+        .set(json!("hello"), json!(1))
+        .expect_err("scalar");
+    assert_eq!(err.error, STATES_RESULT_PATH_MATCH_FAILURE);
+}
+
+#[test]
+fn reference_paths_reject_indefinite_forms() {
+    for path in [
+        "$$.a",
+        "$.a[*]",
+        "$..a",
+        "$.a[0,1]",
+        "$.a[1:]",
+        "$.a[?(@.x)]",
+        "$.a.length()",
+        "x",
+    ] {
+        assert!(ReferencePath::parse(path).is_err(), "{path}");
+    }
+}
+
+fn eval_template(template: Value, input: Value) -> Result<Value, StatesError> {
+    let template = Template::compile(&template).expect("template compiles");
+    let context =
+        json!({"Execution": {"Name": "exec", "Input": input.clone()}, "State": {"Name": "S"}});
+    template.evaluate(&input, &context, &mut Counter(0))
+}
+
+#[test]
+fn templates_resolve_paths_nested_objects_arrays_and_calls() {
+    let input = json!({"a": 1, "b": {"c": "x"}, "list": [1, 2, 3]});
+    let got = eval_template(
+        json!({
+            "plain": "text",
+            "num.$": "$.a",
+            "nested": {"c.$": "$.b.c", "deeper": {"all.$": "$.list[*]"}, "lit": [1, {"k": "v"}]},
+            "arr": [{"x.$": "$.a"}, 2],
+            "ctx.$": "$$.Execution.Name",
+            "call.$": "States.Format('{}-{}', $.a, $.b.c)",
+            "dollar": "$.not.a.path"
+        }),
+        input,
+    );
+    assert_eq!(
+        got,
+        Ok(json!({
+            "plain": "text",
+            "num": 1,
+            "nested": {"c": "x", "deeper": {"all": [1, 2, 3]}, "lit": [1, {"k": "v"}]},
+            "arr": [{"x": 1}, 2],
+            "ctx": "exec",
+            "call": "1-x",
+            "dollar": "$.not.a.path"
+        }))
+    );
+}
+
+#[test]
+fn template_path_that_finds_nothing_is_states_runtime_with_aws_cause() {
+    let err = eval_template(json!({"value.$": "$.x"}), json!({"a": 1})).expect_err("missing");
+    assert_eq!(err.error, "States.Runtime");
+    assert_eq!(
+        err.cause,
+        "The JSONPath '$.x' specified for the field 'value.$' could not be found in the input '{\"a\":1}'"
+    );
+}
+
+#[test]
+fn template_compile_reports_every_problem_with_a_pointer() {
+    let problems = Template::compile(&json!({
+        "a.$": 3,
+        "b.$": "nope",
+        "c": {"d.$": "$.[", "e": [{"f.$": "States.Nope()"}]},
+        "g.$": "States.ArrayRange(1, 2)",
+        "h~/.$": "$$$",
+        "ok.$": "$.fine",
+        "dup": 1,
+        "dup.$": "$.x"
+    }))
+    .expect_err("invalid");
+    let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        vec![
+            "/a.$",
+            "/b.$",
+            "/c/d.$",
+            "/c/e/0/f.$",
+            "/g.$",
+            "/h~0~1.$",
+            "/dup.$"
+        ]
+    );
+    assert!(
+        problems[4].message.contains("takes 3 argument"),
+        "{}",
+        problems[4].message
+    );
+    assert!(problems[3].message.contains("not an intrinsic function"));
+}
+
+#[test]
+fn template_depth_is_limited() {
+    let mut t = json!({"x.$": "$"});
+    for _ in 0..(crate::limits::TEMPLATE_DEPTH_MAX + 2) {
+        t = json!({"n": t});
+    }
+    let problems = Template::compile(&t).expect_err("too deep");
+    assert!(problems[0].message.contains("deeper than"));
+}
+
+fn call(text: &str, input: Value) -> Result<Value, StatesError> {
+    let call = Call::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    call.evaluate(
+        &input,
+        &json!({"Execution": {"Name": "a-b-c"}}),
+        &mut Counter(7),
+        "r.$",
+    )
+}
+
+#[test]
+fn intrinsics_compute_what_aws_computes() {
+    let input = json!({"s": "a,b,,c", "arr": [1, 2, 2, "x", {"k": 1}, {"k": 1}], "o": {"a": 1}, "n": 2, "f": 1.5});
+    let cases: Vec<(&str, Value)> = vec![
+        ("States.Format('Hello {}!', 'world')", json!("Hello world!")),
+        ("States.Format('{} {} {} {}', $.n, $.f, null, true)", json!("2 1.5 null true")),
+        ("States.Format('{}', $.o)", json!("{a=1}")),
+        ("States.Format('{}', States.Array(1, 'x', $.o))", json!("[1, x, {a=1}]")),
+        ("States.MathAdd(1.5, -2.5)", json!(0)),
+        ("States.MathAdd(-1.51, 0.49)", json!(-2)),
+        ("States.StringToJson('-0')", json!(0)),
+        ("States.Format('\\{\\} {} \\'q\\' \\\\', 1)", json!("{} 1 'q' \\")),
+        ("States.Format('plain')", json!("plain")),
+        ("States.StringToJson('{\"a\": [1, 2]}')", json!({"a": [1, 2]})),
+        ("States.StringToJson('12')", json!(12)),
+        ("States.JsonToString($.o)", json!("{\"a\":1}")),
+        ("States.JsonToString($.f)", json!("1.5")),
+        ("States.Array(1, 'two', $.o, States.Array())", json!([1, "two", {"a": 1}, []])),
+        ("States.ArrayPartition(States.ArrayRange(1, 5, 1), 2)", json!([[1, 2], [3, 4], [5]])),
+        ("States.ArrayContains($.arr, 'x')", json!(true)),
+        ("States.ArrayContains($.arr, $.o)", json!(false)),
+        ("States.ArrayContains($.arr, 2.0)", json!(true)),
+        ("States.ArrayRange(1, 9, 2)", json!([1, 3, 5, 7, 9])),
+        ("States.ArrayRange(5, 1, -2)", json!([5, 3, 1])),
+        ("States.ArrayRange(5, 1, 2)", json!([])),
+        ("States.ArrayRange(0, 999, 1)", Value::Array((0..1000).map(Value::from).collect())),
+        ("States.ArrayGetItem($.arr, 3)", json!("x")),
+        ("States.ArrayLength($.arr)", json!(6)),
+        ("States.ArrayUnique($.arr)", json!([1, 2, "x", {"k": 1}])),
+        ("States.Base64Encode('Data to encode')", json!("RGF0YSB0byBlbmNvZGU=")),
+        ("States.Base64Decode('RGF0YSB0byBlbmNvZGU=')", json!("Data to encode")),
+        ("States.Hash('input data', 'MD5')", json!("812f45842bc6d66ee14572ce20db8e86")),
+        ("States.Hash('input data', 'SHA-1')", json!("aaff4a450a104cd177d28d18d74485e8cae074b7")),
+        ("States.Hash('input data', 'SHA-256')", json!("b4a697a057313163aee33cd8d40c66e9f0f177e00cac2de32475ffff6169c3e3")),
+        ("States.JsonMerge($.o, States.StringToJson('{\"b\": 2, \"a\": 3}'), false)", json!({"a": 3, "b": 2})),
+        ("States.MathAdd($.n, -5)", json!(-3)),
+        ("States.MathAdd(111, -1)", json!(110)),
+        ("States.StringSplit($.s, ',')", json!(["a", "b", "c"])),
+        ("States.StringSplit('a+b,c', ',+')", json!(["a", "b", "c"])),
+        ("States.ArrayGetItem(States.StringSplit($$.Execution.Name, '-'), States.MathAdd(States.ArrayLength(States.StringSplit($$.Execution.Name, '-')), -1))", json!("c")),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(call(text, input.clone()), Ok(expected), "{text}");
+    }
+}
+
+#[test]
+fn hash_sha384_and_sha512_have_the_right_lengths() {
+    for (algorithm, hex_chars) in [("SHA-384", 96), ("SHA-512", 128)] {
+        let got = call(&format!("States.Hash('x', '{algorithm}')"), json!({})).expect("hash");
+        let text = got.as_str().expect("string");
+        assert_eq!(text.len(), hex_chars, "{algorithm}");
+        assert!(text
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+}
+
+#[test]
+fn random_intrinsics_draw_from_the_callers_entropy() {
+    let call_uuid = Call::parse("States.UUID()").expect("valid");
+    let a = call_uuid
+        .evaluate(&json!({}), &json!({}), &mut Counter(1), "u.$")
+        .expect("uuid");
+    let b = call_uuid
+        .evaluate(&json!({}), &json!({}), &mut Counter(1), "u.$")
+        .expect("uuid");
+    let c = call_uuid
+        .evaluate(&json!({}), &json!({}), &mut Counter(2), "u.$")
+        .expect("uuid");
+    assert_eq!(a, b, "same entropy, same UUID");
+    assert_ne!(a, c);
+    let text = a.as_str().expect("string");
+    assert_eq!(text.len(), 36);
+    assert_eq!(&text[14..15], "4", "version 4: {text}");
+    assert!(
+        matches!(&text[19..20], "8" | "9" | "a" | "b"),
+        "variant: {text}"
+    );
+
+    let random = Call::parse("States.MathRandom(10, 20)").expect("valid");
+    for seed in 0..50 {
+        let v = random
+            .evaluate(&json!({}), &json!({}), &mut Counter(seed), "r.$")
+            .expect("random");
+        let n = v.as_i64().expect("integer");
+        assert!((10..20).contains(&n), "{n}");
+    }
+    let seeded = Call::parse("States.MathRandom(0, 1000, 42)").expect("valid");
+    let x = seeded
+        .evaluate(&json!({}), &json!({}), &mut Counter(1), "r.$")
+        .expect("random");
+    let y = seeded
+        .evaluate(&json!({}), &json!({}), &mut Counter(99), "r.$")
+        .expect("random");
+    assert_eq!(x, y, "a seeded draw does not depend on the entropy");
+}
+
+#[test]
+fn bad_calls_at_run_time_are_intrinsic_failures_naming_the_call() {
+    let input = json!({"s": "text", "arr": [1], "o": {"a": 1}, "big": "x".repeat(10_001)});
+    for (text, function) in [
+        ("States.ArrayGetItem($.arr, 5)", "States.ArrayGetItem"),
+        ("States.ArrayGetItem($.arr, -1)", "States.ArrayGetItem"),
+        ("States.ArrayLength($.s)", "States.ArrayLength"),
+        ("States.ArrayPartition($.arr, 0)", "States.ArrayPartition"),
+        ("States.ArrayRange(0, 1000, 1)", "States.ArrayRange"),
+        ("States.ArrayRange(0, 10, 0)", "States.ArrayRange"),
+        ("States.ArrayRange(0.5, 10, 1)", "States.ArrayRange"),
+        ("States.StringToJson('{oops')", "States.StringToJson"),
+        ("States.StringToJson($.arr)", "States.StringToJson"),
+        ("States.Base64Decode('***')", "States.Base64Decode"),
+        ("States.Base64Encode($.big)", "States.Base64Encode"),
+        ("States.Hash($.s, $.s)", "States.Hash"),
+        ("States.Hash($.big, 'MD5')", "States.Hash"),
+        ("States.JsonMerge($.o, $.arr, false)", "States.JsonMerge"),
+        ("States.MathAdd($.s, 1)", "States.MathAdd"),
+        ("States.MathAdd(9223372036854775807, 1)", "States.MathAdd"),
+        ("States.MathRandom(5, 5)", "States.MathRandom"),
+        ("States.StringSplit($.arr, ',')", "States.StringSplit"),
+        ("States.Format($.s, 1)", "States.Format"),
+    ] {
+        let err = call(text, input.clone()).expect_err(text);
+        assert_eq!(err.error, STATES_INTRINSIC_FAILURE, "{text}");
+        assert!(err.cause.contains(function), "{text}: {}", err.cause);
+    }
+    let err = call("States.ArrayLength($.nope)", input).expect_err("missing path");
+    assert_eq!(err.error, STATES_RUNTIME);
+    assert!(err.cause.contains("'$.nope'"));
+}
+
+#[test]
+fn bad_calls_are_rejected_when_parsed() {
+    for (text, fragment) in [
+        ("States.Nope()", "not an intrinsic function"),
+        ("States.UUID(1)", "takes 0 argument"),
+        ("States.ArrayRange(1, 2)", "takes 3 argument"),
+        ("States.MathRandom(1)", "takes 2 to 3 argument"),
+        ("States.Format()", "at least 1"),
+        ("States.Format('{} {}', 1)", "2 placeholder"),
+        ("States.Format('{', 1)", "unescaped '{'"),
+        ("States.Format('}')", "unescaped '}'"),
+        ("States.Format(1)", "must be a string"),
+        ("States.ArrayLength('abc')", "must be an array"),
+        ("States.JsonMerge($.a, $.b, true)", "deep merge"),
+        ("States.Hash('a', 'SHA-3')", "algorithm"),
+        ("States.Array(1, 2", "missing ')'"),
+        ("States.Array(1 2)", "expected ',' or ')'"),
+        ("States.Array('unterminated)", "unterminated"),
+        ("States.Array(@)", "expected an argument"),
+        ("States.Array(1) trailing", "unexpected text"),
+        ("States.Array($.a[)", "invalid JSONPath"),
+        ("States.Array(1.2.3)", "not a number"),
+    ] {
+        let err = Call::parse(text).expect_err(text);
+        assert!(err.message.contains(fragment), "{text}: {}", err.message);
+    }
+    let deep = format!("{}1{}", "States.Array(".repeat(40), ")".repeat(40));
+    assert!(Call::parse(&deep)
+        .expect_err("deep")
+        .message
+        .contains("nested deeper"));
+}
+
+#[test]
+fn path_arguments_may_contain_commas_and_parentheses_inside_brackets() {
+    let input = json!({"a": [{"x": 1, "y": "p,q"}, {"x": 2}], "k,l": 3});
+    assert_eq!(
+        call("States.Array($.a[?(@.x > 1)], $['k,l'])", input.clone()),
+        Ok(json!([[{"x": 2}], 3]))
+    );
+    assert_eq!(call("States.ArrayLength($.a[0,1])", input), Ok(json!(2)));
+}
+
+#[test]
+fn pipeline_runs_input_parameters_result_selector_result_path_output() {
+    let raw = json!({"keep": 1, "sub": {"a": 2, "b": 3}});
+    let context = json!({});
+    let input_path = InputOutputPath::Select(Path::parse("$.sub").expect("valid"));
+    let effective = process_input(&raw, &input_path, &context).expect("input");
+    assert_eq!(effective, json!({"a": 2, "b": 3}));
+    let params = Template::compile(&json!({"sum.$": "States.MathAdd($.a, $.b)"})).expect("valid");
+    let parameters =
+        process_parameters(effective, Some(&params), &context, &mut Counter(0)).expect("params");
+    assert_eq!(parameters, json!({"sum": 5}));
+    let selector = Template::compile(&json!({"total.$": "$.sum"})).expect("valid");
+    let result_path = ResultPathField::Reference(ReferencePath::parse("$.out").expect("valid"));
+    let combined = process_result(
+        &raw,
+        parameters,
+        Some(&selector),
+        &result_path,
+        &context,
+        &mut Counter(0),
+    )
+    .expect("result");
+    assert_eq!(
+        combined,
+        json!({"keep": 1, "sub": {"a": 2, "b": 3}, "out": {"total": 5}})
+    );
+    let output = process_output(
+        combined,
+        &InputOutputPath::Select(Path::parse("$.out.total").expect("valid")),
+        &context,
+    )
+    .expect("output");
+    assert_eq!(output, json!(5));
+}
+
+#[test]
+fn pipeline_null_fields_discard() {
+    let raw = json!({"a": 1});
+    assert_eq!(
+        process_input(&raw, &InputOutputPath::Discard, &json!({})),
+        Ok(json!({}))
+    );
+    assert_eq!(
+        process_output(json!(5), &InputOutputPath::Discard, &json!({})),
+        Ok(json!({}))
+    );
+    assert_eq!(
+        process_result(
+            &raw,
+            json!(9),
+            None,
+            &ResultPathField::Discard,
+            &json!({}),
+            &mut Counter(0)
+        ),
+        Ok(raw.clone())
+    );
+    let root = ResultPathField::Reference(ReferencePath::parse("$").expect("valid"));
+    assert_eq!(
+        process_result(&raw, json!(9), None, &root, &json!({}), &mut Counter(0)),
+        Ok(json!(9))
+    );
+    assert_eq!(
+        process_parameters(json!(3), None, &json!({}), &mut Counter(0)),
+        Ok(json!(3))
+    );
+}
+
+#[test]
+fn pipeline_missing_paths_use_jayways_causes() {
+    let raw = json!({"a": 1});
+    let missing_leaf = InputOutputPath::Select(Path::parse("$.NoSuchInputPath").expect("valid"));
+    let err = process_input(&raw, &missing_leaf, &json!({})).expect_err("missing");
+    assert_eq!(err.error, "States.Runtime");
+    assert_eq!(
+        err.cause,
+        "Invalid path '$.NoSuchInputPath' : No results for path: $['NoSuchInputPath']"
+    );
+    let missing_middle =
+        InputOutputPath::Select(Path::parse("$.no.such.result.path").expect("valid"));
+    let err = process_output(raw.clone(), &missing_middle, &json!({})).expect_err("missing");
+    assert_eq!(
+        err.cause,
+        "Invalid path '$.no.such.result.path' : Missing property in path $['no']"
+    );
+    let prefixed = in_state(err, "RaiseRuntime", 2);
+    assert_eq!(
+        prefixed.cause,
+        "An error occurred while executing the state 'RaiseRuntime' (entered at the event id #2). \
+         Invalid path '$.no.such.result.path' : Missing property in path $['no']"
+    );
+}
+
+#[test]
+fn payload_size_limit_is_exact() {
+    let max = crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+    // A JSON string of n characters takes n + 2 bytes with its quotes.
+    let at_limit = Value::String("x".repeat(max - 2));
+    assert_eq!(check_payload_size(&at_limit, "S"), Ok(max));
+    let over = Value::String("x".repeat(max - 1));
+    let err = check_payload_size(&over, "lambda").expect_err("over");
+    assert_eq!(err.error, "States.DataLimitExceeded");
+    assert_eq!(
+        err.cause,
+        "The state/task 'lambda' returned a result with a size exceeding the maximum number of bytes service limit."
+    );
+    assert_eq!(
+        json_size_bytes(&json!({"a": [1, "é"]})),
+        "{\"a\":[1,\"é\"]}".len()
+    );
+}
