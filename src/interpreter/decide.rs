@@ -899,25 +899,7 @@ impl<'d> Decider<'d, '_> {
         let run = self.run_info(scope)?;
         let decided = (|| {
             let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-            let mut next = None;
-            for rule in &choice.choices {
-                if evaluate_condition(&rule.condition, &effective, &run.context)? {
-                    next = Some(rule.next.clone());
-                    break;
-                }
-            }
-            let next = match next.or_else(|| choice.default.clone()) {
-                Some(next) => next,
-                None => {
-                    return Err(StatesError::new(
-                        "States.NoChoiceMatched",
-                        format!(
-                            "No Choice Rule matched in the state '{}' and no Default state was specified",
-                            run.name
-                        ),
-                    ))
-                }
-            };
+            let next = choice.pick(&effective, &run.context)?.to_string();
             let output = apply_io_path(state.output_path.as_ref(), &effective, &run.context)?;
             Ok((next, output))
         })();
