@@ -34,6 +34,7 @@ pub const DEFINITION_STATE_NESTING_MAX: usize = 24;
 // Each nesting level costs at least four JSON levels (States, state, Branches, branch), so the
 // state limit is reachable before the JSON one.
 const _: () = assert!(DEFINITION_STATE_NESTING_MAX * 4 < DEFINITION_JSON_DEPTH_MAX);
+
 /// The longest JSONPath text accepted, in bytes.
 pub const PATH_TEXT_BYTES_MAX: usize = 4096;
 
