@@ -18,7 +18,7 @@ fn event(id: u32, details: EventDetails) -> HistoryEvent {
         timestamp_ms: 1_000 + u64::from(id),
         details,
         scope: Vec::new(),
-        timer_due_ms: None,
+        timer: None,
     }
 }
 
