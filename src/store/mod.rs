@@ -107,6 +107,14 @@ pub enum Error {
         /// The execution the record names.
         found: String,
     },
+    /// The caller's visitor refused a batch during `open` (e.g. it does not fold).
+    #[error("recovery of {execution_arn} failed: {reason}")]
+    Visit {
+        /// The execution whose batch was refused.
+        execution_arn: String,
+        /// Why.
+        reason: String,
+    },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
     MissingRecord {
