@@ -78,6 +78,8 @@ pub struct EngineOptions {
     pub segment_size_bytes: u64,
     /// Draw retry jitter from this seed instead of the OS (reproducible tests).
     pub entropy_seed: Option<u64>,
+    /// Open the log read-only (inspection commands): every call that would append fails.
+    pub read_only: bool,
 }
 
 impl Default for EngineOptions {
@@ -94,6 +96,7 @@ impl Default for EngineOptions {
             worker_threads: 2,
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
+            read_only: false,
         }
     }
 }
@@ -327,6 +330,7 @@ impl Engine {
         let wal_options = WalOptions {
             durability: options.durability,
             segment_size_bytes: options.segment_size_bytes,
+            read_only: options.read_only,
             ..WalOptions::default()
         };
         let (wal, _report) = Wal::open(dir, wal_options).map_err(store::Error::from)?;
@@ -337,9 +341,7 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let mut states: HashMap<String, ExecutionState> = HashMap::new();
         let store = Store::open(log, &mut |batch| {
-            let state = states
-                .entry(batch.execution_arn.clone())
-                .or_default();
+            let state = states.entry(batch.execution_arn.clone()).or_default();
             for event in &batch.events {
                 apply(state, event).map_err(|e| store::Error::Visit {
                     execution_arn: batch.execution_arn.clone(),
