@@ -34,6 +34,7 @@ pub const DEFINITION_STATE_NESTING_MAX: usize = 24;
 // Each nesting level costs at least four JSON levels (States, state, Branches, branch), so the
 // state limit is reachable before the JSON one.
 const _: () = assert!(DEFINITION_STATE_NESTING_MAX * 4 < DEFINITION_JSON_DEPTH_MAX);
+
 /// The longest JSONPath text accepted, in bytes.
 pub const PATH_TEXT_BYTES_MAX: usize = 4096;
 
@@ -65,3 +66,25 @@ pub const TEMPLATE_DEPTH_MAX: usize = 64;
 
 const _: () = assert!(PATH_TEXT_BYTES_MAX <= DEFINITION_SIZE_BYTES_MAX);
 const _: () = assert!(INTRINSIC_ARRAY_RANGE_ITEMS_MAX <= PATH_EVAL_STEPS_MAX);
+
+/// The most events one `GetExecutionHistory` page returns (AWS: 1000).
+pub const HISTORY_PAGE_EVENTS_MAX: usize = 1000;
+
+/// The events a `GetExecutionHistory` page returns when the caller gives no size (AWS: 100).
+pub const HISTORY_PAGE_EVENTS_DEFAULT: usize = 100;
+
+/// The most executions one `ListExecutions` page returns (AWS: 1000).
+pub const LIST_PAGE_EXECUTIONS_MAX: usize = 1000;
+
+/// The executions a `ListExecutions` page returns when the caller gives no size (AWS: 100).
+pub const LIST_PAGE_EXECUTIONS_DEFAULT: usize = 100;
+
+/// The longest state machine or execution name, in characters (AWS: 80).
+pub const RESOURCE_NAME_CHARS_MAX: usize = 80;
+
+/// The longest the timer thread sleeps before looking at the clock again, in ms (it also wakes
+/// whenever a timer is armed), so a clock that jumps is noticed.
+pub const TIMER_POLL_MS_MAX: u64 = 200;
+
+const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
+const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);

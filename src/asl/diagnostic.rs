@@ -33,8 +33,10 @@ pub enum DiagnosticCode {
     InvalidPath,
     /// A Choice rule is malformed.
     InvalidChoiceRule,
-    /// The definition exceeds a size or nesting limit.
+    /// The definition exceeds its size limit.
     LimitExceeded,
+    /// Parallel/Map states (or Choice rules) nest deeper than the limit.
+    TooDeeplyNested,
     /// A valid ASL feature statelog does not run yet (JSONata, Distributed Map, variables, ...).
     UnsupportedFeature,
 }
@@ -55,6 +57,7 @@ impl DiagnosticCode {
             DiagnosticCode::InvalidPath => "INVALID_PATH",
             DiagnosticCode::InvalidChoiceRule => "INVALID_CHOICE_RULE",
             DiagnosticCode::LimitExceeded => "LIMIT_EXCEEDED",
+            DiagnosticCode::TooDeeplyNested => "TOO_DEEPLY_NESTED",
             DiagnosticCode::UnsupportedFeature => "UNSUPPORTED_FEATURE",
         }
     }

@@ -6,10 +6,11 @@
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
-//! - [`diagnostic`], [`timestamp`]: shared pieces.
+//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle.
 
 pub mod choice;
 pub mod diagnostic;
+pub mod fuzz;
 mod json;
 pub mod model;
 pub mod parse;

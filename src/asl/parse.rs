@@ -260,6 +260,30 @@ fn is_variable_reference(text: &str) -> bool {
     chars.next() == Some('$') && chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
+/// True when a `.$` value (a path or an intrinsic call) reads a variable anywhere: `$name`
+/// outside quoted string arguments, other than the Context object's `$$`.
+pub(crate) fn mentions_variable(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if quoted => {
+                chars.next();
+            }
+            '\'' => quoted = !quoted,
+            '$' if !quoted => match chars.peek() {
+                Some('$') => {
+                    chars.next();
+                }
+                Some(&next) if next.is_alphabetic() || next == '_' => return true,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    false
+}
+
 impl Ctx<'_> {
     fn error(&mut self, path: &str, code: DiagnosticCode, message: impl Into<String>) {
         self.diagnostics
@@ -414,7 +438,7 @@ impl Ctx<'_> {
                 for (key, child) in map {
                     let child_at = pointer_child(at, key);
                     if let (true, Value::String(text)) = (key.ends_with(".$"), child) {
-                        if is_variable_reference(text) {
+                        if mentions_variable(text) {
                             self.unsupported(
                                 &child_at,
                                 &format!("the variable reference '{text}'"),
@@ -1096,7 +1120,7 @@ impl Ctx<'_> {
         if depth > crate::limits::DEFINITION_JSON_DEPTH_MAX {
             self.error(
                 rule.at,
-                DiagnosticCode::LimitExceeded,
+                DiagnosticCode::TooDeeplyNested,
                 "Choice rules nest too deeply",
             );
             return None;
@@ -1154,7 +1178,15 @@ impl Ctx<'_> {
                 );
             }
             if operator == "Not" {
-                let inner = self.object(value, &at, "'Not'")?;
+                let Value::Object(map) = value else {
+                    self.error(
+                        &at,
+                        DiagnosticCode::InvalidChoiceRule,
+                        "'Not' must be one rule (an object)",
+                    );
+                    return None;
+                };
+                let inner = Obj { map, at: &at };
                 return self
                     .condition(inner, false, depth + 1)
                     .map(|c| Condition::Not(Box::new(c)));
@@ -1179,10 +1211,16 @@ impl Ctx<'_> {
             let mut ok = true;
             for (i, item) in items.iter().enumerate() {
                 let item_at = pointer_index(&at, i);
-                match self
-                    .object(item, &item_at, "a nested Choice rule")
-                    .and_then(|o| self.condition(o, false, depth + 1))
-                {
+                let Value::Object(map) = item else {
+                    self.error(
+                        &item_at,
+                        DiagnosticCode::InvalidChoiceRule,
+                        format!("the rules of '{operator}' must be objects"),
+                    );
+                    ok = false;
+                    continue;
+                };
+                match self.condition(Obj { map, at: &item_at }, false, depth + 1) {
                     Some(c) => conditions.push(c),
                     None => ok = false,
                 }
@@ -1360,7 +1398,7 @@ impl Ctx<'_> {
             (None, Some(_)) => {
                 let text = self.string(obj, path_key)?;
                 let at = obj.ptr(path_key);
-                if is_variable_reference(&text) {
+                if mentions_variable(&text) {
                     self.unsupported(
                         &at,
                         &format!("the variable reference '{text}' in '{path_key}'"),
@@ -1399,7 +1437,7 @@ impl Ctx<'_> {
         if depth > DEFINITION_STATE_NESTING_MAX {
             self.error(
                 at,
-                DiagnosticCode::LimitExceeded,
+                DiagnosticCode::TooDeeplyNested,
                 format!(
                     "Parallel and Map states nest more than {DEFINITION_STATE_NESTING_MAX} deep"
                 ),

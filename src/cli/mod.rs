@@ -4,6 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod executions;
+mod history;
+mod run;
 mod validate;
 mod wal;
 
@@ -22,6 +25,12 @@ enum Command {
     Wal(wal::WalCommand),
     /// Validate a state machine definition; prints every problem as `path: message`.
     Validate(validate::ValidateArgs),
+    /// Run one execution of a definition to its end and print its output.
+    Run(run::RunArgs),
+    /// Print an execution's history (a table, or AWS JSON with --json).
+    History(history::HistoryArgs),
+    /// List the executions in a data directory, newest first.
+    Executions(executions::ExecutionsArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -29,5 +38,8 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Wal(command) => wal::run(command),
         Command::Validate(args) => validate::run(args),
+        Command::Run(args) => run::run(args),
+        Command::History(args) => history::run(args),
+        Command::Executions(args) => executions::run(args),
     }
 }

@@ -1,1 +1,843 @@
-//! engine: the public API (open, register integrations, state machines, start/stop/describe/list executions, history). Wires the pure core to the store and the clock.
+//! engine: the public API. Opens a data directory (log + store), registers task integrations,
+//! creates/describes/lists/deletes state machines, starts/stops/describes/lists executions and
+//! reads their histories. Wires the pure core (`asl`, `interpreter`) to the `store` and the
+//! [`Clock`].
+//!
+//! The loop, for every trigger (a start, a handler's answer, a due timer, a stop):
+//! `decide` -> `Store::append_events` (one atomic log batch, durable before anything else
+//! happens) -> `apply` -> effects (spawn the handler on the engine's runtime, arm a timer, wake
+//! whoever waits for the close).
+//!
+//! Invariants:
+//! - An event is durable before the engine acts on it or acknowledges the call that caused it.
+//! - Triggers of one execution are serialized by its slot lock; no engine-wide lock is held
+//!   across a log append (machine creation and deletion excepted), so executions share group
+//!   commits.
+//! - Recovery is the same fold: `open` replays the log, re-arms every timer and re-dispatches
+//!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
+//!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
+//!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
+//! - A task whose resource has no handler registered waits (parked) until one is registered;
+//!   register integrations right after `open` so recovered tasks resume.
+//!
+//! Must not: read wall time except through the [`Clock`]; hold a closed execution's history in
+//! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
+
+mod error;
+mod naming;
+mod runtime;
+
+use std::collections::{BinaryHeap, HashMap};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use serde_json::Value;
+use statelog_wal::{Durability, Lsn, Wal, WalOptions};
+
+use crate::asl::{parse_definition, StateMachine, ValidationOptions};
+use crate::clock::{Clock, SystemClock};
+use crate::history::{EventDetails, HistoryEvent};
+use crate::interpreter::{self, apply, pending_effects, ExecutionState, TaskInvocation};
+use crate::limits::{
+    HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
+    LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
+};
+use crate::store::{self, ExecutionSummary, Log, Machine, Store};
+
+pub use crate::store::ExecutionStatus;
+pub use error::Error;
+use runtime::{Slot, TimerEntry, TimerSignal};
+
+/// How an engine is opened.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// When a log append counts as durable (group commit shares fsyncs between executions).
+    pub durability: Durability,
+    /// The only source of time.
+    pub clock: Arc<dyn Clock>,
+    /// The event id that ends an execution with `States.Runtime` (AWS: 25,000).
+    pub history_events_max: u32,
+    /// The longest an execution may stay open, in ms (AWS: 1 year).
+    pub execution_open_ms_max: u64,
+    /// The region in ARNs.
+    pub region: String,
+    /// The account in ARNs.
+    pub account: String,
+    /// The role of state machines created without one.
+    pub role_arn_default: Option<String>,
+    /// Run a thread that fires due timers by itself. Tests on a manual clock turn it off and call
+    /// [`Engine::run_due_timers`].
+    pub background_timers: bool,
+    /// Worker threads of the runtime that runs task handlers.
+    pub worker_threads: usize,
+    /// Size of each log segment file.
+    pub segment_size_bytes: u64,
+    /// Draw retry jitter from this seed instead of the OS (reproducible tests).
+    pub entropy_seed: Option<u64>,
+    /// Open the log read-only (inspection commands): every call that would append fails.
+    pub read_only: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            durability: Durability::GroupCommit,
+            clock: Arc::new(SystemClock),
+            history_events_max: HISTORY_EVENTS_MAX,
+            execution_open_ms_max: crate::limits::EXECUTION_OPEN_MS_MAX,
+            region: "us-east-1".to_string(),
+            account: "000000000000".to_string(),
+            role_arn_default: None,
+            background_timers: true,
+            worker_threads: 2,
+            segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
+            entropy_seed: None,
+            read_only: false,
+        }
+    }
+}
+
+/// A task handler's failure: the error name Retry/Catch match on, and a human cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskError {
+    /// The error name (e.g. `Payment.Declined`).
+    pub error: String,
+    /// The human cause.
+    pub cause: String,
+}
+
+impl TaskError {
+    /// A failure with `error` and `cause`.
+    pub fn new(error: impl Into<String>, cause: impl Into<String>) -> Self {
+        Self {
+            error: error.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
+/// What a task handler returns.
+pub type TaskFuture = Pin<Box<dyn Future<Output = Result<Value, TaskError>> + Send + 'static>>;
+
+/// An integration: called with the task's effective input and its Context object (plus
+/// `AttemptId`, see the module docs). Any `Fn(Value, Value) -> impl Future` of the right output
+/// is one.
+pub trait TaskHandler: Send + Sync + 'static {
+    /// Starts one call.
+    fn call(&self, input: Value, context: Value) -> TaskFuture;
+}
+
+impl<F, Fut> TaskHandler for F
+where
+    F: Fn(Value, Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, TaskError>> + Send + 'static,
+{
+    fn call(&self, input: Value, context: Value) -> TaskFuture {
+        Box::pin(self(input, context))
+    }
+}
+
+/// A state machine as `DescribeStateMachine` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineDescription {
+    /// `arn:aws:states:<region>:<account>:stateMachine:<name>`.
+    pub state_machine_arn: String,
+    /// Its name.
+    pub name: String,
+    /// Its definition text.
+    pub definition: String,
+    /// The role its executions run as.
+    pub role_arn: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// What `StartExecution` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedExecution {
+    /// The execution's ARN.
+    pub execution_arn: String,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+}
+
+/// An execution as `DescribeExecution` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionDescription {
+    /// The execution's ARN.
+    pub execution_arn: String,
+    /// Its state machine's ARN.
+    pub state_machine_arn: String,
+    /// Its name.
+    pub name: String,
+    /// How it stands.
+    pub status: ExecutionStatus,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+    /// When it closed, ms since the epoch.
+    pub stop_ms: Option<u64>,
+    /// Its input.
+    pub input: Value,
+    /// Its output, once succeeded.
+    pub output: Option<Value>,
+    /// The error it failed, timed out or was stopped with.
+    pub error: Option<String>,
+    /// The cause it failed, timed out or was stopped with.
+    pub cause: Option<String>,
+    /// Events in its history so far (the cap is `history_events_max`).
+    pub event_count: u32,
+}
+
+/// One execution in a `ListExecutions` page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionListItem {
+    /// The execution's ARN.
+    pub execution_arn: String,
+    /// Its state machine's ARN.
+    pub state_machine_arn: String,
+    /// Its name.
+    pub name: String,
+    /// How it stands.
+    pub status: ExecutionStatus,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+    /// When it closed, ms since the epoch.
+    pub stop_ms: Option<u64>,
+}
+
+/// A `ListExecutions` request.
+#[derive(Debug, Clone, Default)]
+pub struct ListExecutions {
+    /// Only this machine's executions (name or ARN); all when `None`.
+    pub state_machine: Option<String>,
+    /// Only executions in this status.
+    pub status_filter: Option<ExecutionStatus>,
+    /// Page size, `1..=1000`; 0 means the default (100).
+    pub max_results: usize,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+}
+
+/// A page of executions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionPage {
+    /// The executions.
+    pub executions: Vec<ExecutionListItem>,
+    /// Pass it back for the next page; `None` on the last.
+    pub next_token: Option<String>,
+}
+
+/// A `GetExecutionHistory` request.
+#[derive(Debug, Clone)]
+pub struct HistoryQuery {
+    /// Page size, `1..=1000`; 0 means the default (100).
+    pub max_results: usize,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+    /// Newest event first.
+    pub reverse_order: bool,
+    /// Include inputs and outputs in the rendered events.
+    pub include_execution_data: bool,
+}
+
+impl Default for HistoryQuery {
+    fn default() -> Self {
+        Self {
+            max_results: 0,
+            next_token: None,
+            reverse_order: false,
+            include_execution_data: true,
+        }
+    }
+}
+
+/// A page of history events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPage {
+    /// The events, in the order asked for.
+    pub events: Vec<HistoryEvent>,
+    /// Pass it back for the next page; `None` on the last.
+    pub next_token: Option<String>,
+    /// Whether rendering includes inputs and outputs.
+    pub include_execution_data: bool,
+}
+
+impl HistoryPage {
+    /// The page in AWS `GetExecutionHistory` JSON shape.
+    pub fn to_aws_json(&self) -> Value {
+        let events: Vec<Value> = self
+            .events
+            .iter()
+            .map(|e| crate::history::aws_json::render_event(e, self.include_execution_data))
+            .collect();
+        let mut page = serde_json::Map::new();
+        page.insert("events".to_string(), Value::Array(events));
+        if let Some(token) = &self.next_token {
+            page.insert("nextToken".to_string(), Value::String(token.clone()));
+        }
+        Value::Object(page)
+    }
+}
+
+/// The engine handle: cheap to clone, `Send + Sync`.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("open_executions", &self.inner.open.lock().len())
+            .finish()
+    }
+}
+
+struct Inner {
+    store: Store,
+    options: EngineOptions,
+    interpreter_options: interpreter::Options,
+    handlers: RwLock<HashMap<String, Arc<dyn TaskHandler>>>,
+    /// Tasks whose resource had no handler when they were due, waiting for one.
+    parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
+    /// Open executions.
+    open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
+    /// Compiled definitions by the LSN of their machine's creation record.
+    definitions: Mutex<HashMap<Lsn, Arc<StateMachine>>>,
+    timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
+    timer_signal: Arc<TimerSignal>,
+    /// Counts closes; waiters on `closed_changed` re-check their execution.
+    closed_count: Mutex<u64>,
+    closed_changed: Condvar,
+    background_errors: Mutex<Vec<String>>,
+    /// Handler calls spawned and not yet recorded; `wait_idle` waits for 0.
+    in_flight: Mutex<usize>,
+    in_flight_changed: Condvar,
+    entropy: runtime::EntropySource,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+    shutdown: AtomicBool,
+}
+
+impl Engine {
+    /// Opens (creating if missing) the engine's log in `dir`, replays it, re-arms every timer of
+    /// the open executions and queues their unanswered tasks for dispatch.
+    pub fn open(dir: impl AsRef<Path>, options: EngineOptions) -> Result<Engine, Error> {
+        let wal_options = WalOptions {
+            durability: options.durability,
+            segment_size_bytes: options.segment_size_bytes,
+            read_only: options.read_only,
+            ..WalOptions::default()
+        };
+        let (wal, _report) = Wal::open(dir, wal_options).map_err(store::Error::from)?;
+        Self::open_with_log(Arc::new(wal), options)
+    }
+
+    /// Opens the engine over any [`Log`] (e.g. [`store::MemoryLog`] for tests without a disk).
+    pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
+        let mut states: HashMap<String, ExecutionState> = HashMap::new();
+        let store = Store::open(log, &mut |batch| {
+            let state = states.entry(batch.execution_arn.clone()).or_default();
+            for event in &batch.events {
+                apply(state, event).map_err(|e| store::Error::Visit {
+                    execution_arn: batch.execution_arn.clone(),
+                    reason: e.to_string(),
+                })?;
+            }
+            if state.status().is_closed() {
+                states.remove(&batch.execution_arn);
+            }
+            Ok(())
+        })?;
+        let engine = Self::assemble(store, options)?;
+        let mut recovered = Vec::with_capacity(states.len());
+        for (arn, state) in states {
+            let arn: Arc<str> = Arc::from(arn);
+            let summary = engine.summary(&arn)?;
+            let definition = engine.definition_at(summary.machine_lsn)?;
+            let effects = pending_effects(&state);
+            let slot = Arc::new(Slot::new(state, definition));
+            engine.inner.open.lock().insert(arn.clone(), slot.clone());
+            recovered.push((arn, slot, effects));
+        }
+        for (arn, slot, effects) in recovered {
+            engine.perform(&arn, &slot, effects);
+        }
+        if engine.inner.options.background_timers {
+            runtime::spawn_timer_thread(&engine)?;
+        }
+        Ok(engine)
+    }
+
+    fn assemble(store: Store, options: EngineOptions) -> Result<Engine, Error> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.worker_threads.max(1))
+            .thread_name("statelog-engine")
+            .enable_time()
+            .build()
+            .map_err(|e| Error::Runtime {
+                reason: e.to_string(),
+            })?;
+        let handle = runtime.handle().clone();
+        let interpreter_options = interpreter::Options {
+            history_events_max: options.history_events_max,
+            execution_open_ms_max: options.execution_open_ms_max,
+        };
+        let entropy = runtime::EntropySource::new(options.entropy_seed);
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                store,
+                interpreter_options,
+                options,
+                handlers: RwLock::new(HashMap::new()),
+                parked: Mutex::new(Vec::new()),
+                open: Mutex::new(HashMap::new()),
+                definitions: Mutex::new(HashMap::new()),
+                timers: Mutex::new(BinaryHeap::new()),
+                timer_signal: Arc::new(TimerSignal::default()),
+                closed_count: Mutex::new(0),
+                closed_changed: Condvar::new(),
+                background_errors: Mutex::new(Vec::new()),
+                in_flight: Mutex::new(0),
+                in_flight_changed: Condvar::new(),
+                entropy,
+                runtime: Mutex::new(Some(runtime)),
+                handle,
+                shutdown: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Registers the handler for Task states whose `Resource` is exactly `resource`, and
+    /// dispatches the tasks that were waiting for it (recovered or started before).
+    pub fn register_integration(&self, resource: &str, handler: impl TaskHandler) {
+        self.inner
+            .handlers
+            .write()
+            .insert(resource.to_string(), Arc::new(handler));
+        let waiting: Vec<_> = {
+            let mut parked = self.inner.parked.lock();
+            let (now, later) = parked.drain(..).partition(|(_, t)| t.resource == resource);
+            *parked = later;
+            now
+        };
+        for (arn, invocation) in waiting {
+            self.dispatch(&arn, invocation);
+        }
+    }
+
+    /// Creates a state machine. The same name with the same definition and role returns the
+    /// existing one; with another, `StateMachineAlreadyExists`.
+    pub fn create_state_machine(
+        &self,
+        name: &str,
+        definition: &str,
+        role_arn: Option<&str>,
+    ) -> Result<MachineDescription, Error> {
+        naming::check_name(name)?;
+        let compiled =
+            parse_definition(definition, &ValidationOptions::default()).map_err(|diagnostics| {
+                Error::InvalidDefinition {
+                    diagnostics: diagnostics
+                        .into_iter()
+                        .filter(|d| d.severity == crate::asl::Severity::Error)
+                        .collect(),
+                }
+            })?;
+        let role_arn = match role_arn {
+            Some(role) => role.to_string(),
+            None => self.default_role_arn(),
+        };
+        if let Some(existing) = self.inner.store.machine(name) {
+            if &*existing.definition == definition && existing.role_arn == role_arn {
+                return Ok(self.machine_description(&existing));
+            }
+            return Err(Error::StateMachineAlreadyExists {
+                state_machine_arn: self.state_machine_arn(name),
+            });
+        }
+        let now_ms = self.inner.options.clock.now_ms();
+        let machine = self
+            .inner
+            .store
+            .create_machine(name, definition, &role_arn, now_ms)
+            .map_err(|e| match e {
+                store::Error::MachineExists { name } => Error::StateMachineAlreadyExists {
+                    state_machine_arn: self.state_machine_arn(&name),
+                },
+                other => Error::Store(other),
+            })?;
+        self.inner
+            .definitions
+            .lock()
+            .insert(machine.lsn, Arc::new(compiled));
+        Ok(self.machine_description(&machine))
+    }
+
+    /// Describes a live state machine, by name or ARN.
+    pub fn describe_state_machine(&self, state_machine: &str) -> Result<MachineDescription, Error> {
+        let machine = self.live_machine(state_machine)?;
+        Ok(self.machine_description(&machine))
+    }
+
+    /// Every live state machine, by name.
+    pub fn list_state_machines(&self) -> Vec<MachineDescription> {
+        self.inner
+            .store
+            .machines()
+            .iter()
+            .map(|m| self.machine_description(m))
+            .collect()
+    }
+
+    /// Deletes a state machine (by name or ARN). Its running executions go on to their end.
+    pub fn delete_state_machine(&self, state_machine: &str) -> Result<(), Error> {
+        let machine = self.live_machine(state_machine)?;
+        let now_ms = self.inner.options.clock.now_ms();
+        self.inner
+            .store
+            .delete_machine(&machine.name, now_ms)
+            .map_err(|e| match e {
+                store::Error::UnknownMachine { name } => Error::StateMachineDoesNotExist {
+                    state_machine: name,
+                },
+                other => Error::Store(other),
+            })
+    }
+
+    /// Starts an execution of `state_machine` (name or ARN) with `input` (JSON text). `name`
+    /// defaults to a random UUID. The same name with the same input while it runs returns the
+    /// same execution; otherwise an existing name is `ExecutionAlreadyExists`, as AWS does.
+    /// Returns once the execution's first decision is durable.
+    pub fn start_execution(
+        &self,
+        state_machine: &str,
+        name: Option<&str>,
+        input: &str,
+    ) -> Result<StartedExecution, Error> {
+        let machine = self.live_machine(state_machine)?;
+        let input = parse_input(input)?;
+        let name = match name {
+            Some(name) => {
+                naming::check_name(name)?;
+                name.to_string()
+            }
+            None => naming::random_name(),
+        };
+        let execution_arn = self.execution_arn(&machine.name, &name);
+        let definition = self.definition_at(machine.lsn)?;
+        runtime::start(self, &machine, definition, execution_arn, input)
+    }
+
+    /// Describes an execution.
+    pub fn describe_execution(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
+        let summary = self.summary(execution_arn)?;
+        let (first, last) = self.inner.store.first_and_last_events(execution_arn)?;
+        let EventDetails::ExecutionStarted(started) = &first.details else {
+            return Err(Error::Store(store::Error::NotStarted {
+                execution_arn: execution_arn.to_string(),
+                found: first.details.type_name(),
+            }));
+        };
+        let (output, error, cause) = match &last.details {
+            EventDetails::ExecutionSucceeded(out) => (Some(out.output.clone()), None, None),
+            EventDetails::ExecutionFailed(ec)
+            | EventDetails::ExecutionAborted(ec)
+            | EventDetails::ExecutionTimedOut(ec) => (None, ec.error.clone(), ec.cause.clone()),
+            _ => (None, None, None),
+        };
+        Ok(ExecutionDescription {
+            execution_arn: execution_arn.to_string(),
+            state_machine_arn: started.state_machine_arn.clone(),
+            name: naming::execution_name(execution_arn).to_string(),
+            status: summary.status,
+            start_ms: summary.start_ms,
+            stop_ms: summary.stop_ms,
+            input: started.input.clone(),
+            output,
+            error,
+            cause,
+            event_count: summary.event_count,
+        })
+    }
+
+    /// Lists executions newest first, optionally of one machine and in one status, a page at a
+    /// time.
+    pub fn list_executions(&self, request: &ListExecutions) -> Result<ExecutionPage, Error> {
+        let limit = page_size(
+            request.max_results,
+            LIST_PAGE_EXECUTIONS_DEFAULT,
+            LIST_PAGE_EXECUTIONS_MAX,
+        )?;
+        let machine_lsn = match &request.state_machine {
+            Some(machine) => Some(self.live_machine(machine)?.lsn),
+            None => None,
+        };
+        let before = match &request.next_token {
+            Some(token) => Some(
+                token
+                    .strip_prefix("x")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| Error::InvalidToken {
+                        token: token.clone(),
+                    })?,
+            ),
+            None => None,
+        };
+        let mut found =
+            self.inner
+                .store
+                .executions(machine_lsn, request.status_filter, before, limit + 1);
+        let next_token = if found.len() > limit {
+            found.truncate(limit);
+            found.last().map(|e| format!("x{}", e.start_index))
+        } else {
+            None
+        };
+        let executions = found
+            .iter()
+            .map(|e| ExecutionListItem {
+                execution_arn: e.execution_arn.to_string(),
+                state_machine_arn: self
+                    .inner
+                    .store
+                    .machine_at(e.machine_lsn)
+                    .map(|m| self.state_machine_arn(&m.name))
+                    .unwrap_or_default(),
+                name: naming::execution_name(&e.execution_arn).to_string(),
+                status: e.status,
+                start_ms: e.start_ms,
+                stop_ms: e.stop_ms,
+            })
+            .collect();
+        Ok(ExecutionPage {
+            executions,
+            next_token,
+        })
+    }
+
+    /// Stops a running execution with `error` and `cause` (both optional); returns the stop time.
+    /// Stopping a closed execution changes nothing and returns its stop time.
+    pub fn stop_execution(
+        &self,
+        execution_arn: &str,
+        error: Option<&str>,
+        cause: Option<&str>,
+    ) -> Result<u64, Error> {
+        let summary = self.summary(execution_arn)?;
+        if !summary.status.is_closed() {
+            self.drive(
+                execution_arn,
+                interpreter::Trigger::Stop {
+                    error: error.map(str::to_string),
+                    cause: cause.map(str::to_string),
+                },
+            )?;
+        }
+        let summary = self.summary(execution_arn)?;
+        Ok(summary
+            .stop_ms
+            .unwrap_or_else(|| self.inner.options.clock.now_ms()))
+    }
+
+    /// Reads a page of an execution's history from the log.
+    pub fn get_execution_history(
+        &self,
+        execution_arn: &str,
+        query: &HistoryQuery,
+    ) -> Result<HistoryPage, Error> {
+        let limit = page_size(
+            query.max_results,
+            HISTORY_PAGE_EVENTS_DEFAULT,
+            HISTORY_PAGE_EVENTS_MAX,
+        )?;
+        self.summary(execution_arn)?;
+        let mut events = self.inner.store.history(execution_arn)?;
+        let direction = if query.reverse_order { "r" } else { "f" };
+        let offset = match &query.next_token {
+            Some(token) => token
+                .strip_prefix(direction)
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n <= events.len())
+                .ok_or_else(|| Error::InvalidToken {
+                    token: token.clone(),
+                })?,
+            None => 0,
+        };
+        if query.reverse_order {
+            events.reverse();
+        }
+        let total = events.len();
+        let end = offset.saturating_add(limit).min(total);
+        let page: Vec<HistoryEvent> = events.drain(offset..end).collect();
+        Ok(HistoryPage {
+            events: page,
+            next_token: (end < total).then(|| format!("{direction}{end}")),
+            include_execution_data: query.include_execution_data,
+        })
+    }
+
+    /// Blocks until the execution is closed, then describes it.
+    pub fn wait_until_closed(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
+        let mut guard = self.inner.closed_count.lock();
+        loop {
+            if self.summary(execution_arn)?.status.is_closed() {
+                drop(guard);
+                return self.describe_execution(execution_arn);
+            }
+            self.inner.closed_changed.wait(&mut guard);
+        }
+    }
+
+    /// Blocks until every handler call spawned so far has answered and its answer is recorded
+    /// (tasks parked for want of a handler do not count). With a manual clock and no background
+    /// timers, the engine is then quiet until the next `run_due_timers`.
+    pub fn wait_idle(&self) {
+        let mut in_flight = self.inner.in_flight.lock();
+        while *in_flight > 0 {
+            self.inner.in_flight_changed.wait(&mut in_flight);
+        }
+    }
+
+    /// Fires every timer due at the clock's current time; returns how many fired.
+    pub fn run_due_timers(&self) -> usize {
+        runtime::run_due_timers(self)
+    }
+
+    /// The due time of the earliest armed timer, if any.
+    pub fn next_timer_due_ms(&self) -> Option<u64> {
+        self.inner.timers.lock().peek().map(|t| t.0.due_ms)
+    }
+
+    /// How many executions are open.
+    pub fn open_execution_count(&self) -> usize {
+        self.inner.open.lock().len()
+    }
+
+    /// Failures of background work (a handler's answer that could not be recorded, a timer that
+    /// could not fire), oldest first. Empty in a healthy engine.
+    pub fn background_errors(&self) -> Vec<String> {
+        self.inner.background_errors.lock().clone()
+    }
+
+    /// The clock the engine runs on.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.options.clock
+    }
+
+    /// `arn:aws:states:<region>:<account>:stateMachine:<name>`.
+    pub fn state_machine_arn(&self, name: &str) -> String {
+        format!(
+            "arn:aws:states:{}:{}:stateMachine:{name}",
+            self.inner.options.region, self.inner.options.account
+        )
+    }
+
+    /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
+    pub fn execution_arn(&self, machine: &str, name: &str) -> String {
+        format!(
+            "arn:aws:states:{}:{}:execution:{machine}:{name}",
+            self.inner.options.region, self.inner.options.account
+        )
+    }
+
+    fn default_role_arn(&self) -> String {
+        self.inner
+            .options
+            .role_arn_default
+            .clone()
+            .unwrap_or_else(|| {
+                format!(
+                    "arn:aws:iam::{}:role/statelog-execution",
+                    self.inner.options.account
+                )
+            })
+    }
+
+    fn machine_description(&self, machine: &Machine) -> MachineDescription {
+        MachineDescription {
+            state_machine_arn: self.state_machine_arn(&machine.name),
+            name: machine.name.clone(),
+            definition: machine.definition.to_string(),
+            role_arn: machine.role_arn.clone(),
+            created_ms: machine.created_ms,
+        }
+    }
+
+    fn live_machine(&self, state_machine: &str) -> Result<Arc<Machine>, Error> {
+        let name = if state_machine.starts_with("arn:") {
+            if !state_machine.contains(":stateMachine:") {
+                return Err(Error::InvalidArn {
+                    arn: state_machine.to_string(),
+                    reason: "not a state machine ARN".to_string(),
+                });
+            }
+            store::machine_name(state_machine)
+        } else {
+            state_machine
+        };
+        self.inner
+            .store
+            .machine(name)
+            .ok_or_else(|| Error::StateMachineDoesNotExist {
+                state_machine: state_machine.to_string(),
+            })
+    }
+
+    fn summary(&self, execution_arn: &str) -> Result<ExecutionSummary, Error> {
+        self.inner
+            .store
+            .execution(execution_arn)
+            .ok_or_else(|| Error::ExecutionDoesNotExist {
+                execution_arn: execution_arn.to_string(),
+            })
+    }
+
+    fn definition_at(&self, machine_lsn: Lsn) -> Result<Arc<StateMachine>, Error> {
+        if let Some(definition) = self.inner.definitions.lock().get(&machine_lsn) {
+            return Ok(definition.clone());
+        }
+        let machine = self.inner.store.machine_at(machine_lsn).ok_or_else(|| {
+            Error::StateMachineDoesNotExist {
+                state_machine: format!("created at lsn {machine_lsn}"),
+            }
+        })?;
+        let compiled = parse_definition(&machine.definition, &ValidationOptions::default())
+            .map_err(|diagnostics| Error::InvalidDefinition { diagnostics })?;
+        let compiled = Arc::new(compiled);
+        self.inner
+            .definitions
+            .lock()
+            .insert(machine_lsn, compiled.clone());
+        Ok(compiled)
+    }
+}
+
+fn parse_input(input: &str) -> Result<Value, Error> {
+    if input.len() > PAYLOAD_SIZE_BYTES_MAX {
+        return Err(Error::InvalidExecutionInput {
+            reason: format!(
+                "the input is {} bytes; the limit is {PAYLOAD_SIZE_BYTES_MAX} bytes",
+                input.len()
+            ),
+        });
+    }
+    serde_json::from_str(input).map_err(|e| Error::InvalidExecutionInput {
+        reason: format!("the input is not valid JSON: {e}"),
+    })
+}
+
+fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
+    match asked {
+        0 => Ok(default),
+        n if n <= max => Ok(n),
+        n => Err(Error::InvalidArgument {
+            field: "maxResults",
+            reason: format!("{n} is outside 1..={max}"),
+        }),
+    }
+}

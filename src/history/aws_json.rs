@@ -3,7 +3,7 @@
 //! "<x>EventDetails": {...}}`, with payloads as compact JSON text and each event type under the
 //! details key AWS uses for it (matched against the conformance recordings).
 //!
-//! Must not: show statelog's own bookkeeping (`scope`, `timer_due_ms`, the ARNs inside
+//! Must not: show statelog's own bookkeeping (`scope`, `timer`, the ARNs inside
 //! `ExecutionStarted`), do I/O.
 
 use serde_json::{json, Map, Value};
@@ -276,7 +276,7 @@ mod tests {
             timestamp_ms: 1_700_000_000_250,
             details,
             scope: vec![],
-            timer_due_ms: None,
+            timer: None,
         }
     }
 

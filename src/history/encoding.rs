@@ -78,7 +78,11 @@ mod tests {
                         .into(),
                 }),
                 scope: vec![],
-                timer_due_ms: Some(99),
+                timer: Some(TimerArm {
+                    due_ms: 99,
+                    owner: vec![],
+                    purpose: TimerPurpose::ExecutionTimeout,
+                }),
             },
             HistoryEvent {
                 id: EventId(2),
@@ -91,7 +95,7 @@ mod tests {
                     cause: None,
                 }),
                 scope: vec![0, 3],
-                timer_due_ms: None,
+                timer: None,
             },
             HistoryEvent {
                 id: EventId(3),
@@ -99,7 +103,7 @@ mod tests {
                 timestamp_ms: 1_700_000_000_125,
                 details: EventDetails::MapStateSucceeded,
                 scope: vec![],
-                timer_due_ms: None,
+                timer: None,
             },
         ];
         EventBatch {

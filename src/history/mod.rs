@@ -83,7 +83,7 @@ impl std::fmt::Display for EventId {
 
 /// One event of an execution's history.
 ///
-/// `scope` and `timer_due_ms` are statelog's own bookkeeping that AWS does not show: they are
+/// `scope` and `timer` are statelog's own bookkeeping that AWS does not show: they are
 /// stored in the WAL (replay needs them) and never rendered in the AWS JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryEvent {
@@ -99,10 +99,38 @@ pub struct HistoryEvent {
     /// branch or a Map iteration, the scope of the Parallel/Map state followed by the branch or
     /// iteration index.
     pub scope: Vec<u32>,
-    /// When the event arms a timer (a Wait, a retry backoff, a task timeout, the execution
-    /// timeout), its due time in milliseconds since the epoch. Recorded, never recomputed, so a
-    /// replay reproduces drawn jitter exactly.
-    pub timer_due_ms: Option<u64>,
+    /// The timer this event arms, if any (a Wait, a retry backoff, a task timeout, the execution
+    /// timeout). Its due time is recorded, never recomputed, so a replay reproduces drawn jitter
+    /// exactly. The timer's id is this event's id.
+    pub timer: Option<TimerArm>,
+}
+
+/// A timer armed by an event (statelog bookkeeping, not shown in the AWS JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerArm {
+    /// When the timer is due, in milliseconds since the epoch.
+    pub due_ms: u64,
+    /// The scope of the state the timer belongs to (see [`HistoryEvent::scope`]); it may differ
+    /// from the arming event's scope (a Parallel's retry is armed by its failed branch's event).
+    pub owner: Vec<u32>,
+    /// What the timer is for.
+    pub purpose: TimerPurpose,
+}
+
+/// What a [`TimerArm`] is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimerPurpose {
+    /// A Wait state's wait.
+    Wait,
+    /// The backoff before retrying the owner state after `error`.
+    RetryBackoff {
+        /// The error that was retried (counts against the retrier that matches it).
+        error: String,
+    },
+    /// The owner task's `TimeoutSeconds`.
+    TaskTimeout,
+    /// The execution's `TimeoutSeconds` or open-time limit.
+    ExecutionTimeout,
 }
 
 /// Checks that `events` continue a history whose last id is `last_id`: ids dense and increasing,
@@ -316,6 +344,9 @@ pub struct TaskScheduled {
     pub heartbeat_in_seconds: Option<u64>,
     /// `taskCredentials.roleArn`.
     pub task_credentials_role_arn: Option<String>,
+    /// The Task's `Resource` ARN as written (statelog bookkeeping: names the integration to
+    /// call on recovery; not rendered).
+    pub resource_arn: String,
 }
 
 /// `taskStartedEventDetails`: which integration.
@@ -587,7 +618,7 @@ mod tests {
             timestamp_ms: 0,
             details: EventDetails::ParallelStateStarted,
             scope: Vec::new(),
-            timer_due_ms: None,
+            timer: None,
         };
         assert!(check_sequence(0, &[event(1, 0), event(2, 0), event(3, 2)]).is_ok());
         assert!(matches!(

@@ -1,1 +1,254 @@
-//! interpreter: pure stepping. `decide(state, trigger, definition, now) -> events` and `apply(state, event)`. No I/O, no clock, no WAL.
+//! interpreter: pure stepping of one execution. `decide(definition, state, trigger, now_ms, ...)`
+//! returns the new events (and the effects they call for); `apply(state, event)` folds one event
+//! into the [`ExecutionState`]. No I/O, no clock (time comes in as `now_ms`), no randomness of its
+//! own (jitter and intrinsic randomness come from the caller's [`Entropy`] and are recorded in
+//! the events), no WAL.
+//!
+//! # How the engine drives it
+//! ```text
+//! trigger -> decide(def, &state, trigger, now_ms, &options, entropy) -> Decision { events, effects }
+//!         -> store appends `events` durably (one commit)
+//!         -> apply(&mut state, e) for each e in events        (state now equals decide's result)
+//!         -> perform `effects` (invoke task handlers, arm timers, report the close)
+//! recovery: state = fold(apply, events from the log); perform pending_effects(&state)
+//! ```
+//!
+//! # Invariants
+//! - `decide` never mutates its input: it works on a clone and returns events that, applied to
+//!   the original state in order, reproduce exactly the state it ended with (tested by replay).
+//! - Events are dense from 1; `previousEventId` follows AWS (see `state` for the rule).
+//! - A decision runs the machine as far as it can go without the outside world: a chain of
+//!   Pass/Choice/Succeed/Fail states, Parallel branches and Map iterations made only of them, run
+//!   to their end in one decision, so they commit once.
+//! - Every wait is visible in the folded state: [`pending_effects`] re-derives the timers to arm
+//!   and the tasks to dispatch, so recovery needs nothing but the log.
+//! - Stale triggers (a timer that is no longer armed, a task that is no longer running) produce an
+//!   empty decision, never an error: timers and handlers are at-least-once.
+//! - ASL runtime failures (`States.Runtime`, a task's error) are history data, not Rust errors.
+//!   [`Error`] is for misuse (a trigger on a closed execution, an event that does not fit the
+//!   state) and for paths not implemented yet.
+//!
+//! Must not: do I/O, read a clock, draw random numbers itself, or know about the WAL.
+
+mod decide;
+mod effects;
+mod io;
+mod state;
+
+pub use decide::decide;
+pub use effects::pending_effects;
+pub use state::{apply, ExecutionState, ExecutionStatus};
+
+use serde_json::Value;
+
+use crate::history::{EventId, HistoryEvent};
+pub use crate::paths::Entropy;
+
+/// Errors of the interpreter (not ASL failures: those are events).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `Start` on an execution that already has events.
+    #[error("the execution has already started ({event_count} events)")]
+    AlreadyStarted {
+        /// How many events the execution has.
+        event_count: u32,
+    },
+    /// A trigger other than `Start` on an execution that has not started.
+    #[error("trigger {trigger} on an execution that has not started")]
+    NotStarted {
+        /// The trigger's name.
+        trigger: &'static str,
+    },
+    /// A trigger on an execution that is already closed.
+    #[error("trigger {trigger} on an execution that is already closed ({status:?})")]
+    Closed {
+        /// The trigger's name.
+        trigger: &'static str,
+        /// How the execution closed.
+        status: ExecutionStatus,
+    },
+    /// An event that does not fit the folded state (a corrupt or foreign history).
+    #[error("event {event_id} ({event_type}) does not fit the execution state: {reason}")]
+    Inconsistent {
+        /// The offending event's id.
+        event_id: u32,
+        /// The offending event's type.
+        event_type: &'static str,
+        /// What does not fit.
+        reason: String,
+    },
+    /// The definition does not match the history (a state named in the history is missing).
+    #[error("state '{state}' of the history is not in the definition")]
+    UnknownState {
+        /// The missing state's name.
+        state: String,
+    },
+    /// A feature the interpreter does not run yet.
+    #[error("not supported yet: {feature} (state '{state}')")]
+    Unsupported {
+        /// What is missing, e.g. "activity resources".
+        feature: String,
+        /// The state that needs it.
+        state: String,
+    },
+}
+
+/// What the execution is, for its `ExecutionStarted` event and `$$.Execution` / `$$.StateMachine`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartRequest {
+    /// The execution input.
+    pub input: Value,
+    /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
+    pub execution_arn: String,
+    /// `arn:aws:states:<region>:<account>:stateMachine:<machine>`.
+    pub state_machine_arn: String,
+    /// The role the execution runs as.
+    pub role_arn: String,
+}
+
+/// Something from the outside world that moves an execution.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Trigger {
+    /// Start the execution (its first decision).
+    Start(StartRequest),
+    /// A task handler answered with a result.
+    TaskSucceeded {
+        /// The task (the id of its `TaskScheduled` event, see [`Effect::InvokeTask`]).
+        task_id: EventId,
+        /// The result.
+        output: Value,
+    },
+    /// A task handler failed.
+    TaskFailed {
+        /// The task.
+        task_id: EventId,
+        /// The error name (matched by Retry/Catch).
+        error: String,
+        /// The human cause.
+        cause: String,
+    },
+    /// The runtime observed that a task ran out of time (a heartbeat it tracks itself; the
+    /// task's `TimeoutSeconds` arrives as a [`Trigger::TimerFired`]).
+    TaskTimedOut {
+        /// The task.
+        task_id: EventId,
+        /// `States.Timeout` or `States.HeartbeatTimeout`.
+        error: String,
+    },
+    /// A timer armed by [`Effect::ArmTimer`] is due.
+    TimerFired {
+        /// The timer (the id of the event that armed it).
+        timer_id: EventId,
+    },
+    /// StopExecution.
+    Stop {
+        /// The error to record, if any.
+        error: Option<String>,
+        /// The cause to record, if any.
+        cause: Option<String>,
+    },
+}
+
+impl Trigger {
+    /// The trigger's name, for errors and logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Trigger::Start(_) => "Start",
+            Trigger::TaskSucceeded { .. } => "TaskSucceeded",
+            Trigger::TaskFailed { .. } => "TaskFailed",
+            Trigger::TaskTimedOut { .. } => "TaskTimedOut",
+            Trigger::TimerFired { .. } => "TimerFired",
+            Trigger::Stop { .. } => "Stop",
+        }
+    }
+}
+
+/// Knobs of `decide` that the embedder sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The event that would have this id is replaced by `ExecutionFailed` (`States.Runtime`).
+    pub history_events_max: u32,
+    /// The longest an execution may stay open (AWS: 1 year); it then times out.
+    pub execution_open_ms_max: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            history_events_max: crate::limits::HISTORY_EVENTS_MAX,
+            execution_open_ms_max: crate::limits::EXECUTION_OPEN_MS_MAX,
+        }
+    }
+}
+
+/// Why a timer exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerKind {
+    /// A Wait state.
+    Wait,
+    /// The backoff before a retry.
+    RetryBackoff,
+    /// A task's `TimeoutSeconds`.
+    TaskTimeout,
+    /// The execution's `TimeoutSeconds` or the open-time limit.
+    ExecutionTimeout,
+}
+
+/// A task to hand to its integration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskInvocation {
+    /// Identifies this attempt: the id of its `TaskScheduled` event. Unique within the
+    /// execution, so handlers can deduplicate (dispatch is at-least-once).
+    pub task_id: EventId,
+    /// 0 for the first attempt, then 1, 2, ... (`$$.State.RetryCount`).
+    pub attempt: u32,
+    /// The Task state's name.
+    pub state_name: String,
+    /// The `Resource` ARN as written.
+    pub resource: String,
+    /// The effective input (after InputPath and Parameters).
+    pub input: Value,
+    /// The Context object as the task sees it.
+    pub context: Value,
+}
+
+/// Something the runtime must do after the decision's events are durable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Call the task's integration; answer with `TaskSucceeded`/`TaskFailed`.
+    InvokeTask(TaskInvocation),
+    /// Stop waiting for a task that no longer matters (aborted, timed out); best effort.
+    CancelTask {
+        /// The task.
+        task_id: EventId,
+    },
+    /// Fire `TimerFired { timer_id }` at `due_ms` (or at once if already past).
+    ArmTimer {
+        /// The timer.
+        timer_id: EventId,
+        /// When, in ms since the epoch.
+        due_ms: u64,
+        /// Why.
+        kind: TimerKind,
+    },
+    /// The execution closed; nothing more will happen to it.
+    Closed {
+        /// How it closed.
+        status: ExecutionStatus,
+    },
+}
+
+/// The result of one `decide`: events to append (in one commit) and effects to perform once
+/// they are durable.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    /// The new events, ids continuing the history densely.
+    pub events: Vec<HistoryEvent>,
+    /// What to do once `events` are durable.
+    pub effects: Vec<Effect>,
+}
+
+#[cfg(test)]
+mod tests;

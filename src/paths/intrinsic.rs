@@ -851,12 +851,12 @@ fn apply(
         }
         Function::ArrayUnique => {
             let items = want_array(f, take(0), "first")?;
-            let mut out: Vec<Value> = Vec::with_capacity(items.len());
-            for item in items {
-                if !out.iter().any(|seen| json_equal(seen, &item)) {
-                    out.push(item);
-                }
-            }
+            // A canonical text per element keeps this linear (a pairwise scan is quadratic).
+            let mut seen = std::collections::HashSet::with_capacity(items.len());
+            let out: Vec<Value> = items
+                .into_iter()
+                .filter(|item| seen.insert(canonical_key(item)))
+                .collect();
             Ok(Value::Array(out))
         }
         Function::Base64Encode => {
@@ -1003,6 +1003,47 @@ fn want_rounded(f: Function, v: &Value, which: &str) -> Result<i64, StatesError>
             ),
         )),
     }
+}
+
+/// A text equal for two values exactly when [`json_equal`] holds: numbers with an integral value
+/// print as integers, object keys are sorted.
+fn canonical_key(value: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => out.push_str(&i.to_string()),
+                (None, Some(u), _) => out.push_str(&u.to_string()),
+                (None, None, Some(x)) if x.fract() == 0.0 && x.abs() < 9.0e15 => {
+                    out.push_str(&(x as i64).to_string())
+                }
+                _ => out.push_str(&n.to_string()),
+            },
+            Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    write(item, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                out.push('{');
+                for (k, item) in entries {
+                    out.push_str(&to_json_text(&Value::String(k.clone())));
+                    out.push(':');
+                    write(item, out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            other => out.push_str(&to_json_text(other)),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
 }
 
 /// JSON equality where `1` equals `1.0`.

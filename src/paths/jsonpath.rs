@@ -611,6 +611,28 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
+    /// Records one match, charging it to the budget, so that no segment can multiply the
+    /// match list without paying for it.
+    fn emit(&mut self, out: &mut Vec<Found<'a>>, found: Found<'a>) -> Result<(), BudgetExceeded> {
+        self.step()?;
+        out.push(found);
+        Ok(())
+    }
+
+    /// Charges one step per node of `value`: the price of cloning it.
+    pub(crate) fn charge_size(&mut self, value: &Value) -> Result<(), BudgetExceeded> {
+        let mut stack = vec![value];
+        while let Some(node) = stack.pop() {
+            self.step()?;
+            match node {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.values()),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Every location the segments reach from `start`, in document order.
     pub(crate) fn matches(
         &mut self,
@@ -649,18 +671,18 @@ impl<'a> Evaluator<'a> {
             Segment::Child(name) => match value {
                 Value::Object(map) => {
                     if let Some(child) = map.get(name) {
-                        out.push(Found::Ref(child));
+                        self.emit(out, Found::Ref(child))?;
                     }
                 }
                 Value::Array(items) if name == "length" => {
-                    out.push(Found::Owned(Value::from(items.len())));
+                    self.emit(out, Found::Owned(Value::from(items.len())))?;
                 }
                 _ => {}
             },
             Segment::Index(index) => {
                 if let Value::Array(items) = value {
                     if let Some(i) = resolve_index(*index, items.len()) {
-                        out.push(Found::Ref(&items[i]));
+                        self.emit(out, Found::Ref(&items[i]))?;
                     }
                 }
             }
@@ -668,13 +690,13 @@ impl<'a> Evaluator<'a> {
                 Value::Object(map) => {
                     for child in map.values() {
                         self.step()?;
-                        out.push(Found::Ref(child));
+                        self.emit(out, Found::Ref(child))?;
                     }
                 }
                 Value::Array(items) => {
                     for child in items {
                         self.step()?;
-                        out.push(Found::Ref(child));
+                        self.emit(out, Found::Ref(child))?;
                     }
                 }
                 _ => {}
@@ -683,7 +705,7 @@ impl<'a> Evaluator<'a> {
                 if let Value::Array(items) = value {
                     for i in slice_indexes(*start, *end, *step, items.len()) {
                         self.step()?;
-                        out.push(Found::Ref(&items[i]));
+                        self.emit(out, Found::Ref(&items[i]))?;
                     }
                 }
             }
@@ -691,7 +713,7 @@ impl<'a> Evaluator<'a> {
                 if let Value::Object(map) = value {
                     for name in names {
                         if let Some(child) = map.get(name) {
-                            out.push(Found::Ref(child));
+                            self.emit(out, Found::Ref(child))?;
                         }
                     }
                 }
@@ -700,7 +722,7 @@ impl<'a> Evaluator<'a> {
                 if let Value::Array(items) = value {
                     for index in indexes {
                         if let Some(i) = resolve_index(*index, items.len()) {
-                            out.push(Found::Ref(&items[i]));
+                            self.emit(out, Found::Ref(&items[i]))?;
                         }
                     }
                 }
@@ -710,17 +732,17 @@ impl<'a> Evaluator<'a> {
                 if let Value::Array(items) = value {
                     for item in items {
                         if self.test(filter, item)? {
-                            out.push(Found::Ref(item));
+                            self.emit(out, Found::Ref(item))?;
                         }
                     }
                 } else if value.is_object() && self.test(filter, value)? {
                     // Jayway applies a filter on an object to the object itself.
-                    out.push(Found::Ref(value));
+                    self.emit(out, Found::Ref(value))?;
                 }
             }
             Segment::Length => {
                 if let Some(n) = length_of(value) {
-                    out.push(Found::Owned(n));
+                    self.emit(out, Found::Owned(n))?;
                 }
             }
         }
@@ -746,13 +768,17 @@ impl<'a> Evaluator<'a> {
             match node {
                 Value::Object(map) => {
                     if matches!(selector, Segment::Wildcard) {
-                        out.extend(map.values().map(Found::Ref));
+                        for child in map.values() {
+                            self.emit(out, Found::Ref(child))?;
+                        }
                     }
                     stack.extend(map.values().rev());
                 }
                 Value::Array(items) => {
                     if matches!(selector, Segment::Wildcard) {
-                        out.extend(items.iter().map(Found::Ref));
+                        for child in items {
+                            self.emit(out, Found::Ref(child))?;
+                        }
                     }
                     stack.extend(items.iter().rev());
                 }
@@ -801,6 +827,9 @@ impl<'a> Evaluator<'a> {
                 } else if found.is_empty() {
                     Ok(None)
                 } else {
+                    for f in &found {
+                        self.charge_size(f.as_value())?;
+                    }
                     Ok(Some(Found::Owned(Value::Array(
                         found.into_iter().map(Found::into_value).collect(),
                     ))))

@@ -19,6 +19,7 @@
 
 use serde_json::Value;
 
+pub mod fuzzing;
 pub mod intrinsic;
 mod jsonpath;
 pub mod pipeline;

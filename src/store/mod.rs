@@ -1,1 +1,685 @@
-//! store: execution histories over the WAL: append events durably, rebuild state, index executions. Never depends on the interpreter.
+//! store: executions and state machines over the log. Appends each decision's events as one
+//! atomic log batch, keeps a small in-memory index (execution -> machine, status, start/stop
+//! time, event count, LSNs of its records), and reads a history back from the log on demand.
+//! `open` rebuilds the index by scanning the log and hands every event batch to the caller, so
+//! the engine can fold open executions in the same pass.
+//!
+//! Invariants:
+//! - An execution's events are dense from 1; every append is checked against the index before it
+//!   is written and every history is checked again after it is read back.
+//! - The index holds no payloads: a closed execution costs a few hundred bytes (its ARN, a few
+//!   numbers and the LSNs of its records), whatever the size of its history.
+//! - Appends for one execution are serialized by the caller (the engine); the store never holds
+//!   its index lock across a log append, so executions share group commits.
+//!
+//! Must not: depend on the interpreter, read a clock (times come in as arguments), or interpret
+//! a definition (it stores the text).
+
+mod log;
+mod record;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use statelog_wal::Lsn;
+
+use crate::history::encoding::{self, EventBatch};
+use crate::history::{check_sequence, EventDetails, HistoryEvent};
+
+pub use log::{Log, MemoryLog};
+pub use record::{MachineRecord, KIND_EVENTS, KIND_MACHINE};
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The log failed (I/O, corruption, poisoned after a failed sync).
+    #[error("log: {0}")]
+    Log(#[from] statelog_wal::Error),
+    /// A record could not be encoded.
+    #[error("cannot encode {what}: {reason}")]
+    Encode {
+        /// What was being encoded.
+        what: &'static str,
+        /// What the encoder reported.
+        reason: String,
+    },
+    /// A record in the log does not decode.
+    #[error("record at lsn {lsn} (kind {kind}) does not decode: {reason}")]
+    Decode {
+        /// The record's LSN.
+        lsn: u64,
+        /// The record's kind.
+        kind: u8,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A record of a kind this build does not know.
+    #[error("record at lsn {lsn} has unknown kind {kind}")]
+    UnknownKind {
+        /// The record's LSN.
+        lsn: u64,
+        /// The kind found.
+        kind: u8,
+    },
+    /// Events that do not continue the execution's history densely.
+    #[error("events for {execution_arn} do not continue its history: {reason}")]
+    BadSequence {
+        /// The execution.
+        execution_arn: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The first events of an execution do not start with `ExecutionStarted`.
+    #[error("the first event of {execution_arn} is {found}, not ExecutionStarted")]
+    NotStarted {
+        /// The execution.
+        execution_arn: String,
+        /// The event type found.
+        found: &'static str,
+    },
+    /// No execution with this ARN.
+    #[error("no execution {execution_arn}")]
+    UnknownExecution {
+        /// The ARN asked for.
+        execution_arn: String,
+    },
+    /// No (live) state machine with this name.
+    #[error("no state machine named '{name}'")]
+    UnknownMachine {
+        /// The name asked for.
+        name: String,
+    },
+    /// A live state machine already has this name.
+    #[error("a state machine named '{name}' already exists")]
+    MachineExists {
+        /// The name.
+        name: String,
+    },
+    /// A record read back for an execution belongs to another one.
+    #[error("record at lsn {lsn} belongs to {found}, not {execution_arn}")]
+    ForeignRecord {
+        /// The record's LSN.
+        lsn: u64,
+        /// The execution whose history was read.
+        execution_arn: String,
+        /// The execution the record names.
+        found: String,
+    },
+    /// The caller's visitor refused a batch during `open` (e.g. it does not fold).
+    #[error("recovery of {execution_arn} failed: {reason}")]
+    Visit {
+        /// The execution whose batch was refused.
+        execution_arn: String,
+        /// Why.
+        reason: String,
+    },
+    /// An LSN the index points at holds no record.
+    #[error("lsn {lsn} of {execution_arn} holds no record")]
+    MissingRecord {
+        /// The LSN.
+        lsn: u64,
+        /// The execution.
+        execution_arn: String,
+    },
+}
+
+/// How an execution stands, as the index knows it from its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionStatus {
+    /// Started and not closed.
+    Running,
+    /// Closed by `ExecutionSucceeded`.
+    Succeeded,
+    /// Closed by `ExecutionFailed`.
+    Failed,
+    /// Closed by `ExecutionTimedOut`.
+    TimedOut,
+    /// Closed by `ExecutionAborted` (StopExecution).
+    Aborted,
+}
+
+impl ExecutionStatus {
+    /// The AWS name (`RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `ABORTED`).
+    pub fn aws_name(self) -> &'static str {
+        match self {
+            ExecutionStatus::Running => "RUNNING",
+            ExecutionStatus::Succeeded => "SUCCEEDED",
+            ExecutionStatus::Failed => "FAILED",
+            ExecutionStatus::TimedOut => "TIMED_OUT",
+            ExecutionStatus::Aborted => "ABORTED",
+        }
+    }
+
+    /// Parses an AWS status name.
+    pub fn from_aws_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "RUNNING" => ExecutionStatus::Running,
+            "SUCCEEDED" => ExecutionStatus::Succeeded,
+            "FAILED" => ExecutionStatus::Failed,
+            "TIMED_OUT" => ExecutionStatus::TimedOut,
+            "ABORTED" => ExecutionStatus::Aborted,
+            _ => return None,
+        })
+    }
+
+    /// True once closed.
+    pub fn is_closed(self) -> bool {
+        self != ExecutionStatus::Running
+    }
+
+    /// The status an event moves an execution to, if it moves it.
+    fn after(details: &EventDetails) -> Option<Self> {
+        Some(match details {
+            EventDetails::ExecutionStarted(_) | EventDetails::ExecutionRedriven(_) => {
+                ExecutionStatus::Running
+            }
+            EventDetails::ExecutionSucceeded(_) => ExecutionStatus::Succeeded,
+            EventDetails::ExecutionFailed(_) => ExecutionStatus::Failed,
+            EventDetails::ExecutionTimedOut(_) => ExecutionStatus::TimedOut,
+            EventDetails::ExecutionAborted(_) => ExecutionStatus::Aborted,
+            _ => return None,
+        })
+    }
+}
+
+/// A state machine as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// Its name.
+    pub name: String,
+    /// Its definition text.
+    pub definition: Arc<str>,
+    /// The role its executions run as.
+    pub role_arn: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+    /// The LSN of its creation record: identifies this machine among same-named ones over time.
+    pub lsn: Lsn,
+    /// Whether it has been deleted.
+    pub deleted: bool,
+}
+
+/// What the index knows of one execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecutionSummary {
+    /// The execution's ARN.
+    pub execution_arn: Arc<str>,
+    /// The LSN of its machine's creation record (see [`Machine::lsn`]).
+    pub machine_lsn: Lsn,
+    /// How it stands.
+    pub status: ExecutionStatus,
+    /// When it started, ms since the epoch.
+    pub start_ms: u64,
+    /// When it closed, ms since the epoch.
+    pub stop_ms: Option<u64>,
+    /// Events in its history.
+    pub event_count: u32,
+    /// Position in start order over the whole store (0-based).
+    pub start_index: u64,
+}
+
+/// One execution in the index. Kept small: no payloads.
+#[derive(Debug)]
+struct Entry {
+    machine_lsn: Lsn,
+    status: ExecutionStatus,
+    start_ms: u64,
+    stop_ms: Option<u64>,
+    event_count: u32,
+    start_index: u64,
+    record_lsns: Vec<Lsn>,
+}
+
+#[derive(Debug, Default)]
+struct Index {
+    executions: HashMap<Arc<str>, Entry>,
+    /// Execution ARNs in start order.
+    started: Vec<Arc<str>>,
+    /// Per machine (creation LSN): start indexes of its executions, in start order.
+    by_machine: HashMap<Lsn, Vec<u64>>,
+    /// Every machine ever created, by creation LSN.
+    machines: HashMap<Lsn, Arc<Machine>>,
+    /// Live machines by name.
+    live_machines: HashMap<String, Lsn>,
+}
+
+impl Index {
+    fn summary(&self, arn: &Arc<str>, entry: &Entry) -> ExecutionSummary {
+        ExecutionSummary {
+            execution_arn: arn.clone(),
+            machine_lsn: entry.machine_lsn,
+            status: entry.status,
+            start_ms: entry.start_ms,
+            stop_ms: entry.stop_ms,
+            event_count: entry.event_count,
+            start_index: entry.start_index,
+        }
+    }
+
+    fn apply_machine(&mut self, lsn: Lsn, record: MachineRecord) {
+        match record {
+            MachineRecord::Created {
+                name,
+                definition,
+                role_arn,
+                created_ms,
+            } => {
+                self.live_machines.insert(name.clone(), lsn);
+                self.machines.insert(
+                    lsn,
+                    Arc::new(Machine {
+                        name,
+                        definition: definition.into(),
+                        role_arn,
+                        created_ms,
+                        lsn,
+                        deleted: false,
+                    }),
+                );
+            }
+            MachineRecord::Deleted { name, .. } => {
+                if let Some(lsn) = self.live_machines.remove(&name) {
+                    if let Some(machine) = self.machines.get_mut(&lsn) {
+                        Arc::make_mut(machine).deleted = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks that `events` may be appended to `arn` and returns the machine of a new execution.
+    fn check_append(&self, arn: &str, events: &[HistoryEvent]) -> Result<Option<Lsn>, Error> {
+        let (last_id, new_machine) = match self.executions.get(arn) {
+            Some(entry) => (entry.event_count, None),
+            None => {
+                let first = events.first().map(|e| &e.details);
+                let Some(EventDetails::ExecutionStarted(started)) = first else {
+                    return Err(Error::NotStarted {
+                        execution_arn: arn.to_string(),
+                        found: first.map_or("nothing", EventDetails::type_name),
+                    });
+                };
+                let name = machine_name(&started.state_machine_arn);
+                let lsn = self
+                    .live_machines
+                    .get(name)
+                    .ok_or_else(|| Error::UnknownMachine {
+                        name: name.to_string(),
+                    })?;
+                (0, Some(*lsn))
+            }
+        };
+        check_sequence(last_id, events).map_err(|e| Error::BadSequence {
+            execution_arn: arn.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(new_machine)
+    }
+
+    fn apply_events(&mut self, arn: &str, lsns: &[Lsn], events: &[HistoryEvent]) {
+        let entry = match self.executions.get_mut(arn) {
+            Some(entry) => entry,
+            None => {
+                let Some(first) = events.first() else { return };
+                let EventDetails::ExecutionStarted(started) = &first.details else {
+                    unreachable!("check_append admits a new execution only with ExecutionStarted")
+                };
+                let machine_lsn = self
+                    .live_machines
+                    .get(machine_name(&started.state_machine_arn))
+                    .copied()
+                    .unwrap_or_default();
+                let key: Arc<str> = Arc::from(arn);
+                let start_index = self.started.len() as u64;
+                self.started.push(key.clone());
+                self.by_machine
+                    .entry(machine_lsn)
+                    .or_default()
+                    .push(start_index);
+                self.executions.entry(key).or_insert(Entry {
+                    machine_lsn,
+                    status: ExecutionStatus::Running,
+                    start_ms: first.timestamp_ms,
+                    stop_ms: None,
+                    event_count: 0,
+                    start_index,
+                    record_lsns: Vec::with_capacity(1),
+                })
+            }
+        };
+        entry.record_lsns.extend_from_slice(lsns);
+        for event in events {
+            debug_assert_eq!(event.id.0, entry.event_count + 1);
+            entry.event_count = event.id.0;
+            if let Some(status) = ExecutionStatus::after(&event.details) {
+                entry.status = status;
+                entry.stop_ms = status.is_closed().then_some(event.timestamp_ms);
+            }
+        }
+        if entry.status.is_closed() {
+            entry.record_lsns.shrink_to_fit();
+        }
+    }
+}
+
+/// The machine name inside `arn:aws:states:<region>:<account>:stateMachine:<name>`.
+pub fn machine_name(state_machine_arn: &str) -> &str {
+    state_machine_arn
+        .rsplit_once(":stateMachine:")
+        .map_or(state_machine_arn, |(_, name)| name)
+}
+
+/// Executions and state machines over a [`Log`]. `Send + Sync`.
+#[derive(Debug)]
+pub struct Store {
+    log: Arc<dyn Log>,
+    index: RwLock<Index>,
+    /// Serializes machine creation and deletion (rare; the only lock held across an append).
+    machine_writes: Mutex<()>,
+}
+
+impl Store {
+    /// Rebuilds the index from `log`, calling `visit` with every event batch in log order.
+    pub fn open(
+        log: Arc<dyn Log>,
+        visit: &mut dyn FnMut(&EventBatch) -> Result<(), Error>,
+    ) -> Result<Store, Error> {
+        let mut index = Index::default();
+        log.scan(&mut |lsn, kind, payload| {
+            match kind {
+                KIND_MACHINE => {
+                    let record =
+                        record::decode_machine(payload).map_err(|reason| Error::Decode {
+                            lsn: lsn.0,
+                            kind,
+                            reason,
+                        })?;
+                    index.apply_machine(lsn, record);
+                }
+                KIND_EVENTS => {
+                    let batch = encoding::decode(payload).map_err(|e| Error::Decode {
+                        lsn: lsn.0,
+                        kind,
+                        reason: e.to_string(),
+                    })?;
+                    index.check_append(&batch.execution_arn, &batch.events)?;
+                    index.apply_events(&batch.execution_arn, &[lsn], &batch.events);
+                    visit(&batch)?;
+                }
+                _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
+            }
+            Ok(())
+        })?;
+        Ok(Store {
+            log,
+            index: RwLock::new(index),
+            machine_writes: Mutex::new(()),
+        })
+    }
+
+    /// Creates a state machine; `MachineExists` when a live one has the name.
+    pub fn create_machine(
+        &self,
+        name: &str,
+        definition: &str,
+        role_arn: &str,
+        now_ms: u64,
+    ) -> Result<Arc<Machine>, Error> {
+        let _serial = self.machine_writes.lock();
+        if self.index.read().live_machines.contains_key(name) {
+            return Err(Error::MachineExists {
+                name: name.to_string(),
+            });
+        }
+        let record = MachineRecord::Created {
+            name: name.to_string(),
+            definition: definition.to_string(),
+            role_arn: role_arn.to_string(),
+            created_ms: now_ms,
+        };
+        let bytes = record::encode_machine(&record)?;
+        let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
+        let mut index = self.index.write();
+        index.apply_machine(lsn, record);
+        Ok(index
+            .machines
+            .get(&lsn)
+            .cloned()
+            .expect("apply_machine inserted the machine under its lsn"))
+    }
+
+    /// Deletes the live state machine `name`.
+    pub fn delete_machine(&self, name: &str, now_ms: u64) -> Result<(), Error> {
+        let _serial = self.machine_writes.lock();
+        if !self.index.read().live_machines.contains_key(name) {
+            return Err(Error::UnknownMachine {
+                name: name.to_string(),
+            });
+        }
+        let record = MachineRecord::Deleted {
+            name: name.to_string(),
+            deleted_ms: now_ms,
+        };
+        let bytes = record::encode_machine(&record)?;
+        let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
+        self.index.write().apply_machine(lsn, record);
+        Ok(())
+    }
+
+    /// The live state machine named `name`.
+    pub fn machine(&self, name: &str) -> Option<Arc<Machine>> {
+        let index = self.index.read();
+        let lsn = index.live_machines.get(name)?;
+        index.machines.get(lsn).cloned()
+    }
+
+    /// The state machine created at `lsn`, live or deleted.
+    pub fn machine_at(&self, lsn: Lsn) -> Option<Arc<Machine>> {
+        self.index.read().machines.get(&lsn).cloned()
+    }
+
+    /// Every live state machine, by name.
+    pub fn machines(&self) -> Vec<Arc<Machine>> {
+        let index = self.index.read();
+        let mut machines: Vec<_> = index
+            .live_machines
+            .values()
+            .filter_map(|lsn| index.machines.get(lsn).cloned())
+            .collect();
+        machines.sort_by(|a, b| a.name.cmp(&b.name));
+        machines
+    }
+
+    /// Appends one decision's events for `execution_arn` as one atomic log batch; returns once
+    /// durable. The first events of a new execution must begin with `ExecutionStarted` naming a
+    /// live machine. The caller serializes appends per execution.
+    pub fn append_events(&self, execution_arn: &str, events: &[HistoryEvent]) -> Result<(), Error> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.index.read().check_append(execution_arn, events)?;
+        let mut payloads = Vec::new();
+        encode_chunks(execution_arn, events, &mut payloads)?;
+        let records: Vec<(u8, &[u8])> = payloads
+            .iter()
+            .map(|p| (KIND_EVENTS, p.as_slice()))
+            .collect();
+        let first = self.log.append_batch(&records)?;
+        let lsns: Vec<Lsn> = (0..records.len() as u64)
+            .map(|i| Lsn(first.0 + i))
+            .collect();
+        let mut index = self.index.write();
+        // Re-check under the write lock: a racing append to the same execution is a caller bug.
+        let entry_count = index.executions.get(execution_arn).map(|e| e.event_count);
+        assert_eq!(
+            entry_count.unwrap_or(0) + 1,
+            events[0].id.0,
+            "appends to one execution must be serialized by the caller"
+        );
+        index.apply_events(execution_arn, &lsns, events);
+        Ok(())
+    }
+
+    /// What the index knows of one execution.
+    pub fn execution(&self, execution_arn: &str) -> Option<ExecutionSummary> {
+        let index = self.index.read();
+        let (arn, entry) = index.executions.get_key_value(execution_arn)?;
+        Some(index.summary(arn, entry))
+    }
+
+    /// Executions newest first, of the machine created at `machine_lsn` (all when `None`),
+    /// starting at start index `before_start_index` (exclusive) when given, at most `limit`.
+    pub fn executions(
+        &self,
+        machine_lsn: Option<Lsn>,
+        status: Option<ExecutionStatus>,
+        before_start_index: Option<u64>,
+        limit: usize,
+    ) -> Vec<ExecutionSummary> {
+        let index = self.index.read();
+        let bound = before_start_index.unwrap_or(u64::MAX);
+        let mut out = Vec::new();
+        let mut consider = |start_index: u64| -> bool {
+            if start_index >= bound {
+                return true;
+            }
+            let arn = &index.started[start_index as usize];
+            let entry = &index.executions[arn];
+            if status.map_or(true, |s| s == entry.status) {
+                out.push(index.summary(arn, entry));
+            }
+            out.len() < limit
+        };
+        match machine_lsn {
+            Some(lsn) => {
+                for &start_index in index.by_machine.get(&lsn).into_iter().flatten().rev() {
+                    if !consider(start_index) {
+                        break;
+                    }
+                }
+            }
+            None => {
+                for start_index in (0..index.started.len() as u64).rev() {
+                    if !consider(start_index) {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every execution that is not closed.
+    pub fn open_executions(&self) -> Vec<ExecutionSummary> {
+        let index = self.index.read();
+        index
+            .executions
+            .iter()
+            .filter(|(_, e)| !e.status.is_closed())
+            .map(|(arn, e)| index.summary(arn, e))
+            .collect()
+    }
+
+    /// The whole history of one execution, read back from the log and checked.
+    pub fn history(&self, execution_arn: &str) -> Result<Vec<HistoryEvent>, Error> {
+        let lsns = self.record_lsns(execution_arn)?;
+        let mut events = Vec::new();
+        for lsn in lsns {
+            events.extend(self.read_batch(execution_arn, lsn)?.events);
+        }
+        check_sequence(0, &events).map_err(|e| Error::BadSequence {
+            execution_arn: execution_arn.to_string(),
+            reason: format!("read back from the log: {e}"),
+        })?;
+        Ok(events)
+    }
+
+    /// The first and the last event of one execution, read from the log (two records at most).
+    pub fn first_and_last_events(
+        &self,
+        execution_arn: &str,
+    ) -> Result<(HistoryEvent, HistoryEvent), Error> {
+        let lsns = self.record_lsns(execution_arn)?;
+        let missing = || Error::UnknownExecution {
+            execution_arn: execution_arn.to_string(),
+        };
+        let first_lsn = *lsns.first().ok_or_else(missing)?;
+        let last_lsn = *lsns.last().ok_or_else(missing)?;
+        let first_batch = self.read_batch(execution_arn, first_lsn)?;
+        let first = first_batch.events.first().cloned().ok_or_else(missing)?;
+        let last = if last_lsn == first_lsn {
+            first_batch.events.last().cloned()
+        } else {
+            self.read_batch(execution_arn, last_lsn)?.events.pop()
+        }
+        .ok_or_else(missing)?;
+        Ok((first, last))
+    }
+
+    /// The log under the store.
+    pub fn log(&self) -> &Arc<dyn Log> {
+        &self.log
+    }
+
+    fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {
+        let index = self.index.read();
+        let entry = index
+            .executions
+            .get(execution_arn)
+            .ok_or_else(|| Error::UnknownExecution {
+                execution_arn: execution_arn.to_string(),
+            })?;
+        Ok(entry.record_lsns.clone())
+    }
+
+    fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {
+        let (kind, payload) = self.log.read(lsn)?.ok_or_else(|| Error::MissingRecord {
+            lsn: lsn.0,
+            execution_arn: execution_arn.to_string(),
+        })?;
+        if kind != KIND_EVENTS {
+            return Err(Error::Decode {
+                lsn: lsn.0,
+                kind,
+                reason: "the index points at a record that is not an event batch".to_string(),
+            });
+        }
+        let batch = encoding::decode(&payload).map_err(|e| Error::Decode {
+            lsn: lsn.0,
+            kind,
+            reason: e.to_string(),
+        })?;
+        if batch.execution_arn != execution_arn {
+            return Err(Error::ForeignRecord {
+                lsn: lsn.0,
+                execution_arn: execution_arn.to_string(),
+                found: batch.execution_arn,
+            });
+        }
+        Ok(batch)
+    }
+}
+
+/// Encodes `events` as one or more event batch records, each under the log's record limit.
+fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut Vec<Vec<u8>>) -> Result<(), Error> {
+    let batch = EventBatch {
+        execution_arn: arn.to_string(),
+        events: events.to_vec(),
+    };
+    let bytes = encoding::encode(&batch).map_err(|e| Error::Encode {
+        what: "event batch",
+        reason: e.to_string(),
+    })?;
+    if bytes.len() <= statelog_wal::limits::RECORD_SIZE_BYTES_MAX || events.len() == 1 {
+        out.push(bytes);
+        return Ok(());
+    }
+    let (left, right) = events.split_at(events.len() / 2);
+    encode_chunks(arn, left, out)?;
+    encode_chunks(arn, right, out)
+}
+
+#[cfg(test)]
+mod tests;

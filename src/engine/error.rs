@@ -1,0 +1,115 @@
+//! error: the engine's typed errors, each with the AWS Step Functions error name an API client
+//! would see ([`Error::aws_name`]). ASL runtime failures are not here: they are history data.
+
+use crate::asl::Diagnostic;
+
+/// Errors of the engine API.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No execution with this ARN.
+    #[error("execution does not exist: {execution_arn}")]
+    ExecutionDoesNotExist {
+        /// The ARN asked for.
+        execution_arn: String,
+    },
+    /// No state machine with this name or ARN.
+    #[error("state machine does not exist: {state_machine}")]
+    StateMachineDoesNotExist {
+        /// The name or ARN asked for.
+        state_machine: String,
+    },
+    /// A state machine with this name exists with another definition or role.
+    #[error("state machine already exists: {state_machine_arn}")]
+    StateMachineAlreadyExists {
+        /// The existing machine's ARN.
+        state_machine_arn: String,
+    },
+    /// The definition does not validate; every problem found is listed.
+    #[error("invalid state machine definition: {}", summarize(diagnostics))]
+    InvalidDefinition {
+        /// Every problem, with the JSON pointer of the offending field.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The execution input is not a JSON text within the size limit.
+    #[error("invalid execution input: {reason}")]
+    InvalidExecutionInput {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A state machine or execution name breaks AWS's naming rules.
+    #[error("invalid name '{name}': {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// A string that should be an ARN of the right kind is not.
+    #[error("invalid ARN '{arn}': {reason}")]
+    InvalidArn {
+        /// The text given.
+        arn: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An execution with this name exists with another input, or is closed.
+    #[error("execution already exists: {execution_arn}")]
+    ExecutionAlreadyExists {
+        /// The existing execution's ARN.
+        execution_arn: String,
+    },
+    /// A pagination token this engine did not issue for this query.
+    #[error("invalid pagination token '{token}'")]
+    InvalidToken {
+        /// The token given.
+        token: String,
+    },
+    /// An argument outside its allowed range.
+    #[error("invalid {field}: {reason}")]
+    InvalidArgument {
+        /// The argument.
+        field: &'static str,
+        /// What is allowed.
+        reason: String,
+    },
+    /// The store (or the log under it) failed: I/O, corruption, a poisoned log.
+    #[error("store: {0}")]
+    Store(#[from] crate::store::Error),
+    /// The interpreter refused a trigger or a recorded history (a bug or a foreign log).
+    #[error("interpreter: {0}")]
+    Interpreter(#[from] crate::interpreter::Error),
+    /// The engine's async runtime could not be built.
+    #[error("cannot start the engine runtime: {reason}")]
+    Runtime {
+        /// What the OS reported.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The AWS Step Functions error name for this error.
+    pub fn aws_name(&self) -> &'static str {
+        match self {
+            Error::ExecutionDoesNotExist { .. } => "ExecutionDoesNotExist",
+            Error::StateMachineDoesNotExist { .. } => "StateMachineDoesNotExist",
+            Error::StateMachineAlreadyExists { .. } => "StateMachineAlreadyExists",
+            Error::InvalidDefinition { .. } => "InvalidDefinition",
+            Error::InvalidExecutionInput { .. } => "InvalidExecutionInput",
+            Error::InvalidName { .. } => "InvalidName",
+            Error::InvalidArn { .. } => "InvalidArn",
+            Error::ExecutionAlreadyExists { .. } => "ExecutionAlreadyExists",
+            Error::InvalidToken { .. } => "InvalidToken",
+            Error::InvalidArgument { .. } => "ValidationException",
+            Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
+        }
+    }
+}
+
+fn summarize(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.path, d.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}

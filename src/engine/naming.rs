@@ -1,0 +1,74 @@
+//! naming: AWS's rules for state machine and execution names, and generated names.
+//! Must not: touch any state.
+
+use super::Error;
+use crate::limits::RESOURCE_NAME_CHARS_MAX;
+
+/// Checks a state machine or execution name: 1..=80 characters, none of whitespace, brackets,
+/// wildcards, `"#%\^|~`$&,;:/` or control characters (AWS's rules).
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
+    let refuse = |reason: String| {
+        Err(Error::InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    let chars = name.chars().count();
+    if chars == 0 || chars > RESOURCE_NAME_CHARS_MAX {
+        return refuse(format!(
+            "{chars} characters; a name has 1 to {RESOURCE_NAME_CHARS_MAX}"
+        ));
+    }
+    for c in name.chars() {
+        let control = ('\u{0}'..='\u{1f}').contains(&c) || ('\u{7f}'..='\u{9f}').contains(&c);
+        if c.is_whitespace() || control || "<>{}[]?*\"#%\\^|~`$&,;:/".contains(c) {
+            return refuse(format!("it contains the forbidden character {c:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A random UUID (version 4 form) from the OS generator.
+pub(crate) fn random_name() -> String {
+    let high = getrandom::u64().unwrap_or(0);
+    let low = getrandom::u64().unwrap_or(0) ^ 0x9e37_79b9_7f4a_7c15;
+    let hex = format!("{high:016x}{low:016x}");
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
+
+/// The execution name: the last `:`-separated part of its ARN.
+pub(crate) fn execution_name(execution_arn: &str) -> &str {
+    execution_arn
+        .rsplit_once(':')
+        .map_or(execution_arn, |(_, name)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_aws_rules() {
+        assert!(check_name("order-1_A.b").is_ok());
+        assert!(check_name(&"x".repeat(80)).is_ok());
+        for bad in ["", "a b", "a/b", "a:b", "a*", "a\u{1}", "{x}"] {
+            assert!(
+                matches!(check_name(bad), Err(Error::InvalidName { .. })),
+                "{bad:?}"
+            );
+        }
+        assert!(check_name(&"x".repeat(81)).is_err());
+        let generated = random_name();
+        assert_eq!(generated.len(), 36);
+        assert!(check_name(&generated).is_ok());
+        assert_ne!(generated, random_name());
+        assert_eq!(execution_name("arn:aws:states:r:a:execution:m:n1"), "n1");
+    }
+}

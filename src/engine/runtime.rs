@@ -1,0 +1,399 @@
+//! runtime: the engine's loop. `drive` runs one trigger through decide -> durable append ->
+//! apply -> effects; effects spawn task handlers on the tokio runtime, arm timers in a due-time
+//! heap, and wake close waiters. The timer thread (optional) fires due timers by the injected
+//! clock.
+//!
+//! Invariants: the slot lock of an execution is held from `decide` to `apply`, so triggers of
+//! one execution never interleave and the folded state always equals the durable log; effects
+//! are performed only after the append returned. Timers and handler answers are at-least-once:
+//! a stale one yields an empty decision. Must not: hold any engine-wide lock across an append.
+
+use std::cmp::Reverse;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use serde_json::Value;
+
+use super::{Engine, Error, Inner, StartedExecution};
+use crate::asl::StateMachine;
+use crate::history::EventId;
+use crate::interpreter::{
+    apply, decide, Effect, Entropy, ExecutionState, StartRequest, TaskInvocation, Trigger,
+};
+use crate::limits::TIMER_POLL_MS_MAX;
+use crate::store::Machine;
+
+/// One open execution: its folded state and definition, behind the lock that serializes its
+/// triggers.
+pub(crate) struct Slot {
+    state: Mutex<SlotState>,
+}
+
+struct SlotState {
+    execution: ExecutionState,
+    definition: Arc<StateMachine>,
+}
+
+impl Slot {
+    pub(crate) fn new(execution: ExecutionState, definition: Arc<StateMachine>) -> Self {
+        Self {
+            state: Mutex::new(SlotState {
+                execution,
+                definition,
+            }),
+        }
+    }
+}
+
+/// An armed timer, ordered by due time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TimerEntry {
+    pub(crate) due_ms: u64,
+    pub(crate) execution_arn: Arc<str>,
+    pub(crate) timer_id: u32,
+}
+
+/// Wakes the timer thread when a timer is armed or the engine shuts down.
+#[derive(Default)]
+pub(crate) struct TimerSignal {
+    changed: Mutex<bool>,
+    condvar: Condvar,
+}
+
+impl TimerSignal {
+    fn notify(&self) {
+        *self.changed.lock() = true;
+        self.condvar.notify_all();
+    }
+}
+
+/// Where retry jitter comes from: the OS, or a seeded generator for reproducible tests.
+pub(crate) enum EntropySource {
+    Os,
+    Seeded(Mutex<u64>),
+}
+
+impl EntropySource {
+    pub(crate) fn new(seed: Option<u64>) -> Self {
+        match seed {
+            Some(seed) => EntropySource::Seeded(Mutex::new(seed | 1)),
+            None => EntropySource::Os,
+        }
+    }
+}
+
+impl Entropy for &EntropySource {
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            // A failing OS generator is not a reason to stop an execution: jitter is recorded,
+            // so any value is as good as another for replay.
+            EntropySource::Os => getrandom::u64().unwrap_or(0x2545_f491_4f6c_dd1d),
+            EntropySource::Seeded(state) => {
+                let mut x = state.lock();
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                *x
+            }
+        }
+    }
+}
+
+/// Starts a new execution, or answers for an existing one with the same name (see
+/// `Engine::start_execution`).
+pub(crate) fn start(
+    engine: &Engine,
+    machine: &Machine,
+    definition: Arc<StateMachine>,
+    execution_arn: String,
+    input: Value,
+) -> Result<StartedExecution, Error> {
+    let inner = &engine.inner;
+    let key: Arc<str> = Arc::from(execution_arn.as_str());
+    loop {
+        let existing = {
+            let mut open = inner.open.lock();
+            match open.get(&key) {
+                Some(slot) => Some(slot.clone()),
+                None => {
+                    if inner.store.execution(&execution_arn).is_some() {
+                        return Err(Error::ExecutionAlreadyExists { execution_arn });
+                    }
+                    let slot = Arc::new(Slot::new(ExecutionState::new(), definition.clone()));
+                    // Lock before publishing, so a racing start with the same name waits for
+                    // this one to be durable (or gone).
+                    let mut guard = slot.state.lock();
+                    open.insert(key.clone(), slot.clone());
+                    drop(open);
+                    let request = StartRequest {
+                        input: input.clone(),
+                        execution_arn: execution_arn.clone(),
+                        state_machine_arn: engine.state_machine_arn(&machine.name),
+                        role_arn: machine.role_arn.clone(),
+                    };
+                    let result =
+                        decide_and_append(engine, &key, &mut guard, Trigger::Start(request));
+                    let effects = match result {
+                        Ok(effects) => effects,
+                        Err(error) => {
+                            drop(guard);
+                            inner.open.lock().remove(&key);
+                            return Err(error);
+                        }
+                    };
+                    let start_ms = guard.execution.start_ms().unwrap_or_default();
+                    drop(guard);
+                    engine.perform(&key, &slot, effects);
+                    return Ok(StartedExecution {
+                        execution_arn,
+                        start_ms,
+                    });
+                }
+            }
+        };
+        let Some(slot) = existing else { continue };
+        let guard = slot.state.lock();
+        let status = guard.execution.status();
+        if status == crate::interpreter::ExecutionStatus::NotStarted {
+            // The racing start failed and removed its slot; try again.
+            drop(guard);
+            continue;
+        }
+        if status.is_closed() || guard.execution.input() != Some(&input) {
+            return Err(Error::ExecutionAlreadyExists { execution_arn });
+        }
+        return Ok(StartedExecution {
+            execution_arn,
+            start_ms: guard.execution.start_ms().unwrap_or_default(),
+        });
+    }
+}
+
+/// Decides, appends durably and applies; returns the effects to perform.
+fn decide_and_append(
+    engine: &Engine,
+    execution_arn: &str,
+    slot: &mut SlotState,
+    trigger: Trigger,
+) -> Result<Vec<Effect>, Error> {
+    let inner = &engine.inner;
+    let now_ms = inner.options.clock.now_ms();
+    let mut entropy = &inner.entropy;
+    let decision = decide(
+        &slot.definition,
+        &slot.execution,
+        trigger,
+        now_ms,
+        &inner.interpreter_options,
+        &mut entropy,
+    )?;
+    if !decision.events.is_empty() {
+        inner.store.append_events(execution_arn, &decision.events)?;
+        for event in &decision.events {
+            apply(&mut slot.execution, event)?;
+        }
+    }
+    Ok(decision.effects)
+}
+
+impl Engine {
+    /// Runs one trigger for an open execution. A trigger for a closed or unknown execution is
+    /// stale and does nothing.
+    pub(crate) fn drive(&self, execution_arn: &str, trigger: Trigger) -> Result<(), Error> {
+        let Some(slot) = self.inner.open.lock().get(execution_arn).cloned() else {
+            return Ok(());
+        };
+        let effects = {
+            let mut guard = slot.state.lock();
+            if guard.execution.status().is_closed() {
+                return Ok(());
+            }
+            decide_and_append(self, execution_arn, &mut guard, trigger)?
+        };
+        self.perform(execution_arn, &slot, effects);
+        Ok(())
+    }
+
+    /// Like `drive`, for background work: a failure is kept in `background_errors`.
+    fn drive_in_background(&self, execution_arn: &str, trigger: Trigger) {
+        let what = trigger.name();
+        if let Err(error) = self.drive(execution_arn, trigger) {
+            self.inner
+                .background_errors
+                .lock()
+                .push(format!("{what} for {execution_arn}: {error}"));
+        }
+    }
+
+    /// Performs the effects of a durable decision.
+    pub(crate) fn perform(&self, execution_arn: &str, slot: &Arc<Slot>, effects: Vec<Effect>) {
+        let key: Arc<str> = Arc::from(execution_arn);
+        for effect in effects {
+            match effect {
+                Effect::InvokeTask(invocation) => self.dispatch(&key, invocation),
+                Effect::ArmTimer {
+                    timer_id, due_ms, ..
+                } => {
+                    self.inner.timers.lock().push(Reverse(TimerEntry {
+                        due_ms,
+                        execution_arn: key.clone(),
+                        timer_id: timer_id.0,
+                    }));
+                    self.inner.timer_signal.notify();
+                }
+                // Best effort: the handler runs on; its late answer is a stale trigger.
+                Effect::CancelTask { .. } => {}
+                Effect::Closed { .. } => {
+                    {
+                        let mut open = self.inner.open.lock();
+                        if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+                            open.remove(&key);
+                        }
+                    }
+                    *self.inner.closed_count.lock() += 1;
+                    self.inner.closed_changed.notify_all();
+                }
+            }
+        }
+    }
+
+    /// Calls the task's handler on the runtime, or parks the task until one is registered.
+    pub(crate) fn dispatch(&self, execution_arn: &Arc<str>, invocation: TaskInvocation) {
+        let handler = self
+            .inner
+            .handlers
+            .read()
+            .get(&invocation.resource)
+            .cloned();
+        let Some(handler) = handler else {
+            self.inner
+                .parked
+                .lock()
+                .push((execution_arn.clone(), invocation));
+            return;
+        };
+        let task_id = invocation.task_id;
+        let context = with_attempt_id(invocation.context, execution_arn, task_id);
+        let call = handler.call(invocation.input, context);
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let arn = execution_arn.clone();
+        let handle = self.inner.handle.clone();
+        *self.inner.in_flight.lock() += 1;
+        self.inner.handle.spawn(async move {
+            // A panicking handler fails its task instead of leaving it unanswered forever.
+            let outcome = match handle.spawn(call).await {
+                Ok(outcome) => outcome,
+                Err(join) => Err(super::TaskError::new(
+                    "States.TaskFailed",
+                    format!("the task handler panicked or was cancelled: {join}"),
+                )),
+            };
+            let trigger = match outcome {
+                Ok(output) => Trigger::TaskSucceeded { task_id, output },
+                Err(failure) => Trigger::TaskFailed {
+                    task_id,
+                    error: failure.error,
+                    cause: failure.cause,
+                },
+            };
+            // The append blocks on an fsync: keep it off the async workers.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(inner) = weak.upgrade() {
+                    let engine = Engine { inner };
+                    engine.drive_in_background(&arn, trigger);
+                    *engine.inner.in_flight.lock() -= 1;
+                    engine.inner.in_flight_changed.notify_all();
+                }
+            })
+            .await;
+        });
+    }
+}
+
+/// The Context object a handler receives: the task's, plus `AttemptId`.
+fn with_attempt_id(context: Value, execution_arn: &str, task_id: EventId) -> Value {
+    let mut context = match context {
+        Value::Object(map) => map,
+        other => {
+            let mut map = serde_json::Map::new();
+            map.insert("Context".to_string(), other);
+            map
+        }
+    };
+    context.insert(
+        "AttemptId".to_string(),
+        Value::String(format!("{execution_arn}/{}", task_id.0)),
+    );
+    Value::Object(context)
+}
+
+/// Fires every timer due now; returns how many fired.
+pub(crate) fn run_due_timers(engine: &Engine) -> usize {
+    let now_ms = engine.inner.options.clock.now_ms();
+    let mut due = Vec::new();
+    {
+        let mut timers = engine.inner.timers.lock();
+        while timers.peek().is_some_and(|t| t.0.due_ms <= now_ms) {
+            if let Some(Reverse(entry)) = timers.pop() {
+                due.push(entry);
+            }
+        }
+    }
+    let fired = due.len();
+    for entry in due {
+        engine.drive_in_background(
+            &entry.execution_arn,
+            Trigger::TimerFired {
+                timer_id: EventId(entry.timer_id),
+            },
+        );
+    }
+    fired
+}
+
+/// Starts the thread that fires due timers, waking when one is armed and at least every
+/// `TIMER_POLL_MS_MAX` (the clock may jump). It holds only a weak reference to the engine.
+pub(crate) fn spawn_timer_thread(engine: &Engine) -> Result<(), Error> {
+    let weak = Arc::downgrade(&engine.inner);
+    let signal = engine.inner.timer_signal.clone();
+    std::thread::Builder::new()
+        .name("statelog-timers".to_string())
+        .spawn(move || loop {
+            let wait_ms = {
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.shutdown.load(Ordering::SeqCst) {
+                    return;
+                }
+                let engine = Engine { inner };
+                run_due_timers(&engine);
+                let now_ms = engine.inner.options.clock.now_ms();
+                engine
+                    .next_timer_due_ms()
+                    .map_or(TIMER_POLL_MS_MAX, |due| due.saturating_sub(now_ms))
+                    .min(TIMER_POLL_MS_MAX)
+            };
+            let mut changed = signal.changed.lock();
+            if !*changed && wait_ms > 0 {
+                signal
+                    .condvar
+                    .wait_for(&mut changed, Duration::from_millis(wait_ms));
+            }
+            *changed = false;
+        })
+        .map_err(|e| Error::Runtime {
+            reason: format!("cannot start the timer thread: {e}"),
+        })?;
+    Ok(())
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        self.timer_signal.notify();
+        if let Some(runtime) = self.runtime.lock().take() {
+            runtime.shutdown_background();
+        }
+    }
+}

@@ -1,0 +1,1660 @@
+//! decide: the pure decision step. Given the definition, the folded state and one trigger, runs
+//! the execution as far as it can go without the outside world and returns the new events.
+//!
+//! How: a [`Decider`] holds a clone of the state and changes it only through `apply` (every event
+//! it emits is applied at once), so the events it returns reproduce its final state on replay.
+//! Trigger handlers only record what happened (a task event, a fired timer); the machine then
+//! moves by [`Decider::advance`] from the root down: every thread runs until it waits, ends or
+//! fails, and a thread's end is handled by its parent (the execution, a Parallel, a Map) in the
+//! same decision.
+//!
+//! Must not: read a clock, draw randomness except through the caller's `Entropy`, or do I/O.
+
+use serde_json::{json, Value};
+
+use super::effects::{difference, pending_effects};
+use super::io::*;
+use super::state::{apply, apply_timer, ExecutionState, IterationOutcome, Phase, Thread, Timer};
+use super::{Decision, Error, Options, StartRequest, Trigger};
+use crate::asl::{
+    CountField, FailField, IntegrationPattern, MapState, ParallelState, PercentageField,
+    ResourceKind, SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition,
+    WaitFor,
+};
+use crate::history::{
+    ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent, MapIteration,
+    MapStateStarted, Output, StateEntered, StateExited, TaskError, TaskOutput, TaskResource,
+    TaskScheduled, TimerArm, TimerPurpose,
+};
+use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+use crate::paths::{Entropy, StatesError};
+
+/// Decides what `trigger` does to the execution: the events to append and the effects to perform
+/// once they are durable. Pure: the same inputs give the same decision.
+pub fn decide(
+    definition: &StateMachine,
+    state: &ExecutionState,
+    trigger: Trigger,
+    now_ms: u64,
+    options: &Options,
+    entropy: &mut dyn Entropy,
+) -> Result<Decision, Error> {
+    match (&trigger, state.status()) {
+        (Trigger::Start(_), super::ExecutionStatus::NotStarted) => {}
+        (Trigger::Start(_), _) => {
+            return Err(Error::AlreadyStarted {
+                event_count: state.event_count(),
+            })
+        }
+        (_, super::ExecutionStatus::NotStarted) => {
+            return Err(Error::NotStarted {
+                trigger: trigger.name(),
+            })
+        }
+        (_, status) if status.is_closed() => {
+            return Err(Error::Closed {
+                trigger: trigger.name(),
+                status,
+            })
+        }
+        _ => {}
+    }
+    let before = pending_effects(state);
+    let mut decider = Decider {
+        def: definition,
+        state: state.clone(),
+        events: Vec::new(),
+        now_ms,
+        options,
+        entropy,
+        fired: None,
+    };
+    let answered = match decider.run(trigger) {
+        Ok(answered) => answered,
+        Err(Interrupt::Closed) => None,
+        Err(Interrupt::Fail(error)) => return Err(error),
+    };
+    let effects = difference(&before, pending_effects(&decider.state), answered);
+    debug_assert!(decider
+        .events
+        .first()
+        .map_or(true, |e| e.id.0 == state.event_count() + 1));
+    Ok(Decision {
+        events: decider.events,
+        effects,
+    })
+}
+
+/// Why a decision stopped early.
+enum Interrupt {
+    /// The execution closed (the history cap was reached).
+    Closed,
+    /// A misuse or an inconsistency: the decision is void.
+    Fail(Error),
+}
+
+impl From<Error> for Interrupt {
+    fn from(error: Error) -> Self {
+        Interrupt::Fail(error)
+    }
+}
+
+type Step<T> = Result<T, Interrupt>;
+
+/// How a thread stands after it was advanced.
+#[derive(Debug)]
+enum Outcome {
+    /// It waits for a task, a timer or its children.
+    Waiting,
+    /// Its last state exited with this output.
+    Done(Value),
+    /// It failed with this error (nobody caught it inside the thread).
+    Failed(ErrorCause),
+    /// It was aborted.
+    Aborted,
+}
+
+/// What a step needs to know of the running state (copied out to keep borrows short).
+struct RunInfo {
+    name: String,
+    entered_event_id: u32,
+    input: Value,
+    retried_errors: Vec<String>,
+    context: Value,
+}
+
+/// The Map parameters evaluated from its effective input.
+struct MapParams {
+    effective: Value,
+    items: Vec<Value>,
+    max_concurrency: u64,
+    tolerated_count: Option<u64>,
+    tolerated_percentage: Option<f64>,
+}
+
+struct Decider<'d, 'e> {
+    def: &'d StateMachine,
+    state: ExecutionState,
+    events: Vec<HistoryEvent>,
+    now_ms: u64,
+    options: &'d Options,
+    entropy: &'e mut dyn Entropy,
+    /// The timer whose firing this decision handles.
+    fired: Option<u32>,
+}
+
+fn inconsistent(reason: impl Into<String>) -> Interrupt {
+    Interrupt::Fail(Error::Inconsistent {
+        event_id: 0,
+        event_type: "(decide)",
+        reason: reason.into(),
+    })
+}
+
+fn child(scope: &[u32], index: usize) -> Vec<u32> {
+    let mut path = scope.to_vec();
+    path.push(index as u32);
+    path
+}
+
+fn entered_details(state: &State, input: Value) -> EventDetails {
+    let d = StateEntered {
+        name: state.name.clone(),
+        input,
+        input_truncated: false,
+    };
+    match &state.kind {
+        StateKind::Pass(_) => EventDetails::PassStateEntered(d),
+        StateKind::Task(_) => EventDetails::TaskStateEntered(d),
+        StateKind::Choice(_) => EventDetails::ChoiceStateEntered(d),
+        StateKind::Wait(_) => EventDetails::WaitStateEntered(d),
+        StateKind::Succeed => EventDetails::SucceedStateEntered(d),
+        StateKind::Fail(_) => EventDetails::FailStateEntered(d),
+        StateKind::Parallel(_) => EventDetails::ParallelStateEntered(d),
+        StateKind::Map(_) => EventDetails::MapStateEntered(d),
+    }
+}
+
+fn exited_details(state: &State, output: Value) -> Option<EventDetails> {
+    let d = StateExited {
+        name: state.name.clone(),
+        output,
+        output_truncated: false,
+    };
+    Some(match &state.kind {
+        StateKind::Pass(_) => EventDetails::PassStateExited(d),
+        StateKind::Task(_) => EventDetails::TaskStateExited(d),
+        StateKind::Choice(_) => EventDetails::ChoiceStateExited(d),
+        StateKind::Wait(_) => EventDetails::WaitStateExited(d),
+        StateKind::Succeed => EventDetails::SucceedStateExited(d),
+        StateKind::Parallel(_) => EventDetails::ParallelStateExited(d),
+        StateKind::Map(_) => EventDetails::MapStateExited(d),
+        StateKind::Fail(_) => return None,
+    })
+}
+
+fn aborted_details(state: &State) -> Option<EventDetails> {
+    match &state.kind {
+        StateKind::Task(_) => Some(EventDetails::TaskStateAborted),
+        StateKind::Wait(_) => Some(EventDetails::WaitStateAborted),
+        StateKind::Parallel(_) => Some(EventDetails::ParallelStateAborted),
+        StateKind::Map(_) => Some(EventDetails::MapStateAborted),
+        _ => None,
+    }
+}
+
+fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {
+    match &state.kind {
+        StateKind::Task(t) => (&t.retry, &t.catch),
+        StateKind::Parallel(p) => (&p.retry, &p.catch),
+        StateKind::Map(m) => (&m.retry, &m.catch),
+        _ => (&[], &[]),
+    }
+}
+
+/// AWS prefixes `States.Runtime` causes with the state and the id of its entered event.
+fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCause {
+    if error.error == STATES_RUNTIME && !error.cause.starts_with("An error occurred while") {
+        ErrorCause::new(
+            error.error,
+            format!(
+                "An error occurred while executing the state '{name}' (entered at the event id #{entered_event_id}). {}",
+                error.cause
+            ),
+        )
+    } else {
+        ErrorCause::new(error.error, error.cause)
+    }
+}
+
+fn runtime(cause: impl Into<String>) -> StatesError {
+    StatesError::new(STATES_RUNTIME, cause)
+}
+
+impl<'d> Decider<'d, '_> {
+    // ----------------------------------------------------------------- events
+
+    /// Emits one event: numbers it, applies it, keeps it. Replaces it by the history-cap
+    /// failure when it would be the last event the history may hold.
+    fn emit(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {
+        let id = self.state.last_event_id + 1;
+        if id >= self.options.history_events_max && !details.is_terminal() {
+            let cause = format!(
+                "The execution reached the maximum number of history events ({}).",
+                self.options.history_events_max
+            );
+            self.push(
+                &[],
+                EventDetails::ExecutionFailed(failure(STATES_RUNTIME, cause)),
+                None,
+            )?;
+            return Err(Interrupt::Closed);
+        }
+        self.push(scope, details, timer)
+    }
+
+    fn push(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {
+        let event = HistoryEvent {
+            id: EventId(self.state.last_event_id + 1),
+            previous_event_id: self.state.cursor_event_id,
+            timestamp_ms: self.now_ms,
+            details,
+            scope: scope.to_vec(),
+            timer,
+        };
+        apply(&mut self.state, &event)?;
+        let id = event.id.0;
+        self.events.push(event);
+        Ok(id)
+    }
+
+    /// Arms a retry backoff for the state at `owner` on the last event of this decision.
+    fn arm_retry_on_last_event(&mut self, owner: &[u32], due_ms: u64, error: String) -> Step<()> {
+        let Some(last) = self.events.last_mut() else {
+            return Err(inconsistent(
+                "a retry with no event in the decision to carry its timer",
+            ));
+        };
+        if last.timer.is_some() {
+            return Err(inconsistent("the last event already carries a timer"));
+        }
+        let purpose = TimerPurpose::RetryBackoff { error };
+        apply_timer(
+            &mut self.state,
+            owner,
+            &purpose,
+            Timer {
+                id: last.id.0,
+                due_ms,
+            },
+        )
+        .map_err(inconsistent)?;
+        last.timer = Some(TimerArm {
+            due_ms,
+            owner: owner.to_vec(),
+            purpose,
+        });
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ navigation
+
+    /// The states of the thread at `scope` (the top level, a branch, a Map's processor).
+    fn states_at(&self, scope: &[u32]) -> Step<&'d StateMap> {
+        let mut states = &self.def.states;
+        for depth in 0..scope.len() {
+            let name = self.run_name(&scope[..depth])?;
+            let state = states.get(&name).ok_or_else(|| Error::UnknownState {
+                state: name.clone(),
+            })?;
+            states = match &state.kind {
+                StateKind::Parallel(p) => match p.branches.get(scope[depth] as usize) {
+                    Some(branch) => &branch.states,
+                    None => return Err(inconsistent(format!("no branch {}", scope[depth]))),
+                },
+                StateKind::Map(m) => &m.item_processor.states,
+                _ => return Err(inconsistent(format!("'{name}' has no branches"))),
+            };
+        }
+        Ok(states)
+    }
+
+    fn run_name(&self, scope: &[u32]) -> Step<String> {
+        match self.state.thread(scope).and_then(Thread::run) {
+            Some(run) => Ok(run.name.clone()),
+            None => Err(inconsistent(format!("no running state at scope {scope:?}"))),
+        }
+    }
+
+    /// The definition of the state running at `scope`.
+    fn state_def(&self, scope: &[u32]) -> Step<&'d State> {
+        let name = self.run_name(scope)?;
+        let states = self.states_at(scope)?;
+        states
+            .get(&name)
+            .ok_or(Interrupt::Fail(Error::UnknownState { state: name }))
+    }
+
+    fn run_info(&self, scope: &[u32]) -> Step<RunInfo> {
+        let run = self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .ok_or_else(|| inconsistent(format!("no running state at scope {scope:?}")))?;
+        let info = self
+            .state
+            .info
+            .as_ref()
+            .ok_or_else(|| inconsistent("not started"))?;
+        Ok(RunInfo {
+            name: run.name.clone(),
+            entered_event_id: run.entered_event_id,
+            input: run.input.clone(),
+            retried_errors: run.retried_errors.clone(),
+            context: context_object(info, run),
+        })
+    }
+
+    fn fail_in(&self, run: &RunInfo, error: StatesError) -> Outcome {
+        Outcome::Failed(with_prefix(&run.name, run.entered_event_id, error))
+    }
+
+    // ---------------------------------------------------------------- triggers
+
+    /// Handles the trigger, then advances the machine. Returns the task the trigger answered.
+    fn run(&mut self, trigger: Trigger) -> Step<Option<EventId>> {
+        match trigger {
+            Trigger::Start(request) => {
+                self.start(request)?;
+                Ok(None)
+            }
+            Trigger::TaskSucceeded { task_id, output } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                let (resource_type, resource) = self.task_resource(&scope)?;
+                if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
+                    let cause = format!(
+                        "The state/task '{}' returned a result with a size exceeding the maximum number of bytes service limit.",
+                        resource
+                    );
+                    self.task_failure(
+                        &scope,
+                        false,
+                        "States.DataLimitExceeded".into(),
+                        Some(cause),
+                    )?;
+                } else {
+                    let details = TaskOutput {
+                        resource_type,
+                        resource,
+                        output,
+                        output_truncated: false,
+                    };
+                    self.emit(&scope, EventDetails::TaskSucceeded(details), None)?;
+                }
+                self.advance_root()?;
+                Ok(Some(task_id))
+            }
+            Trigger::TaskFailed {
+                task_id,
+                error,
+                cause,
+            } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                self.task_failure(&scope, false, error, Some(cause))?;
+                self.advance_root()?;
+                Ok(Some(task_id))
+            }
+            Trigger::TaskTimedOut { task_id, error } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                self.task_failure(&scope, true, error, None)?;
+                self.advance_root()?;
+                Ok(Some(task_id))
+            }
+            Trigger::TimerFired { timer_id } => {
+                if self.state.execution_timer.map(|t| t.id) == Some(timer_id.0) {
+                    let details = failure("States.Timeout", "");
+                    let details = ErrorCause {
+                        error: details.error,
+                        cause: None,
+                    };
+                    self.emit(&[], EventDetails::ExecutionTimedOut(details), None)?;
+                    return Ok(None);
+                }
+                match self.find_timer(timer_id.0) {
+                    None => Ok(None),
+                    Some((scope, true)) => {
+                        // A task's TimeoutSeconds.
+                        self.task_failure(&scope, true, "States.Timeout".into(), None)?;
+                        self.advance_root()?;
+                        Ok(None)
+                    }
+                    Some((_, false)) => {
+                        self.fired = Some(timer_id.0);
+                        self.advance_root()?;
+                        Ok(None)
+                    }
+                }
+            }
+            Trigger::Stop { error, cause } => {
+                self.emit(
+                    &[],
+                    EventDetails::ExecutionAborted(ErrorCause { error, cause }),
+                    None,
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn start(&mut self, request: StartRequest) -> Step<()> {
+        let open_ms_max = self.options.execution_open_ms_max;
+        let timeout_ms = match self.def.timeout_seconds {
+            Some(seconds) => seconds.saturating_mul(1000).min(open_ms_max),
+            None => open_ms_max,
+        };
+        let timer = TimerArm {
+            due_ms: self.now_ms.saturating_add(timeout_ms),
+            owner: Vec::new(),
+            purpose: TimerPurpose::ExecutionTimeout,
+        };
+        let details = ExecutionStarted {
+            input: request.input.clone(),
+            input_truncated: false,
+            role_arn: request.role_arn,
+            state_machine_alias_arn: None,
+            state_machine_version_arn: None,
+            execution_arn: request.execution_arn,
+            state_machine_arn: request.state_machine_arn,
+        };
+        self.emit(&[], EventDetails::ExecutionStarted(details), Some(timer))?;
+        let start_at = self.def.start_at.clone();
+        let outcome = self.enter_and_advance(&[], &start_at, request.input)?;
+        self.finish_root(outcome)
+    }
+
+    fn advance_root(&mut self) -> Step<()> {
+        let outcome = self.advance(&[])?;
+        self.finish_root(outcome)
+    }
+
+    fn finish_root(&mut self, outcome: Outcome) -> Step<()> {
+        match outcome {
+            Outcome::Waiting => Ok(()),
+            Outcome::Done(output) => {
+                let details = Output {
+                    output,
+                    output_truncated: false,
+                };
+                self.emit(&[], EventDetails::ExecutionSucceeded(details), None)
+                    .map(drop)
+            }
+            Outcome::Failed(error) => self
+                .emit(&[], EventDetails::ExecutionFailed(error), None)
+                .map(drop),
+            Outcome::Aborted => Err(inconsistent("the top level was aborted")),
+        }
+    }
+
+    fn find_task(&self, task_id: u32) -> Option<Vec<u32>> {
+        let mut found = None;
+        walk(&self.state.root, &mut Vec::new(), &mut |scope, phase| {
+            if let Phase::Task(task) = phase {
+                if task.task_id == task_id {
+                    found = Some(scope.to_vec());
+                }
+            }
+        });
+        found
+    }
+
+    /// The scope of the state owning timer `timer_id`, and whether it is a task timeout.
+    fn find_timer(&self, timer_id: u32) -> Option<(Vec<u32>, bool)> {
+        let mut found = None;
+        walk(
+            &self.state.root,
+            &mut Vec::new(),
+            &mut |scope, phase| match phase {
+                Phase::Waiting { timer } | Phase::Backoff { timer } if timer.id == timer_id => {
+                    found = Some((scope.to_vec(), false))
+                }
+                Phase::Task(task) if task.timeout_timer.map(|t| t.id) == Some(timer_id) => {
+                    found = Some((scope.to_vec(), true))
+                }
+                _ => {}
+            },
+        );
+        found
+    }
+
+    fn task_resource(&self, scope: &[u32]) -> Step<(String, String)> {
+        match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Task(task)) => Ok((task.resource_type.clone(), task.resource.clone())),
+            _ => Err(inconsistent("no task in flight")),
+        }
+    }
+
+    /// Records a task failure (or timeout), arming a retry when a retrier takes it.
+    fn task_failure(
+        &mut self,
+        scope: &[u32],
+        timed_out: bool,
+        error: String,
+        cause: Option<String>,
+    ) -> Step<()> {
+        let (resource_type, resource) = self.task_resource(scope)?;
+        let state = self.state_def(scope)?;
+        let run = self.run_info(scope)?;
+        let (retriers, _) = retriers_and_catchers(state);
+        let timer = self
+            .retry_due(retriers, &run.retried_errors, &error)
+            .map(|due_ms| TimerArm {
+                due_ms,
+                owner: scope.to_vec(),
+                purpose: TimerPurpose::RetryBackoff {
+                    error: error.clone(),
+                },
+            });
+        let details = TaskError {
+            resource_type,
+            resource,
+            error: Some(error),
+            cause,
+        };
+        let details = if timed_out {
+            EventDetails::TaskTimedOut(details)
+        } else {
+            EventDetails::TaskFailed(details)
+        };
+        self.emit(scope, details, timer).map(drop)
+    }
+
+    /// When the retrier matching `error` has attempts left: the due time of the next attempt.
+    fn retry_due(
+        &mut self,
+        retriers: &[crate::asl::Retrier],
+        retried: &[String],
+        error: &str,
+    ) -> Option<u64> {
+        let index = retriers.iter().position(|r| r.matches(error))?;
+        let attempts = retried
+            .iter()
+            .filter(|e| retriers.iter().position(|r| r.matches(e)) == Some(index))
+            .count();
+        let retrier = &retriers[index];
+        if attempts >= retrier.max_attempts as usize {
+            return None;
+        }
+        let exponent = i32::try_from(attempts).unwrap_or(i32::MAX);
+        let delay_seconds = retrier.interval_seconds as f64 * retrier.backoff_rate.powi(exponent);
+        let mut delay_ms = if delay_seconds.is_finite() {
+            (delay_seconds * 1000.0).min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        };
+        if let Some(max_delay_seconds) = retrier.max_delay_seconds {
+            delay_ms = delay_ms.min(max_delay_seconds.saturating_mul(1000));
+        }
+        delay_ms = delay_ms.min(self.options.execution_open_ms_max);
+        if retrier.jitter_strategy == crate::asl::JitterStrategy::Full {
+            delay_ms = self.entropy.next_u64() % delay_ms.saturating_add(1);
+        }
+        Some(self.now_ms.saturating_add(delay_ms))
+    }
+
+    // ------------------------------------------------------------------ threads
+
+    /// Enters `name` in the thread at `scope` with `input`, then advances the thread.
+    fn enter_and_advance(&mut self, scope: &[u32], name: &str, input: Value) -> Step<Outcome> {
+        match self.enter(scope, name, input)? {
+            Some(outcome) => Ok(outcome),
+            None => self.advance(scope),
+        }
+    }
+
+    /// Emits the state-entered event. A Wait arms its timer here (or exits at once when already
+    /// due); `Some` when the thread ended already (a Wait that could not compute its time).
+    fn enter(&mut self, scope: &[u32], name: &str, input: Value) -> Step<Option<Outcome>> {
+        let states = self.states_at(scope)?;
+        let state = states.get(name).ok_or_else(|| Error::UnknownState {
+            state: name.to_string(),
+        })?;
+        let StateKind::Wait(wait) = &state.kind else {
+            self.emit(scope, entered_details(state, input), None)?;
+            return Ok(None);
+        };
+        let entered_event_id = self.state.last_event_id + 1;
+        let info = self
+            .state
+            .info
+            .as_ref()
+            .ok_or_else(|| inconsistent("not started"))?;
+        let context = context_with(info, name, self.now_ms, 0);
+        let computed =
+            apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
+                Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
+            });
+        match computed {
+            Ok((due_ms, _)) if due_ms > self.now_ms => {
+                let timer = TimerArm {
+                    due_ms,
+                    owner: scope.to_vec(),
+                    purpose: TimerPurpose::Wait,
+                };
+                self.emit(scope, entered_details(state, input), Some(timer))?;
+                Ok(None)
+            }
+            Ok((_, effective)) => {
+                self.emit(scope, entered_details(state, input), None)?;
+                self.finish_wait(scope, state, effective)
+            }
+            Err(error) => {
+                self.emit(scope, entered_details(state, input), None)?;
+                Ok(Some(Outcome::Failed(with_prefix(
+                    name,
+                    entered_event_id,
+                    error,
+                ))))
+            }
+        }
+    }
+
+    fn wait_due(
+        &self,
+        wait: &WaitFor,
+        effective: &Value,
+        context: &Value,
+    ) -> Result<u64, StatesError> {
+        let now = self.now_ms;
+        match wait {
+            WaitFor::Seconds(seconds) => Ok(now.saturating_add(seconds.saturating_mul(1000))),
+            WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
+            WaitFor::SecondsPath(path) => {
+                let p = path.as_str();
+                let value = path.select(effective, context).ok_or_else(|| {
+                    runtime(format!(
+                        "The SecondsPath parameter does not reference an input value: {p}"
+                    ))
+                })?;
+                if let Some(seconds) = value.as_i64() {
+                    if seconds < 0 {
+                        return Err(runtime(format!(
+                            "The SecondsPath parameter references a negative value: {p} == {value}"
+                        )));
+                    }
+                    return Ok(now.saturating_add((seconds as u64).saturating_mul(1000)));
+                }
+                if let Some(seconds) = value.as_u64() {
+                    return Ok(now.saturating_add(seconds.saturating_mul(1000)));
+                }
+                Err(runtime(format!(
+                    "The SecondsPath parameter cannot be parsed as a long value: {p} == {}",
+                    quoted_value(&value)
+                )))
+            }
+            WaitFor::TimestampPath(path) => {
+                let p = path.as_str();
+                let value = path.select(effective, context).ok_or_else(|| {
+                    runtime(format!(
+                        "The TimestampPath parameter does not reference an input value: {p}"
+                    ))
+                })?;
+                match value.as_str().and_then(parse_timestamp) {
+                    Some(t) => Ok(timestamp_ms(t)),
+                    None => Err(runtime(format!(
+                        "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {p} == {}",
+                        quoted_value(&value)
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// A Wait's time has come: exit with OutputPath applied to its effective input.
+    fn finish_wait(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        effective: Value,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let StateKind::Wait(wait) = &state.kind else {
+            return Err(inconsistent("finish_wait on a state that is not a Wait"));
+        };
+        match apply_io_path(state.output_path.as_ref(), &effective, &run.context) {
+            Ok(output) => self.exit(scope, state, &run, output, &wait.next),
+            Err(error) => Ok(Some(self.fail_in(&run, error))),
+        }
+    }
+
+    /// Runs the thread at `scope` until it waits, ends or fails.
+    fn advance(&mut self, scope: &[u32]) -> Step<Outcome> {
+        loop {
+            match self.state.thread(scope) {
+                None | Some(Thread::Pending) => {
+                    return Err(inconsistent(format!(
+                        "advance of an unstarted thread {scope:?}"
+                    )))
+                }
+                Some(Thread::Done { output }) => return Ok(Outcome::Done(output.clone())),
+                Some(Thread::Aborted) => return Ok(Outcome::Aborted),
+                Some(Thread::Running(_)) => {
+                    if let Some(outcome) = self.step(scope)? {
+                        return Ok(outcome);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One step of the state running at `scope`; `None` when the thread moved on to another
+    /// state and should be stepped again.
+    fn step(&mut self, scope: &[u32]) -> Step<Option<Outcome>> {
+        let state = self.state_def(scope)?;
+        let phase = match self.state.thread(scope).and_then(Thread::run) {
+            Some(run) => Shallow::of(&run.phase),
+            None => return Err(inconsistent("step without a running state")),
+        };
+        match (phase, &state.kind) {
+            (Shallow::Entered, StateKind::Pass(_)) => self.run_pass(scope, state),
+            (Shallow::Entered, StateKind::Choice(_)) => self.run_choice(scope, state),
+            (Shallow::Entered, StateKind::Succeed) => {
+                let run = self.run_info(scope)?;
+                let output = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
+                    .and_then(|v| apply_io_path(state.output_path.as_ref(), &v, &run.context));
+                match output {
+                    Ok(output) => self.exit(scope, state, &run, output, &Transition::End),
+                    Err(error) => Ok(Some(self.fail_in(&run, error))),
+                }
+            }
+            (Shallow::Entered, StateKind::Fail(fail)) => self.run_fail(scope, fail).map(Some),
+            (Shallow::Entered, StateKind::Task(task)) => self.begin_task(scope, state, task),
+            (Shallow::Entered, StateKind::Parallel(p)) => self.begin_parallel(scope, state, p),
+            (Shallow::Entered, StateKind::Map(m)) => self.begin_map(scope, state, m),
+            (Shallow::Waiting(timer), StateKind::Wait(_)) if self.fired == Some(timer) => {
+                self.fired = None;
+                let run = self.run_info(scope)?;
+                match apply_io_path(state.input_path.as_ref(), &run.input, &run.context) {
+                    Ok(effective) => self.finish_wait(scope, state, effective),
+                    Err(error) => Ok(Some(self.fail_in(&run, error))),
+                }
+            }
+            (Shallow::Backoff(timer), kind) if self.fired == Some(timer) => {
+                self.fired = None;
+                match kind {
+                    StateKind::Task(task) => self.begin_task(scope, state, task),
+                    StateKind::Parallel(p) => self.begin_parallel(scope, state, p),
+                    StateKind::Map(m) => self.begin_map(scope, state, m),
+                    _ => Err(inconsistent("a retry backoff on a state that cannot retry")),
+                }
+            }
+            (Shallow::Waiting(_) | Shallow::Backoff(_) | Shallow::Task, _) => {
+                Ok(Some(Outcome::Waiting))
+            }
+            (Shallow::TaskSucceeded, StateKind::Task(task)) => {
+                let output = match self
+                    .state
+                    .thread(scope)
+                    .and_then(Thread::run)
+                    .map(|r| &r.phase)
+                {
+                    Some(Phase::TaskSucceeded { output }) => output.clone(),
+                    _ => return Err(inconsistent("task result vanished")),
+                };
+                self.finish_task(scope, state, task, output)
+            }
+            (Shallow::Failed, _) => {
+                let error = match self
+                    .state
+                    .thread(scope)
+                    .and_then(Thread::run)
+                    .map(|r| &r.phase)
+                {
+                    Some(Phase::Failed { error: Some(error) }) => error.clone(),
+                    _ => return Err(inconsistent("a failed state without its error")),
+                };
+                self.handle_failure(scope, state, error, false, None)
+            }
+            (Shallow::Parallel, StateKind::Parallel(p)) => {
+                self.step_parallel(scope, state, p, None)
+            }
+            (Shallow::Map, StateKind::Map(m)) => self.step_map(scope, state, m, None),
+            (phase, kind) => Err(inconsistent(format!(
+                "state '{}' ({}) cannot be in phase {phase:?}",
+                state.name,
+                kind.type_name()
+            ))),
+        }
+    }
+
+    /// Emits the state-exited event (checking the payload limit) and follows the transition:
+    /// `None` when the next state was entered (step on), `Some` when the thread ended.
+    fn exit(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        run: &RunInfo,
+        output: Value,
+        next: &Transition,
+    ) -> Step<Option<Outcome>> {
+        if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
+            return Ok(Some(Outcome::Failed(failure(
+                "States.DataLimitExceeded",
+                format!(
+                    "The state/task '{}' returned a result with a size exceeding the maximum number of bytes service limit.",
+                    run.name
+                ),
+            ))));
+        }
+        let details = exited_details(state, output.clone())
+            .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
+        self.emit(scope, details, None)?;
+        match next {
+            Transition::End => Ok(Some(Outcome::Done(output))),
+            Transition::Next(name) => self.enter(scope, name, output),
+        }
+    }
+
+    // ------------------------------------------------------------------ states
+
+    fn run_pass(&mut self, scope: &[u32], state: &State) -> Step<Option<Outcome>> {
+        let StateKind::Pass(pass) = &state.kind else {
+            return Err(inconsistent("not a Pass"));
+        };
+        let run = self.run_info(scope)?;
+        let output = (|| {
+            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+            let result = match &pass.result {
+                Some(result) => result.clone(),
+                None => apply_template(
+                    pass.parameters.as_ref(),
+                    effective,
+                    &run.context,
+                    &mut *self.entropy,
+                )?,
+            };
+            let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
+            apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+        })();
+        match output {
+            Ok(output) => self.exit(scope, state, &run, output, &pass.next),
+            Err(error) => Ok(Some(self.fail_in(&run, error))),
+        }
+    }
+
+    fn run_choice(&mut self, scope: &[u32], state: &State) -> Step<Option<Outcome>> {
+        let StateKind::Choice(choice) = &state.kind else {
+            return Err(inconsistent("not a Choice"));
+        };
+        let run = self.run_info(scope)?;
+        let decided = (|| {
+            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+            let next = choice.pick(&effective, &run.context)?.to_string();
+            let output = apply_io_path(state.output_path.as_ref(), &effective, &run.context)?;
+            Ok((next, output))
+        })();
+        match decided {
+            Ok((next, output)) => self.exit(scope, state, &run, output, &Transition::Next(next)),
+            Err(error) => Ok(Some(self.fail_in(&run, error))),
+        }
+    }
+
+    fn run_fail(&mut self, scope: &[u32], fail: &crate::asl::FailState) -> Step<Outcome> {
+        let run = self.run_info(scope)?;
+        let mut evaluate =
+            |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
+                match field {
+                    None => Ok(None),
+                    Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                    Some(FailField::Dynamic { template, .. }) => {
+                        let value = template
+                            .evaluate(&run.input, &run.context, &mut *self.entropy)
+                            .map_err(|mut e| {
+                                e.cause = e.cause.replace("'value.$'", &format!("'{name}'"));
+                                e
+                            })?;
+                        Ok(value.get("value").map(quoted_value))
+                    }
+                }
+            };
+        let error = evaluate(&fail.error, "ErrorPath");
+        let cause = error
+            .as_ref()
+            .ok()
+            .map(|_| evaluate(&fail.cause, "CausePath"));
+        match (error, cause) {
+            (Ok(error), Some(Ok(cause))) => Ok(Outcome::Failed(ErrorCause { error, cause })),
+            (Err(e), _) | (_, Some(Err(e))) => Ok(self.fail_in(&run, e)),
+            (Ok(_), None) => Err(inconsistent("cause not evaluated")),
+        }
+    }
+
+    fn begin_task(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        task: &TaskState,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let unsupported = |feature: &str| {
+            Interrupt::Fail(Error::Unsupported {
+                feature: feature.to_string(),
+                state: run.name.clone(),
+            })
+        };
+        let (resource_type, resource) = match &task.resource.kind {
+            ResourceKind::Activity { .. } => return Err(unsupported("activity resources")),
+            ResourceKind::Integration {
+                service,
+                action,
+                pattern,
+            } => {
+                if *pattern != IntegrationPattern::RequestResponse {
+                    return Err(unsupported(&format!(
+                        "the '{}' integration pattern",
+                        pattern.suffix()
+                    )));
+                }
+                (service.clone(), action.clone())
+            }
+            ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
+        };
+        let prepared = (|| {
+            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+            let parameters = apply_template(
+                task.parameters.as_ref(),
+                effective.clone(),
+                &run.context,
+                &mut *self.entropy,
+            )?;
+            let timeout = seconds_field(
+                task.timeout.as_ref(),
+                &effective,
+                &run.context,
+                "TimeoutSecondsPath",
+            )?;
+            let heartbeat = seconds_field(
+                task.heartbeat.as_ref(),
+                &effective,
+                &run.context,
+                "HeartbeatSecondsPath",
+            )?;
+            Ok((parameters, timeout, heartbeat))
+        })();
+        let (parameters, timeout, heartbeat) = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                let error = with_prefix(&run.name, run.entered_event_id, error);
+                return self.handle_failure(scope, state, error, true, None);
+            }
+        };
+        let region = if task.resource.region.is_empty() {
+            self.state
+                .info
+                .as_ref()
+                .and_then(|i| i.execution_arn.split(':').nth(3))
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            task.resource.region.clone()
+        };
+        let timer = timeout.map(|seconds| TimerArm {
+            due_ms: self.now_ms.saturating_add(seconds.saturating_mul(1000)),
+            owner: scope.to_vec(),
+            purpose: TimerPurpose::TaskTimeout,
+        });
+        let scheduled = TaskScheduled {
+            resource_type: resource_type.clone(),
+            resource: resource.clone(),
+            region,
+            parameters,
+            timeout_in_seconds: timeout,
+            heartbeat_in_seconds: heartbeat,
+            task_credentials_role_arn: None,
+            resource_arn: task.resource.raw.clone(),
+        };
+        self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
+        self.emit(
+            scope,
+            EventDetails::TaskStarted(TaskResource {
+                resource_type,
+                resource,
+            }),
+            None,
+        )?;
+        Ok(Some(Outcome::Waiting))
+    }
+
+    fn finish_task(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        task: &TaskState,
+        result: Value,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let output = self.process_result(
+            state,
+            &run,
+            task.result_selector.as_ref(),
+            task.result_path.as_ref(),
+            result,
+        );
+        match output {
+            Ok(output) => self.exit(scope, state, &run, output, &task.next),
+            Err(error) => {
+                let error = with_prefix(&run.name, run.entered_event_id, error);
+                self.handle_failure(scope, state, error, false, None)
+            }
+        }
+    }
+
+    /// ResultSelector, ResultPath, OutputPath.
+    fn process_result(
+        &mut self,
+        state: &State,
+        run: &RunInfo,
+        selector: Option<&crate::paths::Template>,
+        result_path: Option<&crate::paths::ResultPathField>,
+        result: Value,
+    ) -> Result<Value, StatesError> {
+        let selected = apply_template(selector, result, &run.context, &mut *self.entropy)?;
+        let combined = apply_result_path(result_path, &run.input, selected)?;
+        apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+    }
+
+    /// A state failed: retry (when allowed and a retrier has attempts left), else emit
+    /// `failed_event`, then catch (exit to the catcher's state) or let the thread fail.
+    fn handle_failure(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        error: ErrorCause,
+        allow_retry: bool,
+        failed_event: Option<EventDetails>,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let (retriers, catchers) = retriers_and_catchers(state);
+        let name = error.error.clone().unwrap_or_default();
+        if allow_retry {
+            if let Some(due_ms) = self.retry_due(retriers, &run.retried_errors, &name) {
+                self.arm_retry_on_last_event(scope, due_ms, name)?;
+                return Ok(Some(Outcome::Waiting));
+            }
+        }
+        if let Some(details) = failed_event {
+            self.emit(scope, details, None)?;
+        }
+        let Some(catcher) = catchers.iter().find(|c| c.matches(&name)) else {
+            return Ok(Some(Outcome::Failed(error)));
+        };
+        match apply_result_path(
+            catcher.result_path.as_ref(),
+            &run.input,
+            error_output(&error),
+        ) {
+            Ok(output) => self.exit(
+                scope,
+                state,
+                &run,
+                output,
+                &Transition::Next(catcher.next.clone()),
+            ),
+            Err(e) => Ok(Some(self.fail_in(&run, e))),
+        }
+    }
+
+    fn begin_parallel(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        parallel: &ParallelState,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
+            .and_then(|v| {
+                apply_template(
+                    parallel.parameters.as_ref(),
+                    v,
+                    &run.context,
+                    &mut *self.entropy,
+                )
+            });
+        let effective = match effective {
+            Ok(v) => v,
+            Err(e) => {
+                let error = with_prefix(&run.name, run.entered_event_id, e);
+                return self.handle_failure(scope, state, error, true, None);
+            }
+        };
+        self.emit(scope, EventDetails::ParallelStateStarted, None)?;
+        self.step_parallel(scope, state, parallel, Some(effective))
+    }
+
+    fn step_parallel(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        parallel: &ParallelState,
+        fresh_input: Option<Value>,
+    ) -> Step<Option<Outcome>> {
+        let mut outcomes = Vec::with_capacity(parallel.branches.len());
+        for (index, branch) in parallel.branches.iter().enumerate() {
+            let path = child(scope, index);
+            let started = !matches!(self.state.thread(&path), None | Some(Thread::Pending));
+            let outcome = if started {
+                self.advance(&path)?
+            } else {
+                let input = fresh_input
+                    .clone()
+                    .ok_or_else(|| inconsistent(format!("branch {index} was never started")))?;
+                self.enter_and_advance(&path, &branch.start_at, input)?
+            };
+            outcomes.push(outcome);
+        }
+        let failed = outcomes
+            .iter()
+            .position(|o| matches!(o, Outcome::Failed(_)));
+        if let Some(failed) = failed {
+            for (index, outcome) in outcomes.iter().enumerate() {
+                if matches!(outcome, Outcome::Waiting) {
+                    self.abort(&child(scope, index))?;
+                }
+            }
+            let Outcome::Failed(error) = outcomes.swap_remove(failed) else {
+                return Err(inconsistent("failed outcome vanished"));
+            };
+            return self.handle_failure(
+                scope,
+                state,
+                error,
+                true,
+                Some(EventDetails::ParallelStateFailed),
+            );
+        }
+        if outcomes.iter().any(|o| !matches!(o, Outcome::Done(_))) {
+            return Ok(Some(Outcome::Waiting));
+        }
+        let results: Vec<Value> = outcomes
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Done(v) => v,
+                _ => Value::Null,
+            })
+            .collect();
+        self.emit(scope, EventDetails::ParallelStateSucceeded, None)?;
+        let run = self.run_info(scope)?;
+        let output = self.process_result(
+            state,
+            &run,
+            parallel.result_selector.as_ref(),
+            parallel.result_path.as_ref(),
+            Value::Array(results),
+        );
+        match output {
+            Ok(output) => self.exit(scope, state, &run, output, &parallel.next),
+            Err(e) => {
+                let error = with_prefix(&run.name, run.entered_event_id, e);
+                self.handle_failure(scope, state, error, false, None)
+            }
+        }
+    }
+
+    fn map_params(
+        &mut self,
+        state: &State,
+        map: &MapState,
+        run: &RunInfo,
+    ) -> Result<MapParams, StatesError> {
+        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+        let items = match &map.items_path {
+            None => effective.clone(),
+            Some(path) => select_required(path, &effective, &run.context)?,
+        };
+        let items = match items {
+            Value::Array(items) => items,
+            other => {
+                return Err(runtime(format!(
+                    "Map state input must be an array but was: {}",
+                    serde_json::to_string(&other).unwrap_or_default()
+                )))
+            }
+        };
+        let max_concurrency = count_field(
+            map.max_concurrency.as_ref(),
+            &effective,
+            &run.context,
+            "MaxConcurrencyPath",
+        )?
+        .unwrap_or(0);
+        let tolerated_count = count_field(
+            map.tolerated_failure_count.as_ref(),
+            &effective,
+            &run.context,
+            "ToleratedFailureCountPath",
+        )?;
+        let tolerated_percentage = match &map.tolerated_failure_percentage {
+            None => None,
+            Some(PercentageField::Literal(p)) => Some(*p),
+            Some(PercentageField::Path(path)) => {
+                let value = select_required(path, &effective, &run.context)?;
+                let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
+                    runtime(format!(
+                        "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
+                        quoted_value(&value),
+                        path.as_str()
+                    ))
+                })?;
+                Some(p)
+            }
+        };
+        if let Some(p) = tolerated_percentage {
+            if !(0.0..=100.0).contains(&p) {
+                return Err(runtime(
+                    "ToleratedFailurePercentage must be between 0 and 100.",
+                ));
+            }
+        }
+        Ok(MapParams {
+            effective,
+            items,
+            max_concurrency,
+            tolerated_count,
+            tolerated_percentage,
+        })
+    }
+
+    fn begin_map(&mut self, scope: &[u32], state: &State, map: &MapState) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let params = match self.map_params(state, map, &run) {
+            Ok(params) => params,
+            Err(e) => {
+                let error = with_prefix(&run.name, run.entered_event_id, e);
+                return self.handle_failure(scope, state, error, true, None);
+            }
+        };
+        let length = u32::try_from(params.items.len()).unwrap_or(u32::MAX);
+        self.emit(
+            scope,
+            EventDetails::MapStateStarted(MapStateStarted { length }),
+            None,
+        )?;
+        self.step_map(scope, state, map, Some(params))
+    }
+
+    fn step_map(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        map: &MapState,
+        params: Option<MapParams>,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let params = match params {
+            Some(params) => params,
+            None => match self.map_params(state, map, &run) {
+                Ok(params) => params,
+                Err(e) => return Err(inconsistent(format!("Map parameters changed: {}", e.cause))),
+            },
+        };
+        let length = params.items.len();
+        let mut started = 0usize;
+        let mut failures = 0usize;
+        let mut running = Vec::new();
+        if let Some(Phase::Map { iterations, .. }) = self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            started = iterations.len();
+            for (index, iteration) in iterations.iter().enumerate() {
+                match iteration.outcome {
+                    IterationOutcome::Running => running.push(index),
+                    IterationOutcome::Failed => failures += 1,
+                    _ => {}
+                }
+            }
+        }
+        let mut waiting = 0usize;
+        // Iterations already running: move each as far as it goes.
+        for index in running {
+            let outcome = self.advance(&child(scope, index))?;
+            if let Some(error) =
+                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
+            {
+                failures += 1;
+                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
+                    return self.fail_map(scope, state, error);
+                }
+            }
+        }
+        // Start new iterations while the concurrency allows, each run as far as it goes.
+        while started < length
+            && (params.max_concurrency == 0 || (waiting as u64) < params.max_concurrency)
+        {
+            let index = started;
+            started += 1;
+            let iteration = MapIteration {
+                name: state.name.clone(),
+                index: index as u32,
+            };
+            self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
+            let item = params.items[index].clone();
+            let input = match &map.item_selector {
+                None => Ok(item),
+                Some(selector) => {
+                    let mut context = run.context.clone();
+                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
+                    selector.evaluate(&params.effective, &context, &mut *self.entropy)
+                }
+            };
+            let outcome = match input {
+                Ok(input) => {
+                    let start_at = map.item_processor.start_at.clone();
+                    self.enter_and_advance(&child(scope, index), &start_at, input)?
+                }
+                Err(e) => Outcome::Failed(with_prefix(&run.name, run.entered_event_id, e)),
+            };
+            if let Some(error) =
+                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
+            {
+                failures += 1;
+                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
+                    return self.fail_map(scope, state, error);
+                }
+            }
+        }
+        if waiting > 0 || started < length {
+            return Ok(Some(Outcome::Waiting));
+        }
+        let results: Vec<Value> = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => iterations
+                .iter()
+                .map(|it| match &it.thread {
+                    Thread::Done { output } if it.outcome == IterationOutcome::Succeeded => {
+                        output.clone()
+                    }
+                    _ => Value::Null,
+                })
+                .collect(),
+            _ => return Err(inconsistent("Map iterations vanished")),
+        };
+        self.emit(scope, EventDetails::MapStateSucceeded, None)?;
+        let output = self.process_result(
+            state,
+            &run,
+            map.result_selector.as_ref(),
+            map.result_path.as_ref(),
+            Value::Array(results),
+        );
+        match output {
+            Ok(output) => self.exit(scope, state, &run, output, &map.next),
+            Err(e) => {
+                let error = with_prefix(&run.name, run.entered_event_id, e);
+                self.handle_failure(scope, state, error, false, None)
+            }
+        }
+    }
+
+    /// Reports an iteration that ended; returns its error when it failed.
+    fn settle_iteration(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        index: usize,
+        outcome: Outcome,
+        waiting: &mut usize,
+    ) -> Step<Option<ErrorCause>> {
+        let iteration = MapIteration {
+            name: name.to_string(),
+            index: index as u32,
+        };
+        match outcome {
+            Outcome::Waiting => {
+                *waiting += 1;
+                Ok(None)
+            }
+            Outcome::Done(_) => {
+                self.emit(scope, EventDetails::MapIterationSucceeded(iteration), None)?;
+                Ok(None)
+            }
+            Outcome::Failed(error) => {
+                self.emit(scope, EventDetails::MapIterationFailed(iteration), None)?;
+                Ok(Some(error))
+            }
+            Outcome::Aborted => Err(inconsistent("an iteration was aborted while its Map runs")),
+        }
+    }
+
+    fn fail_map(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        error: ErrorCause,
+    ) -> Step<Option<Outcome>> {
+        let running: Vec<usize> = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => iterations
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.outcome == IterationOutcome::Running)
+                .map(|(i, _)| i)
+                .collect(),
+            _ => return Err(inconsistent("fail_map without a running Map")),
+        };
+        for index in running {
+            self.abort(&child(scope, index))?;
+            let iteration = MapIteration {
+                name: state.name.clone(),
+                index: index as u32,
+            };
+            self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
+        }
+        self.handle_failure(
+            scope,
+            state,
+            error,
+            true,
+            Some(EventDetails::MapStateFailed),
+        )
+    }
+
+    /// Aborts whatever the thread at `scope` waits on, innermost first.
+    fn abort(&mut self, scope: &[u32]) -> Step<()> {
+        let phase = match self.state.thread(scope) {
+            Some(Thread::Running(run)) => Shallow::of(&run.phase),
+            _ => return Ok(()),
+        };
+        let state = self.state_def(scope)?;
+        match phase {
+            Shallow::Parallel => {
+                if let StateKind::Parallel(p) = &state.kind {
+                    for index in 0..p.branches.len() {
+                        self.abort(&child(scope, index))?;
+                    }
+                }
+            }
+            Shallow::Map => {
+                let running: Vec<usize> = match self
+                    .state
+                    .thread(scope)
+                    .and_then(Thread::run)
+                    .map(|r| &r.phase)
+                {
+                    Some(Phase::Map { iterations, .. }) => iterations
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, it)| it.outcome == IterationOutcome::Running)
+                        .map(|(i, _)| i)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for index in running {
+                    self.abort(&child(scope, index))?;
+                    let iteration = MapIteration {
+                        name: state.name.clone(),
+                        index: index as u32,
+                    };
+                    self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
+                }
+            }
+            _ => {}
+        }
+        if let Some(details) = aborted_details(state) {
+            self.emit(scope, details, None)?;
+        }
+        Ok(())
+    }
+}
+
+/// The shape of a phase, without its payload (for matching while `self` is borrowed mutably).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shallow {
+    Entered,
+    Waiting(u32),
+    Task,
+    Backoff(u32),
+    TaskSucceeded,
+    Failed,
+    Parallel,
+    Map,
+    Finishing,
+}
+
+impl Shallow {
+    fn of(phase: &Phase) -> Self {
+        match phase {
+            Phase::Entered => Shallow::Entered,
+            Phase::Waiting { timer } => Shallow::Waiting(timer.id),
+            Phase::Task(_) => Shallow::Task,
+            Phase::Backoff { timer } => Shallow::Backoff(timer.id),
+            Phase::TaskSucceeded { .. } => Shallow::TaskSucceeded,
+            Phase::Failed { .. } => Shallow::Failed,
+            Phase::Parallel { .. } => Shallow::Parallel,
+            Phase::Map { .. } => Shallow::Map,
+            Phase::Finishing => Shallow::Finishing,
+        }
+    }
+}
+
+/// Visits every running state of the tree (Map iterations only while running).
+fn walk(thread: &Thread, scope: &mut Vec<u32>, visit: &mut dyn FnMut(&[u32], &Phase)) {
+    let Thread::Running(run) = thread else { return };
+    visit(scope, &run.phase);
+    match &run.phase {
+        Phase::Parallel { branches } => {
+            for (index, branch) in branches.iter().enumerate() {
+                scope.push(index as u32);
+                walk(branch, scope, visit);
+                scope.pop();
+            }
+        }
+        Phase::Map { iterations, .. } => {
+            for (index, iteration) in iterations.iter().enumerate() {
+                if iteration.outcome == IterationOutcome::Running {
+                    scope.push(index as u32);
+                    walk(&iteration.thread, scope, visit);
+                    scope.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `TimeoutSeconds[Path]` / `HeartbeatSeconds[Path]`.
+fn seconds_field(
+    field: Option<&SecondsField>,
+    effective: &Value,
+    context: &Value,
+    name: &str,
+) -> Result<Option<u64>, StatesError> {
+    match field {
+        None => Ok(None),
+        Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
+        Some(SecondsField::Path(path)) => {
+            let value = select_required(path, effective, context)?;
+            match value.as_u64() {
+                Some(seconds) if seconds > 0 => Ok(Some(seconds)),
+                _ => Err(runtime(format!(
+                    "The {name} field refers to value \"{}\" which is not a valid positive integer: {}",
+                    quoted_value(&value),
+                    path.as_str()
+                ))),
+            }
+        }
+    }
+}
+
+/// `MaxConcurrency[Path]` / `ToleratedFailureCount[Path]`.
+fn count_field(
+    field: Option<&CountField>,
+    effective: &Value,
+    context: &Value,
+    name: &str,
+) -> Result<Option<u64>, StatesError> {
+    match field {
+        None => Ok(None),
+        Some(CountField::Literal(count)) => Ok(Some(*count)),
+        Some(CountField::Path(path)) => {
+            let value = select_required(path, effective, context)?;
+            if let Some(count) = value.as_u64() {
+                return Ok(Some(count));
+            }
+            if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {
+                return Err(runtime("ToleratedFailureCount cannot be negative."));
+            }
+            Err(runtime(format!(
+                "The {name} field refers to value \"{}\" which is not a valid integer: {}",
+                quoted_value(&value),
+                path.as_str()
+            )))
+        }
+    }
+}
+
+/// When the Map must fail after `failures` failed iterations: the error it fails with.
+fn tolerance_exceeded(
+    params: &MapParams,
+    failures: usize,
+    length: usize,
+    error: ErrorCause,
+) -> Option<ErrorCause> {
+    if params.tolerated_count.is_none() && params.tolerated_percentage.is_none() {
+        return Some(error);
+    }
+    let over_count = params
+        .tolerated_count
+        .is_some_and(|count| failures as u64 > count);
+    let over_percentage = params.tolerated_percentage.is_some_and(|percentage| {
+        length > 0 && (failures as f64 * 100.0 / length as f64) > percentage
+    });
+    if over_count || over_percentage {
+        Some(failure(
+            "States.ExceedToleratedFailureThreshold",
+            "The specified tolerated failure threshold was exceeded",
+        ))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,653 @@
+//! state: [`ExecutionState`], the fold of an execution's events, and [`apply`], the fold step.
+//!
+//! Shape: the execution is a tree of *threads*. The root thread runs the top-level states; a
+//! Parallel state owns one thread per branch and a Map state one per started iteration. An
+//! event's `scope` names its thread by the path of branch/iteration indexes from the root.
+//! Each thread is pending, running one state ([`StateRun`]), done with an output, or aborted.
+//!
+//! `previousEventId` (AWS's rule, read off the recordings): every event points at the last
+//! *advancing* event before it; `ExecutionStarted`, `MapIterationSucceeded`,
+//! `MapIterationFailed`, `MapIterationAborted`, `MapStateSucceeded` and `ParallelStateSucceeded`
+//! do not advance (so the first state-entered event points at 0, and `MapIterationStarted(i+1)`
+//! points at the last event of iteration `i`). The cursor is kept here so replay reproduces it.
+//!
+//! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
+//! ids are dense. Must not: look at the definition, the clock, or anything but the event.
+
+use serde_json::Value;
+
+use super::Error;
+use crate::history::{ErrorCause, EventDetails, HistoryEvent, TimerPurpose};
+
+/// How an execution stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionStatus {
+    /// No event yet.
+    NotStarted,
+    /// Started, not closed.
+    Running,
+    /// Closed by `ExecutionSucceeded`.
+    Succeeded,
+    /// Closed by `ExecutionFailed`.
+    Failed,
+    /// Closed by `ExecutionTimedOut`.
+    TimedOut,
+    /// Closed by `ExecutionAborted`.
+    Aborted,
+}
+
+impl ExecutionStatus {
+    /// The AWS status name (`RUNNING`, `SUCCEEDED`, ...).
+    pub fn aws_name(self) -> &'static str {
+        match self {
+            ExecutionStatus::NotStarted | ExecutionStatus::Running => "RUNNING",
+            ExecutionStatus::Succeeded => "SUCCEEDED",
+            ExecutionStatus::Failed => "FAILED",
+            ExecutionStatus::TimedOut => "TIMED_OUT",
+            ExecutionStatus::Aborted => "ABORTED",
+        }
+    }
+
+    /// True for the four closed statuses.
+    pub fn is_closed(self) -> bool {
+        !matches!(self, ExecutionStatus::NotStarted | ExecutionStatus::Running)
+    }
+}
+
+/// A timer that is armed: its id (the arming event's id) and due time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timer {
+    pub(crate) id: u32,
+    pub(crate) due_ms: u64,
+}
+
+/// What the execution knows about itself from `ExecutionStarted`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ExecutionInfo {
+    pub(crate) input: Value,
+    pub(crate) execution_arn: String,
+    pub(crate) state_machine_arn: String,
+    pub(crate) role_arn: String,
+    pub(crate) start_ms: u64,
+}
+
+/// The fold of an execution's events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutionState {
+    pub(crate) status: ExecutionStatus,
+    pub(crate) info: Option<ExecutionInfo>,
+    pub(crate) last_event_id: u32,
+    pub(crate) cursor_event_id: u32,
+    pub(crate) root: Thread,
+    pub(crate) execution_timer: Option<Timer>,
+    pub(crate) output: Option<Value>,
+    pub(crate) failure: Option<ErrorCause>,
+    pub(crate) close_ms: Option<u64>,
+}
+
+impl Default for ExecutionState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ExecutionState {
+    /// The state before any event.
+    pub fn new() -> Self {
+        Self {
+            status: ExecutionStatus::NotStarted,
+            info: None,
+            last_event_id: 0,
+            cursor_event_id: 0,
+            root: Thread::Pending,
+            execution_timer: None,
+            output: None,
+            failure: None,
+            close_ms: None,
+        }
+    }
+
+    /// Folds `events` into a fresh state.
+    pub fn replay<'a>(events: impl IntoIterator<Item = &'a HistoryEvent>) -> Result<Self, Error> {
+        let mut state = Self::new();
+        for event in events {
+            apply(&mut state, event)?;
+        }
+        Ok(state)
+    }
+
+    /// How the execution stands.
+    pub fn status(&self) -> ExecutionStatus {
+        self.status
+    }
+
+    /// How many events the history holds (the last event's id).
+    pub fn event_count(&self) -> u32 {
+        self.last_event_id
+    }
+
+    /// The execution's output, once it succeeded.
+    pub fn output(&self) -> Option<&Value> {
+        self.output.as_ref()
+    }
+
+    /// The error and cause it failed, timed out or was aborted with.
+    pub fn failure(&self) -> Option<&ErrorCause> {
+        self.failure.as_ref()
+    }
+
+    /// The execution input, once started.
+    pub fn input(&self) -> Option<&Value> {
+        self.info.as_ref().map(|i| &i.input)
+    }
+
+    /// The execution ARN, once started.
+    pub fn execution_arn(&self) -> Option<&str> {
+        self.info.as_ref().map(|i| i.execution_arn.as_str())
+    }
+
+    /// The state machine ARN, once started.
+    pub fn state_machine_arn(&self) -> Option<&str> {
+        self.info.as_ref().map(|i| i.state_machine_arn.as_str())
+    }
+
+    /// When the execution started (ms since the epoch).
+    pub fn start_ms(&self) -> Option<u64> {
+        self.info.as_ref().map(|i| i.start_ms)
+    }
+
+    /// When the execution closed (ms since the epoch).
+    pub fn close_ms(&self) -> Option<u64> {
+        self.close_ms
+    }
+
+    /// The thread at `scope`, if it exists.
+    pub(crate) fn thread(&self, scope: &[u32]) -> Option<&Thread> {
+        let mut thread = &self.root;
+        for &index in scope {
+            thread = thread.child(index)?;
+        }
+        Some(thread)
+    }
+
+    /// The thread at `scope`; Parallel branch threads are created (pending) on first use.
+    fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, String> {
+        let mut thread = &mut self.root;
+        for (depth, &index) in scope.iter().enumerate() {
+            thread = match thread {
+                Thread::Running(run) => match &mut run.phase {
+                    Phase::Parallel { branches } => {
+                        let index = index as usize;
+                        if branches.len() <= index {
+                            branches.resize(index + 1, Thread::Pending);
+                        }
+                        &mut branches[index]
+                    }
+                    Phase::Map { iterations, .. } => match iterations.get_mut(index as usize) {
+                        Some(iteration) => &mut iteration.thread,
+                        None => {
+                            return Err(format!(
+                                "scope {scope:?}: Map iteration {index} at depth {depth} was not started"
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(format!(
+                            "scope {scope:?}: state '{}' at depth {depth} has no branches or iterations",
+                            run.name
+                        ))
+                    }
+                },
+                _ => return Err(format!("scope {scope:?}: no running state at depth {depth}")),
+            };
+        }
+        Ok(thread)
+    }
+}
+
+/// One line of execution: the top level, a Parallel branch or a Map iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Thread {
+    /// Created, its first state not entered yet.
+    Pending,
+    /// Running a state.
+    Running(Box<StateRun>),
+    /// Its last state exited with this output (or, between an exit and the next entry inside
+    /// one decision, the output that the next state receives).
+    Done { output: Value },
+    /// Stopped because a sibling failed or the execution ended.
+    Aborted,
+}
+
+impl Thread {
+    fn child(&self, index: u32) -> Option<&Thread> {
+        match self {
+            Thread::Running(run) => match &run.phase {
+                Phase::Parallel { branches } => branches.get(index as usize),
+                Phase::Map { iterations, .. } => iterations
+                    .get(index as usize)
+                    .map(|iteration| &iteration.thread),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub(crate) fn run(&self) -> Option<&StateRun> {
+        match self {
+            Thread::Running(run) => Some(run),
+            _ => None,
+        }
+    }
+}
+
+/// A state being run by a thread.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StateRun {
+    pub(crate) name: String,
+    pub(crate) entered_event_id: u32,
+    pub(crate) entered_ms: u64,
+    /// The state's raw input (before InputPath).
+    pub(crate) input: Value,
+    /// The errors retried so far, in order (`$$.State.RetryCount` is its length).
+    pub(crate) retried_errors: Vec<String>,
+    pub(crate) phase: Phase,
+}
+
+/// Where a running state is in its life.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Phase {
+    /// Just entered (transient within a decision, except for a Fail state's last event).
+    Entered,
+    /// A Wait state waiting for its timer.
+    Waiting { timer: Timer },
+    /// A Task state with a task in flight.
+    Task(TaskRun),
+    /// Waiting for the retry backoff timer.
+    Backoff { timer: Timer },
+    /// The task's result arrived (transient).
+    TaskSucceeded { output: Value },
+    /// The state failed and no retry was armed (transient): caught or propagated next. For
+    /// `ParallelStateFailed`/`MapStateFailed` the error is known to `decide` only.
+    Failed { error: Option<ErrorCause> },
+    /// A Parallel state running its branches.
+    Parallel { branches: Vec<Thread> },
+    /// A Map state running its iterations (index = position).
+    Map {
+        length: u32,
+        iterations: Vec<Iteration>,
+    },
+    /// `ParallelStateSucceeded` / `MapStateSucceeded` seen (transient): output processing next.
+    Finishing,
+}
+
+/// A task in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TaskRun {
+    /// The id of its `TaskScheduled` event.
+    pub(crate) task_id: u32,
+    /// 0-based attempt (retries so far).
+    pub(crate) attempt: u32,
+    /// The effective input sent.
+    pub(crate) parameters: Value,
+    /// The `Resource` ARN as written.
+    pub(crate) resource_arn: String,
+    /// `resourceType` / `resource` as the task events show them.
+    pub(crate) resource_type: String,
+    pub(crate) resource: String,
+    pub(crate) stage: TaskStage,
+    pub(crate) timeout_timer: Option<Timer>,
+}
+
+/// How far a task got (leaves room for `.sync` and `.waitForTaskToken`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskStage {
+    /// `TaskScheduled` seen.
+    Scheduled,
+    /// `TaskStarted` seen.
+    Started,
+    /// `TaskSubmitted` seen (`.sync`: the job runs).
+    Submitted,
+}
+
+/// One Map iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Iteration {
+    pub(crate) thread: Thread,
+    pub(crate) outcome: IterationOutcome,
+}
+
+/// What the Map state has recorded about an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IterationOutcome {
+    /// Started, no end event yet.
+    Running,
+    /// `MapIterationSucceeded`.
+    Succeeded,
+    /// `MapIterationFailed`.
+    Failed,
+    /// `MapIterationAborted`.
+    Aborted,
+}
+
+/// True for the events that do not move the `previousEventId` cursor.
+fn advances_cursor(details: &EventDetails) -> bool {
+    !matches!(
+        details,
+        EventDetails::ExecutionStarted(_)
+            | EventDetails::MapIterationSucceeded(_)
+            | EventDetails::MapIterationFailed(_)
+            | EventDetails::MapIterationAborted(_)
+            | EventDetails::MapStateSucceeded
+            | EventDetails::ParallelStateSucceeded
+    )
+}
+
+/// Folds one event into the state. Fails (leaving `state` unusable) when the event does not fit.
+pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Error> {
+    let bad = |reason: String| Error::Inconsistent {
+        event_id: event.id.0,
+        event_type: event.details.type_name(),
+        reason,
+    };
+    if event.id.0 != state.last_event_id + 1 {
+        return Err(bad(format!(
+            "id {} does not follow {}",
+            event.id.0, state.last_event_id
+        )));
+    }
+    if state.status.is_closed() {
+        return Err(bad(format!(
+            "the execution is already closed ({:?})",
+            state.status
+        )));
+    }
+    if state.status == ExecutionStatus::NotStarted
+        && !matches!(event.details, EventDetails::ExecutionStarted(_))
+    {
+        return Err(bad("the first event must be ExecutionStarted".to_string()));
+    }
+    apply_details(state, event).map_err(bad)?;
+    if let Some(arm) = &event.timer {
+        let timer = Timer {
+            id: event.id.0,
+            due_ms: arm.due_ms,
+        };
+        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(bad)?;
+    }
+    state.last_event_id = event.id.0;
+    if advances_cursor(&event.details) {
+        state.cursor_event_id = event.id.0;
+    }
+    Ok(())
+}
+
+fn running<'a>(thread: &'a mut Thread, what: &str) -> Result<&'a mut StateRun, String> {
+    match thread {
+        Thread::Running(run) => Ok(run),
+        other => Err(format!(
+            "{what} needs a running state, the thread is {}",
+            thread_name(other)
+        )),
+    }
+}
+
+fn thread_name(thread: &Thread) -> &'static str {
+    match thread {
+        Thread::Pending => "pending",
+        Thread::Running(_) => "running",
+        Thread::Done { .. } => "done",
+        Thread::Aborted => "aborted",
+    }
+}
+
+fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), String> {
+    use EventDetails as E;
+    let scope = event.scope.as_slice();
+    match &event.details {
+        E::ExecutionStarted(d) => {
+            if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
+                return Err("ExecutionStarted must be the first event, at the top level".into());
+            }
+            state.status = ExecutionStatus::Running;
+            state.info = Some(ExecutionInfo {
+                input: d.input.clone(),
+                execution_arn: d.execution_arn.clone(),
+                state_machine_arn: d.state_machine_arn.clone(),
+                role_arn: d.role_arn.clone(),
+                start_ms: event.timestamp_ms,
+            });
+            state.root = Thread::Pending;
+        }
+        E::ExecutionSucceeded(d) => {
+            close(state, ExecutionStatus::Succeeded, event.timestamp_ms);
+            state.output = Some(d.output.clone());
+        }
+        E::ExecutionFailed(d) => {
+            close(state, ExecutionStatus::Failed, event.timestamp_ms);
+            state.failure = Some(d.clone());
+        }
+        E::ExecutionTimedOut(d) => {
+            close(state, ExecutionStatus::TimedOut, event.timestamp_ms);
+            state.failure = Some(d.clone());
+        }
+        E::ExecutionAborted(d) => {
+            close(state, ExecutionStatus::Aborted, event.timestamp_ms);
+            state.failure = Some(d.clone());
+        }
+        E::ChoiceStateEntered(d)
+        | E::FailStateEntered(d)
+        | E::MapStateEntered(d)
+        | E::ParallelStateEntered(d)
+        | E::PassStateEntered(d)
+        | E::SucceedStateEntered(d)
+        | E::TaskStateEntered(d)
+        | E::WaitStateEntered(d) => {
+            let thread = state.thread_mut(scope)?;
+            if !matches!(thread, Thread::Pending | Thread::Done { .. }) {
+                return Err(format!("state entered on a {} thread", thread_name(thread)));
+            }
+            *thread = Thread::Running(Box::new(StateRun {
+                name: d.name.clone(),
+                entered_event_id: event.id.0,
+                entered_ms: event.timestamp_ms,
+                input: d.input.clone(),
+                retried_errors: Vec::new(),
+                phase: Phase::Entered,
+            }));
+        }
+        E::ChoiceStateExited(d)
+        | E::MapStateExited(d)
+        | E::ParallelStateExited(d)
+        | E::PassStateExited(d)
+        | E::SucceedStateExited(d)
+        | E::TaskStateExited(d)
+        | E::WaitStateExited(d) => {
+            let thread = state.thread_mut(scope)?;
+            let run = running(thread, "a state exit")?;
+            if run.name != d.name {
+                return Err(format!("exit of '{}' while '{}' runs", d.name, run.name));
+            }
+            *thread = Thread::Done {
+                output: d.output.clone(),
+            };
+        }
+        E::TaskStateAborted
+        | E::WaitStateAborted
+        | E::ParallelStateAborted
+        | E::MapStateAborted => {
+            let thread = state.thread_mut(scope)?;
+            running(thread, "an abort")?;
+            *thread = Thread::Aborted;
+        }
+        E::TaskScheduled(d) => {
+            let run = running(state.thread_mut(scope)?, "TaskScheduled")?;
+            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+                return Err("TaskScheduled outside a freshly entered or retrying Task".into());
+            }
+            run.phase = Phase::Task(TaskRun {
+                task_id: event.id.0,
+                attempt: run.retried_errors.len() as u32,
+                parameters: d.parameters.clone(),
+                resource_arn: d.resource_arn.clone(),
+                resource_type: d.resource_type.clone(),
+                resource: d.resource.clone(),
+                stage: TaskStage::Scheduled,
+                timeout_timer: None,
+            });
+        }
+        E::TaskStarted(_) | E::TaskSubmitted(_) => {
+            let run = running(state.thread_mut(scope)?, "a task event")?;
+            match &mut run.phase {
+                Phase::Task(task) => {
+                    task.stage = if matches!(event.details, E::TaskStarted(_)) {
+                        TaskStage::Started
+                    } else {
+                        TaskStage::Submitted
+                    }
+                }
+                _ => return Err("no task in flight".into()),
+            }
+        }
+        E::TaskSucceeded(d) => {
+            let run = running(state.thread_mut(scope)?, "TaskSucceeded")?;
+            if !matches!(run.phase, Phase::Task(_)) {
+                return Err("no task in flight".into());
+            }
+            run.phase = Phase::TaskSucceeded {
+                output: d.output.clone(),
+            };
+        }
+        E::TaskFailed(d) | E::TaskTimedOut(d) | E::TaskStartFailed(d) | E::TaskSubmitFailed(d) => {
+            let run = running(state.thread_mut(scope)?, "a task failure")?;
+            if !matches!(run.phase, Phase::Task(_)) {
+                return Err("no task in flight".into());
+            }
+            run.phase = Phase::Failed {
+                error: Some(ErrorCause {
+                    error: d.error.clone(),
+                    cause: d.cause.clone(),
+                }),
+            };
+        }
+        E::ParallelStateStarted => {
+            let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
+            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+                return Err(
+                    "ParallelStateStarted outside a freshly entered or retrying state".into(),
+                );
+            }
+            run.phase = Phase::Parallel {
+                branches: Vec::new(),
+            };
+        }
+        E::MapStateStarted(d) => {
+            let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
+            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+                return Err("MapStateStarted outside a freshly entered or retrying state".into());
+            }
+            run.phase = Phase::Map {
+                length: d.length,
+                iterations: Vec::new(),
+            };
+        }
+        E::ParallelStateSucceeded | E::MapStateSucceeded => {
+            let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
+            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+                return Err("no branches or iterations running".into());
+            }
+            run.phase = Phase::Finishing;
+        }
+        E::ParallelStateFailed | E::MapStateFailed => {
+            let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
+            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+                return Err("no branches or iterations running".into());
+            }
+            run.phase = Phase::Failed { error: None };
+        }
+        E::MapIterationStarted(d) => {
+            let run = running(state.thread_mut(scope)?, "MapIterationStarted")?;
+            match &mut run.phase {
+                Phase::Map { length, iterations } => {
+                    if d.index as usize != iterations.len() || d.index >= *length {
+                        return Err(format!(
+                            "iteration {} started after {} of {}",
+                            d.index,
+                            iterations.len(),
+                            length
+                        ));
+                    }
+                    iterations.push(Iteration {
+                        thread: Thread::Pending,
+                        outcome: IterationOutcome::Running,
+                    });
+                }
+                _ => return Err("no Map running".into()),
+            }
+        }
+        E::MapIterationSucceeded(d) | E::MapIterationFailed(d) | E::MapIterationAborted(d) => {
+            let outcome = match &event.details {
+                E::MapIterationSucceeded(_) => IterationOutcome::Succeeded,
+                E::MapIterationFailed(_) => IterationOutcome::Failed,
+                _ => IterationOutcome::Aborted,
+            };
+            let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
+            match &mut run.phase {
+                Phase::Map { iterations, .. } => match iterations.get_mut(d.index as usize) {
+                    Some(iteration) if iteration.outcome == IterationOutcome::Running => {
+                        iteration.outcome = outcome;
+                        if outcome == IterationOutcome::Aborted {
+                            iteration.thread = Thread::Aborted;
+                        }
+                    }
+                    _ => return Err(format!("iteration {} is not running", d.index)),
+                },
+                _ => return Err("no Map running".into()),
+            }
+        }
+        other => {
+            return Err(format!(
+                "{} is not produced by this interpreter yet",
+                other.type_name()
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn close(state: &mut ExecutionState, status: ExecutionStatus, at_ms: u64) {
+    state.status = status;
+    state.close_ms = Some(at_ms);
+    state.execution_timer = None;
+}
+
+pub(crate) fn apply_timer(
+    state: &mut ExecutionState,
+    owner: &[u32],
+    purpose: &TimerPurpose,
+    timer: Timer,
+) -> Result<(), String> {
+    if let TimerPurpose::ExecutionTimeout = purpose {
+        state.execution_timer = Some(timer);
+        return Ok(());
+    }
+    let run = running(state.thread_mut(owner)?, "a timer")?;
+    match purpose {
+        TimerPurpose::Wait => {
+            if run.phase != Phase::Entered {
+                return Err("a Wait timer on a state that is not freshly entered".into());
+            }
+            run.phase = Phase::Waiting { timer };
+        }
+        TimerPurpose::RetryBackoff { error } => {
+            run.retried_errors.push(error.clone());
+            run.phase = Phase::Backoff { timer };
+        }
+        TimerPurpose::TaskTimeout => match &mut run.phase {
+            Phase::Task(task) => task.timeout_timer = Some(timer),
+            _ => return Err("a task timeout without a task in flight".into()),
+        },
+        TimerPurpose::ExecutionTimeout => unreachable!("handled above"),
+    }
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! Store tests on the in-memory log: appends, index, rebuild, history read-back, bad input.
+
+use serde_json::json;
+
+use super::*;
+use crate::history::{ErrorCause, EventId, ExecutionStarted, Output, StateEntered};
+
+const MACHINE_ARN: &str = "arn:aws:states:us-east-1:000000000000:stateMachine:orders";
+
+fn exec_arn(name: &str) -> String {
+    format!("arn:aws:states:us-east-1:000000000000:execution:orders:{name}")
+}
+
+fn event(id: u32, details: EventDetails) -> HistoryEvent {
+    HistoryEvent {
+        id: EventId(id),
+        previous_event_id: id.saturating_sub(1),
+        timestamp_ms: 1_000 + u64::from(id),
+        details,
+        scope: Vec::new(),
+        timer: None,
+    }
+}
+
+fn started(name: &str) -> HistoryEvent {
+    event(
+        1,
+        EventDetails::ExecutionStarted(ExecutionStarted {
+            input: json!({"n": name}),
+            input_truncated: false,
+            role_arn: "arn:aws:iam::000000000000:role/r".into(),
+            state_machine_alias_arn: None,
+            state_machine_version_arn: None,
+            execution_arn: exec_arn(name),
+            state_machine_arn: MACHINE_ARN.into(),
+        }),
+    )
+}
+
+fn entered(id: u32) -> HistoryEvent {
+    event(
+        id,
+        EventDetails::PassStateEntered(StateEntered {
+            name: "A".into(),
+            input: json!({}),
+            input_truncated: false,
+        }),
+    )
+}
+
+fn open_store(log: Arc<dyn Log>) -> (Store, Vec<EventBatch>) {
+    let mut seen = Vec::new();
+    let store = Store::open(log, &mut |batch| {
+        seen.push(batch.clone());
+        Ok(())
+    })
+    .expect("opens");
+    (store, seen)
+}
+
+#[test]
+fn appends_index_and_rebuild_agree() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let (store, seen) = open_store(log.clone());
+    assert!(seen.is_empty());
+    let machine = store
+        .create_machine("orders", "{}", "role", 5)
+        .expect("creates");
+    assert!(matches!(
+        store.create_machine("orders", "{}", "role", 6),
+        Err(Error::MachineExists { .. })
+    ));
+
+    store
+        .append_events(&exec_arn("a"), &[started("a"), entered(2)])
+        .expect("appends");
+    store
+        .append_events(
+            &exec_arn("a"),
+            &[event(
+                3,
+                EventDetails::ExecutionSucceeded(Output {
+                    output: json!(1),
+                    output_truncated: false,
+                }),
+            )],
+        )
+        .expect("appends");
+    store
+        .append_events(&exec_arn("b"), &[started("b")])
+        .expect("appends");
+
+    let a = store.execution(&exec_arn("a")).expect("indexed");
+    assert_eq!(a.status, ExecutionStatus::Succeeded);
+    assert_eq!(a.event_count, 3);
+    assert_eq!(a.start_ms, 1_001);
+    assert_eq!(a.stop_ms, Some(1_003));
+    assert_eq!(a.machine_lsn, machine.lsn);
+    let history = store.history(&exec_arn("a")).expect("reads");
+    assert_eq!(history.len(), 3);
+    let (first, last) = store.first_and_last_events(&exec_arn("a")).expect("reads");
+    assert_eq!(first.id, EventId(1));
+    assert_eq!(last.id, EventId(3));
+
+    let listed = store.executions(Some(machine.lsn), None, None, 10);
+    let names: Vec<_> = listed.iter().map(|e| e.execution_arn.to_string()).collect();
+    assert_eq!(names, [exec_arn("b"), exec_arn("a")]);
+    let running = store.executions(None, Some(ExecutionStatus::Running), None, 10);
+    assert_eq!(running.len(), 1);
+    let page = store.executions(None, None, Some(listed[0].start_index), 10);
+    assert_eq!(page.len(), 1);
+    assert_eq!(&*page[0].execution_arn, exec_arn("a"));
+    assert_eq!(store.open_executions().len(), 1);
+
+    // A second store over the same log rebuilds the same index and sees every batch.
+    let (again, seen) = open_store(log);
+    assert_eq!(seen.len(), 3);
+    assert_eq!(again.execution(&exec_arn("a")), Some(a));
+    assert_eq!(again.history(&exec_arn("a")).expect("reads"), history);
+    assert_eq!(again.machine("orders").expect("live").lsn, machine.lsn);
+}
+
+#[test]
+fn refuses_gaps_unstarted_executions_and_unknown_machines() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let (store, _) = open_store(log);
+    assert!(matches!(
+        store.append_events(&exec_arn("a"), &[started("a")]),
+        Err(Error::UnknownMachine { .. })
+    ));
+    store
+        .create_machine("orders", "{}", "role", 5)
+        .expect("creates");
+    assert!(matches!(
+        store.append_events(&exec_arn("a"), &[entered(1)]),
+        Err(Error::NotStarted { .. })
+    ));
+    store
+        .append_events(&exec_arn("a"), &[started("a")])
+        .expect("appends");
+    assert!(matches!(
+        store.append_events(&exec_arn("a"), &[entered(3)]),
+        Err(Error::BadSequence { .. })
+    ));
+    assert!(matches!(
+        store.history(&exec_arn("zz")),
+        Err(Error::UnknownExecution { .. })
+    ));
+}
+
+#[test]
+fn deleted_machines_stay_readable_by_lsn_and_names_can_be_reused() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let (store, _) = open_store(log.clone());
+    let first = store
+        .create_machine("orders", "{1}", "role", 5)
+        .expect("creates");
+    store.delete_machine("orders", 6).expect("deletes");
+    assert!(store.machine("orders").is_none());
+    assert!(store.machine_at(first.lsn).expect("kept").deleted);
+    assert!(matches!(
+        store.delete_machine("orders", 7),
+        Err(Error::UnknownMachine { .. })
+    ));
+    let second = store
+        .create_machine("orders", "{2}", "role", 8)
+        .expect("creates");
+    assert_ne!(first.lsn, second.lsn);
+    let (again, _) = open_store(log);
+    assert_eq!(&*again.machine("orders").expect("live").definition, "{2}");
+    assert_eq!(again.machines().len(), 1);
+}
+
+#[test]
+fn damaged_records_fail_open_with_their_lsn() {
+    let log = Arc::new(MemoryLog::new());
+    log.append_batch(&[(KIND_EVENTS, &[1, 2, 3])])
+        .expect("appends");
+    let result = Store::open(log, &mut |_| Ok(()));
+    assert!(matches!(result, Err(Error::Decode { lsn: 1, .. })));
+    let log = Arc::new(MemoryLog::new());
+    log.append_batch(&[(99, b"x")]).expect("appends");
+    assert!(matches!(
+        Store::open(log, &mut |_| Ok(())),
+        Err(Error::UnknownKind { lsn: 1, kind: 99 })
+    ));
+}
+
+#[test]
+fn a_closed_execution_costs_little_in_the_index() {
+    let entry = std::mem::size_of::<Entry>();
+    assert!(entry <= 96, "index entry is {entry} bytes");
+    let _ = ErrorCause::default();
+}

@@ -1,0 +1,111 @@
+//! Shared helpers of the engine tests: an engine on a manual clock over a log that outlives it,
+//! so a test can "crash" (drop the engine) and reopen on the same log.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions, HistoryQuery};
+use statelog::store::{Log, MemoryLog};
+
+/// The manual clock's start: 2024-01-01T00:00:00Z.
+pub const START_MS: u64 = 1_704_067_200_000;
+
+/// Where the engine's log lives across restarts.
+pub enum Backing {
+    /// A real WAL in a temporary directory.
+    Disk(Arc<tempfile::TempDir>),
+    /// The in-memory log.
+    Memory(Arc<MemoryLog>),
+}
+
+/// An engine, its clock and its log.
+pub struct Harness {
+    pub engine: Engine,
+    pub clock: ManualClock,
+    pub start_ms: u64,
+    backing: Backing,
+    tweak: fn(&mut EngineOptions),
+}
+
+fn no_tweak(_: &mut EngineOptions) {}
+
+impl Harness {
+    pub fn new() -> Self {
+        Self::with_options(no_tweak)
+    }
+
+    pub fn with_options(tweak: fn(&mut EngineOptions)) -> Self {
+        let backing = if std::env::var_os("STATELOG_TEST_MEMORY_LOG").is_some() {
+            Backing::Memory(Arc::new(MemoryLog::new()))
+        } else {
+            Backing::Disk(Arc::new(tempfile::tempdir().expect("temp dir")))
+        };
+        let clock = ManualClock::new(START_MS);
+        let engine = open(&backing, &clock, tweak);
+        Harness {
+            engine,
+            clock,
+            start_ms: START_MS,
+            backing,
+            tweak,
+        }
+    }
+
+    /// Drops the engine (as a crash would: nothing is flushed that was not already durable),
+    /// moves the clock by `advance_ms` and reopens on the same log.
+    pub fn restart(self, advance_ms: u64) -> Self {
+        let Harness {
+            engine,
+            clock,
+            start_ms,
+            backing,
+            tweak,
+        } = self;
+        engine.wait_idle();
+        drop(engine);
+        clock.advance_ms(advance_ms);
+        let engine = open(&backing, &clock, tweak);
+        Harness {
+            engine,
+            clock,
+            start_ms,
+            backing,
+            tweak,
+        }
+    }
+}
+
+fn open(backing: &Backing, clock: &ManualClock, tweak: fn(&mut EngineOptions)) -> Engine {
+    let mut options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        background_timers: false,
+        entropy_seed: Some(7),
+        segment_size_bytes: 1 << 20,
+        ..EngineOptions::default()
+    };
+    tweak(&mut options);
+    match backing {
+        Backing::Disk(dir) => Engine::open(dir.path(), options).expect("engine opens"),
+        Backing::Memory(log) => {
+            let log: Arc<dyn Log> = log.clone();
+            Engine::open_with_log(log, options).expect("engine opens")
+        }
+    }
+}
+
+/// The event types of an execution's history, in order.
+pub fn event_types(engine: &Engine, execution_arn: &str) -> Vec<String> {
+    let query = HistoryQuery {
+        max_results: 1000,
+        ..HistoryQuery::default()
+    };
+    engine
+        .get_execution_history(execution_arn, &query)
+        .expect("history reads")
+        .events
+        .iter()
+        .map(|e| e.details.type_name().to_string())
+        .collect()
+}
