@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 mod executions;
 mod history;
 mod run;
+#[cfg(feature = "server")]
+mod serve;
 mod validate;
 mod wal;
 
@@ -31,6 +33,9 @@ enum Command {
     History(history::HistoryArgs),
     /// List the executions in a data directory, newest first.
     Executions(executions::ExecutionsArgs),
+    /// Serve the AWS Step Functions API over HTTP (AWS JSON 1.0, SigV4).
+    #[cfg(feature = "server")]
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -41,5 +46,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::History(args) => history::run(args),
         Command::Executions(args) => executions::run(args),
+        #[cfg(feature = "server")]
+        Command::Serve(args) => serve::run(args),
     }
 }

@@ -55,3 +55,11 @@ const _: () = assert!(crate::limits::PAYLOAD_SIZE_BYTES_MAX < REQUEST_BODY_BYTES
 const _: () = assert!(crate::limits::DEFINITION_SIZE_BYTES_MAX <= REQUEST_BODY_BYTES_MAX);
 const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_MAX);
 const _: () = assert!(NAME_CHARS_MAX < ARN_BYTES_MAX);
+
+/// The page size of `ListStateMachines` when the caller gives none (AWS: 100).
+pub const LIST_PAGE_STATE_MACHINES_DEFAULT: u32 = 100;
+
+/// The most accounts (one engine each) one server opens.
+pub const ACCOUNTS_OPEN_MAX: usize = 1024;
+
+const _: () = assert!(LIST_PAGE_STATE_MACHINES_DEFAULT <= PAGE_RESULTS_MAX);

@@ -22,6 +22,7 @@ use crate::clock::Clock;
 
 pub mod backend;
 pub mod credentials;
+pub mod engine_backend;
 pub mod error;
 pub mod limits;
 pub mod listener;

@@ -216,7 +216,13 @@ async fn handle<B: Backend>(
         .and_then(|v| v.to_str().ok());
     let operation = match operation_of_target(target) {
         Ok(operation) => operation,
-        Err(error) => return (None, Err(error)),
+        Err(error) => {
+            // Count a known-but-unserved operation under its own name.
+            let known = target
+                .and_then(|t| t.strip_prefix(super::protocol::TARGET_PREFIX))
+                .and_then(Operation::from_name);
+            return (known, Err(error));
+        }
     };
     let content_type = parts
         .headers

@@ -1,0 +1,499 @@
+//! engine_backend: [`Backend`] over the public engine API ([`crate::engine::Engine`]).
+//!
+//! Owns the mapping from accounts to engines. The engine has no namespace inside one data
+//! directory yet, so the account boundary is a directory boundary: in development mode the one
+//! account's engine lives in the data directory itself (so `statelog executions --data-dir DIR`
+//! sees what the server ran); with a credentials file each account gets its own engine in
+//! `DIR/accounts/<account id>/`, opened on first use. One account can therefore never name,
+//! list or touch another's state machines or executions.
+//!
+//! Invariants: engine calls block (they return after the log commit), so each runs on tokio's
+//! blocking pool, never on a reactor thread; engine errors keep their AWS name, and only the
+//! engine's own faults (store, interpreter, runtime) become 5xx. Must not: interpret definitions,
+//! names or inputs itself (the engine does).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::backend::{
+    Backend, Caller, ExecutionInfo, ExecutionStarted, ExecutionSummary, MetricSample, Page,
+    StateMachineCreated, StateMachineInfo, StateMachineSummary,
+};
+use super::error::Error;
+use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
+use super::protocol::{
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
+    StopExecutionInput,
+};
+use crate::engine::{
+    Engine, EngineOptions, Error as EngineError, ExecutionStatus, HistoryQuery, ListExecutions,
+    MachineDescription,
+};
+
+/// Where each account's engine lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountLayout {
+    /// Development mode: one account, its engine in the data directory itself.
+    Single {
+        /// The account id.
+        account_id: String,
+    },
+    /// One engine per account, in `<data dir>/accounts/<account id>/`.
+    PerAccount,
+}
+
+/// The engines of every account a server has seen.
+#[derive(Debug)]
+pub struct EngineBackend {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    data_dir: PathBuf,
+    layout: AccountLayout,
+    options: EngineOptions,
+    engines: Mutex<HashMap<String, Engine>>,
+}
+
+/// Maps an engine error to the server's, keeping its AWS name.
+pub fn engine_error(error: EngineError) -> Error {
+    let aws_name = error.aws_name();
+    Error::Engine {
+        aws_name,
+        message: error.to_string(),
+        // The engine names its own faults `InternalError`; everything else is about the input.
+        server_fault: aws_name == "InternalError",
+    }
+}
+
+fn join_error(error: tokio::task::JoinError) -> Error {
+    Error::Engine {
+        aws_name: "InternalFailure",
+        message: format!("the engine call did not complete: {error}"),
+        server_fault: true,
+    }
+}
+
+fn text(value: &Value) -> String {
+    // Serializing a `Value` cannot fail.
+    serde_json::to_string(value).expect("a serde_json::Value always serializes")
+}
+
+fn machine_info(m: MachineDescription) -> StateMachineInfo {
+    StateMachineInfo {
+        arn: m.state_machine_arn,
+        name: m.name,
+        definition: m.definition,
+        role_arn: m.role_arn,
+        created_ms: m.created_ms,
+    }
+}
+
+impl EngineBackend {
+    /// A backend that opens engines under `data_dir` with `options` (region, clock, durability;
+    /// `account` is set per account).
+    pub fn new(
+        data_dir: impl Into<PathBuf>,
+        layout: AccountLayout,
+        options: EngineOptions,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                data_dir: data_dir.into(),
+                layout,
+                options,
+                engines: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Opens the development account's engine now, so a broken data directory stops the server
+    /// at start-up instead of failing the first request.
+    pub fn open_eagerly(&self) -> Result<(), Error> {
+        if let AccountLayout::Single { account_id } = &self.shared.layout {
+            let caller = Caller {
+                account_id: account_id.clone(),
+                region: self.shared.options.region.clone(),
+                access_key_id: String::new(),
+            };
+            self.shared.engine(&caller)?;
+        }
+        Ok(())
+    }
+
+    /// The engine of `caller`'s account, opened on first use (blocks while recovery replays the
+    /// log).
+    pub fn engine(&self, caller: &Caller) -> Result<Engine, Error> {
+        self.shared.engine(caller)
+    }
+
+    /// Runs `call` on the caller's engine on the blocking pool (opening it there if needed).
+    async fn with_engine<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(Engine) -> Result<T, Error> + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        let caller = caller.clone();
+        tokio::task::spawn_blocking(move || call(shared.engine(&caller)?))
+            .await
+            .map_err(join_error)?
+    }
+}
+
+impl Shared {
+    /// The engine of `caller`'s account, opened on first use. Blocks while opening (recovery
+    /// replays the log), so call it from the blocking pool.
+    pub fn engine(&self, caller: &Caller) -> Result<Engine, Error> {
+        let mut engines = self.engines.lock();
+        if let Some(engine) = engines.get(&caller.account_id) {
+            return Ok(engine.clone());
+        }
+        let dir = match &self.layout {
+            AccountLayout::Single { account_id } => {
+                // The router gives every development-mode caller this one account.
+                assert_eq!(
+                    account_id, &caller.account_id,
+                    "development mode has exactly one account"
+                );
+                self.data_dir.clone()
+            }
+            AccountLayout::PerAccount => {
+                assert!(
+                    caller.account_id.len() == 12
+                        && caller.account_id.bytes().all(|b| b.is_ascii_digit()),
+                    "account ids are validated when the credentials file is loaded"
+                );
+                self.data_dir.join("accounts").join(&caller.account_id)
+            }
+        };
+        if engines.len() >= ACCOUNTS_OPEN_MAX {
+            return Err(Error::Engine {
+                aws_name: "ServiceUnavailable",
+                message: format!("this server already serves {ACCOUNTS_OPEN_MAX} accounts"),
+                server_fault: true,
+            });
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Engine {
+            aws_name: "InternalFailure",
+            message: format!("cannot create the data directory {}: {e}", dir.display()),
+            server_fault: true,
+        })?;
+        let options = EngineOptions {
+            account: caller.account_id.clone(),
+            ..self.options.clone()
+        };
+        let engine = Engine::open(&dir, options).map_err(engine_error)?;
+        tracing::info!(account = %caller.account_id, dir = %dir.display(), "engine opened");
+        engines.insert(caller.account_id.clone(), engine.clone());
+        Ok(engine)
+    }
+}
+
+impl Backend for EngineBackend {
+    async fn create_state_machine(
+        &self,
+        caller: &Caller,
+        input: CreateStateMachineInput,
+    ) -> Result<StateMachineCreated, Error> {
+        self.with_engine(caller, move |engine| {
+            let m = engine
+                .create_state_machine(&input.name, &input.definition, Some(&input.role_arn))
+                .map_err(engine_error)?;
+            Ok(StateMachineCreated {
+                arn: m.state_machine_arn,
+                created_ms: m.created_ms,
+            })
+        })
+        .await
+    }
+
+    async fn describe_state_machine(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> Result<StateMachineInfo, Error> {
+        let arn = arn.to_owned();
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":stateMachine:")?;
+            engine
+                .describe_state_machine(&arn)
+                .map(machine_info)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn list_state_machines(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> Result<Page<StateMachineSummary>, Error> {
+        self.with_engine(caller, move |engine| {
+            let limit = if max_results == 0 {
+                LIST_PAGE_STATE_MACHINES_DEFAULT
+            } else {
+                max_results
+            } as usize;
+            let after = match &next_token {
+                None => None,
+                Some(token) => Some(token.strip_prefix("after:").ok_or_else(|| Error::Engine {
+                    aws_name: "InvalidToken",
+                    message: format!("invalid pagination token '{token}'"),
+                    server_fault: false,
+                })?),
+            };
+            let mut machines = engine.list_state_machines();
+            machines.sort_by(|a, b| a.name.cmp(&b.name));
+            let mut items: Vec<StateMachineSummary> = machines
+                .into_iter()
+                .filter(|m| after.map_or(true, |after| m.name.as_str() > after))
+                .take(limit + 1)
+                .map(|m| StateMachineSummary {
+                    arn: m.state_machine_arn,
+                    name: m.name,
+                    created_ms: m.created_ms,
+                })
+                .collect();
+            let next_token = if items.len() > limit {
+                items.truncate(limit);
+                items.last().map(|m| format!("after:{}", m.name))
+            } else {
+                None
+            };
+            Ok(Page { items, next_token })
+        })
+        .await
+    }
+
+    async fn delete_state_machine(&self, caller: &Caller, arn: &str) -> Result<(), Error> {
+        let arn = arn.to_owned();
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":stateMachine:")?;
+            match engine.delete_state_machine(&arn) {
+                // AWS answers success for a machine that is already gone.
+                Err(EngineError::StateMachineDoesNotExist { .. }) => Ok(()),
+                other => other.map_err(engine_error),
+            }
+        })
+        .await
+    }
+
+    async fn start_execution(
+        &self,
+        caller: &Caller,
+        input: StartExecutionInput,
+    ) -> Result<ExecutionStarted, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            let started = engine
+                .start_execution(
+                    &input.state_machine_arn,
+                    input.name.as_deref(),
+                    input.input.as_deref().unwrap_or("{}"),
+                )
+                .map_err(engine_error)?;
+            Ok(ExecutionStarted {
+                arn: started.execution_arn,
+                start_ms: started.start_ms,
+            })
+        })
+        .await
+    }
+
+    async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {
+        let arn = arn.to_owned();
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":execution:")?;
+            let d = engine.describe_execution(&arn).map_err(engine_error)?;
+            Ok(ExecutionInfo {
+                arn: d.execution_arn,
+                state_machine_arn: d.state_machine_arn,
+                name: d.name,
+                status: d.status.aws_name(),
+                start_ms: d.start_ms,
+                stop_ms: d.stop_ms,
+                input: Some(text(&d.input)),
+                output: d.output.as_ref().map(text),
+                error: d.error,
+                cause: d.cause,
+                redrive_count: 0,
+            })
+        })
+        .await
+    }
+
+    async fn describe_state_machine_for_execution(
+        &self,
+        caller: &Caller,
+        execution_arn: &str,
+    ) -> Result<StateMachineInfo, Error> {
+        let arn = execution_arn.to_owned();
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":execution:")?;
+            let execution = engine.describe_execution(&arn).map_err(engine_error)?;
+            engine
+                .describe_state_machine(&execution.state_machine_arn)
+                .map(machine_info)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn list_executions(
+        &self,
+        caller: &Caller,
+        input: ListExecutionsInput,
+        max_results: u32,
+    ) -> Result<Page<ExecutionSummary>, Error> {
+        self.with_engine(caller, move |engine| {
+            let status_filter = match input.status_filter.as_deref() {
+                None => None,
+                Some(name) => match ExecutionStatus::from_aws_name(name) {
+                    Some(status) => Some(status),
+                    // A status the engine does not have yet (PENDING_REDRIVE): nothing has it.
+                    None => {
+                        return Ok(Page {
+                            items: Vec::new(),
+                            next_token: None,
+                        })
+                    }
+                },
+            };
+            if let Some(arn) = &input.state_machine_arn {
+                require_arn(arn, ":stateMachine:")?;
+            }
+            let page = engine
+                .list_executions(&ListExecutions {
+                    state_machine: input.state_machine_arn,
+                    status_filter,
+                    max_results: max_results as usize,
+                    next_token: input.next_token,
+                })
+                .map_err(engine_error)?;
+            Ok(Page {
+                items: page
+                    .executions
+                    .into_iter()
+                    .map(|e| ExecutionSummary {
+                        arn: e.execution_arn,
+                        state_machine_arn: e.state_machine_arn,
+                        name: e.name,
+                        status: e.status.aws_name(),
+                        start_ms: e.start_ms,
+                        stop_ms: e.stop_ms,
+                    })
+                    .collect(),
+                next_token: page.next_token,
+            })
+        })
+        .await
+    }
+
+    async fn stop_execution(
+        &self,
+        caller: &Caller,
+        input: StopExecutionInput,
+    ) -> Result<u64, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.execution_arn, ":execution:")?;
+            engine
+                .stop_execution(
+                    &input.execution_arn,
+                    input.error.as_deref(),
+                    input.cause.as_deref(),
+                )
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn get_execution_history(
+        &self,
+        caller: &Caller,
+        input: GetExecutionHistoryInput,
+        max_results: u32,
+    ) -> Result<Page<Value>, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.execution_arn, ":execution:")?;
+            let page = engine
+                .get_execution_history(
+                    &input.execution_arn,
+                    &HistoryQuery {
+                        max_results: max_results as usize,
+                        next_token: input.next_token,
+                        reverse_order: input.reverse_order.unwrap_or(false),
+                        include_execution_data: input.include_execution_data.unwrap_or(true),
+                    },
+                )
+                .map_err(engine_error)?;
+            let rendered = page.to_aws_json();
+            let events = match rendered.get("events") {
+                Some(Value::Array(events)) => events.clone(),
+                _ => Vec::new(),
+            };
+            Ok(Page {
+                items: events,
+                next_token: page.next_token,
+            })
+        })
+        .await
+    }
+
+    fn metrics(&self) -> Vec<MetricSample> {
+        let engines = self.shared.engines.lock();
+        let mut samples = Vec::new();
+        for (account, engine) in engines.iter() {
+            samples.push(MetricSample {
+                name: "statelog_executions_open".into(),
+                kind: "gauge",
+                help: "Executions started and not yet closed.".into(),
+                labels: vec![("account".into(), account.clone())],
+                value: engine.open_execution_count() as f64,
+            });
+            samples.push(MetricSample {
+                name: "statelog_engine_background_errors".into(),
+                kind: "gauge",
+                help: "Background failures the engine recorded (0 when healthy).".into(),
+                labels: vec![("account".into(), account.clone())],
+                value: engine.background_errors().len() as f64,
+            });
+        }
+        samples
+    }
+
+    async fn shutdown(&self) {
+        let engines: Vec<Engine> = self.shared.engines.lock().drain().map(|(_, e)| e).collect();
+        let count = engines.len();
+        // Dropping the last handle stops the engine's runtime and closes its log; requests have
+        // finished, and every acknowledged call was durable before it was answered.
+        let _ = tokio::task::spawn_blocking(move || drop(engines)).await;
+        tracing::info!(engines = count, "engines closed");
+    }
+}
+
+/// Refuses a text that is not an ARN of the expected kind, as AWS's `InvalidArn`.
+fn require_arn(arn: &str, kind: &str) -> Result<(), Error> {
+    if arn.starts_with("arn:") && arn.contains(kind) {
+        Ok(())
+    } else {
+        Err(Error::Engine {
+            aws_name: "InvalidArn",
+            message: format!(
+                "Invalid Arn: '{arn}' is not a{} ARN",
+                if kind == ":execution:" {
+                    "n execution"
+                } else {
+                    " state machine"
+                }
+            ),
+            server_fault: false,
+        })
+    }
+}
