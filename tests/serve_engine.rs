@@ -1,0 +1,603 @@
+//! `statelog serve` over the real engine, in process: every served operation through the router
+//! with SigV4-signed requests, the AWS error names the engine's refusals map to, account
+//! isolation (one engine per account), and a real socket with graceful shutdown. Time comes from
+//! a manual clock; nothing sleeps.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use statelog::clock::{Clock, ManualClock};
+use statelog::engine::EngineOptions;
+use statelog::server::credentials::{Credential, Credentials, DEV_ACCOUNT_ID};
+use statelog::server::engine_backend::{AccountLayout, EngineBackend};
+use statelog::server::protocol::CONTENT_TYPE;
+use statelog::server::router::router;
+use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::ServerState;
+use statelog_wal::Durability;
+
+const NOW_MS: u64 = 1_795_985_679_000;
+
+struct Server {
+    state: Arc<ServerState<EngineBackend>>,
+    clock: ManualClock,
+    _dir: tempfile::TempDir,
+}
+
+fn server(credentials: Option<Credentials>) -> Server {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = ManualClock::new(NOW_MS);
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        durability: Durability::NoSync,
+        background_timers: false,
+        worker_threads: 1,
+        ..EngineOptions::default()
+    };
+    let layout = if credentials.is_some() {
+        AccountLayout::PerAccount
+    } else {
+        AccountLayout::Single {
+            account_id: DEV_ACCOUNT_ID.into(),
+        }
+    };
+    let backend = EngineBackend::new(dir.path(), layout, options);
+    let state = ServerState::new(backend, credentials, Arc::new(clock.clone()));
+    Server {
+        state,
+        clock,
+        _dir: dir,
+    }
+}
+
+fn two_accounts() -> Credentials {
+    let mut keys = BTreeMap::new();
+    keys.insert(
+        "AKIDONE".to_owned(),
+        Credential {
+            secret_access_key: "one-secret".into(),
+            account_id: "111111111111".into(),
+        },
+    );
+    keys.insert(
+        "AKIDTWO".to_owned(),
+        Credential {
+            secret_access_key: "two-secret".into(),
+            account_id: "222222222222".into(),
+        },
+    );
+    Credentials::from_map(keys, "test").expect("valid")
+}
+
+fn signed_request(
+    operation: &str,
+    body: &Value,
+    key: &str,
+    secret: &str,
+    now_ms: u64,
+) -> Request<Body> {
+    let body = body.to_string().into_bytes();
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::from_static("localhost"));
+    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+    headers.insert(
+        "x-amz-target",
+        HeaderValue::from_str(&format!("AWSStepFunctions.{operation}")).expect("ascii"),
+    );
+    let authorization = sign(
+        "POST",
+        "/",
+        "",
+        &mut headers,
+        &body,
+        &SigningParams {
+            access_key_id: key,
+            secret_access_key: secret,
+            region: "us-east-1",
+            service: "states",
+            now_ms,
+        },
+    )
+    .expect("signs");
+    let mut request = Request::builder().method("POST").uri("/");
+    for (name, value) in &headers {
+        request = request.header(name, value);
+    }
+    request
+        .header("authorization", authorization)
+        .body(Body::from(body))
+        .expect("request")
+}
+
+async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router(s.state.clone())
+        .oneshot(request)
+        .await
+        .expect("infallible");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    (status, serde_json::from_slice(&bytes).expect("JSON answer"))
+}
+
+async fn call_as(
+    s: &Server,
+    key: &str,
+    secret: &str,
+    operation: &str,
+    body: Value,
+) -> (StatusCode, Value) {
+    let request = signed_request(operation, &body, key, secret, s.clock.now_ms());
+    send(s, request).await
+}
+
+async fn call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
+    call_as(s, "test", "test", operation, body).await
+}
+
+async fn ok(s: &Server, operation: &str, body: Value) -> Value {
+    let (status, value) = call(s, operation, body).await;
+    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
+    value
+}
+
+async fn refused(s: &Server, operation: &str, body: Value, aws_name: &str) -> String {
+    let (status, value) = call(s, operation, body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
+    assert_eq!(value["__type"], aws_name, "{operation}: {value}");
+    value["message"].as_str().expect("message").to_owned()
+}
+
+const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
+
+fn five_pass() -> String {
+    json!({
+        "StartAt": "P1",
+        "States": {
+            "P1": {"Type": "Pass", "Next": "P2"},
+            "P2": {"Type": "Pass", "Result": {"step": 2}, "ResultPath": "$.two", "Next": "P3"},
+            "P3": {"Type": "Pass", "Next": "P4"},
+            "P4": {"Type": "Pass", "Next": "P5"},
+            "P5": {"Type": "Pass", "End": true}
+        }
+    })
+    .to_string()
+}
+
+fn waiting() -> String {
+    json!({
+        "StartAt": "Sleep",
+        "States": {"Sleep": {"Type": "Wait", "Seconds": 3600, "End": true}}
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn every_served_operation_over_the_engine() {
+    let s = server(None);
+    let created = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "five", "definition": five_pass(), "roleArn": ROLE}),
+    )
+    .await;
+    let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
+    assert_eq!(
+        machine,
+        "arn:aws:states:us-east-1:000000000000:stateMachine:five"
+    );
+    assert_eq!(created["creationDate"], json!(NOW_MS as f64 / 1000.0));
+    ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "wait", "definition": waiting(), "roleArn": ROLE}),
+    )
+    .await;
+
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(described["definition"], five_pass());
+    assert_eq!(described["roleArn"], ROLE);
+
+    // Two machines, pages of one.
+    let first = ok(&s, "ListStateMachines", json!({"maxResults": 1})).await;
+    assert_eq!(first["stateMachines"][0]["name"], "five");
+    let token = first["nextToken"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
+    let second = ok(
+        &s,
+        "ListStateMachines",
+        json!({"maxResults": 1, "nextToken": token}),
+    )
+    .await;
+    assert_eq!(second["stateMachines"][0]["name"], "wait");
+    assert!(second.get("nextToken").is_none());
+
+    let started = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "e1", "input": "{\"order\":7}"}),
+    )
+    .await;
+    let execution = started["executionArn"].as_str().expect("arn").to_owned();
+    assert_eq!(
+        execution,
+        "arn:aws:states:us-east-1:000000000000:execution:five:e1"
+    );
+    // Same name and input once closed: ExecutionAlreadyExists (idempotent only while running).
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "e1", "input": "{\"order\":7}"}),
+        "ExecutionAlreadyExists",
+    )
+    .await;
+
+    let described = ok(&s, "DescribeExecution", json!({"executionArn": execution})).await;
+    assert_eq!(described["status"], "SUCCEEDED", "{described}");
+    assert_eq!(described["input"], "{\"order\":7}");
+    assert_eq!(described["output"], "{\"order\":7,\"two\":{\"step\":2}}");
+    assert!(described["stopDate"].is_number());
+
+    let for_execution = ok(
+        &s,
+        "DescribeStateMachineForExecution",
+        json!({"executionArn": execution}),
+    )
+    .await;
+    assert_eq!(for_execution["stateMachineArn"], machine.as_str());
+    assert_eq!(for_execution["definition"], five_pass());
+
+    let history = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": execution}),
+    )
+    .await;
+    let types: Vec<&str> = history["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(types.first(), Some(&"ExecutionStarted"));
+    assert_eq!(types.last(), Some(&"ExecutionSucceeded"));
+    assert_eq!(
+        types.iter().filter(|t| **t == "PassStateEntered").count(),
+        5
+    );
+    assert!(history["events"][0]["timestamp"].is_number());
+    let reversed = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": execution, "reverseOrder": true, "maxResults": 2}),
+    )
+    .await;
+    assert_eq!(reversed["events"][0]["type"], "ExecutionSucceeded");
+    assert!(reversed["nextToken"].is_string());
+    let no_data = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": execution, "includeExecutionData": false}),
+    )
+    .await;
+    assert!(
+        no_data["events"][0]["executionStartedEventDetails"]
+            .get("input")
+            .is_none(),
+        "{}",
+        no_data["events"][0]
+    );
+
+    // A waiting execution, stopped.
+    let wait_machine = "arn:aws:states:us-east-1:000000000000:stateMachine:wait";
+    let sleeper = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": wait_machine, "name": "sleeper"}),
+    )
+    .await;
+    let sleeper = sleeper["executionArn"].as_str().expect("arn").to_owned();
+    // Same name, same input, still running: the same execution (AWS idempotency).
+    let again = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": wait_machine, "name": "sleeper"}),
+    )
+    .await;
+    assert_eq!(again["executionArn"], sleeper.as_str());
+    let running = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": wait_machine, "statusFilter": "RUNNING"}),
+    )
+    .await;
+    assert_eq!(running["executions"].as_array().map(Vec::len), Some(1));
+    s.clock.advance_ms(1_000);
+    let stopped = ok(
+        &s,
+        "StopExecution",
+        json!({"executionArn": sleeper, "error": "Manual", "cause": "test stop"}),
+    )
+    .await;
+    assert_eq!(stopped["stopDate"], json!((NOW_MS + 1_000) as f64 / 1000.0));
+    let described = ok(&s, "DescribeExecution", json!({"executionArn": sleeper})).await;
+    assert_eq!(described["status"], "ABORTED");
+    assert_eq!(described["error"], "Manual");
+    assert_eq!(described["cause"], "test stop");
+    let aborted = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": wait_machine, "statusFilter": "ABORTED"}),
+    )
+    .await;
+    assert_eq!(aborted["executions"][0]["name"], "sleeper");
+    assert!(aborted["executions"][0]["stopDate"].is_number());
+
+    ok(
+        &s,
+        "DeleteStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+        "StateMachineDoesNotExist",
+    )
+    .await;
+    // Deleting what is gone succeeds, as on AWS.
+    ok(
+        &s,
+        "DeleteStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(s.state.metrics.requests("StartExecution", "ok"), 3);
+    assert_eq!(
+        s.state
+            .metrics
+            .requests("StartExecution", "ExecutionAlreadyExists"),
+        1
+    );
+}
+
+#[tokio::test]
+async fn engine_refusals_keep_their_aws_names() {
+    let s = server(None);
+    let message = refused(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "bad", "definition": "{\"StartAt\":\"Nowhere\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}", "roleArn": ROLE}),
+        "InvalidDefinition",
+    )
+    .await;
+    assert!(
+        message.contains("/StartAt"),
+        "the message names the path: {message}"
+    );
+    refused(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "has space", "definition": five_pass(), "roleArn": ROLE}),
+        "InvalidName",
+    )
+    .await;
+    let machine = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "m", "definition": five_pass(), "roleArn": ROLE}),
+    )
+    .await;
+    let machine = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    refused(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "m", "definition": waiting(), "roleArn": ROLE}),
+        "StateMachineAlreadyExists",
+    )
+    .await;
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "input": "{not json"}),
+        "InvalidExecutionInput",
+    )
+    .await;
+    let oversized = format!("\"{}\"", "x".repeat(256 * 1024));
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "input": oversized}),
+        "InvalidExecutionInput",
+    )
+    .await;
+    ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "once", "input": "{}"}),
+    )
+    .await;
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "once", "input": "{\"other\":1}"}),
+        "ExecutionAlreadyExists",
+    )
+    .await;
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": "not-an-arn"}),
+        "InvalidArn",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeExecution",
+        json!({"executionArn": machine}),
+        "InvalidArn",
+    )
+    .await;
+    refused(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:ghost"}),
+        "StateMachineDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeExecution",
+        json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:ghost"}),
+        "ExecutionDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:once", "nextToken": "garbage"}),
+        "InvalidToken",
+    )
+    .await;
+    refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": machine, "definition": waiting()}),
+        "UnsupportedOperation",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn accounts_are_separate_engines() {
+    let s = server(Some(two_accounts()));
+    let body = json!({"name": "shared-name", "definition": five_pass(), "roleArn": ROLE});
+    let (status, one) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CreateStateMachine",
+        body.clone(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    let (_, two) = call_as(&s, "AKIDTWO", "two-secret", "CreateStateMachine", body).await;
+    assert_eq!(
+        one["stateMachineArn"],
+        "arn:aws:states:us-east-1:111111111111:stateMachine:shared-name"
+    );
+    assert_eq!(
+        two["stateMachineArn"],
+        "arn:aws:states:us-east-1:222222222222:stateMachine:shared-name"
+    );
+    let (_, started) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "StartExecution",
+        json!({"stateMachineArn": one["stateMachineArn"], "name": "mine"}),
+    )
+    .await;
+    let arn = started["executionArn"].clone();
+    // Account two cannot see account one's execution, even with its exact ARN.
+    let (status, seen) = call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "DescribeExecution",
+        json!({"executionArn": arn}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(seen["__type"], "ExecutionDoesNotExist");
+    let (_, listed) = call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "ListExecutions",
+        json!({"stateMachineArn": two["stateMachineArn"]}),
+    )
+    .await;
+    assert_eq!(listed["executions"], json!([]));
+    // The wrong secret for a known key is a signature failure, not an account switch.
+    let (status, wrong) =
+        call_as(&s, "AKIDONE", "two-secret", "ListStateMachines", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(wrong["__type"], "InvalidSignatureException");
+}
+
+#[tokio::test]
+async fn a_real_socket_serves_and_shuts_down_gracefully() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = server(None);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(statelog::server::serve(
+        s.state.clone(),
+        listener,
+        8,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = signed_request("ListStateMachines", &json!({}), "test", "test", NOW_MS);
+    let body = axum::body::to_bytes(request.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::from_static("localhost"));
+    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+    headers.insert(
+        "x-amz-target",
+        HeaderValue::from_static("AWSStepFunctions.ListStateMachines"),
+    );
+    let authorization = sign(
+        "POST",
+        "/",
+        "",
+        &mut headers,
+        &body,
+        &SigningParams {
+            access_key_id: "test",
+            secret_access_key: "test",
+            region: "us-east-1",
+            service: "states",
+            now_ms: NOW_MS,
+        },
+    )
+    .expect("signs");
+    let mut text = format!("POST / HTTP/1.1\r\ncontent-length: {}\r\nconnection: close\r\nauthorization: {authorization}\r\n", body.len());
+    for (name, value) in &headers {
+        text.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ascii")));
+    }
+    text.push_str("\r\n");
+    stream.write_all(text.as_bytes()).await.expect("write");
+    stream.write_all(&body).await.expect("write body");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("{\"stateMachines\":[]}"), "{answer}");
+    stop.send(()).expect("server waiting");
+    task.await.expect("joins").expect("clean shutdown");
+    // After shutdown nothing listens.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
