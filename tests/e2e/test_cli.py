@@ -1,0 +1,313 @@
+"""End-to-end tests of `statelog serve` through the real AWS clients (boto3 and the AWS CLI).
+
+`run.sh` starts a development-mode server and sets STATELOG_ENDPOINT and STATELOG_BIN; the
+`secured` fixture starts a second server with a credentials file (two accounts) to check SigV4
+acceptance and rejection and account isolation. Executions here are Pass/Choice/Fail machines,
+which the engine runs to the end inside StartExecution, so no test waits on the clock.
+"""
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import uuid
+from unittest import mock
+
+import boto3
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+import pytest
+import requests
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+ENDPOINT = os.environ.get("STATELOG_ENDPOINT")
+BIN = os.environ.get("STATELOG_BIN")
+REGION = "us-east-1"
+ROLE = "arn:aws:iam::000000000000:role/statelog-e2e"
+
+pytestmark = pytest.mark.skipif(not ENDPOINT, reason="STATELOG_ENDPOINT not set (run tests/e2e/run.sh)")
+
+FIVE_PASS = {
+    "StartAt": "P1",
+    "States": {
+        "P1": {"Type": "Pass", "Next": "P2"},
+        "P2": {"Type": "Pass", "Result": {"step": 2}, "ResultPath": "$.two", "Next": "P3"},
+        "P3": {"Type": "Pass", "Next": "P4"},
+        "P4": {"Type": "Pass", "Next": "P5"},
+        "P5": {"Type": "Pass", "End": True},
+    },
+}
+
+CHOOSE = {
+    "StartAt": "Check",
+    "States": {
+        "Check": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.amount", "NumericGreaterThan": 100, "Next": "Refuse"}],
+            "Default": "Accept",
+        },
+        "Accept": {"Type": "Pass", "Result": "accepted", "End": True},
+        "Refuse": {"Type": "Fail", "Error": "TooMuch", "Cause": "amount over 100"},
+    },
+}
+
+WAIT = {"StartAt": "Sleep", "States": {"Sleep": {"Type": "Wait", "Seconds": 3600, "End": True}}}
+
+
+def client(endpoint=None, key="test", secret="test"):
+    return boto3.client(
+        "stepfunctions",
+        endpoint_url=endpoint or ENDPOINT,
+        region_name=REGION,
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+def unique(prefix):
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def error_code(excinfo):
+    return excinfo.value.response["Error"]["Code"]
+
+
+def described_closed(sfn, arn):
+    """Pass/Choice/Fail machines close inside StartExecution; a bounded re-read covers a slow host."""
+    for _ in range(50):
+        described = sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING":
+            return described
+    raise AssertionError(f"{arn} still RUNNING after 50 reads")
+
+
+@pytest.fixture(scope="module")
+def sfn():
+    return client()
+
+
+@pytest.fixture(scope="module")
+def five(sfn):
+    arn = sfn.create_state_machine(name=unique("five"), definition=json.dumps(FIVE_PASS), roleArn=ROLE)["stateMachineArn"]
+    yield arn
+    sfn.delete_state_machine(stateMachineArn=arn)
+
+
+def test_state_machine_lifecycle(sfn):
+    name = unique("life")
+    created = sfn.create_state_machine(name=name, definition=json.dumps(FIVE_PASS), roleArn=ROLE)
+    arn = created["stateMachineArn"]
+    assert arn == f"arn:aws:states:{REGION}:000000000000:stateMachine:{name}"
+    assert isinstance(created["creationDate"], datetime.datetime)
+    described = sfn.describe_state_machine(stateMachineArn=arn)
+    assert described["name"] == name
+    assert json.loads(described["definition"]) == FIVE_PASS
+    assert described["roleArn"] == ROLE
+    assert described["type"] == "STANDARD"
+    names = [m["name"] for m in sfn.get_paginator("list_state_machines").paginate().build_full_result()["stateMachines"]]
+    assert name in names
+    sfn.delete_state_machine(stateMachineArn=arn)
+    with pytest.raises(ClientError) as excinfo:
+        sfn.describe_state_machine(stateMachineArn=arn)
+    assert error_code(excinfo) == "StateMachineDoesNotExist"
+
+
+def test_execution_runs_and_its_history_reads_back(sfn, five):
+    started = sfn.start_execution(stateMachineArn=five, name="run-1", input=json.dumps({"order": 7}))
+    arn = started["executionArn"]
+    assert arn.endswith(":run-1")
+    described = described_closed(sfn, arn)
+    assert described["status"] == "SUCCEEDED"
+    assert json.loads(described["output"]) == {"order": 7, "two": {"step": 2}}
+    assert described["stopDate"] >= described["startDate"]
+    events = sfn.get_paginator("get_execution_history").paginate(executionArn=arn, maxResults=3).build_full_result()["events"]
+    types = [e["type"] for e in events]
+    assert types[0] == "ExecutionStarted" and types[-1] == "ExecutionSucceeded"
+    assert types.count("PassStateEntered") == 5
+    assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+    reverse = sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=1)
+    assert reverse["events"][0]["type"] == "ExecutionSucceeded"
+    machine = sfn.describe_state_machine_for_execution(executionArn=arn)
+    assert machine["stateMachineArn"] == five
+    listed = sfn.list_executions(stateMachineArn=five, statusFilter="SUCCEEDED")["executions"]
+    assert arn in [e["executionArn"] for e in listed]
+
+
+def test_failed_execution_reports_error_and_cause(sfn):
+    arn = sfn.create_state_machine(name=unique("choose"), definition=json.dumps(CHOOSE), roleArn=ROLE)["stateMachineArn"]
+    ok = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 5}')["executionArn"])
+    assert ok["status"] == "SUCCEEDED" and ok["output"] == '"accepted"'
+    bad = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 500}')["executionArn"])
+    assert bad["status"] == "FAILED"
+    assert bad["error"] == "TooMuch" and bad["cause"] == "amount over 100"
+
+
+def test_stop_execution(sfn):
+    arn = sfn.create_state_machine(name=unique("wait"), definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn)["executionArn"]
+    assert sfn.describe_execution(executionArn=execution)["status"] == "RUNNING"
+    stopped = sfn.stop_execution(executionArn=execution, error="Manual", cause="e2e")
+    assert isinstance(stopped["stopDate"], datetime.datetime)
+    described = sfn.describe_execution(executionArn=execution)
+    assert (described["status"], described["error"], described["cause"]) == ("ABORTED", "Manual", "e2e")
+    events = sfn.get_execution_history(executionArn=execution)["events"]
+    assert events[-1]["type"] == "ExecutionAborted"
+
+
+def test_validate_definition(sfn):
+    assert sfn.validate_state_machine_definition(definition=json.dumps(FIVE_PASS))["result"] == "OK"
+    answer = sfn.validate_state_machine_definition(definition='{"StartAt": "Nowhere", "States": {"A": {"Type": "Pass", "End": true}}}')
+    assert answer["result"] == "FAIL"
+    assert any(d["location"] == "/StartAt" for d in answer["diagnostics"]), answer["diagnostics"]
+
+
+def test_bad_input_gets_named_errors(sfn, five):
+    with pytest.raises(ClientError) as excinfo:
+        sfn.create_state_machine(name=unique("bad"), definition='{"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Gone"}}}', roleArn=ROLE)
+    assert error_code(excinfo) == "InvalidDefinition"
+    assert "/States/A/Next" in str(excinfo.value)
+    with pytest.raises(ClientError) as excinfo:
+        sfn.start_execution(stateMachineArn=five, input="{not json")
+    assert error_code(excinfo) == "InvalidExecutionInput"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.start_execution(stateMachineArn=five, input=json.dumps("x" * (256 * 1024)))
+    assert error_code(excinfo) == "InvalidExecutionInput"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.describe_execution(executionArn=five.replace(":stateMachine:", ":execution:") + ":ghost")
+    assert error_code(excinfo) == "ExecutionDoesNotExist"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.start_execution(stateMachineArn=five + "-ghost")
+    assert error_code(excinfo) == "StateMachineDoesNotExist"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.describe_execution(executionArn="not-an-arn")
+    assert error_code(excinfo) == "InvalidArn"
+
+
+def test_oversized_body_is_refused(sfn):
+    with pytest.raises(ClientError) as excinfo:
+        sfn.create_state_machine(name=unique("huge"), definition="x" * (1024 * 1024 + 1), roleArn=ROLE)
+    assert error_code(excinfo) == "RequestEntityTooLargeException"
+    assert excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"] == 413
+
+
+def test_unsupported_and_unknown_operations_are_named(sfn):
+    with pytest.raises(ClientError) as excinfo:
+        sfn.send_task_success(taskToken="t", output="{}")
+    assert error_code(excinfo) == "UnsupportedOperation"
+    assert "SendTaskSuccess" in str(excinfo.value)
+    answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
+    assert answer.status_code == 400
+    assert answer.json()["__type"] == "UnknownOperationException"
+    assert "Frobnicate" in answer.json()["message"]
+
+
+def signed_post(endpoint, target, body, key, secret, when=None):
+    request = botocore.awsrequest.AWSRequest(
+        method="POST",
+        url=endpoint + "/",
+        data=body,
+        headers={"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": target},
+    )
+    signer = botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "states", REGION)
+    if when is None:
+        signer.add_auth(request)
+    else:
+        with mock.patch("botocore.auth.get_current_datetime", return_value=when):
+            signer.add_auth(request)
+    prepared = request.prepare()
+    return requests.post(prepared.url, data=prepared.body, headers=dict(prepared.headers), timeout=30)
+
+
+def test_aws_cli_lists_and_starts(five):
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION=REGION)
+    base = ["aws", "--endpoint-url", ENDPOINT, "--output", "json", "stepfunctions"]
+    listed = json.loads(subprocess.run(base + ["list-state-machines"], env=env, check=True, capture_output=True, text=True).stdout)
+    assert five in [m["stateMachineArn"] for m in listed["stateMachines"]]
+    started = json.loads(subprocess.run(base + ["start-execution", "--state-machine-arn", five, "--input", '{"cli": true}'], env=env, check=True, capture_output=True, text=True).stdout)
+    described = json.loads(subprocess.run(base + ["describe-execution", "--execution-arn", started["executionArn"]], env=env, check=True, capture_output=True, text=True).stdout)
+    assert described["status"] == "SUCCEEDED"
+    failed = subprocess.run(base + ["describe-execution", "--execution-arn", five.replace(":stateMachine:", ":execution:") + ":none"], env=env, capture_output=True, text=True)
+    assert failed.returncode != 0 and "ExecutionDoesNotExist" in failed.stderr
+
+
+def start_server(args):
+    """Starts `statelog serve` with `args` on a free loopback port; returns (process, endpoint)."""
+    process = subprocess.Popen([BIN, "serve", "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    if not line.startswith("listening on "):
+        process.kill()
+        raise AssertionError(f"server did not start: {line!r} {process.stderr.read()}")
+    return process, line.split("listening on ", 1)[1].strip()
+
+
+@pytest.fixture(scope="module")
+def secured():
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data, tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as creds:
+        json.dump(
+            {
+                "AKIDONE": {"secret_access_key": "one-secret/+", "account_id": "111111111111"},
+                "AKIDTWO": {"secret_access_key": "two-secret", "account_id": "222222222222"},
+            },
+            creds,
+        )
+        creds.flush()
+        process, endpoint = start_server(["--data-dir", data, "--credentials", creds.name])
+        try:
+            yield endpoint
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0, "graceful shutdown exits 0"
+            os.unlink(creds.name)
+
+
+def test_sigv4_accepted_and_rejected(secured):
+    assert client(secured, "AKIDONE", "one-secret/+").list_state_machines()["stateMachines"] == []
+    with pytest.raises(ClientError) as excinfo:
+        client(secured, "AKIDONE", "wrong").list_state_machines()
+    assert error_code(excinfo) == "InvalidSignatureException"
+    with pytest.raises(ClientError) as excinfo:
+        client(secured, "AKIDNOBODY", "one-secret/+").list_state_machines()
+    assert error_code(excinfo) == "UnrecognizedClientException"
+    old = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=20)
+    answer = signed_post(secured, "AWSStepFunctions.ListStateMachines", b"{}", "AKIDONE", "one-secret/+", when=old)
+    assert answer.status_code == 403
+    assert answer.json()["__type"] == "InvalidSignatureException"
+    assert answer.json()["message"].startswith("Signature expired")
+    unsigned = requests.post(secured + "/", data=b"{}", headers={"X-Amz-Target": "AWSStepFunctions.ListStateMachines", "Content-Type": "application/x-amz-json-1.0"}, timeout=30)
+    assert unsigned.json()["__type"] == "MissingAuthenticationTokenException"
+
+
+def test_accounts_are_isolated(secured):
+    one = client(secured, "AKIDONE", "one-secret/+")
+    two = client(secured, "AKIDTWO", "two-secret")
+    arn_one = one.create_state_machine(name="same", definition=json.dumps(FIVE_PASS), roleArn=ROLE)["stateMachineArn"]
+    arn_two = two.create_state_machine(name="same", definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+    assert ":111111111111:" in arn_one and ":222222222222:" in arn_two
+    execution = one.start_execution(stateMachineArn=arn_one)["executionArn"]
+    with pytest.raises(ClientError) as excinfo:
+        two.describe_execution(executionArn=execution)
+    assert error_code(excinfo) == "ExecutionDoesNotExist"
+    assert [m["stateMachineArn"] for m in two.list_state_machines()["stateMachines"]] == [arn_two]
+
+
+def test_development_mode_refuses_non_loopback():
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data:
+        result = subprocess.run([BIN, "serve", "--data-dir", data, "--listen", "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "loopback" in result.stderr
+
+
+def test_metrics_count_requests(sfn):
+    sfn.list_state_machines()
+    text = requests.get(ENDPOINT + "/metrics", timeout=30).text
+    assert 'statelog_http_requests_total{operation="ListStateMachines",outcome="ok"}' in text
+    assert "statelog_executions_open" in text
