@@ -7,8 +7,8 @@
 //! `DIR/accounts/<account id>/`, opened on first use. One account can therefore never name,
 //! list or touch another's state machines or executions.
 //!
-//! Invariants: engine calls block (they return after the log commit), so each runs on tokio's
-//! blocking pool, never on a reactor thread; engine errors keep their AWS name, and only the
+//! Invariants: engine calls block (they return after the log commit), so each runs under
+//! `block_in_place` (multi-threaded runtime) or on the blocking pool, never stalling a reactor; engine errors keep their AWS name, and only the
 //! engine's own faults (store, interpreter, runtime) become 5xx. Must not: interpret definitions,
 //! names or inputs itself (the engine does).
 
@@ -140,9 +140,17 @@ impl EngineBackend {
     {
         let shared = self.shared.clone();
         let caller = caller.clone();
-        tokio::task::spawn_blocking(move || call(shared.engine(&caller)?))
-            .await
-            .map_err(join_error)?
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread {
+            // On a multi-threaded runtime the call runs right here, after handing this worker's
+            // other tasks to another thread: no hop to the blocking pool and back.
+            tokio::task::block_in_place(move || call(shared.engine(&caller)?))
+        } else {
+            tokio::task::spawn_blocking(move || call(shared.engine(&caller)?))
+                .await
+                .map_err(join_error)?
+        }
     }
 }
 
