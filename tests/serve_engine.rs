@@ -540,7 +540,8 @@ async fn accounts_are_separate_engines() {
     assert_eq!(wrong["__type"], "InvalidSignatureException");
 }
 
-#[tokio::test]
+// Multi-threaded, as `statelog serve` runs: engine calls go through `block_in_place`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_socket_serves_and_shuts_down_gracefully() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let s = server(None);

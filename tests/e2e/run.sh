@@ -49,7 +49,7 @@ fi
 echo "== statelog serve at $ENDPOINT (data $DATA/data)"
 
 status=0
-STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q tests/e2e || status=$?
+STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider tests/e2e || status=$?
 
 CONFORMANCE_DIR="${STATELOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}"
 if [ -f "$CONFORMANCE_DIR/run.py" ]; then
