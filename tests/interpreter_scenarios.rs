@@ -78,6 +78,7 @@ impl Run {
     fn start(&mut self, input: Value) -> Decision {
         self.trigger(Trigger::Start(StartRequest {
             input,
+            input_text: None,
             execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
@@ -650,8 +651,8 @@ fn map_iteration_ids_follow_the_aws_quirk() {
             (9, 8, "PassStateEntered"),
             (10, 9, "PassStateExited"),
             (11, 10, "MapIterationSucceeded"),
-            (12, 10, "MapStateSucceeded"),
-            (13, 10, "MapStateExited"),
+            (12, 11, "MapStateSucceeded"),
+            (13, 11, "MapStateExited"),
             (14, 13, "ExecutionSucceeded"),
         ]
     );
