@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bridge between statelog's Rust conformance test and the official comparator (run.py).
 
-    conformance_judge.py CONFORMANCE_DIR list            -> JSON: the needs-none cases
+    conformance_judge.py CONFORMANCE_DIR list            -> JSON: the cases to run
     conformance_judge.py CONFORMANCE_DIR judge RESULTS   -> one line per case, then
                                                             "N passed, M failed"
 
@@ -22,7 +22,9 @@ def main() -> int:
     if mode == "list":
         out = []
         for case in cases:
-            if case["needs"]:
+            # The core language, plus StopExecution right after the start (which the test can
+            # send through decide as well).
+            if case["needs"] not in ([], ["stop-execution"]):
                 continue
             out.append({
                 "id": case["id"],
@@ -30,6 +32,7 @@ def main() -> int:
                 "input": case["input"],
                 "expected_status": case["expected_status"],
                 "role_arn": run.ROLE_ARN,
+                "stop": case["needs"] == ["stop-execution"],
             })
         json.dump(out, sys.stdout)
         return 0

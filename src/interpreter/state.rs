@@ -128,6 +128,8 @@ impl ExecutionState {
     /// The `previousEventId` the next event gets when it has these details (AWS's rule).
     pub fn previous_event_id_for(&self, details: &EventDetails) -> u32 {
         match (details, self.cursor_before_iteration_succeeded) {
+            // A stop comes from outside the run: AWS links it to nothing.
+            (EventDetails::ExecutionAborted(_), _) => 0,
             (EventDetails::MapIterationStarted(_), Some(id)) => id,
             _ => self.cursor_event_id,
         }
