@@ -264,6 +264,10 @@ pub struct HistoryPage {
     pub next_token: Option<String>,
     /// Whether rendering includes inputs and outputs.
     pub include_execution_data: bool,
+    /// The execution input and the text its caller wrote, for rendering as AWS does.
+    input_text: Option<(Value, String)>,
+    /// The id of the history's first `MapStateExited`: from there on AWS renders compact text.
+    first_map_exit_id: Option<u32>,
 }
 
 impl HistoryPage {
@@ -272,7 +276,15 @@ impl HistoryPage {
         let events: Vec<Value> = self
             .events
             .iter()
-            .map(|e| crate::history::aws_json::render_event(e, self.include_execution_data))
+            .map(|e| {
+                let before_map_exit = self.first_map_exit_id.map_or(true, |id| e.id.0 < id);
+                let input = self
+                    .input_text
+                    .as_ref()
+                    .filter(|_| before_map_exit)
+                    .map(|(value, text)| (value, text.as_str()));
+                crate::history::aws_json::render_event_with(e, self.include_execution_data, input)
+            })
             .collect();
         let mut page = serde_json::Map::new();
         page.insert("events".to_string(), Value::Array(events));
@@ -520,7 +532,8 @@ impl Engine {
         input: &str,
     ) -> Result<StartedExecution, Error> {
         let machine = self.live_machine(state_machine)?;
-        let input = parse_input(input)?;
+        let input_text = input;
+        let input = parse_input(input_text)?;
         let name = match name {
             Some(name) => {
                 naming::check_name(name)?;
@@ -530,7 +543,7 @@ impl Engine {
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
-        runtime::start(self, &machine, definition, execution_arn, input)
+        runtime::start(self, &machine, definition, execution_arn, input, input_text)
     }
 
     /// Describes an execution.
@@ -668,6 +681,12 @@ impl Engine {
                 })?,
             None => 0,
         };
+        let input_text = crate::history::aws_json::input_text(&events)
+            .map(|(value, text)| (value.clone(), text.to_string()));
+        let first_map_exit_id = events
+            .iter()
+            .find(|e| matches!(e.details, EventDetails::MapStateExited(_)))
+            .map(|e| e.id.0);
         if query.reverse_order {
             events.reverse();
         }
@@ -678,6 +697,8 @@ impl Engine {
             events: page,
             next_token: (end < total).then(|| format!("{direction}{end}")),
             include_execution_data: query.include_execution_data,
+            input_text,
+            first_map_exit_id,
         })
     }
 

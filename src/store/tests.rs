@@ -27,6 +27,7 @@ fn started(name: &str) -> HistoryEvent {
         1,
         EventDetails::ExecutionStarted(ExecutionStarted {
             input: json!({"n": name}),
+            input_text: None,
             input_truncated: false,
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             state_machine_alias_arn: None,
