@@ -351,25 +351,20 @@ impl Engine {
 
     /// Opens the engine over any [`Log`] (e.g. [`store::MemoryLog`] for tests without a disk).
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
-        let mut states: HashMap<String, ExecutionState> = HashMap::new();
-        let store = Store::open(log, &mut |batch| {
-            let state = states.entry(batch.execution_arn.clone()).or_default();
-            for event in &batch.events {
-                apply(state, event).map_err(|e| store::Error::Visit {
-                    execution_arn: batch.execution_arn.clone(),
-                    reason: e.to_string(),
-                })?;
-            }
-            if state.status().is_closed() {
-                states.remove(&batch.execution_arn);
-            }
-            Ok(())
-        })?;
+        let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
-        let mut recovered = Vec::with_capacity(states.len());
-        for (arn, state) in states {
-            let arn: Arc<str> = Arc::from(arn);
-            let summary = engine.summary(&arn)?;
+        let open = engine.inner.store.open_executions();
+        let mut recovered = Vec::with_capacity(open.len());
+        for summary in open {
+            let arn = summary.execution_arn;
+            let mut state = ExecutionState::new();
+            for event in engine.inner.store.history(&arn)? {
+                apply(&mut state, &event)?;
+            }
+            assert!(
+                !state.status().is_closed(),
+                "the index and the fold disagree on whether {arn} is open"
+            );
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
             let slot = Arc::new(Slot::new(state, definition));
