@@ -78,6 +78,7 @@ impl Run {
     fn start(&mut self, input: Value) -> Decision {
         self.trigger(Trigger::Start(StartRequest {
             input,
+            input_text: None,
             execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
@@ -650,8 +651,8 @@ fn map_iteration_ids_follow_the_aws_quirk() {
             (9, 8, "PassStateEntered"),
             (10, 9, "PassStateExited"),
             (11, 10, "MapIterationSucceeded"),
-            (12, 10, "MapStateSucceeded"),
-            (13, 10, "MapStateExited"),
+            (12, 11, "MapStateSucceeded"),
+            (13, 11, "MapStateExited"),
             (14, 13, "ExecutionSucceeded"),
         ]
     );
@@ -753,4 +754,44 @@ fn recovery_rederives_timers_and_tasks_from_the_log() {
             ..
         }
     )));
+}
+
+#[test]
+fn default_cap_is_25000_events_with_the_aws_cause() {
+    let mut run = Run::new(json!({"StartAt": "Loop", "States": {
+        "Loop": {"Type": "Pass", "Next": "Again"},
+        "Again": {"Type": "Choice", "Choices": [
+            {"Variable": "$.stop", "IsPresent": true, "Next": "Done"}
+        ], "Default": "Loop"},
+        "Done": {"Type": "Succeed"}
+    }}));
+    let decision = decide(
+        &run.def,
+        &run.state,
+        Trigger::Start(StartRequest {
+            input: json!({}),
+            input_text: None,
+            execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
+            role_arn: "arn:aws:iam::000000000000:role/r".into(),
+        }),
+        run.now_ms,
+        &run.options,
+        &mut run.entropy,
+    )
+    .expect("decide");
+    assert_eq!(decision.events.len(), 25_000);
+    let last = decision.events.last().expect("events");
+    assert_eq!(last.id, EventId(25_000));
+    let EventDetails::ExecutionFailed(failure) = &last.details else {
+        panic!("{last:?}")
+    };
+    assert_eq!(failure.error.as_deref(), Some("States.Runtime"));
+    assert_eq!(
+        failure.cause.as_deref(),
+        Some("The execution reached the maximum number of history events (25000).")
+    );
+    assert!(decision.effects.contains(&Effect::Closed {
+        status: ExecutionStatus::Failed
+    }));
 }

@@ -264,6 +264,10 @@ pub struct HistoryPage {
     pub next_token: Option<String>,
     /// Whether rendering includes inputs and outputs.
     pub include_execution_data: bool,
+    /// The execution input and the text its caller wrote, for rendering as AWS does.
+    input_text: Option<(Value, String)>,
+    /// The id of the history's first `MapStateExited`: from there on AWS renders compact text.
+    first_map_exit_id: Option<u32>,
 }
 
 impl HistoryPage {
@@ -272,7 +276,15 @@ impl HistoryPage {
         let events: Vec<Value> = self
             .events
             .iter()
-            .map(|e| crate::history::aws_json::render_event(e, self.include_execution_data))
+            .map(|e| {
+                let before_map_exit = self.first_map_exit_id.map_or(true, |id| e.id.0 < id);
+                let input = self
+                    .input_text
+                    .as_ref()
+                    .filter(|_| before_map_exit)
+                    .map(|(value, text)| (value, text.as_str()));
+                crate::history::aws_json::render_event_with(e, self.include_execution_data, input)
+            })
             .collect();
         let mut page = serde_json::Map::new();
         page.insert("events".to_string(), Value::Array(events));
@@ -339,25 +351,40 @@ impl Engine {
 
     /// Opens the engine over any [`Log`] (e.g. [`store::MemoryLog`] for tests without a disk).
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
-        let mut states: HashMap<String, ExecutionState> = HashMap::new();
-        let store = Store::open(log, &mut |batch| {
-            let state = states.entry(batch.execution_arn.clone()).or_default();
-            for event in &batch.events {
-                apply(state, event).map_err(|e| store::Error::Visit {
-                    execution_arn: batch.execution_arn.clone(),
-                    reason: e.to_string(),
-                })?;
-            }
-            if state.status().is_closed() {
-                states.remove(&batch.execution_arn);
-            }
-            Ok(())
-        })?;
+        let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
+        // Fold every open execution by one sequential pass over the log.
+        let mut states: HashMap<String, ExecutionState> = HashMap::new();
+        let mut fold_error = None;
+        engine
+            .inner
+            .store
+            .scan_open_batches(&mut |batch| {
+                let state = states.entry(batch.execution_arn.clone()).or_default();
+                for event in &batch.events {
+                    if let Err(error) = apply(state, event) {
+                        fold_error = Some(error);
+                        return Err(store::Error::Decode {
+                            lsn: 0,
+                            kind: store::KIND_EVENTS,
+                            reason: format!("{} does not fold", batch.execution_arn),
+                        });
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| match fold_error.take() {
+                Some(error) => Error::Interpreter(error),
+                None => Error::Store(e),
+            })?;
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
             let summary = engine.summary(&arn)?;
+            assert!(
+                !state.status().is_closed(),
+                "the index and the fold disagree on whether {arn} is open"
+            );
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
             let slot = Arc::new(Slot::new(state, definition));
@@ -520,7 +547,8 @@ impl Engine {
         input: &str,
     ) -> Result<StartedExecution, Error> {
         let machine = self.live_machine(state_machine)?;
-        let input = parse_input(input)?;
+        let input_text = input;
+        let input = parse_input(input_text)?;
         let name = match name {
             Some(name) => {
                 naming::check_name(name)?;
@@ -530,7 +558,7 @@ impl Engine {
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
-        runtime::start(self, &machine, definition, execution_arn, input)
+        runtime::start(self, &machine, definition, execution_arn, input, input_text)
     }
 
     /// Describes an execution.
@@ -668,6 +696,12 @@ impl Engine {
                 })?,
             None => 0,
         };
+        let input_text = crate::history::aws_json::input_text(&events)
+            .map(|(value, text)| (value.clone(), text.to_string()));
+        let first_map_exit_id = events
+            .iter()
+            .find(|e| matches!(e.details, EventDetails::MapStateExited(_)))
+            .map(|e| e.id.0);
         if query.reverse_order {
             events.reverse();
         }
@@ -678,6 +712,8 @@ impl Engine {
             events: page,
             next_token: (end < total).then(|| format!("{direction}{end}")),
             include_execution_data: query.include_execution_data,
+            input_text,
+            first_map_exit_id,
         })
     }
 

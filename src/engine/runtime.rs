@@ -109,6 +109,7 @@ pub(crate) fn start(
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
+    input_text: &str,
 ) -> Result<StartedExecution, Error> {
     let inner = &engine.inner;
     let key: Arc<str> = Arc::from(execution_arn.as_str());
@@ -129,6 +130,7 @@ pub(crate) fn start(
                     drop(open);
                     let request = StartRequest {
                         input: input.clone(),
+                        input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
                         state_machine_arn: engine.state_machine_arn(&machine.name),
                         role_arn: machine.role_arn.clone(),

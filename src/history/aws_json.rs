@@ -13,6 +13,27 @@ use super::*;
 /// Renders one event. With `include_execution_data == false`, inputs, outputs and task
 /// parameters (and their `*Details`) are left out, as AWS does.
 pub fn render_event(event: &HistoryEvent, include_execution_data: bool) -> Value {
+    render_event_with(event, include_execution_data, None)
+}
+
+/// The execution input and the text its caller wrote it in (see `ExecutionStarted::input_text`).
+pub type InputText<'a> = Option<(&'a Value, &'a str)>;
+
+/// The raw input text of a history, taken from its `ExecutionStarted` event.
+pub fn input_text(events: &[HistoryEvent]) -> InputText<'_> {
+    events.iter().find_map(|e| match &e.details {
+        EventDetails::ExecutionStarted(d) => d.input_text.as_deref().map(|t| (&d.input, t)),
+        _ => None,
+    })
+}
+
+/// Like [`render_event`], writing the execution input in its original text wherever it appears
+/// unchanged inside a payload.
+pub fn render_event_with(
+    event: &HistoryEvent,
+    include_execution_data: bool,
+    input: InputText<'_>,
+) -> Value {
     let mut object = Map::new();
     object.insert(
         "timestamp".into(),
@@ -21,38 +42,88 @@ pub fn render_event(event: &HistoryEvent, include_execution_data: bool) -> Value
     object.insert("type".into(), json!(event.details.type_name()));
     object.insert("id".into(), json!(event.id.0));
     object.insert("previousEventId".into(), json!(event.previous_event_id));
-    if let Some((key, details)) = render_details(&event.details, include_execution_data) {
+    if let Some((key, details)) = render_details(&event.details, include_execution_data, input) {
         object.insert(key.into(), Value::Object(details));
     }
     Value::Object(object)
 }
 
 /// Renders a whole history as the JSON array AWS returns under `events`.
+///
+/// The execution input keeps its original text wherever it passes through unchanged, until the
+/// first `MapStateExited`: AWS rebuilds a Map's result from its iterations, so from there on
+/// values are compact even when they equal the input (observed in the recordings).
 pub fn render_history(events: &[HistoryEvent], include_execution_data: bool) -> Value {
-    Value::Array(
-        events
-            .iter()
-            .map(|e| render_event(e, include_execution_data))
-            .collect(),
-    )
+    let mut input = input_text(events);
+    let mut rendered = Vec::with_capacity(events.len());
+    for event in events {
+        if matches!(event.details, EventDetails::MapStateExited(_)) {
+            input = None;
+        }
+        rendered.push(render_event_with(event, include_execution_data, input));
+    }
+    Value::Array(rendered)
 }
 
-/// Compact JSON text of a payload (the form AWS shows).
-fn text(value: &Value) -> Value {
+/// Compact JSON text of a payload (the form AWS shows), with the execution input in its
+/// original text where it appears unchanged.
+fn text(value: &Value, input: InputText<'_>) -> Value {
+    let mut out = String::new();
+    write_text(value, input, &mut out);
+    Value::String(out)
+}
+
+fn write_text(value: &Value, input: InputText<'_>, out: &mut String) {
+    if let Some((original, raw)) = input {
+        if value == original {
+            out.push_str(raw);
+            return;
+        }
+    }
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_text(item, input, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&scalar_text(&Value::String(key.clone())));
+                out.push(':');
+                write_text(item, input, out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar_text(scalar)),
+    }
+}
+
+fn scalar_text(value: &Value) -> String {
     // Serializing a `Value` to a string cannot fail (keys are strings, numbers are finite).
-    Value::String(serde_json::to_string(value).expect("a serde_json::Value always serializes"))
+    serde_json::to_string(value).expect("a serde_json::Value always serializes")
 }
 
-struct Details {
+struct Details<'i> {
     map: Map<String, Value>,
     data: bool,
+    input: InputText<'i>,
 }
 
-impl Details {
-    fn new(data: bool) -> Self {
+impl<'i> Details<'i> {
+    fn new(data: bool, input: InputText<'i>) -> Self {
         Self {
             map: Map::new(),
             data,
+            input,
         }
     }
     fn put(mut self, key: &str, value: Value) -> Self {
@@ -76,7 +147,8 @@ impl Details {
             return self;
         }
         let details_key = format!("{key}Details");
-        self.put(key, text(value))
+        let rendered = text(value, self.input);
+        self.put(key, rendered)
             .put(&details_key, json!({ "truncated": truncated }))
     }
     fn error_cause(self, ec: &ErrorCause) -> Self {
@@ -94,37 +166,37 @@ impl Details {
     }
 }
 
-fn entered(d: &StateEntered, data: bool) -> Details {
-    Details::new(data)
+fn entered<'i>(d: &StateEntered, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input)
         .put("name", json!(d.name))
         .payload("input", &d.input, d.input_truncated)
 }
 
-fn exited(d: &StateExited, data: bool) -> Details {
-    Details::new(data)
+fn exited<'i>(d: &StateExited, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input)
         .put("name", json!(d.name))
         .payload("output", &d.output, d.output_truncated)
 }
 
-fn output(d: &Output, data: bool) -> Details {
-    Details::new(data).payload("output", &d.output, d.output_truncated)
+fn output<'i>(d: &Output, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input).payload("output", &d.output, d.output_truncated)
 }
 
-fn iteration(d: &MapIteration, data: bool) -> Details {
-    Details::new(data)
+fn iteration<'i>(d: &MapIteration, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input)
         .put("name", json!(d.name))
         .put("index", json!(d.index))
 }
 
-fn task_error(d: &TaskError, data: bool) -> Details {
-    Details::new(data)
+fn task_error<'i>(d: &TaskError, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input)
         .resource(&d.resource_type, &d.resource)
         .opt_str("error", &d.error)
         .opt_str("cause", &d.cause)
 }
 
-fn task_output(d: &TaskOutput, data: bool) -> Details {
-    Details::new(data)
+fn task_output<'i>(d: &TaskOutput, data: bool, input: InputText<'i>) -> Details<'i> {
+    Details::new(data, input)
         .resource(&d.resource_type, &d.resource)
         .payload("output", &d.output, d.output_truncated)
 }
@@ -133,15 +205,16 @@ fn task_output(d: &TaskOutput, data: bool) -> Details {
 fn render_details(
     details: &EventDetails,
     data: bool,
+    input: InputText<'_>,
 ) -> Option<(&'static str, Map<String, Value>)> {
     use EventDetails as E;
-    let ec = |ec: &ErrorCause| Details::new(data).error_cause(ec);
+    let ec = |ec: &ErrorCause| Details::new(data, input).error_cause(ec);
     let (key, d) = match details {
         E::ActivityFailed(d) => ("activityFailedEventDetails", ec(d)),
         E::ActivityScheduleFailed(d) => ("activityScheduleFailedEventDetails", ec(d)),
         E::ActivityScheduled(d) => (
             "activityScheduledEventDetails",
-            Details::new(data)
+            Details::new(data, input)
                 .put("resource", json!(d.resource))
                 .payload("input", &d.input, d.input_truncated)
                 .opt_u64("timeoutInSeconds", d.timeout_in_seconds)
@@ -149,9 +222,9 @@ fn render_details(
         ),
         E::ActivityStarted(d) => (
             "activityStartedEventDetails",
-            Details::new(data).opt_str("workerName", &d.worker_name),
+            Details::new(data, input).opt_str("workerName", &d.worker_name),
         ),
-        E::ActivitySucceeded(d) => ("activitySucceededEventDetails", output(d, data)),
+        E::ActivitySucceeded(d) => ("activitySucceededEventDetails", output(d, data, input)),
         E::ActivityTimedOut(d) => ("activityTimedOutEventDetails", ec(d)),
         E::ChoiceStateEntered(d)
         | E::FailStateEntered(d)
@@ -160,17 +233,17 @@ fn render_details(
         | E::PassStateEntered(d)
         | E::SucceedStateEntered(d)
         | E::TaskStateEntered(d)
-        | E::WaitStateEntered(d) => ("stateEnteredEventDetails", entered(d, data)),
+        | E::WaitStateEntered(d) => ("stateEnteredEventDetails", entered(d, data, input)),
         E::ChoiceStateExited(d)
         | E::MapStateExited(d)
         | E::ParallelStateExited(d)
         | E::PassStateExited(d)
         | E::SucceedStateExited(d)
         | E::TaskStateExited(d)
-        | E::WaitStateExited(d) => ("stateExitedEventDetails", exited(d, data)),
+        | E::WaitStateExited(d) => ("stateExitedEventDetails", exited(d, data, input)),
         E::EvaluationFailed(d) => (
             "evaluationFailedEventDetails",
-            Details::new(data)
+            Details::new(data, input)
                 .opt_str("error", &d.error)
                 .opt_str("cause", &d.cause)
                 .opt_str("location", &d.location)
@@ -180,57 +253,64 @@ fn render_details(
         E::ExecutionFailed(d) => ("executionFailedEventDetails", ec(d)),
         E::ExecutionRedriven(d) => (
             "executionRedrivenEventDetails",
-            Details::new(data).put("redriveCount", json!(d.redrive_count)),
+            Details::new(data, input).put("redriveCount", json!(d.redrive_count)),
         ),
         E::ExecutionStarted(d) => (
             "executionStartedEventDetails",
-            Details::new(data)
+            Details::new(data, input)
                 .payload("input", &d.input, d.input_truncated)
                 .put("roleArn", json!(d.role_arn))
                 .opt_str("stateMachineAliasArn", &d.state_machine_alias_arn)
                 .opt_str("stateMachineVersionArn", &d.state_machine_version_arn),
         ),
-        E::ExecutionSucceeded(d) => ("executionSucceededEventDetails", output(d, data)),
+        E::ExecutionSucceeded(d) => ("executionSucceededEventDetails", output(d, data, input)),
         E::ExecutionTimedOut(d) => ("executionTimedOutEventDetails", ec(d)),
         E::LambdaFunctionFailed(d) => ("lambdaFunctionFailedEventDetails", ec(d)),
         E::LambdaFunctionScheduleFailed(d) => ("lambdaFunctionScheduleFailedEventDetails", ec(d)),
         E::LambdaFunctionScheduled(d) => (
             "lambdaFunctionScheduledEventDetails",
-            Details::new(data)
+            Details::new(data, input)
                 .put("resource", json!(d.resource))
                 .payload("input", &d.input, d.input_truncated)
                 .opt_u64("timeoutInSeconds", d.timeout_in_seconds)
                 .credentials(&d.task_credentials_role_arn),
         ),
         E::LambdaFunctionStartFailed(d) => ("lambdaFunctionStartFailedEventDetails", ec(d)),
-        E::LambdaFunctionSucceeded(d) => ("lambdaFunctionSucceededEventDetails", output(d, data)),
+        E::LambdaFunctionSucceeded(d) => (
+            "lambdaFunctionSucceededEventDetails",
+            output(d, data, input),
+        ),
         E::LambdaFunctionTimedOut(d) => ("lambdaFunctionTimedOutEventDetails", ec(d)),
-        E::MapIterationAborted(d) => ("mapIterationAbortedEventDetails", iteration(d, data)),
-        E::MapIterationFailed(d) => ("mapIterationFailedEventDetails", iteration(d, data)),
-        E::MapIterationStarted(d) => ("mapIterationStartedEventDetails", iteration(d, data)),
-        E::MapIterationSucceeded(d) => ("mapIterationSucceededEventDetails", iteration(d, data)),
+        E::MapIterationAborted(d) => ("mapIterationAbortedEventDetails", iteration(d, data, input)),
+        E::MapIterationFailed(d) => ("mapIterationFailedEventDetails", iteration(d, data, input)),
+        E::MapIterationStarted(d) => ("mapIterationStartedEventDetails", iteration(d, data, input)),
+        E::MapIterationSucceeded(d) => (
+            "mapIterationSucceededEventDetails",
+            iteration(d, data, input),
+        ),
         E::MapRunFailed(d) => ("mapRunFailedEventDetails", ec(d)),
         E::MapRunRedriven(d) => (
             "mapRunRedrivenEventDetails",
-            Details::new(data)
+            Details::new(data, input)
                 .put("mapRunArn", json!(d.map_run_arn))
                 .put("redriveCount", json!(d.redrive_count)),
         ),
         E::MapRunStarted(d) => (
             "mapRunStartedEventDetails",
-            Details::new(data).put("mapRunArn", json!(d.map_run_arn)),
+            Details::new(data, input).put("mapRunArn", json!(d.map_run_arn)),
         ),
         E::MapStateStarted(d) => (
             "mapStateStartedEventDetails",
-            Details::new(data).put("length", json!(d.length)),
+            Details::new(data, input).put("length", json!(d.length)),
         ),
-        E::TaskFailed(d) => ("taskFailedEventDetails", task_error(d, data)),
+        E::TaskFailed(d) => ("taskFailedEventDetails", task_error(d, data, input)),
         E::TaskScheduled(d) => {
-            let mut details = Details::new(data)
+            let mut details = Details::new(data, input)
                 .resource(&d.resource_type, &d.resource)
                 .put("region", json!(d.region));
             if data {
-                details = details.put("parameters", text(&d.parameters));
+                let rendered = text(&d.parameters, input);
+                details = details.put("parameters", rendered);
             }
             (
                 "taskScheduledEventDetails",
@@ -242,13 +322,13 @@ fn render_details(
         }
         E::TaskStarted(d) => (
             "taskStartedEventDetails",
-            Details::new(data).resource(&d.resource_type, &d.resource),
+            Details::new(data, input).resource(&d.resource_type, &d.resource),
         ),
-        E::TaskStartFailed(d) => ("taskStartFailedEventDetails", task_error(d, data)),
-        E::TaskSubmitFailed(d) => ("taskSubmitFailedEventDetails", task_error(d, data)),
-        E::TaskSubmitted(d) => ("taskSubmittedEventDetails", task_output(d, data)),
-        E::TaskSucceeded(d) => ("taskSucceededEventDetails", task_output(d, data)),
-        E::TaskTimedOut(d) => ("taskTimedOutEventDetails", task_error(d, data)),
+        E::TaskStartFailed(d) => ("taskStartFailedEventDetails", task_error(d, data, input)),
+        E::TaskSubmitFailed(d) => ("taskSubmitFailedEventDetails", task_error(d, data, input)),
+        E::TaskSubmitted(d) => ("taskSubmittedEventDetails", task_output(d, data, input)),
+        E::TaskSucceeded(d) => ("taskSucceededEventDetails", task_output(d, data, input)),
+        E::TaskTimedOut(d) => ("taskTimedOutEventDetails", task_error(d, data, input)),
         E::LambdaFunctionStarted
         | E::MapRunAborted
         | E::MapRunSucceeded
@@ -318,11 +398,31 @@ mod tests {
                 state_machine_version_arn: None,
                 execution_arn: "exec".into(),
                 state_machine_arn: "sm".into(),
+                input_text: Some("[1, 2]".into()),
             }),
         );
         assert_eq!(
             render_event(&e, true)["executionStartedEventDetails"],
             json!({"input": "[1,2]", "inputDetails": {"truncated": false}, "roleArn": "role"})
+        );
+        let exited = event(
+            2,
+            0,
+            EventDetails::PassStateExited(StateExited {
+                name: "P".into(),
+                output: json!([[1, 2], [1, 2, 3]]),
+                output_truncated: false,
+            }),
+        );
+        let history = render_history(&[e.clone(), exited], true);
+        assert_eq!(
+            history[0]["executionStartedEventDetails"]["input"],
+            json!("[1, 2]")
+        );
+        assert_eq!(
+            history[1]["stateExitedEventDetails"]["output"],
+            json!("[[1, 2],[1,2,3]]"),
+            "the unchanged input keeps its original text, the rest is compact"
         );
         let f = event(
             3,

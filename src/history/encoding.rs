@@ -76,6 +76,7 @@ mod tests {
                     execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:e".into(),
                     state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm"
                         .into(),
+                    input_text: Some("{\"a\": [1, 2.5, \"x\", null, {\"b\": true}]}".into()),
                 }),
                 scope: vec![],
                 timer: Some(TimerArm {

@@ -222,6 +222,10 @@ pub struct ExecutionStarted {
     pub execution_arn: String,
     /// The state machine's ARN (statelog bookkeeping: feeds `$$.StateMachine.Id`).
     pub state_machine_arn: String,
+    /// The input exactly as the caller wrote it, when that differs from its compact form. AWS
+    /// shows a passed-through input in its original text (`[1, 2]` stays `[1, 2]`), so the
+    /// renderer uses it wherever the value appears unchanged.
+    pub input_text: Option<String>,
 }
 
 /// An `output` with its `outputDetails` (`executionSucceededEventDetails`,

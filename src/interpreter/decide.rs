@@ -256,7 +256,7 @@ impl<'d> Decider<'d, '_> {
     fn push(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {
         let event = HistoryEvent {
             id: EventId(self.state.last_event_id + 1),
-            previous_event_id: self.state.cursor_event_id,
+            previous_event_id: self.state.previous_event_id_for(&details),
             timestamp_ms: self.now_ms,
             details,
             scope: scope.to_vec(),
@@ -471,6 +471,10 @@ impl<'d> Decider<'d, '_> {
             state_machine_version_arn: None,
             execution_arn: request.execution_arn,
             state_machine_arn: request.state_machine_arn,
+            input_text: request.input_text.filter(|text| {
+                serde_json::from_str::<Value>(text).is_ok_and(|v| v == request.input)
+                    && serde_json::to_string(&request.input).is_ok_and(|compact| &compact != text)
+            }),
         };
         self.emit(&[], EventDetails::ExecutionStarted(details), Some(timer))?;
         let start_at = self.def.start_at.clone();

@@ -99,6 +99,9 @@ pub enum Error {
 pub struct StartRequest {
     /// The execution input.
     pub input: Value,
+    /// The input exactly as the caller wrote it, if known (kept for the history's display;
+    /// ignored when it does not parse to `input`).
+    pub input_text: Option<String>,
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub execution_arn: String,
     /// `arn:aws:states:<region>:<account>:stateMachine:<machine>`.

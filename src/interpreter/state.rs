@@ -78,6 +78,9 @@ pub struct ExecutionState {
     pub(crate) info: Option<ExecutionInfo>,
     pub(crate) last_event_id: u32,
     pub(crate) cursor_event_id: u32,
+    /// When the last event was a `MapIterationSucceeded`: the cursor before it, which the next
+    /// `MapIterationStarted` points at.
+    pub(crate) cursor_before_iteration_succeeded: Option<u32>,
     pub(crate) root: Thread,
     pub(crate) execution_timer: Option<Timer>,
     pub(crate) output: Option<Value>,
@@ -99,6 +102,7 @@ impl ExecutionState {
             info: None,
             last_event_id: 0,
             cursor_event_id: 0,
+            cursor_before_iteration_succeeded: None,
             root: Thread::Pending,
             execution_timer: None,
             output: None,
@@ -119,6 +123,16 @@ impl ExecutionState {
     /// How the execution stands.
     pub fn status(&self) -> ExecutionStatus {
         self.status
+    }
+
+    /// The `previousEventId` the next event gets when it has these details (AWS's rule).
+    pub fn previous_event_id_for(&self, details: &EventDetails) -> u32 {
+        match (details, self.cursor_before_iteration_succeeded) {
+            // A stop comes from outside the run: AWS links it to nothing.
+            (EventDetails::ExecutionAborted(_), _) => 0,
+            (EventDetails::MapIterationStarted(_), Some(id)) => id,
+            _ => self.cursor_event_id,
+        }
     }
 
     /// How many events the history holds (the last event's id).
@@ -335,7 +349,6 @@ fn advances_cursor(details: &EventDetails) -> bool {
     !matches!(
         details,
         EventDetails::ExecutionStarted(_)
-            | EventDetails::MapIterationSucceeded(_)
             | EventDetails::MapIterationFailed(_)
             | EventDetails::MapIterationAborted(_)
             | EventDetails::MapStateSucceeded
@@ -376,6 +389,9 @@ pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Err
         apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(bad)?;
     }
     state.last_event_id = event.id.0;
+    state.cursor_before_iteration_succeeded =
+        matches!(event.details, EventDetails::MapIterationSucceeded(_))
+            .then_some(state.cursor_event_id);
     if advances_cursor(&event.details) {
         state.cursor_event_id = event.id.0;
     }

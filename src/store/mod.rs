@@ -1,8 +1,8 @@
 //! store: executions and state machines over the log. Appends each decision's events as one
 //! atomic log batch, keeps a small in-memory index (execution -> machine, status, start/stop
 //! time, event count, LSNs of its records), and reads a history back from the log on demand.
-//! `open` rebuilds the index by scanning the log and hands every event batch to the caller, so
-//! the engine can fold open executions in the same pass.
+//! `open` rebuilds the index by scanning the log, decoding only the small header in front of each
+//! event batch; the engine then reads back and folds the histories of the open executions.
 //!
 //! Invariants:
 //! - An execution's events are dense from 1; every append is checked against the index before it
@@ -28,7 +28,7 @@ use crate::history::encoding::{self, EventBatch};
 use crate::history::{check_sequence, EventDetails, HistoryEvent};
 
 pub use log::{Log, MemoryLog};
-pub use record::{MachineRecord, KIND_EVENTS, KIND_MACHINE};
+pub use record::{BatchHeader, MachineRecord, StartedHeader, KIND_EVENTS, KIND_MACHINE};
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -107,14 +107,6 @@ pub enum Error {
         /// The execution the record names.
         found: String,
     },
-    /// The caller's visitor refused a batch during `open` (e.g. it does not fold).
-    #[error("recovery of {execution_arn} failed: {reason}")]
-    Visit {
-        /// The execution whose batch was refused.
-        execution_arn: String,
-        /// Why.
-        reason: String,
-    },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
     MissingRecord {
@@ -126,7 +118,9 @@ pub enum Error {
 }
 
 /// How an execution stands, as the index knows it from its events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Stored in batch headers: the variant order is part of the record format (append only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ExecutionStatus {
     /// Started and not closed.
     Running,
@@ -289,16 +283,17 @@ impl Index {
         }
     }
 
-    /// Checks that `events` may be appended to `arn` and returns the machine of a new execution.
-    fn check_append(&self, arn: &str, events: &[HistoryEvent]) -> Result<Option<Lsn>, Error> {
-        let (last_id, new_machine) = match self.executions.get(arn) {
+    /// Checks that a batch with `header` may follow the index; returns the machine of a new
+    /// execution.
+    fn check_header(&self, header: &BatchHeader) -> Result<Option<Lsn>, Error> {
+        let arn = &header.execution_arn;
+        let (last_id, new_machine) = match self.executions.get(arn.as_str()) {
             Some(entry) => (entry.event_count, None),
             None => {
-                let first = events.first().map(|e| &e.details);
-                let Some(EventDetails::ExecutionStarted(started)) = first else {
+                let Some(started) = &header.started else {
                     return Err(Error::NotStarted {
-                        execution_arn: arn.to_string(),
-                        found: first.map_or("nothing", EventDetails::type_name),
+                        execution_arn: arn.clone(),
+                        found: "a batch without ExecutionStarted",
                     });
                 };
                 let name = machine_name(&started.state_machine_arn);
@@ -311,26 +306,27 @@ impl Index {
                 (0, Some(*lsn))
             }
         };
-        check_sequence(last_id, events).map_err(|e| Error::BadSequence {
-            execution_arn: arn.to_string(),
-            reason: e.to_string(),
-        })?;
+        if u64::from(header.first_event_id) != u64::from(last_id) + 1 {
+            return Err(Error::BadSequence {
+                execution_arn: arn.clone(),
+                reason: format!(
+                    "a batch starting at event {} follows event {last_id}",
+                    header.first_event_id
+                ),
+            });
+        }
         Ok(new_machine)
     }
 
-    fn apply_events(&mut self, arn: &str, lsns: &[Lsn], events: &[HistoryEvent]) {
+    /// Applies a checked batch header (the batch's record is at `lsn`).
+    fn apply_header(&mut self, header: &BatchHeader, lsn: Lsn, machine: Option<Lsn>) {
+        let arn = header.execution_arn.as_str();
         let entry = match self.executions.get_mut(arn) {
             Some(entry) => entry,
             None => {
-                let Some(first) = events.first() else { return };
-                let EventDetails::ExecutionStarted(started) = &first.details else {
-                    unreachable!("check_append admits a new execution only with ExecutionStarted")
-                };
-                let machine_lsn = self
-                    .live_machines
-                    .get(machine_name(&started.state_machine_arn))
-                    .copied()
-                    .unwrap_or_default();
+                let machine_lsn =
+                    machine.expect("check_header names the machine of a new execution");
+                let start_ms = header.started.as_ref().map_or(0, |s| s.start_ms);
                 let key: Arc<str> = Arc::from(arn);
                 let start_index = self.started.len() as u64;
                 self.started.push(key.clone());
@@ -341,7 +337,7 @@ impl Index {
                 self.executions.entry(key).or_insert(Entry {
                     machine_lsn,
                     status: ExecutionStatus::Running,
-                    start_ms: first.timestamp_ms,
+                    start_ms,
                     stop_ms: None,
                     event_count: 0,
                     start_index,
@@ -349,14 +345,12 @@ impl Index {
                 })
             }
         };
-        entry.record_lsns.extend_from_slice(lsns);
-        for event in events {
-            debug_assert_eq!(event.id.0, entry.event_count + 1);
-            entry.event_count = event.id.0;
-            if let Some(status) = ExecutionStatus::after(&event.details) {
-                entry.status = status;
-                entry.stop_ms = status.is_closed().then_some(event.timestamp_ms);
-            }
+        debug_assert_eq!(header.first_event_id, entry.event_count + 1);
+        entry.record_lsns.push(lsn);
+        entry.event_count = header.last_event_id;
+        if let Some((status, at_ms)) = header.status {
+            entry.status = status;
+            entry.stop_ms = status.is_closed().then_some(at_ms);
         }
         if entry.status.is_closed() {
             entry.record_lsns.shrink_to_fit();
@@ -381,11 +375,9 @@ pub struct Store {
 }
 
 impl Store {
-    /// Rebuilds the index from `log`, calling `visit` with every event batch in log order.
-    pub fn open(
-        log: Arc<dyn Log>,
-        visit: &mut dyn FnMut(&EventBatch) -> Result<(), Error>,
-    ) -> Result<Store, Error> {
+    /// Rebuilds the index from `log` by one scan. Only the batch headers are decoded, never the
+    /// events: read the histories of [`Store::open_executions`] to fold them.
+    pub fn open(log: Arc<dyn Log>) -> Result<Store, Error> {
         let mut index = Index::default();
         log.scan(&mut |lsn, kind, payload| {
             match kind {
@@ -399,14 +391,14 @@ impl Store {
                     index.apply_machine(lsn, record);
                 }
                 KIND_EVENTS => {
-                    let batch = encoding::decode(payload).map_err(|e| Error::Decode {
-                        lsn: lsn.0,
-                        kind,
-                        reason: e.to_string(),
-                    })?;
-                    index.check_append(&batch.execution_arn, &batch.events)?;
-                    index.apply_events(&batch.execution_arn, &[lsn], &batch.events);
-                    visit(&batch)?;
+                    let (header, _) =
+                        record::decode_batch_header(payload).map_err(|reason| Error::Decode {
+                            lsn: lsn.0,
+                            kind,
+                            reason,
+                        })?;
+                    let machine = index.check_header(&header)?;
+                    index.apply_header(&header, lsn, machine);
                 }
                 _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
             }
@@ -499,17 +491,33 @@ impl Store {
         if events.is_empty() {
             return Ok(());
         }
-        self.index.read().check_append(execution_arn, events)?;
-        let mut payloads = Vec::new();
-        encode_chunks(execution_arn, events, &mut payloads)?;
-        let records: Vec<(u8, &[u8])> = payloads
+        let last_id = {
+            let index = self.index.read();
+            match index.executions.get(execution_arn) {
+                Some(entry) => entry.event_count,
+                None => {
+                    if !matches!(events[0].details, EventDetails::ExecutionStarted(_)) {
+                        return Err(Error::NotStarted {
+                            execution_arn: execution_arn.to_string(),
+                            found: events[0].details.type_name(),
+                        });
+                    }
+                    0
+                }
+            }
+        };
+        check_sequence(last_id, events).map_err(|e| Error::BadSequence {
+            execution_arn: execution_arn.to_string(),
+            reason: e.to_string(),
+        })?;
+        let mut chunks = Vec::new();
+        encode_chunks(execution_arn, events, &mut chunks)?;
+        let machine = self.index.read().check_header(&chunks[0].0)?;
+        let records: Vec<(u8, &[u8])> = chunks
             .iter()
-            .map(|p| (KIND_EVENTS, p.as_slice()))
+            .map(|(_, bytes)| (KIND_EVENTS, bytes.as_slice()))
             .collect();
         let first = self.log.append_batch(&records)?;
-        let lsns: Vec<Lsn> = (0..records.len() as u64)
-            .map(|i| Lsn(first.0 + i))
-            .collect();
         let mut index = self.index.write();
         // Re-check under the write lock: a racing append to the same execution is a caller bug.
         let entry_count = index.executions.get(execution_arn).map(|e| e.event_count);
@@ -518,7 +526,10 @@ impl Store {
             events[0].id.0,
             "appends to one execution must be serialized by the caller"
         );
-        index.apply_events(execution_arn, &lsns, events);
+        for (i, (header, _)) in chunks.iter().enumerate() {
+            let machine = if i == 0 { machine } else { None };
+            index.apply_header(header, Lsn(first.0 + i as u64), machine);
+        }
         Ok(())
     }
 
@@ -582,6 +593,51 @@ impl Store {
             .collect()
     }
 
+    /// Calls `visit` with every event batch of the executions open now, in log order, by one
+    /// sequential scan of the log (cheaper than reading each history by LSN when many are
+    /// open). Batches of closed executions are skipped without decoding their events.
+    pub fn scan_open_batches(
+        &self,
+        visit: &mut dyn FnMut(EventBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let open: std::collections::HashSet<Arc<str>> = {
+            let index = self.index.read();
+            index
+                .executions
+                .iter()
+                .filter(|(_, e)| !e.status.is_closed())
+                .map(|(arn, _)| arn.clone())
+                .collect()
+        };
+        if open.is_empty() {
+            return Ok(());
+        }
+        self.log.scan(&mut |lsn, kind, payload| {
+            if kind != KIND_EVENTS {
+                return Ok(());
+            }
+            let decode_error = |reason: String| Error::Decode {
+                lsn: lsn.0,
+                kind,
+                reason,
+            };
+            let (header, history_bytes) =
+                record::decode_batch_header(payload).map_err(decode_error)?;
+            if !open.contains(header.execution_arn.as_str()) {
+                return Ok(());
+            }
+            let batch = encoding::decode(history_bytes).map_err(|e| decode_error(e.to_string()))?;
+            if batch.execution_arn != header.execution_arn {
+                return Err(Error::ForeignRecord {
+                    lsn: lsn.0,
+                    execution_arn: header.execution_arn,
+                    found: batch.execution_arn,
+                });
+            }
+            visit(batch)
+        })
+    }
+
     /// The whole history of one execution, read back from the log and checked.
     pub fn history(&self, execution_arn: &str) -> Result<Vec<HistoryEvent>, Error> {
         let lsns = self.record_lsns(execution_arn)?;
@@ -639,41 +695,82 @@ impl Store {
             lsn: lsn.0,
             execution_arn: execution_arn.to_string(),
         })?;
-        if kind != KIND_EVENTS {
-            return Err(Error::Decode {
-                lsn: lsn.0,
-                kind,
-                reason: "the index points at a record that is not an event batch".to_string(),
-            });
-        }
-        let batch = encoding::decode(&payload).map_err(|e| Error::Decode {
+        let decode_error = |reason: String| Error::Decode {
             lsn: lsn.0,
             kind,
-            reason: e.to_string(),
-        })?;
-        if batch.execution_arn != execution_arn {
+            reason,
+        };
+        if kind != KIND_EVENTS {
+            return Err(decode_error(
+                "the index points at a record that is not an event batch".to_string(),
+            ));
+        }
+        let (header, history_bytes) =
+            record::decode_batch_header(&payload).map_err(decode_error)?;
+        let batch = encoding::decode(history_bytes).map_err(|e| decode_error(e.to_string()))?;
+        if batch.execution_arn != execution_arn || header.execution_arn != execution_arn {
             return Err(Error::ForeignRecord {
                 lsn: lsn.0,
                 execution_arn: execution_arn.to_string(),
                 found: batch.execution_arn,
             });
         }
+        // Paired check: the header written with the batch agrees with the events read back.
+        let first = batch.events.first().map(|e| e.id.0);
+        let last = batch.events.last().map(|e| e.id.0);
+        if first != Some(header.first_event_id) || last != Some(header.last_event_id) {
+            return Err(decode_error(format!(
+                "header says events {}..={} but the batch holds {first:?}..={last:?}",
+                header.first_event_id, header.last_event_id
+            )));
+        }
         Ok(batch)
     }
 }
 
-/// Encodes `events` as one or more event batch records, each under the log's record limit.
-fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut Vec<Vec<u8>>) -> Result<(), Error> {
+/// The index header of a batch of `events` of `arn`.
+fn header_for(arn: &str, events: &[HistoryEvent]) -> BatchHeader {
+    let first = events.first().expect("a batch has events");
+    let last = events.last().expect("a batch has events");
+    let started = match &first.details {
+        EventDetails::ExecutionStarted(details) if first.id.0 == 1 => Some(StartedHeader {
+            state_machine_arn: details.state_machine_arn.clone(),
+            start_ms: first.timestamp_ms,
+        }),
+        _ => None,
+    };
+    let status = events
+        .iter()
+        .rev()
+        .find_map(|e| ExecutionStatus::after(&e.details).map(|s| (s, e.timestamp_ms)));
+    BatchHeader {
+        execution_arn: arn.to_string(),
+        first_event_id: first.id.0,
+        last_event_id: last.id.0,
+        started,
+        status,
+    }
+}
+
+/// Encodes `events` as one or more event batch records (header and bytes), each under the
+/// log's record limit.
+fn encode_chunks(
+    arn: &str,
+    events: &[HistoryEvent],
+    out: &mut Vec<(BatchHeader, Vec<u8>)>,
+) -> Result<(), Error> {
     let batch = EventBatch {
         execution_arn: arn.to_string(),
         events: events.to_vec(),
     };
-    let bytes = encoding::encode(&batch).map_err(|e| Error::Encode {
+    let history_bytes = encoding::encode(&batch).map_err(|e| Error::Encode {
         what: "event batch",
         reason: e.to_string(),
     })?;
+    let header = header_for(arn, events);
+    let bytes = record::encode_batch(&header, &history_bytes)?;
     if bytes.len() <= statelog_wal::limits::RECORD_SIZE_BYTES_MAX || events.len() == 1 {
-        out.push(bytes);
+        out.push((header, bytes));
         return Ok(());
     }
     let (left, right) = events.split_at(events.len() / 2);

@@ -27,6 +27,7 @@ fn started(name: &str) -> HistoryEvent {
         1,
         EventDetails::ExecutionStarted(ExecutionStarted {
             input: json!({"n": name}),
+            input_text: None,
             input_truncated: false,
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             state_machine_alias_arn: None,
@@ -48,21 +49,15 @@ fn entered(id: u32) -> HistoryEvent {
     )
 }
 
-fn open_store(log: Arc<dyn Log>) -> (Store, Vec<EventBatch>) {
-    let mut seen = Vec::new();
-    let store = Store::open(log, &mut |batch| {
-        seen.push(batch.clone());
-        Ok(())
-    })
-    .expect("opens");
-    (store, seen)
+fn open_store(log: Arc<dyn Log>) -> Store {
+    Store::open(log).expect("opens")
 }
 
 #[test]
 fn appends_index_and_rebuild_agree() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
-    let (store, seen) = open_store(log.clone());
-    assert!(seen.is_empty());
+    let store = open_store(log.clone());
+    assert!(store.open_executions().is_empty());
     let machine = store
         .create_machine("orders", "{}", "role", 5)
         .expect("creates");
@@ -112,9 +107,9 @@ fn appends_index_and_rebuild_agree() {
     assert_eq!(&*page[0].execution_arn, exec_arn("a"));
     assert_eq!(store.open_executions().len(), 1);
 
-    // A second store over the same log rebuilds the same index and sees every batch.
-    let (again, seen) = open_store(log);
-    assert_eq!(seen.len(), 3);
+    // A second store over the same log rebuilds the same index from the batch headers.
+    let again = open_store(log);
+    assert_eq!(again.open_executions().len(), 1);
     assert_eq!(again.execution(&exec_arn("a")), Some(a));
     assert_eq!(again.history(&exec_arn("a")).expect("reads"), history);
     assert_eq!(again.machine("orders").expect("live").lsn, machine.lsn);
@@ -123,7 +118,7 @@ fn appends_index_and_rebuild_agree() {
 #[test]
 fn refuses_gaps_unstarted_executions_and_unknown_machines() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
-    let (store, _) = open_store(log);
+    let store = open_store(log);
     assert!(matches!(
         store.append_events(&exec_arn("a"), &[started("a")]),
         Err(Error::UnknownMachine { .. })
@@ -151,7 +146,7 @@ fn refuses_gaps_unstarted_executions_and_unknown_machines() {
 #[test]
 fn deleted_machines_stay_readable_by_lsn_and_names_can_be_reused() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
-    let (store, _) = open_store(log.clone());
+    let store = open_store(log.clone());
     let first = store
         .create_machine("orders", "{1}", "role", 5)
         .expect("creates");
@@ -166,7 +161,7 @@ fn deleted_machines_stay_readable_by_lsn_and_names_can_be_reused() {
         .create_machine("orders", "{2}", "role", 8)
         .expect("creates");
     assert_ne!(first.lsn, second.lsn);
-    let (again, _) = open_store(log);
+    let again = open_store(log);
     assert_eq!(&*again.machine("orders").expect("live").definition, "{2}");
     assert_eq!(again.machines().len(), 1);
 }
@@ -176,12 +171,12 @@ fn damaged_records_fail_open_with_their_lsn() {
     let log = Arc::new(MemoryLog::new());
     log.append_batch(&[(KIND_EVENTS, &[1, 2, 3])])
         .expect("appends");
-    let result = Store::open(log, &mut |_| Ok(()));
+    let result = Store::open(log);
     assert!(matches!(result, Err(Error::Decode { lsn: 1, .. })));
     let log = Arc::new(MemoryLog::new());
     log.append_batch(&[(99, b"x")]).expect("appends");
     assert!(matches!(
-        Store::open(log, &mut |_| Ok(())),
+        Store::open(log),
         Err(Error::UnknownKind { lsn: 1, kind: 99 })
     ));
 }
@@ -191,4 +186,44 @@ fn a_closed_execution_costs_little_in_the_index() {
     let entry = std::mem::size_of::<Entry>();
     assert!(entry <= 96, "index entry is {entry} bytes");
     let _ = ErrorCause::default();
+}
+
+#[test]
+fn scan_open_batches_yields_only_open_executions_in_log_order() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let store = open_store(log.clone());
+    store
+        .create_machine("orders", "{}", "role", 5)
+        .expect("creates");
+    store
+        .append_events(&exec_arn("open"), &[started("open")])
+        .expect("appends");
+    store
+        .append_events(&exec_arn("shut"), &[started("shut")])
+        .expect("appends");
+    store
+        .append_events(&exec_arn("open"), &[entered(2)])
+        .expect("appends");
+    store
+        .append_events(
+            &exec_arn("shut"),
+            &[event(
+                2,
+                EventDetails::ExecutionFailed(ErrorCause::new("E", "c")),
+            )],
+        )
+        .expect("appends");
+    let again = open_store(log);
+    let mut seen = Vec::new();
+    again
+        .scan_open_batches(&mut |batch| {
+            seen.push((batch.execution_arn, batch.events.len()));
+            Ok(())
+        })
+        .expect("scans");
+    assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 1)]);
+    assert_eq!(
+        again.execution(&exec_arn("shut")).expect("indexed").status,
+        ExecutionStatus::Failed
+    );
 }
