@@ -98,6 +98,10 @@ impl Run {
         for event in &decision.events {
             apply(&mut self.state, event).expect("apply");
         }
+        assert_eq!(
+            decision.next_state, self.state,
+            "next_state is the fold of the events"
+        );
         self.events.extend(decision.events.iter().cloned());
         for effect in &decision.effects {
             match effect {

@@ -30,10 +30,23 @@ use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
 use crate::paths::{Entropy, StatesError};
 
 /// Decides what `trigger` does to the execution: the events to append and the effects to perform
-/// once they are durable. Pure: the same inputs give the same decision.
+/// once they are durable. Pure: the same inputs give the same decision. `state` is untouched.
 pub fn decide(
     definition: &StateMachine,
     state: &ExecutionState,
+    trigger: Trigger,
+    now_ms: u64,
+    options: &Options,
+    entropy: &mut dyn Entropy,
+) -> Result<Decision, Error> {
+    decide_owned(definition, state.clone(), trigger, now_ms, options, entropy)
+}
+
+/// [`decide`] on a state the caller gives up (saves copying it); the decision carries the state
+/// after its events in [`Decision::next_state`].
+pub fn decide_owned(
+    definition: &StateMachine,
+    state: ExecutionState,
     trigger: Trigger,
     now_ms: u64,
     options: &Options,
@@ -59,10 +72,11 @@ pub fn decide(
         }
         _ => {}
     }
-    let before = pending_effects(state);
+    let before = pending_effects(&state);
+    let first_id = state.event_count() + 1;
     let mut decider = Decider {
         def: definition,
-        state: state.clone(),
+        state,
         events: Vec::new(),
         now_ms,
         options,
@@ -75,13 +89,11 @@ pub fn decide(
         Err(Interrupt::Fail(error)) => return Err(error),
     };
     let effects = difference(&before, pending_effects(&decider.state), answered);
-    debug_assert!(decider
-        .events
-        .first()
-        .map_or(true, |e| e.id.0 == state.event_count() + 1));
+    debug_assert!(decider.events.first().map_or(true, |e| e.id.0 == first_id));
     Ok(Decision {
         events: decider.events,
         effects,
+        next_state: decider.state,
     })
 }
 
@@ -346,12 +358,17 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
+        let state = self.state_def(scope)?;
         Ok(RunInfo {
             name: run.name.clone(),
             entered_event_id: run.entered_event_id,
             input: run.input.clone(),
             retried_errors: run.retried_errors.clone(),
-            context: context_object(info, run),
+            context: if uses_context(state) {
+                context_object(info, run)
+            } else {
+                Value::Null
+            },
         })
     }
 
@@ -643,7 +660,11 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
-        let context = context_with(info, name, self.now_ms, 0);
+        let context = if uses_context(state) {
+            context_with(info, name, self.now_ms, 0)
+        } else {
+            Value::Null
+        };
         let computed =
             apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
                 Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
@@ -735,7 +756,7 @@ impl<'d> Decider<'d, '_> {
         let StateKind::Wait(wait) = &state.kind else {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
-        match apply_io_path(state.output_path.as_ref(), &effective, &run.context) {
+        match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
             Ok(output) => self.exit(scope, state, &run, output, &wait.next),
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
@@ -775,7 +796,7 @@ impl<'d> Decider<'d, '_> {
             (Shallow::Entered, StateKind::Succeed) => {
                 let run = self.run_info(scope)?;
                 let output = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
-                    .and_then(|v| apply_io_path(state.output_path.as_ref(), &v, &run.context));
+                    .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &run.context));
                 match output {
                     Ok(output) => self.exit(scope, state, &run, output, &Transition::End),
                     Err(error) => Ok(Some(self.fail_in(&run, error))),
@@ -888,7 +909,7 @@ impl<'d> Decider<'d, '_> {
                 )?,
             };
             let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
-            apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+            apply_output_path(state.output_path.as_ref(), combined, &run.context)
         })();
         match output {
             Ok(output) => self.exit(scope, state, &run, output, &pass.next),
@@ -904,7 +925,7 @@ impl<'d> Decider<'d, '_> {
         let decided = (|| {
             let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
             let next = choice.pick(&effective, &run.context)?.to_string();
-            let output = apply_io_path(state.output_path.as_ref(), &effective, &run.context)?;
+            let output = apply_output_path(state.output_path.as_ref(), effective, &run.context)?;
             Ok((next, output))
         })();
         match decided {
@@ -1074,7 +1095,7 @@ impl<'d> Decider<'d, '_> {
     ) -> Result<Value, StatesError> {
         let selected = apply_template(selector, result, &run.context, &mut *self.entropy)?;
         let combined = apply_result_path(result_path, &run.input, selected)?;
-        apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+        apply_output_path(state.output_path.as_ref(), combined, &run.context)
     }
 
     /// A state failed: retry (when allowed and a retrier has attempts left), else emit

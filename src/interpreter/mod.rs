@@ -8,7 +8,7 @@
 //! ```text
 //! trigger -> decide(def, &state, trigger, now_ms, &options, entropy) -> Decision { events, effects }
 //!         -> store appends `events` durably (one commit)
-//!         -> apply(&mut state, e) for each e in events        (state now equals decide's result)
+//!         -> state = decision.next_state  (== apply(&mut state, e) for each e in events)
 //!         -> perform `effects` (invoke task handlers, arm timers, report the close)
 //! recovery: state = fold(apply, events from the log); perform pending_effects(&state)
 //! ```
@@ -35,7 +35,7 @@ mod effects;
 mod io;
 mod state;
 
-pub use decide::decide;
+pub use decide::{decide, decide_owned};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
 
@@ -251,6 +251,9 @@ pub struct Decision {
     pub events: Vec<HistoryEvent>,
     /// What to do once `events` are durable.
     pub effects: Vec<Effect>,
+    /// The state after `events` (exactly what folding them with [`apply`] gives): adopt it once
+    /// the events are durable instead of applying them again.
+    pub next_state: ExecutionState,
 }
 
 #[cfg(test)]
