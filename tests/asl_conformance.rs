@@ -489,7 +489,7 @@ fn choice_states_in_recorded_histories_go_where_aws_went() {
         }
     }
     println!(
-        "recorded Choice transitions: {passed} reproduced, {} differ, {skipped} skipped",
+        "recorded Choice transitions: {passed} reproduced, {} differ, {skipped} skipped (template refused as not supported, or no recorded successor)",
         failed.len()
     );
     for f in failed.iter().take(20) {
