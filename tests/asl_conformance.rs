@@ -500,3 +500,79 @@ fn choice_states_in_recorded_histories_go_where_aws_went() {
         "only {passed} recorded Choice transitions reproduced"
     );
 }
+
+/// The definition text each `test_sfn_api_validation` parameter id stands for.
+fn validation_input(dir: &FsPath, id: &str) -> Option<String> {
+    let template = |name: &str| {
+        read_json5(&dir.join(format!(
+            "localstack/templates/validation/statemachines/{name}.json5"
+        )))
+        .to_string()
+    };
+    Some(match id {
+        "EMPTY_STRING" => String::new(),
+        "NOT_A_DEF" => "not a definition".to_string(),
+        "EMPTY_DICT" => "{}".to_string(),
+        "VALID_BASE_PASS" => template("valid_base_pass"),
+        "INVALID_BASE_NO_STARTAT" => template("invalid_base_no_startat"),
+        "VALID_QUERY_LANGUAGE_PASS" => template("valid_query_language_pass"),
+        "INVALID_DOWNGRADE_QUERY_LANGUAGE" => template("invalid_downgrade_query_language"),
+        _ => return None,
+    })
+}
+
+#[test]
+fn validate_api_recordings_give_the_same_verdict_and_diagnostic() {
+    let Some(dir) = conformance_dir() else { return };
+    let snapshot = read_json(&dir.join("localstack/v2/test_sfn_api_validation.snapshot.json"));
+    let (mut matched, mut skipped) = (0usize, Vec::new());
+    for (test_id, test) in snapshot.as_object().expect("snapshot") {
+        let Some(param) = test_id
+            .rsplit_once('[')
+            .and_then(|(_, p)| p.strip_suffix(']'))
+        else {
+            continue;
+        };
+        // Express-only rules (no `.waitForTaskToken` in Express) need the machine type.
+        if test_id.contains("type_express") && param == "ILLEGAL_WFTT" {
+            skipped.push(param.to_string());
+            continue;
+        }
+        let Some(text) = validation_input(&dir, param) else {
+            skipped.push(param.to_string());
+            continue;
+        };
+        let response = &test["recorded-content"]["validation_response"];
+        let outcome = parse_definition(&text, &ValidationOptions::default());
+        match (response["result"].as_str(), outcome) {
+            (Some("OK"), Ok(_)) => matched += 1,
+            (Some("OK"), Err(d)) => {
+                assert!(
+                    d.iter().all(|d| d.is_unsupported()),
+                    "{param}: AWS accepts, we reject: {d:?}"
+                );
+                matched += 1;
+            }
+            (Some("FAIL"), Ok(_)) => panic!("{param}: AWS rejects, we accept"),
+            (Some("FAIL"), Err(ours)) => {
+                let theirs = &response["diagnostics"][0];
+                let code = theirs["code"].as_str().expect("code");
+                let location = theirs["location"].as_str();
+                let message = theirs["message"].as_str().expect("message");
+                let found = ours.iter().any(|d| {
+                    d.code.as_str() == code
+                        && (code == "INVALID_JSON_DESCRIPTION"
+                            || (location.map_or(true, |l| l == d.path) && d.message == message))
+                });
+                assert!(found, "{param}: AWS says {theirs}, we say {ours:?}");
+                matched += 1;
+            }
+            (other, _) => panic!("{param}: unexpected recorded result {other:?}"),
+        }
+    }
+    println!("ValidateStateMachineDefinition recordings: {matched} matched, skipped {skipped:?}");
+    assert!(
+        matched >= 11,
+        "only {matched} validation recordings matched"
+    );
+}
