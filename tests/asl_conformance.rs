@@ -407,6 +407,7 @@ fn choice_states_in_recorded_histories_go_where_aws_went() {
         return;
     }
     let manifest = read_json(&dir.join("manifest.json"));
+    let mut snapshots: BTreeMap<String, Value> = BTreeMap::new();
     let (mut passed, mut failed, mut skipped) = (0usize, Vec::new(), 0usize);
     for case in manifest["cases"].as_array().expect("cases") {
         let needs: Vec<&str> = case["needs"]
@@ -426,7 +427,9 @@ fn choice_states_in_recorded_histories_go_where_aws_went() {
         let pointer = case["expected_history"]["pointer"]
             .as_str()
             .expect("pointer");
-        let snapshot = read_json(&dir.join(file));
+        let snapshot = snapshots
+            .entry(file.to_string())
+            .or_insert_with(|| read_json(&dir.join(file)));
         let Some(events) = snapshot.pointer(pointer).and_then(Value::as_array) else {
             continue;
         };
