@@ -30,6 +30,6 @@ pub use model::{
     SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskState, Test,
     Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
-pub use parse::{parse_definition, ValidationOptions};
+pub use parse::{parse_definition, MachineType, ValidationOptions};
 pub use resource::{parse_resource, ResourceError, ResourceRegistry};
 pub use timestamp::parse_timestamp;

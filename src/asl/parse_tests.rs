@@ -1062,3 +1062,48 @@ fn variable_references_are_unsupported_not_invalid() {
         "States.Format('it\\'s $x', $.a)"
     ));
 }
+
+#[test]
+fn express_machines_refuse_waiting_patterns_and_activities() {
+    use super::parse::MachineType;
+    let express = ValidationOptions {
+        machine_type: MachineType::Express,
+        ..ValidationOptions::default()
+    };
+    let cases = [
+        (
+            "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+            Some("'.waitForTaskToken'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync",
+            Some("'.sync'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync:2",
+            Some("'.sync:2'"),
+        ),
+        (
+            "arn:aws:states:us-east-1:111111111111:activity:a",
+            Some("Activity ARN"),
+        ),
+        ("arn:aws:states:::lambda:invoke", None),
+    ];
+    for (resource, refusal) in cases {
+        let def = one(json!({"Type": "Task", "Resource": resource, "End": true}));
+        let outcome = parse_definition(&def.to_string(), &express);
+        match refusal {
+            None => assert!(outcome.is_ok(), "{resource}: {outcome:?}"),
+            Some(words) => {
+                let d = outcome.expect_err(resource);
+                assert!(
+                    d.iter().any(|d| d.path == "/States/S/Resource"
+                        && d.code == C::SchemaValidationFailed
+                        && d.message.contains(words)),
+                    "{resource}: {d:?}"
+                );
+            }
+        }
+        assert!(parse(&def).is_ok(), "Standard accepts {resource}");
+    }
+}
