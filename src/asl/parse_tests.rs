@@ -760,6 +760,7 @@ fn resources_checked_against_registry() {
     );
     let options = ValidationOptions {
         resources: Some(registry),
+        ..ValidationOptions::default()
     };
     let d = parse_definition(&def.to_string(), &options).expect_err("unsupported pattern");
     assert!(
