@@ -1108,3 +1108,67 @@ fn express_machines_refuse_waiting_patterns_and_activities() {
         assert!(parse(&def).is_ok(), "Standard accepts {resource}");
     }
 }
+
+mod graph_property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// Each state: `None` ends (Pass End or Succeed), `Some(i)` goes to state `i % n`.
+    fn machine(edges: &[Option<usize>], start: usize) -> (Value, BTreeSet<usize>) {
+        let n = edges.len();
+        let mut states = serde_json::Map::new();
+        for (i, edge) in edges.iter().enumerate() {
+            let state = match edge {
+                None if i % 2 == 0 => json!({"Type": "Pass", "End": true}),
+                None => json!({"Type": "Succeed"}),
+                Some(t) => json!({"Type": "Pass", "Next": format!("S{}", t % n)}),
+            };
+            states.insert(format!("S{i}"), state);
+        }
+        let mut reached = BTreeSet::new();
+        let mut at = Some(start % n);
+        while let Some(i) = at {
+            if !reached.insert(i) {
+                break;
+            }
+            at = edges[i].map(|t| t % n);
+        }
+        (
+            json!({"StartAt": format!("S{}", start % n), "States": states}),
+            reached,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn validity_matches_reachability_and_termination(
+            edges in proptest::collection::vec(proptest::option::of(0usize..16), 1..10),
+            start in 0usize..16,
+        ) {
+            let (def, reached) = machine(&edges, start);
+            let all_reached = reached.len() == edges.len();
+            let terminates = edges.iter().any(Option::is_none);
+            match parse(&def) {
+                Ok(m) => {
+                    prop_assert!(all_reached && terminates, "accepted {def}");
+                    prop_assert_eq!(m.states.len(), edges.len());
+                }
+                Err(d) => {
+                    prop_assert!(!(all_reached && terminates), "rejected {def}: {d:?}");
+                    let unreachable: BTreeSet<String> = d
+                        .iter()
+                        .filter(|d| d.code == C::UnreachableState)
+                        .map(|d| d.path.clone())
+                        .collect();
+                    let expected: BTreeSet<String> = (0..edges.len())
+                        .filter(|i| !reached.contains(i))
+                        .map(|i| format!("/States/S{i}"))
+                        .collect();
+                    prop_assert_eq!(unreachable, expected);
+                    prop_assert_eq!(d.iter().any(|d| d.code == C::MissingEndState), !terminates);
+                }
+            }
+        }
+    }
+}
