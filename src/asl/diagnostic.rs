@@ -130,12 +130,19 @@ impl fmt::Display for Diagnostic {
 
 /// Appends `key` to the JSON pointer `base`, escaping `~` and `/`.
 pub fn pointer_child(base: &str, key: &str) -> String {
-    let escaped = key.replace('~', "~0").replace('/', "~1");
-    if base == "/" {
-        format!("/{escaped}")
-    } else {
-        format!("{base}/{escaped}")
+    let mut out = String::with_capacity(base.len() + key.len() + 1);
+    if base != "/" {
+        out.push_str(base);
     }
+    out.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Appends an array index to the JSON pointer `base`.

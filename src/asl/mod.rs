@@ -10,6 +10,7 @@
 
 pub mod choice;
 pub mod diagnostic;
+mod error;
 pub mod fuzz;
 mod json;
 pub mod model;
@@ -21,6 +22,7 @@ pub mod timestamp;
 
 pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
+pub use error::Error;
 pub use model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,
@@ -28,6 +30,6 @@ pub use model::{
     SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskState, Test,
     Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
-pub use parse::{parse_definition, ValidationOptions};
+pub use parse::{parse_definition, MachineType, ValidationOptions};
 pub use resource::{parse_resource, ResourceError, ResourceRegistry};
 pub use timestamp::parse_timestamp;

@@ -21,6 +21,7 @@ use super::model::{
     PercentageField, QueryLanguage, Retrier, SecondsField, State, StateKind, StateMachine,
     StateMap, TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
+use super::model::{IntegrationPattern, ResourceKind};
 use super::resource::{parse_resource, ResourceRegistry};
 use super::timestamp::parse_timestamp;
 use crate::limits::{
@@ -35,11 +36,25 @@ const SECONDS_MAX: u64 = 99_999_999;
 /// The largest `MaxDelaySeconds` AWS accepts (one year and a day, in seconds).
 const MAX_DELAY_SECONDS_MAX: u64 = 31_622_401;
 
-/// What validation accepts beyond the language itself.
+/// What validation accepts beyond the language itself. Build with
+/// `ValidationOptions { resources: ..., ..Default::default() }`.
 #[derive(Debug, Clone, Default)]
 pub struct ValidationOptions {
     /// The resources that exist; `None` accepts any well-formed ARN.
     pub resources: Option<ResourceRegistry>,
+    /// Standard (the default) or Express: Express machines cannot wait for jobs, callbacks or
+    /// activities.
+    pub machine_type: MachineType,
+}
+
+/// The kind of state machine a definition is validated for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MachineType {
+    /// Long-running, exactly-once executions: every integration pattern.
+    #[default]
+    Standard,
+    /// Short, at-least-once executions: request/response integrations only.
+    Express,
 }
 
 /// Parses and validates `text`; returns the compiled machine, or every problem found (errors
@@ -904,6 +919,27 @@ impl Ctx<'_> {
                 return None;
             }
         };
+        if self.options.machine_type == MachineType::Express {
+            // AWS's wording, trailing space included for '.waitForTaskToken'.
+            let refusal = match (&resource.kind, resource.pattern()) {
+                (ResourceKind::Activity { .. }, _) => {
+                    Some("Express state machine does not support Activity ARN".to_string())
+                }
+                (_, IntegrationPattern::WaitForTaskToken) => Some(
+                    "Express state machine does not support '.waitForTaskToken' service integration "
+                        .to_string(),
+                ),
+                (_, IntegrationPattern::RequestResponse) => None,
+                (_, pattern) => Some(format!(
+                    "Express state machine does not support '{}' service integration",
+                    pattern.suffix()
+                )),
+            };
+            if let Some(message) = refusal {
+                self.schema(&at, message);
+                return None;
+            }
+        }
         if let Some(registry) = &self.options.resources {
             if let Err(message) = registry.check(&resource) {
                 self.error(&at, DiagnosticCode::InvalidResource, message);

@@ -760,6 +760,7 @@ fn resources_checked_against_registry() {
     );
     let options = ValidationOptions {
         resources: Some(registry),
+        ..ValidationOptions::default()
     };
     let d = parse_definition(&def.to_string(), &options).expect_err("unsupported pattern");
     assert!(
@@ -1061,4 +1062,113 @@ fn variable_references_are_unsupported_not_invalid() {
     assert!(!super::parse::mentions_variable(
         "States.Format('it\\'s $x', $.a)"
     ));
+}
+
+#[test]
+fn express_machines_refuse_waiting_patterns_and_activities() {
+    use super::parse::MachineType;
+    let express = ValidationOptions {
+        machine_type: MachineType::Express,
+        ..ValidationOptions::default()
+    };
+    let cases = [
+        (
+            "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+            Some("'.waitForTaskToken'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync",
+            Some("'.sync'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync:2",
+            Some("'.sync:2'"),
+        ),
+        (
+            "arn:aws:states:us-east-1:111111111111:activity:a",
+            Some("Activity ARN"),
+        ),
+        ("arn:aws:states:::lambda:invoke", None),
+    ];
+    for (resource, refusal) in cases {
+        let def = one(json!({"Type": "Task", "Resource": resource, "End": true}));
+        let outcome = parse_definition(&def.to_string(), &express);
+        match refusal {
+            None => assert!(outcome.is_ok(), "{resource}: {outcome:?}"),
+            Some(words) => {
+                let d = outcome.expect_err(resource);
+                assert!(
+                    d.iter().any(|d| d.path == "/States/S/Resource"
+                        && d.code == C::SchemaValidationFailed
+                        && d.message.contains(words)),
+                    "{resource}: {d:?}"
+                );
+            }
+        }
+        assert!(parse(&def).is_ok(), "Standard accepts {resource}");
+    }
+}
+
+mod graph_property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// Each state: `None` ends (Pass End or Succeed), `Some(i)` goes to state `i % n`.
+    fn machine(edges: &[Option<usize>], start: usize) -> (Value, BTreeSet<usize>) {
+        let n = edges.len();
+        let mut states = serde_json::Map::new();
+        for (i, edge) in edges.iter().enumerate() {
+            let state = match edge {
+                None if i % 2 == 0 => json!({"Type": "Pass", "End": true}),
+                None => json!({"Type": "Succeed"}),
+                Some(t) => json!({"Type": "Pass", "Next": format!("S{}", t % n)}),
+            };
+            states.insert(format!("S{i}"), state);
+        }
+        let mut reached = BTreeSet::new();
+        let mut at = Some(start % n);
+        while let Some(i) = at {
+            if !reached.insert(i) {
+                break;
+            }
+            at = edges[i].map(|t| t % n);
+        }
+        (
+            json!({"StartAt": format!("S{}", start % n), "States": states}),
+            reached,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn validity_matches_reachability_and_termination(
+            edges in proptest::collection::vec(proptest::option::of(0usize..16), 1..10),
+            start in 0usize..16,
+        ) {
+            let (def, reached) = machine(&edges, start);
+            let all_reached = reached.len() == edges.len();
+            let terminates = edges.iter().any(Option::is_none);
+            match parse(&def) {
+                Ok(m) => {
+                    prop_assert!(all_reached && terminates, "accepted {def}");
+                    prop_assert_eq!(m.states.len(), edges.len());
+                }
+                Err(d) => {
+                    prop_assert!(!(all_reached && terminates), "rejected {def}: {d:?}");
+                    let unreachable: BTreeSet<String> = d
+                        .iter()
+                        .filter(|d| d.code == C::UnreachableState)
+                        .map(|d| d.path.clone())
+                        .collect();
+                    let expected: BTreeSet<String> = (0..edges.len())
+                        .filter(|i| !reached.contains(i))
+                        .map(|i| format!("/States/S{i}"))
+                        .collect();
+                    prop_assert_eq!(unreachable, expected);
+                    prop_assert_eq!(d.iter().any(|d| d.code == C::MissingEndState), !terminates);
+                }
+            }
+        }
+    }
 }
