@@ -156,7 +156,7 @@ fn run_pass(
             None => parameters,
         };
         let combined = process_result(
-            raw_input,
+            raw_input.clone(),
             result,
             selector.as_ref(),
             &result_path,

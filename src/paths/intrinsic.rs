@@ -691,12 +691,6 @@ fn hex(bytes: &[u8]) -> String {
 
 /// How a value prints inside `States.Format`: strings raw, numbers and literals as JSON, and
 /// objects and arrays the way AWS prints them (`{a=1, b=[x, y]}`), not as JSON.
-fn format_arg(v: &Value) -> String {
-    let mut out = String::new();
-    write_format_arg(v, &mut out);
-    out
-}
-
 fn write_format_arg(v: &Value, out: &mut String) {
     match v {
         Value::String(s) => out.push_str(s),
@@ -738,9 +732,13 @@ fn apply(
         Function::Format => {
             let template = take(0);
             let template = want_string(f, template, "first")?;
-            let pieces = match &call.format {
-                Some(p) => p.clone(),
-                None => format_pieces(&template).map_err(|why| fail(f, why))?,
+            let computed;
+            let pieces: &[FormatPiece] = match &call.format {
+                Some(p) => p,
+                None => {
+                    computed = format_pieces(&template).map_err(|why| fail(f, why))?;
+                    &computed
+                }
             };
             let placeholders = pieces
                 .iter()
@@ -757,9 +755,9 @@ fn apply(
             let mut next_arg = 1;
             for piece in pieces {
                 match piece {
-                    FormatPiece::Text(t) => out.push_str(&t),
+                    FormatPiece::Text(t) => out.push_str(t),
                     FormatPiece::Placeholder => {
-                        out.push_str(&format_arg(&take(next_arg)));
+                        write_format_arg(&take(next_arg), &mut out);
                         next_arg += 1;
                     }
                 }

@@ -75,15 +75,22 @@ pub trait Entropy {
 pub struct Path {
     text: String,
     parsed: jsonpath::Parsed,
+    /// Only names and indexes: evaluated by a walk by reference.
+    simple: bool,
 }
 
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
         let parsed = jsonpath::parse(text)?;
+        let simple = parsed
+            .segments
+            .iter()
+            .all(|s| matches!(s, jsonpath::Segment::Child(_) | jsonpath::Segment::Index(_)));
         Ok(Path {
             text: text.to_string(),
             parsed,
+            simple,
         })
     }
 
@@ -114,6 +121,9 @@ impl Path {
     /// Like [`Path::select`], but an evaluation that exceeds
     /// [`crate::limits::PATH_EVAL_STEPS_MAX`] is a `States.Runtime` error naming the path.
     pub fn try_select(&self, input: &Value, context: &Value) -> Result<Option<Value>, StatesError> {
+        if let Some(found) = self.select_definite(input, context) {
+            return Ok(found);
+        }
         let mut evaluator = jsonpath::Evaluator::new(input, context);
         let start = match self.parsed.root {
             jsonpath::Root::Context => context,
@@ -142,6 +152,48 @@ impl Path {
                 found.into_iter().map(jsonpath::Found::into_value).collect(),
             )))
         }
+    }
+}
+
+impl Path {
+    /// The fast path for definite paths made of names and indexes only: a walk by reference,
+    /// no intermediate lists. `None` when the path has other segments (the general evaluator
+    /// handles it); `Some(None)` when it finds nothing.
+    pub(crate) fn select_definite_ref<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Option<Option<&'a Value>> {
+        if !self.simple {
+            return None;
+        }
+        let mut current = match self.parsed.root {
+            jsonpath::Root::Context => context,
+            _ => input,
+        };
+        for segment in &self.parsed.segments {
+            let next = match (segment, current) {
+                (jsonpath::Segment::Child(name), Value::Object(map)) => map.get(name),
+                (jsonpath::Segment::Index(index), Value::Array(items)) => {
+                    jsonpath::resolve_index(*index, items.len()).map(|i| &items[i])
+                }
+                // `.length` on an array is computed by the general evaluator.
+                (jsonpath::Segment::Child(name), Value::Array(_)) if name == "length" => {
+                    return None
+                }
+                _ => None,
+            };
+            match next {
+                Some(value) => current = value,
+                None => return Some(None),
+            }
+        }
+        Some(Some(current))
+    }
+
+    fn select_definite(&self, input: &Value, context: &Value) -> Option<Option<Value>> {
+        self.select_definite_ref(input, context)
+            .map(|found| found.cloned())
     }
 }
 

@@ -13,6 +13,8 @@
 //!
 //! Must not: parse anything (paths and templates arrive compiled), or read a clock.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::limits;
@@ -25,34 +27,46 @@ use super::{
 
 /// Applies `InputPath` to the state's raw input. `Discard` (`"InputPath": null`) gives `{}`.
 /// A definite path that finds nothing is `States.Runtime` ("Invalid path '$.x' : No results for
-/// path: $['x']").
-pub fn process_input(
-    raw_input: &Value,
+/// path: $['x']"). The result borrows from `raw_input` where it can (`$`, names and indexes), so
+/// the common case copies nothing.
+pub fn process_input<'a>(
+    raw_input: &'a Value,
     input_path: &InputOutputPath,
-    context: &Value,
-) -> Result<Value, StatesError> {
-    select_io(raw_input, input_path, context)
+    context: &'a Value,
+) -> Result<Cow<'a, Value>, StatesError> {
+    match input_path {
+        InputOutputPath::Discard => Ok(Cow::Owned(Value::Object(Map::new()))),
+        InputOutputPath::Select(path) => {
+            if let Some(found) = path.select_definite_ref(raw_input, context) {
+                return match found {
+                    Some(value) => Ok(Cow::Borrowed(value)),
+                    None => Err(invalid_path(path, raw_input, context)),
+                };
+            }
+            select_io(raw_input, input_path, context).map(Cow::Owned)
+        }
+    }
 }
 
 /// Applies `Parameters` (when present) to the effective input; without a template the
-/// effective input passes through unchanged.
+/// effective input passes through (copied only if it was borrowed).
 pub fn process_parameters(
-    effective_input: Value,
+    effective_input: Cow<'_, Value>,
     parameters: Option<&Template>,
     context: &Value,
     entropy: &mut dyn Entropy,
 ) -> Result<Value, StatesError> {
     match parameters {
-        None => Ok(effective_input),
+        None => Ok(effective_input.into_owned()),
         Some(template) => template.evaluate(&effective_input, context, entropy),
     }
 }
 
 /// Applies `ResultSelector` (when present) to `result`, then `ResultPath`, which places the
 /// selected result into the state's **raw** input (`Discard`: the raw input passes through;
-/// `$`: the result replaces it).
+/// `$`: the result replaces it). Takes the raw input by value: it is consumed into the output.
 pub fn process_result(
-    raw_input: &Value,
+    raw_input: Value,
     result: Value,
     result_selector: Option<&Template>,
     result_path: &ResultPathField,
@@ -64,9 +78,9 @@ pub fn process_result(
         Some(template) => template.evaluate(&result, context, entropy)?,
     };
     match result_path {
-        ResultPathField::Discard => Ok(raw_input.clone()),
+        ResultPathField::Discard => Ok(raw_input),
         ResultPathField::Reference(path) if path.is_root() => Ok(selected),
-        ResultPathField::Reference(path) => path.set(raw_input.clone(), selected),
+        ResultPathField::Reference(path) => path.set(raw_input, selected),
     }
 }
 
