@@ -17,6 +17,10 @@
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
 
+#![deny(missing_docs)]
+
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 pub mod fuzzing;
@@ -116,6 +120,20 @@ impl Path {
     /// use [`Path::try_select`] to tell the two apart.
     pub fn select(&self, input: &Value, context: &Value) -> Option<Value> {
         self.try_select(input, context).ok().flatten()
+    }
+
+    /// Like [`Path::try_select`], but borrows the match from `input`/`context` when the path is
+    /// made of names and indexes only (Choice `Variable`, ItemsPath, `...Path` fields), so the
+    /// common case copies nothing.
+    pub fn select_cow<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Result<Option<Cow<'a, Value>>, StatesError> {
+        if let Some(found) = self.select_definite_ref(input, context) {
+            return Ok(found.map(Cow::Borrowed));
+        }
+        Ok(self.try_select(input, context)?.map(Cow::Owned))
     }
 
     /// Like [`Path::select`], but an evaluation that exceeds

@@ -178,6 +178,32 @@ fn context_paths_read_the_context_object() {
 }
 
 #[test]
+fn select_cow_borrows_simple_paths_and_owns_the_rest() {
+    let doc = store();
+    let context = json!({});
+    let simple = Path::parse("$.store.bicycle").expect("valid");
+    let found = simple
+        .select_cow(&doc, &context)
+        .expect("in budget")
+        .expect("found");
+    assert!(matches!(found, std::borrow::Cow::Borrowed(_)));
+    assert_eq!(*found, doc["store"]["bicycle"]);
+    let wildcard = Path::parse("$.n[*]").expect("valid");
+    let found = wildcard
+        .select_cow(&doc, &context)
+        .expect("in budget")
+        .expect("found");
+    assert!(matches!(found, std::borrow::Cow::Owned(_)));
+    assert_eq!(*found, json!([0, 1, 2, 3, 4, 5]));
+    assert_eq!(
+        Path::parse("$.nope")
+            .expect("valid")
+            .select_cow(&doc, &context),
+        Ok(None)
+    );
+}
+
+#[test]
 fn definiteness_follows_jayway() {
     for (path, definite) in [
         ("$", true),
