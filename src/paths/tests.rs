@@ -764,3 +764,104 @@ fn payload_size_limit_is_exact() {
         "{\"a\":[1,\"é\"]}".len()
     );
 }
+
+#[test]
+fn ten_nested_calls_are_accepted_and_eleven_rejected() {
+    let nested = |n: usize| format!("{}1{}", "States.Array(".repeat(n), ")".repeat(n));
+    assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX)).is_ok());
+    assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX + 1)).is_err());
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::super::jsonpath::{Evaluator, Found};
+    use super::super::{Path, ReferencePath};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-5i64..5).prop_map(Value::from),
+            "[ab]{0,2}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 40, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[ab]", inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Definite paths of names and indexes, in dot and bracket notation.
+    fn simple_path() -> impl Strategy<Value = String> {
+        let step = prop_oneof![
+            "[ab]".prop_map(|n| format!(".{n}")),
+            "[ab]".prop_map(|n| format!("['{n}']")),
+            (-3i64..3).prop_map(|i| format!("[{i}]")),
+        ];
+        prop::collection::vec(step, 0..5).prop_map(|steps| format!("${}", steps.concat()))
+    }
+
+    /// Any path form, to check that evaluation is total and shaped as Jayway's.
+    fn any_path() -> impl Strategy<Value = String> {
+        let step = prop_oneof![
+            "[ab]".prop_map(|n| format!(".{n}")),
+            (-3i64..3).prop_map(|i| format!("[{i}]")),
+            Just(".*".to_string()),
+            Just("[*]".to_string()),
+            Just("..a".to_string()),
+            Just("..*".to_string()),
+            Just("[0,1]".to_string()),
+            Just("['a','b']".to_string()),
+            Just("[1:]".to_string()),
+            Just("[::-1]".to_string()),
+            Just("[?(@.a)]".to_string()),
+            Just("[?(@.a == 1 || @ > 0)]".to_string()),
+            Just(".length()".to_string()),
+        ];
+        prop::collection::vec(step, 0..5).prop_map(|steps| format!("${}", steps.concat()))
+    }
+
+    proptest! {
+        #[test]
+        fn fast_walk_agrees_with_the_general_evaluator(doc in json_value(), text in simple_path()) {
+            let path = Path::parse(&text).expect("generated paths are valid");
+            prop_assert!(path.is_definite());
+            let fast = path.select_definite_ref(&doc, &Value::Null).expect("simple path");
+            let mut evaluator = Evaluator::new(&doc, &Value::Null);
+            let general = evaluator.matches(&doc, &path.parsed.segments).expect("small");
+            prop_assert!(general.len() <= 1);
+            let general = general.first().map(Found::as_value);
+            // `.length` on an array is the one case where the walk defers to the evaluator.
+            if !text.contains("length") {
+                prop_assert_eq!(fast, general);
+            }
+            let reference = ReferencePath::parse(&text).expect("a simple path is a reference path");
+            prop_assert_eq!(reference.get(&doc), fast);
+        }
+
+        #[test]
+        fn reference_set_then_get_round_trips(doc in json_value(), text in simple_path(), value in json_value()) {
+            let reference = ReferencePath::parse(&text).expect("valid");
+            if let Ok(updated) = reference.set(doc.clone(), value.clone()) {
+                prop_assert_eq!(reference.get(&updated), Some(&value));
+            } else {
+                prop_assert!(!reference.is_root(), "setting the root always succeeds");
+            }
+        }
+
+        #[test]
+        fn any_path_evaluates_to_jayway_shapes(doc in json_value(), text in any_path()) {
+            let path = Path::parse(&text).expect("generated paths are valid");
+            let again = Path::parse(path.as_str());
+            prop_assert_eq!(again.as_ref(), Ok(&path));
+            let found = path.try_select(&doc, &Value::Null).expect("small documents stay in budget");
+            if !path.is_definite() {
+                prop_assert!(matches!(found, Some(Value::Array(_))), "indefinite -> array: {:?}", found);
+            }
+        }
+    }
+}
