@@ -6,7 +6,7 @@
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::{json, Value};
 use statelog::paths::pipeline::{
-    check_payload_size, json_size_bytes, process_input, process_output, process_parameters,
+    check_payload_size, json_size_bytes, process_input_cow, process_output, process_parameters,
     process_result,
 };
 use statelog::paths::{Entropy, InputOutputPath, Path, ReferencePath, ResultPathField, Template};
@@ -68,8 +68,8 @@ fn bench_pass_state(c: &mut Criterion) {
     // so the pipeline consumes it; the benchmark makes each owned copy outside the timing.
     let mut run_state = |raw: Value| -> Value {
         let params = {
-            let effective = process_input(&raw, &input_path, &context).expect("input");
-            process_parameters(effective, Some(&parameters), &context, &mut entropy)
+            let effective = process_input_cow(&raw, &input_path, &context).expect("input");
+            process_parameters(&effective, Some(&parameters), &context, &mut entropy)
                 .expect("parameters")
         };
         let combined = process_result(raw, params, None, &result_path, &context, &mut entropy)

@@ -27,9 +27,18 @@ use super::{
 
 /// Applies `InputPath` to the state's raw input. `Discard` (`"InputPath": null`) gives `{}`.
 /// A definite path that finds nothing is `States.Runtime` ("Invalid path '$.x' : No results for
-/// path: $['x']"). The result borrows from `raw_input` where it can (`$`, names and indexes), so
-/// the common case copies nothing.
-pub fn process_input<'a>(
+/// path: $['x']"). Returns an owned copy; [`process_input_cow`] borrows instead.
+pub fn process_input(
+    raw_input: &Value,
+    input_path: &InputOutputPath,
+    context: &Value,
+) -> Result<Value, StatesError> {
+    process_input_cow(raw_input, input_path, context).map(Cow::into_owned)
+}
+
+/// Like [`process_input`], but the result borrows from `raw_input` (or `context`) where it can
+/// (`$`, names and indexes), so the common case copies nothing.
+pub fn process_input_cow<'a>(
     raw_input: &'a Value,
     input_path: &InputOutputPath,
     context: &'a Value,
@@ -49,16 +58,16 @@ pub fn process_input<'a>(
 }
 
 /// Applies `Parameters` (when present) to the effective input; without a template the
-/// effective input passes through (copied only if it was borrowed).
+/// effective input passes through (copied).
 pub fn process_parameters(
-    effective_input: Cow<'_, Value>,
+    effective_input: &Value,
     parameters: Option<&Template>,
     context: &Value,
     entropy: &mut dyn Entropy,
 ) -> Result<Value, StatesError> {
     match parameters {
-        None => Ok(effective_input.into_owned()),
-        Some(template) => template.evaluate(&effective_input, context, entropy),
+        None => Ok(effective_input.clone()),
+        Some(template) => template.evaluate(effective_input, context, entropy),
     }
 }
 

@@ -642,15 +642,17 @@ fn pipeline_runs_input_parameters_result_selector_result_path_output() {
     let raw = json!({"keep": 1, "sub": {"a": 2, "b": 3}});
     let context = json!({});
     let input_path = InputOutputPath::Select(Path::parse("$.sub").expect("valid"));
-    let effective = process_input(&raw, &input_path, &context).expect("input");
+    let borrowed = process_input_cow(&raw, &input_path, &context).expect("input");
     assert!(
-        matches!(effective, std::borrow::Cow::Borrowed(_)),
+        matches!(borrowed, std::borrow::Cow::Borrowed(_)),
         "a definite InputPath copies nothing"
     );
-    assert_eq!(*effective, json!({"a": 2, "b": 3}));
+    let effective = process_input(&raw, &input_path, &context).expect("input");
+    assert_eq!(*borrowed, effective);
+    assert_eq!(effective, json!({"a": 2, "b": 3}));
     let params = Template::compile(&json!({"sum.$": "States.MathAdd($.a, $.b)"})).expect("valid");
     let parameters =
-        process_parameters(effective, Some(&params), &context, &mut Counter(0)).expect("params");
+        process_parameters(&effective, Some(&params), &context, &mut Counter(0)).expect("params");
     assert_eq!(parameters, json!({"sum": 5}));
     let selector = Template::compile(&json!({"total.$": "$.sum"})).expect("valid");
     let result_path = ResultPathField::Reference(ReferencePath::parse("$.out").expect("valid"));
@@ -680,7 +682,7 @@ fn pipeline_runs_input_parameters_result_selector_result_path_output() {
 fn pipeline_null_fields_discard() {
     let raw = json!({"a": 1});
     assert_eq!(
-        process_input(&raw, &InputOutputPath::Discard, &json!({})).map(|c| c.into_owned()),
+        process_input(&raw, &InputOutputPath::Discard, &json!({})),
         Ok(json!({}))
     );
     assert_eq!(
@@ -711,12 +713,7 @@ fn pipeline_null_fields_discard() {
         Ok(json!(9))
     );
     assert_eq!(
-        process_parameters(
-            std::borrow::Cow::Owned(json!(3)),
-            None,
-            &json!({}),
-            &mut Counter(0)
-        ),
+        process_parameters(&json!(3), None, &json!({}), &mut Counter(0)),
         Ok(json!(3))
     );
 }
