@@ -125,5 +125,17 @@ fn thread_cpu_ticks() -> Option<u64> {
     Some(utime + stime)
 }
 
-criterion_group!(benches, bench_pass_state);
+/// The payload size check alone: counting compact JSON bytes without building the text,
+/// against serializing into a byte counter.
+fn bench_payload_size(c: &mut Criterion) {
+    let input = input_1kib();
+    c.bench_function("paths/json_size_bytes_1kib", |b| {
+        b.iter(|| json_size_bytes(black_box(&input)))
+    });
+    c.bench_function("paths/serde_json_to_vec_len_1kib", |b| {
+        b.iter(|| serde_json::to_vec(black_box(&input)).map(|v| v.len()))
+    });
+}
+
+criterion_group!(benches, bench_pass_state, bench_payload_size);
 criterion_main!(benches);

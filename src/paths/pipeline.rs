@@ -121,22 +121,62 @@ pub fn check_payload_size(value: &Value, source: &str) -> Result<usize, StatesEr
     Ok(size_bytes)
 }
 
-/// The size of `value` as compact JSON text, in bytes, without building the text.
+/// The size of `value` as compact JSON text (what `serde_json::to_string` produces), in bytes,
+/// without building the text.
 pub fn json_size_bytes(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
+    /// Counts what a `Display` implementation writes.
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
             Ok(())
         }
     }
-    let mut counter = Counter(0);
-    // Writing a Value into a counter cannot fail.
-    serde_json::to_writer(&mut counter, value).expect("a serde_json::Value always serializes");
-    counter.0
+    fn string_size_bytes(s: &str) -> usize {
+        let mut size = 2; // the quotes
+        for b in s.bytes() {
+            size += match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+                0x00..=0x1f => 6,
+                _ => 1,
+            };
+        }
+        size
+    }
+    // An explicit stack: payloads may nest deeper than the call stack should.
+    let mut size = 0usize;
+    let mut stack: Vec<&Value> = vec![value];
+    while let Some(node) = stack.pop() {
+        size += match node {
+            Value::Null => 4,
+            Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => {
+                let mut count = Count(0);
+                // Writing into a counter cannot fail.
+                let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+                count.0
+            }
+            Value::String(s) => string_size_bytes(s),
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                let keys: usize = map.keys().map(|k| string_size_bytes(k) + 1).sum();
+                2 + keys + map.len().saturating_sub(1)
+            }
+        };
+    }
+    debug_assert_eq!(
+        size,
+        serde_json::to_string(value)
+            .map(|t| t.len())
+            .unwrap_or(size),
+        "the size count matches serde_json's compact text"
+    );
+    size
 }
 
 /// Prefixes a cause the way AWS does for failures raised while running a state.

@@ -841,6 +841,13 @@ mod properties {
         }
 
         #[test]
+        fn json_size_bytes_equals_serde_jsons_text(doc in json_value(), text in "\\PC{0,8}", x in any::<f64>()) {
+            let with_odd_bits = serde_json::json!({"t": text, "x": x, "d": doc, "ctl": "\u{1}\u{8}\n\"\\"});
+            let expected = serde_json::to_string(&with_odd_bits).expect("serializes").len();
+            prop_assert_eq!(super::super::pipeline::json_size_bytes(&with_odd_bits), expected);
+        }
+
+        #[test]
         fn reference_set_then_get_round_trips(doc in json_value(), text in simple_path(), value in json_value()) {
             let reference = ReferencePath::parse(&text).expect("valid");
             if let Ok(updated) = reference.set(doc.clone(), value.clone()) {
