@@ -58,12 +58,33 @@ impl StatesError {
     }
 }
 
-/// A syntax error in a path, an intrinsic call or a template.
+/// A syntax error in a path, an intrinsic call or a template, with the evidence: the text and
+/// where in it parsing stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ParseError {
-    /// A sentence a person understands, naming what is wrong.
+    /// A sentence a person understands, naming what is wrong (and where, in characters).
     pub message: String,
+    /// The text that did not parse.
+    pub text: String,
+    /// The 0-based byte offset in `text` where parsing stopped, when one place is to blame.
+    pub position_index: Option<usize>,
+}
+
+impl ParseError {
+    /// An error about `text`, optionally at a byte offset.
+    pub(crate) fn new(text: &str, position_index: Option<usize>, message: String) -> Self {
+        debug_assert!(
+            position_index.map_or(true, |i| i <= text.len()),
+            "position inside the text"
+        );
+        ParseError {
+            message,
+            text: text.to_string(),
+            position_index,
+        }
+    }
 }
 
 /// Randomness supplied by the caller (for `States.MathRandom` and `States.UUID`), so that a
@@ -240,11 +261,11 @@ impl ReferencePath {
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
         let parsed = jsonpath::parse(text)?;
         if parsed.root != jsonpath::Root::Input {
-            return Err(ParseError {
-                message: format!(
-                    "invalid reference path '{text}': it must start with '$', not '$$'"
-                ),
-            });
+            return Err(ParseError::new(
+                text,
+                Some(0),
+                format!("invalid reference path '{text}': it must start with '$', not '$$'"),
+            ));
         }
         let mut steps = Vec::with_capacity(parsed.segments.len());
         for segment in parsed.segments {
@@ -252,13 +273,15 @@ impl ReferencePath {
                 jsonpath::Segment::Child(name) => steps.push(ReferenceStep::Field(name)),
                 jsonpath::Segment::Index(index) => steps.push(ReferenceStep::Index(index)),
                 _ => {
-                    return Err(ParseError {
-                        message: format!(
+                    return Err(ParseError::new(
+                        text,
+                        None,
+                        format!(
                             "invalid reference path '{text}': a reference path names a single \
                              location, so it may use only '.name', \"['name']\" and '[index]' \
                              (no '*', '..', slices, unions, filters or functions)"
                         ),
-                    })
+                    ))
                 }
             }
         }

@@ -251,6 +251,23 @@ fn malformed_paths_are_rejected_with_position() {
 }
 
 #[test]
+fn parse_errors_carry_the_text_and_the_position() {
+    let err = Path::parse("$.a[0").expect_err("unterminated");
+    assert_eq!(err.text, "$.a[0");
+    assert_eq!(err.position_index, Some(5));
+    let err = Path::parse("$.é b").expect_err("space");
+    assert_eq!(err.position_index, Some("$.é".len()));
+    assert!(err.message.ends_with("at character 4"), "{}", err.message);
+    let err = Call::parse("States.Array(1, $.a[)").expect_err("bad path argument");
+    assert_eq!(err.text, "States.Array(1, $.a[)");
+    assert_eq!(err.position_index, Some("States.Array(1, $.a[".len()));
+    let err = Call::parse("States.Nope(1)").expect_err("unknown");
+    assert_eq!(err.position_index, Some(0));
+    let err = ReferencePath::parse("$.a[*]").expect_err("indefinite");
+    assert_eq!(err.text, "$.a[*]");
+}
+
+#[test]
 fn deep_filter_nesting_is_a_parse_error_not_a_stack_overflow() {
     let path = format!("$.a[?({}@.x{})]", "(".repeat(1000), ")".repeat(1000));
     assert!(Path::parse(&path).is_err());
