@@ -66,3 +66,6 @@ pub const TEMPLATE_DEPTH_MAX: usize = 64;
 
 const _: () = assert!(PATH_TEXT_BYTES_MAX <= DEFINITION_SIZE_BYTES_MAX);
 const _: () = assert!(INTRINSIC_ARRAY_RANGE_ITEMS_MAX <= PATH_EVAL_STEPS_MAX);
+
+/// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
+pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;

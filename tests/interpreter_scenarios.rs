@@ -799,3 +799,51 @@ fn default_cap_is_25000_events_with_the_aws_cause() {
         status: ExecutionStatus::Failed
     }));
 }
+
+#[test]
+fn inline_map_runs_at_most_40_iterations_at_once() {
+    let mut run = Run::new(json!({
+        "StartAt": "M",
+        "States": {"M": {
+            "Type": "Map",
+            "ItemProcessor": {"StartAt": "T", "States": {"T": {
+                "Type": "Task", "Resource": "arn:aws:states:::sns:publish", "End": true}}},
+            "End": true
+        }}
+    }));
+    run.start(json!((0..100).collect::<Vec<_>>()));
+    assert_eq!(
+        run.tasks.len(),
+        40,
+        "no MaxConcurrency still means 40 at most"
+    );
+    run.drive(|t| Answer::Succeed(t.input.clone()));
+    assert_eq!(run.output(), json!((0..100).collect::<Vec<_>>()));
+}
+
+#[test]
+fn an_oversized_execution_input_is_refused() {
+    let mut run = Run::new(json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}}));
+    let big = "x".repeat(statelog::limits::PAYLOAD_SIZE_BYTES_MAX);
+    let refused = decide(
+        &run.def,
+        &run.state,
+        Trigger::Start(StartRequest {
+            input: json!(big),
+            input_text: None,
+            execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
+            role_arn: "arn:aws:iam::000000000000:role/r".into(),
+        }),
+        run.now_ms,
+        &run.options,
+        &mut run.entropy,
+    );
+    assert!(matches!(
+        refused,
+        Err(statelog::interpreter::Error::PayloadTooLarge {
+            what: "execution input",
+            ..
+        })
+    ));
+}

@@ -26,7 +26,7 @@ use crate::history::{
     MapStateStarted, Output, StateEntered, StateExited, TaskError, TaskOutput, TaskResource,
     TaskScheduled, TimerArm, TimerPurpose,
 };
-use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use crate::paths::{Entropy, StatesError};
 
 /// Decides what `trigger` does to the execution: the events to append and the effects to perform
@@ -470,6 +470,14 @@ impl<'d> Decider<'d, '_> {
     }
 
     fn start(&mut self, request: StartRequest) -> Step<()> {
+        let size_bytes = json_size_bytes(&request.input);
+        if size_bytes > PAYLOAD_SIZE_BYTES_MAX {
+            return Err(Interrupt::Fail(Error::PayloadTooLarge {
+                what: "execution input",
+                size_bytes,
+                limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
+            }));
+        }
         let open_ms_max = self.options.execution_open_ms_max;
         let timeout_ms = match self.def.timeout_seconds {
             Some(seconds) => seconds.saturating_mul(1000).min(open_ms_max),
@@ -1365,9 +1373,12 @@ impl<'d> Decider<'d, '_> {
             }
         }
         // Start new iterations while the concurrency allows, each run as far as it goes.
-        while started < length
-            && (params.max_concurrency == 0 || (waiting as u64) < params.max_concurrency)
-        {
+        // 0 means "no limit", which inline mode caps like any other value.
+        let concurrency = match params.max_concurrency {
+            0 => MAP_INLINE_CONCURRENCY_MAX,
+            n => n.min(MAP_INLINE_CONCURRENCY_MAX),
+        };
+        while started < length && (waiting as u64) < concurrency {
             let index = started;
             started += 1;
             let iteration = MapIteration {

@@ -84,6 +84,17 @@ pub enum Error {
         /// The missing state's name.
         state: String,
     },
+    /// A payload over [`crate::limits::PAYLOAD_SIZE_BYTES_MAX`] where AWS rejects the call
+    /// (the execution input) rather than failing the execution.
+    #[error("{what} is {size_bytes} bytes; the limit is {limit_bytes} bytes")]
+    PayloadTooLarge {
+        /// Which payload.
+        what: &'static str,
+        /// Its size as compact JSON.
+        size_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
+    },
     /// A feature the interpreter does not run yet.
     #[error("not supported yet: {feature} (state '{state}')")]
     Unsupported {
