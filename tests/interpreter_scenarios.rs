@@ -847,3 +847,25 @@ fn an_oversized_execution_input_is_refused() {
         })
     ));
 }
+
+#[test]
+fn heartbeat_timeout_from_the_runtime_is_caught_as_states_timeout() {
+    let mut run = Run::new(json!({
+        "StartAt": "T",
+        "States": {
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::sns:publish", "HeartbeatSeconds": 10,
+                  "Catch": [{"ErrorEquals": ["States.Timeout"], "Next": "Late"}], "End": true},
+            "Late": {"Type": "Pass", "End": true}
+        }
+    }));
+    run.start(json!({}));
+    let task = run.tasks.remove(0);
+    assert_eq!(task.heartbeat_seconds, Some(10));
+    run.trigger(Trigger::TaskTimedOut {
+        task_id: task.task_id,
+        error: "States.HeartbeatTimeout".into(),
+    });
+    assert_eq!(run.state.status(), ExecutionStatus::Succeeded);
+    assert_eq!(run.output(), json!({"Error": "States.HeartbeatTimeout"}));
+    assert!(run.types().contains(&"TaskTimedOut"));
+}

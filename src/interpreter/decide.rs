@@ -1119,7 +1119,9 @@ impl<'d> Decider<'d, '_> {
         let run = self.run_info(scope)?;
         let (retriers, catchers) = retriers_and_catchers(state);
         let name = error.error.clone().unwrap_or_default();
-        if allow_retry {
+        // A retry's timer rides on the decision's last event; a failure before any event of
+        // this decision (a retried state failing again as it restarts) is not retried again.
+        if allow_retry && !self.events.is_empty() {
             if let Some(due_ms) = self.retry_due(retriers, &run.retried_errors, &name) {
                 self.arm_retry_on_last_event(scope, due_ms, name)?;
                 return Ok(Some(Outcome::Waiting));

@@ -13,6 +13,25 @@
 //! recovery: state = fold(apply, events from the log); perform pending_effects(&state)
 //! ```
 //!
+//! # Using it (store, engine, CLI)
+//! - Start: `decide(&def, &ExecutionState::new(), Trigger::Start(StartRequest { .. }), now_ms,
+//!   &Options::default(), &mut entropy)`. Other triggers: `TaskSucceeded`/`TaskFailed`/
+//!   `TaskTimedOut` with the `task_id` of an [`Effect::InvokeTask`], `TimerFired` with the
+//!   `timer_id` of an [`Effect::ArmTimer`], `Stop`.
+//! - Persist `decision.events` as one WAL record: `history::encoding::encode(&EventBatch {
+//!   execution_arn, events })`. After the commit adopt `decision.next_state` (or fold the events
+//!   with [`apply`]; the two are equal) and perform `decision.effects`.
+//! - Recovery: `ExecutionState::replay(events)` then [`pending_effects`] (every timer to re-arm,
+//!   every task to re-dispatch, or `Closed`). `apply` needs no definition; `decide` does.
+//! - Describe: [`ExecutionState::status`], `output`, `failure`, `event_count` (against the cap),
+//!   `start_ms`, `close_ms`. History: `history::aws_json::render_history(events,
+//!   include_execution_data)`.
+//! - Dispatch is at-least-once: a task may be re-dispatched after a crash; answers to a task that
+//!   is no longer running (late, duplicate, after a timeout) are stale and decide to nothing.
+//! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
+//!   `.sync`/`.sync:2`/`.waitForTaskToken`, redrive. `HeartbeatSeconds` is tracked by the
+//!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
+//!
 //! # Invariants
 //! - `decide` never mutates its input: it works on a clone and returns events that, applied to
 //!   the original state in order, reproduce exactly the state it ended with (tested by replay).
@@ -226,6 +245,9 @@ pub struct TaskInvocation {
     pub input: Value,
     /// The Context object as the task sees it.
     pub context: Value,
+    /// The state's `HeartbeatSeconds` (resolved), when set: the runtime answers
+    /// `TaskTimedOut { error: "States.HeartbeatTimeout" }` when no heartbeat comes in time.
+    pub heartbeat_seconds: Option<u64>,
 }
 
 /// Something the runtime must do after the decision's events are durable.
