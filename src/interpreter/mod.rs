@@ -254,7 +254,7 @@ pub struct TaskInvocation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Call the task's integration; answer with `TaskSucceeded`/`TaskFailed`.
-    InvokeTask(TaskInvocation),
+    InvokeTask(Box<TaskInvocation>),
     /// Stop waiting for a task that no longer matters (aborted, timed out); best effort.
     CancelTask {
         /// The task.
