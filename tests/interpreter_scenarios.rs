@@ -869,3 +869,231 @@ fn heartbeat_timeout_from_the_runtime_is_caught_as_states_timeout() {
     assert_eq!(run.output(), json!({"Error": "States.HeartbeatTimeout"}));
     assert!(run.types().contains(&"TaskTimedOut"));
 }
+
+/// One row of the scenario table: a definition, an input, the answers tasks get in order, and
+/// the expected event types, status and output.
+struct Row {
+    name: &'static str,
+    definition: Value,
+    input: Value,
+    answers: Vec<Answer>,
+    types: &'static [&'static str],
+    status: ExecutionStatus,
+    output: Value,
+}
+
+fn sns(extra: Value) -> Value {
+    let mut state = json!({"Type": "Task", "Resource": "arn:aws:states:::sns:publish"});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        state[k] = v;
+    }
+    state
+}
+
+#[test]
+fn scenario_table() {
+    let rows = vec![
+        Row {
+            name: "pass result at a path",
+            definition: json!({"StartAt": "P", "States": {
+                "P": {"Type": "Pass", "Result": [1, 2], "ResultPath": "$.r", "OutputPath": "$.r", "End": true}}}),
+            input: json!({"a": 1}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!([1, 2]),
+        },
+        Row {
+            name: "choice default then succeed",
+            definition: json!({"StartAt": "C", "States": {
+                "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "StringEquals": "go", "Next": "F"}], "Default": "S"},
+                "F": {"Type": "Fail"},
+                "S": {"Type": "Succeed", "InputPath": "$.y"}}}),
+            input: json!({"x": "stay", "y": {"z": true}}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "ChoiceStateEntered",
+                "ChoiceStateExited",
+                "SucceedStateEntered",
+                "SucceedStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"z": true}),
+        },
+        Row {
+            name: "task with result selector",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({
+                "ResultSelector": {"id.$": "$.MessageId"}, "ResultPath": "$.sent", "End": true}))}}),
+            input: json!({"msg": "hi"}),
+            answers: vec![Answer::Succeed(json!({"MessageId": "m-1", "Other": 0}))],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"msg": "hi", "sent": {"id": "m-1"}}),
+        },
+        Row {
+            name: "task retried once then succeeds",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({
+                "Retry": [{"ErrorEquals": ["States.TaskFailed"]}], "End": true}))}}),
+            input: json!({}),
+            answers: vec![
+                Answer::Fail("States.TaskFailed", "flake"),
+                Answer::Succeed(json!("done")),
+            ],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!("done"),
+        },
+        Row {
+            name: "uncaught task failure fails the execution",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({"End": true}))}}),
+            input: json!({}),
+            answers: vec![Answer::Fail("Boom", "it broke")],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "ExecutionFailed",
+            ],
+            status: ExecutionStatus::Failed,
+            output: Value::Null,
+        },
+        Row {
+            name: "catch with result path null keeps the input",
+            definition: json!({"StartAt": "T", "States": {
+                "T": sns(json!({"Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": null, "Next": "After"}], "End": true})),
+                "After": {"Type": "Pass", "End": true}}}),
+            input: json!({"keep": "me"}),
+            answers: vec![Answer::Fail("Any", "x")],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "TaskStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"keep": "me"}),
+        },
+        Row {
+            name: "wait then pass",
+            definition: json!({"StartAt": "W", "States": {
+                "W": {"Type": "Wait", "Seconds": 5, "Next": "P"},
+                "P": {"Type": "Pass", "End": true}}}),
+            input: json!([1]),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "WaitStateEntered",
+                "WaitStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!([1]),
+        },
+        Row {
+            name: "map of tasks with an item selector",
+            definition: json!({"StartAt": "M", "States": {"M": {
+                "Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1,
+                "ItemSelector": {"v.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index"},
+                "ItemProcessor": {"StartAt": "T", "States": {"T": sns(json!({"End": true}))}},
+                "End": true}}}),
+            input: json!({"xs": ["a", "b"]}),
+            answers: vec![Answer::Succeed(json!("A")), Answer::Succeed(json!("B"))],
+            types: &[
+                "ExecutionStarted",
+                "MapStateEntered",
+                "MapStateStarted",
+                "MapIterationStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "MapIterationSucceeded",
+                "MapIterationStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "MapIterationSucceeded",
+                "MapStateSucceeded",
+                "MapStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!(["A", "B"]),
+        },
+        Row {
+            name: "parallel caught failure",
+            definition: json!({"StartAt": "P", "States": {
+                "P": {"Type": "Parallel", "Branches": [
+                    {"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "E", "Cause": "C"}}}],
+                    "Catch": [{"ErrorEquals": ["E"], "Next": "H"}], "End": true},
+                "H": {"Type": "Pass", "End": true}}}),
+            input: json!({}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "ParallelStateEntered",
+                "ParallelStateStarted",
+                "FailStateEntered",
+                "ParallelStateFailed",
+                "ParallelStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"Error": "E", "Cause": "C"}),
+        },
+    ];
+    for row in rows {
+        let mut run = Run::new(row.definition);
+        run.start(row.input);
+        let mut answers = row.answers.into_iter();
+        run.drive(|task| {
+            answers
+                .next()
+                .unwrap_or_else(|| panic!("{}: unexpected task {task:?}", row.name))
+        });
+        assert_eq!(run.types(), row.types, "{}", row.name);
+        assert_eq!(run.state.status(), row.status, "{}", row.name);
+        assert_eq!(run.output(), row.output, "{}", row.name);
+        assert!(answers.next().is_none(), "{}: answers left over", row.name);
+    }
+}
