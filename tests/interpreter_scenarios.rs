@@ -106,8 +106,8 @@ impl Run {
         for effect in &decision.effects {
             match effect {
                 Effect::InvokeTask(task) => {
-                    self.tasks.push(task.as_ref().clone());
-                    self.invocations.push(task.as_ref().clone());
+                    self.tasks.push(task.clone());
+                    self.invocations.push(task.clone());
                 }
                 Effect::CancelTask { task_id } => {
                     self.tasks.retain(|t| t.task_id != *task_id);

@@ -50,7 +50,7 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
                 Some(info) => context_object(info, run),
                 None => serde_json::Value::Null,
             };
-            effects.push(Effect::InvokeTask(Box::new(TaskInvocation {
+            effects.push(Effect::InvokeTask(TaskInvocation {
                 task_id: EventId(task.task_id),
                 attempt: task.attempt,
                 state_name: run.name.clone(),
@@ -58,7 +58,7 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
                 input: task.parameters.clone(),
                 context,
                 heartbeat_seconds: task.heartbeat_seconds,
-            })));
+            }));
             if let Some(timer) = task.timeout_timer {
                 effects.push(Effect::ArmTimer {
                     timer_id: EventId(timer.id),

@@ -251,10 +251,13 @@ pub struct TaskInvocation {
 }
 
 /// Something the runtime must do after the decision's events are durable.
+// An effect lives for one hand-off and is moved once; boxing the invocation would only add an
+// allocation per task and break the engine's `Effect::InvokeTask(invocation)` by-value use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Call the task's integration; answer with `TaskSucceeded`/`TaskFailed`.
-    InvokeTask(Box<TaskInvocation>),
+    InvokeTask(TaskInvocation),
     /// Stop waiting for a task that no longer matters (aborted, timed out); best effort.
     CancelTask {
         /// The task.
