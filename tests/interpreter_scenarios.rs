@@ -1097,3 +1097,23 @@ fn scenario_table() {
         assert!(answers.next().is_none(), "{}: answers left over", row.name);
     }
 }
+
+#[test]
+fn states_task_failed_takes_integration_errors_but_not_timeouts() {
+    let def = json!({"StartAt": "T", "States": {
+        "T": sns(json!({"TimeoutSeconds": 5,
+            "Catch": [{"ErrorEquals": ["States.TaskFailed"], "Next": "Caught"}], "End": true})),
+        "Caught": {"Type": "Pass", "End": true}}});
+    let mut failed = Run::new(def.clone());
+    failed.start(json!({}));
+    failed.drive(|_| Answer::Fail("S3.NoSuchBucketException", "gone"));
+    assert_eq!(failed.state.status(), ExecutionStatus::Succeeded);
+    let mut timed_out = Run::new(def);
+    timed_out.start(json!({}));
+    timed_out.drive(|_| Answer::Ignore);
+    assert_eq!(timed_out.state.status(), ExecutionStatus::Failed);
+    assert_eq!(
+        timed_out.state.failure().and_then(|f| f.error.as_deref()),
+        Some("States.Timeout")
+    );
+}

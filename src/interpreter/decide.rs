@@ -224,6 +224,16 @@ fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl
     }
 }
 
+/// Whether an `ErrorEquals` list takes `error`: the ASL rules (`matched`, from `asl`), plus
+/// `States.TaskFailed` as AWS documents it: a wildcard for the errors a task's integration raises
+/// (any name outside `States.*`), never for `States.Timeout` (seen in the recordings: a Catch on
+/// `States.TaskFailed` takes `S3.NoSuchBucketException`).
+fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
+    matched
+        || (!error.starts_with("States.")
+            && error_equals.iter().any(|name| name == "States.TaskFailed"))
+}
+
 /// AWS prefixes `States.Runtime` causes with the state and the id of its entered event.
 fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCause {
     if error.error == STATES_RUNTIME && !error.cause.starts_with("An error occurred while") {
@@ -615,10 +625,17 @@ impl<'d> Decider<'d, '_> {
         retried: &[String],
         error: &str,
     ) -> Option<u64> {
-        let index = retriers.iter().position(|r| r.matches(error))?;
+        let index = retriers
+            .iter()
+            .position(|r| handles(&r.error_equals, r.matches(error), error))?;
         let attempts = retried
             .iter()
-            .filter(|e| retriers.iter().position(|r| r.matches(e)) == Some(index))
+            .filter(|e| {
+                retriers
+                    .iter()
+                    .position(|r| handles(&r.error_equals, r.matches(e), e))
+                    == Some(index)
+            })
             .count();
         let retrier = &retriers[index];
         if attempts >= retrier.max_attempts as usize {
@@ -1130,7 +1147,10 @@ impl<'d> Decider<'d, '_> {
         if let Some(details) = failed_event {
             self.emit(scope, details, None)?;
         }
-        let Some(catcher) = catchers.iter().find(|c| c.matches(&name)) else {
+        let Some(catcher) = catchers
+            .iter()
+            .find(|c| handles(&c.error_equals, c.matches(&name), &name))
+        else {
             return Ok(Some(Outcome::Failed(error)));
         };
         match apply_result_path(
