@@ -13,11 +13,12 @@ import json
 import sys
 
 
-# Needs the pure interpreter can meet: StopExecution (sent right after the start) and
-# request/response service integrations (answered with the outcomes AWS recorded).
+# Needs the pure interpreter can meet: StopExecution (sent right after the start),
+# request/response service integrations (answered with the outcomes AWS recorded) and task
+# timeouts that such a case sets.
 RUNNABLE_NEEDS = {
     "stop-execution", "lambda", "sns", "sqs", "dynamodb", "aws-sdk", "s3", "events",
-    "secretsmanager", "apigateway", "sfn",
+    "secretsmanager", "apigateway", "sfn", "timeouts",
 }
 
 

@@ -22,7 +22,7 @@ use statelog::interpreter::{
 
 /// Cases that must pass; raise it when more pass, never lower it. The 6 others hold recorder
 /// placeholders no engine can produce (`RandomNumberGenerated`, `generated-uuid`, `start-time`).
-const PASSED_FLOOR: usize = 236;
+const PASSED_FLOOR: usize = 237;
 
 /// The simulated start time of every case.
 const T0_MS: u64 = 1_700_000_000_000;
