@@ -729,6 +729,8 @@ impl Ctx<'_> {
         let type_name = match obj.get("Type") {
             None => {
                 self.schema(at, "These fields are required: [Type]");
+                // Its transitions still count, so its targets are not reported unreachable.
+                self.collect_edges_only(obj, "", node);
                 return None;
             }
             Some(Value::String(t)) => t.as_str(),
@@ -737,6 +739,7 @@ impl Ctx<'_> {
                     &obj.ptr("Type"),
                     format!("'Type' must be a string, not {}", type_name_of(other)),
                 );
+                self.collect_edges_only(obj, "", node);
                 return None;
             }
         };
@@ -745,6 +748,7 @@ impl Ctx<'_> {
                 &obj.ptr("Type"),
                 "The field 'Type' should have one of these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map]",
             );
+            self.collect_edges_only(obj, type_name, node);
             return None;
         };
         let language = self.query_language(obj, inherited);
@@ -772,12 +776,11 @@ impl Ctx<'_> {
             "Wait" => self.wait(obj, node).map(StateKind::Wait),
             "Succeed" => {
                 node.terminal = true;
-                self.no_transition(obj, type_name);
+                // 'Next'/'End' on a Succeed or Fail state is an unknown field (check_fields).
                 Some(StateKind::Succeed)
             }
             "Fail" => {
                 node.terminal = true;
-                self.no_transition(obj, type_name);
                 self.fail(obj).map(StateKind::Fail)
             }
             "Parallel" => self
@@ -820,13 +823,6 @@ impl Ctx<'_> {
                 }
             }
         }
-    }
-
-    fn no_transition(&mut self, obj: Obj<'_>, type_name: &str) {
-        // The field check already reported 'Next'/'End' as unsupported for these types; this
-        // only exists to keep the rule visible where the types are built.
-        debug_assert!(state_fields(type_name).is_some_and(|f| !f.contains(&"Next")));
-        let _ = obj;
     }
 
     fn pass(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<PassState> {

@@ -1172,3 +1172,21 @@ mod graph_property {
         }
     }
 }
+
+#[test]
+fn a_broken_state_still_counts_for_the_graph() {
+    // Only the bad Type is reported: B is reached through A's Next, and A's End ends.
+    let def = json!({"StartAt": "A", "States": {
+        "A": {"Type": "Nope", "Next": "B"},
+        "B": {"Type": "Pass", "End": true}}});
+    let found = problems(&def);
+    assert_eq!(
+        found,
+        vec![("/States/A/Type".to_string(), C::SchemaValidationFailed)]
+    );
+    let def = json!({"StartAt": "A", "States": {"A": {"Type": "Nope", "End": true}}});
+    assert_eq!(
+        problems(&def),
+        vec![("/States/A/Type".to_string(), C::SchemaValidationFailed)]
+    );
+}
