@@ -150,13 +150,14 @@ fn run_pass(
     let mut entropy = Counter(7);
     let mut run = || -> Result<Value, StatesError> {
         let effective = process_input(raw_input, &input_path, context)?;
-        let parameters = process_parameters(effective, parameters.as_ref(), context, &mut entropy)?;
+        let parameters =
+            process_parameters(&effective, parameters.as_ref(), context, &mut entropy)?;
         let result = match state.get("Result") {
             Some(result) => result.clone(),
             None => parameters,
         };
         let combined = process_result(
-            raw_input,
+            raw_input.clone(),
             result,
             selector.as_ref(),
             &result_path,

@@ -17,6 +17,10 @@
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
 
+#![deny(missing_docs)]
+
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 pub mod fuzzing;
@@ -54,12 +58,33 @@ impl StatesError {
     }
 }
 
-/// A syntax error in a path, an intrinsic call or a template.
+/// A syntax error in a path, an intrinsic call or a template, with the evidence: the text and
+/// where in it parsing stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ParseError {
-    /// A sentence a person understands, naming what is wrong.
+    /// A sentence a person understands, naming what is wrong (and where, in characters).
     pub message: String,
+    /// The text that did not parse.
+    pub text: String,
+    /// The 0-based byte offset in `text` where parsing stopped, when one place is to blame.
+    pub position_index: Option<usize>,
+}
+
+impl ParseError {
+    /// An error about `text`, optionally at a byte offset.
+    pub(crate) fn new(text: &str, position_index: Option<usize>, message: String) -> Self {
+        debug_assert!(
+            position_index.map_or(true, |i| i <= text.len()),
+            "position inside the text"
+        );
+        ParseError {
+            message,
+            text: text.to_string(),
+            position_index,
+        }
+    }
 }
 
 /// Randomness supplied by the caller (for `States.MathRandom` and `States.UUID`), so that a
@@ -75,15 +100,22 @@ pub trait Entropy {
 pub struct Path {
     text: String,
     parsed: jsonpath::Parsed,
+    /// Only names and indexes: evaluated by a walk by reference.
+    simple: bool,
 }
 
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
         let parsed = jsonpath::parse(text)?;
+        let simple = parsed
+            .segments
+            .iter()
+            .all(|s| matches!(s, jsonpath::Segment::Child(_) | jsonpath::Segment::Index(_)));
         Ok(Path {
             text: text.to_string(),
             parsed,
+            simple,
         })
     }
 
@@ -111,9 +143,26 @@ impl Path {
         self.try_select(input, context).ok().flatten()
     }
 
+    /// Like [`Path::try_select`], but borrows the match from `input`/`context` when the path is
+    /// made of names and indexes only (Choice `Variable`, ItemsPath, `...Path` fields), so the
+    /// common case copies nothing.
+    pub fn select_cow<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Result<Option<Cow<'a, Value>>, StatesError> {
+        if let Some(found) = self.select_definite_ref(input, context) {
+            return Ok(found.map(Cow::Borrowed));
+        }
+        Ok(self.try_select(input, context)?.map(Cow::Owned))
+    }
+
     /// Like [`Path::select`], but an evaluation that exceeds
     /// [`crate::limits::PATH_EVAL_STEPS_MAX`] is a `States.Runtime` error naming the path.
     pub fn try_select(&self, input: &Value, context: &Value) -> Result<Option<Value>, StatesError> {
+        if let Some(found) = self.select_definite(input, context) {
+            return Ok(found);
+        }
         let mut evaluator = jsonpath::Evaluator::new(input, context);
         let start = match self.parsed.root {
             jsonpath::Root::Context => context,
@@ -145,6 +194,48 @@ impl Path {
     }
 }
 
+impl Path {
+    /// The fast path for definite paths made of names and indexes only: a walk by reference,
+    /// no intermediate lists. `None` when the path has other segments (the general evaluator
+    /// handles it); `Some(None)` when it finds nothing.
+    pub(crate) fn select_definite_ref<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Option<Option<&'a Value>> {
+        if !self.simple {
+            return None;
+        }
+        let mut current = match self.parsed.root {
+            jsonpath::Root::Context => context,
+            _ => input,
+        };
+        for segment in &self.parsed.segments {
+            let next = match (segment, current) {
+                (jsonpath::Segment::Child(name), Value::Object(map)) => map.get(name),
+                (jsonpath::Segment::Index(index), Value::Array(items)) => {
+                    jsonpath::resolve_index(*index, items.len()).map(|i| &items[i])
+                }
+                // `.length` on an array is computed by the general evaluator.
+                (jsonpath::Segment::Child(name), Value::Array(_)) if name == "length" => {
+                    return None
+                }
+                _ => None,
+            };
+            match next {
+                Some(value) => current = value,
+                None => return Some(None),
+            }
+        }
+        Some(Some(current))
+    }
+
+    fn select_definite(&self, input: &Value, context: &Value) -> Option<Option<Value>> {
+        self.select_definite_ref(input, context)
+            .map(|found| found.cloned())
+    }
+}
+
 impl std::fmt::Display for Path {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
@@ -170,11 +261,11 @@ impl ReferencePath {
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
         let parsed = jsonpath::parse(text)?;
         if parsed.root != jsonpath::Root::Input {
-            return Err(ParseError {
-                message: format!(
-                    "invalid reference path '{text}': it must start with '$', not '$$'"
-                ),
-            });
+            return Err(ParseError::new(
+                text,
+                Some(0),
+                format!("invalid reference path '{text}': it must start with '$', not '$$'"),
+            ));
         }
         let mut steps = Vec::with_capacity(parsed.segments.len());
         for segment in parsed.segments {
@@ -182,13 +273,15 @@ impl ReferencePath {
                 jsonpath::Segment::Child(name) => steps.push(ReferenceStep::Field(name)),
                 jsonpath::Segment::Index(index) => steps.push(ReferenceStep::Index(index)),
                 _ => {
-                    return Err(ParseError {
-                        message: format!(
+                    return Err(ParseError::new(
+                        text,
+                        None,
+                        format!(
                             "invalid reference path '{text}': a reference path names a single \
                              location, so it may use only '.name', \"['name']\" and '[index]' \
                              (no '*', '..', slices, unions, filters or functions)"
                         ),
-                    })
+                    ))
                 }
             }
         }
