@@ -57,8 +57,9 @@ pub enum MachineType {
     Express,
 }
 
-/// Parses and validates `text`; returns the compiled machine, or every problem found (errors
-/// first in document order; warnings only when there is an error too).
+/// Parses and validates `text`; returns the compiled machine, or every problem found, in the
+/// order found (duplicate keys, then the walk of the document, each branch's graph checks after
+/// its states).
 pub fn parse_definition(
     text: &str,
     options: &ValidationOptions,
