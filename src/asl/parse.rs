@@ -492,6 +492,13 @@ impl Ctx<'_> {
         match Template::compile(value) {
             Ok(template) => Some(template),
             Err(problems) => {
+                if problems.is_empty() {
+                    self.error(
+                        &at,
+                        DiagnosticCode::InvalidPath,
+                        format!("'{key}' does not compile"),
+                    );
+                }
                 for problem in problems {
                     let path = if problem.pointer.is_empty() || problem.pointer == "/" {
                         at.clone()
@@ -1442,6 +1449,13 @@ impl Ctx<'_> {
                 match Template::compile(&source) {
                     Ok(template) => Some(Some(FailField::Dynamic { text, template })),
                     Err(problems) => {
+                        if problems.is_empty() {
+                            self.error(
+                                &at,
+                                DiagnosticCode::InvalidPath,
+                                format!("'{path_key}' does not compile"),
+                            );
+                        }
                         for problem in problems {
                             self.error(
                                 &at,
