@@ -1190,3 +1190,72 @@ fn a_broken_state_still_counts_for_the_graph() {
         vec![("/States/A/Type".to_string(), C::SchemaValidationFailed)]
     );
 }
+
+#[test]
+fn every_path_field_form_is_accepted_and_compiled() {
+    if !paths_ready() {
+        return;
+    }
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Pass", "End": true}}});
+    let states: Vec<Value> = vec![
+        json!({"Type": "Pass", "InputPath": null, "OutputPath": "$.a", "ResultPath": null, "Parameters": {"x.$": "$$.Execution.Id"}, "End": true}),
+        json!({"Type": "Pass", "ResultPath": "$.a.b[0]", "Parameters": {"x.$": "States.Format('{}-{}', $.a, 'b')"}, "End": true}),
+        json!({"Type": "Wait", "SecondsPath": "$.s", "End": true}),
+        json!({"Type": "Wait", "TimestampPath": "$.t", "End": true}),
+        json!({"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "TimeoutSecondsPath": "$.t", "HeartbeatSecondsPath": "$.h", "End": true}),
+        json!({"Type": "Fail", "ErrorPath": "$.e", "CausePath": "States.Format('cause {}', $.c)"}),
+        json!({"Type": "Map", "ItemsPath": "$.items", "MaxConcurrencyPath": "$.m", "ToleratedFailureCountPath": "$.c",
+               "ToleratedFailurePercentagePath": "$.p", "Parameters": {"v.$": "$$.Map.Item.Value"}, "Iterator": leaf.clone(), "End": true}),
+        json!({"Type": "Parallel", "Branches": [leaf.clone()], "ResultSelector": {"first.$": "$[0]"}, "ResultPath": "$.par", "End": true}),
+        json!({"Type": "Choice", "Choices": [{"Variable": "$$.State.RetryCount", "NumericLessThanPath": "$.max", "Next": "S"}, {"Variable": "$.flag", "IsBoolean": true, "Next": "S"}], "Default": "S"}),
+    ];
+    for state in states {
+        let def = if state["Type"] == "Choice" {
+            json!({"StartAt": "C", "States": {"C": state, "S": {"Type": "Succeed"}}})
+        } else {
+            one(state)
+        };
+        let m = valid(def);
+        let first = m.states.iter().next().expect("a state");
+        match &first.kind {
+            StateKind::Fail(f) => {
+                assert!(matches!(&f.error, Some(FailField::Dynamic { text, .. }) if text == "$.e"));
+                assert!(matches!(&f.cause, Some(FailField::Dynamic { .. })));
+            }
+            StateKind::Map(map) => {
+                assert!(matches!(&map.max_concurrency, Some(CountField::Path(_))));
+                assert!(matches!(
+                    &map.tolerated_failure_count,
+                    Some(CountField::Path(_))
+                ));
+                assert!(matches!(
+                    &map.tolerated_failure_percentage,
+                    Some(PercentageField::Path(_))
+                ));
+                assert!(
+                    map.item_selector.is_some(),
+                    "legacy Parameters is the item selector"
+                );
+                assert!(map.items_path.is_some());
+            }
+            StateKind::Wait(w) => {
+                assert!(matches!(
+                    w.wait,
+                    WaitFor::SecondsPath(_) | WaitFor::TimestampPath(_)
+                ));
+            }
+            _ => {}
+        }
+    }
+    // Both selector forms at once, and both processor forms at once, are refused.
+    for extra in [
+        json!({"ItemSelector": {}, "Parameters": {}}),
+        json!({"ItemProcessor": leaf.clone()}),
+    ] {
+        let mut state = json!({"Type": "Map", "Iterator": leaf.clone(), "End": true});
+        for (k, v) in extra.as_object().expect("object") {
+            state[k] = v.clone();
+        }
+        assert_problem(one(state), "/States/S", C::SchemaValidationFailed);
+    }
+}
