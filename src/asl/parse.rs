@@ -414,6 +414,29 @@ impl Ctx<'_> {
         self.path_text(&obj.ptr(key), key, &text)
     }
 
+    /// A path that must name one location (AWS: a "reference path"), like Choice `Variable`,
+    /// `ItemsPath` and the `...Path` fields that read one number or timestamp.
+    fn reference_text(&mut self, at: &str, key: &str, text: &str) -> Option<Path> {
+        let path = self.path_text(at, key, text)?;
+        if !path.is_definite() {
+            self.error(
+                at,
+                DiagnosticCode::InvalidPath,
+                format!(
+                    "'{key}' must be a reference path naming one location (no wildcard, slice, \
+                     filter, union or '..'), not '{text}'"
+                ),
+            );
+            return None;
+        }
+        Some(path)
+    }
+
+    fn reference(&mut self, obj: Obj<'_>, key: &str) -> Option<Path> {
+        let text = self.string(obj, key)?;
+        self.reference_text(&obj.ptr(key), key, &text)
+    }
+
     fn io_path(&mut self, obj: Obj<'_>, key: &str) -> Option<InputOutputPath> {
         match obj.get(key)? {
             Value::Null => Some(InputOutputPath::Discard),
@@ -863,7 +886,7 @@ impl Ctx<'_> {
             (Some(_), None) => self
                 .uint(obj, key, 1, SECONDS_MAX)
                 .map(SecondsField::Literal),
-            (None, Some(_)) => self.path(obj, path_key).map(SecondsField::Path),
+            (None, Some(_)) => self.reference(obj, path_key).map(SecondsField::Path),
             (None, None) => None,
         }
     }
@@ -1283,7 +1306,7 @@ impl Ctx<'_> {
                 );
                 None
             }
-            Some(_) => self.path(rule, "Variable"),
+            Some(_) => self.reference(rule, "Variable"),
         };
         let spec = operator_spec(operator).expect("operators were filtered by operator_spec above");
         let test = self.test(spec, operator, value, &at);
@@ -1331,11 +1354,14 @@ impl Ctx<'_> {
                 op,
                 path: true,
             } => match value {
-                Value::String(text) => self.path_text(at, operator, text).map(|p| Test::Compare {
-                    family,
-                    op,
-                    operand: Operand::Path(p),
-                }),
+                Value::String(text) => {
+                    self.reference_text(at, operator, text)
+                        .map(|p| Test::Compare {
+                            family,
+                            op,
+                            operand: Operand::Path(p),
+                        })
+                }
                 _ => wrong(self, "a path string"),
             },
             OperatorSpec::Compare {
@@ -1400,8 +1426,10 @@ impl Ctx<'_> {
                         None => None,
                     }
                 }
-                "SecondsPath" => self.path(obj, "SecondsPath").map(WaitFor::SecondsPath),
-                _ => self.path(obj, "TimestampPath").map(WaitFor::TimestampPath),
+                "SecondsPath" => self.reference(obj, "SecondsPath").map(WaitFor::SecondsPath),
+                _ => self
+                    .reference(obj, "TimestampPath")
+                    .map(WaitFor::TimestampPath),
             },
             [] => {
                 self.schema(obj.at, "a Wait state needs one of 'Seconds', 'Timestamp', 'SecondsPath', 'TimestampPath'");
@@ -1576,7 +1604,9 @@ impl Ctx<'_> {
             (Some(_), None) => self
                 .uint(obj, key, 0, u64::from(u32::MAX))
                 .map(|n| Some(CountField::Literal(n))),
-            (None, Some(_)) => self.path(obj, path_key).map(|p| Some(CountField::Path(p))),
+            (None, Some(_)) => self
+                .reference(obj, path_key)
+                .map(|p| Some(CountField::Path(p))),
             (None, None) => Some(None),
         }
     }
@@ -1623,7 +1653,9 @@ impl Ctx<'_> {
             (None, None) => None,
         };
         let item_selector = selector_key.map(|key| self.template(obj, key, true));
-        let items_path = obj.get("ItemsPath").map(|_| self.path(obj, "ItemsPath"));
+        let items_path = obj
+            .get("ItemsPath")
+            .map(|_| self.reference(obj, "ItemsPath"));
         let max_concurrency = self.count_pair(obj, "MaxConcurrency", "MaxConcurrencyPath");
         let tolerated_failure_count =
             self.count_pair(obj, "ToleratedFailureCount", "ToleratedFailureCountPath");
@@ -1651,7 +1683,7 @@ impl Ctx<'_> {
                 }
             },
             (None, Some(_)) => self
-                .path(obj, "ToleratedFailurePercentagePath")
+                .reference(obj, "ToleratedFailurePercentagePath")
                 .map(|p| Some(PercentageField::Path(p))),
             (None, None) => Some(None),
         };

@@ -1259,3 +1259,40 @@ fn every_path_field_form_is_accepted_and_compiled() {
         assert_problem(one(state), "/States/S", C::SchemaValidationFailed);
     }
 }
+
+#[test]
+fn single_location_fields_refuse_indefinite_paths() {
+    if !paths_ready() {
+        return;
+    }
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Succeed"}}});
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            one(json!({"Type": "Wait", "SecondsPath": "$.a[*]", "End": true})),
+            "/States/S/SecondsPath",
+        ),
+        (
+            one(json!({"Type": "Map", "ItemsPath": "$..items", "Iterator": leaf, "End": true})),
+            "/States/S/ItemsPath",
+        ),
+        (
+            json!({"StartAt": "C", "States": {"C": {"Type": "Choice", "Default": "D",
+                "Choices": [{"Variable": "$.a[?(@.x > 1)]", "IsPresent": true, "Next": "D"}]},
+                "D": {"Type": "Succeed"}}}),
+            "/States/C/Choices/0/Variable",
+        ),
+        (
+            json!({"StartAt": "C", "States": {"C": {"Type": "Choice", "Default": "D",
+                "Choices": [{"Variable": "$.a", "NumericEqualsPath": "$.b[0:2]", "Next": "D"}]},
+                "D": {"Type": "Succeed"}}}),
+            "/States/C/Choices/0/NumericEqualsPath",
+        ),
+    ];
+    for (def, path) in cases {
+        assert_problem(def, path, C::InvalidPath);
+    }
+    // InputPath and OutputPath are full paths: wildcards are fine there.
+    valid(one(
+        json!({"Type": "Pass", "InputPath": "$.a[*]", "OutputPath": "$..b", "End": true}),
+    ));
+}
