@@ -16,6 +16,23 @@
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
+//!
+//! Files: `jsonpath` (grammar, evaluator, step budget), `template` (compiled payload
+//! templates), `intrinsic` (the 18 `States.*` functions), `pipeline` (the state's data flow and
+//! AWS's wording of its failures), `fuzzing` (fuzz entry functions, replayed by `cargo test`).
+//!
+//! Semantics worth knowing, each checked against the AWS recordings in the conformance corpus:
+//! - Jayway JsonPath rules: an indefinite path (`*`, `..`, slices, unions, filters) always
+//!   yields an array, empty when nothing matches; a definite one yields one value or nothing.
+//! - In a quoted name only the quote and `\` are escapes (`$['a\"b']` is the key `a\"b`).
+//! - `States.MathAdd` rounds fractional arguments half up (`-1.5` -> `-1`; MathRandom does the
+//!   same by analogy);
+//!   `States.Format` prints objects and arrays as `{a=1, b=[x, y]}`, not as JSON.
+//! - Causes are AWS's words without the per-state prefix; [`pipeline::in_state`] adds it.
+//!
+//! Invariants: no evaluation panics or runs unbounded (see the `PATH_*`, `INTRINSIC_*` and
+//! `TEMPLATE_*` limits); nothing is parsed at evaluation time.
+//! Must not: read a clock, draw randomness, do I/O, or depend on another engine module.
 
 #![deny(missing_docs)]
 
