@@ -244,6 +244,7 @@ fn malformed_paths_are_rejected_with_position() {
         ("$.a[99999999999999999999]", "not an integer"),
         ("$.a[?(1)]", "literal alone"),
         ("$.a[x]", "expected an index"),
+        ("$myVariable.x", "variable reference"),
     ] {
         let err = Path::parse(path).expect_err(path);
         assert!(err.message.contains(fragment), "{path}: {}", err.message);
