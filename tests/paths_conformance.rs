@@ -421,13 +421,12 @@ fn replay_cases(
 fn plain_jsonpath(definition: &Value, state: &Value) -> bool {
     let text = state.to_string();
     let jsonata_machine = definition["QueryLanguage"] == "JSONata";
-    let jsonata_state = state["QueryLanguage"] == "JSONata";
-    !(jsonata_machine && state["QueryLanguage"] != "JSONPath")
-        && !jsonata_state
-        && !text.contains("{%")
-        && state.get("Assign").is_none()
-        && state.get("Output").is_none()
-        && !mentions_variable(&text)
+    let jsonata = state["QueryLanguage"] == "JSONata"
+        || (jsonata_machine && state["QueryLanguage"] != "JSONPath")
+        || text.contains("{%");
+    let uses_variables =
+        state.get("Assign").is_some() || state.get("Output").is_some() || mentions_variable(&text);
+    !jsonata && !uses_variables
 }
 
 /// A `$name` variable reference anywhere in the text (`$$` and `$.`/`$[` are paths).
