@@ -468,7 +468,7 @@ fn pass_states_of_cases_with_other_needs_reproduce_recorded_aws_outputs() {
     let dir = conformance_dir();
     let include = |case: &Value| {
         let needs = needs(case);
-        !needs.is_empty() && !needs.iter().any(|n| *n == "patched-definition")
+        !needs.is_empty() && !needs.contains(&"patched-definition")
     };
     let Some(tally) = replay_cases(&dir, "other-needs", &include) else {
         return;
