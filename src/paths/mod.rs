@@ -440,6 +440,51 @@ impl Template {
     }
 }
 
+/// A single dynamic value outside a payload template: a path or an intrinsic call given in a
+/// field such as a Fail state's `ErrorPath`/`CausePath`. Failures name that field as AWS does
+/// ("The JSONPath '$.x' specified for the field 'CausePath' could not be found in the input ...").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldExpression {
+    field: String,
+    entry: template::Entry,
+}
+
+impl FieldExpression {
+    /// Parses `text` (a path starting with `$`, or a `States.*` call) given in `field`.
+    pub fn parse(field: &str, text: &str) -> Result<FieldExpression, ParseError> {
+        let entry = if text.trim_start().starts_with("States.") {
+            template::Entry::Call {
+                field: field.to_string(),
+                call: Box::new(intrinsic::Call::parse(text)?),
+            }
+        } else {
+            template::Entry::Path {
+                field: field.to_string(),
+                path: Path::parse(text)?,
+            }
+        };
+        Ok(FieldExpression {
+            field: field.to_string(),
+            entry,
+        })
+    }
+
+    /// The field the expression was given in.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Evaluates against the effective input and the Context object.
+    pub fn evaluate(
+        &self,
+        input: &Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        template::evaluate_entry(&self.entry, input, context, entropy)
+    }
+}
+
 /// The value of `InputPath` / `OutputPath`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputOutputPath {
