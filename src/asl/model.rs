@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::paths::{InputOutputPath, Path, ResultPathField, Template};
+use crate::paths::{FieldExpression, InputOutputPath, Path, ResultPathField, Template};
 
 /// A whole, validated state machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -631,12 +631,15 @@ pub struct FailState {
 pub enum FailField {
     /// `Error` / `Cause`.
     Literal(String),
-    /// `ErrorPath` / `CausePath`: a path or an intrinsic function call, compiled as a one-entry
-    /// template `{"value.$": <text>}` (evaluate it and take `value`).
+    /// `ErrorPath` / `CausePath`: a path or an intrinsic function call.
     Dynamic {
         /// The path or intrinsic call as written.
         text: String,
-        /// The compiled one-entry template.
+        /// The expression, compiled; its failures name the field (`ErrorPath`/`CausePath`) as
+        /// AWS does. Prefer this over `template`.
+        expression: Box<FieldExpression>,
+        /// The same, compiled as a one-entry template `{"value.$": <text>}` (evaluate it and
+        /// take `value`); kept for callers written before `expression` existed.
         template: Template,
     },
 }

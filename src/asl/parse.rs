@@ -27,7 +27,9 @@ use super::timestamp::parse_timestamp;
 use crate::limits::{
     DEFINITION_SIZE_BYTES_MAX, DEFINITION_STATE_NESTING_MAX, STATE_NAME_CHARS_MAX,
 };
-use crate::paths::{InputOutputPath, Path, ReferencePath, ResultPathField, Template};
+use crate::paths::{
+    FieldExpression, InputOutputPath, Path, ReferencePath, ResultPathField, Template,
+};
 
 /// The largest `TimeoutSeconds`, `HeartbeatSeconds`, `IntervalSeconds`, `MaxAttempts` and
 /// `Seconds` AWS accepts.
@@ -1473,9 +1475,24 @@ impl Ctx<'_> {
                     );
                     return None;
                 }
+                let expression = match FieldExpression::parse(path_key, &text) {
+                    Ok(expression) => Box::new(expression),
+                    Err(error) => {
+                        self.error(
+                            &at,
+                            DiagnosticCode::InvalidPath,
+                            format!("'{path_key}' is not a valid path or intrinsic call: {error}"),
+                        );
+                        return None;
+                    }
+                };
                 let source = serde_json::json!({ "value.$": text });
                 match Template::compile(&source) {
-                    Ok(template) => Some(Some(FailField::Dynamic { text, template })),
+                    Ok(template) => Some(Some(FailField::Dynamic {
+                        text,
+                        expression,
+                        template,
+                    })),
                     Err(problems) => {
                         if problems.is_empty() {
                             self.error(

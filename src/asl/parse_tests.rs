@@ -1296,3 +1296,40 @@ fn single_location_fields_refuse_indefinite_paths() {
         json!({"Type": "Pass", "InputPath": "$.a[*]", "OutputPath": "$..b", "End": true}),
     ));
 }
+
+#[test]
+fn fail_paths_evaluate_through_their_compiled_expression() {
+    if !paths_ready() {
+        return;
+    }
+    struct Fixed;
+    impl crate::paths::Entropy for Fixed {
+        fn next_u64(&mut self) -> u64 {
+            7
+        }
+    }
+    let m = valid(one(
+        json!({"Type": "Fail", "ErrorPath": "$.e", "CausePath": "States.Format('bad {}', $.c)"}),
+    ));
+    let StateKind::Fail(f) = &m.states.get("S").expect("S").kind else {
+        panic!()
+    };
+    let input = json!({"e": "Oops", "c": 42});
+    let eval = |field: &Option<FailField>| match field {
+        Some(FailField::Dynamic { expression, .. }) => {
+            expression.evaluate(&input, &json!({}), &mut Fixed)
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(eval(&f.error), Ok(json!("Oops")));
+    assert_eq!(eval(&f.cause), Ok(json!("bad 42")));
+    let Some(FailField::Dynamic { expression, .. }) = &f.error else {
+        panic!()
+    };
+    assert_eq!(expression.field(), "ErrorPath");
+    assert_problem(
+        one(json!({"Type": "Fail", "CausePath": "States.Nope("})),
+        "/States/S/CausePath",
+        C::InvalidPath,
+    );
+}
