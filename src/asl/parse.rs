@@ -121,7 +121,10 @@ pub fn parse_definition(
         .iter()
         .any(|d| d.severity == super::diagnostic::Severity::Error);
     match machine {
-        Some(machine) if !has_error => Ok(machine),
+        Some(mut machine) if !has_error => {
+            machine.source = checked.value;
+            Ok(machine)
+        }
         _ => {
             debug_assert!(
                 has_error,
@@ -604,7 +607,8 @@ impl Ctx<'_> {
             timeout_seconds,
             version,
             query_language,
-            source: value.clone(),
+            // Filled in by `parse_definition`, which owns the document (no copy).
+            source: Value::Null,
         })
     }
 
