@@ -6,7 +6,12 @@
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
-//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle.
+//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle; [`Error`]: the
+//!   layer's Rust error (wraps the diagnostics).
+//!
+//! Invariants: a [`StateMachine`] exists only for a definition with no error diagnostic; every
+//! path and template in it is compiled once, here; nothing in this module touches `wal`,
+//! `clock`, threads or the file system (the CLI reads the file, then calls in).
 
 pub mod choice;
 pub mod diagnostic;
