@@ -112,6 +112,19 @@ fn bench_pass_state(c: &mut Criterion) {
     c.bench_function("paths/pass_state_pipeline_1kib", |b| {
         b.iter_batched(|| input.clone(), &mut run_state, BatchSize::SmallInput)
     });
+
+    // The parts, to see where the time goes.
+    let mut entropy = Counter(2);
+    c.bench_function("paths/part_parameters_1kib", |b| {
+        b.iter(|| {
+            parameters
+                .evaluate(black_box(&input), &context, &mut entropy)
+                .expect("parameters")
+        })
+    });
+    c.bench_function("paths/part_clone_input_1kib", |b| {
+        b.iter(|| black_box(&input).clone())
+    });
 }
 
 /// User + system CPU time of this thread, in clock ticks, from `/proc/thread-self/stat`.

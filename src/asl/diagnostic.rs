@@ -116,6 +116,17 @@ impl Diagnostic {
         }
     }
 
+    /// The diagnostic in the shape of AWS's `ValidateStateMachineDefinition` response
+    /// (`code`, `location`, `message`, `severity`).
+    pub fn to_aws_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.code.as_str(),
+            "location": self.path,
+            "message": self.message,
+            "severity": self.severity.as_str(),
+        })
+    }
+
     /// True when this diagnostic only says a feature is not supported yet.
     pub fn is_unsupported(&self) -> bool {
         self.code == DiagnosticCode::UnsupportedFeature
@@ -171,5 +182,10 @@ mod tests {
         let d = Diagnostic::error("/StartAt", DiagnosticCode::MissingTransitionTarget, "nope");
         assert_eq!(d.to_string(), "/StartAt: nope [MISSING_TRANSITION_TARGET]");
         assert!(!d.is_unsupported());
+        assert_eq!(
+            d.to_aws_json(),
+            serde_json::json!({"code": "MISSING_TRANSITION_TARGET", "location": "/StartAt",
+                               "message": "nope", "severity": "ERROR"})
+        );
     }
 }

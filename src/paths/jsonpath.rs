@@ -152,6 +152,14 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
     let root = if parser.eat("$$") {
         Root::Context
     } else if parser.eat("$") {
+        if parser.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
+            return Err(error(
+                text,
+                0,
+                "'$' followed by a name is a variable reference, and variables (Assign) are \
+                 not supported yet",
+            ));
+        }
         Root::Input
     } else {
         return Err(error(

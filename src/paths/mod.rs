@@ -16,6 +16,23 @@
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
+//!
+//! Files: `jsonpath` (grammar, evaluator, step budget), `template` (compiled payload
+//! templates), `intrinsic` (the 18 `States.*` functions), `pipeline` (the state's data flow and
+//! AWS's wording of its failures), `fuzzing` (fuzz entry functions, replayed by `cargo test`).
+//!
+//! Semantics worth knowing, each checked against the AWS recordings in the conformance corpus:
+//! - Jayway JsonPath rules: an indefinite path (`*`, `..`, slices, unions, filters) always
+//!   yields an array, empty when nothing matches; a definite one yields one value or nothing.
+//! - In a quoted name only the quote and `\` are escapes (`$['a\"b']` is the key `a\"b`).
+//! - `States.MathAdd` rounds fractional arguments half up (`-1.5` -> `-1`; MathRandom does the
+//!   same by analogy);
+//!   `States.Format` prints objects and arrays as `{a=1, b=[x, y]}`, not as JSON.
+//! - Causes are AWS's words without the per-state prefix; [`pipeline::in_state`] adds it.
+//!
+//! Invariants: no evaluation panics or runs unbounded (see the `PATH_*`, `INTRINSIC_*` and
+//! `TEMPLATE_*` limits); nothing is parsed at evaluation time.
+//! Must not: read a clock, draw randomness, do I/O, or depend on another engine module.
 
 #![deny(missing_docs)]
 
@@ -420,6 +437,51 @@ impl Template {
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         template::evaluate(&self.root, input, context, entropy)
+    }
+}
+
+/// A single dynamic value outside a payload template: a path or an intrinsic call given in a
+/// field such as a Fail state's `ErrorPath`/`CausePath`. Failures name that field as AWS does
+/// ("The JSONPath '$.x' specified for the field 'CausePath' could not be found in the input ...").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldExpression {
+    field: String,
+    entry: template::Entry,
+}
+
+impl FieldExpression {
+    /// Parses `text` (a path starting with `$`, or a `States.*` call) given in `field`.
+    pub fn parse(field: &str, text: &str) -> Result<FieldExpression, ParseError> {
+        let entry = if text.trim_start().starts_with("States.") {
+            template::Entry::Call {
+                field: field.to_string(),
+                call: Box::new(intrinsic::Call::parse(text)?),
+            }
+        } else {
+            template::Entry::Path {
+                field: field.to_string(),
+                path: Path::parse(text)?,
+            }
+        };
+        Ok(FieldExpression {
+            field: field.to_string(),
+            entry,
+        })
+    }
+
+    /// The field the expression was given in.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Evaluates against the effective input and the Context object.
+    pub fn evaluate(
+        &self,
+        input: &Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        template::evaluate_entry(&self.entry, input, context, entropy)
     }
 }
 

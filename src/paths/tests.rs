@@ -244,6 +244,7 @@ fn malformed_paths_are_rejected_with_position() {
         ("$.a[99999999999999999999]", "not an integer"),
         ("$.a[?(1)]", "literal alone"),
         ("$.a[x]", "expected an index"),
+        ("$myVariable.x", "variable reference"),
     ] {
         let err = Path::parse(path).expect_err(path);
         assert!(err.message.contains(fragment), "{path}: {}", err.message);
@@ -885,4 +886,36 @@ mod properties {
             }
         }
     }
+}
+
+#[test]
+fn field_expressions_name_their_field_in_failures() {
+    let input = json!({"ErrorX": "Boom", "n": [1, 2]});
+    let error_path = FieldExpression::parse("ErrorPath", "$.ErrorX").expect("valid");
+    assert_eq!(error_path.field(), "ErrorPath");
+    assert_eq!(
+        error_path.evaluate(&input, &json!({}), &mut Counter(0)),
+        Ok(json!("Boom"))
+    );
+    let missing = FieldExpression::parse("CausePath", "$.NoSuchCausePath").expect("valid");
+    let err = missing
+        .evaluate(&input, &json!({}), &mut Counter(0))
+        .expect_err("missing");
+    assert_eq!(err.error, "States.Runtime");
+    assert_eq!(
+        err.cause,
+        "The JSONPath '$.NoSuchCausePath' specified for the field 'CausePath' could not be found \
+         in the input '{\"ErrorX\":\"Boom\",\"n\":[1,2]}'"
+    );
+    let call = FieldExpression::parse(
+        "CausePath",
+        "States.Format('{} items', States.ArrayLength($.n))",
+    )
+    .expect("valid");
+    assert_eq!(
+        call.evaluate(&input, &json!({}), &mut Counter(0)),
+        Ok(json!("2 items"))
+    );
+    assert!(FieldExpression::parse("CausePath", "States.Nope()").is_err());
+    assert!(FieldExpression::parse("CausePath", "nope").is_err());
 }
