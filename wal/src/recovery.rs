@@ -181,14 +181,21 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
     commits.push((frame.lsn, word(0), word(8), word(16)));
 }
 
+/// Zeroed space is skipped in blocks of this size while hunting for valid frames.
+const ZERO_SKIP_BLOCK_BYTES: usize = 256;
+
 /// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
 fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
-        // Skip zeroed space a word at a time: preallocated tails are zeros.
-        if offset % 8 == 0 && offset + 8 <= bytes.len() && bytes[offset..offset + 8] == [0u8; 8] {
-            offset += 8;
-            continue;
+        // Skip zeroed space a block at a time: preallocated tails are zeros.
+        if offset % ZERO_SKIP_BLOCK_BYTES == 0 {
+            if let Some(block) = bytes.get(offset..offset + ZERO_SKIP_BLOCK_BYTES) {
+                if block.iter().fold(0u8, |acc, &b| acc | b) == 0 {
+                    offset += ZERO_SKIP_BLOCK_BYTES;
+                    continue;
+                }
+            }
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
@@ -247,7 +254,9 @@ pub(crate) fn recover(
         let file = storage
             .open(&path)
             .map_err(|e| Error::io("open", &path, e))?;
-        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
+        let map = file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
             id,
