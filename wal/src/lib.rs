@@ -48,7 +48,7 @@ use std::fmt;
 pub use crate::error::{Error, Result};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
-pub use crate::recovery::RecoveryReport;
+pub use crate::recovery::{RecoveryReport, Repair, TornTail};
 pub use crate::storage::{FsStorage, Mapping, Storage, StorageFile};
 pub use crate::wal::{CompactionReport, SegmentInfo, Wal, WalOptions, WalStats};
 

@@ -413,5 +413,11 @@ impl Drop for Wal {
     }
 }
 
+// `Wal` is shared between threads by `Arc`.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Wal>();
+};
+
 /// Batches up to this many records are passed without a heap allocation.
 const BATCH_INLINE_MAX: usize = 16;
