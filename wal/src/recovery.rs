@@ -184,8 +184,9 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
 /// Zeroed space is skipped in blocks of this size while hunting for valid frames.
 const ZERO_SKIP_BLOCK_BYTES: usize = 256;
 
-/// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
-fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
+/// Looks for any valid frame of this segment at or after `from` with an LSN of at least
+/// `lsn_min` (frames the writer could have written after the damage); returns (offset, lsn).
+fn find_valid_after(bytes: &[u8], seed: u32, from: usize, lsn_min: u64) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
         // Skip zeroed space a block at a time: preallocated tails are zeros.
@@ -199,7 +200,7 @@ fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> 
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
-            if fits && lsn != 0 {
+            if fits && lsn != 0 && lsn >= lsn_min {
                 if let Ok(frame) = record::decode(bytes, offset, seed, None) {
                     return Some((offset as u64, frame.lsn));
                 }
@@ -310,7 +311,7 @@ pub(crate) fn recover(
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
             if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES)
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
             {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
@@ -379,7 +380,8 @@ pub(crate) fn recover(
                 .stop
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from) {
+            let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
+            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -607,13 +609,18 @@ mod tests {
         let second = SEGMENT_HEADER_SIZE_BYTES + 21;
         bytes[second + 20] ^= 1; // damage record 11's payload
         let seed = segment_seed(SegmentId(3));
-        let found = find_valid_after(&bytes, seed, second + 1).expect("record 12 follows");
+        let found = find_valid_after(&bytes, seed, second + 1, 11).expect("record 12 follows");
         assert_eq!(found.1, 12);
         assert_eq!(
-            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1),
+            find_valid_after(&bytes, seed, second + 1, 13),
+            None,
+            "older lsns do not count"
+        );
+        assert_eq!(
+            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1, 1),
             None
         );
-        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64), None);
+        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64, 1), None);
     }
 
     #[test]
