@@ -156,7 +156,7 @@ impl Wal {
             id: meta.id,
             seed: meta.seed,
             file: Arc::clone(&meta.file),
-            path: meta.path.clone(),
+            path: Arc::from(meta.path.as_path()),
             size_bytes: meta.size_bytes,
             offset: recovered.active_end_offset,
             records_count: recovered.active_records_count,
@@ -164,7 +164,11 @@ impl Wal {
         let ready: VecDeque<Ready> = recovered
             .ready
             .into_iter()
-            .map(|(id, file, path)| Ready { id, file, path })
+            .map(|(id, file, path)| Ready {
+                id,
+                file,
+                path: Arc::from(path),
+            })
             .collect();
         let state = State::new(
             recovered.next_lsn,

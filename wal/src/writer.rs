@@ -15,7 +15,7 @@
 //! so no commit pays for file growth or metadata. This module must not interpret record payloads.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
@@ -47,7 +47,7 @@ pub(crate) struct Active {
     pub id: SegmentId,
     pub seed: u32,
     pub file: Arc<dyn StorageFile>,
-    pub path: PathBuf,
+    pub path: Arc<Path>,
     pub size_bytes: u64,
     /// Offset where the next frame goes (buffered frames included).
     pub offset: u64,
@@ -58,7 +58,7 @@ pub(crate) struct Active {
 struct Chunk {
     segment_id: SegmentId,
     file: Arc<dyn StorageFile>,
-    path: PathBuf,
+    path: Arc<Path>,
     offset: u64,
     bytes: Vec<u8>,
 }
@@ -67,10 +67,10 @@ struct Chunk {
 pub(crate) struct Ready {
     pub id: SegmentId,
     pub file: Arc<dyn StorageFile>,
-    pub path: PathBuf,
+    pub path: Arc<Path>,
 }
 
-type SyncTarget = (SegmentId, Arc<dyn StorageFile>, PathBuf);
+type SyncTarget = (SegmentId, Arc<dyn StorageFile>, Arc<Path>);
 
 #[derive(Debug)]
 pub(crate) struct State {
@@ -79,6 +79,8 @@ pub(crate) struct State {
     /// Recovery dropped frames in the active segment: the next append must rotate.
     pub fence: bool,
     chunks: Vec<Chunk>,
+    /// An empty chunk list kept for the next leader (no allocation per commit).
+    chunks_spare: Vec<Chunk>,
     pub written_lsn: u64,
     pub durable_lsn: u64,
     leader_active: bool,
@@ -134,6 +136,7 @@ impl State {
             active,
             fence,
             chunks: Vec::new(),
+            chunks_spare: Vec::new(),
             written_lsn: next_lsn - 1,
             durable_lsn: next_lsn - 1,
             leader_active: false,
@@ -229,7 +232,7 @@ impl Inner {
             state.chunks.push(Chunk {
                 segment_id: active.id,
                 file: Arc::clone(&active.file),
-                path: active.path.clone(),
+                path: Arc::clone(&active.path),
                 offset: active.offset,
                 bytes,
             });
@@ -300,7 +303,7 @@ impl Inner {
                     break Ready {
                         id,
                         file,
-                        path: join(&self.dir, &segment::file_name(id)),
+                        path: Arc::from(join(&self.dir, &segment::file_name(id))),
                     }
                 }
                 Err(error) => return Err(self.poison(state, error)),
@@ -338,7 +341,7 @@ impl Inner {
             id: ready.id,
             seed,
             file: Arc::clone(&ready.file),
-            path: ready.path.clone(),
+            path: ready.path.to_path_buf(),
             size_bytes: self.options.segment_size_bytes,
             first_lsn,
             sealed: None,
@@ -381,7 +384,8 @@ impl Inner {
                 continue;
             }
             state.leader_active = true;
-            let chunks = std::mem::take(&mut state.chunks);
+            let spare = std::mem::take(&mut state.chunks_spare);
+            let mut chunks = std::mem::replace(&mut state.chunks, spare);
             let upto = state.next_lsn - 1;
             let sync = want != Want::Written;
             // Files with unsynced writes from earlier leaders: synced before a newer segment is
@@ -394,16 +398,19 @@ impl Inner {
             if sync {
                 state.syncs_count += targets.len() as u64;
             }
-            for chunk in chunks {
+            for chunk in chunks.drain(..) {
                 if state.spare.len() < SPARE_BUFFERS_MAX {
                     state.spare.push(chunk.bytes);
                 }
             }
+            state.chunks_spare = chunks;
             match result {
                 Ok(()) => {
                     state.written_lsn = state.written_lsn.max(upto);
                     if sync {
                         state.durable_lsn = state.durable_lsn.max(upto);
+                        targets.clear();
+                        state.unsynced = targets;
                     } else {
                         // Still unsynced (the writes of other leaders since are appended later).
                         state.unsynced = targets;
@@ -466,7 +473,7 @@ impl Inner {
                     state.ready.push_back(Ready {
                         id,
                         file,
-                        path: join(&self.dir, &segment::file_name(id)),
+                        path: Arc::from(join(&self.dir, &segment::file_name(id))),
                     });
                     made += 1;
                     self.prepare_cv.notify_all();
@@ -508,7 +515,7 @@ impl Inner {
                     recycled.push(Ready {
                         id,
                         file: meta.file,
-                        path,
+                        path: Arc::from(path),
                     });
                 }
                 renamed
@@ -549,19 +556,19 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         if older_unsynced {
             for (_, file, path) in targets.iter() {
                 file.sync_data()
-                    .map_err(|e| Error::io("sync_data", path, e))?;
+                    .map_err(|e| Error::io("sync_data", path.as_ref(), e))?;
             }
             targets.clear();
         }
         chunk
             .file
             .write_at(chunk.offset, &chunk.bytes)
-            .map_err(|e| Error::io("write_at", &chunk.path, e))?;
+            .map_err(|e| Error::io("write_at", chunk.path.as_ref(), e))?;
         if !targets.iter().any(|t| t.0 == chunk.segment_id) {
             targets.push((
                 chunk.segment_id,
                 Arc::clone(&chunk.file),
-                chunk.path.clone(),
+                Arc::clone(&chunk.path),
             ));
         }
     }
@@ -569,7 +576,7 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         targets.sort_by_key(|t| t.0);
         for (_, file, path) in targets.iter() {
             file.sync_data()
-                .map_err(|e| Error::io("sync_data", path, e))?;
+                .map_err(|e| Error::io("sync_data", path.as_ref(), e))?;
         }
     }
     Ok(())
@@ -579,7 +586,6 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
 mod tests {
     use super::*;
     use crate::storage::sim::{CrashMode, SimStorage};
-    use std::path::Path;
 
     fn chunk(sim: &SimStorage, id: u64, bytes: &[u8]) -> Chunk {
         let path = Path::new("/w").join(segment::file_name(SegmentId(id)));
@@ -587,7 +593,7 @@ mod tests {
         Chunk {
             segment_id: SegmentId(id),
             file,
-            path,
+            path: Arc::from(path),
             offset: 0,
             bytes: bytes.to_vec(),
         }
