@@ -241,7 +241,9 @@ impl Inner {
             .chunks
             .last_mut()
             .expect("a chunk for the active segment");
-        let mut index_entries: Vec<(u64, u32)> = Vec::new();
+        // Sparse index entries go straight into the catalog; its lock is taken only for a
+        // batch that crosses an index stride (once per INDEX_STRIDE_RECORDS records).
+        let mut catalog: Option<parking_lot::RwLockWriteGuard<'_, Catalog>> = None;
         for (lsn, (position, (kind, payload))) in (first..).zip(items.iter().enumerate()) {
             let flags = if position + 1 == items.len() {
                 FLAG_BATCH_END
@@ -250,21 +252,19 @@ impl Inner {
             };
             if active.records_count % INDEX_STRIDE_RECORDS == 0 {
                 let offset_u32 = u32::try_from(active.offset).expect("segment offsets fit u32");
-                index_entries.push((lsn, offset_u32));
+                let catalog = catalog.get_or_insert_with(|| self.catalog.write());
+                if let Some(meta) = catalog.segments.last_mut() {
+                    debug_assert_eq!(meta.id, active.id);
+                    meta.index.push((lsn, offset_u32));
+                }
             }
             record::encode_into(&mut chunk.bytes, active.seed, lsn, kind | flags, payload);
             active.offset += record::framed_size(payload.len()) as u64;
             active.records_count += 1;
         }
         debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
+        drop(catalog);
         state.next_lsn = last + 1;
-        if !index_entries.is_empty() {
-            let mut catalog = self.catalog.write();
-            if let Some(meta) = catalog.segments.last_mut() {
-                debug_assert_eq!(meta.id, active.id);
-                meta.index.extend(index_entries);
-            }
-        }
         Ok((first, last))
     }
 
