@@ -477,13 +477,23 @@ pub(crate) fn recover(
         index += 1;
     }
 
-    // Files past the log's end: after a repair they go; otherwise zeroed or recycled files of
-    // the configured size are ready segments, anything else goes.
+    // Files past the log's end: after a repair they go. Otherwise a file of the configured size
+    // is reused as a ready segment if nothing of its own identity is in it: a zeroed or torn
+    // header with frames of this segment behind it (the disk kept later sectors of a write
+    // whose header sector it lost; never acknowledged) would let those frames line up behind
+    // new ones, so such a file goes. Recycled files are not checked (their stale bytes make the
+    // hunt slow); they go too and are replaced by fresh preallocation.
     let mut ready = Vec::new();
     for entry in entries.into_iter().skip(used_count) {
-        let keep = repair.is_none()
-            && !matches!(entry.header, HeaderState::Valid(_))
-            && entry.map.len() as u64 == options.segment_size_bytes;
+        let reusable = match &entry.header {
+            HeaderState::Zeroed | HeaderState::Damaged(_) => {
+                let seed = record::segment_seed(entry.id);
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1).is_none()
+            }
+            HeaderState::Recycled { .. } | HeaderState::Valid(_) => false,
+        };
+        let keep =
+            repair.is_none() && reusable && entry.map.len() as u64 == options.segment_size_bytes;
         if keep {
             ready.push((entry.id, entry.file, entry.path));
             continue;

@@ -152,6 +152,7 @@ impl Wal {
                 .map_err(|e| Error::io("create_dir_all", &dir, e))?;
         }
         let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
+        let report = recovered.report.clone();
         let active = recovered.segments.last().map(|meta| Active {
             id: meta.id,
             seed: meta.seed,
@@ -190,6 +191,9 @@ impl Wal {
             }),
             compaction_lock: Mutex::new(()),
         });
+        if report.repair.is_some() && !options.read_only {
+            inner.persist_fence()?;
+        }
         let background = if options.background_preparation && !options.read_only {
             let worker = Arc::clone(&inner);
             let handle = std::thread::Builder::new()
@@ -203,7 +207,7 @@ impl Wal {
         } else {
             None
         };
-        Ok((Wal { inner, background }, recovered.report))
+        Ok((Wal { inner, background }, report))
     }
 
     /// The log directory.

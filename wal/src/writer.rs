@@ -268,6 +268,21 @@ impl Inner {
         Ok((first, last))
     }
 
+    /// Makes a pending fence durable now: rotates to a new segment (header only) and syncs it,
+    /// so the new segment's `first_lsn` bounds the old one on every later open. Used after a
+    /// repair, whose truncation point must not depend on the repair mode of the next open.
+    pub(crate) fn persist_fence(&self) -> Result<()> {
+        {
+            let mut state = self.state.lock();
+            if !state.fence {
+                return Ok(());
+            }
+            self.ensure_room(&mut state, 0)?;
+        }
+        let target = self.state.lock().next_lsn - 1;
+        self.commit(target, Want::OwnSync)
+    }
+
     /// Makes sure the active segment has room for `size_bytes` more, rotating to the next
     /// ready segment (preparing one inline when none is ready and none is being prepared).
     /// Called with the state locked; may release it while waiting for a preparation.
