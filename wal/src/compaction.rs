@@ -15,6 +15,7 @@
 //! payloads beyond calling the caller's predicate.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::limits::COMPACTION_RECORDS_MAX;
@@ -46,7 +47,7 @@ fn removable_prefix(inner: &Inner, lsn: u64) -> (usize, u64) {
 fn take_prefix(inner: &Inner, count: usize, committed: Option<u64>) -> Vec<SegMeta> {
     let mut catalog = inner.catalog.write();
     if let Some(begin) = committed {
-        catalog.committed.insert(begin);
+        Arc::make_mut(&mut catalog.committed).insert(begin);
     }
     let taken: Vec<SegMeta> = catalog.segments.drain(..count).collect();
     assert!(

@@ -187,7 +187,7 @@ impl Wal {
             prepare_cv: Condvar::new(),
             catalog: RwLock::new(Catalog {
                 segments: recovered.segments,
-                committed: recovered.committed,
+                committed: Arc::new(recovered.committed),
             }),
             compaction_lock: Mutex::new(()),
         });
@@ -320,7 +320,7 @@ impl Wal {
                 next: Lsn(visible + 1),
             });
         }
-        View::new(&self.inner, lsn.0)?.read_one()
+        View::bounded(&self.inner, lsn.0, 1)?.read_one()
     }
 
     /// Iterates owned records from `from` on, up to the acknowledged end at the time of the call.

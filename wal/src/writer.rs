@@ -39,7 +39,8 @@ const SPARE_BUFFERS_MAX: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     pub segments: Vec<SegMeta>,
-    pub committed: HashSet<u64>,
+    /// Begin LSNs of committed compactions; shared with readers by `Arc` (copied on write).
+    pub committed: Arc<HashSet<u64>>,
 }
 
 #[derive(Debug)]
