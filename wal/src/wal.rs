@@ -56,6 +56,16 @@ impl Default for WalOptions {
 }
 
 impl WalOptions {
+    /// Small segments (64 KiB) prepared inline, group commit: for tests and small logs, where
+    /// zero-filling 64 MiB segments and a background thread per log would dominate.
+    pub fn small() -> Self {
+        WalOptions {
+            segment_size_bytes: 64 * 1024,
+            background_preparation: false,
+            ..WalOptions::default()
+        }
+    }
+
     /// Checks the options against the limits.
     pub fn validate(&self) -> Result<()> {
         if !(SEGMENT_SIZE_BYTES_MIN..=SEGMENT_SIZE_BYTES_MAX).contains(&self.segment_size_bytes) {

@@ -446,3 +446,16 @@ fn read_only_open_changes_nothing_and_refuses_writes() {
         );
     }
 }
+
+#[test]
+fn small_options_are_valid_and_work() {
+    let options = WalOptions::small();
+    options.validate().expect("valid");
+    let (wal, _) =
+        Wal::open_with_storage(Arc::new(SimStorage::new()), "/small", options).expect("open");
+    let lsn = wal.append(kind(3), &[1u8; 5000]).expect("append");
+    assert_eq!(
+        wal.read(lsn).expect("read").expect("present").payload.len(),
+        5000
+    );
+}
