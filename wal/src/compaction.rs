@@ -73,10 +73,12 @@ fn check_writable(inner: &Inner, op: &'static str) -> Result<()> {
 pub(crate) fn delete_below(inner: &Inner, lsn: u64) -> Result<Vec<SegmentId>> {
     let _exclusive = inner.compaction_lock.lock();
     check_writable(inner, "delete_below")?;
-    let (count, _end) = removable_prefix(inner, lsn);
+    let (count, end) = removable_prefix(inner, lsn);
     if count == 0 {
         return Ok(Vec::new());
     }
+    // No write may still be pending into a file about to be removed or recycled.
+    inner.commit(end - 1, Want::Durable)?;
     let taken = take_prefix(inner, count, None);
     let ids = taken.iter().map(|meta| meta.id).collect();
     inner.retire_segments(taken)?;
