@@ -167,7 +167,7 @@ impl Inner {
         let room = self.options.segment_size_bytes as usize
             - SEGMENT_HEADER_SIZE_BYTES
             - RECORD_HEADER_SIZE_BYTES;
-        RECORD_SIZE_BYTES_MAX.min(room) - COPY_PREFIX_SIZE_BYTES
+        RECORD_SIZE_BYTES_MAX.min(room - COPY_PREFIX_SIZE_BYTES)
     }
 
     /// Poisons the log with `error` (the first cause wins) and returns the poisoned error.

@@ -160,6 +160,21 @@ fn limits_and_kinds_are_typed_errors() {
         Err(Error::ReservedKind { kind: 120, .. })
     ));
     assert!(RecordKind::new(RecordKind::MAX).is_ok());
+    // With the default segment size callers get the whole named limit.
+    let (big, _) = Wal::open_with_storage(
+        Arc::new(SimStorage::new()),
+        "/big",
+        WalOptions {
+            background_preparation: false,
+            ..WalOptions::default()
+        },
+    )
+    .expect("open");
+    assert_eq!(
+        big.payload_size_bytes_max(),
+        statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+    );
+    drop(big);
     let sim = SimStorage::new();
     let (wal, _) = Wal::open_with_storage(Arc::new(sim), "/w", options(Durability::GroupCommit))
         .expect("open");
