@@ -156,10 +156,17 @@ impl Wal {
     ) -> Result<(Wal, RecoveryReport)> {
         options.validate()?;
         let dir: PathBuf = dir.as_ref().to_path_buf();
-        if !options.read_only {
+        if !options.read_only && storage.list(&dir).is_err() {
+            // A new log directory: its own entry must be durable before any record in it is
+            // acknowledged, so the parent is synced too.
             storage
                 .create_dir_all(&dir)
                 .map_err(|e| Error::io("create_dir_all", &dir, e))?;
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                storage
+                    .sync_dir(parent)
+                    .map_err(|e| Error::io("sync_dir", parent, e))?;
+            }
         }
         let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
         let report = recovered.report.clone();
