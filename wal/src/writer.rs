@@ -124,7 +124,6 @@ pub(crate) struct Inner {
 }
 
 impl State {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         next_lsn: u64,
         active: Option<Active>,
