@@ -27,8 +27,8 @@ use crate::limits::{
 use crate::record::{self, Frame, Invalid, KIND_COMPACT_COMMIT};
 use crate::segment::{self, HeaderState, TEMP_SUFFIX};
 use crate::storage::{join, Mapping, Storage, StorageFile};
-use crate::wal::WalOptions;
-use crate::{Lsn, RepairMode, SegmentId};
+use crate::wal::{TimeOf, WalOptions};
+use crate::{Lsn, RecordKind, RepairMode, SegmentId};
 
 /// What open found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +96,9 @@ pub(crate) struct SegMeta {
     pub index: Vec<(u64, u32)>,
     /// The mapping, cached once the segment is sealed.
     pub map: Arc<OnceLock<Mapping>>,
+    /// (min, max) caller timestamp of its records (`Wal::open_timed`), once sealed; the
+    /// active segment's range lives in the writer state.
+    pub time_range: Option<(u64, u64)>,
 }
 
 /// Everything open needs to start the writer.
@@ -106,6 +109,7 @@ pub(crate) struct Recovered {
     pub next_lsn: u64,
     pub active_end_offset: u64,
     pub active_records_count: u64,
+    pub active_time_range: Option<(u64, u64)>,
     pub fence: bool,
     pub committed: HashSet<u64>,
     pub next_segment_id: u64,
@@ -126,9 +130,18 @@ struct Scan {
     index: Vec<(u64, u32)>,
     /// (lsn, begin lsn, first segment, last segment) of every compaction commit.
     commits: Vec<(u64, u64, u64, u64)>,
+    /// Caller time range of the records up to the last batch end.
+    time_range_at_batch_end: Option<(u64, u64)>,
 }
 
-fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Scan {
+fn scan(
+    bytes: &[u8],
+    seed: u32,
+    first_lsn: u64,
+    stop_before: Option<u64>,
+    time_of: Option<TimeOf>,
+) -> Scan {
+    let mut time_range: Option<(u64, u64)> = None;
     let mut out = Scan {
         end_offset: SEGMENT_HEADER_SIZE_BYTES as u64,
         ..Scan::default()
@@ -147,11 +160,15 @@ fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Sc
                     out.index.push((expected, offset_u32));
                 }
                 note_marker(&frame, &mut out.commits);
+                if let Some(time_of) = time_of {
+                    widen(&mut time_range, frame_time(time_of, &frame));
+                }
                 offset += frame.size_bytes;
                 out.records_count += 1;
                 out.last_lsn = Some(expected);
                 if frame.is_batch_end() {
                     out.last_batch_end = Some((expected, offset as u64));
+                    out.time_range_at_batch_end = time_range;
                 }
                 expected += 1;
             }
@@ -163,6 +180,35 @@ fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Sc
     }
     out.end_offset = offset as u64;
     out
+}
+
+/// The caller time of a frame: of the caller's record, or of the original a copy carries.
+fn frame_time(time_of: TimeOf, frame: &Frame<'_>) -> Option<u64> {
+    item_time(time_of, frame.kind_value(), frame.payload)
+}
+
+/// The caller time of a record of kind value `kind` (caller kind, or a copy of one).
+pub(crate) fn item_time(time_of: TimeOf, kind: u8, payload: &[u8]) -> Option<u64> {
+    if kind <= RecordKind::MAX {
+        return (time_of.0)(RecordKind::from_trusted(kind), payload);
+    }
+    if kind == record::KIND_COPY {
+        let (_, _, original_kind, payload) = record::decode_copy_payload(payload)?;
+        if original_kind <= RecordKind::MAX {
+            return (time_of.0)(RecordKind::from_trusted(original_kind), payload);
+        }
+    }
+    None
+}
+
+/// Widens a (min, max) range by one time.
+pub(crate) fn widen(range: &mut Option<(u64, u64)>, time: Option<u64>) {
+    if let Some(time) = time {
+        *range = Some(match *range {
+            None => (time, time),
+            Some((min, max)) => (min.min(time), max.max(time)),
+        });
+    }
 }
 
 fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
@@ -181,18 +227,26 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
     commits.push((frame.lsn, word(0), word(8), word(16)));
 }
 
-/// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
-fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
+/// Zeroed space is skipped in blocks of this size while hunting for valid frames.
+const ZERO_SKIP_BLOCK_BYTES: usize = 256;
+
+/// Looks for any valid frame of this segment at or after `from` with an LSN of at least
+/// `lsn_min` (frames the writer could have written after the damage); returns (offset, lsn).
+fn find_valid_after(bytes: &[u8], seed: u32, from: usize, lsn_min: u64) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
-        // Skip zeroed space a word at a time: preallocated tails are zeros.
-        if offset % 8 == 0 && offset + 8 <= bytes.len() && bytes[offset..offset + 8] == [0u8; 8] {
-            offset += 8;
-            continue;
+        // Skip zeroed space a block at a time: preallocated tails are zeros.
+        if offset % ZERO_SKIP_BLOCK_BYTES == 0 {
+            if let Some(block) = bytes.get(offset..offset + ZERO_SKIP_BLOCK_BYTES) {
+                if block.iter().fold(0u8, |acc, &b| acc | b) == 0 {
+                    offset += ZERO_SKIP_BLOCK_BYTES;
+                    continue;
+                }
+            }
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
-            if fits && lsn != 0 {
+            if fits && lsn != 0 && lsn >= lsn_min {
                 if let Ok(frame) = record::decode(bytes, offset, seed, None) {
                     return Some((offset as u64, frame.lsn));
                 }
@@ -224,6 +278,7 @@ pub(crate) fn recover(
     storage: &dyn Storage,
     dir: &Path,
     options: &WalOptions,
+    time_of: Option<TimeOf>,
 ) -> Result<Recovered> {
     let names = storage.list(dir).map_err(|e| Error::io("list", dir, e))?;
     let mut report = RecoveryReport::default();
@@ -244,9 +299,12 @@ pub(crate) fn recover(
         let Some(id) = segment::parse_file_name(name) else {
             continue;
         };
-        let file = storage
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let opened = if options.read_only {
+            storage.open_read(&path)
+        } else {
+            storage.open(&path)
+        };
+        let file = opened.map_err(|e| Error::io("open", &path, e))?;
         let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
@@ -301,7 +359,7 @@ pub(crate) fn recover(
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
             if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES)
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
             {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
@@ -328,6 +386,7 @@ pub(crate) fn recover(
     let mut next_lsn = 1u64;
     let mut active_end_offset = SEGMENT_HEADER_SIZE_BYTES as u64;
     let mut active_records_count = 0u64;
+    let mut active_time_range: Option<(u64, u64)> = None;
     let mut index = 0usize;
     while index < used_count {
         let entry = &entries[index];
@@ -343,7 +402,12 @@ pub(crate) fn recover(
         } else {
             None
         };
-        let scanned = scan(&entry.map, seed, header.first_lsn.0, next_first);
+        // Used segments are read whole: map them again with their pages prefaulted.
+        let map = entry
+            .file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &entry.path, e))?;
+        let scanned = scan(&map, seed, header.first_lsn.0, next_first, time_of);
         report.segments_scanned_count += 1;
         report.records_count += scanned.records_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
@@ -370,7 +434,8 @@ pub(crate) fn recover(
                 .stop
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from) {
+            let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
+            if let Some((offset, lsn)) = find_valid_after(&map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -443,13 +508,14 @@ pub(crate) fn recover(
         if is_newest {
             active_end_offset = end.0;
             active_records_count = kept_last.map_or(0, |l| l + 1 - header.first_lsn.0);
+            active_time_range = scanned.time_range_at_batch_end;
         }
         segments.push(SegMeta {
             id: entry.id,
             seed,
             file: Arc::clone(&entry.file),
             path: entry.path.clone(),
-            size_bytes: entry.map.len() as u64,
+            size_bytes: map.len() as u64,
             first_lsn: header.first_lsn.0,
             sealed: if is_newest {
                 None
@@ -458,21 +524,32 @@ pub(crate) fn recover(
             },
             index: index_kept,
             map: Arc::new(OnceLock::new()),
+            time_range: scanned.time_range_at_batch_end,
         });
         if !is_newest {
             let cached = segments.last().expect("just pushed");
-            let _ = cached.map.set(entry.map.clone());
+            let _ = cached.map.set(map.clone());
         }
         index += 1;
     }
 
-    // Files past the log's end: after a repair they go; otherwise zeroed or recycled files of
-    // the configured size are ready segments, anything else goes.
+    // Files past the log's end: after a repair they go. Otherwise a file of the configured size
+    // is reused as a ready segment if nothing of its own identity is in it: a zeroed or torn
+    // header with frames of this segment behind it (the disk kept later sectors of a write
+    // whose header sector it lost; never acknowledged) would let those frames line up behind
+    // new ones, so such a file goes. Recycled files are not checked (their stale bytes make the
+    // hunt slow); they go too and are replaced by fresh preallocation.
     let mut ready = Vec::new();
     for entry in entries.into_iter().skip(used_count) {
-        let keep = repair.is_none()
-            && !matches!(entry.header, HeaderState::Valid(_))
-            && entry.map.len() as u64 == options.segment_size_bytes;
+        let reusable = match &entry.header {
+            HeaderState::Zeroed | HeaderState::Damaged(_) => {
+                let seed = record::segment_seed(entry.id);
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1).is_none()
+            }
+            HeaderState::Recycled { .. } | HeaderState::Valid(_) => false,
+        };
+        let keep =
+            repair.is_none() && reusable && entry.map.len() as u64 == options.segment_size_bytes;
         if keep {
             ready.push((entry.id, entry.file, entry.path));
             continue;
@@ -535,9 +612,162 @@ pub(crate) fn recover(
         next_lsn,
         active_end_offset,
         active_records_count,
+        active_time_range,
         fence,
         committed,
         next_segment_id,
         report,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{encode_into, segment_seed, FLAG_BATCH_END};
+
+    fn segment(id: u64, first_lsn: u64, frames: &[(u64, bool, usize)], size: usize) -> Vec<u8> {
+        let mut bytes = crate::segment::SegmentHeader {
+            segment_id: SegmentId(id),
+            first_lsn: Lsn(first_lsn),
+        }
+        .encode()
+        .to_vec();
+        let seed = segment_seed(SegmentId(id));
+        for &(lsn, end, len) in frames {
+            encode_into(
+                &mut bytes,
+                seed,
+                lsn,
+                1 | if end { FLAG_BATCH_END } else { 0 },
+                &vec![lsn as u8; len],
+            );
+        }
+        bytes.resize(size, 0);
+        bytes
+    }
+
+    #[test]
+    fn scan_stops_at_first_invalid_and_tracks_batches() {
+        let bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, false, 5), (12, true, 5), (13, false, 5)],
+            4096,
+        );
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, None, None);
+        assert_eq!(out.records_count, 4);
+        assert_eq!(out.last_lsn, Some(13));
+        assert_eq!(out.last_batch_end.map(|(lsn, _)| lsn), Some(12));
+        assert!(matches!(out.stop, Some((_, Invalid::Zeroed))));
+        // A sealed segment stops before the next segment's first LSN.
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, Some(12), None);
+        assert_eq!(out.last_lsn, Some(11));
+        assert_eq!(out.stop, None);
+    }
+
+    #[test]
+    fn hunt_finds_valid_frames_after_damage_only_for_this_identity() {
+        let mut bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, true, 300), (12, true, 5)],
+            4096,
+        );
+        let second = SEGMENT_HEADER_SIZE_BYTES + 21;
+        bytes[second + 20] ^= 1; // damage record 11's payload
+        let seed = segment_seed(SegmentId(3));
+        let found = find_valid_after(&bytes, seed, second + 1, 11).expect("record 12 follows");
+        assert_eq!(found.1, 12);
+        assert_eq!(
+            find_valid_after(&bytes, seed, second + 1, 13),
+            None,
+            "older lsns do not count"
+        );
+        assert_eq!(
+            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1, 1),
+            None
+        );
+        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64, 1), None);
+    }
+
+    #[test]
+    fn damaged_header_of_unused_segment_is_a_torn_header() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let used = segment(1, 1, &[(1, true, 10)], 4096);
+        let mut torn = segment(2, 2, &[], 4096);
+        torn[40] = 0xff; // header CRC now fails, and no record follows
+        for (id, bytes) in [(1u64, &used), (2u64, &torn)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        sim.sync_dir(dir).expect("sync dir");
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let recovered = recover(&sim, dir, &options, None).expect("recovers");
+        assert_eq!(recovered.next_lsn, 2);
+        assert_eq!(
+            recovered.ready.len(),
+            1,
+            "a torn header with nothing behind it is reused"
+        );
+        // With a record of segment 2 behind the damaged header, it is corruption.
+        let sim2 = sim.crash(crate::storage::sim::CrashMode::DropUnsynced);
+        let mut with_record = segment(2, 2, &[(2, true, 10)], 4096);
+        with_record[40] = 0xff;
+        assert!(sim2.overwrite(
+            &dir.join(crate::segment::file_name(SegmentId(2))),
+            0,
+            &with_record
+        ));
+        let err = recover(&sim2, dir, &options, None).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(2),
+                    offset_bytes: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn sealed_segment_missing_its_last_record_is_corrupt() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let first = segment(1, 1, &[(1, true, 10), (2, true, 10)], 4096);
+        let second = segment(2, 4, &[(4, true, 10)], 4096); // lsn 3 is missing
+        for (id, bytes) in [(1u64, &first), (2u64, &second)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let err = recover(&sim, dir, &options, None).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
 }
