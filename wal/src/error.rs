@@ -67,6 +67,12 @@ pub enum Error {
         /// The largest kind a caller may use.
         max: u8,
     },
+    /// Another process holds the log directory open for writing.
+    #[error("wal directory {} is locked by another process (read-only opens do not need the lock)", dir.display())]
+    Locked {
+        /// The log directory.
+        dir: PathBuf,
+    },
     /// The log failed earlier (write or sync error); nothing more is accepted until reopen.
     #[error("wal poisoned by an earlier failure: {cause}")]
     Poisoned {

@@ -66,7 +66,7 @@ pub use crate::error::{Error, Result};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
 pub use crate::recovery::{RecoveryReport, Repair, TornTail};
-pub use crate::storage::{FsStorage, Mapping, Storage, StorageFile};
+pub use crate::storage::{DirLock, FsStorage, Mapping, Storage, StorageFile, LOCK_FILE_NAME};
 pub use crate::wal::{CompactionReport, SegmentInfo, TimeOf, Wal, WalOptions, WalStats};
 
 /// A log sequence number: dense, starting at 1, assigned in append order.

@@ -37,6 +37,13 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn remove(&self, path: &Path) -> io::Result<()>;
     /// Makes the directory's entries durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Takes the directory's writer lock, held until the returned guard is dropped, so that two
+    /// processes never write one log. `Ok(None)` where the storage has no other process to fear
+    /// (the simulated disk); an `io::ErrorKind::WouldBlock` error when another holder has it.
+    fn lock_exclusive(&self, dir: &Path) -> io::Result<Option<DirLock>> {
+        let _ = dir;
+        Ok(None)
+    }
 }
 
 /// One open file.
@@ -152,6 +159,23 @@ impl Storage for FsStorage {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         File::open(dir)?.sync_all()
     }
+
+    fn lock_exclusive(&self, dir: &Path) -> io::Result<Option<DirLock>> {
+        let path = join(dir, LOCK_FILE_NAME);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(DirLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{} is held by another process", path.display()),
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
 }
 
 impl StorageFile for FsFile {
@@ -198,6 +222,16 @@ impl StorageFile for FsFile {
 }
 
 /// Joins a directory and a file name.
+/// The name of the file in a log directory whose advisory lock marks the one writing process.
+/// Recovery ignores it (it is not a segment name).
+pub const LOCK_FILE_NAME: &str = "LOCK";
+
+/// The writer lock of a log directory: released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: std::fs::File,
+}
+
 pub(crate) fn join(dir: &Path, name: &str) -> PathBuf {
     dir.join(name)
 }

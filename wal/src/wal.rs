@@ -149,6 +149,8 @@ pub struct WalStats {
 pub struct Wal {
     inner: Arc<Inner>,
     background: Option<std::thread::JoinHandle<()>>,
+    /// Held for the life of a writable log; `None` when read-only or on the simulated disk.
+    _dir_lock: Option<crate::storage::DirLock>,
 }
 
 impl Wal {
@@ -197,6 +199,19 @@ impl Wal {
                     .map_err(|e| Error::io("sync_dir", parent, e))?;
             }
         }
+        // One writing process per directory: a second writer would interleave appends with ours.
+        // Read-only opens (inspection while a server runs) take no lock.
+        let dir_lock = if options.read_only {
+            None
+        } else {
+            storage.lock_exclusive(&dir).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::WouldBlock {
+                    Error::Locked { dir: dir.clone() }
+                } else {
+                    Error::io("lock", &dir, e)
+                }
+            })?
+        };
         let recovered = recovery::recover(storage.as_ref(), &dir, &options, time_of)?;
         let report = recovered.report.clone();
         let active = recovered.segments.last().map(|meta| Active {
@@ -255,7 +270,14 @@ impl Wal {
         } else {
             None
         };
-        Ok((Wal { inner, background }, report))
+        Ok((
+            Wal {
+                inner,
+                background,
+                _dir_lock: dir_lock,
+            },
+            report,
+        ))
     }
 
     /// The log directory.

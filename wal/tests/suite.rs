@@ -564,3 +564,27 @@ fn segments_report_caller_time_ranges() {
         assert_eq!((min_after, max_after), (global_min, global_max), "{name}");
     }
 }
+
+/// Two writers on one directory would interleave appends: the second open is refused while the
+/// first holds the log, read-only inspection still works, and the lock goes with the writer.
+#[test]
+fn one_writing_process_per_directory() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let dir = temp.path().join("log");
+    let (first, _) = Wal::open(&dir, options(Durability::PerCommit)).expect("first open");
+    first.append(kind(1), b"held").expect("append");
+    match Wal::open(&dir, options(Durability::PerCommit)) {
+        Err(Error::Locked { dir: locked }) => assert_eq!(locked, dir),
+        other => panic!("second writer must be refused, got {other:?}"),
+    }
+    let read_only = WalOptions {
+        read_only: true,
+        ..options(Durability::PerCommit)
+    };
+    let (reader, _) = Wal::open(&dir, read_only).expect("read-only open beside the writer");
+    assert_eq!(all_records(&reader).len(), 1);
+    drop(reader);
+    drop(first);
+    let (again, _) = Wal::open(&dir, options(Durability::PerCommit)).expect("reopen after close");
+    assert_eq!(all_records(&again).len(), 1);
+}
