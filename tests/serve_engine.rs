@@ -2,6 +2,7 @@
 //! with SigV4-signed requests, the AWS error names the engine's refusals map to, account
 //! isolation (one engine per account), and a real socket with graceful shutdown. Time comes from
 //! a manual clock; nothing sleeps.
+#![cfg(feature = "server")]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
