@@ -749,6 +749,12 @@ impl Engine {
         self.inner.timers.lock().peek().map(|t| t.0.due_ms)
     }
 
+    /// How many timers are armed (timers of closed executions are dropped in batches, so this
+    /// may exceed the open executions' own timers for a while).
+    pub fn armed_timer_count(&self) -> usize {
+        self.inner.timers.lock().len()
+    }
+
     /// How many executions are open.
     pub fn open_execution_count(&self) -> usize {
         self.inner.open.lock().len()
