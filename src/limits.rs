@@ -95,3 +95,6 @@ pub const TIMERS_PER_EXECUTION_TYPICAL: usize = 2;
 
 const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
 const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
+
+/// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
+pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
