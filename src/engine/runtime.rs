@@ -298,7 +298,7 @@ impl Engine {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let arn = execution_arn.clone();
         let handle = self.inner.handle.clone();
-        *self.inner.in_flight.lock() += 1;
+        self.inner.in_flight.lock().in_flight += 1;
         self.inner.handle.spawn(async move {
             // A panicking handler fails its task instead of leaving it unanswered forever.
             let outcome = match handle.spawn(call).await {
@@ -321,7 +321,11 @@ impl Engine {
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
                     engine.drive_in_background(&arn, trigger);
-                    *engine.inner.in_flight.lock() -= 1;
+                    {
+                        let mut counts = engine.inner.in_flight.lock();
+                        counts.in_flight -= 1;
+                        counts.recorded += 1;
+                    }
                     engine.inner.in_flight_changed.notify_all();
                 }
             })
