@@ -561,7 +561,7 @@ impl Engine {
                 naming::check_name(name)?;
                 name.to_string()
             }
-            None => naming::random_name(),
+            None => naming::random_name()?,
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;

@@ -141,7 +141,10 @@ pub(crate) fn start(
                         Ok(effects) => effects,
                         Err(error) => {
                             drop(guard);
-                            inner.open.lock().remove(&key);
+                            let mut open = inner.open.lock();
+                            if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                                open.remove(&key);
+                            }
                             return Err(error);
                         }
                     };
@@ -159,8 +162,9 @@ pub(crate) fn start(
         let guard = slot.state.lock();
         let status = guard.execution.status();
         if status == crate::interpreter::ExecutionStatus::NotStarted {
-            // The racing start failed and removed its slot; try again.
+            // The racing start failed and is removing its slot; try again.
             drop(guard);
+            std::thread::yield_now();
             continue;
         }
         if status.is_closed() || guard.execution.input() != Some(&input) {
