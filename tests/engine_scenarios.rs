@@ -726,3 +726,30 @@ fn timers_of_closed_executions_do_not_pile_up() {
         h.engine.armed_timer_count()
     );
 }
+
+#[test]
+fn recovery_on_several_threads_rebuilds_every_open_execution() {
+    let h = Harness::with_options(|o| o.recovery_threads = 3);
+    let def = r#"{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"W"},"W":{"Type":"Wait","Seconds":60,"Next":"B"},"B":{"Type":"Pass","End":true}}}"#;
+    h.engine
+        .create_state_machine("w", def, None)
+        .expect("creates");
+    let arns: Vec<String> = (0..40)
+        .map(|i| {
+            h.engine
+                .start_execution("w", Some(&format!("r{i}")), &json!({"i": i}).to_string())
+                .expect("starts")
+                .execution_arn
+        })
+        .collect();
+    let h = h.restart(0);
+    assert_eq!(h.engine.open_execution_count(), 40);
+    assert_eq!(h.engine.armed_timer_count(), 40);
+    h.clock.advance_ms(60_000);
+    assert_eq!(h.engine.run_due_timers(), 40);
+    for (i, arn) in arns.iter().enumerate() {
+        let d = h.engine.describe_execution(arn).expect("d");
+        assert_eq!(d.status, ExecutionStatus::Succeeded);
+        assert_eq!(d.output, Some(json!({"i": i})));
+    }
+}

@@ -45,6 +45,7 @@ use crate::interpreter::{self, apply, pending_effects, ExecutionState, TaskInvoc
 use crate::limits::{
     HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
     LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
+    RECOVERY_THREADS_MAX,
 };
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
@@ -80,6 +81,10 @@ pub struct EngineOptions {
     pub entropy_seed: Option<u64>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
+    /// Threads that decode and fold the open executions' histories on open (at most
+    /// `RECOVERY_THREADS_MAX`). 1 by default: on the shared 2-core build machine, 2 threads
+    /// were slower than 1 (see `docs/engine-bench.md`).
+    pub recovery_threads: usize,
 }
 
 impl Default for EngineOptions {
@@ -97,6 +102,7 @@ impl Default for EngineOptions {
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
             read_only: false,
+            recovery_threads: 1,
         }
     }
 }
@@ -360,30 +366,35 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
-        // Fold every open execution by one sequential pass over the log.
-        let mut states: HashMap<String, ExecutionState> = HashMap::new();
-        let mut fold_error = None;
-        engine
-            .inner
-            .store
-            .scan_open_batches(&mut |batch| {
+        // Fold every open execution: one sequential pass over the log, decoded and folded on
+        // `recovery_threads` threads.
+        let partitions = engine.inner.options.recovery_threads;
+        type Folded = (HashMap<String, ExecutionState>, Option<interpreter::Error>);
+        let folded: Vec<Folded> = engine.inner.store.fold_open_batches(
+            partitions.min(RECOVERY_THREADS_MAX),
+            || (HashMap::new(), None),
+            |(states, failure): &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
                     if let Err(error) = apply(state, event) {
-                        fold_error = Some(error);
-                        return Err(store::Error::Decode {
-                            lsn: 0,
-                            kind: store::KIND_EVENTS,
-                            reason: format!("{} does not fold", batch.execution_arn),
+                        let reason = format!("{} does not fold: {error}", batch.execution_arn);
+                        *failure = Some(error);
+                        return Err(store::Error::BadSequence {
+                            execution_arn: batch.execution_arn.clone(),
+                            reason,
                         });
                     }
                 }
                 Ok(())
-            })
-            .map_err(|e| match fold_error.take() {
-                Some(error) => Error::Interpreter(error),
-                None => Error::Store(e),
-            })?;
+            },
+        )?;
+        let mut states = HashMap::new();
+        for (partition, failure) in folded {
+            if let Some(error) = failure {
+                return Err(Error::Interpreter(error));
+            }
+            states.extend(partition);
+        }
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
