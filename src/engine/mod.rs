@@ -17,6 +17,8 @@
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
+//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
@@ -326,6 +328,8 @@ struct Inner {
     options: EngineOptions,
     interpreter_options: interpreter::Options,
     handlers: RwLock<HashMap<String, Arc<dyn TaskHandler>>>,
+    /// Handler calls running now, by execution and task id, to cancel them.
+    running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
     /// Tasks whose resource had no handler when they were due, waiting for one.
     parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
@@ -439,6 +443,7 @@ impl Engine {
                 interpreter_options,
                 options,
                 handlers: RwLock::new(HashMap::new()),
+                running: Mutex::new(HashMap::new()),
                 parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
@@ -758,7 +763,7 @@ impl Engine {
     }
 
     /// How many handler answers (successes, failures, panics) have been handed to their
-    /// executions since open, stale ones included.
+    /// executions since open, stale ones included (cancelled calls give no answer).
     pub fn answers_recorded(&self) -> u64 {
         self.inner.in_flight.lock().recorded
     }

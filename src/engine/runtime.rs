@@ -249,8 +249,15 @@ impl Engine {
                     }));
                     self.inner.timer_signal.notify();
                 }
-                // Best effort: the handler runs on; its late answer is a stale trigger.
-                Effect::CancelTask { .. } => {}
+                // The handler's future is dropped; had it answered already, that answer is a
+                // stale trigger.
+                Effect::CancelTask { task_id } => {
+                    if let Some(running) =
+                        self.inner.running.lock().remove(&(key.clone(), task_id.0))
+                    {
+                        running.abort();
+                    }
+                }
                 Effect::Closed { .. } => {
                     {
                         let mut open = self.inner.open.lock();
@@ -301,15 +308,22 @@ impl Engine {
         let call = handler.call(invocation.input, context);
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let arn = execution_arn.clone();
-        let handle = self.inner.handle.clone();
         self.inner.in_flight.lock().in_flight += 1;
+        let running = self.inner.handle.spawn(call);
+        let running_key = (arn.clone(), task_id.0);
+        self.inner
+            .running
+            .lock()
+            .insert(running_key.clone(), running.abort_handle());
         self.inner.handle.spawn(async move {
+            let joined = running.await;
+            let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
             // A panicking handler fails its task instead of leaving it unanswered forever.
-            let outcome = match handle.spawn(call).await {
+            let outcome = match joined {
                 Ok(outcome) => outcome,
                 Err(join) => Err(super::TaskError::new(
                     "States.TaskFailed",
-                    format!("the task handler panicked or was cancelled: {join}"),
+                    format!("the task handler panicked: {join}"),
                 )),
             };
             let trigger = match outcome {
@@ -324,11 +338,14 @@ impl Engine {
             let _ = tokio::task::spawn_blocking(move || {
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
-                    engine.drive_in_background(&arn, trigger);
+                    engine.inner.running.lock().remove(&running_key);
+                    if !cancelled {
+                        engine.drive_in_background(&arn, trigger);
+                    }
                     {
                         let mut counts = engine.inner.in_flight.lock();
                         counts.in_flight -= 1;
-                        counts.recorded += 1;
+                        counts.recorded += u64::from(!cancelled);
                     }
                     engine.inner.in_flight_changed.notify_all();
                 }
