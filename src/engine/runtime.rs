@@ -19,8 +19,11 @@ use serde_json::Value;
 use super::{Engine, Error, Inner, StartedExecution};
 use crate::asl::StateMachine;
 use crate::history::EventId;
+#[cfg(debug_assertions)]
+use crate::interpreter::apply;
 use crate::interpreter::{
-    apply, decide, Effect, Entropy, ExecutionState, StartRequest, TaskInvocation, Trigger,
+    decide, decide_owned, Effect, Entropy, ExecutionState, ExecutionStatus, StartRequest,
+    TaskInvocation, Trigger,
 };
 use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use crate::store::Machine;
@@ -161,7 +164,7 @@ pub(crate) fn start(
         let Some(slot) = existing else { continue };
         let guard = slot.state.lock();
         let status = guard.execution.status();
-        if status == crate::interpreter::ExecutionStatus::NotStarted {
+        if status == ExecutionStatus::NotStarted {
             // The racing start failed and is removing its slot; try again.
             drop(guard);
             std::thread::yield_now();
@@ -177,7 +180,7 @@ pub(crate) fn start(
     }
 }
 
-/// Decides, appends durably and applies; returns the effects to perform.
+/// Decides, appends durably and adopts the decided state; returns the effects to perform.
 fn decide_and_append(
     engine: &Engine,
     execution_arn: &str,
@@ -187,20 +190,41 @@ fn decide_and_append(
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
     let mut entropy = &inner.entropy;
-    let decision = decide(
-        &slot.definition,
-        &slot.execution,
-        trigger,
-        now_ms,
-        &inner.interpreter_options,
-        &mut entropy,
-    )?;
-    if !decision.events.is_empty() {
-        inner.store.append_events(execution_arn, &decision.events)?;
-        for event in &decision.events {
-            apply(&mut slot.execution, event)?;
-        }
+    let options = &inner.interpreter_options;
+    let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
+        // Nothing to lose on failure: decide on a fresh state without copying it.
+        decide_owned(
+            &slot.definition,
+            ExecutionState::new(),
+            trigger,
+            now_ms,
+            options,
+            &mut entropy,
+        )?
+    } else {
+        decide(
+            &slot.definition,
+            &slot.execution,
+            trigger,
+            now_ms,
+            options,
+            &mut entropy,
+        )?
+    };
+    if decision.events.is_empty() {
+        return Ok(decision.effects);
     }
+    inner.store.append_events(execution_arn, &decision.events)?;
+    #[cfg(debug_assertions)]
+    {
+        // Paired check: the decided state is the fold of the events just made durable.
+        let mut folded = slot.execution.clone();
+        for event in &decision.events {
+            apply(&mut folded, event)?;
+        }
+        debug_assert!(folded == decision.next_state, "decide and apply disagree");
+    }
+    slot.execution = decision.next_state;
     Ok(decision.effects)
 }
 
