@@ -263,6 +263,39 @@ fn over_http(durability: Durability, requests: usize) -> Summary {
     summarize(latencies, busy)
 }
 
+/// The floor under any HTTP figure: a 1-byte ping-pong over a loopback TCP connection to a
+/// thread that echoes it.
+fn loopback_round_trip(requests: usize) -> Summary {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let echo = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        stream.set_nodelay(true).expect("nodelay");
+        let mut byte = [0u8; 1];
+        while stream.read_exact(&mut byte).is_ok() {
+            if stream.write_all(&byte).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut latencies = Vec::with_capacity(requests);
+    let mut busy = Duration::ZERO;
+    let mut byte = [7u8; 1];
+    for _ in 0..requests {
+        let started = Instant::now();
+        stream.write_all(&byte).expect("write");
+        stream.read_exact(&mut byte).expect("read");
+        let elapsed = started.elapsed();
+        latencies.push(elapsed);
+        busy += elapsed;
+    }
+    drop(stream);
+    echo.join().expect("echo thread ends");
+    summarize(latencies, busy)
+}
+
 fn main() {
     // `cargo test --benches` runs bench binaries with `--bench` absent; stay quick then.
     let benching = std::env::args().any(|a| a == "--bench");
@@ -274,6 +307,15 @@ fn main() {
     println!(
         "{:<12} {:<10} {:>12} {:>10} {:>10}",
         "durability", "path", "requests/s", "p50 us", "p99 us"
+    );
+    let floor = loopback_round_trip(requests);
+    println!(
+        "{:<12} {:<10} {:>12.0} {:>10.1} {:>10.1}   (1-byte TCP echo: the network floor)",
+        "-",
+        "loopback",
+        floor.requests_per_s,
+        floor.p50.as_secs_f64() * 1e6,
+        floor.p99.as_secs_f64() * 1e6
     );
     for (label, durability) in [
         ("no-sync", Durability::NoSync),

@@ -2,6 +2,7 @@
 //! with SigV4-signed requests, the AWS error names the engine's refusals map to, account
 //! isolation (one engine per account), and a real socket with graceful shutdown. Time comes from
 //! a manual clock; nothing sleeps.
+#![cfg(feature = "server")]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -601,4 +602,57 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
     task.await.expect("joins").expect("clean shutdown");
     // After shutdown nothing listens.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+/// Many clients at once, valid and invalid requests mixed (bad JSON, unknown operations, wrong
+/// signatures, unknown ARNs, oversized inputs): never a 5xx, and every acknowledged start exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_mixed_clients_never_see_a_5xx() {
+    let s = Arc::new(server(None));
+    let machine = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "five", "definition": five_pass(), "roleArn": ROLE}),
+    )
+    .await;
+    let machine = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    let clients: usize = 16;
+    let requests_each: usize = 25;
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let s = s.clone();
+        let machine = machine.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut started = Vec::new();
+            for i in 0..requests_each {
+                let (status, value) = match i % 5 {
+                    0 => call(&s, "StartExecution", json!({"stateMachineArn": machine, "name": format!("c{client}-{i}")})).await,
+                    1 => {
+                        let mut request = signed_request("DescribeExecution", &json!({}), "test", "test", NOW_MS);
+                        *request.body_mut() = Body::from("{not json");
+                        send(&s, request).await
+                    }
+                    2 => call(&s, "NoSuchOperation", json!({})).await,
+                    3 => call(&s, "DescribeExecution", json!({"executionArn": format!("{machine}:nope").replace(":stateMachine:", ":execution:")})).await,
+                    _ => call(&s, "StartExecution", json!({"stateMachineArn": machine, "input": format!("\"{}\"", "x".repeat(300 * 1024))})).await,
+                };
+                assert!(!status.is_server_error(), "5xx: {status} {value}");
+                assert!(status == StatusCode::OK || value["__type"].is_string(), "{value}");
+                if i % 5 == 0 {
+                    assert_eq!(status, StatusCode::OK, "{value}");
+                    started.push(value["executionArn"].as_str().expect("arn").to_owned());
+                }
+            }
+            started
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("client task"));
+    }
+    assert_eq!(all.len(), clients * requests_each.div_ceil(5));
+    for arn in &all {
+        let described = ok(&s, "DescribeExecution", json!({"executionArn": arn})).await;
+        assert_eq!(described["status"], "SUCCEEDED");
+    }
 }

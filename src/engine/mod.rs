@@ -17,6 +17,8 @@
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
+//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
@@ -45,6 +47,7 @@ use crate::interpreter::{self, apply, pending_effects, ExecutionState, TaskInvoc
 use crate::limits::{
     HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
     LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
+    RECOVERY_THREADS_MAX,
 };
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
@@ -80,6 +83,10 @@ pub struct EngineOptions {
     pub entropy_seed: Option<u64>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
+    /// Threads that decode and fold the open executions' histories on open (at most
+    /// `RECOVERY_THREADS_MAX`). 1 by default: on the shared 2-core build machine, 2 threads
+    /// were slower than 1 (see `docs/engine-bench.md`).
+    pub recovery_threads: usize,
 }
 
 impl Default for EngineOptions {
@@ -97,6 +104,7 @@ impl Default for EngineOptions {
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
             read_only: false,
+            recovery_threads: 1,
         }
     }
 }
@@ -309,11 +317,19 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+#[derive(Debug, Default)]
+struct HandlerCounts {
+    in_flight: usize,
+    recorded: u64,
+}
+
 struct Inner {
     store: Store,
     options: EngineOptions,
     interpreter_options: interpreter::Options,
     handlers: RwLock<HashMap<String, Arc<dyn TaskHandler>>>,
+    /// Handler calls running now, by execution and task id, to cancel them.
+    running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
     /// Tasks whose resource had no handler when they were due, waiting for one.
     parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
@@ -326,8 +342,9 @@ struct Inner {
     closed_count: Mutex<u64>,
     closed_changed: Condvar,
     background_errors: Mutex<Vec<String>>,
-    /// Handler calls spawned and not yet recorded; `wait_idle` waits for 0.
-    in_flight: Mutex<usize>,
+    /// Handler calls spawned and not yet recorded (`wait_idle` waits for none), and answers
+    /// recorded so far.
+    in_flight: Mutex<HandlerCounts>,
     in_flight_changed: Condvar,
     entropy: runtime::EntropySource,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -353,30 +370,35 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
-        // Fold every open execution by one sequential pass over the log.
-        let mut states: HashMap<String, ExecutionState> = HashMap::new();
-        let mut fold_error = None;
-        engine
-            .inner
-            .store
-            .scan_open_batches(&mut |batch| {
+        // Fold every open execution: one sequential pass over the log, decoded and folded on
+        // `recovery_threads` threads.
+        let partitions = engine.inner.options.recovery_threads;
+        type Folded = (HashMap<String, ExecutionState>, Option<interpreter::Error>);
+        let folded: Vec<Folded> = engine.inner.store.fold_open_batches(
+            partitions.min(RECOVERY_THREADS_MAX),
+            || (HashMap::new(), None),
+            |(states, failure): &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
                     if let Err(error) = apply(state, event) {
-                        fold_error = Some(error);
-                        return Err(store::Error::Decode {
-                            lsn: 0,
-                            kind: store::KIND_EVENTS,
-                            reason: format!("{} does not fold", batch.execution_arn),
+                        let reason = format!("{} does not fold: {error}", batch.execution_arn);
+                        *failure = Some(error);
+                        return Err(store::Error::BadSequence {
+                            execution_arn: batch.execution_arn.clone(),
+                            reason,
                         });
                     }
                 }
                 Ok(())
-            })
-            .map_err(|e| match fold_error.take() {
-                Some(error) => Error::Interpreter(error),
-                None => Error::Store(e),
-            })?;
+            },
+        )?;
+        let mut states = HashMap::new();
+        for (partition, failure) in folded {
+            if let Some(error) = failure {
+                return Err(Error::Interpreter(error));
+            }
+            states.extend(partition);
+        }
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
@@ -421,6 +443,7 @@ impl Engine {
                 interpreter_options,
                 options,
                 handlers: RwLock::new(HashMap::new()),
+                running: Mutex::new(HashMap::new()),
                 parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
@@ -429,7 +452,7 @@ impl Engine {
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
                 background_errors: Mutex::new(Vec::new()),
-                in_flight: Mutex::new(0),
+                in_flight: Mutex::new(HandlerCounts::default()),
                 in_flight_changed: Condvar::new(),
                 entropy,
                 runtime: Mutex::new(Some(runtime)),
@@ -554,7 +577,7 @@ impl Engine {
                 naming::check_name(name)?;
                 name.to_string()
             }
-            None => naming::random_name(),
+            None => naming::random_name()?,
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
@@ -733,9 +756,23 @@ impl Engine {
     /// (tasks parked for want of a handler do not count). With a manual clock and no background
     /// timers, the engine is then quiet until the next `run_due_timers`.
     pub fn wait_idle(&self) {
-        let mut in_flight = self.inner.in_flight.lock();
-        while *in_flight > 0 {
-            self.inner.in_flight_changed.wait(&mut in_flight);
+        let mut counts = self.inner.in_flight.lock();
+        while counts.in_flight > 0 {
+            self.inner.in_flight_changed.wait(&mut counts);
+        }
+    }
+
+    /// How many handler answers (successes, failures, panics) have been handed to their
+    /// executions since open, stale ones included (cancelled calls give no answer).
+    pub fn answers_recorded(&self) -> u64 {
+        self.inner.in_flight.lock().recorded
+    }
+
+    /// Blocks until `answers_recorded() >= count` (for tests that answer tasks one by one).
+    pub fn wait_answers_recorded(&self, count: u64) {
+        let mut counts = self.inner.in_flight.lock();
+        while counts.recorded < count {
+            self.inner.in_flight_changed.wait(&mut counts);
         }
     }
 
@@ -747,6 +784,12 @@ impl Engine {
     /// The due time of the earliest armed timer, if any.
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         self.inner.timers.lock().peek().map(|t| t.0.due_ms)
+    }
+
+    /// How many timers are armed (timers of closed executions are dropped in batches, so this
+    /// may exceed the open executions' own timers for a while).
+    pub fn armed_timer_count(&self) -> usize {
+        self.inner.timers.lock().len()
     }
 
     /// How many executions are open.

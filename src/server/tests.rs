@@ -1109,3 +1109,32 @@ proptest! {
         })?;
     }
 }
+
+#[tokio::test]
+async fn the_listener_holds_one_permit_per_open_connection() {
+    use axum::serve::Listener;
+    let inner = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = inner.local_addr().expect("addr");
+    let mut listener = super::listener::LimitedListener::new(inner, 1);
+    let _client_one = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let _client_two = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (first, _) = listener.accept().await;
+    assert_eq!(listener.available(), 0);
+    // With the one permit taken, accepting does not complete: the biased select polls it first,
+    // finds it pending on the permit, and takes the ready branch.
+    let accepted_second = tokio::select! {
+        biased;
+        _ = listener.accept() => true,
+        () = std::future::ready(()) => false,
+    };
+    assert!(
+        !accepted_second,
+        "a second connection was accepted past the limit"
+    );
+    drop(first);
+    assert_eq!(listener.available(), 1);
+    let (_second, _) = listener.accept().await;
+    assert_eq!(listener.available(), 0);
+}

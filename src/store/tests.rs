@@ -189,7 +189,7 @@ fn a_closed_execution_costs_little_in_the_index() {
 }
 
 #[test]
-fn scan_open_batches_yields_only_open_executions_in_log_order() {
+fn fold_open_batches_yields_only_open_executions_in_log_order() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
@@ -214,16 +214,41 @@ fn scan_open_batches_yields_only_open_executions_in_log_order() {
         )
         .expect("appends");
     let again = open_store(log);
-    let mut seen = Vec::new();
-    again
-        .scan_open_batches(&mut |batch| {
-            seen.push((batch.execution_arn, batch.events.len()));
-            Ok(())
-        })
-        .expect("scans");
-    assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 1)]);
+    for partitions in [1, 3] {
+        let folded = again
+            .fold_open_batches(partitions, Vec::new, |seen, batch| {
+                seen.push((batch.execution_arn, batch.events[0].id.0));
+                Ok(())
+            })
+            .expect("folds");
+        assert_eq!(folded.len(), partitions);
+        let seen: Vec<_> = folded.into_iter().flatten().collect();
+        assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 2)]);
+    }
     assert_eq!(
         again.execution(&exec_arn("shut")).expect("indexed").status,
         ExecutionStatus::Failed
+    );
+}
+
+#[test]
+fn batch_records_carry_exactly_the_history_encoding() {
+    let events = [started("a"), entered(2)];
+    let mut chunks = Vec::new();
+    encode_chunks(&exec_arn("a"), &events, &mut chunks).expect("encodes");
+    assert_eq!(chunks.len(), 1);
+    let (header, bytes) = &chunks[0];
+    let (decoded_header, history_bytes) =
+        record::decode_batch_header(bytes).expect("header decodes");
+    assert_eq!(&decoded_header, header);
+    assert_eq!((header.first_event_id, header.last_event_id), (1, 2));
+    assert!(header.started.is_some());
+    let owned = EventBatch {
+        execution_arn: exec_arn("a"),
+        events: events.to_vec(),
+    };
+    assert_eq!(
+        history_bytes,
+        encoding::encode(&owned).expect("encodes").as_slice()
     );
 }

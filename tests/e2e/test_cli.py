@@ -311,3 +311,38 @@ def test_metrics_count_requests(sfn):
     text = requests.get(ENDPOINT + "/metrics", timeout=30).text
     assert 'statelog_http_requests_total{operation="ListStateMachines",outcome="ok"}' in text
     assert "statelog_executions_open" in text
+
+
+def test_sigkill_then_restart_keeps_acknowledged_executions():
+    """Executions acknowledged by StartExecution survive a SIGKILL of the server: after a restart
+    on the same data directory they are still RUNNING with the same contiguous history, and they
+    can be stopped."""
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data:
+        process, endpoint = start_server(["--data-dir", data])
+        try:
+            sfn = client(endpoint)
+            machine = sfn.create_state_machine(name="sleepy", definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+            arns = [sfn.start_execution(stateMachineArn=machine, name=f"w{i}", input=json.dumps({"i": i}))["executionArn"] for i in range(5)]
+            before = {arn: sfn.get_execution_history(executionArn=arn)["events"] for arn in arns}
+        finally:
+            process.kill()
+            process.wait(timeout=30)
+        process, endpoint = start_server(["--data-dir", data])
+        try:
+            sfn = client(endpoint)
+            for i, arn in enumerate(arns):
+                described = sfn.describe_execution(executionArn=arn)
+                assert described["status"] == "RUNNING"
+                assert json.loads(described["input"]) == {"i": i}
+                after = sfn.get_execution_history(executionArn=arn)["events"]
+                assert [(e["id"], e["type"]) for e in after] == [(e["id"], e["type"]) for e in before[arn]]
+                assert [e["id"] for e in after] == list(range(1, len(after) + 1))
+            sfn.stop_execution(executionArn=arns[0], error="Restarted")
+            assert sfn.describe_execution(executionArn=arns[0])["status"] == "ABORTED"
+            running = sfn.list_executions(stateMachineArn=machine, statusFilter="RUNNING")["executions"]
+            assert sorted(e["name"] for e in running) == ["w1", "w2", "w3", "w4"]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
