@@ -167,13 +167,21 @@ impl Storage for FsStorage {
             .truncate(false)
             .write(true)
             .open(&path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Some(DirLock { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+        use std::os::fd::AsRawFd;
+        // SAFETY: `flock` only reads the descriptor, which `file` keeps open for this call; the
+        // lock lives as long as the open file description (released on drop or process death).
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(Some(DirLock { _file: file }));
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() == io::ErrorKind::WouldBlock {
+            Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
                 format!("{} is held by another process", path.display()),
-            )),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
+            ))
+        } else {
+            Err(error)
         }
     }
 }
