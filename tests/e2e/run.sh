@@ -4,7 +4,7 @@
 # Builds the binary, starts `statelog serve` in development mode on a free loopback port with a
 # temporary data directory, runs tests/e2e (pytest + boto3 + awscli), then the official
 # conformance runner (`--needs-none`) when ../shared/conformance exists, and stops the server.
-# Exit status: pytest's. The conformance count is reported, not gated (the lead sets the floor).
+# Exit status: pytest's, or 1 when the conformance count drops below STATELOG_CONFORMANCE_FLOOR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -61,7 +61,12 @@ if [ -f "$CONFORMANCE_DIR/run.py" ]; then
     counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$CONF_LOG" | tail -1 || true)
     passed=$(echo "$counts" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
     failed=$(echo "$counts" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-    echo "conformance over HTTP (needs none, not gating): passed=${passed:-?} failed=${failed:-?}"
+    floor="${STATELOG_CONFORMANCE_FLOOR:-0}"
+    echo "conformance over HTTP (needs none): passed=${passed:-?} failed=${failed:-?} floor=$floor"
+    if [ "${passed:-0}" -lt "$floor" ]; then
+        echo "conformance over HTTP dropped below its floor ($floor)" >&2
+        status=1
+    fi
     if [ -n "${STATELOG_CONFORMANCE_LOG:-}" ]; then
         cp "$CONF_LOG" "$STATELOG_CONFORMANCE_LOG"
     fi
