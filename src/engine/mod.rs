@@ -373,40 +373,33 @@ impl Engine {
         // Fold every open execution: one sequential pass over the log, decoded and folded on
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
-        type Folded = (HashMap<String, ExecutionState>, Option<interpreter::Error>);
+        type Folded = HashMap<String, ExecutionState>;
         let folded: Vec<Folded> = engine.inner.store.fold_open_batches(
             partitions.min(RECOVERY_THREADS_MAX),
-            || (HashMap::new(), None),
-            |(states, failure): &mut Folded, batch| {
+            HashMap::new,
+            |states: &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
-                    if let Err(error) = apply(state, event) {
-                        let reason = format!("{} does not fold: {error}", batch.execution_arn);
-                        *failure = Some(error);
-                        return Err(store::Error::BadSequence {
-                            execution_arn: batch.execution_arn.clone(),
-                            reason,
-                        });
-                    }
+                    apply(state, event).map_err(|error| store::Error::BadSequence {
+                        execution_arn: batch.execution_arn.clone(),
+                        reason: format!("event {} does not fold: {error}", event.id),
+                    })?;
                 }
                 Ok(())
             },
         )?;
-        let mut states = HashMap::new();
-        for (partition, failure) in folded {
-            if let Some(error) = failure {
-                return Err(Error::Interpreter(error));
-            }
-            states.extend(partition);
-        }
+        let states: HashMap<String, ExecutionState> = folded.into_iter().flatten().collect();
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
             let summary = engine.summary(&arn)?;
-            assert!(
-                !state.status().is_closed(),
-                "the index and the fold disagree on whether {arn} is open"
-            );
+            if state.status().is_closed() {
+                // The record headers said open, the events say closed: a damaged log.
+                return Err(Error::Store(store::Error::BadSequence {
+                    execution_arn: arn.to_string(),
+                    reason: "the batch headers leave it open but its events close it".to_string(),
+                }));
+            }
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
             let slot = Arc::new(Slot::new(state, definition));

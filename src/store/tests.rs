@@ -252,3 +252,39 @@ fn batch_records_carry_exactly_the_history_encoding() {
         encoding::encode(&owned).expect("encodes").as_slice()
     );
 }
+
+#[test]
+fn a_header_that_disagrees_with_its_events_is_caught_on_read() {
+    let log = Arc::new(MemoryLog::new());
+    let machine = record::encode_machine(&MachineRecord::Created {
+        name: "orders".into(),
+        definition: "{}".into(),
+        role_arn: "role".into(),
+        created_ms: 1,
+    })
+    .expect("encodes");
+    log.append_batch(&[(KIND_MACHINE, &machine)])
+        .expect("appends");
+    // The header claims events 1..=3, the batch holds only event 1.
+    let mut header = header_for(&exec_arn("a"), &[started("a")]);
+    header.last_event_id = 3;
+    let history_bytes = encoding::encode(&EventBatch {
+        execution_arn: exec_arn("a"),
+        events: vec![started("a")],
+    })
+    .expect("encodes");
+    let bytes = record::encode_batch(&header, &history_bytes).expect("encodes");
+    log.append_batch(&[(KIND_EVENTS, &bytes)]).expect("appends");
+    let store = open_store(log);
+    assert_eq!(
+        store
+            .execution(&exec_arn("a"))
+            .expect("indexed")
+            .event_count,
+        3
+    );
+    assert!(matches!(
+        store.history(&exec_arn("a")),
+        Err(Error::Decode { lsn: 2, .. })
+    ));
+}
