@@ -590,3 +590,108 @@ fn a_reopened_engine_sees_every_machine_and_execution() {
     assert_eq!(h.engine.list_state_machines().len(), 1);
     let _: &Engine = &h.engine;
 }
+
+#[test]
+fn a_task_timeout_fires_on_the_clock_and_a_late_answer_is_ignored() {
+    let h = Harness::new();
+    let def = r#"{"StartAt":"Slow","States":{"Slow":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:000000000000:function:slow","TimeoutSeconds":5,"End":true}}}"#;
+    h.engine
+        .create_state_machine("slow", def, None)
+        .expect("creates");
+    let (release, wait) = tokio::sync::oneshot::channel::<()>();
+    let wait = Arc::new(parking_lot::Mutex::new(Some(wait)));
+    h.engine.register_integration(
+        "arn:aws:lambda:us-east-1:000000000000:function:slow",
+        move |_input: Value, _context: Value| {
+            let wait = wait.lock().take();
+            async move {
+                if let Some(wait) = wait {
+                    let _ = wait.await;
+                }
+                Ok::<_, TaskError>(json!("too late"))
+            }
+        },
+    );
+    let arn = h
+        .engine
+        .start_execution("slow", None, "{}")
+        .expect("starts")
+        .execution_arn;
+    h.clock.advance_ms(4_999);
+    assert_eq!(h.engine.run_due_timers(), 0);
+    h.clock.advance_ms(1);
+    assert_eq!(h.engine.run_due_timers(), 1);
+    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(d.status, ExecutionStatus::Failed);
+    assert_eq!(d.error.as_deref(), Some("States.Timeout"));
+    let count = d.event_count;
+    release.send(()).expect("handler waits");
+    h.engine.wait_idle();
+    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(d.event_count, count, "the late answer adds nothing");
+    assert!(
+        h.engine.background_errors().is_empty(),
+        "{:?}",
+        h.engine.background_errors()
+    );
+}
+
+#[test]
+fn many_threads_run_many_executions_with_handlers_concurrently() {
+    let h = Harness::new();
+    h.engine
+        .create_state_machine("pay", TASK_WITH_RETRY, None)
+        .expect("creates");
+    h.engine
+        .register_integration(CHARGE, |input: Value, _context: Value| async move {
+            Ok::<_, TaskError>(json!({"paid": input["i"]}))
+        });
+    let threads = 8;
+    let per_thread = 25;
+    let arns: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let engine = h.engine.clone();
+                scope.spawn(move || {
+                    (0..per_thread)
+                        .map(|k| {
+                            let i = t * per_thread + k;
+                            engine
+                                .start_execution(
+                                    "pay",
+                                    Some(&format!("c{i}")),
+                                    &json!({"i": i}).to_string(),
+                                )
+                                .expect("starts")
+                                .execution_arn
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|t| t.join().expect("thread"))
+            .collect()
+    });
+    assert_eq!(arns.len(), threads * per_thread);
+    for arn in &arns {
+        let d = h.engine.wait_until_closed(arn).expect("closes");
+        assert_eq!(d.status, ExecutionStatus::Succeeded);
+        assert_eq!(d.output.as_ref().expect("output")["paid"], d.input["i"]);
+        let events = h
+            .engine
+            .get_execution_history(
+                arn,
+                &HistoryQuery {
+                    max_results: 1000,
+                    ..Default::default()
+                },
+            )
+            .expect("history")
+            .events;
+        statelog::history::check_sequence(0, &events).expect("contiguous");
+    }
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<Engine>();
+}

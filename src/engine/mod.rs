@@ -353,14 +353,34 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
-        let open = engine.inner.store.open_executions();
-        let mut recovered = Vec::with_capacity(open.len());
-        for summary in open {
-            let arn = summary.execution_arn;
-            let mut state = ExecutionState::new();
-            for event in engine.inner.store.history(&arn)? {
-                apply(&mut state, &event)?;
-            }
+        // Fold every open execution by one sequential pass over the log.
+        let mut states: HashMap<String, ExecutionState> = HashMap::new();
+        let mut fold_error = None;
+        engine
+            .inner
+            .store
+            .scan_open_batches(&mut |batch| {
+                let state = states.entry(batch.execution_arn.clone()).or_default();
+                for event in &batch.events {
+                    if let Err(error) = apply(state, event) {
+                        fold_error = Some(error);
+                        return Err(store::Error::Decode {
+                            lsn: 0,
+                            kind: store::KIND_EVENTS,
+                            reason: format!("{} does not fold", batch.execution_arn),
+                        });
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| match fold_error.take() {
+                Some(error) => Error::Interpreter(error),
+                None => Error::Store(e),
+            })?;
+        let mut recovered = Vec::with_capacity(states.len());
+        for (arn, state) in states {
+            let arn: Arc<str> = Arc::from(arn);
+            let summary = engine.summary(&arn)?;
             assert!(
                 !state.status().is_closed(),
                 "the index and the fold disagree on whether {arn} is open"

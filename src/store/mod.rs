@@ -593,6 +593,51 @@ impl Store {
             .collect()
     }
 
+    /// Calls `visit` with every event batch of the executions open now, in log order, by one
+    /// sequential scan of the log (cheaper than reading each history by LSN when many are
+    /// open). Batches of closed executions are skipped without decoding their events.
+    pub fn scan_open_batches(
+        &self,
+        visit: &mut dyn FnMut(EventBatch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let open: std::collections::HashSet<Arc<str>> = {
+            let index = self.index.read();
+            index
+                .executions
+                .iter()
+                .filter(|(_, e)| !e.status.is_closed())
+                .map(|(arn, _)| arn.clone())
+                .collect()
+        };
+        if open.is_empty() {
+            return Ok(());
+        }
+        self.log.scan(&mut |lsn, kind, payload| {
+            if kind != KIND_EVENTS {
+                return Ok(());
+            }
+            let decode_error = |reason: String| Error::Decode {
+                lsn: lsn.0,
+                kind,
+                reason,
+            };
+            let (header, history_bytes) =
+                record::decode_batch_header(payload).map_err(decode_error)?;
+            if !open.contains(header.execution_arn.as_str()) {
+                return Ok(());
+            }
+            let batch = encoding::decode(history_bytes).map_err(|e| decode_error(e.to_string()))?;
+            if batch.execution_arn != header.execution_arn {
+                return Err(Error::ForeignRecord {
+                    lsn: lsn.0,
+                    execution_arn: header.execution_arn,
+                    found: batch.execution_arn,
+                });
+            }
+            visit(batch)
+        })
+    }
+
     /// The whole history of one execution, read back from the log and checked.
     pub fn history(&self, execution_arn: &str) -> Result<Vec<HistoryEvent>, Error> {
         let lsns = self.record_lsns(execution_arn)?;

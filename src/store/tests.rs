@@ -187,3 +187,43 @@ fn a_closed_execution_costs_little_in_the_index() {
     assert!(entry <= 96, "index entry is {entry} bytes");
     let _ = ErrorCause::default();
 }
+
+#[test]
+fn scan_open_batches_yields_only_open_executions_in_log_order() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let store = open_store(log.clone());
+    store
+        .create_machine("orders", "{}", "role", 5)
+        .expect("creates");
+    store
+        .append_events(&exec_arn("open"), &[started("open")])
+        .expect("appends");
+    store
+        .append_events(&exec_arn("shut"), &[started("shut")])
+        .expect("appends");
+    store
+        .append_events(&exec_arn("open"), &[entered(2)])
+        .expect("appends");
+    store
+        .append_events(
+            &exec_arn("shut"),
+            &[event(
+                2,
+                EventDetails::ExecutionFailed(ErrorCause::new("E", "c")),
+            )],
+        )
+        .expect("appends");
+    let again = open_store(log);
+    let mut seen = Vec::new();
+    again
+        .scan_open_batches(&mut |batch| {
+            seen.push((batch.execution_arn, batch.events.len()));
+            Ok(())
+        })
+        .expect("scans");
+    assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 1)]);
+    assert_eq!(
+        again.execution(&exec_arn("shut")).expect("indexed").status,
+        ExecutionStatus::Failed
+    );
+}
