@@ -25,6 +25,8 @@
 
 mod error;
 mod naming;
+mod redrive;
+mod retention;
 mod runtime;
 
 use std::collections::{BinaryHeap, HashMap};
@@ -50,6 +52,8 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
 pub use error::Error;
+pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
+pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
 
 /// How an engine is opened.
@@ -80,6 +84,9 @@ pub struct EngineOptions {
     pub entropy_seed: Option<u64>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
+    /// How long a closed execution stays visible after its close, in ms (default 90 days); then
+    /// it is gone from every API and compaction reclaims its bytes.
+    pub retention_ms: u64,
 }
 
 impl Default for EngineOptions {
@@ -97,6 +104,7 @@ impl Default for EngineOptions {
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
             read_only: false,
+            retention_ms: crate::limits::RETENTION_MS_DEFAULT,
         }
     }
 }
@@ -333,6 +341,8 @@ struct Inner {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     shutdown: AtomicBool,
+    /// Redrive client tokens seen (see `redrive`).
+    redrive_tokens: redrive::RedriveTokens,
 }
 
 impl Engine {
@@ -435,6 +445,7 @@ impl Engine {
                 runtime: Mutex::new(Some(runtime)),
                 handle,
                 shutdown: AtomicBool::new(false),
+                redrive_tokens: Default::default(),
             }),
         })
     }
@@ -620,6 +631,7 @@ impl Engine {
             self.inner
                 .store
                 .executions(machine_lsn, request.status_filter, before, limit + 1);
+        found.retain(|summary| !self.is_expired(summary));
         let next_token = if found.len() > limit {
             found.truncate(limit);
             found.last().map(|e| format!("x{}", e.start_index))
@@ -828,6 +840,7 @@ impl Engine {
         self.inner
             .store
             .execution(execution_arn)
+            .filter(|summary| !self.is_expired(summary))
             .ok_or_else(|| Error::ExecutionDoesNotExist {
                 execution_arn: execution_arn.to_string(),
             })

@@ -52,6 +52,7 @@
 mod decide;
 mod effects;
 mod io;
+mod redrive;
 mod state;
 
 pub use decide::{decide, decide_owned};
@@ -175,6 +176,9 @@ pub enum Trigger {
         /// The timer (the id of the event that armed it).
         timer_id: EventId,
     },
+    /// RedriveExecution: reopen a failed, timed out or aborted execution and rerun what did not
+    /// succeed (see `redrive`). The caller checks the redrive window and the event budget.
+    Redrive,
     /// StopExecution.
     Stop {
         /// The error to record, if any.
@@ -194,6 +198,7 @@ impl Trigger {
             Trigger::TaskTimedOut { .. } => "TaskTimedOut",
             Trigger::TimerFired { .. } => "TimerFired",
             Trigger::Stop { .. } => "Stop",
+            Trigger::Redrive => "Redrive",
         }
     }
 }

@@ -1,0 +1,142 @@
+//! retention: forgetting expired executions. [`Store::compact`] drops every closed execution
+//! whose close is older than a cutoff (the caller's clock decides it) from the index, and has the
+//! WAL copy forward the live records of the sealed segments it removes; the index follows the
+//! WAL's LSN mapping, so every retained history stays readable and contiguous.
+//!
+//! Invariants: open executions are never dropped, whatever their age; machine records are always
+//! kept (they identify machines by their original LSN, see `Store::open`); the index write lock is
+//! held from the start of the copy until the index follows the mapping, so no reader ever sees
+//! an LSN that the compaction removed. Must not: read a clock or decide what is expired beyond
+//! comparing close times with the cutoff it is given.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use statelog_wal::{Lsn, Wal};
+
+use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
+use super::{Error, Store};
+
+/// One record found by the open scan, applied in original-LSN order.
+pub(super) enum Found {
+    /// A state machine record.
+    Machine(MachineRecord),
+    /// An event batch header.
+    Batch(BatchHeader),
+}
+
+/// What one [`Store::compact`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreCompaction {
+    /// Executions forgotten (closed before the cutoff).
+    pub executions_expired_count: u64,
+    /// Segments scanned (the sealed prefix of the log, before compaction).
+    pub segments_scanned_count: u64,
+    /// Segments deleted.
+    pub segments_deleted_count: u64,
+    /// Records copied forward.
+    pub records_copied_count: u64,
+    /// Records dropped.
+    pub records_dropped_count: u64,
+    /// Bytes of the log before.
+    pub size_bytes_before: u64,
+    /// Bytes of the log after.
+    pub size_bytes_after: u64,
+}
+
+impl StoreCompaction {
+    /// Bytes the compaction gave back (0 when the log grew).
+    pub fn bytes_reclaimed(&self) -> u64 {
+        self.size_bytes_before.saturating_sub(self.size_bytes_after)
+    }
+}
+
+/// The LSN that ends the sealed segments up to the one holding `newest`; never past the start of
+/// the active segment (it is never compacted).
+fn compact_bound(wal: &Wal, newest: Lsn) -> Lsn {
+    let segments = wal.segments();
+    let active_first = segments.last().map_or(Lsn(0), |s| s.first_lsn);
+    segments
+        .iter()
+        .find(|s| s.first_lsn > newest)
+        .map_or(active_first, |s| s.first_lsn.min(active_first))
+}
+
+fn log_size_bytes(wal: &Wal) -> u64 {
+    wal.segments().iter().map(|s| s.size_bytes).sum()
+}
+
+impl Store {
+    /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
+    /// log's sealed segments. A log that is not a WAL (memory) only forgets.
+    pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
+        let mut index = self.index.write();
+        let mut expired: HashSet<Arc<str>> = index
+            .executions
+            .iter()
+            .filter(|(_, e)| {
+                e.status.is_closed() && e.stop_ms.is_some_and(|s| s < closed_before_ms)
+            })
+            .map(|(arn, _)| arn.clone())
+            .collect();
+        // Compact up to the end of the segment holding the newest expired record; an expired
+        // execution with a record at or past that end is kept whole for a later compaction, so
+        // no history is ever cut in two.
+        let wal = self.log.as_wal();
+        if let Some(wal) = wal {
+            let newest = expired
+                .iter()
+                .filter_map(|arn| index.executions.get(arn))
+                .filter_map(|e| e.record_lsns.iter().max().copied())
+                .max();
+            let below = newest.map_or(Lsn(0), |newest| compact_bound(wal, newest));
+            expired.retain(|arn| {
+                index
+                    .executions
+                    .get(arn)
+                    .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < below))
+            });
+        }
+        let mut report = StoreCompaction {
+            executions_expired_count: expired.len() as u64,
+            ..StoreCompaction::default()
+        };
+        if let Some(wal) = wal.filter(|_| !expired.is_empty()) {
+            report.size_bytes_before = log_size_bytes(wal);
+            report.segments_scanned_count =
+                wal.segments().iter().filter(|s| !s.active).count() as u64;
+            let below = expired
+                .iter()
+                .filter_map(|arn| index.executions.get(arn))
+                .filter_map(|e| e.record_lsns.iter().max().copied())
+                .max()
+                .map_or(Lsn(0), |newest| compact_bound(wal, newest));
+            let done = wal.compact_below(below, |record| {
+                if record.kind.get() != KIND_EVENTS {
+                    return true;
+                }
+                match record::decode_batch_header(record.payload) {
+                    Ok((header, _)) => !expired.contains(header.execution_arn.as_str()),
+                    // Keep what cannot be judged: open will report it.
+                    Err(_) => true,
+                }
+            })?;
+            let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
+            for entry in index.executions.values_mut() {
+                for lsn in &mut entry.record_lsns {
+                    if let Some(new) = mapping.get(lsn) {
+                        *lsn = *new;
+                    }
+                }
+            }
+            report.segments_deleted_count = done.segments_deleted.len() as u64;
+            report.records_copied_count = done.lsn_mapping.len() as u64;
+            report.records_dropped_count = done.records_dropped_count;
+            report.size_bytes_after = log_size_bytes(wal);
+        }
+        for arn in &expired {
+            index.executions.remove(arn);
+        }
+        Ok(report)
+    }
+}
