@@ -4,8 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod compact;
 mod executions;
 mod history;
+mod redrive;
 mod run;
 mod validate;
 mod wal;
@@ -31,6 +33,8 @@ enum Command {
     History(history::HistoryArgs),
     /// List the executions in a data directory, newest first.
     Executions(executions::ExecutionsArgs),
+    /// Redrive a failed, aborted or timed-out execution.
+    Redrive(redrive::RedriveArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -41,5 +45,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::History(args) => history::run(args),
         Command::Executions(args) => executions::run(args),
+        Command::Redrive(args) => redrive::run(args),
     }
 }
