@@ -1117,3 +1117,31 @@ fn states_task_failed_takes_integration_errors_but_not_timeouts() {
         Some("States.Timeout")
     );
 }
+
+#[test]
+fn max_delay_seconds_caps_the_backoff() {
+    let mut run = Run::new(json!({"StartAt": "T", "States": {"T": sns(json!({
+        "Retry": [{"ErrorEquals": ["E"], "IntervalSeconds": 10, "BackoffRate": 10.0,
+                   "MaxDelaySeconds": 15, "MaxAttempts": 3}],
+        "End": true}))}}));
+    run.start(json!({}));
+    run.drive(|t| {
+        if t.attempt < 3 {
+            Answer::Fail("E", "")
+        } else {
+            Answer::Succeed(json!(t.attempt))
+        }
+    });
+    let delays: Vec<u64> = run
+        .events
+        .iter()
+        .filter_map(|e| {
+            e.timer
+                .as_ref()
+                .filter(|t| matches!(t.purpose, TimerPurpose::RetryBackoff { .. }))
+                .map(|t| t.due_ms - e.timestamp_ms)
+        })
+        .collect();
+    assert_eq!(delays, [10_000, 15_000, 15_000]);
+    assert_eq!(run.output(), json!(3));
+}

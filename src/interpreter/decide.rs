@@ -971,31 +971,27 @@ impl<'d> Decider<'d, '_> {
 
     fn run_fail(&mut self, scope: &[u32], fail: &crate::asl::FailState) -> Step<Outcome> {
         let run = self.run_info(scope)?;
-        let mut evaluate =
-            |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
-                match field {
-                    None => Ok(None),
-                    Some(FailField::Literal(text)) => Ok(Some(text.clone())),
-                    Some(FailField::Dynamic { template, .. }) => {
-                        let value = template
-                            .evaluate(&run.input, &run.context, &mut *self.entropy)
-                            .map_err(|mut e| {
-                                e.cause = e.cause.replace("'value.$'", &format!("'{name}'"));
-                                e
-                            })?;
-                        Ok(value.get("value").map(quoted_value))
-                    }
+        // ErrorPath/CausePath failures name their field, as AWS words them.
+        let mut evaluate = |field: &Option<FailField>| -> Result<Option<String>, StatesError> {
+            match field {
+                None => Ok(None),
+                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                Some(FailField::Dynamic { expression, .. }) => {
+                    let value =
+                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
+                    Ok(Some(quoted_value(&value)))
                 }
-            };
-        let error = evaluate(&fail.error, "ErrorPath");
-        let cause = error
-            .as_ref()
-            .ok()
-            .map(|_| evaluate(&fail.cause, "CausePath"));
-        match (error, cause) {
-            (Ok(error), Some(Ok(cause))) => Ok(Outcome::Failed(ErrorCause { error, cause })),
-            (Err(e), _) | (_, Some(Err(e))) => Ok(self.fail_in(&run, e)),
-            (Ok(_), None) => Err(inconsistent("cause not evaluated")),
+            }
+        };
+        let outcome = evaluate(&fail.error).and_then(|error| {
+            Ok(ErrorCause {
+                error,
+                cause: evaluate(&fail.cause)?,
+            })
+        });
+        match outcome {
+            Ok(error) => Ok(Outcome::Failed(error)),
+            Err(e) => Ok(self.fail_in(&run, e)),
         }
     }
 

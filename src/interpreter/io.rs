@@ -203,15 +203,18 @@ pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
                 || seconds(&task.timeout)
                 || seconds(&task.heartbeat)
         }
-        StateKind::Choice(choice) => choice.choices.iter().any(|rule| condition_uses_context(&rule.condition)),
+        StateKind::Choice(choice) => choice
+            .choices
+            .iter()
+            .any(|rule| condition_uses_context(&rule.condition)),
         StateKind::Wait(wait) => match &wait.wait {
             WaitFor::SecondsPath(p) | WaitFor::TimestampPath(p) => p.is_context(),
             WaitFor::Seconds(_) | WaitFor::Timestamp(_) => false,
         },
         StateKind::Succeed => false,
-        StateKind::Fail(fail) => [&fail.error, &fail.cause].iter().any(|field| {
-            matches!(field, Some(FailField::Dynamic { template, .. }) if mentions_context(template.source()))
-        }),
+        StateKind::Fail(fail) => [&fail.error, &fail.cause].iter().any(
+            |field| matches!(field, Some(FailField::Dynamic { text, .. }) if text.contains("$$")),
+        ),
         // Composite states are entered rarely; always give them the Context object.
         StateKind::Parallel(_) | StateKind::Map(_) => true,
     }

@@ -174,9 +174,9 @@ pub(crate) fn decode(
     }
     let body_start = offset + RECORD_HEADER_SIZE_BYTES;
     let body = &bytes[body_start..body_start + len_usize];
+    // The covered bytes (header after the CRC, then the payload) are contiguous: one pass.
     let mut hasher = crc32fast::Hasher::new_with_initial(seed);
-    hasher.update(&header[4..]);
-    hasher.update(body);
+    hasher.update(&bytes[offset + 4..body_start + len_usize]);
     let actual = hasher.finalize();
     if actual != stored_crc {
         return Err(Invalid::BadCrc {
