@@ -252,12 +252,13 @@ pub(crate) fn recover(
         let Some(id) = segment::parse_file_name(name) else {
             continue;
         };
-        let file = storage
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
-        let map = file
-            .map_for_scan()
-            .map_err(|e| Error::io("mmap", &path, e))?;
+        let opened = if options.read_only {
+            storage.open_read(&path)
+        } else {
+            storage.open(&path)
+        };
+        let file = opened.map_err(|e| Error::io("open", &path, e))?;
+        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
             id,
@@ -353,7 +354,12 @@ pub(crate) fn recover(
         } else {
             None
         };
-        let scanned = scan(&entry.map, seed, header.first_lsn.0, next_first);
+        // Used segments are read whole: map them again with their pages prefaulted.
+        let map = entry
+            .file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &entry.path, e))?;
+        let scanned = scan(&map, seed, header.first_lsn.0, next_first);
         report.segments_scanned_count += 1;
         report.records_count += scanned.records_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
@@ -381,7 +387,7 @@ pub(crate) fn recover(
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
             let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from, lsn_min) {
+            if let Some((offset, lsn)) = find_valid_after(&map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -460,7 +466,7 @@ pub(crate) fn recover(
             seed,
             file: Arc::clone(&entry.file),
             path: entry.path.clone(),
-            size_bytes: entry.map.len() as u64,
+            size_bytes: map.len() as u64,
             first_lsn: header.first_lsn.0,
             sealed: if is_newest {
                 None
@@ -472,7 +478,7 @@ pub(crate) fn recover(
         });
         if !is_newest {
             let cached = segments.last().expect("just pushed");
-            let _ = cached.map.set(entry.map.clone());
+            let _ = cached.map.set(map.clone());
         }
         index += 1;
     }

@@ -56,6 +56,16 @@ impl Default for WalOptions {
 }
 
 impl WalOptions {
+    /// Small segments (64 KiB) prepared inline, group commit: for tests and small logs, where
+    /// zero-filling 64 MiB segments and a background thread per log would dominate.
+    pub fn small() -> Self {
+        WalOptions {
+            segment_size_bytes: 64 * 1024,
+            background_preparation: false,
+            ..WalOptions::default()
+        }
+    }
+
     /// Checks the options against the limits.
     pub fn validate(&self) -> Result<()> {
         if !(SEGMENT_SIZE_BYTES_MIN..=SEGMENT_SIZE_BYTES_MAX).contains(&self.segment_size_bytes) {
@@ -146,10 +156,17 @@ impl Wal {
     ) -> Result<(Wal, RecoveryReport)> {
         options.validate()?;
         let dir: PathBuf = dir.as_ref().to_path_buf();
-        if !options.read_only {
+        if !options.read_only && storage.list(&dir).is_err() {
+            // A new log directory: its own entry must be durable before any record in it is
+            // acknowledged, so the parent is synced too.
             storage
                 .create_dir_all(&dir)
                 .map_err(|e| Error::io("create_dir_all", &dir, e))?;
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                storage
+                    .sync_dir(parent)
+                    .map_err(|e| Error::io("sync_dir", parent, e))?;
+            }
         }
         let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
         let report = recovered.report.clone();
@@ -187,7 +204,7 @@ impl Wal {
             prepare_cv: Condvar::new(),
             catalog: RwLock::new(Catalog {
                 segments: recovered.segments,
-                committed: recovered.committed,
+                committed: Arc::new(recovered.committed),
             }),
             compaction_lock: Mutex::new(()),
         });
@@ -320,7 +337,7 @@ impl Wal {
                 next: Lsn(visible + 1),
             });
         }
-        View::new(&self.inner, lsn.0)?.read_one()
+        View::bounded(&self.inner, lsn.0, 1)?.read_one()
     }
 
     /// Iterates owned records from `from` on, up to the acknowledged end at the time of the call.

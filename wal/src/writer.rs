@@ -39,7 +39,8 @@ const SPARE_BUFFERS_MAX: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     pub segments: Vec<SegMeta>,
-    pub committed: HashSet<u64>,
+    /// Begin LSNs of committed compactions; shared with readers by `Arc` (copied on write).
+    pub committed: Arc<HashSet<u64>>,
 }
 
 #[derive(Debug)]
@@ -123,7 +124,6 @@ pub(crate) struct Inner {
 }
 
 impl State {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         next_lsn: u64,
         active: Option<Active>,
@@ -166,7 +166,7 @@ impl Inner {
         let room = self.options.segment_size_bytes as usize
             - SEGMENT_HEADER_SIZE_BYTES
             - RECORD_HEADER_SIZE_BYTES;
-        RECORD_SIZE_BYTES_MAX.min(room) - COPY_PREFIX_SIZE_BYTES
+        RECORD_SIZE_BYTES_MAX.min(room - COPY_PREFIX_SIZE_BYTES)
     }
 
     /// Poisons the log with `error` (the first cause wins) and returns the poisoned error.

@@ -160,6 +160,21 @@ fn limits_and_kinds_are_typed_errors() {
         Err(Error::ReservedKind { kind: 120, .. })
     ));
     assert!(RecordKind::new(RecordKind::MAX).is_ok());
+    // With the default segment size callers get the whole named limit.
+    let (big, _) = Wal::open_with_storage(
+        Arc::new(SimStorage::new()),
+        "/big",
+        WalOptions {
+            background_preparation: false,
+            ..WalOptions::default()
+        },
+    )
+    .expect("open");
+    assert_eq!(
+        big.payload_size_bytes_max(),
+        statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+    );
+    drop(big);
     let sim = SimStorage::new();
     let (wal, _) = Wal::open_with_storage(Arc::new(sim), "/w", options(Durability::GroupCommit))
         .expect("open");
@@ -445,4 +460,17 @@ fn read_only_open_changes_nothing_and_refuses_writes() {
             "{name}: nothing on disk changed"
         );
     }
+}
+
+#[test]
+fn small_options_are_valid_and_work() {
+    let options = WalOptions::small();
+    options.validate().expect("valid");
+    let (wal, _) =
+        Wal::open_with_storage(Arc::new(SimStorage::new()), "/small", options).expect("open");
+    let lsn = wal.append(kind(3), &[1u8; 5000]).expect("append");
+    assert_eq!(
+        wal.read(lsn).expect("read").expect("present").payload.len(),
+        5000
+    );
 }
