@@ -389,6 +389,9 @@ pub struct Store {
     index: RwLock<Index>,
     /// Serializes machine creation and deletion (rare; the only lock held across an append).
     machine_writes: Mutex<()>,
+    /// Held (shared) by every read of records by LSN, and exclusively by a compaction, which
+    /// moves records: appends never take it.
+    reads: RwLock<()>,
 }
 
 impl Store {
@@ -439,6 +442,7 @@ impl Store {
             log,
             index: RwLock::new(index),
             machine_writes: Mutex::new(()),
+            reads: RwLock::new(()),
         })
     }
 
@@ -682,6 +686,7 @@ impl Store {
 
     /// The whole history of one execution, read back from the log and checked.
     pub fn history(&self, execution_arn: &str) -> Result<Vec<HistoryEvent>, Error> {
+        let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let mut events = Vec::new();
         for lsn in lsns {
@@ -699,6 +704,7 @@ impl Store {
         &self,
         execution_arn: &str,
     ) -> Result<(HistoryEvent, HistoryEvent), Error> {
+        let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let missing = || Error::UnknownExecution {
             execution_arn: execution_arn.to_string(),

@@ -4,9 +4,9 @@
 //! WAL's LSN mapping, so every retained history stays readable and contiguous.
 //!
 //! Invariants: open executions are never dropped, whatever their age; machine records are always
-//! kept (they identify machines by their original LSN, see `Store::open`); the index write lock is
-//! held from the start of the copy until the index follows the mapping, so no reader ever sees
-//! an LSN that the compaction removed. Must not: read a clock or decide what is expired beyond
+//! kept (they identify machines by their original LSN, see `Store::open`); readers by LSN are held off
+//! (the store's `reads` lock) from the start of the copy until the index follows the mapping, so
+//! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
 use std::collections::{HashMap, HashSet};
@@ -70,73 +70,81 @@ impl Store {
     /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
     /// log's sealed segments. A log that is not a WAL (memory) only forgets.
     pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
-        let mut index = self.index.write();
-        let mut expired: HashSet<Arc<str>> = index
-            .executions
-            .iter()
-            .filter(|(_, e)| {
-                e.status.is_closed() && e.stop_ms.is_some_and(|s| s < closed_before_ms)
-            })
-            .map(|(arn, _)| arn.clone())
-            .collect();
-        // Compact up to the end of the segment holding the newest expired record; an expired
-        // execution with a record at or past that end is kept whole for a later compaction, so
-        // no history is ever cut in two.
-        let wal = self.log.as_wal();
-        if let Some(wal) = wal {
-            let newest = expired
+        // Readers by LSN wait; appends go on (they never read old records).
+        let _exclusive = self.reads.write();
+        let mut expired: HashSet<Arc<str>> = {
+            let index = self.index.read();
+            index
+                .executions
                 .iter()
-                .filter_map(|arn| index.executions.get(arn))
-                .filter_map(|e| e.record_lsns.iter().max().copied())
-                .max();
-            let below = newest.map_or(Lsn(0), |newest| compact_bound(wal, newest));
-            expired.retain(|arn| {
-                index
-                    .executions
-                    .get(arn)
-                    .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < below))
-            });
-        }
-        let mut report = StoreCompaction {
-            executions_expired_count: expired.len() as u64,
-            ..StoreCompaction::default()
+                .filter(|(_, e)| {
+                    e.status.is_closed() && e.stop_ms.is_some_and(|s| s < closed_before_ms)
+                })
+                .map(|(arn, _)| arn.clone())
+                .collect()
         };
-        if let Some(wal) = wal.filter(|_| !expired.is_empty()) {
-            report.size_bytes_before = log_size_bytes(wal);
-            report.segments_scanned_count =
-                wal.segments().iter().filter(|s| !s.active).count() as u64;
-            let below = expired
-                .iter()
-                .filter_map(|arn| index.executions.get(arn))
-                .filter_map(|e| e.record_lsns.iter().max().copied())
-                .max()
-                .map_or(Lsn(0), |newest| compact_bound(wal, newest));
-            let done = wal.compact_below(below, |record| {
-                if record.kind.get() != KIND_EVENTS {
-                    return true;
-                }
-                match record::decode_batch_header(record.payload) {
-                    Ok((header, _)) => !expired.contains(header.execution_arn.as_str()),
-                    // Keep what cannot be judged: open will report it.
-                    Err(_) => true,
-                }
-            })?;
-            let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
-            for entry in index.executions.values_mut() {
-                for lsn in &mut entry.record_lsns {
-                    if let Some(new) = mapping.get(lsn) {
-                        *lsn = *new;
+        let mut report = StoreCompaction::default();
+        if let Some(wal) = self.log.as_wal() {
+            // Compact up to the end of the segment holding the newest expired record; an
+            // expired execution with a record at or past that end is kept whole for a later
+            // compaction, so no history is ever cut in two.
+            let below = {
+                let index = self.index.read();
+                let newest = expired
+                    .iter()
+                    .filter_map(|arn| index.executions.get(arn))
+                    .filter_map(|e| e.record_lsns.iter().max().copied())
+                    .max();
+                let below = newest.map_or(Lsn(0), |newest| compact_bound(wal, newest));
+                expired.retain(|arn| {
+                    index
+                        .executions
+                        .get(arn)
+                        .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < below))
+                });
+                below
+            };
+            if !expired.is_empty() {
+                report.size_bytes_before = log_size_bytes(wal);
+                report.segments_scanned_count = wal
+                    .segments()
+                    .iter()
+                    .filter(|s| !s.active && s.first_lsn < below)
+                    .count() as u64;
+                let done = wal.compact_below(below, |record| {
+                    if record.kind.get() != KIND_EVENTS {
+                        return true;
+                    }
+                    match record::decode_batch_header(record.payload) {
+                        Ok((header, _)) => !expired.contains(header.execution_arn.as_str()),
+                        // Keep what cannot be judged: open will report it.
+                        Err(_) => true,
+                    }
+                })?;
+                let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
+                let mut index = self.index.write();
+                for entry in index.executions.values_mut() {
+                    for lsn in &mut entry.record_lsns {
+                        if let Some(new) = mapping.get(lsn) {
+                            *lsn = *new;
+                        }
                     }
                 }
+                for arn in &expired {
+                    index.executions.remove(arn);
+                }
+                report.segments_deleted_count = done.segments_deleted.len() as u64;
+                report.records_copied_count = done.lsn_mapping.len() as u64;
+                report.records_dropped_count = done.records_dropped_count;
+                report.size_bytes_after = log_size_bytes(wal);
             }
-            report.segments_deleted_count = done.segments_deleted.len() as u64;
-            report.records_copied_count = done.lsn_mapping.len() as u64;
-            report.records_dropped_count = done.records_dropped_count;
-            report.size_bytes_after = log_size_bytes(wal);
+        } else {
+            let mut index = self.index.write();
+            for arn in &expired {
+                index.executions.remove(arn);
+            }
         }
-        for arn in &expired {
-            index.executions.remove(arn);
-        }
+        report.executions_expired_count = expired.len() as u64;
         Ok(report)
     }
 }
