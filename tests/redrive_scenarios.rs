@@ -63,6 +63,7 @@ fn chain_definition() -> String {
   "States": {{
     "A": {{"Type": "Task", "Resource": "{a}", "ResultPath": "$.a", "Next": "B"}},
     "B": {{"Type": "Task", "Resource": "{b}", "ResultPath": "$.b",
+           "Parameters": {{"rc.$": "$$.Execution.RedriveCount"}},
            "Retry": [{{"ErrorEquals": ["Boom"], "IntervalSeconds": 1, "MaxAttempts": 1}}],
            "Next": "Done"}},
     "Done": {{"Type": "Pass", "End": true}}
@@ -146,6 +147,19 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
     let output = d.output.expect("output");
     assert_eq!(output["a"]["by"], json!(lambda("a")));
     assert_eq!(output["b"]["by"], json!(lambda("b")));
+    assert_eq!(
+        output["b"]["input"]["rc"],
+        json!(1),
+        "$$.Execution.RedriveCount"
+    );
+    assert_eq!(d.redrive.redrive_count, 1);
+    assert_eq!(d.redrive.redrive_status, RedriveStatus::NotRedrivable);
+    let listed = h
+        .engine
+        .list_executions(&ListExecutions::default())
+        .expect("lists");
+    assert_eq!(listed.executions[0].redrive_count, 1);
+    assert_eq!(listed.executions[0].redrive_ms, Some(outcome.redrive_ms));
     assert_eq!(
         handlers.calls(&lambda("a")),
         1,

@@ -198,6 +198,8 @@ pub struct ExecutionDescription {
     pub cause: Option<String>,
     /// Events in its history so far (the cap is `history_events_max`).
     pub event_count: u32,
+    /// `redriveCount`, `redriveDate`, `redriveStatus`, `redriveStatusReason`.
+    pub redrive: RedriveInfo,
 }
 
 /// One execution in a `ListExecutions` page.
@@ -215,6 +217,10 @@ pub struct ExecutionListItem {
     pub start_ms: u64,
     /// When it closed, ms since the epoch.
     pub stop_ms: Option<u64>,
+    /// `redriveCount`: how many times it was redriven.
+    pub redrive_count: u32,
+    /// `redriveDate`: when it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
 }
 
 /// A `ListExecutions` request.
@@ -608,6 +614,7 @@ impl Engine {
             error,
             cause,
             event_count: summary.event_count,
+            redrive: self.redrive_info(&summary),
         })
     }
 
@@ -659,6 +666,8 @@ impl Engine {
                 status: e.status,
                 start_ms: e.start_ms,
                 stop_ms: e.stop_ms,
+                redrive_count: e.redrive_count,
+                redrive_ms: e.redrive_ms,
             })
             .collect();
         Ok(ExecutionPage {
