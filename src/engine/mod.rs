@@ -87,6 +87,10 @@ pub struct EngineOptions {
     /// How long a closed execution stays visible after its close, in ms (default 90 days); then
     /// it is gone from every API and compaction reclaims its bytes.
     pub retention_ms: u64,
+    /// With `background_timers`, run a thread that compacts every `compaction_interval_ms` by
+    /// the clock (0: never; tests call [`Engine::compact`] or [`Engine::compact_if_due`]
+    /// themselves). Read-only engines never compact.
+    pub compaction_interval_ms: u64,
 }
 
 impl Default for EngineOptions {
@@ -105,6 +109,7 @@ impl Default for EngineOptions {
             entropy_seed: None,
             read_only: false,
             retention_ms: crate::limits::RETENTION_MS_DEFAULT,
+            compaction_interval_ms: crate::limits::COMPACTION_INTERVAL_MS_DEFAULT,
         }
     }
 }
@@ -419,6 +424,12 @@ impl Engine {
         }
         if engine.inner.options.background_timers {
             runtime::spawn_timer_thread(&engine)?;
+        }
+        if engine.inner.options.background_timers
+            && engine.inner.options.compaction_interval_ms > 0
+            && !engine.inner.options.read_only
+        {
+            retention::spawn_compaction_thread(&engine)?;
         }
         Ok(engine)
     }

@@ -8,7 +8,12 @@
 //! the close time and the clock, so a crash mid-compaction cannot make an expired execution
 //! visible again. Must not: read wall time except through the clock.
 
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
 use super::{Engine, Error};
+use crate::limits::COMPACTION_POLL_MS_MAX;
 use crate::store::ExecutionSummary;
 
 pub use crate::store::StoreCompaction as CompactionSummary;
@@ -54,4 +59,37 @@ impl Engine {
         *last_ms = Some(now_ms);
         self.compact().map(Some)
     }
+}
+
+/// Starts the thread that compacts every `compaction_interval_ms` by the engine's clock. It
+/// holds only a weak reference to the engine and ends with it; failures go to
+/// `background_errors`.
+pub(crate) fn spawn_compaction_thread(engine: &Engine) -> Result<(), Error> {
+    let weak = Arc::downgrade(&engine.inner);
+    // The first compaction comes one interval after open, not at open.
+    let mut last_ms = Some(engine.inner.options.clock.now_ms());
+    std::thread::Builder::new()
+        .name("statelog-compaction".to_string())
+        .spawn(move || loop {
+            {
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.shutdown.load(Ordering::SeqCst) {
+                    return;
+                }
+                let engine = Engine { inner };
+                let interval_ms = engine.inner.options.compaction_interval_ms;
+                if let Err(error) = engine.compact_if_due(&mut last_ms, interval_ms) {
+                    engine
+                        .inner
+                        .background_errors
+                        .lock()
+                        .push(format!("compaction: {error}"));
+                }
+            }
+            std::thread::park_timeout(Duration::from_millis(COMPACTION_POLL_MS_MAX));
+        })
+        .map_err(|e| Error::Runtime {
+            reason: format!("cannot start the compaction thread: {e}"),
+        })?;
+    Ok(())
 }
