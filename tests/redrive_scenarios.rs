@@ -631,3 +631,71 @@ fn timed_out_and_stopped_executions_are_redriven() {
         assert_eq!(d.output.expect("output")["input"], d.input);
     }
 }
+
+#[test]
+fn after_data_limit_exceeded_a_parallel_reruns_whole() {
+    let h = Harness::new();
+    let handlers = Handlers::default();
+    let definition = format!(
+        r#"{{
+  "StartAt": "Fan",
+  "States": {{
+    "Fan": {{"Type": "Parallel", "End": true, "Branches": [
+      {{"StartAt": "A", "States": {{"A": {{"Type": "Task", "Resource": "{a}", "End": true}}}}}},
+      {{"StartAt": "B", "States": {{"B": {{"Type": "Task", "Resource": "{b}", "End": true}}}}}}
+    ]}}
+  }}
+}}"#,
+        a = lambda("a"),
+        b = lambda("big")
+    );
+    h.engine
+        .create_state_machine("limit", &definition, None)
+        .expect("creates");
+    handlers.register(&h.engine, &lambda("a"), false);
+    let gate = Arc::new(AtomicUsize::new(0));
+    {
+        let calls = handlers.calls.clone();
+        let broken = handlers.broken.clone();
+        let gate = gate.clone();
+        h.engine
+            .register_integration(&lambda("big"), move |_input: Value, _c: Value| {
+                *calls.lock().entry(lambda("big")).or_default() += 1;
+                let huge = broken.load(Ordering::SeqCst);
+                let gate = gate.clone();
+                async move {
+                    while huge && gate.load(Ordering::SeqCst) < RELEASED {
+                        tokio::task::yield_now().await;
+                    }
+                    if huge {
+                        Ok(json!("x".repeat(300 * 1024)))
+                    } else {
+                        Ok(json!("small"))
+                    }
+                }
+            });
+    }
+    handlers.broken.store(true, Ordering::SeqCst);
+    let arn = h
+        .engine
+        .start_execution("limit", Some("l1"), "{}")
+        .expect("starts")
+        .execution_arn;
+    // Let A answer first so only the rule (not an abort) can make it rerun.
+    wait_for_events(&h.engine, &arn, "TaskSucceeded", 1);
+    gate.store(RELEASED, Ordering::SeqCst);
+    settle(&h);
+    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(
+        d.error.as_deref(),
+        Some("States.DataLimitExceeded"),
+        "{d:?}"
+    );
+    handlers.broken.store(false, Ordering::SeqCst);
+    h.engine.redrive_execution(&arn, None).expect("redrives");
+    settle(&h);
+    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(d.status, ExecutionStatus::Succeeded, "{d:?}");
+    assert_eq!(handlers.calls(&lambda("a")), 2, "the whole Parallel reran");
+    assert_eq!(handlers.calls(&lambda("big")), 2);
+}
