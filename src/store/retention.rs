@@ -16,6 +16,7 @@ use statelog_wal::{Lsn, Wal};
 
 use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
 use super::{Error, Store};
+use crate::limits::COMPACTION_CHUNK_SEGMENTS;
 
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
@@ -70,9 +71,7 @@ impl Store {
     /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
     /// log's sealed segments. A log that is not a WAL (memory) only forgets.
     pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
-        // Readers by LSN wait; appends go on (they never read old records).
-        let _exclusive = self.reads.write();
-        let mut expired: HashSet<Arc<str>> = {
+        let expired: HashSet<Arc<str>> = {
             let index = self.index.read();
             index
                 .executions
@@ -84,67 +83,88 @@ impl Store {
                 .collect()
         };
         let mut report = StoreCompaction::default();
-        if let Some(wal) = self.log.as_wal() {
-            // Compact up to the end of the segment holding the newest expired record; an
-            // expired execution with a record at or past that end is kept whole for a later
-            // compaction, so no history is ever cut in two.
-            let below = {
-                let index = self.index.read();
-                let newest = expired
-                    .iter()
-                    .filter_map(|arn| index.executions.get(arn))
-                    .filter_map(|e| e.record_lsns.iter().max().copied())
-                    .max();
-                let below = newest.map_or(Lsn(0), |newest| compact_bound(wal, newest));
-                expired.retain(|arn| {
-                    index
-                        .executions
-                        .get(arn)
-                        .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < below))
-                });
-                below
-            };
-            if !expired.is_empty() {
-                report.size_bytes_before = log_size_bytes(wal);
-                report.segments_scanned_count = wal
-                    .segments()
-                    .iter()
-                    .filter(|s| !s.active && s.first_lsn < below)
-                    .count() as u64;
-                let done = wal.compact_below(below, |record| {
-                    if record.kind.get() != KIND_EVENTS {
-                        return true;
-                    }
-                    match record::decode_batch_header(record.payload) {
-                        Ok((header, _)) => !expired.contains(header.execution_arn.as_str()),
-                        // Keep what cannot be judged: open will report it.
-                        Err(_) => true,
-                    }
-                })?;
-                let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
-                let mut index = self.index.write();
-                for entry in index.executions.values_mut() {
-                    for lsn in &mut entry.record_lsns {
-                        if let Some(new) = mapping.get(lsn) {
-                            *lsn = *new;
-                        }
-                    }
-                }
-                for arn in &expired {
-                    index.executions.remove(arn);
-                }
-                report.segments_deleted_count = done.segments_deleted.len() as u64;
-                report.records_copied_count = done.lsn_mapping.len() as u64;
-                report.records_dropped_count = done.records_dropped_count;
-                report.size_bytes_after = log_size_bytes(wal);
-            }
-        } else {
+        let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
             for arn in &expired {
                 index.executions.remove(arn);
             }
+            report.executions_expired_count = expired.len() as u64;
+            return Ok(report);
+        };
+        // Compact up to the end of the segment holding the newest expired record.
+        let below = {
+            let index = self.index.read();
+            expired
+                .iter()
+                .filter_map(|arn| index.executions.get(arn))
+                .filter_map(|e| e.record_lsns.iter().max().copied())
+                .max()
+                .map_or(Lsn(0), |newest| compact_bound(wal, newest))
+        };
+        report.size_bytes_before = log_size_bytes(wal);
+        report.segments_scanned_count = wal
+            .segments()
+            .iter()
+            .filter(|s| !s.active && s.first_lsn < below)
+            .count() as u64;
+        // A few segments at a time: each chunk's copies are synced on their own, so appends
+        // running meanwhile never wait behind one long copy. Only an expired execution whose
+        // records all lie below the chunk is dropped: no history is ever cut in two (the
+        // others are copied forward whole and dropped by a later compaction).
+        loop {
+            let segments = wal.segments();
+            if segments.first().map_or(true, |s| s.first_lsn >= below) {
+                break;
+            }
+            let chunk_below = segments
+                .get(COMPACTION_CHUNK_SEGMENTS)
+                .map_or(below, |s| s.first_lsn.min(below));
+            // Readers by LSN wait; appends go on (they never read old records).
+            let _exclusive = self.reads.write();
+            let droppable: HashSet<Arc<str>> = {
+                let index = self.index.read();
+                expired
+                    .iter()
+                    .filter(|arn| {
+                        index
+                            .executions
+                            .get(*arn)
+                            .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < chunk_below))
+                    })
+                    .cloned()
+                    .collect()
+            };
+            let done = wal.compact_below(chunk_below, |record| {
+                if record.kind.get() != KIND_EVENTS {
+                    return true;
+                }
+                match record::decode_batch_header(record.payload) {
+                    Ok((header, _)) => !droppable.contains(header.execution_arn.as_str()),
+                    // Keep what cannot be judged: open will report it.
+                    Err(_) => true,
+                }
+            })?;
+            if done.segments_deleted.is_empty() {
+                break;
+            }
+            let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
+            let mut index = self.index.write();
+            for entry in index.executions.values_mut() {
+                for lsn in &mut entry.record_lsns {
+                    if let Some(new) = mapping.get(lsn) {
+                        *lsn = *new;
+                    }
+                }
+            }
+            for arn in &droppable {
+                index.executions.remove(arn);
+            }
+            report.executions_expired_count += droppable.len() as u64;
+            report.segments_deleted_count += done.segments_deleted.len() as u64;
+            report.records_copied_count += done.lsn_mapping.len() as u64;
+            report.records_dropped_count += done.records_dropped_count;
         }
-        report.executions_expired_count = expired.len() as u64;
+        report.size_bytes_after = log_size_bytes(wal);
         Ok(report)
     }
 }
