@@ -109,4 +109,4 @@ pub const COMPACTION_INTERVAL_MS_DEFAULT: u64 = 24 * 3600 * 1000;
 pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
 
 /// The most segments one compaction step copies forward before it syncs and lets readers in.
-pub const COMPACTION_CHUNK_SEGMENTS: usize = 4;
+pub const COMPACTION_CHUNK_SEGMENTS: usize = 2;
