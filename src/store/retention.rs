@@ -9,6 +9,7 @@
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -91,16 +92,22 @@ impl Store {
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         };
-        // Compact up to the end of the segment holding the newest expired record.
-        let below = {
+        // The newest record of each expired execution (work outside the index lock later).
+        let mut newest: HashMap<Arc<str>, Lsn> = {
             let index = self.index.read();
             expired
                 .iter()
-                .filter_map(|arn| index.executions.get(arn))
-                .filter_map(|e| e.record_lsns.iter().max().copied())
-                .max()
-                .map_or(Lsn(0), |newest| compact_bound(wal, newest))
+                .filter_map(|arn| {
+                    let entry = index.executions.get(arn)?;
+                    Some((arn.clone(), entry.record_lsns.iter().max().copied()?))
+                })
+                .collect()
         };
+        // Compact up to the end of the segment holding the newest expired record.
+        let below = newest
+            .values()
+            .max()
+            .map_or(Lsn(0), |newest| compact_bound(wal, *newest));
         report.size_bytes_before = log_size_bytes(wal);
         report.segments_scanned_count = wal
             .segments()
@@ -121,25 +128,22 @@ impl Store {
                 .map_or(below, |s| s.first_lsn.min(below));
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
-            let droppable: HashSet<Arc<str>> = {
-                let index = self.index.read();
-                expired
-                    .iter()
-                    .filter(|arn| {
-                        index
-                            .executions
-                            .get(*arn)
-                            .is_some_and(|e| e.record_lsns.iter().all(|lsn| *lsn < chunk_below))
-                    })
-                    .cloned()
-                    .collect()
-            };
+            let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
+            // Executions with records copied forward: only their index entries change.
+            let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
+            let mut dropped: HashSet<Arc<str>> = HashSet::new();
             let done = wal.compact_below(chunk_below, |record| {
                 if record.kind.get() != KIND_EVENTS {
                     return true;
                 }
                 match record::decode_batch_header(record.payload) {
-                    Ok((header, _)) => !droppable.contains(header.execution_arn.as_str()),
+                    Ok((header, _)) => {
+                        let keep = !droppable(&header.execution_arn);
+                        if keep {
+                            moved.borrow_mut().insert(Arc::from(header.execution_arn));
+                        }
+                        keep
+                    }
                     // Keep what cannot be judged: open will report it.
                     Err(_) => true,
                 }
@@ -147,19 +151,32 @@ impl Store {
             if done.segments_deleted.is_empty() {
                 break;
             }
-            let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
-            let mut index = self.index.write();
-            for entry in index.executions.values_mut() {
-                for lsn in &mut entry.record_lsns {
-                    if let Some(new) = mapping.get(lsn) {
-                        *lsn = *new;
-                    }
+            for (arn, lsn) in &newest {
+                if *lsn < chunk_below {
+                    dropped.insert(arn.clone());
                 }
             }
-            for arn in &droppable {
-                index.executions.remove(arn);
+            let moved = moved.into_inner();
+            let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
+            {
+                let mut index = self.index.write();
+                for arn in &moved {
+                    if let Some(entry) = index.executions.get_mut(arn) {
+                        for lsn in &mut entry.record_lsns {
+                            if let Some(new) = mapping.get(lsn) {
+                                *lsn = *new;
+                            }
+                        }
+                    }
+                }
+                for arn in &dropped {
+                    index.executions.remove(arn);
+                }
             }
-            report.executions_expired_count += droppable.len() as u64;
+            // An expired execution copied forward (it straddled the chunk's end) is kept whole
+            // for a later compaction.
+            newest.retain(|arn, _| !dropped.contains(arn) && !moved.contains(arn));
+            report.executions_expired_count += dropped.len() as u64;
             report.segments_deleted_count += done.segments_deleted.len() as u64;
             report.records_copied_count += done.lsn_mapping.len() as u64;
             report.records_dropped_count += done.records_dropped_count;
