@@ -28,8 +28,11 @@
 //!   include_execution_data)`.
 //! - Dispatch is at-least-once: a task may be re-dispatched after a crash; answers to a task that
 //!   is no longer running (late, duplicate, after a timeout) are stale and decide to nothing.
+//! - Redrive: `Trigger::Redrive` on a failed, timed-out or aborted state appends
+//!   `ExecutionRedriven` and reruns what did not succeed (see `redrive`); the caller checks the
+//!   AWS rules (window, open time, event budget).
 //! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
-//!   `.sync`/`.sync:2`/`.waitForTaskToken`, redrive. `HeartbeatSeconds` is tracked by the
+//!   `.sync`/`.sync:2`/`.waitForTaskToken`. `HeartbeatSeconds` is tracked by the
 //!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
 //!
 //! # Invariants
