@@ -101,3 +101,12 @@ const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
 
 /// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
 pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
+
+/// How often the background compaction runs by default, in ms of the engine's clock: daily.
+pub const COMPACTION_INTERVAL_MS_DEFAULT: u64 = 24 * 3600 * 1000;
+
+/// The longest the compaction thread sleeps before looking at the clock again, in ms.
+pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
+
+/// The most segments one compaction step copies forward before it syncs and lets readers in.
+pub const COMPACTION_CHUNK_SEGMENTS: usize = 2;

@@ -93,6 +93,8 @@ mod tests {
             status: ExecutionStatus::Running,
             start_ms: 1_704_067_200_000,
             stop_ms: None,
+            redrive_count: 0,
+            redrive_ms: None,
         };
         let text = line(&item);
         assert!(text.starts_with("n "));

@@ -4,8 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod compact;
 mod executions;
 mod history;
+mod redrive;
 mod run;
 #[cfg(feature = "server")]
 mod serve;
@@ -36,6 +38,8 @@ enum Command {
     /// Serve the AWS Step Functions API over HTTP (AWS JSON 1.0, SigV4).
     #[cfg(feature = "server")]
     Serve(serve::ServeArgs),
+    /// Redrive a failed, aborted or timed-out execution.
+    Redrive(redrive::RedriveArgs),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -48,5 +52,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Executions(args) => executions::run(args),
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(args),
+        Command::Redrive(args) => redrive::run(args),
     }
 }

@@ -13,6 +13,14 @@ pub enum WalCommand {
         /// The log directory.
         dir: PathBuf,
     },
+    /// Forget executions past retention and reclaim their segments.
+    Compact {
+        /// The data directory.
+        dir: PathBuf,
+        /// Keep closed executions this many days (default 90).
+        #[arg(long)]
+        retention_days: Option<u64>,
+    },
 }
 
 /// Runs one `wal` subcommand.
@@ -22,5 +30,9 @@ pub fn run(command: WalCommand) -> ExitCode {
             eprintln!("statelog wal verify {}: not implemented yet", dir.display());
             ExitCode::from(2)
         }
+        WalCommand::Compact {
+            dir,
+            retention_days,
+        } => super::compact::run(&dir, retention_days),
     }
 }

@@ -79,6 +79,15 @@ pub enum Error {
     /// The interpreter refused a trigger or a recorded history (a bug or a foreign log).
     #[error("interpreter: {0}")]
     Interpreter(#[from] crate::interpreter::Error),
+    /// The execution cannot be redriven (status, 14-day window, 1-year open time, event budget,
+    /// or a redrive already running).
+    #[error("execution {execution_arn} is not redrivable: {reason}")]
+    ExecutionNotRedrivable {
+        /// The execution.
+        execution_arn: String,
+        /// Why not.
+        reason: String,
+    },
     /// The engine's async runtime could not be built.
     #[error("cannot start the engine runtime: {reason}")]
     Runtime {
@@ -101,6 +110,7 @@ impl Error {
             Error::ExecutionAlreadyExists { .. } => "ExecutionAlreadyExists",
             Error::InvalidToken { .. } => "InvalidToken",
             Error::InvalidArgument { .. } => "ValidationException",
+            Error::ExecutionNotRedrivable { .. } => "ExecutionNotRedrivable",
             Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
         }
     }

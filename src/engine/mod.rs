@@ -27,6 +27,8 @@
 
 mod error;
 mod naming;
+mod redrive;
+mod retention;
 mod runtime;
 
 use std::collections::{BinaryHeap, HashMap};
@@ -53,6 +55,8 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
 pub use error::Error;
+pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
+pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
 
 /// How an engine is opened.
@@ -83,6 +87,13 @@ pub struct EngineOptions {
     pub entropy_seed: Option<u64>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
+    /// How long a closed execution stays visible after its close, in ms (default 90 days); then
+    /// it is gone from every API and compaction reclaims its bytes.
+    pub retention_ms: u64,
+    /// With `background_timers`, run a thread that compacts every `compaction_interval_ms` by
+    /// the clock (0: never; tests call [`Engine::compact`] or [`Engine::compact_if_due`]
+    /// themselves). Read-only engines never compact.
+    pub compaction_interval_ms: u64,
     /// Threads that decode and fold the open executions' histories on open (at most
     /// `RECOVERY_THREADS_MAX`). 1 by default: on the shared 2-core build machine, 2 threads
     /// were slower than 1 (see `docs/engine-bench.md`).
@@ -104,6 +115,8 @@ impl Default for EngineOptions {
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
             read_only: false,
+            retention_ms: crate::limits::RETENTION_MS_DEFAULT,
+            compaction_interval_ms: crate::limits::COMPACTION_INTERVAL_MS_DEFAULT,
             recovery_threads: 1,
         }
     }
@@ -198,6 +211,8 @@ pub struct ExecutionDescription {
     pub cause: Option<String>,
     /// Events in its history so far (the cap is `history_events_max`).
     pub event_count: u32,
+    /// `redriveCount`, `redriveDate`, `redriveStatus`, `redriveStatusReason`.
+    pub redrive: RedriveInfo,
 }
 
 /// One execution in a `ListExecutions` page.
@@ -215,6 +230,10 @@ pub struct ExecutionListItem {
     pub start_ms: u64,
     /// When it closed, ms since the epoch.
     pub stop_ms: Option<u64>,
+    /// `redriveCount`: how many times it was redriven.
+    pub redrive_count: u32,
+    /// `redriveDate`: when it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
 }
 
 /// A `ListExecutions` request.
@@ -350,6 +369,8 @@ struct Inner {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     shutdown: AtomicBool,
+    /// Redrive client tokens seen (see `redrive`).
+    redrive_tokens: redrive::RedriveTokens,
 }
 
 impl Engine {
@@ -412,6 +433,12 @@ impl Engine {
         if engine.inner.options.background_timers {
             runtime::spawn_timer_thread(&engine)?;
         }
+        if engine.inner.options.background_timers
+            && engine.inner.options.compaction_interval_ms > 0
+            && !engine.inner.options.read_only
+        {
+            retention::spawn_compaction_thread(&engine)?;
+        }
         Ok(engine)
     }
 
@@ -451,6 +478,7 @@ impl Engine {
                 runtime: Mutex::new(Some(runtime)),
                 handle,
                 shutdown: AtomicBool::new(false),
+                redrive_tokens: Default::default(),
             }),
         })
     }
@@ -606,6 +634,7 @@ impl Engine {
             error,
             cause,
             event_count: summary.event_count,
+            redrive: self.redrive_info(&summary),
         })
     }
 
@@ -636,6 +665,7 @@ impl Engine {
             self.inner
                 .store
                 .executions(machine_lsn, request.status_filter, before, limit + 1);
+        found.retain(|summary| !self.is_expired(summary));
         let next_token = if found.len() > limit {
             found.truncate(limit);
             found.last().map(|e| format!("x{}", e.start_index))
@@ -656,6 +686,8 @@ impl Engine {
                 status: e.status,
                 start_ms: e.start_ms,
                 stop_ms: e.stop_ms,
+                redrive_count: e.redrive_count,
+                redrive_ms: e.redrive_ms,
             })
             .collect();
         Ok(ExecutionPage {
@@ -864,6 +896,7 @@ impl Engine {
         self.inner
             .store
             .execution(execution_arn)
+            .filter(|summary| !self.is_expired(summary))
             .ok_or_else(|| Error::ExecutionDoesNotExist {
                 execution_arn: execution_arn.to_string(),
             })

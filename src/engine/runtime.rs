@@ -237,7 +237,7 @@ impl Engine {
         };
         let effects = {
             let mut guard = slot.state.lock();
-            if guard.execution.status().is_closed() {
+            if guard.execution.status().is_closed() && !matches!(trigger, Trigger::Redrive) {
                 return Ok(());
             }
             decide_and_append(self, execution_arn, &mut guard, trigger)?

@@ -59,6 +59,7 @@ pub fn decide_owned(
                 event_count: state.event_count(),
             })
         }
+        (Trigger::Redrive, status) if super::redrive::may_reopen(status) => {}
         (_, super::ExecutionStatus::NotStarted) => {
             return Err(Error::NotStarted {
                 trigger: trigger.name(),
@@ -72,7 +73,12 @@ pub fn decide_owned(
         }
         _ => {}
     }
-    let before = pending_effects(&state);
+    // A redrive reopens a closed execution: nothing of before carries over (and a close in
+    // the same decision is a new close).
+    let before = match trigger {
+        Trigger::Redrive => Vec::new(),
+        _ => pending_effects(&state),
+    };
     let first_id = state.event_count() + 1;
     let mut decider = Decider {
         def: definition,
@@ -467,6 +473,10 @@ impl<'d> Decider<'d, '_> {
                         Ok(None)
                     }
                 }
+            }
+            Trigger::Redrive => {
+                self.redrive()?;
+                Ok(None)
             }
             Trigger::Stop { error, cause } => {
                 self.emit(
@@ -1710,5 +1720,33 @@ fn tolerance_exceeded(
         ))
     } else {
         None
+    }
+}
+
+impl Decider<'_, '_> {
+    /// Appends `ExecutionRedriven` (re-arming the execution timeout, never past the open-time
+    /// limit counted from the start) and runs again whatever did not succeed.
+    fn redrive(&mut self) -> Step<()> {
+        let info = self
+            .state
+            .info
+            .as_ref()
+            .ok_or_else(|| inconsistent("redrive of an execution that never started"))?;
+        let open_ms_max = self.options.execution_open_ms_max;
+        let deadline_ms = info.start_ms.saturating_add(open_ms_max);
+        let timeout_ms = match self.def.timeout_seconds {
+            Some(seconds) => seconds.saturating_mul(1000).min(open_ms_max),
+            None => open_ms_max,
+        };
+        let timer = TimerArm {
+            due_ms: self.now_ms.saturating_add(timeout_ms).min(deadline_ms),
+            owner: Vec::new(),
+            purpose: TimerPurpose::ExecutionTimeout,
+        };
+        let details = crate::history::ExecutionRedriven {
+            redrive_count: self.state.redrive_count() + 1,
+        };
+        self.emit(&[], EventDetails::ExecutionRedriven(details), Some(timer))?;
+        self.advance_root()
     }
 }

@@ -70,7 +70,7 @@ pub(crate) fn context_with(
             "StartTime": iso_time(info.start_ms),
             "Name": arn_name(&info.execution_arn),
             "RoleArn": info.role_arn,
-            "RedriveCount": 0,
+            "RedriveCount": info.redrive_count,
         },
         "StateMachine": {
             "Id": info.state_machine_arn,

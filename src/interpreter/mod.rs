@@ -28,8 +28,11 @@
 //!   include_execution_data)`.
 //! - Dispatch is at-least-once: a task may be re-dispatched after a crash; answers to a task that
 //!   is no longer running (late, duplicate, after a timeout) are stale and decide to nothing.
+//! - Redrive: `Trigger::Redrive` on a failed, timed-out or aborted state appends
+//!   `ExecutionRedriven` and reruns what did not succeed (see `redrive`); the caller checks the
+//!   AWS rules (window, open time, event budget).
 //! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
-//!   `.sync`/`.sync:2`/`.waitForTaskToken`, redrive. `HeartbeatSeconds` is tracked by the
+//!   `.sync`/`.sync:2`/`.waitForTaskToken`. `HeartbeatSeconds` is tracked by the
 //!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
 //!
 //! # Invariants
@@ -52,6 +55,7 @@
 mod decide;
 mod effects;
 mod io;
+mod redrive;
 mod state;
 
 pub use decide::{decide, decide_owned};
@@ -175,6 +179,9 @@ pub enum Trigger {
         /// The timer (the id of the event that armed it).
         timer_id: EventId,
     },
+    /// RedriveExecution: reopen a failed, timed out or aborted execution and rerun what did not
+    /// succeed (see `redrive`). The caller checks the redrive window and the event budget.
+    Redrive,
     /// StopExecution.
     Stop {
         /// The error to record, if any.
@@ -194,6 +201,7 @@ impl Trigger {
             Trigger::TaskTimedOut { .. } => "TaskTimedOut",
             Trigger::TimerFired { .. } => "TimerFired",
             Trigger::Stop { .. } => "Stop",
+            Trigger::Redrive => "Redrive",
         }
     }
 }

@@ -69,6 +69,8 @@ pub(crate) struct ExecutionInfo {
     pub(crate) state_machine_arn: String,
     pub(crate) role_arn: String,
     pub(crate) start_ms: u64,
+    /// `ExecutionRedriven` events so far (`$$.Execution.RedriveCount`).
+    pub(crate) redrive_count: u32,
 }
 
 /// The fold of an execution's events.
@@ -86,6 +88,8 @@ pub struct ExecutionState {
     pub(crate) output: Option<Value>,
     pub(crate) failure: Option<ErrorCause>,
     pub(crate) close_ms: Option<u64>,
+    /// What redrive needs from the fold (see `redrive`).
+    pub(crate) redrive: super::redrive::RedriveMemory,
 }
 
 impl Default for ExecutionState {
@@ -108,6 +112,7 @@ impl ExecutionState {
             output: None,
             failure: None,
             close_ms: None,
+            redrive: super::redrive::RedriveMemory::default(),
         }
     }
 
@@ -371,7 +376,7 @@ pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Err
             event.id.0, state.last_event_id
         )));
     }
-    if state.status.is_closed() {
+    if state.status.is_closed() && !matches!(event.details, EventDetails::ExecutionRedriven(_)) {
         return Err(bad(format!(
             "the execution is already closed ({:?})",
             state.status
@@ -434,6 +439,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 state_machine_arn: d.state_machine_arn.clone(),
                 role_arn: d.role_arn.clone(),
                 start_ms: event.timestamp_ms,
+                redrive_count: 0,
             });
             state.root = Thread::Pending;
         }
@@ -449,6 +455,12 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             close(state, ExecutionStatus::TimedOut, event.timestamp_ms);
             state.failure = Some(d.clone());
         }
+        E::ExecutionRedriven(_) => {
+            if !scope.is_empty() {
+                return Err("ExecutionRedriven must be at the top level".into());
+            }
+            super::redrive::reopen(state, event.timestamp_ms)?;
+        }
         E::ExecutionAborted(d) => {
             close(state, ExecutionStatus::Aborted, event.timestamp_ms);
             state.failure = Some(d.clone());
@@ -461,6 +473,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::SucceedStateEntered(d)
         | E::TaskStateEntered(d)
         | E::WaitStateEntered(d) => {
+            super::redrive::forget_below(state, scope);
             let thread = state.thread_mut(scope)?;
             if !matches!(thread, Thread::Pending | Thread::Done { .. }) {
                 return Err(format!("state entered on a {} thread", thread_name(thread)));
@@ -494,6 +507,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::WaitStateAborted
         | E::ParallelStateAborted
         | E::MapStateAborted => {
+            super::redrive::remember(state, scope);
             let thread = state.thread_mut(scope)?;
             running(thread, "an abort")?;
             *thread = Thread::Aborted;
@@ -578,6 +592,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             run.phase = Phase::Finishing;
         }
         E::ParallelStateFailed | E::MapStateFailed => {
+            super::redrive::remember(state, scope);
             let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
             if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
                 return Err("no branches or iterations running".into());
@@ -610,6 +625,11 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 E::MapIterationFailed(_) => IterationOutcome::Failed,
                 _ => IterationOutcome::Aborted,
             };
+            if outcome == IterationOutcome::Aborted {
+                let mut path = scope.to_vec();
+                path.push(d.index);
+                super::redrive::remember(state, &path);
+            }
             let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
             match &mut run.phase {
                 Phase::Map { iterations, .. } => match iterations.get_mut(d.index as usize) {

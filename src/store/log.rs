@@ -27,7 +27,21 @@ pub trait Log: Send + Sync + Debug {
 
     /// Calls `visit` with every record in LSN order; stops at the first error it returns.
     fn scan(&self, visit: &mut Visit<'_>) -> Result<(), Error>;
+
+    /// Like [`Log::scan`], also giving each record's original LSN (differs from its LSN when
+    /// compaction copied it forward): `visit(origin, lsn, kind, payload)`.
+    fn scan_with_origin(&self, visit: &mut VisitOrigin<'_>) -> Result<(), Error> {
+        self.scan(&mut |lsn, kind, payload| visit(lsn, lsn, kind, payload))
+    }
+
+    /// The WAL under this log, when it is one (compaction works on it).
+    fn as_wal(&self) -> Option<&Wal> {
+        None
+    }
 }
+
+/// What [`Log::scan_with_origin`] calls: `(origin LSN, LSN, kind, payload)`.
+pub type VisitOrigin<'a> = dyn FnMut(Lsn, Lsn, u8, &[u8]) -> Result<(), Error> + 'a;
 
 impl Log for Wal {
     fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
@@ -59,6 +73,28 @@ impl Log for Wal {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+
+    fn scan_with_origin(&self, visit: &mut VisitOrigin<'_>) -> Result<(), Error> {
+        let mut failure = None;
+        self.scan_from(Lsn(1), |record| {
+            let origin = record.copied_from.unwrap_or(record.lsn);
+            match visit(origin, record.lsn, record.kind.get(), record.payload) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(error) => {
+                    failure = Some(error);
+                    ControlFlow::Break(())
+                }
+            }
+        })?;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn as_wal(&self) -> Option<&Wal> {
+        Some(self)
     }
 }
 

@@ -17,6 +17,7 @@
 
 mod log;
 mod record;
+mod retention;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,8 +28,9 @@ use statelog_wal::Lsn;
 use crate::history::encoding::{self, EventBatch};
 use crate::history::{check_sequence, EventDetails, HistoryEvent};
 
-pub use log::{Log, MemoryLog};
+pub use log::{Log, MemoryLog, VisitOrigin};
 pub use record::{BatchHeader, MachineRecord, StartedHeader, KIND_EVENTS, KIND_MACHINE};
+pub use retention::StoreCompaction;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -212,6 +214,10 @@ pub struct ExecutionSummary {
     pub event_count: u32,
     /// Position in start order over the whole store (0-based).
     pub start_index: u64,
+    /// How many times it was redriven (`ExecutionRedriven` batches).
+    pub redrive_count: u32,
+    /// When it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
 }
 
 /// One execution in the index. Kept small: no payloads.
@@ -224,6 +230,8 @@ struct Entry {
     event_count: u32,
     start_index: u64,
     record_lsns: Vec<Lsn>,
+    redrive_count: u32,
+    redrive_ms: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -249,6 +257,8 @@ impl Index {
             stop_ms: entry.stop_ms,
             event_count: entry.event_count,
             start_index: entry.start_index,
+            redrive_count: entry.redrive_count,
+            redrive_ms: entry.redrive_ms,
         }
     }
 
@@ -342,6 +352,8 @@ impl Index {
                     event_count: 0,
                     start_index,
                     record_lsns: Vec::with_capacity(1),
+                    redrive_count: 0,
+                    redrive_ms: None,
                 })
             }
         };
@@ -349,6 +361,11 @@ impl Index {
         entry.record_lsns.push(lsn);
         entry.event_count = header.last_event_id;
         if let Some((status, at_ms)) = header.status {
+            // Only `ExecutionRedriven` moves an execution that has events back to running.
+            if status == ExecutionStatus::Running && header.started.is_none() {
+                entry.redrive_count += 1;
+                entry.redrive_ms = Some(at_ms);
+            }
             entry.status = status;
             entry.stop_ms = status.is_closed().then_some(at_ms);
         }
@@ -372,6 +389,9 @@ pub struct Store {
     index: RwLock<Index>,
     /// Serializes machine creation and deletion (rare; the only lock held across an append).
     machine_writes: Mutex<()>,
+    /// Held (shared) by every read of records by LSN, and exclusively by a compaction, which
+    /// moves records: appends never take it.
+    reads: RwLock<()>,
 }
 
 impl Store {
@@ -379,7 +399,10 @@ impl Store {
     /// events: read the histories of [`Store::open_executions`] to fold them.
     pub fn open(log: Arc<dyn Log>) -> Result<Store, Error> {
         let mut index = Index::default();
-        log.scan(&mut |lsn, kind, payload| {
+        // Records copied forward by compaction sit at the tail under new LSNs: apply in order of
+        // their original LSN (machines keep it as identity; reads use the current LSN).
+        let mut found = Vec::new();
+        log.scan_with_origin(&mut |origin, lsn, kind, payload| {
             match kind {
                 KIND_MACHINE => {
                     let record =
@@ -388,7 +411,7 @@ impl Store {
                             kind,
                             reason,
                         })?;
-                    index.apply_machine(lsn, record);
+                    found.push((origin, lsn, retention::Found::Machine(record)));
                 }
                 KIND_EVENTS => {
                     let (header, _) =
@@ -397,17 +420,29 @@ impl Store {
                             kind,
                             reason,
                         })?;
-                    let machine = index.check_header(&header)?;
-                    index.apply_header(&header, lsn, machine);
+                    found.push((origin, lsn, retention::Found::Batch(header)));
                 }
                 _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
             }
             Ok(())
         })?;
+        if found.windows(2).any(|pair| pair[0].0 > pair[1].0) {
+            found.sort_by_key(|(origin, _, _)| *origin);
+        }
+        for (origin, lsn, item) in found {
+            match item {
+                retention::Found::Machine(record) => index.apply_machine(origin, record),
+                retention::Found::Batch(header) => {
+                    let machine = index.check_header(&header)?;
+                    index.apply_header(&header, lsn, machine);
+                }
+            }
+        }
         Ok(Store {
             log,
             index: RwLock::new(index),
             machine_writes: Mutex::new(()),
+            reads: RwLock::new(()),
         })
     }
 
@@ -557,7 +592,10 @@ impl Store {
                 return true;
             }
             let arn = &index.started[start_index as usize];
-            let entry = &index.executions[arn];
+            // Executions removed by compaction leave their place in start order.
+            let Some(entry) = index.executions.get(arn) else {
+                return true;
+            };
             if status.map_or(true, |s| s == entry.status) {
                 out.push(index.summary(arn, entry));
             }
@@ -618,23 +656,33 @@ impl Store {
         }
         // (lsn, execution, history bytes) per partition, in log order.
         let mut buckets: Vec<Vec<PendingBatch>> = vec![Vec::new(); partitions];
-        self.log.scan(&mut |lsn, kind, payload| {
-            if kind != KIND_EVENTS {
-                return Ok(());
+        // Copies made by compaction sit at the tail under new LSNs: bucket by original LSN and
+        // sort, so each execution folds in event order.
+        let mut copied = false;
+        self.log
+            .scan_with_origin(&mut |lsn, current, kind, payload| {
+                copied |= lsn != current;
+                if kind != KIND_EVENTS {
+                    return Ok(());
+                }
+                let (header, history_bytes) =
+                    record::decode_batch_header(payload).map_err(|reason| Error::Decode {
+                        lsn: lsn.0,
+                        kind,
+                        reason,
+                    })?;
+                let Some(arn) = open.get(header.execution_arn.as_str()) else {
+                    return Ok(());
+                };
+                let partition = partition_of(arn, partitions);
+                buckets[partition].push((lsn, arn.clone(), history_bytes.to_vec()));
+                Ok(())
+            })?;
+        if copied {
+            for bucket in &mut buckets {
+                bucket.sort_by_key(|(lsn, _, _)| *lsn);
             }
-            let (header, history_bytes) =
-                record::decode_batch_header(payload).map_err(|reason| Error::Decode {
-                    lsn: lsn.0,
-                    kind,
-                    reason,
-                })?;
-            let Some(arn) = open.get(header.execution_arn.as_str()) else {
-                return Ok(());
-            };
-            let partition = partition_of(arn, partitions);
-            buckets[partition].push((lsn, arn.clone(), history_bytes.to_vec()));
-            Ok(())
-        })?;
+        }
         let results: Vec<Result<S, Error>> = std::thread::scope(|scope| {
             let workers: Vec<_> = buckets
                 .into_iter()
@@ -671,6 +719,7 @@ impl Store {
 
     /// The whole history of one execution, read back from the log and checked.
     pub fn history(&self, execution_arn: &str) -> Result<Vec<HistoryEvent>, Error> {
+        let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let mut events = Vec::new();
         for lsn in lsns {
@@ -688,6 +737,7 @@ impl Store {
         &self,
         execution_arn: &str,
     ) -> Result<(HistoryEvent, HistoryEvent), Error> {
+        let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let missing = || Error::UnknownExecution {
             execution_arn: execution_arn.to_string(),
@@ -810,6 +860,12 @@ fn encode_chunks(
     events: &[HistoryEvent],
     out: &mut Vec<(BatchHeader, Vec<u8>)>,
 ) -> Result<(), Error> {
+    // `ExecutionRedriven` gets a record of its own (in the same atomic batch), so its header
+    // alone says "running again" and the index counts redrives without decoding events.
+    if events.len() > 1 && matches!(events[0].details, EventDetails::ExecutionRedriven(_)) {
+        encode_chunks(arn, &events[..1], out)?;
+        return encode_chunks(arn, &events[1..], out);
+    }
     let header = header_for(arn, events);
     let encode_error = |e: postcard::Error| Error::Encode {
         what: "event batch",

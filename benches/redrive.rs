@@ -1,0 +1,271 @@
+//! Redrive and compaction figures (plain timing, printed as `FIGURE name: value` lines):
+//! - redrive of an execution with a ~24,000-event history until `ExecutionRedriven` is durable
+//!   (group commit, fdatasync), median and max of several runs;
+//! - compaction throughput (bytes of segments scanned per second) next to a plain copy of the
+//!   same bytes with an fsync, in the same run;
+//! - p99 latency of concurrent appends (executions started by another thread) without and while
+//!   compactions run.
+//!
+//! Run: `cargo bench --bench redrive`. `STATELOG_BENCH_QUICK=1` shrinks the compaction log.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions};
+use statelog_wal::Durability;
+
+const DAY_MS: u64 = 24 * 3600 * 1000;
+const START_MS: u64 = 1_704_067_200_000;
+
+fn engine(dir: &Path, clock: &ManualClock, segment_size_bytes: u64) -> Engine {
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        background_timers: false,
+        durability: Durability::GroupCommit,
+        segment_size_bytes,
+        ..EngineOptions::default()
+    };
+    Engine::open(dir, options).expect("engine opens")
+}
+
+/// A Map of `items` Pass iterations (4 events each), then a Fail state.
+fn big_failure(items: usize) -> (String, String) {
+    let definition = r#"{
+      "StartAt": "Spin",
+      "States": {
+        "Spin": {"Type": "Map", "ResultPath": null,
+                 "ItemProcessor": {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}},
+                 "Next": "Stop"},
+        "Stop": {"Type": "Fail", "Error": "Done", "Cause": "by design"}
+      }
+    }"#;
+    let input = serde_json::to_string(&(0..items).collect::<Vec<_>>()).expect("json");
+    (definition.to_string(), input)
+}
+
+fn redrive_latency() {
+    let dir = tempfile::tempdir().expect("dir");
+    let clock = ManualClock::new(START_MS);
+    let engine = engine(dir.path(), &clock, 64 << 20);
+    let (definition, input) = big_failure(5_998);
+    engine
+        .create_state_machine("big", &definition, None)
+        .expect("creates");
+    let mut times = Vec::new();
+    let mut events = 0;
+    for run in 0..7 {
+        let arn = engine
+            .start_execution("big", Some(&format!("r{run}")), &input)
+            .expect("starts")
+            .execution_arn;
+        events = engine.describe_execution(&arn).expect("d").event_count;
+        let started = Instant::now();
+        engine.redrive_execution(&arn, None).expect("redrives");
+        times.push(started.elapsed());
+    }
+    times.sort();
+    println!(
+        "FIGURE redrive_ready_ms ({events} events, median of 7): {:.2}",
+        times[3].as_secs_f64() * 1e3
+    );
+    println!(
+        "FIGURE redrive_ready_ms_max ({events} events): {:.2}",
+        times[6].as_secs_f64() * 1e3
+    );
+}
+
+const CHAIN: &str = r#"{
+  "StartAt": "One",
+  "States": {
+    "One": {"Type": "Pass", "Result": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, "ResultPath": "$.one", "Next": "Two"},
+    "Two": {"Type": "Pass", "End": true}
+  }
+}"#;
+const WAIT: &str =
+    r#"{"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 25920000, "End": true}}}"#;
+
+fn dir_size_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("lists")
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn fill(engine: &Engine, prefix: &str, count: usize) {
+    for i in 0..count {
+        if i % 10 == 0 {
+            engine
+                .start_execution("wait", Some(&format!("{prefix}w{i}")), "{}")
+                .expect("starts");
+        }
+        engine
+            .start_execution("chain", Some(&format!("{prefix}{i}")), "{}")
+            .expect("starts");
+    }
+}
+
+fn compaction_throughput(quick: bool) {
+    let dir = tempfile::tempdir().expect("dir");
+    let clock = ManualClock::new(START_MS);
+    let segment = 1u64 << 20;
+    let engine = {
+        let options = EngineOptions {
+            clock: Arc::new(clock.clone()),
+            background_timers: false,
+            durability: Durability::NoSync,
+            segment_size_bytes: segment,
+            ..EngineOptions::default()
+        };
+        Engine::open(dir.path(), options).expect("opens")
+    };
+    engine
+        .create_state_machine("chain", CHAIN, None)
+        .expect("creates");
+    engine
+        .create_state_machine("wait", WAIT, None)
+        .expect("creates");
+    let count = if quick { 20_000 } else { 60_000 };
+    fill(&engine, "old", count);
+    clock.advance_ms(100 * DAY_MS);
+    fill(&engine, "new", 100);
+    drop(engine);
+    let engine = engine_at(dir.path(), &clock, segment);
+    let scanned: u64 = {
+        let size = dir_size_bytes(dir.path());
+        size.saturating_sub(2 * segment)
+    };
+    let started = Instant::now();
+    let report = engine.compact().expect("compacts");
+    let elapsed = started.elapsed();
+    let scanned_bytes = report.segments_scanned_count * segment;
+    println!(
+        "FIGURE compaction: {} segments scanned, {} deleted, {} records copied, {} bytes reclaimed in {:.1} ms",
+        report.segments_scanned_count,
+        report.segments_deleted_count,
+        report.records_copied_count,
+        report.bytes_reclaimed(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    println!(
+        "FIGURE compaction_bytes_per_s: {:.0}",
+        scanned_bytes as f64 / elapsed.as_secs_f64()
+    );
+    // The yardstick: copy the same number of bytes to a new file and fsync it.
+    let copy_dir = tempfile::tempdir().expect("dir");
+    let data = vec![0x5au8; scanned.max(scanned_bytes) as usize];
+    let started = Instant::now();
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(copy_dir.path().join("copy")).expect("creates");
+        file.write_all(&data).expect("writes");
+        file.sync_all().expect("syncs");
+    }
+    let copy_elapsed = started.elapsed();
+    println!(
+        "FIGURE plain_copy_bytes_per_s: {:.0}",
+        data.len() as f64 / copy_elapsed.as_secs_f64()
+    );
+}
+
+fn engine_at(dir: &Path, clock: &ManualClock, segment: u64) -> Engine {
+    engine(dir, clock, segment)
+}
+
+fn percentile(mut samples: Vec<Duration>, p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn append_p99_while_compacting(quick: bool) {
+    let dir = tempfile::tempdir().expect("dir");
+    let clock = ManualClock::new(START_MS);
+    let segment = 1u64 << 20;
+    {
+        let options = EngineOptions {
+            clock: Arc::new(clock.clone()),
+            background_timers: false,
+            durability: Durability::NoSync,
+            segment_size_bytes: segment,
+            ..EngineOptions::default()
+        };
+        let filler = Engine::open(dir.path(), options).expect("opens");
+        filler
+            .create_state_machine("chain", CHAIN, None)
+            .expect("creates");
+        filler
+            .create_state_machine("wait", WAIT, None)
+            .expect("creates");
+        fill(&filler, "old", if quick { 20_000 } else { 60_000 });
+        filler.compact().expect("no-op");
+    }
+    clock.advance_ms(100 * DAY_MS);
+    let engine = engine(dir.path(), &clock, segment);
+    let sample = |engine: &Engine, tag: &str, i: usize| -> (Instant, Duration) {
+        let started = Instant::now();
+        engine
+            .start_execution("chain", Some(&format!("{tag}{i}")), "{}")
+            .expect("starts");
+        (started, started.elapsed())
+    };
+    let baseline: Vec<Duration> = (0..2_000).map(|i| sample(&engine, "b", i).1).collect();
+    let done = Arc::new(AtomicBool::new(false));
+    let compaction = {
+        let engine = engine.clone();
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let report = engine.compact().expect("compacts");
+            let ended = Instant::now();
+            done.store(true, Ordering::SeqCst);
+            (started, ended, report)
+        })
+    };
+    let mut during = Vec::new();
+    let mut i = 0;
+    while !done.load(Ordering::SeqCst) {
+        during.push(sample(&engine, "d", i));
+        i += 1;
+    }
+    let (from, to, report) = compaction.join().expect("joins");
+    let inside: Vec<Duration> = during
+        .into_iter()
+        .filter(|(at, _)| *at >= from && *at <= to)
+        .map(|(_, d)| d)
+        .collect();
+    let p99_base = percentile(baseline, 0.99);
+    println!(
+        "FIGURE append_p99_us_without_compaction (2000 appends): {:.0}",
+        p99_base.as_secs_f64() * 1e6
+    );
+    if inside.is_empty() {
+        println!("FIGURE append_p99_us_while_compacting: no append overlapped the compaction");
+        return;
+    }
+    let n = inside.len();
+    let p99_during = percentile(inside, 0.99);
+    println!(
+        "FIGURE append_p99_us_while_compacting ({n} appends during a {:.0} ms compaction: {} segments deleted, {} records copied): {:.0}",
+        (to - from).as_secs_f64() * 1e3,
+        report.segments_deleted_count,
+        report.records_copied_count,
+        p99_during.as_secs_f64() * 1e6
+    );
+    println!(
+        "FIGURE append_p99_ratio: {:.2}",
+        p99_during.as_secs_f64() / p99_base.as_secs_f64()
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is read.
+    let quick = std::env::var_os("STATELOG_BENCH_QUICK").is_some();
+    redrive_latency();
+    compaction_throughput(quick);
+    append_p99_while_compacting(quick);
+}

@@ -1,0 +1,235 @@
+//! redrive: `RedriveExecution` and the redrive view of an execution (status, count, date,
+//! reason). The engine folds the closed execution's log, checks the AWS rules (closed as
+//! FAILED/ABORTED/TIMED_OUT, at most `REDRIVE_WINDOW_MS` after its close, not past its open-time
+//! limit, fewer than `history_events_max - 1` events), reopens it in a slot and drives
+//! `Trigger::Redrive`: `ExecutionRedriven` and the rerun of what did not succeed are one durable
+//! batch before the call returns.
+//!
+//! Invariants: a redrive never creates an execution (same ARN, definition, input); a client
+//! token seen before for the same execution answers the earlier redrive instead of redriving
+//! again. Must not: read wall time except through the clock; hold the `open` lock across an
+//! append.
+//!
+//! Not built: redrive of waiting tasks (task tokens, activities) and `.sync` children (issue #5),
+//! Distributed Map runs (so `REDRIVABLE_BY_MAP_RUN` is never reported). Client tokens are kept
+//! in memory only: after a restart a repeated token is judged like a new call.
+
+use std::sync::Arc;
+
+use super::runtime::Slot;
+use super::{Engine, Error, ExecutionStatus, ListExecutions};
+use crate::interpreter::{ExecutionState, Trigger};
+use crate::limits::REDRIVE_WINDOW_MS;
+use crate::store::ExecutionSummary;
+
+/// `redriveStatus`: whether `RedriveExecution` would accept the execution now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedriveStatus {
+    /// It can be redriven.
+    Redrivable,
+    /// It cannot (see the reason).
+    NotRedrivable,
+    /// Only its Distributed Map run can be redriven (never reported: no Distributed Map yet).
+    RedrivableByMapRun,
+}
+
+impl RedriveStatus {
+    /// The AWS name (`REDRIVABLE`, `NOT_REDRIVABLE`, `REDRIVABLE_BY_MAP_RUN`).
+    pub fn aws_name(self) -> &'static str {
+        match self {
+            RedriveStatus::Redrivable => "REDRIVABLE",
+            RedriveStatus::NotRedrivable => "NOT_REDRIVABLE",
+            RedriveStatus::RedrivableByMapRun => "REDRIVABLE_BY_MAP_RUN",
+        }
+    }
+}
+
+/// The redrive view of an execution (`DescribeExecution`'s redrive fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedriveInfo {
+    /// `redriveCount`: how many times it was redriven.
+    pub redrive_count: u32,
+    /// `redriveDate`: when it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
+    /// `redriveStatus`.
+    pub redrive_status: RedriveStatus,
+    /// `redriveStatusReason`: why not, when not redrivable.
+    pub redrive_status_reason: Option<String>,
+}
+
+/// What `RedriveExecution` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedriveOutcome {
+    /// `redriveDate`: when this redrive happened (the earlier one for a repeated client token).
+    pub redrive_ms: u64,
+    /// The execution's redrive count after it.
+    pub redrive_count: u32,
+}
+
+/// Client tokens seen, per execution: `(execution ARN, token) -> outcome`.
+pub(crate) type RedriveTokens =
+    parking_lot::Mutex<std::collections::HashMap<(Arc<str>, String), RedriveOutcome>>;
+
+impl Engine {
+    /// Redrives a failed, aborted or timed-out execution: appends `ExecutionRedriven` and
+    /// continues from the unsuccessful step (successful steps keep their results). Returns once
+    /// that is durable. The same `client_token` for the same execution answers the first call.
+    pub fn redrive_execution(
+        &self,
+        execution_arn: &str,
+        client_token: Option<&str>,
+    ) -> Result<RedriveOutcome, Error> {
+        let summary = self.visible_summary(execution_arn)?;
+        let key: Arc<str> = Arc::from(execution_arn);
+        if let Some(token) = client_token {
+            let tokens = self.inner.redrive_tokens.lock();
+            if let Some(outcome) = tokens.get(&(key.clone(), token.to_string())) {
+                return Ok(outcome.clone());
+            }
+        }
+        let not = |reason: String| Error::ExecutionNotRedrivable {
+            execution_arn: execution_arn.to_string(),
+            reason,
+        };
+        if let Some(reason) = self.not_redrivable_reason(&summary) {
+            return Err(not(reason));
+        }
+        let definition = self.definition_at(summary.machine_lsn)?;
+        let events = self.inner.store.history(execution_arn)?;
+        let state = ExecutionState::replay(&events)?;
+        let slot = Arc::new(Slot::new(state, definition));
+        {
+            let mut open = self.inner.open.lock();
+            if open.contains_key(&key) {
+                return Err(not(
+                    "the execution is running (a redrive is in progress)".into()
+                ));
+            }
+            open.insert(key.clone(), slot.clone());
+        }
+        if let Err(error) = self.drive(execution_arn, Trigger::Redrive) {
+            let mut open = self.inner.open.lock();
+            if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                open.remove(&key);
+            }
+            return Err(error);
+        }
+        let after = self.summary(execution_arn)?;
+        let outcome = RedriveOutcome {
+            redrive_ms: after
+                .redrive_ms
+                .unwrap_or_else(|| self.inner.options.clock.now_ms()),
+            redrive_count: after.redrive_count,
+        };
+        if let Some(token) = client_token {
+            self.inner
+                .redrive_tokens
+                .lock()
+                .insert((key, token.to_string()), outcome.clone());
+        }
+        Ok(outcome)
+    }
+
+    /// The redrive view of an execution: count, date, status and reason.
+    pub fn describe_redrive(&self, execution_arn: &str) -> Result<RedriveInfo, Error> {
+        let summary = self.visible_summary(execution_arn)?;
+        Ok(self.redrive_info(&summary))
+    }
+
+    /// `ListExecutions` with the redrive filter: only executions redriven at least once
+    /// (`redriven == true`) or never (`false`). Same paging as [`Engine::list_executions`].
+    pub fn list_executions_by_redrive(
+        &self,
+        request: &ListExecutions,
+        redriven: bool,
+    ) -> Result<super::ExecutionPage, Error> {
+        let mut request = request.clone();
+        let asked = match request.max_results {
+            0 => crate::limits::LIST_PAGE_EXECUTIONS_DEFAULT,
+            n => n,
+        };
+        let mut out = Vec::new();
+        loop {
+            let page = self.list_executions(&request)?;
+            for item in page.executions {
+                let count = self
+                    .inner
+                    .store
+                    .execution(&item.execution_arn)
+                    .map_or(0, |s| s.redrive_count);
+                if (count > 0) == redriven {
+                    out.push(item);
+                }
+            }
+            if out.len() >= asked || page.next_token.is_none() {
+                let next_token = if out.len() > asked {
+                    out.truncate(asked);
+                    out.last().and_then(|last| {
+                        self.inner
+                            .store
+                            .execution(&last.execution_arn)
+                            .map(|s| format!("x{}", s.start_index))
+                    })
+                } else {
+                    page.next_token.filter(|_| out.len() == asked)
+                };
+                return Ok(super::ExecutionPage {
+                    executions: out,
+                    next_token,
+                });
+            }
+            request.next_token = page.next_token;
+        }
+    }
+
+    pub(crate) fn redrive_info(&self, summary: &ExecutionSummary) -> RedriveInfo {
+        let reason = self.not_redrivable_reason(summary);
+        RedriveInfo {
+            redrive_count: summary.redrive_count,
+            redrive_ms: summary.redrive_ms,
+            redrive_status: if reason.is_some() {
+                RedriveStatus::NotRedrivable
+            } else {
+                RedriveStatus::Redrivable
+            },
+            redrive_status_reason: reason,
+        }
+    }
+
+    /// Why the execution cannot be redriven now, or `None` when it can.
+    fn not_redrivable_reason(&self, summary: &ExecutionSummary) -> Option<String> {
+        let now_ms = self.inner.options.clock.now_ms();
+        match summary.status {
+            ExecutionStatus::Failed | ExecutionStatus::Aborted | ExecutionStatus::TimedOut => {}
+            other => {
+                return Some(format!(
+                "Execution is {}; only a FAILED, ABORTED or TIMED_OUT execution can be redriven",
+                other.aws_name()
+            ))
+            }
+        }
+        let stop_ms = summary.stop_ms.unwrap_or(now_ms);
+        if now_ms.saturating_sub(stop_ms) > REDRIVE_WINDOW_MS {
+            return Some(format!(
+                "Execution closed {} ms ago; the redrive window is {REDRIVE_WINDOW_MS} ms",
+                now_ms - stop_ms
+            ));
+        }
+        let open_ms_max = self.inner.options.execution_open_ms_max;
+        if now_ms.saturating_sub(summary.start_ms) >= open_ms_max {
+            return Some(format!(
+                "Execution started {} ms ago; it may stay open at most {open_ms_max} ms",
+                now_ms - summary.start_ms
+            ));
+        }
+        // Room for `ExecutionRedriven` and one more event under the cap.
+        let events_max = self.inner.options.history_events_max.saturating_sub(1);
+        if summary.event_count >= events_max {
+            return Some(format!(
+                "Execution history has {} events; redrive needs fewer than {events_max}",
+                summary.event_count
+            ));
+        }
+        None
+    }
+}

@@ -1,0 +1,143 @@
+//! Crash at every point of a redrive, on the WAL's simulated disk: the "process" halts at op
+//! index k of `redrive_execution` (every later disk call fails), the disk loses what was not
+//! synced, and the engine reopens on what is left. Each time the execution is either exactly as
+//! before (FAILED, same history, redrivable) or redriven (`ExecutionRedriven` then the rerun, ids
+//! contiguous); a redrive after recovery, if none survived, runs it to success.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions, ExecutionStatus, HistoryQuery, TaskError};
+use statelog::history::{check_sequence, EventDetails, HistoryEvent};
+use statelog::store::Log;
+use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
+use statelog_wal::{Durability, Wal, WalOptions};
+
+const START_MS: u64 = 1_704_067_200_000;
+const DIR: &str = "/data";
+const RESOURCE: &str = "arn:aws:lambda:us-east-1:000000000000:function:flaky";
+const DEFINITION: &str = r#"{
+  "StartAt": "Prep",
+  "States": {
+    "Prep": {"Type": "Pass", "Result": 1, "ResultPath": "$.prep", "Next": "Call"},
+    "Call": {"Type": "Task", "Resource": "arn:aws:lambda:us-east-1:000000000000:function:flaky", "ResultPath": "$.call", "End": true}
+  }
+}"#;
+
+fn open(disk: &SimStorage, clock: &ManualClock, healthy: bool) -> Result<Engine, String> {
+    let wal_options = WalOptions {
+        durability: Durability::GroupCommit,
+        segment_size_bytes: 64 * 1024,
+        background_preparation: false,
+        ..WalOptions::default()
+    };
+    let (wal, _) = Wal::open_with_storage(Arc::new(disk.clone()), DIR, wal_options)
+        .map_err(|e| e.to_string())?;
+    let log: Arc<dyn Log> = Arc::new(wal);
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        background_timers: false,
+        entropy_seed: Some(9),
+        worker_threads: 1,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log, options).map_err(|e| e.to_string())?;
+    engine.register_integration(RESOURCE, move |input: Value, _c: Value| async move {
+        if healthy {
+            Ok(json!({"ok": input["prep"]}))
+        } else {
+            Err(TaskError::new("Boom", "down"))
+        }
+    });
+    engine.wait_idle();
+    Ok(engine)
+}
+
+fn events(engine: &Engine, arn: &str) -> Vec<HistoryEvent> {
+    let query = HistoryQuery {
+        max_results: 1000,
+        ..HistoryQuery::default()
+    };
+    let events = engine
+        .get_execution_history(arn, &query)
+        .expect("history")
+        .events;
+    check_sequence(0, &events).expect("contiguous from 1");
+    events
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_redrive_keeps_the_history_whole() {
+    let disk = SimStorage::new();
+    let clock = ManualClock::new(START_MS);
+    let arn = {
+        let engine = open(&disk, &clock, false).expect("opens");
+        engine
+            .create_state_machine("m", DEFINITION, None)
+            .expect("creates");
+        let arn = engine
+            .start_execution("m", Some("e"), "{}")
+            .expect("starts")
+            .execution_arn;
+        engine.wait_idle();
+        assert_eq!(
+            engine.describe_execution(&arn).expect("d").status,
+            ExecutionStatus::Failed
+        );
+        arn
+    };
+    clock.advance_ms(1_000);
+    let base = disk.crash(CrashMode::DropUnsynced);
+    let before = {
+        let engine = open(&base.crash(CrashMode::DropUnsynced), &clock, true).expect("opens");
+        events(&engine, &arn)
+    };
+    // How many disk ops a redrive takes (opened healthy: the rerun task succeeds).
+    let probe = base.crash(CrashMode::DropUnsynced);
+    let engine = open(&probe, &clock, true).expect("opens");
+    let from = probe.op_count();
+    engine.redrive_execution(&arn, None).expect("redrives");
+    engine.wait_idle();
+    let ops = probe.op_count() - from;
+    drop(engine);
+
+    let (mut kept, mut lost) = (0, 0);
+    for k in 0..=ops {
+        let disk = base.crash(CrashMode::DropUnsynced);
+        let engine = open(&disk, &clock, true).expect("opens");
+        disk.set_faults(FaultPlan {
+            halt_at_op: Some(disk.op_count() + k),
+            ..FaultPlan::default()
+        });
+        let _ = engine.redrive_execution(&arn, None);
+        engine.wait_idle();
+        drop(engine);
+        let rebooted = disk.crash(CrashMode::DropUnsynced);
+        let engine = open(&rebooted, &clock, true).unwrap_or_else(|e| panic!("op {k}: {e}"));
+        engine.wait_idle();
+        let after = events(&engine, &arn);
+        let redriven = after
+            .iter()
+            .any(|e| matches!(e.details, EventDetails::ExecutionRedriven(_)));
+        if redriven {
+            kept += 1;
+            assert_eq!(&after[..before.len()], &before[..], "op {k}: prefix kept");
+            // Recovery re-dispatched the rerun task: it succeeded.
+            let d = engine.describe_execution(&arn).expect("d");
+            assert_eq!(d.status, ExecutionStatus::Succeeded, "op {k}: {d:?}");
+            assert_eq!(d.redrive.redrive_count, 1);
+        } else {
+            lost += 1;
+            assert_eq!(after, before, "op {k}: untouched");
+            engine
+                .redrive_execution(&arn, None)
+                .unwrap_or_else(|e| panic!("op {k}: redrive after recovery: {e}"));
+            engine.wait_idle();
+            let d = engine.describe_execution(&arn).expect("d");
+            assert_eq!(d.status, ExecutionStatus::Succeeded, "op {k}: {d:?}");
+        }
+    }
+    println!("redrive crash sweep: {ops} ops, {kept} kept the redrive, {lost} lost it");
+    assert!(kept > 0 && lost > 0);
+}
