@@ -48,8 +48,8 @@ pub const PATH_FILTER_DEPTH_MAX: usize = 16;
 /// `$..a..b..c` and filters against exponential work).
 pub const PATH_EVAL_STEPS_MAX: usize = 1_000_000;
 
-/// The deepest nesting of intrinsic calls (`States.A(States.B(...))`).
-pub const INTRINSIC_NESTING_DEPTH_MAX: usize = 16;
+/// The most intrinsic calls nested in one field (`States.A(States.B(...))`; AWS: 10).
+pub const INTRINSIC_NESTING_DEPTH_MAX: usize = 10;
 
 /// The most arguments of one intrinsic call.
 pub const INTRINSIC_ARGS_MAX: usize = 256;
@@ -88,3 +88,5 @@ pub const TIMER_POLL_MS_MAX: u64 = 200;
 
 const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
 const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
+/// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
+pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;

@@ -13,6 +13,35 @@ import json
 import sys
 
 
+# Needs the pure interpreter can meet: StopExecution (sent right after the start),
+# request/response service integrations (answered with the outcomes AWS recorded) and task
+# timeouts that such a case sets.
+RUNNABLE_NEEDS = {
+    "stop-execution", "lambda", "sns", "sqs", "dynamodb", "aws-sdk", "s3", "events",
+    "secretsmanager", "apigateway", "sfn", "timeouts",
+}
+
+
+def compact(value) -> str:
+    """A recorded payload back as text: strings stay, parsed JSON is re-serialized compactly."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def recorded_answers(events: list) -> list:
+    """The task outcomes of a recorded history, in order, for a scripted handler."""
+    answers = []
+    for event in events:
+        if event.get("type") == "TaskSucceeded":
+            answers.append({"output": compact(event["taskSucceededEventDetails"]["output"])})
+        elif event.get("type") == "TaskFailed":
+            details = event["taskFailedEventDetails"]
+            answers.append({
+                "error": details.get("error", ""),
+                "cause": compact(details.get("cause", "")),
+            })
+    return answers
+
+
 def main() -> int:
     conformance_dir, mode = sys.argv[1], sys.argv[2]
     sys.path.insert(0, conformance_dir)
@@ -23,8 +52,8 @@ def main() -> int:
         out = []
         for case in cases:
             # The core language, plus StopExecution right after the start (which the test can
-            # send through decide as well).
-            if case["needs"] not in ([], ["stop-execution"]):
+            # send through decide as well), plus Lambda tasks answered with what AWS recorded.
+            if not set(case["needs"]) <= RUNNABLE_NEEDS:
                 continue
             out.append({
                 "id": case["id"],
@@ -33,6 +62,7 @@ def main() -> int:
                 "expected_status": case["expected_status"],
                 "role_arn": run.ROLE_ARN,
                 "stop": case["needs"] == ["stop-execution"],
+                "answers": recorded_answers(run.expected_events(case)),
             })
         json.dump(out, sys.stdout)
         return 0

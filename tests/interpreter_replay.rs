@@ -236,3 +236,71 @@ proptest! {
         statelog::history::check_sequence(0, &events).expect("dense ids");
     }
 }
+
+/// How a recorded history gets damaged before it is folded again.
+#[derive(Debug, Clone)]
+enum Damage {
+    Drop(usize),
+    Duplicate(usize),
+    Swap(usize, usize),
+    Rescope(usize, Vec<u32>),
+    Renumber(usize, u32),
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    prop_oneof![
+        any::<usize>().prop_map(Damage::Drop),
+        any::<usize>().prop_map(Damage::Duplicate),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::Swap(a, b)),
+        (any::<usize>(), proptest::collection::vec(0u32..4, 0..3))
+            .prop_map(|(i, scope)| Damage::Rescope(i, scope)),
+        (any::<usize>(), any::<u32>()).prop_map(|(i, id)| Damage::Renumber(i, id)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A damaged or foreign history is a typed error (or folds to some state), never a panic;
+    /// and deciding on whatever state it folds to does not panic either.
+    #[test]
+    fn damaged_histories_never_panic(
+        which in 0usize..3,
+        items in 0usize..4,
+        seed in any::<u64>(),
+        actions in proptest::collection::vec(action(), 0..30),
+        damages in proptest::collection::vec(damage(), 1..4),
+    ) {
+        let defs = definitions();
+        let def = &defs[which];
+        let mut events = run_walk(def, items, seed, &actions).events;
+        for damage in damages {
+            let n = events.len();
+            if n == 0 {
+                break;
+            }
+            match damage {
+                Damage::Drop(i) => {
+                    events.remove(i % n);
+                }
+                Damage::Duplicate(i) => {
+                    let copy = events[i % n].clone();
+                    events.insert(i % n, copy);
+                }
+                Damage::Swap(a, b) => events.swap(a % n, b % n),
+                Damage::Rescope(i, scope) => events[i % n].scope = scope,
+                Damage::Renumber(i, id) => events[i % n].id = EventId(id),
+            }
+        }
+        let mut state = ExecutionState::new();
+        for event in &events {
+            if apply(&mut state, event).is_err() {
+                return Ok(());
+            }
+        }
+        let _ = pending_effects(&state);
+        let mut entropy = Seeded(seed | 1);
+        let _ = decide(def, &state, Trigger::TimerFired { timer_id: EventId(3) }, 2_000_000,
+            &Options::default(), &mut entropy);
+    }
+}

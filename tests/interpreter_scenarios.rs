@@ -98,6 +98,10 @@ impl Run {
         for event in &decision.events {
             apply(&mut self.state, event).expect("apply");
         }
+        assert_eq!(
+            decision.next_state, self.state,
+            "next_state is the fold of the events"
+        );
         self.events.extend(decision.events.iter().cloned());
         for effect in &decision.effects {
             match effect {
@@ -794,4 +798,350 @@ fn default_cap_is_25000_events_with_the_aws_cause() {
     assert!(decision.effects.contains(&Effect::Closed {
         status: ExecutionStatus::Failed
     }));
+}
+
+#[test]
+fn inline_map_runs_at_most_40_iterations_at_once() {
+    let mut run = Run::new(json!({
+        "StartAt": "M",
+        "States": {"M": {
+            "Type": "Map",
+            "ItemProcessor": {"StartAt": "T", "States": {"T": {
+                "Type": "Task", "Resource": "arn:aws:states:::sns:publish", "End": true}}},
+            "End": true
+        }}
+    }));
+    run.start(json!((0..100).collect::<Vec<_>>()));
+    assert_eq!(
+        run.tasks.len(),
+        40,
+        "no MaxConcurrency still means 40 at most"
+    );
+    run.drive(|t| Answer::Succeed(t.input.clone()));
+    assert_eq!(run.output(), json!((0..100).collect::<Vec<_>>()));
+}
+
+#[test]
+fn an_oversized_execution_input_is_refused() {
+    let mut run = Run::new(json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}}));
+    let big = "x".repeat(statelog::limits::PAYLOAD_SIZE_BYTES_MAX);
+    let refused = decide(
+        &run.def,
+        &run.state,
+        Trigger::Start(StartRequest {
+            input: json!(big),
+            input_text: None,
+            execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
+            role_arn: "arn:aws:iam::000000000000:role/r".into(),
+        }),
+        run.now_ms,
+        &run.options,
+        &mut run.entropy,
+    );
+    assert!(matches!(
+        refused,
+        Err(statelog::interpreter::Error::PayloadTooLarge {
+            what: "execution input",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn heartbeat_timeout_from_the_runtime_is_caught_as_states_timeout() {
+    let mut run = Run::new(json!({
+        "StartAt": "T",
+        "States": {
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::sns:publish", "HeartbeatSeconds": 10,
+                  "Catch": [{"ErrorEquals": ["States.Timeout"], "Next": "Late"}], "End": true},
+            "Late": {"Type": "Pass", "End": true}
+        }
+    }));
+    run.start(json!({}));
+    let task = run.tasks.remove(0);
+    assert_eq!(task.heartbeat_seconds, Some(10));
+    run.trigger(Trigger::TaskTimedOut {
+        task_id: task.task_id,
+        error: "States.HeartbeatTimeout".into(),
+    });
+    assert_eq!(run.state.status(), ExecutionStatus::Succeeded);
+    assert_eq!(run.output(), json!({"Error": "States.HeartbeatTimeout"}));
+    assert!(run.types().contains(&"TaskTimedOut"));
+}
+
+/// One row of the scenario table: a definition, an input, the answers tasks get in order, and
+/// the expected event types, status and output.
+struct Row {
+    name: &'static str,
+    definition: Value,
+    input: Value,
+    answers: Vec<Answer>,
+    types: &'static [&'static str],
+    status: ExecutionStatus,
+    output: Value,
+}
+
+fn sns(extra: Value) -> Value {
+    let mut state = json!({"Type": "Task", "Resource": "arn:aws:states:::sns:publish"});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        state[k] = v;
+    }
+    state
+}
+
+#[test]
+fn scenario_table() {
+    let rows = vec![
+        Row {
+            name: "pass result at a path",
+            definition: json!({"StartAt": "P", "States": {
+                "P": {"Type": "Pass", "Result": [1, 2], "ResultPath": "$.r", "OutputPath": "$.r", "End": true}}}),
+            input: json!({"a": 1}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!([1, 2]),
+        },
+        Row {
+            name: "choice default then succeed",
+            definition: json!({"StartAt": "C", "States": {
+                "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "StringEquals": "go", "Next": "F"}], "Default": "S"},
+                "F": {"Type": "Fail"},
+                "S": {"Type": "Succeed", "InputPath": "$.y"}}}),
+            input: json!({"x": "stay", "y": {"z": true}}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "ChoiceStateEntered",
+                "ChoiceStateExited",
+                "SucceedStateEntered",
+                "SucceedStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"z": true}),
+        },
+        Row {
+            name: "task with result selector",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({
+                "ResultSelector": {"id.$": "$.MessageId"}, "ResultPath": "$.sent", "End": true}))}}),
+            input: json!({"msg": "hi"}),
+            answers: vec![Answer::Succeed(json!({"MessageId": "m-1", "Other": 0}))],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"msg": "hi", "sent": {"id": "m-1"}}),
+        },
+        Row {
+            name: "task retried once then succeeds",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({
+                "Retry": [{"ErrorEquals": ["States.TaskFailed"]}], "End": true}))}}),
+            input: json!({}),
+            answers: vec![
+                Answer::Fail("States.TaskFailed", "flake"),
+                Answer::Succeed(json!("done")),
+            ],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!("done"),
+        },
+        Row {
+            name: "uncaught task failure fails the execution",
+            definition: json!({"StartAt": "T", "States": {"T": sns(json!({"End": true}))}}),
+            input: json!({}),
+            answers: vec![Answer::Fail("Boom", "it broke")],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "ExecutionFailed",
+            ],
+            status: ExecutionStatus::Failed,
+            output: Value::Null,
+        },
+        Row {
+            name: "catch with result path null keeps the input",
+            definition: json!({"StartAt": "T", "States": {
+                "T": sns(json!({"Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": null, "Next": "After"}], "End": true})),
+                "After": {"Type": "Pass", "End": true}}}),
+            input: json!({"keep": "me"}),
+            answers: vec![Answer::Fail("Any", "x")],
+            types: &[
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "TaskStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"keep": "me"}),
+        },
+        Row {
+            name: "wait then pass",
+            definition: json!({"StartAt": "W", "States": {
+                "W": {"Type": "Wait", "Seconds": 5, "Next": "P"},
+                "P": {"Type": "Pass", "End": true}}}),
+            input: json!([1]),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "WaitStateEntered",
+                "WaitStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!([1]),
+        },
+        Row {
+            name: "map of tasks with an item selector",
+            definition: json!({"StartAt": "M", "States": {"M": {
+                "Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1,
+                "ItemSelector": {"v.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index"},
+                "ItemProcessor": {"StartAt": "T", "States": {"T": sns(json!({"End": true}))}},
+                "End": true}}}),
+            input: json!({"xs": ["a", "b"]}),
+            answers: vec![Answer::Succeed(json!("A")), Answer::Succeed(json!("B"))],
+            types: &[
+                "ExecutionStarted",
+                "MapStateEntered",
+                "MapStateStarted",
+                "MapIterationStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "MapIterationSucceeded",
+                "MapIterationStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "MapIterationSucceeded",
+                "MapStateSucceeded",
+                "MapStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!(["A", "B"]),
+        },
+        Row {
+            name: "parallel caught failure",
+            definition: json!({"StartAt": "P", "States": {
+                "P": {"Type": "Parallel", "Branches": [
+                    {"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "E", "Cause": "C"}}}],
+                    "Catch": [{"ErrorEquals": ["E"], "Next": "H"}], "End": true},
+                "H": {"Type": "Pass", "End": true}}}),
+            input: json!({}),
+            answers: vec![],
+            types: &[
+                "ExecutionStarted",
+                "ParallelStateEntered",
+                "ParallelStateStarted",
+                "FailStateEntered",
+                "ParallelStateFailed",
+                "ParallelStateExited",
+                "PassStateEntered",
+                "PassStateExited",
+                "ExecutionSucceeded",
+            ],
+            status: ExecutionStatus::Succeeded,
+            output: json!({"Error": "E", "Cause": "C"}),
+        },
+    ];
+    for row in rows {
+        let mut run = Run::new(row.definition);
+        run.start(row.input);
+        let mut answers = row.answers.into_iter();
+        run.drive(|task| {
+            answers
+                .next()
+                .unwrap_or_else(|| panic!("{}: unexpected task {task:?}", row.name))
+        });
+        assert_eq!(run.types(), row.types, "{}", row.name);
+        assert_eq!(run.state.status(), row.status, "{}", row.name);
+        assert_eq!(run.output(), row.output, "{}", row.name);
+        assert!(answers.next().is_none(), "{}: answers left over", row.name);
+    }
+}
+
+#[test]
+fn states_task_failed_takes_integration_errors_but_not_timeouts() {
+    let def = json!({"StartAt": "T", "States": {
+        "T": sns(json!({"TimeoutSeconds": 5,
+            "Catch": [{"ErrorEquals": ["States.TaskFailed"], "Next": "Caught"}], "End": true})),
+        "Caught": {"Type": "Pass", "End": true}}});
+    let mut failed = Run::new(def.clone());
+    failed.start(json!({}));
+    failed.drive(|_| Answer::Fail("S3.NoSuchBucketException", "gone"));
+    assert_eq!(failed.state.status(), ExecutionStatus::Succeeded);
+    let mut timed_out = Run::new(def);
+    timed_out.start(json!({}));
+    timed_out.drive(|_| Answer::Ignore);
+    assert_eq!(timed_out.state.status(), ExecutionStatus::Failed);
+    assert_eq!(
+        timed_out.state.failure().and_then(|f| f.error.as_deref()),
+        Some("States.Timeout")
+    );
+}
+
+#[test]
+fn max_delay_seconds_caps_the_backoff() {
+    let mut run = Run::new(json!({"StartAt": "T", "States": {"T": sns(json!({
+        "Retry": [{"ErrorEquals": ["E"], "IntervalSeconds": 10, "BackoffRate": 10.0,
+                   "MaxDelaySeconds": 15, "MaxAttempts": 3}],
+        "End": true}))}}));
+    run.start(json!({}));
+    run.drive(|t| {
+        if t.attempt < 3 {
+            Answer::Fail("E", "")
+        } else {
+            Answer::Succeed(json!(t.attempt))
+        }
+    });
+    let delays: Vec<u64> = run
+        .events
+        .iter()
+        .filter_map(|e| {
+            e.timer
+                .as_ref()
+                .filter(|t| matches!(t.purpose, TimerPurpose::RetryBackoff { .. }))
+                .map(|t| t.due_ms - e.timestamp_ms)
+        })
+        .collect();
+    assert_eq!(delays, [10_000, 15_000, 15_000]);
+    assert_eq!(run.output(), json!(3));
 }

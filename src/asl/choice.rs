@@ -9,6 +9,7 @@
 //! Must not: parse definitions (operands arrive compiled), read the clock, or allocate per
 //! comparison beyond what a path selection returns.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::Value;
@@ -108,8 +109,13 @@ fn missing_path(path: &Path) -> StatesError {
     )
 }
 
-fn select(path: &Path, input: &Value, context: &Value) -> Result<Value, StatesError> {
-    path.select(input, context)
+/// The value `path` names, borrowed from `input`/`context` where the path allows it.
+fn select<'a>(
+    path: &Path,
+    input: &'a Value,
+    context: &'a Value,
+) -> Result<Cow<'a, Value>, StatesError> {
+    path.select_cow(input, context)?
         .ok_or_else(|| missing_path(path))
 }
 
@@ -196,7 +202,7 @@ impl Condition {
                     expected,
                 } = test
                 {
-                    return Ok(variable.select(input, context).is_some() == *expected);
+                    return Ok(variable.select_cow(input, context)?.is_some() == *expected);
                 }
                 let value = select(variable, input, context)?;
                 test.holds(&value, input, context)

@@ -116,6 +116,17 @@ impl Diagnostic {
         }
     }
 
+    /// The diagnostic in the shape of AWS's `ValidateStateMachineDefinition` response
+    /// (`code`, `location`, `message`, `severity`).
+    pub fn to_aws_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.code.as_str(),
+            "location": self.path,
+            "message": self.message,
+            "severity": self.severity.as_str(),
+        })
+    }
+
     /// True when this diagnostic only says a feature is not supported yet.
     pub fn is_unsupported(&self) -> bool {
         self.code == DiagnosticCode::UnsupportedFeature
@@ -130,12 +141,19 @@ impl fmt::Display for Diagnostic {
 
 /// Appends `key` to the JSON pointer `base`, escaping `~` and `/`.
 pub fn pointer_child(base: &str, key: &str) -> String {
-    let escaped = key.replace('~', "~0").replace('/', "~1");
-    if base == "/" {
-        format!("/{escaped}")
-    } else {
-        format!("{base}/{escaped}")
+    let mut out = String::with_capacity(base.len() + key.len() + 1);
+    if base != "/" {
+        out.push_str(base);
     }
+    out.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Appends an array index to the JSON pointer `base`.
@@ -164,5 +182,10 @@ mod tests {
         let d = Diagnostic::error("/StartAt", DiagnosticCode::MissingTransitionTarget, "nope");
         assert_eq!(d.to_string(), "/StartAt: nope [MISSING_TRANSITION_TARGET]");
         assert!(!d.is_unsupported());
+        assert_eq!(
+            d.to_aws_json(),
+            serde_json::json!({"code": "MISSING_TRANSITION_TARGET", "location": "/StartAt",
+                               "message": "nope", "severity": "ERROR"})
+        );
     }
 }

@@ -26,7 +26,7 @@ pub(crate) fn parse_checked(text: &str) -> Result<Checked, serde_json::Error> {
     let duplicates = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = ValueSeed {
-        pointer: "/".to_string(),
+        at: &At::Root,
         duplicates: &duplicates,
     }
     .deserialize(&mut deserializer)?;
@@ -37,8 +37,26 @@ pub(crate) fn parse_checked(text: &str) -> Result<Checked, serde_json::Error> {
     })
 }
 
+/// Where a value sits, as a chain of parents: the JSON pointer is only spelled out for a
+/// duplicate key, so reading a definition allocates nothing per node for it.
+enum At<'a> {
+    Root,
+    Key(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            At::Root => "/".to_string(),
+            At::Key(parent, key) => pointer_child(&parent.pointer(), key),
+            At::Index(parent, index) => pointer_index(&parent.pointer(), *index),
+        }
+    }
+}
+
 struct ValueSeed<'a> {
-    pointer: String,
+    at: &'a At<'a>,
     duplicates: &'a RefCell<Vec<String>>,
 }
 
@@ -94,8 +112,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
         loop {
+            let at = At::Index(self.at, items.len());
             let seed = ValueSeed {
-                pointer: pointer_index(&self.pointer, items.len()),
+                at: &at,
                 duplicates: self.duplicates,
             };
             match seq.next_element_seed(seed)? {
@@ -109,14 +128,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let pointer = pointer_child(&self.pointer, &key);
-            let seed = ValueSeed {
-                pointer: pointer.clone(),
+            let at = At::Key(self.at, &key);
+            let value = map.next_value_seed(ValueSeed {
+                at: &at,
                 duplicates: self.duplicates,
-            };
-            let value = map.next_value_seed(seed)?;
+            })?;
             if object.contains_key(&key) {
-                self.duplicates.borrow_mut().push(pointer);
+                self.duplicates.borrow_mut().push(at.pointer());
             }
             object.insert(key, value);
         }

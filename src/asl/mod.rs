@@ -6,10 +6,16 @@
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
-//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle.
+//! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle; [`Error`]: the
+//!   layer's Rust error (wraps the diagnostics).
+//!
+//! Invariants: a [`StateMachine`] exists only for a definition with no error diagnostic; every
+//! path and template in it is compiled once, here; nothing in this module touches `wal`,
+//! `clock`, threads or the file system (the CLI reads the file, then calls in).
 
 pub mod choice;
 pub mod diagnostic;
+mod error;
 pub mod fuzz;
 mod json;
 pub mod model;
@@ -21,13 +27,14 @@ pub mod timestamp;
 
 pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
+pub use error::Error;
 pub use model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,
     PassState, PatternPiece, PercentageField, QueryLanguage, Resource, ResourceKind, Retrier,
     SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskState, Test,
-    Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
+    Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
 };
-pub use parse::{parse_definition, ValidationOptions};
+pub use parse::{parse_definition, MachineType, ValidationOptions};
 pub use resource::{parse_resource, ResourceError, ResourceRegistry};
 pub use timestamp::parse_timestamp;

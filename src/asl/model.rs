@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::paths::{InputOutputPath, Path, ResultPathField, Template};
+use crate::paths::{FieldExpression, InputOutputPath, Path, ResultPathField, Template};
 
 /// A whole, validated state machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -389,29 +389,73 @@ pub struct Catcher {
 pub const ERROR_ALL: &str = "States.ALL";
 
 impl Retrier {
-    /// True when this retrier handles `error` (`States.ALL` matches all but `States.Runtime`
-    /// and `States.DataLimitExceeded`, which AWS never retries).
+    /// True when this retrier handles `error`. `States.Runtime` is never retried, even when
+    /// named; `States.ALL` does not match `States.DataLimitExceeded` (only naming it does);
+    /// `States.Timeout` also matches `States.HeartbeatTimeout`.
     pub fn matches(&self, error: &str) -> bool {
         error_equals_matches(&self.error_equals, error)
     }
 }
 
 impl Catcher {
-    /// True when this catcher handles `error` (`States.ALL` matches all but `States.Runtime`
-    /// and `States.DataLimitExceeded`, which AWS never catches).
+    /// True when this catcher handles `error`, by the same rules as [`Retrier::matches`]:
+    /// `States.Runtime` is never caught (AWS fails the execution even under an explicit
+    /// `"ErrorEquals": ["States.Runtime"]`, as the `test_catch_states_runtime` recording shows).
     pub fn matches(&self, error: &str) -> bool {
         error_equals_matches(&self.error_equals, error)
     }
 }
 
+/// The error no Retrier or Catcher handles: it always fails the execution.
+pub const ERROR_RUNTIME: &str = "States.Runtime";
+
 fn error_equals_matches(names: &[String], error: &str) -> bool {
+    if error == ERROR_RUNTIME {
+        return false;
+    }
     names.iter().any(|name| {
         name == error
-            || (name == ERROR_ALL
-                && error != "States.Runtime"
-                && error != "States.DataLimitExceeded")
+            || (name == ERROR_ALL && error != "States.DataLimitExceeded")
             || (name == "States.Timeout" && error == "States.HeartbeatTimeout")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_matching_rules() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = Catcher {
+            error_equals: names(&["States.ALL"]),
+            next: "N".into(),
+            result_path: None,
+        };
+        let runtime = Catcher {
+            error_equals: names(&["States.Runtime"]),
+            next: "N".into(),
+            result_path: None,
+        };
+        let limit = names(&["States.DataLimitExceeded"]);
+        let timeout = Retrier {
+            error_equals: names(&["States.Timeout"]),
+            interval_seconds: 1,
+            max_attempts: 3,
+            backoff_rate: 2.0,
+            max_delay_seconds: None,
+            jitter_strategy: JitterStrategy::None,
+        };
+        assert!(all.matches("Custom.Error"));
+        assert!(all.matches("States.TaskFailed"));
+        assert!(!all.matches("States.Runtime"));
+        assert!(!runtime.matches("States.Runtime"));
+        assert!(!all.matches("States.DataLimitExceeded"));
+        assert!(error_equals_matches(&limit, "States.DataLimitExceeded"));
+        assert!(timeout.matches("States.Timeout"));
+        assert!(timeout.matches("States.HeartbeatTimeout"));
+        assert!(!timeout.matches("States.TaskFailed"));
+    }
 }
 
 /// A Choice state.
@@ -587,12 +631,15 @@ pub struct FailState {
 pub enum FailField {
     /// `Error` / `Cause`.
     Literal(String),
-    /// `ErrorPath` / `CausePath`: a path or an intrinsic function call, compiled as a one-entry
-    /// template `{"value.$": <text>}` (evaluate it and take `value`).
+    /// `ErrorPath` / `CausePath`: a path or an intrinsic function call.
     Dynamic {
         /// The path or intrinsic call as written.
         text: String,
-        /// The compiled one-entry template.
+        /// The expression, compiled; its failures name the field (`ErrorPath`/`CausePath`) as
+        /// AWS does. Prefer this over `template`.
+        expression: Box<FieldExpression>,
+        /// The same, compiled as a one-entry template `{"value.$": <text>}` (evaluate it and
+        /// take `value`); kept for callers written before `expression` existed.
         template: Template,
     },
 }

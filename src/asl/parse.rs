@@ -21,12 +21,15 @@ use super::model::{
     PercentageField, QueryLanguage, Retrier, SecondsField, State, StateKind, StateMachine,
     StateMap, TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
+use super::model::{IntegrationPattern, ResourceKind};
 use super::resource::{parse_resource, ResourceRegistry};
 use super::timestamp::parse_timestamp;
 use crate::limits::{
     DEFINITION_SIZE_BYTES_MAX, DEFINITION_STATE_NESTING_MAX, STATE_NAME_CHARS_MAX,
 };
-use crate::paths::{InputOutputPath, Path, ReferencePath, ResultPathField, Template};
+use crate::paths::{
+    FieldExpression, InputOutputPath, Path, ReferencePath, ResultPathField, Template,
+};
 
 /// The largest `TimeoutSeconds`, `HeartbeatSeconds`, `IntervalSeconds`, `MaxAttempts` and
 /// `Seconds` AWS accepts.
@@ -35,15 +38,30 @@ const SECONDS_MAX: u64 = 99_999_999;
 /// The largest `MaxDelaySeconds` AWS accepts (one year and a day, in seconds).
 const MAX_DELAY_SECONDS_MAX: u64 = 31_622_401;
 
-/// What validation accepts beyond the language itself.
+/// What validation accepts beyond the language itself. Build with
+/// `ValidationOptions { resources: ..., ..Default::default() }`.
 #[derive(Debug, Clone, Default)]
 pub struct ValidationOptions {
     /// The resources that exist; `None` accepts any well-formed ARN.
     pub resources: Option<ResourceRegistry>,
+    /// Standard (the default) or Express: Express machines cannot wait for jobs, callbacks or
+    /// activities.
+    pub machine_type: MachineType,
 }
 
-/// Parses and validates `text`; returns the compiled machine, or every problem found (errors
-/// first in document order; warnings only when there is an error too).
+/// The kind of state machine a definition is validated for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MachineType {
+    /// Long-running, exactly-once executions: every integration pattern.
+    #[default]
+    Standard,
+    /// Short, at-least-once executions: request/response integrations only.
+    Express,
+}
+
+/// Parses and validates `text`; returns the compiled machine, or every problem found, in the
+/// order found (duplicate keys, then the walk of the document, each branch's graph checks after
+/// its states).
 pub fn parse_definition(
     text: &str,
     options: &ValidationOptions,
@@ -103,7 +121,10 @@ pub fn parse_definition(
         .iter()
         .any(|d| d.severity == super::diagnostic::Severity::Error);
     match machine {
-        Some(machine) if !has_error => Ok(machine),
+        Some(mut machine) if !has_error => {
+            machine.source = checked.value;
+            Ok(machine)
+        }
         _ => {
             debug_assert!(
                 has_error,
@@ -398,6 +419,29 @@ impl Ctx<'_> {
         self.path_text(&obj.ptr(key), key, &text)
     }
 
+    /// A path that must name one location (AWS: a "reference path"), like Choice `Variable`,
+    /// `ItemsPath` and the `...Path` fields that read one number or timestamp.
+    fn reference_text(&mut self, at: &str, key: &str, text: &str) -> Option<Path> {
+        let path = self.path_text(at, key, text)?;
+        if !path.is_definite() {
+            self.error(
+                at,
+                DiagnosticCode::InvalidPath,
+                format!(
+                    "'{key}' must be a reference path naming one location (no wildcard, slice, \
+                     filter, union or '..'), not '{text}'"
+                ),
+            );
+            return None;
+        }
+        Some(path)
+    }
+
+    fn reference(&mut self, obj: Obj<'_>, key: &str) -> Option<Path> {
+        let text = self.string(obj, key)?;
+        self.reference_text(&obj.ptr(key), key, &text)
+    }
+
     fn io_path(&mut self, obj: Obj<'_>, key: &str) -> Option<InputOutputPath> {
         match obj.get(key)? {
             Value::Null => Some(InputOutputPath::Discard),
@@ -476,6 +520,13 @@ impl Ctx<'_> {
         match Template::compile(value) {
             Ok(template) => Some(template),
             Err(problems) => {
+                if problems.is_empty() {
+                    self.error(
+                        &at,
+                        DiagnosticCode::InvalidPath,
+                        format!("'{key}' does not compile"),
+                    );
+                }
                 for problem in problems {
                     let path = if problem.pointer.is_empty() || problem.pointer == "/" {
                         at.clone()
@@ -556,7 +607,8 @@ impl Ctx<'_> {
             timeout_seconds,
             version,
             query_language,
-            source: value.clone(),
+            // Filled in by `parse_definition`, which owns the document (no copy).
+            source: Value::Null,
         })
     }
 
@@ -714,6 +766,8 @@ impl Ctx<'_> {
         let type_name = match obj.get("Type") {
             None => {
                 self.schema(at, "These fields are required: [Type]");
+                // Its transitions still count, so its targets are not reported unreachable.
+                self.collect_edges_only(obj, "", node);
                 return None;
             }
             Some(Value::String(t)) => t.as_str(),
@@ -722,6 +776,7 @@ impl Ctx<'_> {
                     &obj.ptr("Type"),
                     format!("'Type' must be a string, not {}", type_name_of(other)),
                 );
+                self.collect_edges_only(obj, "", node);
                 return None;
             }
         };
@@ -730,6 +785,7 @@ impl Ctx<'_> {
                 &obj.ptr("Type"),
                 "The field 'Type' should have one of these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map]",
             );
+            self.collect_edges_only(obj, type_name, node);
             return None;
         };
         let language = self.query_language(obj, inherited);
@@ -757,12 +813,11 @@ impl Ctx<'_> {
             "Wait" => self.wait(obj, node).map(StateKind::Wait),
             "Succeed" => {
                 node.terminal = true;
-                self.no_transition(obj, type_name);
+                // 'Next'/'End' on a Succeed or Fail state is an unknown field (check_fields).
                 Some(StateKind::Succeed)
             }
             "Fail" => {
                 node.terminal = true;
-                self.no_transition(obj, type_name);
                 self.fail(obj).map(StateKind::Fail)
             }
             "Parallel" => self
@@ -807,13 +862,6 @@ impl Ctx<'_> {
         }
     }
 
-    fn no_transition(&mut self, obj: Obj<'_>, type_name: &str) {
-        // The field check already reported 'Next'/'End' as unsupported for these types; this
-        // only exists to keep the rule visible where the types are built.
-        debug_assert!(state_fields(type_name).is_some_and(|f| !f.contains(&"Next")));
-        let _ = obj;
-    }
-
     fn pass(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<PassState> {
         let result = obj.get("Result").cloned();
         let result_path = self.result_path(obj, "ResultPath");
@@ -844,7 +892,7 @@ impl Ctx<'_> {
             (Some(_), None) => self
                 .uint(obj, key, 1, SECONDS_MAX)
                 .map(SecondsField::Literal),
-            (None, Some(_)) => self.path(obj, path_key).map(SecondsField::Path),
+            (None, Some(_)) => self.reference(obj, path_key).map(SecondsField::Path),
             (None, None) => None,
         }
     }
@@ -904,6 +952,27 @@ impl Ctx<'_> {
                 return None;
             }
         };
+        if self.options.machine_type == MachineType::Express {
+            // AWS's wording, trailing space included for '.waitForTaskToken'.
+            let refusal = match (&resource.kind, resource.pattern()) {
+                (ResourceKind::Activity { .. }, _) => {
+                    Some("Express state machine does not support Activity ARN".to_string())
+                }
+                (_, IntegrationPattern::WaitForTaskToken) => Some(
+                    "Express state machine does not support '.waitForTaskToken' service integration "
+                        .to_string(),
+                ),
+                (_, IntegrationPattern::RequestResponse) => None,
+                (_, pattern) => Some(format!(
+                    "Express state machine does not support '{}' service integration",
+                    pattern.suffix()
+                )),
+            };
+            if let Some(message) = refusal {
+                self.schema(&at, message);
+                return None;
+            }
+        }
         if let Some(registry) = &self.options.resources {
             if let Err(message) = registry.check(&resource) {
                 self.error(&at, DiagnosticCode::InvalidResource, message);
@@ -1243,7 +1312,7 @@ impl Ctx<'_> {
                 );
                 None
             }
-            Some(_) => self.path(rule, "Variable"),
+            Some(_) => self.reference(rule, "Variable"),
         };
         let spec = operator_spec(operator).expect("operators were filtered by operator_spec above");
         let test = self.test(spec, operator, value, &at);
@@ -1291,11 +1360,14 @@ impl Ctx<'_> {
                 op,
                 path: true,
             } => match value {
-                Value::String(text) => self.path_text(at, operator, text).map(|p| Test::Compare {
-                    family,
-                    op,
-                    operand: Operand::Path(p),
-                }),
+                Value::String(text) => {
+                    self.reference_text(at, operator, text)
+                        .map(|p| Test::Compare {
+                            family,
+                            op,
+                            operand: Operand::Path(p),
+                        })
+                }
                 _ => wrong(self, "a path string"),
             },
             OperatorSpec::Compare {
@@ -1360,8 +1432,10 @@ impl Ctx<'_> {
                         None => None,
                     }
                 }
-                "SecondsPath" => self.path(obj, "SecondsPath").map(WaitFor::SecondsPath),
-                _ => self.path(obj, "TimestampPath").map(WaitFor::TimestampPath),
+                "SecondsPath" => self.reference(obj, "SecondsPath").map(WaitFor::SecondsPath),
+                _ => self
+                    .reference(obj, "TimestampPath")
+                    .map(WaitFor::TimestampPath),
             },
             [] => {
                 self.schema(obj.at, "a Wait state needs one of 'Seconds', 'Timestamp', 'SecondsPath', 'TimestampPath'");
@@ -1405,10 +1479,32 @@ impl Ctx<'_> {
                     );
                     return None;
                 }
+                let expression = match FieldExpression::parse(path_key, &text) {
+                    Ok(expression) => Box::new(expression),
+                    Err(error) => {
+                        self.error(
+                            &at,
+                            DiagnosticCode::InvalidPath,
+                            format!("'{path_key}' is not a valid path or intrinsic call: {error}"),
+                        );
+                        return None;
+                    }
+                };
                 let source = serde_json::json!({ "value.$": text });
                 match Template::compile(&source) {
-                    Ok(template) => Some(Some(FailField::Dynamic { text, template })),
+                    Ok(template) => Some(Some(FailField::Dynamic {
+                        text,
+                        expression,
+                        template,
+                    })),
                     Err(problems) => {
+                        if problems.is_empty() {
+                            self.error(
+                                &at,
+                                DiagnosticCode::InvalidPath,
+                                format!("'{path_key}' does not compile"),
+                            );
+                        }
                         for problem in problems {
                             self.error(
                                 &at,
@@ -1529,7 +1625,9 @@ impl Ctx<'_> {
             (Some(_), None) => self
                 .uint(obj, key, 0, u64::from(u32::MAX))
                 .map(|n| Some(CountField::Literal(n))),
-            (None, Some(_)) => self.path(obj, path_key).map(|p| Some(CountField::Path(p))),
+            (None, Some(_)) => self
+                .reference(obj, path_key)
+                .map(|p| Some(CountField::Path(p))),
             (None, None) => Some(None),
         }
     }
@@ -1576,7 +1674,9 @@ impl Ctx<'_> {
             (None, None) => None,
         };
         let item_selector = selector_key.map(|key| self.template(obj, key, true));
-        let items_path = obj.get("ItemsPath").map(|_| self.path(obj, "ItemsPath"));
+        let items_path = obj
+            .get("ItemsPath")
+            .map(|_| self.reference(obj, "ItemsPath"));
         let max_concurrency = self.count_pair(obj, "MaxConcurrency", "MaxConcurrencyPath");
         let tolerated_failure_count =
             self.count_pair(obj, "ToleratedFailureCount", "ToleratedFailureCountPath");
@@ -1604,7 +1704,7 @@ impl Ctx<'_> {
                 }
             },
             (None, Some(_)) => self
-                .path(obj, "ToleratedFailurePercentagePath")
+                .reference(obj, "ToleratedFailurePercentagePath")
                 .map(|p| Some(PercentageField::Path(p))),
             (None, None) => Some(None),
         };

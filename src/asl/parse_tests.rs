@@ -760,6 +760,7 @@ fn resources_checked_against_registry() {
     );
     let options = ValidationOptions {
         resources: Some(registry),
+        ..ValidationOptions::default()
     };
     let d = parse_definition(&def.to_string(), &options).expect_err("unsupported pattern");
     assert!(
@@ -1061,4 +1062,274 @@ fn variable_references_are_unsupported_not_invalid() {
     assert!(!super::parse::mentions_variable(
         "States.Format('it\\'s $x', $.a)"
     ));
+}
+
+#[test]
+fn express_machines_refuse_waiting_patterns_and_activities() {
+    use super::parse::MachineType;
+    let express = ValidationOptions {
+        machine_type: MachineType::Express,
+        ..ValidationOptions::default()
+    };
+    let cases = [
+        (
+            "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+            Some("'.waitForTaskToken'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync",
+            Some("'.sync'"),
+        ),
+        (
+            "arn:aws:states:::states:startExecution.sync:2",
+            Some("'.sync:2'"),
+        ),
+        (
+            "arn:aws:states:us-east-1:111111111111:activity:a",
+            Some("Activity ARN"),
+        ),
+        ("arn:aws:states:::lambda:invoke", None),
+    ];
+    for (resource, refusal) in cases {
+        let def = one(json!({"Type": "Task", "Resource": resource, "End": true}));
+        let outcome = parse_definition(&def.to_string(), &express);
+        match refusal {
+            None => assert!(outcome.is_ok(), "{resource}: {outcome:?}"),
+            Some(words) => {
+                let d = outcome.expect_err(resource);
+                assert!(
+                    d.iter().any(|d| d.path == "/States/S/Resource"
+                        && d.code == C::SchemaValidationFailed
+                        && d.message.contains(words)),
+                    "{resource}: {d:?}"
+                );
+            }
+        }
+        assert!(parse(&def).is_ok(), "Standard accepts {resource}");
+    }
+}
+
+mod graph_property {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    /// Each state: `None` ends (Pass End or Succeed), `Some(i)` goes to state `i % n`.
+    fn machine(edges: &[Option<usize>], start: usize) -> (Value, BTreeSet<usize>) {
+        let n = edges.len();
+        let mut states = serde_json::Map::new();
+        for (i, edge) in edges.iter().enumerate() {
+            let state = match edge {
+                None if i % 2 == 0 => json!({"Type": "Pass", "End": true}),
+                None => json!({"Type": "Succeed"}),
+                Some(t) => json!({"Type": "Pass", "Next": format!("S{}", t % n)}),
+            };
+            states.insert(format!("S{i}"), state);
+        }
+        let mut reached = BTreeSet::new();
+        let mut at = Some(start % n);
+        while let Some(i) = at {
+            if !reached.insert(i) {
+                break;
+            }
+            at = edges[i].map(|t| t % n);
+        }
+        (
+            json!({"StartAt": format!("S{}", start % n), "States": states}),
+            reached,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn validity_matches_reachability_and_termination(
+            edges in proptest::collection::vec(proptest::option::of(0usize..16), 1..10),
+            start in 0usize..16,
+        ) {
+            let (def, reached) = machine(&edges, start);
+            let all_reached = reached.len() == edges.len();
+            let terminates = edges.iter().any(Option::is_none);
+            match parse(&def) {
+                Ok(m) => {
+                    prop_assert!(all_reached && terminates, "accepted {def}");
+                    prop_assert_eq!(m.states.len(), edges.len());
+                }
+                Err(d) => {
+                    prop_assert!(!(all_reached && terminates), "rejected {def}: {d:?}");
+                    let unreachable: BTreeSet<String> = d
+                        .iter()
+                        .filter(|d| d.code == C::UnreachableState)
+                        .map(|d| d.path.clone())
+                        .collect();
+                    let expected: BTreeSet<String> = (0..edges.len())
+                        .filter(|i| !reached.contains(i))
+                        .map(|i| format!("/States/S{i}"))
+                        .collect();
+                    prop_assert_eq!(unreachable, expected);
+                    prop_assert_eq!(d.iter().any(|d| d.code == C::MissingEndState), !terminates);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_broken_state_still_counts_for_the_graph() {
+    // Only the bad Type is reported: B is reached through A's Next, and A's End ends.
+    let def = json!({"StartAt": "A", "States": {
+        "A": {"Type": "Nope", "Next": "B"},
+        "B": {"Type": "Pass", "End": true}}});
+    let found = problems(&def);
+    assert_eq!(
+        found,
+        vec![("/States/A/Type".to_string(), C::SchemaValidationFailed)]
+    );
+    let def = json!({"StartAt": "A", "States": {"A": {"Type": "Nope", "End": true}}});
+    assert_eq!(
+        problems(&def),
+        vec![("/States/A/Type".to_string(), C::SchemaValidationFailed)]
+    );
+}
+
+#[test]
+fn every_path_field_form_is_accepted_and_compiled() {
+    if !paths_ready() {
+        return;
+    }
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Pass", "End": true}}});
+    let states: Vec<Value> = vec![
+        json!({"Type": "Pass", "InputPath": null, "OutputPath": "$.a", "ResultPath": null, "Parameters": {"x.$": "$$.Execution.Id"}, "End": true}),
+        json!({"Type": "Pass", "ResultPath": "$.a.b[0]", "Parameters": {"x.$": "States.Format('{}-{}', $.a, 'b')"}, "End": true}),
+        json!({"Type": "Wait", "SecondsPath": "$.s", "End": true}),
+        json!({"Type": "Wait", "TimestampPath": "$.t", "End": true}),
+        json!({"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "TimeoutSecondsPath": "$.t", "HeartbeatSecondsPath": "$.h", "End": true}),
+        json!({"Type": "Fail", "ErrorPath": "$.e", "CausePath": "States.Format('cause {}', $.c)"}),
+        json!({"Type": "Map", "ItemsPath": "$.items", "MaxConcurrencyPath": "$.m", "ToleratedFailureCountPath": "$.c",
+               "ToleratedFailurePercentagePath": "$.p", "Parameters": {"v.$": "$$.Map.Item.Value"}, "Iterator": leaf.clone(), "End": true}),
+        json!({"Type": "Parallel", "Branches": [leaf.clone()], "ResultSelector": {"first.$": "$[0]"}, "ResultPath": "$.par", "End": true}),
+        json!({"Type": "Choice", "Choices": [{"Variable": "$$.State.RetryCount", "NumericLessThanPath": "$.max", "Next": "S"}, {"Variable": "$.flag", "IsBoolean": true, "Next": "S"}], "Default": "S"}),
+    ];
+    for state in states {
+        let def = if state["Type"] == "Choice" {
+            json!({"StartAt": "C", "States": {"C": state, "S": {"Type": "Succeed"}}})
+        } else {
+            one(state)
+        };
+        let m = valid(def);
+        let first = m.states.iter().next().expect("a state");
+        match &first.kind {
+            StateKind::Fail(f) => {
+                assert!(matches!(&f.error, Some(FailField::Dynamic { text, .. }) if text == "$.e"));
+                assert!(matches!(&f.cause, Some(FailField::Dynamic { .. })));
+            }
+            StateKind::Map(map) => {
+                assert!(matches!(&map.max_concurrency, Some(CountField::Path(_))));
+                assert!(matches!(
+                    &map.tolerated_failure_count,
+                    Some(CountField::Path(_))
+                ));
+                assert!(matches!(
+                    &map.tolerated_failure_percentage,
+                    Some(PercentageField::Path(_))
+                ));
+                assert!(
+                    map.item_selector.is_some(),
+                    "legacy Parameters is the item selector"
+                );
+                assert!(map.items_path.is_some());
+            }
+            StateKind::Wait(w) => {
+                assert!(matches!(
+                    w.wait,
+                    WaitFor::SecondsPath(_) | WaitFor::TimestampPath(_)
+                ));
+            }
+            _ => {}
+        }
+    }
+    // Both selector forms at once, and both processor forms at once, are refused.
+    for extra in [
+        json!({"ItemSelector": {}, "Parameters": {}}),
+        json!({"ItemProcessor": leaf.clone()}),
+    ] {
+        let mut state = json!({"Type": "Map", "Iterator": leaf.clone(), "End": true});
+        for (k, v) in extra.as_object().expect("object") {
+            state[k] = v.clone();
+        }
+        assert_problem(one(state), "/States/S", C::SchemaValidationFailed);
+    }
+}
+
+#[test]
+fn single_location_fields_refuse_indefinite_paths() {
+    if !paths_ready() {
+        return;
+    }
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Succeed"}}});
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            one(json!({"Type": "Wait", "SecondsPath": "$.a[*]", "End": true})),
+            "/States/S/SecondsPath",
+        ),
+        (
+            one(json!({"Type": "Map", "ItemsPath": "$..items", "Iterator": leaf, "End": true})),
+            "/States/S/ItemsPath",
+        ),
+        (
+            json!({"StartAt": "C", "States": {"C": {"Type": "Choice", "Default": "D",
+                "Choices": [{"Variable": "$.a[?(@.x > 1)]", "IsPresent": true, "Next": "D"}]},
+                "D": {"Type": "Succeed"}}}),
+            "/States/C/Choices/0/Variable",
+        ),
+        (
+            json!({"StartAt": "C", "States": {"C": {"Type": "Choice", "Default": "D",
+                "Choices": [{"Variable": "$.a", "NumericEqualsPath": "$.b[0:2]", "Next": "D"}]},
+                "D": {"Type": "Succeed"}}}),
+            "/States/C/Choices/0/NumericEqualsPath",
+        ),
+    ];
+    for (def, path) in cases {
+        assert_problem(def, path, C::InvalidPath);
+    }
+    // InputPath and OutputPath are full paths: wildcards are fine there.
+    valid(one(
+        json!({"Type": "Pass", "InputPath": "$.a[*]", "OutputPath": "$..b", "End": true}),
+    ));
+}
+
+#[test]
+fn fail_paths_evaluate_through_their_compiled_expression() {
+    if !paths_ready() {
+        return;
+    }
+    struct Fixed;
+    impl crate::paths::Entropy for Fixed {
+        fn next_u64(&mut self) -> u64 {
+            7
+        }
+    }
+    let m = valid(one(
+        json!({"Type": "Fail", "ErrorPath": "$.e", "CausePath": "States.Format('bad {}', $.c)"}),
+    ));
+    let StateKind::Fail(f) = &m.states.get("S").expect("S").kind else {
+        panic!()
+    };
+    let input = json!({"e": "Oops", "c": 42});
+    let eval = |field: &Option<FailField>| match field {
+        Some(FailField::Dynamic { expression, .. }) => {
+            expression.evaluate(&input, &json!({}), &mut Fixed)
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(eval(&f.error), Ok(json!("Oops")));
+    assert_eq!(eval(&f.cause), Ok(json!("bad 42")));
+    let Some(FailField::Dynamic { expression, .. }) = &f.error else {
+        panic!()
+    };
+    assert_eq!(expression.field(), "ErrorPath");
+    assert_problem(
+        one(json!({"Type": "Fail", "CausePath": "States.Nope("})),
+        "/States/S/CausePath",
+        C::InvalidPath,
+    );
 }

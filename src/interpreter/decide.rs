@@ -26,14 +26,27 @@ use crate::history::{
     MapStateStarted, Output, StateEntered, StateExited, TaskError, TaskOutput, TaskResource,
     TaskScheduled, TimerArm, TimerPurpose,
 };
-use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use crate::paths::{Entropy, StatesError};
 
 /// Decides what `trigger` does to the execution: the events to append and the effects to perform
-/// once they are durable. Pure: the same inputs give the same decision.
+/// once they are durable. Pure: the same inputs give the same decision. `state` is untouched.
 pub fn decide(
     definition: &StateMachine,
     state: &ExecutionState,
+    trigger: Trigger,
+    now_ms: u64,
+    options: &Options,
+    entropy: &mut dyn Entropy,
+) -> Result<Decision, Error> {
+    decide_owned(definition, state.clone(), trigger, now_ms, options, entropy)
+}
+
+/// [`decide`] on a state the caller gives up (saves copying it); the decision carries the state
+/// after its events in [`Decision::next_state`].
+pub fn decide_owned(
+    definition: &StateMachine,
+    state: ExecutionState,
     trigger: Trigger,
     now_ms: u64,
     options: &Options,
@@ -59,10 +72,11 @@ pub fn decide(
         }
         _ => {}
     }
-    let before = pending_effects(state);
+    let before = pending_effects(&state);
+    let first_id = state.event_count() + 1;
     let mut decider = Decider {
         def: definition,
-        state: state.clone(),
+        state,
         events: Vec::new(),
         now_ms,
         options,
@@ -75,13 +89,11 @@ pub fn decide(
         Err(Interrupt::Fail(error)) => return Err(error),
     };
     let effects = difference(&before, pending_effects(&decider.state), answered);
-    debug_assert!(decider
-        .events
-        .first()
-        .map_or(true, |e| e.id.0 == state.event_count() + 1));
+    debug_assert!(decider.events.first().map_or(true, |e| e.id.0 == first_id));
     Ok(Decision {
         events: decider.events,
         effects,
+        next_state: decider.state,
     })
 }
 
@@ -210,6 +222,16 @@ fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl
         StateKind::Map(m) => (&m.retry, &m.catch),
         _ => (&[], &[]),
     }
+}
+
+/// Whether an `ErrorEquals` list takes `error`: the ASL rules (`matched`, from `asl`), plus
+/// `States.TaskFailed` as AWS documents it: a wildcard for the errors a task's integration raises
+/// (any name outside `States.*`), never for `States.Timeout` (seen in the recordings: a Catch on
+/// `States.TaskFailed` takes `S3.NoSuchBucketException`).
+fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
+    matched
+        || (!error.starts_with("States.")
+            && error_equals.iter().any(|name| name == "States.TaskFailed"))
 }
 
 /// AWS prefixes `States.Runtime` causes with the state and the id of its entered event.
@@ -346,12 +368,17 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
+        let state = self.state_def(scope)?;
         Ok(RunInfo {
             name: run.name.clone(),
             entered_event_id: run.entered_event_id,
             input: run.input.clone(),
             retried_errors: run.retried_errors.clone(),
-            context: context_object(info, run),
+            context: if uses_context(state) {
+                context_object(info, run)
+            } else {
+                Value::Null
+            },
         })
     }
 
@@ -453,6 +480,14 @@ impl<'d> Decider<'d, '_> {
     }
 
     fn start(&mut self, request: StartRequest) -> Step<()> {
+        let size_bytes = json_size_bytes(&request.input);
+        if size_bytes > PAYLOAD_SIZE_BYTES_MAX {
+            return Err(Interrupt::Fail(Error::PayloadTooLarge {
+                what: "execution input",
+                size_bytes,
+                limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
+            }));
+        }
         let open_ms_max = self.options.execution_open_ms_max;
         let timeout_ms = match self.def.timeout_seconds {
             Some(seconds) => seconds.saturating_mul(1000).min(open_ms_max),
@@ -590,10 +625,17 @@ impl<'d> Decider<'d, '_> {
         retried: &[String],
         error: &str,
     ) -> Option<u64> {
-        let index = retriers.iter().position(|r| r.matches(error))?;
+        let index = retriers
+            .iter()
+            .position(|r| handles(&r.error_equals, r.matches(error), error))?;
         let attempts = retried
             .iter()
-            .filter(|e| retriers.iter().position(|r| r.matches(e)) == Some(index))
+            .filter(|e| {
+                retriers
+                    .iter()
+                    .position(|r| handles(&r.error_equals, r.matches(e), e))
+                    == Some(index)
+            })
             .count();
         let retrier = &retriers[index];
         if attempts >= retrier.max_attempts as usize {
@@ -643,7 +685,11 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
-        let context = context_with(info, name, self.now_ms, 0);
+        let context = if uses_context(state) {
+            context_with(info, name, self.now_ms, 0)
+        } else {
+            Value::Null
+        };
         let computed =
             apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
                 Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
@@ -735,7 +781,7 @@ impl<'d> Decider<'d, '_> {
         let StateKind::Wait(wait) = &state.kind else {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
-        match apply_io_path(state.output_path.as_ref(), &effective, &run.context) {
+        match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
             Ok(output) => self.exit(scope, state, &run, output, &wait.next),
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
@@ -775,7 +821,7 @@ impl<'d> Decider<'d, '_> {
             (Shallow::Entered, StateKind::Succeed) => {
                 let run = self.run_info(scope)?;
                 let output = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
-                    .and_then(|v| apply_io_path(state.output_path.as_ref(), &v, &run.context));
+                    .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &run.context));
                 match output {
                     Ok(output) => self.exit(scope, state, &run, output, &Transition::End),
                     Err(error) => Ok(Some(self.fail_in(&run, error))),
@@ -888,7 +934,7 @@ impl<'d> Decider<'d, '_> {
                 )?,
             };
             let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
-            apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+            apply_output_path(state.output_path.as_ref(), combined, &run.context)
         })();
         match output {
             Ok(output) => self.exit(scope, state, &run, output, &pass.next),
@@ -904,7 +950,7 @@ impl<'d> Decider<'d, '_> {
         let decided = (|| {
             let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
             let next = choice.pick(&effective, &run.context)?.to_string();
-            let output = apply_io_path(state.output_path.as_ref(), &effective, &run.context)?;
+            let output = apply_output_path(state.output_path.as_ref(), effective, &run.context)?;
             Ok((next, output))
         })();
         match decided {
@@ -915,31 +961,27 @@ impl<'d> Decider<'d, '_> {
 
     fn run_fail(&mut self, scope: &[u32], fail: &crate::asl::FailState) -> Step<Outcome> {
         let run = self.run_info(scope)?;
-        let mut evaluate =
-            |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
-                match field {
-                    None => Ok(None),
-                    Some(FailField::Literal(text)) => Ok(Some(text.clone())),
-                    Some(FailField::Dynamic { template, .. }) => {
-                        let value = template
-                            .evaluate(&run.input, &run.context, &mut *self.entropy)
-                            .map_err(|mut e| {
-                                e.cause = e.cause.replace("'value.$'", &format!("'{name}'"));
-                                e
-                            })?;
-                        Ok(value.get("value").map(quoted_value))
-                    }
+        // ErrorPath/CausePath failures name their field, as AWS words them.
+        let mut evaluate = |field: &Option<FailField>| -> Result<Option<String>, StatesError> {
+            match field {
+                None => Ok(None),
+                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                Some(FailField::Dynamic { expression, .. }) => {
+                    let value =
+                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
+                    Ok(Some(quoted_value(&value)))
                 }
-            };
-        let error = evaluate(&fail.error, "ErrorPath");
-        let cause = error
-            .as_ref()
-            .ok()
-            .map(|_| evaluate(&fail.cause, "CausePath"));
-        match (error, cause) {
-            (Ok(error), Some(Ok(cause))) => Ok(Outcome::Failed(ErrorCause { error, cause })),
-            (Err(e), _) | (_, Some(Err(e))) => Ok(self.fail_in(&run, e)),
-            (Ok(_), None) => Err(inconsistent("cause not evaluated")),
+            }
+        };
+        let outcome = evaluate(&fail.error).and_then(|error| {
+            Ok(ErrorCause {
+                error,
+                cause: evaluate(&fail.cause)?,
+            })
+        });
+        match outcome {
+            Ok(error) => Ok(Outcome::Failed(error)),
+            Err(e) => Ok(self.fail_in(&run, e)),
         }
     }
 
@@ -1074,7 +1116,7 @@ impl<'d> Decider<'d, '_> {
     ) -> Result<Value, StatesError> {
         let selected = apply_template(selector, result, &run.context, &mut *self.entropy)?;
         let combined = apply_result_path(result_path, &run.input, selected)?;
-        apply_io_path(state.output_path.as_ref(), &combined, &run.context)
+        apply_output_path(state.output_path.as_ref(), combined, &run.context)
     }
 
     /// A state failed: retry (when allowed and a retrier has attempts left), else emit
@@ -1090,7 +1132,9 @@ impl<'d> Decider<'d, '_> {
         let run = self.run_info(scope)?;
         let (retriers, catchers) = retriers_and_catchers(state);
         let name = error.error.clone().unwrap_or_default();
-        if allow_retry {
+        // A retry's timer rides on the decision's last event; a failure before any event of
+        // this decision (a retried state failing again as it restarts) is not retried again.
+        if allow_retry && !self.events.is_empty() {
             if let Some(due_ms) = self.retry_due(retriers, &run.retried_errors, &name) {
                 self.arm_retry_on_last_event(scope, due_ms, name)?;
                 return Ok(Some(Outcome::Waiting));
@@ -1099,7 +1143,10 @@ impl<'d> Decider<'d, '_> {
         if let Some(details) = failed_event {
             self.emit(scope, details, None)?;
         }
-        let Some(catcher) = catchers.iter().find(|c| c.matches(&name)) else {
+        let Some(catcher) = catchers
+            .iter()
+            .find(|c| handles(&c.error_equals, c.matches(&name), &name))
+        else {
             return Ok(Some(Outcome::Failed(error)));
         };
         match apply_result_path(
@@ -1344,9 +1391,12 @@ impl<'d> Decider<'d, '_> {
             }
         }
         // Start new iterations while the concurrency allows, each run as far as it goes.
-        while started < length
-            && (params.max_concurrency == 0 || (waiting as u64) < params.max_concurrency)
-        {
+        // 0 means "no limit", which inline mode caps like any other value.
+        let concurrency = match params.max_concurrency {
+            0 => MAP_INLINE_CONCURRENCY_MAX,
+            n => n.min(MAP_INLINE_CONCURRENCY_MAX),
+        };
+        while started < length && (waiting as u64) < concurrency {
             let index = started;
             started += 1;
             let iteration = MapIteration {

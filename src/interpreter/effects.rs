@@ -57,6 +57,7 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
                 resource: task.resource_arn.clone(),
                 input: task.parameters.clone(),
                 context,
+                heartbeat_seconds: task.heartbeat_seconds,
             }));
             if let Some(timer) = task.timeout_timer {
                 effects.push(Effect::ArmTimer {

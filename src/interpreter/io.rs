@@ -106,6 +106,18 @@ pub(crate) fn apply_io_path(
     }
 }
 
+/// OutputPath on an owned value: absent means `$` (the value itself, not copied).
+pub(crate) fn apply_output_path(
+    field: Option<&InputOutputPath>,
+    value: Value,
+    context: &Value,
+) -> Result<Value, StatesError> {
+    match field {
+        None => Ok(value),
+        Some(field) => pipeline::process_output(value, field, context),
+    }
+}
+
 /// ResultPath: absent means the result replaces the input, `null` keeps the raw input.
 pub(crate) fn apply_result_path(
     field: Option<&ResultPathField>,
@@ -169,6 +181,67 @@ pub(crate) fn json_size_bytes(value: &Value) -> usize {
     serde_json::to_string(value)
         .map(|s| s.len())
         .unwrap_or(usize::MAX)
+}
+
+/// True when running `state` may read the Context object (`$$`): a path that starts with `$$`
+/// or a template/intrinsic that mentions it. Conservative: building `$$` costs allocations on
+/// every step, so states that cannot read it skip it.
+pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
+    use crate::asl::{FailField, SecondsField, StateKind, WaitFor};
+    let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
+    let template = |t: &Option<Template>| t.as_ref().is_some_and(|t| mentions_context(t.source()));
+    let seconds =
+        |f: &Option<SecondsField>| matches!(f, Some(SecondsField::Path(p)) if p.is_context());
+    if io(&state.input_path) || io(&state.output_path) {
+        return true;
+    }
+    match &state.kind {
+        StateKind::Pass(pass) => template(&pass.parameters),
+        StateKind::Task(task) => {
+            template(&task.parameters)
+                || template(&task.result_selector)
+                || seconds(&task.timeout)
+                || seconds(&task.heartbeat)
+        }
+        StateKind::Choice(choice) => choice
+            .choices
+            .iter()
+            .any(|rule| condition_uses_context(&rule.condition)),
+        StateKind::Wait(wait) => match &wait.wait {
+            WaitFor::SecondsPath(p) | WaitFor::TimestampPath(p) => p.is_context(),
+            WaitFor::Seconds(_) | WaitFor::Timestamp(_) => false,
+        },
+        StateKind::Succeed => false,
+        StateKind::Fail(fail) => [&fail.error, &fail.cause].iter().any(
+            |field| matches!(field, Some(FailField::Dynamic { text, .. }) if text.contains("$$")),
+        ),
+        // Composite states are entered rarely; always give them the Context object.
+        StateKind::Parallel(_) | StateKind::Map(_) => true,
+    }
+}
+
+fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
+    use crate::asl::{Condition, Operand, Test};
+    match condition {
+        Condition::And(all) | Condition::Or(all) => all.iter().any(condition_uses_context),
+        Condition::Not(inner) => condition_uses_context(inner),
+        Condition::Test { variable, test } => {
+            variable.is_context()
+                || matches!(test, Test::Compare { operand: Operand::Path(p), .. } if p.is_context())
+        }
+    }
+}
+
+/// True when a template's source mentions `$$` anywhere (a path or an intrinsic argument).
+fn mentions_context(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains("$$"),
+        Value::Array(items) => items.iter().any(mentions_context),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.contains("$$") || mentions_context(v)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

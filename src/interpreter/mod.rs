@@ -8,10 +8,29 @@
 //! ```text
 //! trigger -> decide(def, &state, trigger, now_ms, &options, entropy) -> Decision { events, effects }
 //!         -> store appends `events` durably (one commit)
-//!         -> apply(&mut state, e) for each e in events        (state now equals decide's result)
+//!         -> state = decision.next_state  (== apply(&mut state, e) for each e in events)
 //!         -> perform `effects` (invoke task handlers, arm timers, report the close)
 //! recovery: state = fold(apply, events from the log); perform pending_effects(&state)
 //! ```
+//!
+//! # Using it (store, engine, CLI)
+//! - Start: `decide(&def, &ExecutionState::new(), Trigger::Start(StartRequest { .. }), now_ms,
+//!   &Options::default(), &mut entropy)`. Other triggers: `TaskSucceeded`/`TaskFailed`/
+//!   `TaskTimedOut` with the `task_id` of an [`Effect::InvokeTask`], `TimerFired` with the
+//!   `timer_id` of an [`Effect::ArmTimer`], `Stop`.
+//! - Persist `decision.events` as one WAL record: `history::encoding::encode(&EventBatch {
+//!   execution_arn, events })`. After the commit adopt `decision.next_state` (or fold the events
+//!   with [`apply`]; the two are equal) and perform `decision.effects`.
+//! - Recovery: `ExecutionState::replay(events)` then [`pending_effects`] (every timer to re-arm,
+//!   every task to re-dispatch, or `Closed`). `apply` needs no definition; `decide` does.
+//! - Describe: [`ExecutionState::status`], `output`, `failure`, `event_count` (against the cap),
+//!   `start_ms`, `close_ms`. History: `history::aws_json::render_history(events,
+//!   include_execution_data)`.
+//! - Dispatch is at-least-once: a task may be re-dispatched after a crash; answers to a task that
+//!   is no longer running (late, duplicate, after a timeout) are stale and decide to nothing.
+//! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
+//!   `.sync`/`.sync:2`/`.waitForTaskToken`, redrive. `HeartbeatSeconds` is tracked by the
+//!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
 //!
 //! # Invariants
 //! - `decide` never mutates its input: it works on a clone and returns events that, applied to
@@ -35,7 +54,7 @@ mod effects;
 mod io;
 mod state;
 
-pub use decide::decide;
+pub use decide::{decide, decide_owned};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
 
@@ -83,6 +102,17 @@ pub enum Error {
     UnknownState {
         /// The missing state's name.
         state: String,
+    },
+    /// A payload over [`crate::limits::PAYLOAD_SIZE_BYTES_MAX`] where AWS rejects the call
+    /// (the execution input) rather than failing the execution.
+    #[error("{what} is {size_bytes} bytes; the limit is {limit_bytes} bytes")]
+    PayloadTooLarge {
+        /// Which payload.
+        what: &'static str,
+        /// Its size as compact JSON.
+        size_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
     },
     /// A feature the interpreter does not run yet.
     #[error("not supported yet: {feature} (state '{state}')")]
@@ -215,9 +245,15 @@ pub struct TaskInvocation {
     pub input: Value,
     /// The Context object as the task sees it.
     pub context: Value,
+    /// The state's `HeartbeatSeconds` (resolved), when set: the runtime answers
+    /// `TaskTimedOut { error: "States.HeartbeatTimeout" }` when no heartbeat comes in time.
+    pub heartbeat_seconds: Option<u64>,
 }
 
 /// Something the runtime must do after the decision's events are durable.
+// An effect lives for one hand-off and is moved once; boxing the invocation would only add an
+// allocation per task and break the engine's `Effect::InvokeTask(invocation)` by-value use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Call the task's integration; answer with `TaskSucceeded`/`TaskFailed`.
@@ -251,6 +287,9 @@ pub struct Decision {
     pub events: Vec<HistoryEvent>,
     /// What to do once `events` are durable.
     pub effects: Vec<Effect>,
+    /// The state after `events` (exactly what folding them with [`apply`] gives): adopt it once
+    /// the events are durable instead of applying them again.
+    pub next_state: ExecutionState,
 }
 
 #[cfg(test)]

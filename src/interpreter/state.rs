@@ -311,6 +311,8 @@ pub(crate) struct TaskRun {
     pub(crate) resource: String,
     pub(crate) stage: TaskStage,
     pub(crate) timeout_timer: Option<Timer>,
+    /// `heartbeatInSeconds` of its `TaskScheduled` event.
+    pub(crate) heartbeat_seconds: Option<u64>,
 }
 
 /// How far a task got (leaves room for `.sync` and `.waitForTaskToken`).
@@ -510,6 +512,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 resource: d.resource.clone(),
                 stage: TaskStage::Scheduled,
                 timeout_timer: None,
+                heartbeat_seconds: d.heartbeat_in_seconds,
             });
         }
         E::TaskStarted(_) | E::TaskSubmitted(_) => {

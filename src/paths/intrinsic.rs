@@ -245,13 +245,23 @@ impl Parser<'_> {
     }
 
     fn err(&self, what: &str) -> ParseError {
-        ParseError {
-            message: format!(
-                "invalid intrinsic function call '{}': {what} at character {}",
-                self.text,
-                self.pos + 1
+        self.err_at(self.pos, what)
+    }
+
+    fn err_at(&self, pos: usize, what: &str) -> ParseError {
+        let character = self
+            .text
+            .get(..pos)
+            .map_or(pos, |before| before.chars().count())
+            + 1;
+        ParseError::new(
+            self.text,
+            Some(pos),
+            format!(
+                "invalid intrinsic function call '{}': {what} at character {character}",
+                self.text
             ),
-        }
+        )
     }
 
     fn call(&mut self, depth: usize) -> Result<Call, ParseError> {
@@ -267,13 +277,14 @@ impl Parser<'_> {
             self.pos += 1;
         }
         let name = &self.text[start..self.pos];
-        let function = Function::from_name(name).ok_or_else(|| ParseError {
-            message: format!(
-                "invalid intrinsic function call '{}': '{name}' is not an intrinsic function \
-                 (known: {})",
-                self.text,
-                Function::ALL.map(Function::name).join(", ")
-            ),
+        let function = Function::from_name(name).ok_or_else(|| {
+            self.err_at(
+                start,
+                &format!(
+                    "'{name}' is not an intrinsic function (known: {})",
+                    Function::ALL.map(Function::name).join(", ")
+                ),
+            )
         })?;
         self.skip_ws();
         if !self.rest().starts_with('(') {
@@ -318,23 +329,17 @@ impl Parser<'_> {
                 Some(m) => format!("{least} to {m}"),
                 None => format!("at least {least}"),
             };
-            return Err(ParseError {
-                message: format!(
-                    "invalid intrinsic function call '{}': {name} takes {expected} argument(s), \
-                     found {}",
-                    self.text,
-                    args.len()
-                ),
-            });
+            return Err(self.err_at(
+                start,
+                &format!("{name} takes {expected} argument(s), found {}", args.len()),
+            ));
         }
         let mut call = Call {
             function,
             args,
             format: None,
         };
-        let invalid = |why: String| ParseError {
-            message: format!("invalid intrinsic function call '{}': {why}", self.text),
-        };
+        let invalid = |why: String| self.err_at(start, &why);
         check_literals(&call).map_err(invalid)?;
         if let (Function::Format, Some(raw)) = (function, first_raw) {
             let pieces = format_pieces(&raw).map_err(invalid)?;
@@ -368,18 +373,19 @@ impl Parser<'_> {
     fn non_string_arg(&mut self, depth: usize) -> Result<Arg, ParseError> {
         let rest = self.rest();
         if rest.starts_with('$') {
-            let (_, used) = jsonpath::parse_prefix(rest).map_err(|e| ParseError {
-                message: format!(
-                    "invalid intrinsic function call '{}': {}",
-                    self.text, e.message
-                ),
-            })?;
-            let path = Path::parse(&rest[..used]).map_err(|e| ParseError {
-                message: format!(
-                    "invalid intrinsic function call '{}': {}",
-                    self.text, e.message
-                ),
-            })?;
+            let nested = |e: ParseError| {
+                let at = self.pos + e.position_index.unwrap_or(0);
+                ParseError::new(
+                    self.text,
+                    Some(at),
+                    format!(
+                        "invalid intrinsic function call '{}': {}",
+                        self.text, e.message
+                    ),
+                )
+            };
+            let (_, used) = jsonpath::parse_prefix(rest).map_err(nested)?;
+            let path = Path::parse(&rest[..used]).map_err(nested)?;
             self.pos += used;
             return Ok(Arg::Path(path));
         }
@@ -407,12 +413,9 @@ impl Parser<'_> {
                 "expected an argument: a 'string', a number, true, false, null, a path or a call",
             ));
         }
-        let number: Number = number_text.parse().map_err(|_| ParseError {
-            message: format!(
-                "invalid intrinsic function call '{}': '{number_text}' is not a number",
-                self.text
-            ),
-        })?;
+        let number: Number = number_text
+            .parse()
+            .map_err(|_| self.err_at(start, &format!("'{number_text}' is not a number")))?;
         Ok(Arg::Literal(Value::Number(number)))
     }
 
@@ -691,12 +694,6 @@ fn hex(bytes: &[u8]) -> String {
 
 /// How a value prints inside `States.Format`: strings raw, numbers and literals as JSON, and
 /// objects and arrays the way AWS prints them (`{a=1, b=[x, y]}`), not as JSON.
-fn format_arg(v: &Value) -> String {
-    let mut out = String::new();
-    write_format_arg(v, &mut out);
-    out
-}
-
 fn write_format_arg(v: &Value, out: &mut String) {
     match v {
         Value::String(s) => out.push_str(s),
@@ -738,9 +735,13 @@ fn apply(
         Function::Format => {
             let template = take(0);
             let template = want_string(f, template, "first")?;
-            let pieces = match &call.format {
-                Some(p) => p.clone(),
-                None => format_pieces(&template).map_err(|why| fail(f, why))?,
+            let computed;
+            let pieces: &[FormatPiece] = match &call.format {
+                Some(p) => p,
+                None => {
+                    computed = format_pieces(&template).map_err(|why| fail(f, why))?;
+                    &computed
+                }
             };
             let placeholders = pieces
                 .iter()
@@ -757,9 +758,9 @@ fn apply(
             let mut next_arg = 1;
             for piece in pieces {
                 match piece {
-                    FormatPiece::Text(t) => out.push_str(&t),
+                    FormatPiece::Text(t) => out.push_str(t),
                     FormatPiece::Placeholder => {
-                        out.push_str(&format_arg(&take(next_arg)));
+                        write_format_arg(&take(next_arg), &mut out);
                         next_arg += 1;
                     }
                 }

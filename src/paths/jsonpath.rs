@@ -134,13 +134,15 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
 /// the intrinsic-call parser.
 pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
     if text.len() > limits::PATH_TEXT_BYTES_MAX {
-        return Err(ParseError {
-            message: format!(
+        return Err(ParseError::new(
+            text,
+            None,
+            format!(
                 "the path is {} bytes long; the limit is {} bytes",
                 text.len(),
                 limits::PATH_TEXT_BYTES_MAX
             ),
-        });
+        ));
     }
     let mut parser = Parser {
         text,
@@ -150,6 +152,14 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
     let root = if parser.eat("$$") {
         Root::Context
     } else if parser.eat("$") {
+        if parser.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
+            return Err(error(
+                text,
+                0,
+                "'$' followed by a name is a variable reference, and variables (Assign) are \
+                 not supported yet",
+            ));
+        }
         Root::Input
     } else {
         return Err(error(
@@ -163,9 +173,12 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
 }
 
 fn error(text: &str, pos: usize, what: &str) -> ParseError {
-    ParseError {
-        message: format!("invalid JSONPath '{text}': {what} at character {}", pos + 1),
-    }
+    let character = text.get(..pos).map_or(pos, |before| before.chars().count()) + 1;
+    ParseError::new(
+        text,
+        Some(pos),
+        format!("invalid JSONPath '{text}': {what} at character {character}"),
+    )
 }
 
 struct Parser<'t> {

@@ -16,6 +16,27 @@
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
+//!
+//! Files: `jsonpath` (grammar, evaluator, step budget), `template` (compiled payload
+//! templates), `intrinsic` (the 18 `States.*` functions), `pipeline` (the state's data flow and
+//! AWS's wording of its failures), `fuzzing` (fuzz entry functions, replayed by `cargo test`).
+//!
+//! Semantics worth knowing, each checked against the AWS recordings in the conformance corpus:
+//! - Jayway JsonPath rules: an indefinite path (`*`, `..`, slices, unions, filters) always
+//!   yields an array, empty when nothing matches; a definite one yields one value or nothing.
+//! - In a quoted name only the quote and `\` are escapes (`$['a\"b']` is the key `a\"b`).
+//! - `States.MathAdd` rounds fractional arguments half up (`-1.5` -> `-1`; MathRandom does the
+//!   same by analogy);
+//!   `States.Format` prints objects and arrays as `{a=1, b=[x, y]}`, not as JSON.
+//! - Causes are AWS's words without the per-state prefix; [`pipeline::in_state`] adds it.
+//!
+//! Invariants: no evaluation panics or runs unbounded (see the `PATH_*`, `INTRINSIC_*` and
+//! `TEMPLATE_*` limits); nothing is parsed at evaluation time.
+//! Must not: read a clock, draw randomness, do I/O, or depend on another engine module.
+
+#![deny(missing_docs)]
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -54,12 +75,33 @@ impl StatesError {
     }
 }
 
-/// A syntax error in a path, an intrinsic call or a template.
+/// A syntax error in a path, an intrinsic call or a template, with the evidence: the text and
+/// where in it parsing stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ParseError {
-    /// A sentence a person understands, naming what is wrong.
+    /// A sentence a person understands, naming what is wrong (and where, in characters).
     pub message: String,
+    /// The text that did not parse.
+    pub text: String,
+    /// The 0-based byte offset in `text` where parsing stopped, when one place is to blame.
+    pub position_index: Option<usize>,
+}
+
+impl ParseError {
+    /// An error about `text`, optionally at a byte offset.
+    pub(crate) fn new(text: &str, position_index: Option<usize>, message: String) -> Self {
+        debug_assert!(
+            position_index.map_or(true, |i| i <= text.len()),
+            "position inside the text"
+        );
+        ParseError {
+            message,
+            text: text.to_string(),
+            position_index,
+        }
+    }
 }
 
 /// Randomness supplied by the caller (for `States.MathRandom` and `States.UUID`), so that a
@@ -75,15 +117,22 @@ pub trait Entropy {
 pub struct Path {
     text: String,
     parsed: jsonpath::Parsed,
+    /// Only names and indexes: evaluated by a walk by reference.
+    simple: bool,
 }
 
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
         let parsed = jsonpath::parse(text)?;
+        let simple = parsed
+            .segments
+            .iter()
+            .all(|s| matches!(s, jsonpath::Segment::Child(_) | jsonpath::Segment::Index(_)));
         Ok(Path {
             text: text.to_string(),
             parsed,
+            simple,
         })
     }
 
@@ -111,9 +160,26 @@ impl Path {
         self.try_select(input, context).ok().flatten()
     }
 
+    /// Like [`Path::try_select`], but borrows the match from `input`/`context` when the path is
+    /// made of names and indexes only (Choice `Variable`, ItemsPath, `...Path` fields), so the
+    /// common case copies nothing.
+    pub fn select_cow<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Result<Option<Cow<'a, Value>>, StatesError> {
+        if let Some(found) = self.select_definite_ref(input, context) {
+            return Ok(found.map(Cow::Borrowed));
+        }
+        Ok(self.try_select(input, context)?.map(Cow::Owned))
+    }
+
     /// Like [`Path::select`], but an evaluation that exceeds
     /// [`crate::limits::PATH_EVAL_STEPS_MAX`] is a `States.Runtime` error naming the path.
     pub fn try_select(&self, input: &Value, context: &Value) -> Result<Option<Value>, StatesError> {
+        if let Some(found) = self.select_definite(input, context) {
+            return Ok(found);
+        }
         let mut evaluator = jsonpath::Evaluator::new(input, context);
         let start = match self.parsed.root {
             jsonpath::Root::Context => context,
@@ -145,6 +211,48 @@ impl Path {
     }
 }
 
+impl Path {
+    /// The fast path for definite paths made of names and indexes only: a walk by reference,
+    /// no intermediate lists. `None` when the path has other segments (the general evaluator
+    /// handles it); `Some(None)` when it finds nothing.
+    pub(crate) fn select_definite_ref<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+    ) -> Option<Option<&'a Value>> {
+        if !self.simple {
+            return None;
+        }
+        let mut current = match self.parsed.root {
+            jsonpath::Root::Context => context,
+            _ => input,
+        };
+        for segment in &self.parsed.segments {
+            let next = match (segment, current) {
+                (jsonpath::Segment::Child(name), Value::Object(map)) => map.get(name),
+                (jsonpath::Segment::Index(index), Value::Array(items)) => {
+                    jsonpath::resolve_index(*index, items.len()).map(|i| &items[i])
+                }
+                // `.length` on an array is computed by the general evaluator.
+                (jsonpath::Segment::Child(name), Value::Array(_)) if name == "length" => {
+                    return None
+                }
+                _ => None,
+            };
+            match next {
+                Some(value) => current = value,
+                None => return Some(None),
+            }
+        }
+        Some(Some(current))
+    }
+
+    fn select_definite(&self, input: &Value, context: &Value) -> Option<Option<Value>> {
+        self.select_definite_ref(input, context)
+            .map(|found| found.cloned())
+    }
+}
+
 impl std::fmt::Display for Path {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
@@ -170,11 +278,11 @@ impl ReferencePath {
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
         let parsed = jsonpath::parse(text)?;
         if parsed.root != jsonpath::Root::Input {
-            return Err(ParseError {
-                message: format!(
-                    "invalid reference path '{text}': it must start with '$', not '$$'"
-                ),
-            });
+            return Err(ParseError::new(
+                text,
+                Some(0),
+                format!("invalid reference path '{text}': it must start with '$', not '$$'"),
+            ));
         }
         let mut steps = Vec::with_capacity(parsed.segments.len());
         for segment in parsed.segments {
@@ -182,13 +290,15 @@ impl ReferencePath {
                 jsonpath::Segment::Child(name) => steps.push(ReferenceStep::Field(name)),
                 jsonpath::Segment::Index(index) => steps.push(ReferenceStep::Index(index)),
                 _ => {
-                    return Err(ParseError {
-                        message: format!(
+                    return Err(ParseError::new(
+                        text,
+                        None,
+                        format!(
                             "invalid reference path '{text}': a reference path names a single \
                              location, so it may use only '.name', \"['name']\" and '[index]' \
                              (no '*', '..', slices, unions, filters or functions)"
                         ),
-                    })
+                    ))
                 }
             }
         }
@@ -327,6 +437,51 @@ impl Template {
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         template::evaluate(&self.root, input, context, entropy)
+    }
+}
+
+/// A single dynamic value outside a payload template: a path or an intrinsic call given in a
+/// field such as a Fail state's `ErrorPath`/`CausePath`. Failures name that field as AWS does
+/// ("The JSONPath '$.x' specified for the field 'CausePath' could not be found in the input ...").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldExpression {
+    field: String,
+    entry: template::Entry,
+}
+
+impl FieldExpression {
+    /// Parses `text` (a path starting with `$`, or a `States.*` call) given in `field`.
+    pub fn parse(field: &str, text: &str) -> Result<FieldExpression, ParseError> {
+        let entry = if text.trim_start().starts_with("States.") {
+            template::Entry::Call {
+                field: field.to_string(),
+                call: Box::new(intrinsic::Call::parse(text)?),
+            }
+        } else {
+            template::Entry::Path {
+                field: field.to_string(),
+                path: Path::parse(text)?,
+            }
+        };
+        Ok(FieldExpression {
+            field: field.to_string(),
+            entry,
+        })
+    }
+
+    /// The field the expression was given in.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Evaluates against the effective input and the Context object.
+    pub fn evaluate(
+        &self,
+        input: &Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        template::evaluate_entry(&self.entry, input, context, entropy)
     }
 }
 

@@ -13,6 +13,8 @@
 //!
 //! Must not: parse anything (paths and templates arrive compiled), or read a clock.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::limits;
@@ -25,34 +27,55 @@ use super::{
 
 /// Applies `InputPath` to the state's raw input. `Discard` (`"InputPath": null`) gives `{}`.
 /// A definite path that finds nothing is `States.Runtime` ("Invalid path '$.x' : No results for
-/// path: $['x']").
+/// path: $['x']"). Returns an owned copy; [`process_input_cow`] borrows instead.
 pub fn process_input(
     raw_input: &Value,
     input_path: &InputOutputPath,
     context: &Value,
 ) -> Result<Value, StatesError> {
-    select_io(raw_input, input_path, context)
+    process_input_cow(raw_input, input_path, context).map(Cow::into_owned)
+}
+
+/// Like [`process_input`], but the result borrows from `raw_input` (or `context`) where it can
+/// (`$`, names and indexes), so the common case copies nothing.
+pub fn process_input_cow<'a>(
+    raw_input: &'a Value,
+    input_path: &InputOutputPath,
+    context: &'a Value,
+) -> Result<Cow<'a, Value>, StatesError> {
+    match input_path {
+        InputOutputPath::Discard => Ok(Cow::Owned(Value::Object(Map::new()))),
+        InputOutputPath::Select(path) => {
+            if let Some(found) = path.select_definite_ref(raw_input, context) {
+                return match found {
+                    Some(value) => Ok(Cow::Borrowed(value)),
+                    None => Err(invalid_path(path, raw_input, context)),
+                };
+            }
+            select_io(raw_input, input_path, context).map(Cow::Owned)
+        }
+    }
 }
 
 /// Applies `Parameters` (when present) to the effective input; without a template the
-/// effective input passes through unchanged.
+/// effective input passes through (copied).
 pub fn process_parameters(
-    effective_input: Value,
+    effective_input: &Value,
     parameters: Option<&Template>,
     context: &Value,
     entropy: &mut dyn Entropy,
 ) -> Result<Value, StatesError> {
     match parameters {
-        None => Ok(effective_input),
-        Some(template) => template.evaluate(&effective_input, context, entropy),
+        None => Ok(effective_input.clone()),
+        Some(template) => template.evaluate(effective_input, context, entropy),
     }
 }
 
 /// Applies `ResultSelector` (when present) to `result`, then `ResultPath`, which places the
 /// selected result into the state's **raw** input (`Discard`: the raw input passes through;
-/// `$`: the result replaces it).
+/// `$`: the result replaces it). Takes the raw input by value: it is consumed into the output.
 pub fn process_result(
-    raw_input: &Value,
+    raw_input: Value,
     result: Value,
     result_selector: Option<&Template>,
     result_path: &ResultPathField,
@@ -64,9 +87,9 @@ pub fn process_result(
         Some(template) => template.evaluate(&result, context, entropy)?,
     };
     match result_path {
-        ResultPathField::Discard => Ok(raw_input.clone()),
+        ResultPathField::Discard => Ok(raw_input),
         ResultPathField::Reference(path) if path.is_root() => Ok(selected),
-        ResultPathField::Reference(path) => path.set(raw_input.clone(), selected),
+        ResultPathField::Reference(path) => path.set(raw_input, selected),
     }
 }
 
@@ -98,22 +121,62 @@ pub fn check_payload_size(value: &Value, source: &str) -> Result<usize, StatesEr
     Ok(size_bytes)
 }
 
-/// The size of `value` as compact JSON text, in bytes, without building the text.
+/// The size of `value` as compact JSON text (what `serde_json::to_string` produces), in bytes,
+/// without building the text.
 pub fn json_size_bytes(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
+    /// Counts what a `Display` implementation writes.
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
             Ok(())
         }
     }
-    let mut counter = Counter(0);
-    // Writing a Value into a counter cannot fail.
-    serde_json::to_writer(&mut counter, value).expect("a serde_json::Value always serializes");
-    counter.0
+    fn string_size_bytes(s: &str) -> usize {
+        let mut size = 2; // the quotes
+        for b in s.bytes() {
+            size += match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+                0x00..=0x1f => 6,
+                _ => 1,
+            };
+        }
+        size
+    }
+    // An explicit stack: payloads may nest deeper than the call stack should.
+    let mut size = 0usize;
+    let mut stack: Vec<&Value> = vec![value];
+    while let Some(node) = stack.pop() {
+        size += match node {
+            Value::Null => 4,
+            Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => {
+                let mut count = Count(0);
+                // Writing into a counter cannot fail.
+                let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+                count.0
+            }
+            Value::String(s) => string_size_bytes(s),
+            Value::Array(items) => {
+                stack.extend(items);
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                let keys: usize = map.keys().map(|k| string_size_bytes(k) + 1).sum();
+                2 + keys + map.len().saturating_sub(1)
+            }
+        };
+    }
+    debug_assert_eq!(
+        size,
+        serde_json::to_string(value)
+            .map(|t| t.len())
+            .unwrap_or(size),
+        "the size count matches serde_json's compact text"
+    );
+    size
 }
 
 /// Prefixes a cause the way AWS does for failures raised while running a state.

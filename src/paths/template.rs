@@ -189,18 +189,28 @@ pub(crate) fn evaluate(
         Node::Object(entries) => {
             let mut out = Map::with_capacity(entries.len());
             for (name, entry) in entries {
-                let value = match entry {
-                    Entry::Node(n) => evaluate(n, input, context, entropy)?,
-                    Entry::Path { field, path } => match path.try_select(input, context)? {
-                        Some(v) => v,
-                        None => return Err(path_not_found(path, field, input)),
-                    },
-                    Entry::Call { field, call } => call.evaluate(input, context, entropy, field)?,
-                };
+                let value = evaluate_entry(entry, input, context, entropy)?;
                 out.insert(name.clone(), value);
             }
             Ok(Value::Object(out))
         }
+    }
+}
+
+/// The value of one entry.
+pub(crate) fn evaluate_entry(
+    entry: &Entry,
+    input: &Value,
+    context: &Value,
+    entropy: &mut dyn Entropy,
+) -> Result<Value, StatesError> {
+    match entry {
+        Entry::Node(n) => evaluate(n, input, context, entropy),
+        Entry::Path { field, path } => match path.try_select(input, context)? {
+            Some(v) => Ok(v),
+            None => Err(path_not_found(path, field, input)),
+        },
+        Entry::Call { field, call } => call.evaluate(input, context, entropy, field),
     }
 }
 

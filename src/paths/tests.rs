@@ -153,6 +153,9 @@ fn path_forms_select_what_jayway_selects() {
         ),
         ("$.store.bicycle[0]", None),
         ("$.n.x", None),
+        ("$.missing[*]", Some(json!([]))),
+        ("$.missing[1:5].x", Some(json!([]))),
+        ("$.missing..x", Some(json!([]))),
     ];
     for (path, expected) in cases {
         assert_eq!(sel(path, &doc), expected, "path {path}");
@@ -172,6 +175,32 @@ fn context_paths_read_the_context_object() {
         Some(context.clone())
     );
     assert!(!Path::parse("$.a").expect("valid").is_context());
+}
+
+#[test]
+fn select_cow_borrows_simple_paths_and_owns_the_rest() {
+    let doc = store();
+    let context = json!({});
+    let simple = Path::parse("$.store.bicycle").expect("valid");
+    let found = simple
+        .select_cow(&doc, &context)
+        .expect("in budget")
+        .expect("found");
+    assert!(matches!(found, std::borrow::Cow::Borrowed(_)));
+    assert_eq!(*found, doc["store"]["bicycle"]);
+    let wildcard = Path::parse("$.n[*]").expect("valid");
+    let found = wildcard
+        .select_cow(&doc, &context)
+        .expect("in budget")
+        .expect("found");
+    assert!(matches!(found, std::borrow::Cow::Owned(_)));
+    assert_eq!(*found, json!([0, 1, 2, 3, 4, 5]));
+    assert_eq!(
+        Path::parse("$.nope")
+            .expect("valid")
+            .select_cow(&doc, &context),
+        Ok(None)
+    );
 }
 
 #[test]
@@ -215,10 +244,28 @@ fn malformed_paths_are_rejected_with_position() {
         ("$.a[99999999999999999999]", "not an integer"),
         ("$.a[?(1)]", "literal alone"),
         ("$.a[x]", "expected an index"),
+        ("$myVariable.x", "variable reference"),
     ] {
         let err = Path::parse(path).expect_err(path);
         assert!(err.message.contains(fragment), "{path}: {}", err.message);
     }
+}
+
+#[test]
+fn parse_errors_carry_the_text_and_the_position() {
+    let err = Path::parse("$.a[0").expect_err("unterminated");
+    assert_eq!(err.text, "$.a[0");
+    assert_eq!(err.position_index, Some(5));
+    let err = Path::parse("$.é b").expect_err("space");
+    assert_eq!(err.position_index, Some("$.é".len()));
+    assert!(err.message.ends_with("at character 4"), "{}", err.message);
+    let err = Call::parse("States.Array(1, $.a[)").expect_err("bad path argument");
+    assert_eq!(err.text, "States.Array(1, $.a[)");
+    assert_eq!(err.position_index, Some("States.Array(1, $.a[".len()));
+    let err = Call::parse("States.Nope(1)").expect_err("unknown");
+    assert_eq!(err.position_index, Some(0));
+    let err = ReferencePath::parse("$.a[*]").expect_err("indefinite");
+    assert_eq!(err.text, "$.a[*]");
 }
 
 #[test]
@@ -613,16 +660,22 @@ fn pipeline_runs_input_parameters_result_selector_result_path_output() {
     let raw = json!({"keep": 1, "sub": {"a": 2, "b": 3}});
     let context = json!({});
     let input_path = InputOutputPath::Select(Path::parse("$.sub").expect("valid"));
+    let borrowed = process_input_cow(&raw, &input_path, &context).expect("input");
+    assert!(
+        matches!(borrowed, std::borrow::Cow::Borrowed(_)),
+        "a definite InputPath copies nothing"
+    );
     let effective = process_input(&raw, &input_path, &context).expect("input");
+    assert_eq!(*borrowed, effective);
     assert_eq!(effective, json!({"a": 2, "b": 3}));
     let params = Template::compile(&json!({"sum.$": "States.MathAdd($.a, $.b)"})).expect("valid");
     let parameters =
-        process_parameters(effective, Some(&params), &context, &mut Counter(0)).expect("params");
+        process_parameters(&effective, Some(&params), &context, &mut Counter(0)).expect("params");
     assert_eq!(parameters, json!({"sum": 5}));
     let selector = Template::compile(&json!({"total.$": "$.sum"})).expect("valid");
     let result_path = ResultPathField::Reference(ReferencePath::parse("$.out").expect("valid"));
     let combined = process_result(
-        &raw,
+        raw.clone(),
         parameters,
         Some(&selector),
         &result_path,
@@ -656,7 +709,7 @@ fn pipeline_null_fields_discard() {
     );
     assert_eq!(
         process_result(
-            &raw,
+            raw.clone(),
             json!(9),
             None,
             &ResultPathField::Discard,
@@ -667,11 +720,18 @@ fn pipeline_null_fields_discard() {
     );
     let root = ResultPathField::Reference(ReferencePath::parse("$").expect("valid"));
     assert_eq!(
-        process_result(&raw, json!(9), None, &root, &json!({}), &mut Counter(0)),
+        process_result(
+            raw.clone(),
+            json!(9),
+            None,
+            &root,
+            &json!({}),
+            &mut Counter(0)
+        ),
         Ok(json!(9))
     );
     assert_eq!(
-        process_parameters(json!(3), None, &json!({}), &mut Counter(0)),
+        process_parameters(&json!(3), None, &json!({}), &mut Counter(0)),
         Ok(json!(3))
     );
 }
@@ -718,4 +778,144 @@ fn payload_size_limit_is_exact() {
         json_size_bytes(&json!({"a": [1, "é"]})),
         "{\"a\":[1,\"é\"]}".len()
     );
+}
+
+#[test]
+fn ten_nested_calls_are_accepted_and_eleven_rejected() {
+    let nested = |n: usize| format!("{}1{}", "States.Array(".repeat(n), ")".repeat(n));
+    assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX)).is_ok());
+    assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX + 1)).is_err());
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::super::jsonpath::{Evaluator, Found};
+    use super::super::{Path, ReferencePath};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-5i64..5).prop_map(Value::from),
+            "[ab]{0,2}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 40, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[ab]", inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Definite paths of names and indexes, in dot and bracket notation.
+    fn simple_path() -> impl Strategy<Value = String> {
+        let step = prop_oneof![
+            "[ab]".prop_map(|n| format!(".{n}")),
+            "[ab]".prop_map(|n| format!("['{n}']")),
+            (-3i64..3).prop_map(|i| format!("[{i}]")),
+        ];
+        prop::collection::vec(step, 0..5).prop_map(|steps| format!("${}", steps.concat()))
+    }
+
+    /// Any path form, to check that evaluation is total and shaped as Jayway's.
+    fn any_path() -> impl Strategy<Value = String> {
+        let step = prop_oneof![
+            "[ab]".prop_map(|n| format!(".{n}")),
+            (-3i64..3).prop_map(|i| format!("[{i}]")),
+            Just(".*".to_string()),
+            Just("[*]".to_string()),
+            Just("..a".to_string()),
+            Just("..*".to_string()),
+            Just("[0,1]".to_string()),
+            Just("['a','b']".to_string()),
+            Just("[1:]".to_string()),
+            Just("[::-1]".to_string()),
+            Just("[?(@.a)]".to_string()),
+            Just("[?(@.a == 1 || @ > 0)]".to_string()),
+            Just(".length()".to_string()),
+        ];
+        prop::collection::vec(step, 0..5).prop_map(|steps| format!("${}", steps.concat()))
+    }
+
+    proptest! {
+        #[test]
+        fn fast_walk_agrees_with_the_general_evaluator(doc in json_value(), text in simple_path()) {
+            let path = Path::parse(&text).expect("generated paths are valid");
+            prop_assert!(path.is_definite());
+            let fast = path.select_definite_ref(&doc, &Value::Null).expect("simple path");
+            let mut evaluator = Evaluator::new(&doc, &Value::Null);
+            let general = evaluator.matches(&doc, &path.parsed.segments).expect("small");
+            prop_assert!(general.len() <= 1);
+            let general = general.first().map(Found::as_value);
+            // `.length` on an array is the one case where the walk defers to the evaluator.
+            if !text.contains("length") {
+                prop_assert_eq!(fast, general);
+            }
+            let reference = ReferencePath::parse(&text).expect("a simple path is a reference path");
+            prop_assert_eq!(reference.get(&doc), fast);
+        }
+
+        #[test]
+        fn json_size_bytes_equals_serde_jsons_text(doc in json_value(), text in "\\PC{0,8}", x in any::<f64>()) {
+            let with_odd_bits = serde_json::json!({"t": text, "x": x, "d": doc, "ctl": "\u{1}\u{8}\n\"\\"});
+            let expected = serde_json::to_string(&with_odd_bits).expect("serializes").len();
+            prop_assert_eq!(super::super::pipeline::json_size_bytes(&with_odd_bits), expected);
+        }
+
+        #[test]
+        fn reference_set_then_get_round_trips(doc in json_value(), text in simple_path(), value in json_value()) {
+            let reference = ReferencePath::parse(&text).expect("valid");
+            if let Ok(updated) = reference.set(doc.clone(), value.clone()) {
+                prop_assert_eq!(reference.get(&updated), Some(&value));
+            } else {
+                prop_assert!(!reference.is_root(), "setting the root always succeeds");
+            }
+        }
+
+        #[test]
+        fn any_path_evaluates_to_jayway_shapes(doc in json_value(), text in any_path()) {
+            let path = Path::parse(&text).expect("generated paths are valid");
+            let again = Path::parse(path.as_str());
+            prop_assert_eq!(again.as_ref(), Ok(&path));
+            let found = path.try_select(&doc, &Value::Null).expect("small documents stay in budget");
+            if !path.is_definite() {
+                prop_assert!(matches!(found, Some(Value::Array(_))), "indefinite -> array: {:?}", found);
+            }
+        }
+    }
+}
+
+#[test]
+fn field_expressions_name_their_field_in_failures() {
+    let input = json!({"ErrorX": "Boom", "n": [1, 2]});
+    let error_path = FieldExpression::parse("ErrorPath", "$.ErrorX").expect("valid");
+    assert_eq!(error_path.field(), "ErrorPath");
+    assert_eq!(
+        error_path.evaluate(&input, &json!({}), &mut Counter(0)),
+        Ok(json!("Boom"))
+    );
+    let missing = FieldExpression::parse("CausePath", "$.NoSuchCausePath").expect("valid");
+    let err = missing
+        .evaluate(&input, &json!({}), &mut Counter(0))
+        .expect_err("missing");
+    assert_eq!(err.error, "States.Runtime");
+    assert_eq!(
+        err.cause,
+        "The JSONPath '$.NoSuchCausePath' specified for the field 'CausePath' could not be found \
+         in the input '{\"ErrorX\":\"Boom\",\"n\":[1,2]}'"
+    );
+    let call = FieldExpression::parse(
+        "CausePath",
+        "States.Format('{} items', States.ArrayLength($.n))",
+    )
+    .expect("valid");
+    assert_eq!(
+        call.evaluate(&input, &json!({}), &mut Counter(0)),
+        Ok(json!("2 items"))
+    );
+    assert!(FieldExpression::parse("CausePath", "States.Nope()").is_err());
+    assert!(FieldExpression::parse("CausePath", "nope").is_err());
 }
