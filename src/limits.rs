@@ -90,3 +90,6 @@ const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
 const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
 /// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
 pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
+
+/// The longest task token, in characters (AWS: 1..=2,048).
+pub const TASK_TOKEN_CHARS_MAX: usize = 2048;

@@ -26,6 +26,7 @@
 mod error;
 mod naming;
 mod runtime;
+mod tokens;
 
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
@@ -321,6 +322,8 @@ struct Inner {
     /// Compiled definitions by the LSN of their machine's creation record.
     definitions: Mutex<HashMap<Lsn, Arc<StateMachine>>>,
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
+    /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
+    heartbeats: tokens::Heartbeats,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -387,6 +390,7 @@ impl Engine {
             );
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
+            tokens::arm_recovered(&engine, &arn, &state);
             let slot = Arc::new(Slot::new(state, definition));
             engine.inner.open.lock().insert(arn.clone(), slot.clone());
             recovered.push((arn, slot, effects));
@@ -425,6 +429,7 @@ impl Engine {
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
                 timers: Mutex::new(BinaryHeap::new()),
+                heartbeats: tokens::Heartbeats::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -746,7 +751,9 @@ impl Engine {
 
     /// The due time of the earliest armed timer, if any.
     pub fn next_timer_due_ms(&self) -> Option<u64> {
-        self.inner.timers.lock().peek().map(|t| t.0.due_ms)
+        let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
+        let heartbeat = self.inner.heartbeats.next_due_ms();
+        timer.into_iter().chain(heartbeat).min()
     }
 
     /// How many executions are open.

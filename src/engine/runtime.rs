@@ -28,12 +28,12 @@ use crate::store::Machine;
 /// One open execution: its folded state and definition, behind the lock that serializes its
 /// triggers.
 pub(crate) struct Slot {
-    state: Mutex<SlotState>,
+    pub(crate) state: Mutex<SlotState>,
 }
 
-struct SlotState {
-    execution: ExecutionState,
-    definition: Arc<StateMachine>,
+pub(crate) struct SlotState {
+    pub(crate) execution: ExecutionState,
+    pub(crate) definition: Arc<StateMachine>,
 }
 
 impl Slot {
@@ -174,7 +174,7 @@ pub(crate) fn start(
 }
 
 /// Decides, appends durably and applies; returns the effects to perform.
-fn decide_and_append(
+pub(crate) fn decide_and_append(
     engine: &Engine,
     execution_arn: &str,
     slot: &mut SlotState,
@@ -219,7 +219,7 @@ impl Engine {
     }
 
     /// Like `drive`, for background work: a failure is kept in `background_errors`.
-    fn drive_in_background(&self, execution_arn: &str, trigger: Trigger) {
+    pub(crate) fn drive_in_background(&self, execution_arn: &str, trigger: Trigger) {
         let what = trigger.name();
         if let Err(error) = self.drive(execution_arn, trigger) {
             self.inner
@@ -277,6 +277,12 @@ impl Engine {
             return;
         };
         let task_id = invocation.task_id;
+        if let Some(seconds) = invocation.heartbeat_seconds {
+            let now_ms = self.inner.options.clock.now_ms();
+            self.inner
+                .heartbeats
+                .arm(execution_arn, task_id, seconds, now_ms);
+        }
         let context = with_attempt_id(invocation.context, execution_arn, task_id);
         let call = handler.call(invocation.input, context);
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
@@ -343,7 +349,7 @@ pub(crate) fn run_due_timers(engine: &Engine) -> usize {
             }
         }
     }
-    let fired = due.len();
+    let fired = due.len() + super::tokens::run_due_heartbeats(engine, now_ms);
     for entry in due {
         engine.drive_in_background(
             &entry.execution_arn,

@@ -351,6 +351,9 @@ pub struct TaskScheduled {
     /// The Task's `Resource` ARN as written (statelog bookkeeping: names the integration to
     /// call on recovery; not rendered).
     pub resource_arn: String,
+    /// `.waitForTaskToken` only: the task token of this attempt (statelog bookkeeping, so the
+    /// token survives a restart and a late answer can be told from a forged one; not rendered).
+    pub task_token: Option<String>,
 }
 
 /// `taskStartedEventDetails`: which integration.

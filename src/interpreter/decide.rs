@@ -390,6 +390,14 @@ impl<'d> Decider<'d, '_> {
 
     /// Handles the trigger, then advances the machine. Returns the task the trigger answered.
     fn run(&mut self, trigger: Trigger) -> Step<Option<EventId>> {
+        let trigger = match super::waiting::route(&self.state, trigger) {
+            super::waiting::Routed::Plain(trigger) => trigger,
+            super::waiting::Routed::Stale => return Ok(None),
+            super::waiting::Routed::Submit { task_id, output } => {
+                self.submit_token_task(task_id, output)?;
+                return Ok(Some(task_id));
+            }
+        };
         match trigger {
             Trigger::Start(request) => {
                 self.start(request)?;
@@ -468,6 +476,8 @@ impl<'d> Decider<'d, '_> {
                     }
                 }
             }
+            // Routed above to TaskSucceeded/TaskFailed.
+            Trigger::TokenSucceeded { .. } | Trigger::TokenFailed { .. } => Ok(None),
             Trigger::Stop { error, cause } => {
                 self.emit(
                     &[],
@@ -985,6 +995,23 @@ impl<'d> Decider<'d, '_> {
         }
     }
 
+    /// A `.waitForTaskToken` task's integration accepted the call: `TaskSubmitted` with its
+    /// answer; the task keeps waiting for its token.
+    fn submit_token_task(&mut self, task_id: EventId, output: Value) -> Step<()> {
+        let Some(scope) = self.find_task(task_id.0) else {
+            return Ok(());
+        };
+        let (resource_type, resource) = self.task_resource(&scope)?;
+        let details = TaskOutput {
+            resource_type,
+            resource,
+            output,
+            output_truncated: false,
+        };
+        self.emit(&scope, EventDetails::TaskSubmitted(details), None)
+            .map(drop)
+    }
+
     fn begin_task(
         &mut self,
         scope: &[u32],
@@ -1004,17 +1031,46 @@ impl<'d> Decider<'d, '_> {
                 service,
                 action,
                 pattern,
-            } => {
-                if *pattern != IntegrationPattern::RequestResponse {
+            } => match pattern {
+                IntegrationPattern::RequestResponse => (service.clone(), action.clone()),
+                IntegrationPattern::WaitForTaskToken => {
+                    (service.clone(), format!("{action}{}", pattern.suffix()))
+                }
+                _ => {
                     return Err(unsupported(&format!(
                         "the '{}' integration pattern",
                         pattern.suffix()
-                    )));
+                    )))
                 }
-                (service.clone(), action.clone())
-            }
+            },
             ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
         };
+        let mut run = run;
+        let task_token = match &task.resource.kind {
+            ResourceKind::Integration {
+                pattern: IntegrationPattern::WaitForTaskToken,
+                ..
+            } => {
+                let execution_arn = self
+                    .state
+                    .info
+                    .as_ref()
+                    .map(|i| i.execution_arn.clone())
+                    .unwrap_or_default();
+                // The TaskScheduled event this decision emits next.
+                let task_id = EventId(self.state.last_event_id + 1);
+                let token =
+                    super::waiting::compose_token(&mut *self.entropy, &execution_arn, task_id);
+                if let Value::Object(context) = &mut run.context {
+                    let mut task = serde_json::Map::new();
+                    task.insert("Token".to_string(), Value::String(token.clone()));
+                    context.insert("Task".to_string(), Value::Object(task));
+                }
+                Some(token)
+            }
+            _ => None,
+        };
+        let run = run;
         let prepared = (|| {
             let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
             let parameters = apply_template(
@@ -1068,6 +1124,7 @@ impl<'d> Decider<'d, '_> {
             heartbeat_in_seconds: heartbeat,
             task_credentials_role_arn: None,
             resource_arn: task.resource.raw.clone(),
+            task_token,
         };
         self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
         self.emit(

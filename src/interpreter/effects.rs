@@ -45,6 +45,18 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
             due_ms: timer.due_ms,
             kind: TimerKind::RetryBackoff,
         }),
+        // A submitted `.waitForTaskToken` task waits for its token: nothing to dispatch.
+        Phase::Task(task)
+            if task.token.is_some() && task.stage == super::state::TaskStage::Submitted =>
+        {
+            if let Some(timer) = task.timeout_timer {
+                effects.push(Effect::ArmTimer {
+                    timer_id: EventId(timer.id),
+                    due_ms: timer.due_ms,
+                    kind: TimerKind::TaskTimeout,
+                });
+            }
+        }
         Phase::Task(task) => {
             let context = match &state.info {
                 Some(info) => context_object(info, run),

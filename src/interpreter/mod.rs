@@ -28,9 +28,12 @@
 //!   include_execution_data)`.
 //! - Dispatch is at-least-once: a task may be re-dispatched after a crash; answers to a task that
 //!   is no longer running (late, duplicate, after a timeout) are stale and decide to nothing.
+//! - `.waitForTaskToken` (see `waiting`): the task draws a token (`$$.Task.Token`, recorded in
+//!   `TaskScheduled`), its handler's answer records `TaskSubmitted`, and
+//!   `TokenSucceeded`/`TokenFailed` complete it. `HeartbeatSeconds` is tracked by the runtime
+//!   (it answers `TaskTimedOut { error: "States.HeartbeatTimeout" }`): heartbeats write nothing.
 //! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
-//!   `.sync`/`.sync:2`/`.waitForTaskToken`, redrive. `HeartbeatSeconds` is tracked by the
-//!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
+//!   `.sync`/`.sync:2`, redrive.
 //!
 //! # Invariants
 //! - `decide` never mutates its input: it works on a clone and returns events that, applied to
@@ -53,10 +56,12 @@ mod decide;
 mod effects;
 mod io;
 mod state;
+mod waiting;
 
 pub use decide::{decide, decide_owned};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
+pub use waiting::{compose_token, parse_token, TokenFormatError, TokenParts, WaitingTask};
 
 use serde_json::Value;
 
@@ -170,6 +175,23 @@ pub enum Trigger {
         /// `States.Timeout` or `States.HeartbeatTimeout`.
         error: String,
     },
+    /// `SendTaskSuccess` with the token of a `.waitForTaskToken` task (the engine checked it).
+    /// A handler's own answer to such a task is [`Trigger::TaskSucceeded`]: it only submits it.
+    TokenSucceeded {
+        /// The task.
+        task_id: EventId,
+        /// The output sent with the token.
+        output: Value,
+    },
+    /// `SendTaskFailure` with the token of a `.waitForTaskToken` task (the engine checked it).
+    TokenFailed {
+        /// The task.
+        task_id: EventId,
+        /// The error name (matched by Retry/Catch).
+        error: String,
+        /// The human cause.
+        cause: String,
+    },
     /// A timer armed by [`Effect::ArmTimer`] is due.
     TimerFired {
         /// The timer (the id of the event that armed it).
@@ -192,6 +214,8 @@ impl Trigger {
             Trigger::TaskSucceeded { .. } => "TaskSucceeded",
             Trigger::TaskFailed { .. } => "TaskFailed",
             Trigger::TaskTimedOut { .. } => "TaskTimedOut",
+            Trigger::TokenSucceeded { .. } => "TokenSucceeded",
+            Trigger::TokenFailed { .. } => "TokenFailed",
             Trigger::TimerFired { .. } => "TimerFired",
             Trigger::Stop { .. } => "Stop",
         }

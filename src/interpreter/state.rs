@@ -313,6 +313,8 @@ pub(crate) struct TaskRun {
     pub(crate) timeout_timer: Option<Timer>,
     /// `heartbeatInSeconds` of its `TaskScheduled` event.
     pub(crate) heartbeat_seconds: Option<u64>,
+    /// `.waitForTaskToken`: the attempt's task token (from its `TaskScheduled` event).
+    pub(crate) token: Option<String>,
 }
 
 /// How far a task got (leaves room for `.sync` and `.waitForTaskToken`).
@@ -513,6 +515,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 stage: TaskStage::Scheduled,
                 timeout_timer: None,
                 heartbeat_seconds: d.heartbeat_in_seconds,
+                token: d.task_token.clone(),
             });
         }
         E::TaskStarted(_) | E::TaskSubmitted(_) => {
