@@ -476,8 +476,22 @@ impl<'d> Decider<'d, '_> {
                     }
                 }
             }
-            // Routed above to TaskSucceeded/TaskFailed.
-            Trigger::TokenSucceeded { .. } | Trigger::TokenFailed { .. } => Ok(None),
+            // SendTaskFailure: error and cause are optional there; empty means left out.
+            Trigger::TokenFailed {
+                task_id,
+                error,
+                cause,
+            } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                let cause = (!cause.is_empty()).then_some(cause);
+                self.task_failure(&scope, false, error, cause)?;
+                self.advance_root()?;
+                Ok(Some(task_id))
+            }
+            // Routed above to TaskSucceeded.
+            Trigger::TokenSucceeded { .. } => Ok(None),
             Trigger::Stop { error, cause } => {
                 self.emit(
                     &[],
@@ -617,7 +631,8 @@ impl<'d> Decider<'d, '_> {
         let details = TaskError {
             resource_type,
             resource,
-            error: Some(error),
+            // SendTaskFailure may leave the error out; AWS then records none.
+            error: (!error.is_empty()).then_some(error),
             cause,
         };
         let details = if timed_out {

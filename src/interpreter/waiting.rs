@@ -180,7 +180,7 @@ pub(crate) enum Routed {
 }
 
 /// Routes a trigger: a handler's answer to a token task submits it (or is stale once
-/// submitted); a token's answer becomes the task's success or failure.
+/// submitted); a token's success becomes the task's (a token's failure is decided as such).
 pub(crate) fn route(state: &ExecutionState, trigger: Trigger) -> Routed {
     match trigger {
         Trigger::TaskSucceeded { task_id, output } => match state.waiting_task(task_id) {
@@ -199,15 +199,6 @@ pub(crate) fn route(state: &ExecutionState, trigger: Trigger) -> Routed {
         Trigger::TokenSucceeded { task_id, output } => {
             Routed::Plain(Trigger::TaskSucceeded { task_id, output })
         }
-        Trigger::TokenFailed {
-            task_id,
-            error,
-            cause,
-        } => Routed::Plain(Trigger::TaskFailed {
-            task_id,
-            error,
-            cause,
-        }),
         other => Routed::Plain(other),
     }
 }
