@@ -86,6 +86,13 @@ pub const RESOURCE_NAME_CHARS_MAX: usize = 80;
 /// whenever a timer is armed), so a clock that jumps is noticed.
 pub const TIMER_POLL_MS_MAX: u64 = 200;
 
+/// Below this many armed timers the engine's timer heap is never compacted.
+pub const TIMER_HEAP_COMPACT_LEN_MIN: usize = 4096;
+
+/// Timers an open execution usually has armed (its own timeout and one wait); the heap drops
+/// the timers of closed executions when it holds more than twice this many per open execution.
+pub const TIMERS_PER_EXECUTION_TYPICAL: usize = 2;
+
 const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
 const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
 /// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).

@@ -695,3 +695,34 @@ fn many_threads_run_many_executions_with_handlers_concurrently() {
     fn send_sync<T: Send + Sync + Clone>() {}
     send_sync::<Engine>();
 }
+
+#[test]
+fn timers_of_closed_executions_do_not_pile_up() {
+    let h = Harness::with_options(|o| o.durability = statelog_wal::Durability::NoSync);
+    let def = r#"{"TimeoutSeconds": 100000, "StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}"#;
+    h.engine
+        .create_state_machine("w", def, None)
+        .expect("creates");
+    let arns: Vec<String> = (0..3000)
+        .map(|_| {
+            h.engine
+                .start_execution("w", None, "{}")
+                .expect("starts")
+                .execution_arn
+        })
+        .collect();
+    assert_eq!(
+        h.engine.armed_timer_count(),
+        6000,
+        "a wait and a timeout each"
+    );
+    for arn in &arns {
+        h.engine.stop_execution(arn, None, None).expect("stops");
+    }
+    assert_eq!(h.engine.open_execution_count(), 0);
+    assert!(
+        h.engine.armed_timer_count() <= statelog::limits::TIMER_HEAP_COMPACT_LEN_MIN,
+        "{} timers left for 0 open executions",
+        h.engine.armed_timer_count()
+    );
+}

@@ -310,6 +310,12 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+#[derive(Debug, Default)]
+struct HandlerCounts {
+    in_flight: usize,
+    recorded: u64,
+}
+
 struct Inner {
     store: Store,
     options: EngineOptions,
@@ -329,8 +335,9 @@ struct Inner {
     closed_count: Mutex<u64>,
     closed_changed: Condvar,
     background_errors: Mutex<Vec<String>>,
-    /// Handler calls spawned and not yet recorded; `wait_idle` waits for 0.
-    in_flight: Mutex<usize>,
+    /// Handler calls spawned and not yet recorded (`wait_idle` waits for none), and answers
+    /// recorded so far.
+    in_flight: Mutex<HandlerCounts>,
     in_flight_changed: Condvar,
     entropy: runtime::EntropySource,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -434,7 +441,7 @@ impl Engine {
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
                 background_errors: Mutex::new(Vec::new()),
-                in_flight: Mutex::new(0),
+                in_flight: Mutex::new(HandlerCounts::default()),
                 in_flight_changed: Condvar::new(),
                 entropy,
                 runtime: Mutex::new(Some(runtime)),
@@ -559,7 +566,7 @@ impl Engine {
                 naming::check_name(name)?;
                 name.to_string()
             }
-            None => naming::random_name(),
+            None => naming::random_name()?,
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
@@ -738,9 +745,23 @@ impl Engine {
     /// (tasks parked for want of a handler do not count). With a manual clock and no background
     /// timers, the engine is then quiet until the next `run_due_timers`.
     pub fn wait_idle(&self) {
-        let mut in_flight = self.inner.in_flight.lock();
-        while *in_flight > 0 {
-            self.inner.in_flight_changed.wait(&mut in_flight);
+        let mut counts = self.inner.in_flight.lock();
+        while counts.in_flight > 0 {
+            self.inner.in_flight_changed.wait(&mut counts);
+        }
+    }
+
+    /// How many handler answers (successes, failures, panics) have been handed to their
+    /// executions since open, stale ones included.
+    pub fn answers_recorded(&self) -> u64 {
+        self.inner.in_flight.lock().recorded
+    }
+
+    /// Blocks until `answers_recorded() >= count` (for tests that answer tasks one by one).
+    pub fn wait_answers_recorded(&self, count: u64) {
+        let mut counts = self.inner.in_flight.lock();
+        while counts.recorded < count {
+            self.inner.in_flight_changed.wait(&mut counts);
         }
     }
 
@@ -754,6 +775,12 @@ impl Engine {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
         let heartbeat = self.inner.heartbeats.next_due_ms();
         timer.into_iter().chain(heartbeat).min()
+    }
+
+    /// How many timers are armed (timers of closed executions are dropped in batches, so this
+    /// may exceed the open executions' own timers for a while).
+    pub fn armed_timer_count(&self) -> usize {
+        self.inner.timers.lock().len()
     }
 
     /// How many executions are open.

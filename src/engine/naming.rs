@@ -29,18 +29,22 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
 }
 
 /// A random UUID (version 4 form) from the OS generator.
-pub(crate) fn random_name() -> String {
-    let high = getrandom::u64().unwrap_or(0);
-    let low = getrandom::u64().unwrap_or(0) ^ 0x9e37_79b9_7f4a_7c15;
+pub(crate) fn random_name() -> Result<String, Error> {
+    let draw = || {
+        getrandom::u64().map_err(|e| Error::Runtime {
+            reason: format!("the OS random generator failed: {e}"),
+        })
+    };
+    let (high, low) = (draw()?, draw()?);
     let hex = format!("{high:016x}{low:016x}");
-    format!(
+    Ok(format!(
         "{}-{}-4{}-a{}-{}",
         &hex[0..8],
         &hex[8..12],
         &hex[13..16],
         &hex[17..20],
         &hex[20..32]
-    )
+    ))
 }
 
 /// The execution name: the last `:`-separated part of its ARN.
@@ -65,10 +69,10 @@ mod tests {
             );
         }
         assert!(check_name(&"x".repeat(81)).is_err());
-        let generated = random_name();
+        let generated = random_name().expect("the OS generator works");
         assert_eq!(generated.len(), 36);
         assert!(check_name(&generated).is_ok());
-        assert_ne!(generated, random_name());
+        assert_ne!(generated, random_name().expect("the OS generator works"));
         assert_eq!(execution_name("arn:aws:states:r:a:execution:m:n1"), "n1");
     }
 }

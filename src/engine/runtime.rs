@@ -22,7 +22,7 @@ use crate::history::EventId;
 use crate::interpreter::{
     apply, decide, Effect, Entropy, ExecutionState, StartRequest, TaskInvocation, Trigger,
 };
-use crate::limits::TIMER_POLL_MS_MAX;
+use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use crate::store::Machine;
 
 /// One open execution: its folded state and definition, behind the lock that serializes its
@@ -141,7 +141,10 @@ pub(crate) fn start(
                         Ok(effects) => effects,
                         Err(error) => {
                             drop(guard);
-                            inner.open.lock().remove(&key);
+                            let mut open = inner.open.lock();
+                            if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                                open.remove(&key);
+                            }
                             return Err(error);
                         }
                     };
@@ -159,8 +162,9 @@ pub(crate) fn start(
         let guard = slot.state.lock();
         let status = guard.execution.status();
         if status == crate::interpreter::ExecutionStatus::NotStarted {
-            // The racing start failed and removed its slot; try again.
+            // The racing start failed and is removing its slot; try again.
             drop(guard);
+            std::thread::yield_now();
             continue;
         }
         if status.is_closed() || guard.execution.input() != Some(&input) {
@@ -256,9 +260,25 @@ impl Engine {
                     }
                     *self.inner.closed_count.lock() += 1;
                     self.inner.closed_changed.notify_all();
+                    self.compact_timers();
                 }
             }
         }
+    }
+
+    /// Drops the timers of closed executions once they are most of the heap, so a closed
+    /// execution does not stay in memory until its (possibly year-long) timers come due.
+    /// Amortized O(1) per close.
+    fn compact_timers(&self) {
+        let mut timers = self.inner.timers.lock();
+        if timers.len() < TIMER_HEAP_COMPACT_LEN_MIN {
+            return;
+        }
+        let open = self.inner.open.lock();
+        if timers.len() < 2 * (open.len() + 1) * TIMERS_PER_EXECUTION_TYPICAL {
+            return;
+        }
+        timers.retain(|t| open.contains_key(&t.0.execution_arn));
     }
 
     /// Calls the task's handler on the runtime, or parks the task until one is registered.
@@ -288,7 +308,7 @@ impl Engine {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let arn = execution_arn.clone();
         let handle = self.inner.handle.clone();
-        *self.inner.in_flight.lock() += 1;
+        self.inner.in_flight.lock().in_flight += 1;
         self.inner.handle.spawn(async move {
             // A panicking handler fails its task instead of leaving it unanswered forever.
             let outcome = match handle.spawn(call).await {
@@ -311,7 +331,11 @@ impl Engine {
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
                     engine.drive_in_background(&arn, trigger);
-                    *engine.inner.in_flight.lock() -= 1;
+                    {
+                        let mut counts = engine.inner.in_flight.lock();
+                        counts.in_flight -= 1;
+                        counts.recorded += 1;
+                    }
                     engine.inner.in_flight_changed.notify_all();
                 }
             })

@@ -752,6 +752,15 @@ fn header_for(arn: &str, events: &[HistoryEvent]) -> BatchHeader {
     }
 }
 
+/// The borrowed twin of [`EventBatch`]: postcard encodes `&str` as `String` and a slice as a
+/// `Vec`, so this writes the same bytes without cloning the events (checked in debug builds
+/// and by the store tests, which decode every record with `history::encoding::decode`).
+#[derive(serde::Serialize)]
+struct EventBatchRef<'a> {
+    execution_arn: &'a str,
+    events: &'a [HistoryEvent],
+}
+
 /// Encodes `events` as one or more event batch records (header and bytes), each under the
 /// log's record limit.
 fn encode_chunks(
@@ -759,16 +768,25 @@ fn encode_chunks(
     events: &[HistoryEvent],
     out: &mut Vec<(BatchHeader, Vec<u8>)>,
 ) -> Result<(), Error> {
-    let batch = EventBatch {
-        execution_arn: arn.to_string(),
-        events: events.to_vec(),
-    };
-    let history_bytes = encoding::encode(&batch).map_err(|e| Error::Encode {
+    let header = header_for(arn, events);
+    let encode_error = |e: postcard::Error| Error::Encode {
         what: "event batch",
         reason: e.to_string(),
-    })?;
-    let header = header_for(arn, events);
-    let bytes = record::encode_batch(&header, &history_bytes)?;
+    };
+    let mut bytes = record::encode_batch(&header, &[encoding::FORMAT_VERSION])?;
+    let batch = EventBatchRef {
+        execution_arn: arn,
+        events,
+    };
+    bytes = postcard::to_extend(&batch, bytes).map_err(encode_error)?;
+    #[cfg(debug_assertions)]
+    {
+        let (_, history_bytes) =
+            record::decode_batch_header(&bytes).expect("a record just encoded decodes");
+        let decoded = encoding::decode(history_bytes).expect("the borrowed batch decodes");
+        debug_assert_eq!(decoded.events.len(), events.len());
+        debug_assert_eq!(decoded.execution_arn, arn);
+    }
     if bytes.len() <= statelog_wal::limits::RECORD_SIZE_BYTES_MAX || events.len() == 1 {
         out.push((header, bytes));
         return Ok(());

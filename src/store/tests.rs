@@ -227,3 +227,25 @@ fn scan_open_batches_yields_only_open_executions_in_log_order() {
         ExecutionStatus::Failed
     );
 }
+
+#[test]
+fn batch_records_carry_exactly_the_history_encoding() {
+    let events = [started("a"), entered(2)];
+    let mut chunks = Vec::new();
+    encode_chunks(&exec_arn("a"), &events, &mut chunks).expect("encodes");
+    assert_eq!(chunks.len(), 1);
+    let (header, bytes) = &chunks[0];
+    let (decoded_header, history_bytes) =
+        record::decode_batch_header(bytes).expect("header decodes");
+    assert_eq!(&decoded_header, header);
+    assert_eq!((header.first_event_id, header.last_event_id), (1, 2));
+    assert!(header.started.is_some());
+    let owned = EventBatch {
+        execution_arn: exec_arn("a"),
+        events: events.to_vec(),
+    };
+    assert_eq!(
+        history_bytes,
+        encoding::encode(&owned).expect("encodes").as_slice()
+    );
+}

@@ -181,18 +181,26 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
     commits.push((frame.lsn, word(0), word(8), word(16)));
 }
 
-/// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
-fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
+/// Zeroed space is skipped in blocks of this size while hunting for valid frames.
+const ZERO_SKIP_BLOCK_BYTES: usize = 256;
+
+/// Looks for any valid frame of this segment at or after `from` with an LSN of at least
+/// `lsn_min` (frames the writer could have written after the damage); returns (offset, lsn).
+fn find_valid_after(bytes: &[u8], seed: u32, from: usize, lsn_min: u64) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
-        // Skip zeroed space a word at a time: preallocated tails are zeros.
-        if offset % 8 == 0 && offset + 8 <= bytes.len() && bytes[offset..offset + 8] == [0u8; 8] {
-            offset += 8;
-            continue;
+        // Skip zeroed space a block at a time: preallocated tails are zeros.
+        if offset % ZERO_SKIP_BLOCK_BYTES == 0 {
+            if let Some(block) = bytes.get(offset..offset + ZERO_SKIP_BLOCK_BYTES) {
+                if block.iter().fold(0u8, |acc, &b| acc | b) == 0 {
+                    offset += ZERO_SKIP_BLOCK_BYTES;
+                    continue;
+                }
+            }
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
-            if fits && lsn != 0 {
+            if fits && lsn != 0 && lsn >= lsn_min {
                 if let Ok(frame) = record::decode(bytes, offset, seed, None) {
                     return Some((offset as u64, frame.lsn));
                 }
@@ -247,7 +255,9 @@ pub(crate) fn recover(
         let file = storage
             .open(&path)
             .map_err(|e| Error::io("open", &path, e))?;
-        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
+        let map = file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
             id,
@@ -301,7 +311,7 @@ pub(crate) fn recover(
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
             if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES)
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
             {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
@@ -370,7 +380,8 @@ pub(crate) fn recover(
                 .stop
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from) {
+            let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
+            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -466,13 +477,23 @@ pub(crate) fn recover(
         index += 1;
     }
 
-    // Files past the log's end: after a repair they go; otherwise zeroed or recycled files of
-    // the configured size are ready segments, anything else goes.
+    // Files past the log's end: after a repair they go. Otherwise a file of the configured size
+    // is reused as a ready segment if nothing of its own identity is in it: a zeroed or torn
+    // header with frames of this segment behind it (the disk kept later sectors of a write
+    // whose header sector it lost; never acknowledged) would let those frames line up behind
+    // new ones, so such a file goes. Recycled files are not checked (their stale bytes make the
+    // hunt slow); they go too and are replaced by fresh preallocation.
     let mut ready = Vec::new();
     for entry in entries.into_iter().skip(used_count) {
-        let keep = repair.is_none()
-            && !matches!(entry.header, HeaderState::Valid(_))
-            && entry.map.len() as u64 == options.segment_size_bytes;
+        let reusable = match &entry.header {
+            HeaderState::Zeroed | HeaderState::Damaged(_) => {
+                let seed = record::segment_seed(entry.id);
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1).is_none()
+            }
+            HeaderState::Recycled { .. } | HeaderState::Valid(_) => false,
+        };
+        let keep =
+            repair.is_none() && reusable && entry.map.len() as u64 == options.segment_size_bytes;
         if keep {
             ready.push((entry.id, entry.file, entry.path));
             continue;
@@ -540,4 +561,156 @@ pub(crate) fn recover(
         next_segment_id,
         report,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{encode_into, segment_seed, FLAG_BATCH_END};
+
+    fn segment(id: u64, first_lsn: u64, frames: &[(u64, bool, usize)], size: usize) -> Vec<u8> {
+        let mut bytes = crate::segment::SegmentHeader {
+            segment_id: SegmentId(id),
+            first_lsn: Lsn(first_lsn),
+        }
+        .encode()
+        .to_vec();
+        let seed = segment_seed(SegmentId(id));
+        for &(lsn, end, len) in frames {
+            encode_into(
+                &mut bytes,
+                seed,
+                lsn,
+                1 | if end { FLAG_BATCH_END } else { 0 },
+                &vec![lsn as u8; len],
+            );
+        }
+        bytes.resize(size, 0);
+        bytes
+    }
+
+    #[test]
+    fn scan_stops_at_first_invalid_and_tracks_batches() {
+        let bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, false, 5), (12, true, 5), (13, false, 5)],
+            4096,
+        );
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, None);
+        assert_eq!(out.records_count, 4);
+        assert_eq!(out.last_lsn, Some(13));
+        assert_eq!(out.last_batch_end.map(|(lsn, _)| lsn), Some(12));
+        assert!(matches!(out.stop, Some((_, Invalid::Zeroed))));
+        // A sealed segment stops before the next segment's first LSN.
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, Some(12));
+        assert_eq!(out.last_lsn, Some(11));
+        assert_eq!(out.stop, None);
+    }
+
+    #[test]
+    fn hunt_finds_valid_frames_after_damage_only_for_this_identity() {
+        let mut bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, true, 300), (12, true, 5)],
+            4096,
+        );
+        let second = SEGMENT_HEADER_SIZE_BYTES + 21;
+        bytes[second + 20] ^= 1; // damage record 11's payload
+        let seed = segment_seed(SegmentId(3));
+        let found = find_valid_after(&bytes, seed, second + 1, 11).expect("record 12 follows");
+        assert_eq!(found.1, 12);
+        assert_eq!(
+            find_valid_after(&bytes, seed, second + 1, 13),
+            None,
+            "older lsns do not count"
+        );
+        assert_eq!(
+            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1, 1),
+            None
+        );
+        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64, 1), None);
+    }
+
+    #[test]
+    fn damaged_header_of_unused_segment_is_a_torn_header() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let used = segment(1, 1, &[(1, true, 10)], 4096);
+        let mut torn = segment(2, 2, &[], 4096);
+        torn[40] = 0xff; // header CRC now fails, and no record follows
+        for (id, bytes) in [(1u64, &used), (2u64, &torn)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        sim.sync_dir(dir).expect("sync dir");
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let recovered = recover(&sim, dir, &options).expect("recovers");
+        assert_eq!(recovered.next_lsn, 2);
+        assert_eq!(
+            recovered.ready.len(),
+            1,
+            "a torn header with nothing behind it is reused"
+        );
+        // With a record of segment 2 behind the damaged header, it is corruption.
+        let sim2 = sim.crash(crate::storage::sim::CrashMode::DropUnsynced);
+        let mut with_record = segment(2, 2, &[(2, true, 10)], 4096);
+        with_record[40] = 0xff;
+        assert!(sim2.overwrite(
+            &dir.join(crate::segment::file_name(SegmentId(2))),
+            0,
+            &with_record
+        ));
+        let err = recover(&sim2, dir, &options).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(2),
+                    offset_bytes: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn sealed_segment_missing_its_last_record_is_corrupt() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let first = segment(1, 1, &[(1, true, 10), (2, true, 10)], 4096);
+        let second = segment(2, 4, &[(4, true, 10)], 4096); // lsn 3 is missing
+        for (id, bytes) in [(1u64, &first), (2u64, &second)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let err = recover(&sim, dir, &options).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
 }

@@ -23,6 +23,10 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
     /// Opens an existing file for reading and writing.
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
+    /// Opens an existing file for reading only (read-only opens of the log).
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        self.open(path)
+    }
     /// Creates a directory (and its parents) if missing.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// The file names (not paths) in a directory, in no particular order.
@@ -56,6 +60,10 @@ pub trait StorageFile: Send + Sync + std::fmt::Debug {
     /// A read-only view of the whole file as it is now. For the real file system it is a memory
     /// map that also shows later writes; for the simulated disk a snapshot.
     fn map(&self) -> io::Result<Mapping>;
+    /// Like `map`, for a scan of the whole file: the real file system prefaults the pages.
+    fn map_for_scan(&self) -> io::Result<Mapping> {
+        self.map()
+    }
 }
 
 /// Bytes of a file made visible to readers.
@@ -118,6 +126,10 @@ impl Storage for FsStorage {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         Ok(Arc::new(FsFile { file }))
     }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        let file = OpenOptions::new().read(true).open(path)?;
+        Ok(Arc::new(FsFile { file }))
+    }
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)
     }
@@ -173,6 +185,14 @@ impl StorageFile for FsFile {
         // Concurrent writes by the writer change bytes the reader does not interpret past the
         // visible LSN.
         let map = unsafe { memmap2::Mmap::map(&self.file)? };
+        Ok(Mapping(MappingInner::Mmap(Arc::new(map))))
+    }
+    fn map_for_scan(&self) -> io::Result<Mapping> {
+        if self.len()? == 0 {
+            return Ok(Mapping(MappingInner::Empty));
+        }
+        // SAFETY: as in `map`.
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&self.file)? };
         Ok(Mapping(MappingInner::Mmap(Arc::new(map))))
     }
 }
