@@ -100,3 +100,18 @@ pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
 
 /// The longest task token, in characters (AWS: 1..=2,048).
 pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
+
+/// The longest task list name (statelog's `TaskList` extension), in characters.
+pub const TASK_LIST_NAME_CHARS_MAX: usize = 256;
+
+/// The most tasks waiting in one task list for a worker; scheduling past it fails the task.
+pub const TASK_LIST_PENDING_MAX: usize = 100_000;
+
+/// The most workers long-polling one task list at once; one more is refused.
+pub const TASK_LIST_POLLERS_MAX: usize = 1_000;
+
+/// The longest a `get_activity_task` long poll waits (AWS: 60 s).
+pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
+
+/// The longest activity name (AWS: 80 characters).
+pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;

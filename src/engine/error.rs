@@ -86,6 +86,23 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// No activity has this ARN (`ActivityDoesNotExist`).
+    #[error("activity does not exist: {activity_arn}")]
+    ActivityDoesNotExist {
+        /// The ARN given.
+        activity_arn: String,
+    },
+    /// A task list is at one of its named maxima (`limits::TASK_LIST_POLLERS_MAX`,
+    /// `limits::TASK_LIST_PENDING_MAX`).
+    #[error("task list '{task_list}' already has {limit} {what}")]
+    TaskListLimitExceeded {
+        /// The list.
+        task_list: String,
+        /// `pollers` or `pending tasks`.
+        what: &'static str,
+        /// The maximum.
+        limit: usize,
+    },
     /// An argument outside its allowed range.
     #[error("invalid {field}: {reason}")]
     InvalidArgument {
@@ -124,6 +141,8 @@ impl Error {
             Error::InvalidTaskToken { .. } => "InvalidToken",
             Error::TaskTimedOut { .. } => "TaskTimedOut",
             Error::InvalidOutput { .. } => "InvalidOutput",
+            Error::ActivityDoesNotExist { .. } => "ActivityDoesNotExist",
+            Error::TaskListLimitExceeded { .. } => "ActivityWorkerLimitExceeded",
             Error::InvalidArgument { .. } => "ValidationException",
             Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
         }

@@ -23,6 +23,7 @@
 //! Must not: read wall time except through the [`Clock`]; hold a closed execution's history in
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
 
+mod activities;
 mod error;
 mod naming;
 mod runtime;
@@ -50,6 +51,7 @@ use crate::limits::{
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
+pub use activities::{ActivityDescription, ActivityTask};
 pub use error::Error;
 use runtime::{Slot, TimerEntry, TimerSignal};
 
@@ -330,6 +332,8 @@ struct Inner {
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
     /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
     heartbeats: tokens::Heartbeats,
+    /// Activities and task lists (see `activities`).
+    activities: activities::Activities,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -437,6 +441,7 @@ impl Engine {
                 definitions: Mutex::new(HashMap::new()),
                 timers: Mutex::new(BinaryHeap::new()),
                 heartbeats: tokens::Heartbeats::default(),
+                activities: activities::Activities::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),

@@ -283,6 +283,11 @@ impl Engine {
 
     /// Calls the task's handler on the runtime, or parks the task until one is registered.
     pub(crate) fn dispatch(&self, execution_arn: &Arc<str>, invocation: TaskInvocation) {
+        if super::activities::is_activity_resource(&invocation.resource) {
+            // Activity tasks go to their task list; workers poll for them.
+            self.offer_activity_task(execution_arn, invocation.task_id);
+            return;
+        }
         let handler = self
             .inner
             .handlers

@@ -1,5 +1,6 @@
 //! tokens: answering `.waitForTaskToken` tasks (`send_task_success`, `send_task_failure`,
-//! `send_task_heartbeat`) and the heartbeat clocks of tasks with `HeartbeatSeconds`.
+//! `send_task_heartbeat`), activity tasks included, and the heartbeat clocks of tasks with
+//! `HeartbeatSeconds`.
 //!
 //! A token names its execution and task (see `interpreter::waiting`); the engine finds the task
 //! in the execution's folded state and compares the whole token in constant time. No token index
@@ -305,6 +306,7 @@ impl Engine {
             .find(|e| e.id == parts.task_id)
             .and_then(|e| match &e.details {
                 EventDetails::TaskScheduled(d) => d.task_token.as_deref(),
+                EventDetails::ActivityScheduled(d) => d.task_token.as_deref(),
                 _ => None,
             });
         match issued {

@@ -260,6 +260,12 @@ pub struct ActivityScheduled {
     pub timeout_in_seconds: Option<u64>,
     /// `heartbeatInSeconds`.
     pub heartbeat_in_seconds: Option<u64>,
+    /// The task token of this attempt (statelog bookkeeping, as in `TaskScheduled`; not
+    /// rendered).
+    pub task_token: Option<String>,
+    /// The task list the task was put in (statelog's `TaskList` extension; `None` is the
+    /// activity's default list; not rendered).
+    pub task_list: Option<String>,
 }
 
 /// `activityStartedEventDetails`.

@@ -419,6 +419,12 @@ impl<'d> Decider<'d, '_> {
                         "States.DataLimitExceeded".into(),
                         Some(cause),
                     )?;
+                } else if self.is_activity_task(&scope) {
+                    let details = crate::history::Output {
+                        output,
+                        output_truncated: false,
+                    };
+                    self.emit(&scope, EventDetails::ActivitySucceeded(details), None)?;
                 } else {
                     let details = TaskOutput {
                         resource_type,
@@ -492,6 +498,25 @@ impl<'d> Decider<'d, '_> {
             }
             // Routed above to TaskSucceeded.
             Trigger::TokenSucceeded { .. } => Ok(None),
+            // A worker claimed an activity task.
+            Trigger::ActivityStarted {
+                task_id,
+                worker_name,
+            } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                let claimable = self
+                    .state
+                    .waiting_task(task_id)
+                    .is_some_and(|t| t.activity && !t.submitted);
+                if !claimable {
+                    return Ok(None);
+                }
+                let details = crate::history::ActivityStarted { worker_name };
+                self.emit(&scope, EventDetails::ActivityStarted(details), None)?;
+                Ok(Some(task_id))
+            }
             Trigger::Stop { error, cause } => {
                 self.emit(
                     &[],
@@ -635,10 +660,20 @@ impl<'d> Decider<'d, '_> {
             error: (!error.is_empty()).then_some(error),
             cause,
         };
-        let details = if timed_out {
-            EventDetails::TaskTimedOut(details)
-        } else {
-            EventDetails::TaskFailed(details)
+        let details = match (self.is_activity_task(scope), timed_out) {
+            (true, timed_out) => {
+                let details = ErrorCause {
+                    error: details.error,
+                    cause: details.cause,
+                };
+                if timed_out {
+                    EventDetails::ActivityTimedOut(details)
+                } else {
+                    EventDetails::ActivityFailed(details)
+                }
+            }
+            (false, true) => EventDetails::TaskTimedOut(details),
+            (false, false) => EventDetails::TaskFailed(details),
         };
         self.emit(scope, details, timer).map(drop)
     }
@@ -1010,6 +1045,14 @@ impl<'d> Decider<'d, '_> {
         }
     }
 
+    /// Whether the task in flight at `scope` is an activity task.
+    fn is_activity_task(&self, scope: &[u32]) -> bool {
+        matches!(
+            self.state.thread(scope).and_then(Thread::run).map(|r| &r.phase),
+            Some(Phase::Task(task)) if task.activity.is_some()
+        )
+    }
+
     /// A `.waitForTaskToken` task's integration accepted the call: `TaskSubmitted` with its
     /// answer; the task keeps waiting for its token.
     fn submit_token_task(&mut self, task_id: EventId, output: Value) -> Step<()> {
@@ -1041,7 +1084,7 @@ impl<'d> Decider<'d, '_> {
             })
         };
         let (resource_type, resource) = match &task.resource.kind {
-            ResourceKind::Activity { .. } => return Err(unsupported("activity resources")),
+            ResourceKind::Activity { .. } => ("activity".to_string(), task.resource.raw.clone()),
             ResourceKind::Integration {
                 service,
                 action,
@@ -1061,8 +1104,10 @@ impl<'d> Decider<'d, '_> {
             ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
         };
         let mut run = run;
+        let activity = task.resource.is_activity();
         let task_token = match &task.resource.kind {
-            ResourceKind::Integration {
+            ResourceKind::Activity { .. }
+            | ResourceKind::Integration {
                 pattern: IntegrationPattern::WaitForTaskToken,
                 ..
             } => {
@@ -1106,9 +1151,11 @@ impl<'d> Decider<'d, '_> {
                 &run.context,
                 "HeartbeatSecondsPath",
             )?;
-            Ok((parameters, timeout, heartbeat))
+            let task_list =
+                super::waiting::task_list_field(task.task_list.as_ref(), &effective, &run.context)?;
+            Ok((parameters, timeout, heartbeat, task_list))
         })();
-        let (parameters, timeout, heartbeat) = match prepared {
+        let (parameters, timeout, heartbeat, task_list) = match prepared {
             Ok(prepared) => prepared,
             Err(error) => {
                 let error = with_prefix(&run.name, run.entered_event_id, error);
@@ -1130,6 +1177,19 @@ impl<'d> Decider<'d, '_> {
             owner: scope.to_vec(),
             purpose: TimerPurpose::TaskTimeout,
         });
+        if activity {
+            let scheduled = crate::history::ActivityScheduled {
+                resource: task.resource.raw.clone(),
+                input: parameters,
+                input_truncated: false,
+                timeout_in_seconds: timeout,
+                heartbeat_in_seconds: heartbeat,
+                task_token,
+                task_list,
+            };
+            self.emit(scope, EventDetails::ActivityScheduled(scheduled), timer)?;
+            return Ok(Some(Outcome::Waiting));
+        }
         let scheduled = TaskScheduled {
             resource_type: resource_type.clone(),
             resource: resource.clone(),

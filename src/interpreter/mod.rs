@@ -32,8 +32,11 @@
 //!   `TaskScheduled`), its handler's answer records `TaskSubmitted`, and
 //!   `TokenSucceeded`/`TokenFailed` complete it. `HeartbeatSeconds` is tracked by the runtime
 //!   (it answers `TaskTimedOut { error: "States.HeartbeatTimeout" }`): heartbeats write nothing.
-//! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
-//!   `.sync`/`.sync:2`, redrive.
+//! - Activity resources: `ActivityScheduled` (token and task list recorded), the engine's
+//!   `ActivityStarted { task_id, worker_name }` trigger when a worker claims it, then the token's
+//!   answer: `ActivitySucceeded` / `ActivityFailed` / `ActivityTimedOut`.
+//! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): `.sync`/`.sync:2`,
+//!   redrive.
 //!
 //! # Invariants
 //! - `decide` never mutates its input: it works on a clone and returns events that, applied to
@@ -192,6 +195,13 @@ pub enum Trigger {
         /// The human cause.
         cause: String,
     },
+    /// A worker claimed an activity task (`GetActivityTask`; the engine checked it).
+    ActivityStarted {
+        /// The task.
+        task_id: EventId,
+        /// The name the worker gave.
+        worker_name: Option<String>,
+    },
     /// A timer armed by [`Effect::ArmTimer`] is due.
     TimerFired {
         /// The timer (the id of the event that armed it).
@@ -216,6 +226,7 @@ impl Trigger {
             Trigger::TaskTimedOut { .. } => "TaskTimedOut",
             Trigger::TokenSucceeded { .. } => "TokenSucceeded",
             Trigger::TokenFailed { .. } => "TokenFailed",
+            Trigger::ActivityStarted { .. } => "ActivityStarted",
             Trigger::TimerFired { .. } => "TimerFired",
             Trigger::Stop { .. } => "Stop",
         }

@@ -16,11 +16,14 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::state::{ExecutionState, IterationOutcome, Phase, TaskStage, Thread};
+use super::state::{ExecutionState, IterationOutcome, Phase, TaskRun, TaskStage, Thread};
 use super::Trigger;
+use crate::asl::TaskListField;
 use crate::history::EventId;
+use crate::limits::TASK_LIST_NAME_CHARS_MAX;
 use crate::limits::TASK_TOKEN_CHARS_MAX;
 use crate::paths::Entropy;
+use crate::paths::StatesError;
 
 /// Random 64-bit words in a token's secret (3 x 64 = 192 bits).
 const SECRET_WORDS: usize = 3;
@@ -101,9 +104,61 @@ pub struct WaitingTask {
     pub token: String,
     /// Its `HeartbeatSeconds`, when set.
     pub heartbeat_seconds: Option<u64>,
-    /// Whether its integration has accepted the call (`TaskSubmitted`): the handler is not
-    /// called again after a restart.
+    /// Whether its integration has accepted the call (`TaskSubmitted`), or a worker claimed
+    /// the activity task (`ActivityStarted`): it is not handed out again after a restart.
     pub submitted: bool,
+    /// Whether it is an activity task.
+    pub activity: bool,
+    /// An activity task's list (`TaskList`/`TaskListPath`); `None` is the default list.
+    pub task_list: Option<String>,
+    /// The effective input the task was scheduled with.
+    pub input: Value,
+    /// The Task's `Resource` ARN as written.
+    pub resource_arn: String,
+}
+
+/// Whether a task in flight has been handed over (submitted, or claimed by a worker).
+pub(crate) fn handed_over(task: &TaskRun) -> bool {
+    match task.activity {
+        Some(_) => task.stage == TaskStage::Started,
+        None => task.stage == TaskStage::Submitted,
+    }
+}
+
+/// Resolves `TaskList`/`TaskListPath` against the effective input.
+pub(crate) fn task_list_field(
+    field: Option<&TaskListField>,
+    effective: &Value,
+    context: &Value,
+) -> Result<Option<String>, StatesError> {
+    let path = match field {
+        None => return Ok(None),
+        Some(TaskListField::Literal(name)) => return Ok(Some(name.clone())),
+        Some(TaskListField::Path(path)) => path,
+    };
+    let value = path.select(effective, context).ok_or_else(|| {
+        runtime_error(format!(
+            "The TaskListPath field refers to a path that is not in the input: {}",
+            path.as_str()
+        ))
+    })?;
+    match value.as_str() {
+        Some(name) if !name.is_empty() && name.chars().count() <= TASK_LIST_NAME_CHARS_MAX => {
+            Ok(Some(name.to_string()))
+        }
+        _ => Err(runtime_error(format!(
+            "The TaskListPath field refers to value {} which is not a task list name: {}",
+            value,
+            path.as_str()
+        ))),
+    }
+}
+
+fn runtime_error(cause: String) -> StatesError {
+    StatesError {
+        error: crate::asl::ERROR_RUNTIME.to_string(),
+        cause,
+    }
 }
 
 impl ExecutionState {
@@ -142,7 +197,11 @@ fn walk_tasks(thread: &Thread, visit: &mut dyn FnMut(WaitingTask)) {
                     task_id: EventId(task.task_id),
                     token: token.clone(),
                     heartbeat_seconds: task.heartbeat_seconds,
-                    submitted: task.stage == TaskStage::Submitted,
+                    submitted: handed_over(task),
+                    activity: task.activity.is_some(),
+                    task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
+                    input: task.parameters.clone(),
+                    resource_arn: task.resource_arn.clone(),
                 });
             }
         }
