@@ -25,6 +25,7 @@
 
 mod activities;
 mod error;
+mod integrations;
 mod naming;
 mod runtime;
 mod tokens;
@@ -367,6 +368,8 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
+        // Before recovery dispatches anything: recovered built-in tasks find their handler.
+        engine.register_builtin_integrations();
         // Fold every open execution by one sequential pass over the log.
         let mut states: HashMap<String, ExecutionState> = HashMap::new();
         let mut fold_error = None;
