@@ -1,7 +1,8 @@
 //! The engine's own service as integrations: `states:startExecution` (request/response and
 //! `.waitForTaskToken`, the child answering its parent's token through
-//! `aws-sdk:sfn:sendTaskSuccess`/`sendTaskFailure`), and the SDK's `describeExecution` and
-//! `stopExecution`. Runs on the manual clock; waits end by the executions closing, never by time.
+//! `aws-sdk:sfn:sendTaskSuccess`/`sendTaskFailure`), `.sync` / `.sync:2` (the child's close
+//! completes the parent, across a restart too; stopping the parent stops the child), and the
+//! SDK's `describeExecution` and `stopExecution`. Runs on the manual clock; waits end by the executions closing, never by time.
 
 mod engine_common;
 
@@ -130,4 +131,148 @@ fn start_describe_and_stop_through_the_sdk_integration() {
     let kid = h.engine.describe_execution(&kid).expect("kid");
     assert_eq!(kid.status, ExecutionStatus::Aborted);
     assert_eq!(kid.error.as_deref(), Some("Enough"));
+}
+
+fn sync_parent(child_arn: &str, suffix: &str) -> String {
+    format!(
+        r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task",
+        "Resource":"arn:aws:states:::states:startExecution{suffix}",
+        "Parameters":{{"StateMachineArn":"{child_arn}","Name":"kid","Input":{{"n.$":"$.n"}}}},
+        "End":true}}}}}}"#
+    )
+}
+
+#[test]
+fn sync_waits_for_the_child_and_sync2_returns_json() {
+    let h = Harness::new();
+    let child = h
+        .engine
+        .create_state_machine(
+            "child",
+            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"Next":"P"},
+                "P":{"Type":"Pass","Parameters":{"doubled.$":"States.MathAdd($.n, $.n)"},"End":true}}}"#,
+            None,
+        )
+        .expect("child");
+    for (machine, suffix) in [("p1", ".sync"), ("p2", ".sync:2")] {
+        h.engine
+            .create_state_machine(
+                machine,
+                &sync_parent(&child.state_machine_arn, suffix),
+                None,
+            )
+            .expect("parent");
+    }
+    let sync = h
+        .engine
+        .start_execution("p1", Some("a"), r#"{"n":2}"#)
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    assert_eq!(
+        h.engine.describe_execution(&sync).expect("d").status,
+        ExecutionStatus::Running,
+        "waits for the child"
+    );
+    h.clock.advance_ms(10_000);
+    h.engine.run_due_timers();
+    let done = h.engine.wait_until_closed(&sync).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Succeeded);
+    let output = done.output.expect("output");
+    assert_eq!(output["Status"], json!("SUCCEEDED"));
+    assert_eq!(
+        output["Output"],
+        json!("{\"doubled\":4}"),
+        "JSON text for .sync"
+    );
+    let types = event_types(&h.engine, &sync);
+    assert_eq!(
+        types.iter().filter(|t| *t == "TaskSucceeded").count(),
+        1,
+        "{types:?}"
+    );
+    // A child name is taken once; .sync:2 needs another child.
+    h.engine.delete_state_machine("p2").expect("delete");
+    h.engine
+        .create_state_machine(
+            "p2",
+            &sync_parent(&child.state_machine_arn, ".sync:2").replace("kid", "kid2"),
+            None,
+        )
+        .expect("parent");
+    let sync2 = h
+        .engine
+        .start_execution("p2", Some("b"), r#"{"n":3}"#)
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    h.clock.advance_ms(10_000);
+    h.engine.run_due_timers();
+    let done = h.engine.wait_until_closed(&sync2).expect("closes");
+    assert_eq!(
+        done.output.expect("output")["Output"],
+        json!({"doubled": 6})
+    );
+}
+
+#[test]
+fn stopping_the_parent_stops_a_sync_child() {
+    let h = Harness::new();
+    let child = h
+        .engine
+        .create_state_machine(
+            "child",
+            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}"#,
+            None,
+        )
+        .expect("child");
+    h.engine
+        .create_state_machine("p", &sync_parent(&child.state_machine_arn, ".sync"), None)
+        .expect("parent");
+    let parent = h
+        .engine
+        .start_execution("p", Some("a"), r#"{"n":1}"#)
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    let kid = h.engine.execution_arn("child", "kid");
+    assert_eq!(
+        h.engine.describe_execution(&kid).expect("kid").status,
+        ExecutionStatus::Running
+    );
+    h.engine
+        .stop_execution(&parent, Some("Stop"), None)
+        .expect("stop");
+    let kid = h.engine.wait_until_closed(&kid).expect("kid closes");
+    assert_eq!(kid.status, ExecutionStatus::Aborted);
+    assert!(h.engine.background_errors().is_empty());
+}
+
+#[test]
+fn a_sync_parent_is_matched_with_its_child_again_after_a_restart() {
+    let h = Harness::new();
+    let child = h
+        .engine
+        .create_state_machine(
+            "child",
+            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"End":true}}}"#,
+            None,
+        )
+        .expect("child");
+    h.engine
+        .create_state_machine("p", &sync_parent(&child.state_machine_arn, ".sync:2"), None)
+        .expect("parent");
+    let parent = h
+        .engine
+        .start_execution("p", Some("a"), r#"{"n":1}"#)
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    // Restart past the child's wait: on open the parent's job is matched with its child again
+    // (from the TaskSubmitted output), then the child's late timer closes it and pushes.
+    let h = h.restart(20_000);
+    h.engine.run_due_timers();
+    let done = h.engine.wait_until_closed(&parent).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Succeeded);
+    assert_eq!(done.output.expect("output")["Output"], json!({"n": 1}));
 }

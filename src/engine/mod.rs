@@ -335,6 +335,8 @@ struct Inner {
     heartbeats: tokens::Heartbeats,
     /// Activities and task lists (see `activities`).
     activities: activities::Activities,
+    /// Running `.sync` children (see `integrations`).
+    jobs: integrations::Jobs,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -409,8 +411,14 @@ impl Engine {
             engine.inner.open.lock().insert(arn.clone(), slot.clone());
             recovered.push((arn, slot, effects));
         }
+        let mut parents = Vec::new();
         for (arn, slot, effects) in recovered {
             engine.perform(&arn, &slot, effects);
+            parents.push((arn, slot));
+        }
+        for (arn, slot) in parents {
+            let waiting = slot.state.lock().execution.waiting_tokens();
+            engine.recover_jobs(&arn, waiting);
         }
         if engine.inner.options.background_timers {
             runtime::spawn_timer_thread(&engine)?;
@@ -445,6 +453,7 @@ impl Engine {
                 timers: Mutex::new(BinaryHeap::new()),
                 heartbeats: tokens::Heartbeats::default(),
                 activities: activities::Activities::default(),
+                jobs: integrations::Jobs::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),

@@ -249,8 +249,9 @@ impl Engine {
                     }));
                     self.inner.timer_signal.notify();
                 }
-                // Best effort: the handler runs on; its late answer is a stale trigger.
-                Effect::CancelTask { .. } => {}
+                // Best effort: the handler runs on; its late answer is a stale trigger. A
+                // `.sync` child is stopped in the background.
+                Effect::CancelTask { task_id } => self.job_cancelled(execution_arn, task_id),
                 Effect::Closed { .. } => {
                     {
                         let mut open = self.inner.open.lock();
@@ -260,6 +261,7 @@ impl Engine {
                     }
                     *self.inner.closed_count.lock() += 1;
                     self.inner.closed_changed.notify_all();
+                    self.job_closed(execution_arn);
                     self.compact_timers();
                 }
             }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::effects::{difference, pending_effects};
 use super::io::*;
 use super::state::{apply, apply_timer, ExecutionState, IterationOutcome, Phase, Thread, Timer};
-use super::{Decision, Error, Options, StartRequest, Trigger};
+use super::{Decision, Effect, Error, Options, StartRequest, Trigger};
 use crate::asl::{
     CountField, FailField, IntegrationPattern, MapState, ParallelState, PercentageField,
     ResourceKind, SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition,
@@ -73,6 +73,12 @@ pub fn decide_owned(
         _ => {}
     }
     let before = pending_effects(&state);
+    let handed_over_before: Vec<EventId> = state
+        .waiting_tokens()
+        .into_iter()
+        .filter(|t| t.submitted)
+        .map(|t| t.task_id)
+        .collect();
     let first_id = state.event_count() + 1;
     let mut decider = Decider {
         def: definition,
@@ -88,7 +94,20 @@ pub fn decide_owned(
         Err(Interrupt::Closed) => None,
         Err(Interrupt::Fail(error)) => return Err(error),
     };
-    let effects = difference(&before, pending_effects(&decider.state), answered);
+    let mut effects = difference(&before, pending_effects(&decider.state), answered);
+    // A handed-over task (submitted, claimed) that is no longer awaited, and was not answered
+    // by this trigger, is cancelled too (a `.sync` child is stopped).
+    let still_waiting: Vec<EventId> = decider
+        .state
+        .waiting_tokens()
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    for task_id in handed_over_before {
+        if !still_waiting.contains(&task_id) && Some(task_id) != answered {
+            effects.push(Effect::CancelTask { task_id });
+        }
+    }
     debug_assert!(decider.events.first().map_or(true, |e| e.id.0 == first_id));
     Ok(Decision {
         events: decider.events,
@@ -1077,12 +1096,6 @@ impl<'d> Decider<'d, '_> {
         task: &TaskState,
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
-        let unsupported = |feature: &str| {
-            Interrupt::Fail(Error::Unsupported {
-                feature: feature.to_string(),
-                state: run.name.clone(),
-            })
-        };
         let (resource_type, resource) = match &task.resource.kind {
             ResourceKind::Activity { .. } => ("activity".to_string(), task.resource.raw.clone()),
             ResourceKind::Integration {
@@ -1091,14 +1104,10 @@ impl<'d> Decider<'d, '_> {
                 pattern,
             } => match pattern {
                 IntegrationPattern::RequestResponse => (service.clone(), action.clone()),
-                IntegrationPattern::WaitForTaskToken => {
+                IntegrationPattern::WaitForTaskToken
+                | IntegrationPattern::Sync
+                | IntegrationPattern::Sync2 => {
                     (service.clone(), format!("{action}{}", pattern.suffix()))
-                }
-                _ => {
-                    return Err(unsupported(&format!(
-                        "the '{}' integration pattern",
-                        pattern.suffix()
-                    )))
                 }
             },
             ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
@@ -1108,7 +1117,10 @@ impl<'d> Decider<'d, '_> {
         let task_token = match &task.resource.kind {
             ResourceKind::Activity { .. }
             | ResourceKind::Integration {
-                pattern: IntegrationPattern::WaitForTaskToken,
+                pattern:
+                    IntegrationPattern::WaitForTaskToken
+                    | IntegrationPattern::Sync
+                    | IntegrationPattern::Sync2,
                 ..
             } => {
                 let execution_arn = self
@@ -1121,7 +1133,15 @@ impl<'d> Decider<'d, '_> {
                 let task_id = EventId(self.state.last_event_id + 1);
                 let token =
                     super::waiting::compose_token(&mut *self.entropy, &execution_arn, task_id);
-                if let Value::Object(context) = &mut run.context {
+                // `.sync` tasks keep their token to themselves (the engine completes them).
+                let exposed = !matches!(
+                    task.resource.kind,
+                    ResourceKind::Integration {
+                        pattern: IntegrationPattern::Sync | IntegrationPattern::Sync2,
+                        ..
+                    }
+                );
+                if let (true, Value::Object(context)) = (exposed, &mut run.context) {
                     let mut task = serde_json::Map::new();
                     task.insert("Token".to_string(), Value::String(token.clone()));
                     context.insert("Task".to_string(), Value::Object(task));

@@ -317,7 +317,10 @@ pub(crate) struct TaskRun {
     /// event).
     pub(crate) token: Option<String>,
     /// An activity task (`ActivityScheduled`): its task list (`None`: the default list).
-    pub(crate) activity: Option<ActivityTask>,
+    pub(crate) activity: Option<Box<ActivityTask>>,
+    /// What the integration answered when it accepted the call (`TaskSubmitted`): a `.sync`
+    /// task's job handle.
+    pub(crate) submitted_output: Option<Box<Value>>,
 }
 
 /// What an activity task adds to a task.
@@ -527,6 +530,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 heartbeat_seconds: d.heartbeat_in_seconds,
                 token: d.task_token.clone(),
                 activity: None,
+                submitted_output: None,
             });
         }
         E::ActivityScheduled(d) => {
@@ -545,9 +549,10 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 timeout_timer: None,
                 heartbeat_seconds: d.heartbeat_in_seconds,
                 token: d.task_token.clone(),
-                activity: Some(ActivityTask {
+                activity: Some(Box::new(ActivityTask {
                     task_list: d.task_list.clone(),
-                }),
+                })),
+                submitted_output: None,
             });
         }
         E::ActivityStarted(_) => {
@@ -578,13 +583,15 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::TaskStarted(_) | E::TaskSubmitted(_) => {
             let run = running(state.thread_mut(scope)?, "a task event")?;
             match &mut run.phase {
-                Phase::Task(task) => {
-                    task.stage = if matches!(event.details, E::TaskStarted(_)) {
-                        TaskStage::Started
-                    } else {
-                        TaskStage::Submitted
+                Phase::Task(task) => match &event.details {
+                    E::TaskSubmitted(d) => {
+                        task.stage = TaskStage::Submitted;
+                        if task.token.is_some() {
+                            task.submitted_output = Some(Box::new(d.output.clone()));
+                        }
                     }
-                }
+                    _ => task.stage = TaskStage::Started,
+                },
                 _ => return Err("no task in flight".into()),
             }
         }

@@ -115,6 +115,8 @@ pub struct WaitingTask {
     pub input: Value,
     /// The Task's `Resource` ARN as written.
     pub resource_arn: String,
+    /// What the integration answered when it accepted the call (a `.sync` job handle).
+    pub submitted_output: Option<Value>,
 }
 
 /// Whether a task in flight has been handed over (submitted, or claimed by a worker).
@@ -202,6 +204,7 @@ fn walk_tasks(thread: &Thread, visit: &mut dyn FnMut(WaitingTask)) {
                     task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
                     input: task.parameters.clone(),
                     resource_arn: task.resource_arn.clone(),
+                    submitted_output: task.submitted_output.as_deref().cloned(),
                 });
             }
         }
