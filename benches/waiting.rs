@@ -4,6 +4,8 @@
 //! - `token_round_trip`: start -> TaskScheduled durable -> the integration hands the token out
 //!   -> TaskSubmitted durable -> `send_task_success` -> the next state durable (3 commits).
 //! - `token_answer`: `send_task_success` on a parked task until the close is durable (1 commit).
+//! - `activity_round_trip`: start -> ActivityScheduled durable -> a worker's poll claims it
+//!   (ActivityStarted durable) -> `send_task_success` -> the close durable (3 commits).
 //!
 //! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines).
 
@@ -43,6 +45,14 @@ fn engine(dir: &std::path::Path) -> (Engine, mpsc::Receiver<String>) {
     engine
         .create_state_machine("ask", MACHINE, None)
         .expect("machine");
+    let activity = engine.create_activity("bench").expect("activity");
+    let machine = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("work", &machine, None)
+        .expect("machine");
     (engine, receiver)
 }
 
@@ -51,6 +61,17 @@ fn round_trip(engine: &Engine, tokens: &mpsc::Receiver<String>) {
     let token = tokens.recv().expect("token handed out");
     // The answer may overtake the TaskSubmitted commit; both orders complete the task once.
     engine.send_task_success(&token, "{}").expect("answer");
+}
+
+fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) {
+    engine.start_execution("work", None, "{}").expect("start");
+    let task = runtime
+        .block_on(engine.get_activity_task(activity, Some("bench")))
+        .expect("poll")
+        .expect("a task");
+    engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answer");
 }
 
 fn park(engine: &Engine, tokens: &mpsc::Receiver<String>, count: usize) -> Vec<String> {
@@ -95,6 +116,14 @@ fn tokens(c: &mut Criterion) {
             started.elapsed()
         })
     });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let activity = engine.list_activities()[0].activity_arn.clone();
+    group.bench_function("activity_round_trip", |b| {
+        b.iter(|| activity_round_trip(&engine, &runtime, &activity))
+    });
     group.finish();
 
     let rounds = 200;
@@ -116,6 +145,13 @@ fn tokens(c: &mut Criterion) {
             })
         })
         .collect());
+    let activity_us = p50((0..rounds)
+        .map(|_| time_us(&mut || activity_round_trip(&engine, &runtime, &activity)))
+        .collect());
+    println!(
+        "FIGURE p50 activity_round_trip_us: {activity_us:.1} (x{:.2})",
+        activity_us / sync_us
+    );
     println!(
         "FIGURE p50 fdatasync_us: {sync_us:.1}  token_round_trip_us: {trip_us:.1} (x{:.2})  token_answer_us: {answer_us:.1} (x{:.2})",
         trip_us / sync_us,
