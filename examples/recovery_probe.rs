@@ -2,7 +2,7 @@
 //! log of 10,000 executions of ~100 events each, all left open in a long Wait, then times
 //! `Engine::open` on it.
 //!
-//! `cargo run --release --example recovery_probe -- DIR`
+//! `cargo run --release --example recovery_probe -- DIR [RECOVERY_THREADS]`
 
 use std::time::Instant;
 
@@ -14,9 +14,14 @@ fn main() {
         eprintln!("usage: recovery_probe DIR");
         std::process::exit(2);
     };
+    let recovery_threads = std::env::args()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     let options = || EngineOptions {
         durability: Durability::NoSync,
         background_timers: false,
+        recovery_threads,
         ..EngineOptions::default()
     };
     if !std::path::Path::new(&dir).exists() {

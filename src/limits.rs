@@ -86,6 +86,9 @@ pub const RESOURCE_NAME_CHARS_MAX: usize = 80;
 /// whenever a timer is armed), so a clock that jumps is noticed.
 pub const TIMER_POLL_MS_MAX: u64 = 200;
 
+/// The most threads recovery decodes and folds open executions on.
+pub const RECOVERY_THREADS_MAX: usize = 8;
+
 /// Below this many armed timers the engine's timer heap is never compacted.
 pub const TIMER_HEAP_COMPACT_LEN_MIN: usize = 4096;
 

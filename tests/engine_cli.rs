@@ -118,3 +118,42 @@ fn run_refuses_task_states_it_cannot_call() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no task integrations"));
 }
+
+/// The README's main-job command on the shipped example (its Wait lasts one real second inside
+/// the child process; the test itself does not sleep).
+#[test]
+fn the_order_example_runs_to_its_output() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/order.json");
+    let out = statelog(&[
+        "run",
+        example,
+        "--input",
+        r#"{"order_id":"o-1","amount":42}"#,
+        "--data-dir",
+        data.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let output: Value = serde_json::from_slice(&out.stdout).expect("compact JSON");
+    assert_eq!(output["status"], "shipped");
+    assert_eq!(
+        output["invoice"],
+        serde_json::json!({"invoice": "INV-o-1", "due": 47})
+    );
+    assert_eq!(output["boxes"].as_array().map(Vec::len), Some(3));
+    let rejected = statelog(&[
+        "run",
+        example,
+        "--input",
+        r#"{"order_id":"o-2","amount":0}"#,
+        "--data-dir",
+        data.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(rejected.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&rejected.stderr).contains("Order.Rejected"));
+}

@@ -7,7 +7,7 @@
 //! contiguous history (ids dense from 1, one outcome per scheduled task), and every start the
 //! child acknowledged before a kill must exist.
 //!
-//! `STATELOG_CRASH_CYCLES` (default 12) and `STATELOG_CRASH_SEED` (default printed) tune it.
+//! `STATELOG_CRASH_CYCLES` (default 100) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader};
@@ -137,7 +137,7 @@ fn killed_children_lose_nothing_and_every_execution_finishes() {
     let cycles: u64 = std::env::var("STATELOG_CRASH_CYCLES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
+        .unwrap_or(100);
     println!("engine crash test: seed {seed}, {cycles} cycles (STATELOG_CRASH_SEED to replay)");
     let mut rng = XorShift(seed | 1);
     let tmp = tempfile::tempdir().expect("temp dir");

@@ -592,7 +592,7 @@ fn a_reopened_engine_sees_every_machine_and_execution() {
 }
 
 #[test]
-fn a_task_timeout_fires_on_the_clock_and_a_late_answer_is_ignored() {
+fn a_task_timeout_fires_on_the_clock_and_cancels_the_handler() {
     let h = Harness::new();
     let def = r#"{"StartAt":"Slow","States":{"Slow":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:000000000000:function:slow","TimeoutSeconds":5,"End":true}}}"#;
     h.engine
@@ -625,10 +625,11 @@ fn a_task_timeout_fires_on_the_clock_and_a_late_answer_is_ignored() {
     assert_eq!(d.status, ExecutionStatus::Failed);
     assert_eq!(d.error.as_deref(), Some("States.Timeout"));
     let count = d.event_count;
-    release.send(()).expect("handler waits");
+    // The timed-out task's handler was cancelled: its future (and the receiver it held) is gone.
     h.engine.wait_idle();
+    assert!(release.send(()).is_err(), "the handler was cancelled");
     let d = h.engine.describe_execution(&arn).expect("d");
-    assert_eq!(d.event_count, count, "the late answer adds nothing");
+    assert_eq!(d.event_count, count, "nothing more is recorded");
     assert!(
         h.engine.background_errors().is_empty(),
         "{:?}",
@@ -725,4 +726,77 @@ fn timers_of_closed_executions_do_not_pile_up() {
         "{} timers left for 0 open executions",
         h.engine.armed_timer_count()
     );
+}
+
+#[test]
+fn recovery_on_several_threads_rebuilds_every_open_execution() {
+    let h = Harness::with_options(|o| o.recovery_threads = 3);
+    let def = r#"{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"W"},"W":{"Type":"Wait","Seconds":60,"Next":"B"},"B":{"Type":"Pass","End":true}}}"#;
+    h.engine
+        .create_state_machine("w", def, None)
+        .expect("creates");
+    let arns: Vec<String> = (0..40)
+        .map(|i| {
+            h.engine
+                .start_execution("w", Some(&format!("r{i}")), &json!({"i": i}).to_string())
+                .expect("starts")
+                .execution_arn
+        })
+        .collect();
+    let h = h.restart(0);
+    assert_eq!(h.engine.open_execution_count(), 40);
+    assert_eq!(
+        h.engine.armed_timer_count(),
+        80,
+        "a wait and the one-year limit each"
+    );
+    h.clock.advance_ms(60_000);
+    assert_eq!(h.engine.run_due_timers(), 40);
+    for (i, arn) in arns.iter().enumerate() {
+        let d = h.engine.describe_execution(arn).expect("d");
+        assert_eq!(d.status, ExecutionStatus::Succeeded);
+        assert_eq!(d.output, Some(json!({"i": i})));
+    }
+}
+
+#[test]
+fn stopping_an_execution_cancels_its_running_handler() {
+    struct Dropped(Arc<AtomicUsize>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let h = Harness::new();
+    h.engine
+        .create_state_machine("pay", TASK_WITH_RETRY, None)
+        .expect("creates");
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counter = dropped.clone();
+    h.engine
+        .register_integration(CHARGE, move |_input: Value, _context: Value| {
+            let guard = Dropped(counter.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                Ok::<_, TaskError>(json!("never"))
+            }
+        });
+    let arn = h
+        .engine
+        .start_execution("pay", None, "{}")
+        .expect("starts")
+        .execution_arn;
+    h.engine
+        .stop_execution(&arn, Some("Halt"), None)
+        .expect("stops");
+    h.engine.wait_idle();
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the handler's future was dropped"
+    );
+    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(d.status, ExecutionStatus::Aborted);
+    assert_eq!(h.engine.answers_recorded(), 0);
 }

@@ -17,6 +17,8 @@
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
+//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
@@ -48,6 +50,7 @@ use crate::interpreter::{self, apply, pending_effects, ExecutionState, TaskInvoc
 use crate::limits::{
     HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
     LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
+    RECOVERY_THREADS_MAX,
 };
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
@@ -84,6 +87,10 @@ pub struct EngineOptions {
     pub entropy_seed: Option<u64>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
+    /// Threads that decode and fold the open executions' histories on open (at most
+    /// `RECOVERY_THREADS_MAX`). 1 by default: on the shared 2-core build machine, 2 threads
+    /// were slower than 1 (see `docs/engine-bench.md`).
+    pub recovery_threads: usize,
 }
 
 impl Default for EngineOptions {
@@ -101,6 +108,7 @@ impl Default for EngineOptions {
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
             read_only: false,
+            recovery_threads: 1,
         }
     }
 }
@@ -324,6 +332,8 @@ struct Inner {
     options: EngineOptions,
     interpreter_options: interpreter::Options,
     handlers: RwLock<HashMap<String, Arc<dyn TaskHandler>>>,
+    /// Handler calls running now, by execution and task id, to cancel them.
+    running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
     /// Tasks whose resource had no handler when they were due, waiting for one.
     parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
@@ -372,38 +382,36 @@ impl Engine {
         let engine = Self::assemble(store, options)?;
         // Before recovery dispatches anything: recovered built-in tasks find their handler.
         engine.register_builtin_integrations();
-        // Fold every open execution by one sequential pass over the log.
-        let mut states: HashMap<String, ExecutionState> = HashMap::new();
-        let mut fold_error = None;
-        engine
-            .inner
-            .store
-            .scan_open_batches(&mut |batch| {
+        // Fold every open execution: one sequential pass over the log, decoded and folded on
+        // `recovery_threads` threads.
+        let partitions = engine.inner.options.recovery_threads;
+        type Folded = HashMap<String, ExecutionState>;
+        let folded: Vec<Folded> = engine.inner.store.fold_open_batches(
+            partitions.min(RECOVERY_THREADS_MAX),
+            HashMap::new,
+            |states: &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
-                    if let Err(error) = apply(state, event) {
-                        fold_error = Some(error);
-                        return Err(store::Error::Decode {
-                            lsn: 0,
-                            kind: store::KIND_EVENTS,
-                            reason: format!("{} does not fold", batch.execution_arn),
-                        });
-                    }
+                    apply(state, event).map_err(|error| store::Error::BadSequence {
+                        execution_arn: batch.execution_arn.clone(),
+                        reason: format!("event {} does not fold: {error}", event.id),
+                    })?;
                 }
                 Ok(())
-            })
-            .map_err(|e| match fold_error.take() {
-                Some(error) => Error::Interpreter(error),
-                None => Error::Store(e),
-            })?;
+            },
+        )?;
+        let states: HashMap<String, ExecutionState> = folded.into_iter().flatten().collect();
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
             let summary = engine.summary(&arn)?;
-            assert!(
-                !state.status().is_closed(),
-                "the index and the fold disagree on whether {arn} is open"
-            );
+            if state.status().is_closed() {
+                // The record headers said open, the events say closed: a damaged log.
+                return Err(Error::Store(store::Error::BadSequence {
+                    execution_arn: arn.to_string(),
+                    reason: "the batch headers leave it open but its events close it".to_string(),
+                }));
+            }
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
             tokens::arm_recovered(&engine, &arn, &state);
@@ -447,6 +455,7 @@ impl Engine {
                 interpreter_options,
                 options,
                 handlers: RwLock::new(HashMap::new()),
+                running: Mutex::new(HashMap::new()),
                 parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
@@ -769,7 +778,7 @@ impl Engine {
     }
 
     /// How many handler answers (successes, failures, panics) have been handed to their
-    /// executions since open, stale ones included.
+    /// executions since open, stale ones included (cancelled calls give no answer).
     pub fn answers_recorded(&self) -> u64 {
         self.inner.in_flight.lock().recorded
     }

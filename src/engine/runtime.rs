@@ -19,8 +19,11 @@ use serde_json::Value;
 use super::{Engine, Error, Inner, StartedExecution};
 use crate::asl::StateMachine;
 use crate::history::EventId;
+#[cfg(debug_assertions)]
+use crate::interpreter::apply;
 use crate::interpreter::{
-    apply, decide, Effect, Entropy, ExecutionState, StartRequest, TaskInvocation, Trigger,
+    decide, decide_owned, Effect, Entropy, ExecutionState, ExecutionStatus, StartRequest,
+    TaskInvocation, Trigger,
 };
 use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use crate::store::Machine;
@@ -161,7 +164,7 @@ pub(crate) fn start(
         let Some(slot) = existing else { continue };
         let guard = slot.state.lock();
         let status = guard.execution.status();
-        if status == crate::interpreter::ExecutionStatus::NotStarted {
+        if status == ExecutionStatus::NotStarted {
             // The racing start failed and is removing its slot; try again.
             drop(guard);
             std::thread::yield_now();
@@ -177,7 +180,7 @@ pub(crate) fn start(
     }
 }
 
-/// Decides, appends durably and applies; returns the effects to perform.
+/// Decides, appends durably and adopts the decided state; returns the effects to perform.
 pub(crate) fn decide_and_append(
     engine: &Engine,
     execution_arn: &str,
@@ -187,20 +190,41 @@ pub(crate) fn decide_and_append(
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
     let mut entropy = &inner.entropy;
-    let decision = decide(
-        &slot.definition,
-        &slot.execution,
-        trigger,
-        now_ms,
-        &inner.interpreter_options,
-        &mut entropy,
-    )?;
-    if !decision.events.is_empty() {
-        inner.store.append_events(execution_arn, &decision.events)?;
-        for event in &decision.events {
-            apply(&mut slot.execution, event)?;
-        }
+    let options = &inner.interpreter_options;
+    let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
+        // Nothing to lose on failure: decide on a fresh state without copying it.
+        decide_owned(
+            &slot.definition,
+            ExecutionState::new(),
+            trigger,
+            now_ms,
+            options,
+            &mut entropy,
+        )?
+    } else {
+        decide(
+            &slot.definition,
+            &slot.execution,
+            trigger,
+            now_ms,
+            options,
+            &mut entropy,
+        )?
+    };
+    if decision.events.is_empty() {
+        return Ok(decision.effects);
     }
+    inner.store.append_events(execution_arn, &decision.events)?;
+    #[cfg(debug_assertions)]
+    {
+        // Paired check: the decided state is the fold of the events just made durable.
+        let mut folded = slot.execution.clone();
+        for event in &decision.events {
+            apply(&mut folded, event)?;
+        }
+        debug_assert!(folded == decision.next_state, "decide and apply disagree");
+    }
+    slot.execution = decision.next_state;
     Ok(decision.effects)
 }
 
@@ -249,9 +273,16 @@ impl Engine {
                     }));
                     self.inner.timer_signal.notify();
                 }
-                // Best effort: the handler runs on; its late answer is a stale trigger. A
-                // `.sync` child is stopped in the background.
-                Effect::CancelTask { task_id } => self.job_cancelled(execution_arn, task_id),
+                // The handler's future is dropped; had it answered already, that answer is a
+                // stale trigger. A `.sync` child is stopped in the background.
+                Effect::CancelTask { task_id } => {
+                    if let Some(running) =
+                        self.inner.running.lock().remove(&(key.clone(), task_id.0))
+                    {
+                        running.abort();
+                    }
+                    self.job_cancelled(execution_arn, task_id);
+                }
                 Effect::Closed { .. } => {
                     {
                         let mut open = self.inner.open.lock();
@@ -314,15 +345,22 @@ impl Engine {
         let call = handler.call(invocation.input, context);
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let arn = execution_arn.clone();
-        let handle = self.inner.handle.clone();
         self.inner.in_flight.lock().in_flight += 1;
+        let running = self.inner.handle.spawn(call);
+        let running_key = (arn.clone(), task_id.0);
+        self.inner
+            .running
+            .lock()
+            .insert(running_key.clone(), running.abort_handle());
         self.inner.handle.spawn(async move {
+            let joined = running.await;
+            let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
             // A panicking handler fails its task instead of leaving it unanswered forever.
-            let outcome = match handle.spawn(call).await {
+            let outcome = match joined {
                 Ok(outcome) => outcome,
                 Err(join) => Err(super::TaskError::new(
                     "States.TaskFailed",
-                    format!("the task handler panicked or was cancelled: {join}"),
+                    format!("the task handler panicked: {join}"),
                 )),
             };
             let trigger = match outcome {
@@ -337,11 +375,14 @@ impl Engine {
             let _ = tokio::task::spawn_blocking(move || {
                 if let Some(inner) = weak.upgrade() {
                     let engine = Engine { inner };
-                    engine.drive_in_background(&arn, trigger);
+                    engine.inner.running.lock().remove(&running_key);
+                    if !cancelled {
+                        engine.drive_in_background(&arn, trigger);
+                    }
                     {
                         let mut counts = engine.inner.in_flight.lock();
                         counts.in_flight -= 1;
-                        counts.recorded += 1;
+                        counts.recorded += u64::from(!cancelled);
                     }
                     engine.inner.in_flight_changed.notify_all();
                 }

@@ -593,13 +593,17 @@ impl Store {
             .collect()
     }
 
-    /// Calls `visit` with every event batch of the executions open now, in log order, by one
-    /// sequential scan of the log (cheaper than reading each history by LSN when many are
-    /// open). Batches of closed executions are skipped without decoding their events.
-    pub fn scan_open_batches(
+    /// Folds every event batch of the executions open now, in log order per execution: one
+    /// sequential scan of the log picks their records (batches of closed executions are skipped
+    /// without decoding their events), then `partitions` threads decode and fold them, each
+    /// execution always in the same partition. Returns each partition's state.
+    pub fn fold_open_batches<S: Send>(
         &self,
-        visit: &mut dyn FnMut(EventBatch) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+        partitions: usize,
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, EventBatch) -> Result<(), Error> + Sync,
+    ) -> Result<Vec<S>, Error> {
+        let partitions = partitions.max(1);
         let open: std::collections::HashSet<Arc<str>> = {
             let index = self.index.read();
             index
@@ -610,32 +614,59 @@ impl Store {
                 .collect()
         };
         if open.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
+        // (lsn, execution, history bytes) per partition, in log order.
+        let mut buckets: Vec<Vec<PendingBatch>> = vec![Vec::new(); partitions];
         self.log.scan(&mut |lsn, kind, payload| {
             if kind != KIND_EVENTS {
                 return Ok(());
             }
-            let decode_error = |reason: String| Error::Decode {
-                lsn: lsn.0,
-                kind,
-                reason,
-            };
             let (header, history_bytes) =
-                record::decode_batch_header(payload).map_err(decode_error)?;
-            if !open.contains(header.execution_arn.as_str()) {
-                return Ok(());
-            }
-            let batch = encoding::decode(history_bytes).map_err(|e| decode_error(e.to_string()))?;
-            if batch.execution_arn != header.execution_arn {
-                return Err(Error::ForeignRecord {
+                record::decode_batch_header(payload).map_err(|reason| Error::Decode {
                     lsn: lsn.0,
-                    execution_arn: header.execution_arn,
-                    found: batch.execution_arn,
-                });
-            }
-            visit(batch)
-        })
+                    kind,
+                    reason,
+                })?;
+            let Some(arn) = open.get(header.execution_arn.as_str()) else {
+                return Ok(());
+            };
+            let partition = partition_of(arn, partitions);
+            buckets[partition].push((lsn, arn.clone(), history_bytes.to_vec()));
+            Ok(())
+        })?;
+        let results: Vec<Result<S, Error>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = buckets
+                .into_iter()
+                .map(|bucket| {
+                    let (init, fold) = (&init, &fold);
+                    scope.spawn(move || {
+                        let mut state = init();
+                        for (lsn, arn, bytes) in bucket {
+                            let batch = encoding::decode(&bytes).map_err(|e| Error::Decode {
+                                lsn: lsn.0,
+                                kind: KIND_EVENTS,
+                                reason: e.to_string(),
+                            })?;
+                            if *batch.execution_arn != *arn {
+                                return Err(Error::ForeignRecord {
+                                    lsn: lsn.0,
+                                    execution_arn: arn.to_string(),
+                                    found: batch.execution_arn,
+                                });
+                            }
+                            fold(&mut state, batch)?;
+                        }
+                        Ok(state)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().expect("a recovery worker does not panic"))
+                .collect()
+        });
+        results.into_iter().collect()
     }
 
     /// The whole history of one execution, read back from the log and checked.
@@ -726,6 +757,17 @@ impl Store {
         }
         Ok(batch)
     }
+}
+
+/// A batch picked for folding: its LSN, execution and history bytes.
+type PendingBatch = (Lsn, Arc<str>, Vec<u8>);
+
+/// The partition an execution's batches are folded in.
+fn partition_of(arn: &str, partitions: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    arn.hash(&mut hasher);
+    (hasher.finish() % partitions as u64) as usize
 }
 
 /// The index header of a batch of `events` of `arn`.

@@ -189,7 +189,7 @@ fn a_closed_execution_costs_little_in_the_index() {
 }
 
 #[test]
-fn scan_open_batches_yields_only_open_executions_in_log_order() {
+fn fold_open_batches_yields_only_open_executions_in_log_order() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
@@ -214,14 +214,17 @@ fn scan_open_batches_yields_only_open_executions_in_log_order() {
         )
         .expect("appends");
     let again = open_store(log);
-    let mut seen = Vec::new();
-    again
-        .scan_open_batches(&mut |batch| {
-            seen.push((batch.execution_arn, batch.events.len()));
-            Ok(())
-        })
-        .expect("scans");
-    assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 1)]);
+    for partitions in [1, 3] {
+        let folded = again
+            .fold_open_batches(partitions, Vec::new, |seen, batch| {
+                seen.push((batch.execution_arn, batch.events[0].id.0));
+                Ok(())
+            })
+            .expect("folds");
+        assert_eq!(folded.len(), partitions);
+        let seen: Vec<_> = folded.into_iter().flatten().collect();
+        assert_eq!(seen, [(exec_arn("open"), 1), (exec_arn("open"), 2)]);
+    }
     assert_eq!(
         again.execution(&exec_arn("shut")).expect("indexed").status,
         ExecutionStatus::Failed
@@ -248,4 +251,40 @@ fn batch_records_carry_exactly_the_history_encoding() {
         history_bytes,
         encoding::encode(&owned).expect("encodes").as_slice()
     );
+}
+
+#[test]
+fn a_header_that_disagrees_with_its_events_is_caught_on_read() {
+    let log = Arc::new(MemoryLog::new());
+    let machine = record::encode_machine(&MachineRecord::Created {
+        name: "orders".into(),
+        definition: "{}".into(),
+        role_arn: "role".into(),
+        created_ms: 1,
+    })
+    .expect("encodes");
+    log.append_batch(&[(KIND_MACHINE, &machine)])
+        .expect("appends");
+    // The header claims events 1..=3, the batch holds only event 1.
+    let mut header = header_for(&exec_arn("a"), &[started("a")]);
+    header.last_event_id = 3;
+    let history_bytes = encoding::encode(&EventBatch {
+        execution_arn: exec_arn("a"),
+        events: vec![started("a")],
+    })
+    .expect("encodes");
+    let bytes = record::encode_batch(&header, &history_bytes).expect("encodes");
+    log.append_batch(&[(KIND_EVENTS, &bytes)]).expect("appends");
+    let store = open_store(log);
+    assert_eq!(
+        store
+            .execution(&exec_arn("a"))
+            .expect("indexed")
+            .event_count,
+        3
+    );
+    assert!(matches!(
+        store.history(&exec_arn("a")),
+        Err(Error::Decode { lsn: 2, .. })
+    ));
 }
