@@ -98,7 +98,6 @@ pub const TIMERS_PER_EXECUTION_TYPICAL: usize = 2;
 
 const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
 const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
-
 /// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
 pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
 
@@ -110,3 +109,20 @@ pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
 
 /// The most segments one compaction step copies forward before it syncs and lets readers in.
 pub const COMPACTION_CHUNK_SEGMENTS: usize = 2;
+/// The longest task token, in characters (AWS: 1..=2,048).
+pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
+
+/// The longest task list name (statelog's `TaskList` extension), in characters.
+pub const TASK_LIST_NAME_CHARS_MAX: usize = 256;
+
+/// The most tasks waiting in one task list for a worker; scheduling past it fails the task.
+pub const TASK_LIST_PENDING_MAX: usize = 100_000;
+
+/// The most workers long-polling one task list at once; one more is refused.
+pub const TASK_LIST_POLLERS_MAX: usize = 1_000;
+
+/// The longest a `get_activity_task` long poll waits (AWS: 60 s).
+pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
+
+/// The longest activity name (AWS: 80 characters).
+pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;

@@ -32,8 +32,8 @@ pub use model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,
     PassState, PatternPiece, PercentageField, QueryLanguage, Resource, ResourceKind, Retrier,
-    SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskState, Test,
-    Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
+    SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskListField,
+    TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
 };
 pub use parse::{parse_definition, MachineType, ValidationOptions};
 pub use resource::{parse_resource, ResourceError, ResourceRegistry};

@@ -231,12 +231,25 @@ pub struct TaskState {
     pub timeout: Option<SecondsField>,
     /// `HeartbeatSeconds` or `HeartbeatSecondsPath`.
     pub heartbeat: Option<SecondsField>,
+    /// statelog extension, activity resources only: `TaskList` (a list name) or `TaskListPath`
+    /// (a path to one in the effective input); `None` means the activity's default list.
+    pub task_list: Option<TaskListField>,
     /// `Retry`, in order.
     pub retry: Vec<Retrier>,
     /// `Catch`, in order.
     pub catch: Vec<Catcher>,
     /// `Next` or `End`.
     pub next: Transition,
+}
+
+/// The task list of an activity Task (statelog extension to ASL): named literally or read from
+/// the effective input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskListField {
+    /// `"TaskList": "gpu"`.
+    Literal(String),
+    /// `"TaskListPath": "$.list"`.
+    Path(Path),
 }
 
 /// A number of seconds given literally or read from the input.

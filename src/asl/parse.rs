@@ -176,6 +176,9 @@ fn state_fields(type_name: &str) -> Option<&'static [&'static str]> {
             "Next",
             "End",
             "Credentials",
+            // statelog extensions (activity resources only, checked in `task`).
+            "TaskList",
+            "TaskListPath",
         ],
         "Choice" => &["InputPath", "OutputPath", "Choices", "Default"],
         "Wait" => &[
@@ -922,6 +925,7 @@ impl Ctx<'_> {
                 );
             }
         }
+        let task_list = self.task_list(obj, resource.as_ref());
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
         let next = self.transition(obj, node);
@@ -936,10 +940,53 @@ impl Ctx<'_> {
                 &["HeartbeatSeconds", "HeartbeatSecondsPath"],
                 heartbeat,
             )?,
+            task_list: present_or_fail_any(obj, &["TaskList", "TaskListPath"], task_list)?,
             retry: retry?,
             catch: catch?,
             next: next?,
         })
+    }
+
+    /// `TaskList` / `TaskListPath` (statelog extensions): only on activity resources, one of
+    /// the two, a list name of 1..=TASK_LIST_NAME_CHARS_MAX characters.
+    fn task_list(
+        &mut self,
+        obj: Obj<'_>,
+        resource: Option<&super::model::Resource>,
+    ) -> Option<super::model::TaskListField> {
+        use super::model::TaskListField;
+        let key = match (obj.get("TaskList"), obj.get("TaskListPath")) {
+            (None, None) => return None,
+            (Some(_), Some(_)) => {
+                self.schema(
+                    obj.at,
+                    "a state cannot have both 'TaskList' and 'TaskListPath'".to_string(),
+                );
+                return None;
+            }
+            (Some(_), None) => "TaskList",
+            (None, Some(_)) => "TaskListPath",
+        };
+        if resource.is_some_and(|r| !r.is_activity()) {
+            self.schema(
+                &obj.ptr(key),
+                format!("'{key}' (a statelog extension) is allowed only with an activity resource"),
+            );
+            return None;
+        }
+        if key == "TaskListPath" {
+            return self.reference(obj, key).map(TaskListField::Path);
+        }
+        let name = self.string(obj, key)?;
+        let max = crate::limits::TASK_LIST_NAME_CHARS_MAX;
+        if name.is_empty() || name.chars().count() > max {
+            self.schema(
+                &obj.ptr(key),
+                format!("'{key}' must have 1 to {max} characters"),
+            );
+            return None;
+        }
+        Some(TaskListField::Literal(name))
     }
 
     fn resource(&mut self, obj: Obj<'_>) -> Option<super::model::Resource> {

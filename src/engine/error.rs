@@ -65,6 +65,44 @@ pub enum Error {
         /// The token given.
         token: String,
     },
+    /// A task token this engine did not issue, issued in another namespace, or damaged
+    /// (`InvalidToken`; the token itself is not echoed).
+    #[error("invalid task token: {reason}")]
+    InvalidTaskToken {
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The task of a genuine task token has closed or timed out (`TaskTimedOut`).
+    #[error("the task token has either expired or the task associated with the token has already been closed (task {task_id} of {execution_arn})")]
+    TaskTimedOut {
+        /// The execution of the task.
+        execution_arn: String,
+        /// The task (the id of its `TaskScheduled` event).
+        task_id: u32,
+    },
+    /// The output sent with a task token is not JSON or too large (`InvalidOutput`).
+    #[error("invalid task output: {reason}")]
+    InvalidOutput {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No activity has this ARN (`ActivityDoesNotExist`).
+    #[error("activity does not exist: {activity_arn}")]
+    ActivityDoesNotExist {
+        /// The ARN given.
+        activity_arn: String,
+    },
+    /// A task list is at one of its named maxima (`limits::TASK_LIST_POLLERS_MAX`,
+    /// `limits::TASK_LIST_PENDING_MAX`).
+    #[error("task list '{task_list}' already has {limit} {what}")]
+    TaskListLimitExceeded {
+        /// The list.
+        task_list: String,
+        /// `pollers` or `pending tasks`.
+        what: &'static str,
+        /// The maximum.
+        limit: usize,
+    },
     /// An argument outside its allowed range.
     #[error("invalid {field}: {reason}")]
     InvalidArgument {
@@ -109,6 +147,11 @@ impl Error {
             Error::InvalidArn { .. } => "InvalidArn",
             Error::ExecutionAlreadyExists { .. } => "ExecutionAlreadyExists",
             Error::InvalidToken { .. } => "InvalidToken",
+            Error::InvalidTaskToken { .. } => "InvalidToken",
+            Error::TaskTimedOut { .. } => "TaskTimedOut",
+            Error::InvalidOutput { .. } => "InvalidOutput",
+            Error::ActivityDoesNotExist { .. } => "ActivityDoesNotExist",
+            Error::TaskListLimitExceeded { .. } => "ActivityWorkerLimitExceeded",
             Error::InvalidArgument { .. } => "ValidationException",
             Error::ExecutionNotRedrivable { .. } => "ExecutionNotRedrivable",
             Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",

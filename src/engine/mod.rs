@@ -25,11 +25,14 @@
 //! Must not: read wall time except through the [`Clock`]; hold a closed execution's history in
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
 
+mod activities;
 mod error;
+mod integrations;
 mod naming;
 mod redrive;
 mod retention;
 mod runtime;
+mod tokens;
 
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
@@ -54,6 +57,7 @@ use crate::limits::{
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
+pub use activities::{ActivityDescription, ActivityTask};
 pub use error::Error;
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionSummary;
@@ -356,6 +360,12 @@ struct Inner {
     /// Compiled definitions by the LSN of their machine's creation record.
     definitions: Mutex<HashMap<Lsn, Arc<StateMachine>>>,
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
+    /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
+    heartbeats: tokens::Heartbeats,
+    /// Activities and task lists (see `activities`).
+    activities: activities::Activities,
+    /// Running `.sync` children (see `integrations`).
+    jobs: integrations::Jobs,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -391,6 +401,8 @@ impl Engine {
     pub fn open_with_log(log: Arc<dyn Log>, options: EngineOptions) -> Result<Engine, Error> {
         let store = Store::open(log)?;
         let engine = Self::assemble(store, options)?;
+        // Before recovery dispatches anything: recovered built-in tasks find their handler.
+        engine.register_builtin_integrations();
         // Fold every open execution: one sequential pass over the log, decoded and folded on
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
@@ -423,12 +435,19 @@ impl Engine {
             }
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
+            tokens::arm_recovered(&engine, &arn, &state);
             let slot = Arc::new(Slot::new(state, definition));
             engine.inner.open.lock().insert(arn.clone(), slot.clone());
             recovered.push((arn, slot, effects));
         }
+        let mut parents = Vec::new();
         for (arn, slot, effects) in recovered {
             engine.perform(&arn, &slot, effects);
+            parents.push((arn, slot));
+        }
+        for (arn, slot) in parents {
+            let waiting = slot.state.lock().execution.waiting_tokens();
+            engine.recover_jobs(&arn, waiting);
         }
         if engine.inner.options.background_timers {
             runtime::spawn_timer_thread(&engine)?;
@@ -468,6 +487,9 @@ impl Engine {
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
                 timers: Mutex::new(BinaryHeap::new()),
+                heartbeats: tokens::Heartbeats::default(),
+                activities: activities::Activities::default(),
+                jobs: integrations::Jobs::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -808,7 +830,9 @@ impl Engine {
 
     /// The due time of the earliest armed timer, if any.
     pub fn next_timer_due_ms(&self) -> Option<u64> {
-        self.inner.timers.lock().peek().map(|t| t.0.due_ms)
+        let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
+        let heartbeat = self.inner.heartbeats.next_due_ms();
+        timer.into_iter().chain(heartbeat).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this

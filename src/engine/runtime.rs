@@ -31,12 +31,12 @@ use crate::store::Machine;
 /// One open execution: its folded state and definition, behind the lock that serializes its
 /// triggers.
 pub(crate) struct Slot {
-    state: Mutex<SlotState>,
+    pub(crate) state: Mutex<SlotState>,
 }
 
-struct SlotState {
-    execution: ExecutionState,
-    definition: Arc<StateMachine>,
+pub(crate) struct SlotState {
+    pub(crate) execution: ExecutionState,
+    pub(crate) definition: Arc<StateMachine>,
 }
 
 impl Slot {
@@ -181,7 +181,7 @@ pub(crate) fn start(
 }
 
 /// Decides, appends durably and adopts the decided state; returns the effects to perform.
-fn decide_and_append(
+pub(crate) fn decide_and_append(
     engine: &Engine,
     execution_arn: &str,
     slot: &mut SlotState,
@@ -247,7 +247,7 @@ impl Engine {
     }
 
     /// Like `drive`, for background work: a failure is kept in `background_errors`.
-    fn drive_in_background(&self, execution_arn: &str, trigger: Trigger) {
+    pub(crate) fn drive_in_background(&self, execution_arn: &str, trigger: Trigger) {
         let what = trigger.name();
         if let Err(error) = self.drive(execution_arn, trigger) {
             self.inner
@@ -274,13 +274,14 @@ impl Engine {
                     self.inner.timer_signal.notify();
                 }
                 // The handler's future is dropped; had it answered already, that answer is a
-                // stale trigger.
+                // stale trigger. A `.sync` child is stopped in the background.
                 Effect::CancelTask { task_id } => {
                     if let Some(running) =
                         self.inner.running.lock().remove(&(key.clone(), task_id.0))
                     {
                         running.abort();
                     }
+                    self.job_cancelled(execution_arn, task_id);
                 }
                 Effect::Closed { .. } => {
                     {
@@ -291,6 +292,7 @@ impl Engine {
                     }
                     *self.inner.closed_count.lock() += 1;
                     self.inner.closed_changed.notify_all();
+                    self.job_closed(execution_arn);
                     self.compact_timers();
                 }
             }
@@ -314,6 +316,11 @@ impl Engine {
 
     /// Calls the task's handler on the runtime, or parks the task until one is registered.
     pub(crate) fn dispatch(&self, execution_arn: &Arc<str>, invocation: TaskInvocation) {
+        if super::activities::is_activity_resource(&invocation.resource) {
+            // Activity tasks go to their task list; workers poll for them.
+            self.offer_activity_task(execution_arn, invocation.task_id);
+            return;
+        }
         let handler = self
             .inner
             .handlers
@@ -328,6 +335,12 @@ impl Engine {
             return;
         };
         let task_id = invocation.task_id;
+        if let Some(seconds) = invocation.heartbeat_seconds {
+            let now_ms = self.inner.options.clock.now_ms();
+            self.inner
+                .heartbeats
+                .arm(execution_arn, task_id, seconds, now_ms);
+        }
         let context = with_attempt_id(invocation.context, execution_arn, task_id);
         let call = handler.call(invocation.input, context);
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
@@ -408,7 +421,7 @@ pub(crate) fn run_due_timers(engine: &Engine) -> usize {
             }
         }
     }
-    let fired = due.len();
+    let fired = due.len() + super::tokens::run_due_heartbeats(engine, now_ms);
     for entry in due {
         engine.drive_in_background(
             &entry.execution_arn,

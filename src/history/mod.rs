@@ -260,6 +260,12 @@ pub struct ActivityScheduled {
     pub timeout_in_seconds: Option<u64>,
     /// `heartbeatInSeconds`.
     pub heartbeat_in_seconds: Option<u64>,
+    /// The task token of this attempt (statelog bookkeeping, as in `TaskScheduled`; not
+    /// rendered).
+    pub task_token: Option<String>,
+    /// The task list the task was put in (statelog's `TaskList` extension; `None` is the
+    /// activity's default list; not rendered).
+    pub task_list: Option<String>,
 }
 
 /// `activityStartedEventDetails`.
@@ -351,6 +357,9 @@ pub struct TaskScheduled {
     /// The Task's `Resource` ARN as written (statelog bookkeeping: names the integration to
     /// call on recovery; not rendered).
     pub resource_arn: String,
+    /// `.waitForTaskToken` only: the task token of this attempt (statelog bookkeeping, so the
+    /// token survives a restart and a late answer can be told from a forged one; not rendered).
+    pub task_token: Option<String>,
 }
 
 /// `taskStartedEventDetails`: which integration.

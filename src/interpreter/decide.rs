@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::effects::{difference, pending_effects};
 use super::io::*;
 use super::state::{apply, apply_timer, ExecutionState, IterationOutcome, Phase, Thread, Timer};
-use super::{Decision, Error, Options, StartRequest, Trigger};
+use super::{Decision, Effect, Error, Options, StartRequest, Trigger};
 use crate::asl::{
     CountField, FailField, IntegrationPattern, MapState, ParallelState, PercentageField,
     ResourceKind, SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition,
@@ -79,6 +79,15 @@ pub fn decide_owned(
         Trigger::Redrive => Vec::new(),
         _ => pending_effects(&state),
     };
+    let handed_over_before: Vec<EventId> = match trigger {
+        Trigger::Redrive => Vec::new(),
+        _ => state
+            .waiting_tokens()
+            .into_iter()
+            .filter(|t| t.submitted)
+            .map(|t| t.task_id)
+            .collect(),
+    };
     let first_id = state.event_count() + 1;
     let mut decider = Decider {
         def: definition,
@@ -94,7 +103,20 @@ pub fn decide_owned(
         Err(Interrupt::Closed) => None,
         Err(Interrupt::Fail(error)) => return Err(error),
     };
-    let effects = difference(&before, pending_effects(&decider.state), answered);
+    let mut effects = difference(&before, pending_effects(&decider.state), answered);
+    // A handed-over task (submitted, claimed) that is no longer awaited, and was not answered
+    // by this trigger, is cancelled too (a `.sync` child is stopped).
+    let still_waiting: Vec<EventId> = decider
+        .state
+        .waiting_tokens()
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    for task_id in handed_over_before {
+        if !still_waiting.contains(&task_id) && Some(task_id) != answered {
+            effects.push(Effect::CancelTask { task_id });
+        }
+    }
     debug_assert!(decider.events.first().map_or(true, |e| e.id.0 == first_id));
     Ok(Decision {
         events: decider.events,
@@ -396,6 +418,14 @@ impl<'d> Decider<'d, '_> {
 
     /// Handles the trigger, then advances the machine. Returns the task the trigger answered.
     fn run(&mut self, trigger: Trigger) -> Step<Option<EventId>> {
+        let trigger = match super::waiting::route(&self.state, trigger) {
+            super::waiting::Routed::Plain(trigger) => trigger,
+            super::waiting::Routed::Stale => return Ok(None),
+            super::waiting::Routed::Submit { task_id, output } => {
+                self.submit_token_task(task_id, output)?;
+                return Ok(Some(task_id));
+            }
+        };
         match trigger {
             Trigger::Start(request) => {
                 self.start(request)?;
@@ -417,6 +447,12 @@ impl<'d> Decider<'d, '_> {
                         "States.DataLimitExceeded".into(),
                         Some(cause),
                     )?;
+                } else if self.is_activity_task(&scope) {
+                    let details = crate::history::Output {
+                        output,
+                        output_truncated: false,
+                    };
+                    self.emit(&scope, EventDetails::ActivitySucceeded(details), None)?;
                 } else {
                     let details = TaskOutput {
                         resource_type,
@@ -477,6 +513,41 @@ impl<'d> Decider<'d, '_> {
             Trigger::Redrive => {
                 self.redrive()?;
                 Ok(None)
+            }
+            // SendTaskFailure: error and cause are optional there; empty means left out.
+            Trigger::TokenFailed {
+                task_id,
+                error,
+                cause,
+            } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                let cause = (!cause.is_empty()).then_some(cause);
+                self.task_failure(&scope, false, error, cause)?;
+                self.advance_root()?;
+                Ok(Some(task_id))
+            }
+            // Routed above to TaskSucceeded.
+            Trigger::TokenSucceeded { .. } => Ok(None),
+            // A worker claimed an activity task.
+            Trigger::ActivityStarted {
+                task_id,
+                worker_name,
+            } => {
+                let Some(scope) = self.find_task(task_id.0) else {
+                    return Ok(None);
+                };
+                let claimable = self
+                    .state
+                    .waiting_task(task_id)
+                    .is_some_and(|t| t.activity && !t.submitted);
+                if !claimable {
+                    return Ok(None);
+                }
+                let details = crate::history::ActivityStarted { worker_name };
+                self.emit(&scope, EventDetails::ActivityStarted(details), None)?;
+                Ok(Some(task_id))
             }
             Trigger::Stop { error, cause } => {
                 self.emit(
@@ -617,13 +688,24 @@ impl<'d> Decider<'d, '_> {
         let details = TaskError {
             resource_type,
             resource,
-            error: Some(error),
+            // SendTaskFailure may leave the error out; AWS then records none.
+            error: (!error.is_empty()).then_some(error),
             cause,
         };
-        let details = if timed_out {
-            EventDetails::TaskTimedOut(details)
-        } else {
-            EventDetails::TaskFailed(details)
+        let details = match (self.is_activity_task(scope), timed_out) {
+            (true, timed_out) => {
+                let details = ErrorCause {
+                    error: details.error,
+                    cause: details.cause,
+                };
+                if timed_out {
+                    EventDetails::ActivityTimedOut(details)
+                } else {
+                    EventDetails::ActivityFailed(details)
+                }
+            }
+            (false, true) => EventDetails::TaskTimedOut(details),
+            (false, false) => EventDetails::TaskFailed(details),
         };
         self.emit(scope, details, timer).map(drop)
     }
@@ -995,6 +1077,31 @@ impl<'d> Decider<'d, '_> {
         }
     }
 
+    /// Whether the task in flight at `scope` is an activity task.
+    fn is_activity_task(&self, scope: &[u32]) -> bool {
+        matches!(
+            self.state.thread(scope).and_then(Thread::run).map(|r| &r.phase),
+            Some(Phase::Task(task)) if task.activity.is_some()
+        )
+    }
+
+    /// A `.waitForTaskToken` task's integration accepted the call: `TaskSubmitted` with its
+    /// answer; the task keeps waiting for its token.
+    fn submit_token_task(&mut self, task_id: EventId, output: Value) -> Step<()> {
+        let Some(scope) = self.find_task(task_id.0) else {
+            return Ok(());
+        };
+        let (resource_type, resource) = self.task_resource(&scope)?;
+        let details = TaskOutput {
+            resource_type,
+            resource,
+            output,
+            output_truncated: false,
+        };
+        self.emit(&scope, EventDetails::TaskSubmitted(details), None)
+            .map(drop)
+    }
+
     fn begin_task(
         &mut self,
         scope: &[u32],
@@ -1002,29 +1109,61 @@ impl<'d> Decider<'d, '_> {
         task: &TaskState,
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
-        let unsupported = |feature: &str| {
-            Interrupt::Fail(Error::Unsupported {
-                feature: feature.to_string(),
-                state: run.name.clone(),
-            })
-        };
         let (resource_type, resource) = match &task.resource.kind {
-            ResourceKind::Activity { .. } => return Err(unsupported("activity resources")),
+            ResourceKind::Activity { .. } => ("activity".to_string(), task.resource.raw.clone()),
             ResourceKind::Integration {
                 service,
                 action,
                 pattern,
-            } => {
-                if *pattern != IntegrationPattern::RequestResponse {
-                    return Err(unsupported(&format!(
-                        "the '{}' integration pattern",
-                        pattern.suffix()
-                    )));
+            } => match pattern {
+                IntegrationPattern::RequestResponse => (service.clone(), action.clone()),
+                IntegrationPattern::WaitForTaskToken
+                | IntegrationPattern::Sync
+                | IntegrationPattern::Sync2 => {
+                    (service.clone(), format!("{action}{}", pattern.suffix()))
                 }
-                (service.clone(), action.clone())
-            }
+            },
             ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
         };
+        let mut run = run;
+        let activity = task.resource.is_activity();
+        let task_token = match &task.resource.kind {
+            ResourceKind::Activity { .. }
+            | ResourceKind::Integration {
+                pattern:
+                    IntegrationPattern::WaitForTaskToken
+                    | IntegrationPattern::Sync
+                    | IntegrationPattern::Sync2,
+                ..
+            } => {
+                let execution_arn = self
+                    .state
+                    .info
+                    .as_ref()
+                    .map(|i| i.execution_arn.clone())
+                    .unwrap_or_default();
+                // The TaskScheduled event this decision emits next.
+                let task_id = EventId(self.state.last_event_id + 1);
+                let token =
+                    super::waiting::compose_token(&mut *self.entropy, &execution_arn, task_id);
+                // `.sync` tasks keep their token to themselves (the engine completes them).
+                let exposed = !matches!(
+                    task.resource.kind,
+                    ResourceKind::Integration {
+                        pattern: IntegrationPattern::Sync | IntegrationPattern::Sync2,
+                        ..
+                    }
+                );
+                if let (true, Value::Object(context)) = (exposed, &mut run.context) {
+                    let mut task = serde_json::Map::new();
+                    task.insert("Token".to_string(), Value::String(token.clone()));
+                    context.insert("Task".to_string(), Value::Object(task));
+                }
+                Some(token)
+            }
+            _ => None,
+        };
+        let run = run;
         let prepared = (|| {
             let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
             let parameters = apply_template(
@@ -1045,9 +1184,11 @@ impl<'d> Decider<'d, '_> {
                 &run.context,
                 "HeartbeatSecondsPath",
             )?;
-            Ok((parameters, timeout, heartbeat))
+            let task_list =
+                super::waiting::task_list_field(task.task_list.as_ref(), &effective, &run.context)?;
+            Ok((parameters, timeout, heartbeat, task_list))
         })();
-        let (parameters, timeout, heartbeat) = match prepared {
+        let (parameters, timeout, heartbeat, task_list) = match prepared {
             Ok(prepared) => prepared,
             Err(error) => {
                 let error = with_prefix(&run.name, run.entered_event_id, error);
@@ -1069,6 +1210,19 @@ impl<'d> Decider<'d, '_> {
             owner: scope.to_vec(),
             purpose: TimerPurpose::TaskTimeout,
         });
+        if activity {
+            let scheduled = crate::history::ActivityScheduled {
+                resource: task.resource.raw.clone(),
+                input: parameters,
+                input_truncated: false,
+                timeout_in_seconds: timeout,
+                heartbeat_in_seconds: heartbeat,
+                task_token,
+                task_list,
+            };
+            self.emit(scope, EventDetails::ActivityScheduled(scheduled), timer)?;
+            return Ok(Some(Outcome::Waiting));
+        }
         let scheduled = TaskScheduled {
             resource_type: resource_type.clone(),
             resource: resource.clone(),
@@ -1078,6 +1232,7 @@ impl<'d> Decider<'d, '_> {
             heartbeat_in_seconds: heartbeat,
             task_credentials_role_arn: None,
             resource_arn: task.resource.raw.clone(),
+            task_token,
         };
         self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
         self.emit(

@@ -45,6 +45,17 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
             due_ms: timer.due_ms,
             kind: TimerKind::RetryBackoff,
         }),
+        // A submitted `.waitForTaskToken` task or a claimed activity task waits for its
+        // token: nothing to dispatch.
+        Phase::Task(task) if task.token.is_some() && super::waiting::handed_over(task) => {
+            if let Some(timer) = task.timeout_timer {
+                effects.push(Effect::ArmTimer {
+                    timer_id: EventId(timer.id),
+                    due_ms: timer.due_ms,
+                    kind: TimerKind::TaskTimeout,
+                });
+            }
+        }
         Phase::Task(task) => {
             let context = match &state.info {
                 Some(info) => context_object(info, run),

@@ -31,9 +31,13 @@
 //! - Redrive: `Trigger::Redrive` on a failed, timed-out or aborted state appends
 //!   `ExecutionRedriven` and reruns what did not succeed (see `redrive`); the caller checks the
 //!   AWS rules (window, open time, event budget).
-//! - Not implemented yet (typed [`Error::Unsupported`] from `decide`): activity resources,
-//!   `.sync`/`.sync:2`/`.waitForTaskToken`. `HeartbeatSeconds` is tracked by the
-//!   runtime (it answers `TaskTimedOut`), since heartbeats are not triggers yet.
+//! - `.waitForTaskToken` (see `waiting`): the task draws a token (`$$.Task.Token`, recorded in
+//!   `TaskScheduled`), its handler's answer records `TaskSubmitted`, and
+//!   `TokenSucceeded`/`TokenFailed` complete it. `HeartbeatSeconds` is tracked by the runtime
+//!   (it answers `TaskTimedOut { error: "States.HeartbeatTimeout" }`): heartbeats write nothing.
+//! - Activity resources: `ActivityScheduled` (token and task list recorded), the engine's
+//!   `ActivityStarted { task_id, worker_name }` trigger when a worker claims it, then the token's
+//!   answer: `ActivitySucceeded` / `ActivityFailed` / `ActivityTimedOut`.
 //!
 //! # Invariants
 //! - `decide` never mutates its input: it works on a clone and returns events that, applied to
@@ -57,10 +61,12 @@ mod effects;
 mod io;
 mod redrive;
 mod state;
+mod waiting;
 
 pub use decide::{decide, decide_owned};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
+pub use waiting::{compose_token, parse_token, TokenFormatError, TokenParts, WaitingTask};
 
 use serde_json::Value;
 
@@ -174,6 +180,30 @@ pub enum Trigger {
         /// `States.Timeout` or `States.HeartbeatTimeout`.
         error: String,
     },
+    /// `SendTaskSuccess` with the token of a `.waitForTaskToken` task (the engine checked it).
+    /// A handler's own answer to such a task is [`Trigger::TaskSucceeded`]: it only submits it.
+    TokenSucceeded {
+        /// The task.
+        task_id: EventId,
+        /// The output sent with the token.
+        output: Value,
+    },
+    /// `SendTaskFailure` with the token of a `.waitForTaskToken` task (the engine checked it).
+    TokenFailed {
+        /// The task.
+        task_id: EventId,
+        /// The error name (matched by Retry/Catch).
+        error: String,
+        /// The human cause.
+        cause: String,
+    },
+    /// A worker claimed an activity task (`GetActivityTask`; the engine checked it).
+    ActivityStarted {
+        /// The task.
+        task_id: EventId,
+        /// The name the worker gave.
+        worker_name: Option<String>,
+    },
     /// A timer armed by [`Effect::ArmTimer`] is due.
     TimerFired {
         /// The timer (the id of the event that armed it).
@@ -199,6 +229,9 @@ impl Trigger {
             Trigger::TaskSucceeded { .. } => "TaskSucceeded",
             Trigger::TaskFailed { .. } => "TaskFailed",
             Trigger::TaskTimedOut { .. } => "TaskTimedOut",
+            Trigger::TokenSucceeded { .. } => "TokenSucceeded",
+            Trigger::TokenFailed { .. } => "TokenFailed",
+            Trigger::ActivityStarted { .. } => "ActivityStarted",
             Trigger::TimerFired { .. } => "TimerFired",
             Trigger::Stop { .. } => "Stop",
             Trigger::Redrive => "Redrive",

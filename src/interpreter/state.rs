@@ -318,6 +318,21 @@ pub(crate) struct TaskRun {
     pub(crate) timeout_timer: Option<Timer>,
     /// `heartbeatInSeconds` of its `TaskScheduled` event.
     pub(crate) heartbeat_seconds: Option<u64>,
+    /// `.waitForTaskToken` and activities: the attempt's task token (from its scheduling
+    /// event).
+    pub(crate) token: Option<String>,
+    /// An activity task (`ActivityScheduled`): its task list (`None`: the default list).
+    pub(crate) activity: Option<Box<ActivityTask>>,
+    /// What the integration answered when it accepted the call (`TaskSubmitted`): a `.sync`
+    /// task's job handle.
+    pub(crate) submitted_output: Option<Box<Value>>,
+}
+
+/// What an activity task adds to a task.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ActivityTask {
+    /// The task list named by `TaskList`/`TaskListPath`, if any.
+    pub(crate) task_list: Option<String>,
 }
 
 /// How far a task got (leaves room for `.sync` and `.waitForTaskToken`).
@@ -527,18 +542,70 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 stage: TaskStage::Scheduled,
                 timeout_timer: None,
                 heartbeat_seconds: d.heartbeat_in_seconds,
+                token: d.task_token.clone(),
+                activity: None,
+                submitted_output: None,
             });
+        }
+        E::ActivityScheduled(d) => {
+            let run = running(state.thread_mut(scope)?, "ActivityScheduled")?;
+            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+                return Err("ActivityScheduled outside a freshly entered or retrying Task".into());
+            }
+            run.phase = Phase::Task(TaskRun {
+                task_id: event.id.0,
+                attempt: run.retried_errors.len() as u32,
+                parameters: d.input.clone(),
+                resource_arn: d.resource.clone(),
+                resource_type: "activity".to_string(),
+                resource: d.resource.clone(),
+                stage: TaskStage::Scheduled,
+                timeout_timer: None,
+                heartbeat_seconds: d.heartbeat_in_seconds,
+                token: d.task_token.clone(),
+                activity: Some(Box::new(ActivityTask {
+                    task_list: d.task_list.clone(),
+                })),
+                submitted_output: None,
+            });
+        }
+        E::ActivityStarted(_) => {
+            let run = running(state.thread_mut(scope)?, "ActivityStarted")?;
+            match &mut run.phase {
+                Phase::Task(task) if task.activity.is_some() => task.stage = TaskStage::Started,
+                _ => return Err("no activity task in flight".into()),
+            }
+        }
+        E::ActivitySucceeded(d) => {
+            let run = running(state.thread_mut(scope)?, "ActivitySucceeded")?;
+            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
+                return Err("no activity task in flight".into());
+            }
+            run.phase = Phase::TaskSucceeded {
+                output: d.output.clone(),
+            };
+        }
+        E::ActivityFailed(d) | E::ActivityTimedOut(d) | E::ActivityScheduleFailed(d) => {
+            let run = running(state.thread_mut(scope)?, "an activity failure")?;
+            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
+                return Err("no activity task in flight".into());
+            }
+            run.phase = Phase::Failed {
+                error: Some(d.clone()),
+            };
         }
         E::TaskStarted(_) | E::TaskSubmitted(_) => {
             let run = running(state.thread_mut(scope)?, "a task event")?;
             match &mut run.phase {
-                Phase::Task(task) => {
-                    task.stage = if matches!(event.details, E::TaskStarted(_)) {
-                        TaskStage::Started
-                    } else {
-                        TaskStage::Submitted
+                Phase::Task(task) => match &event.details {
+                    E::TaskSubmitted(d) => {
+                        task.stage = TaskStage::Submitted;
+                        if task.token.is_some() {
+                            task.submitted_output = Some(Box::new(d.output.clone()));
+                        }
                     }
-                }
+                    _ => task.stage = TaskStage::Started,
+                },
                 _ => return Err("no task in flight".into()),
             }
         }

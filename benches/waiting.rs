@@ -1,0 +1,163 @@
+//! Waiting benchmarks (criterion): the `.waitForTaskToken` round trip next to one raw
+//! fdatasync measured in the same run, every commit synced (`Durability::PerCommit`).
+//!
+//! - `token_round_trip`: start -> TaskScheduled durable -> the integration hands the token out
+//!   -> TaskSubmitted durable -> `send_task_success` -> the next state durable (3 commits).
+//! - `token_answer`: `send_task_success` on a parked task until the close is durable (1 commit).
+//! - `activity_round_trip`: start -> ActivityScheduled durable -> a worker's poll claims it
+//!   (ActivityStarted durable) -> `send_task_success` -> the close durable (3 commits).
+//!
+//! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines).
+
+use std::os::unix::fs::FileExt;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+use statelog::engine::{Engine, EngineOptions};
+use statelog_wal::Durability;
+
+const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
+const MACHINE: &str = r#"{"StartAt":"Ask","States":{"Ask":{"Type":"Task",
+    "Resource":"arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+    "Parameters":{"QueueUrl":"q","MessageBody":{"TaskToken.$":"$$.Task.Token"}},"End":true}}}"#;
+
+/// An engine whose queue integration sends every token to the returned receiver.
+fn engine(dir: &std::path::Path) -> (Engine, mpsc::Receiver<String>) {
+    let options = EngineOptions {
+        durability: Durability::PerCommit,
+        background_timers: false,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open(dir, options).expect("engine opens");
+    let (sender, receiver) = mpsc::channel();
+    let sender = Mutex::new(sender);
+    engine.register_integration(SEND, move |input: Value, _context: Value| {
+        let token = input["MessageBody"]["TaskToken"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let _ = sender.lock().send(token);
+        async move { Ok(json!({"MessageId": "m"})) }
+    });
+    engine
+        .create_state_machine("ask", MACHINE, None)
+        .expect("machine");
+    let activity = engine.create_activity("bench").expect("activity");
+    let machine = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("work", &machine, None)
+        .expect("machine");
+    (engine, receiver)
+}
+
+fn round_trip(engine: &Engine, tokens: &mpsc::Receiver<String>) {
+    engine.start_execution("ask", None, "{}").expect("start");
+    let token = tokens.recv().expect("token handed out");
+    // The answer may overtake the TaskSubmitted commit; both orders complete the task once.
+    engine.send_task_success(&token, "{}").expect("answer");
+}
+
+fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) {
+    engine.start_execution("work", None, "{}").expect("start");
+    let task = runtime
+        .block_on(engine.get_activity_task(activity, Some("bench")))
+        .expect("poll")
+        .expect("a task");
+    engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answer");
+}
+
+fn park(engine: &Engine, tokens: &mpsc::Receiver<String>, count: usize) -> Vec<String> {
+    for _ in 0..count {
+        engine.start_execution("ask", None, "{}").expect("start");
+    }
+    engine.wait_idle();
+    tokens.try_iter().collect()
+}
+
+fn p50(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn tokens(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (engine, receiver) = engine(dir.path());
+    let probe_path = dir.path().join("fdatasync-probe");
+    let probe = std::fs::File::create(&probe_path).expect("probe file");
+    let block = vec![7u8; 4096];
+    probe.write_all_at(&block, 0).expect("preallocates");
+    probe.sync_all().expect("syncs");
+    let sync = || {
+        probe.write_all_at(&block, 0).expect("writes");
+        probe.sync_data().expect("syncs");
+    };
+
+    let mut group = c.benchmark_group("waiting");
+    group.sample_size(30);
+    group.bench_function("fdatasync_4KiB", |b| b.iter(sync));
+    group.bench_function("token_round_trip", |b| {
+        b.iter(|| round_trip(&engine, &receiver))
+    });
+    group.bench_function("token_answer", |b| {
+        b.iter_custom(|iters| {
+            let parked = park(&engine, &receiver, iters as usize);
+            let started = Instant::now();
+            for token in &parked {
+                engine.send_task_success(token, "{}").expect("answer");
+            }
+            started.elapsed()
+        })
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let activity = engine.list_activities()[0].activity_arn.clone();
+    group.bench_function("activity_round_trip", |b| {
+        b.iter(|| activity_round_trip(&engine, &runtime, &activity))
+    });
+    group.finish();
+
+    let rounds = 200;
+    let time_us = |f: &mut dyn FnMut()| {
+        let started = Instant::now();
+        f();
+        started.elapsed().as_secs_f64() * 1e6
+    };
+    let sync_us = p50((0..rounds).map(|_| time_us(&mut || sync())).collect());
+    let trip_us = p50((0..rounds)
+        .map(|_| time_us(&mut || round_trip(&engine, &receiver)))
+        .collect());
+    let parked = park(&engine, &receiver, rounds);
+    let answer_us = p50(parked
+        .iter()
+        .map(|token| {
+            time_us(&mut || {
+                engine.send_task_success(token, "{}").expect("answer");
+            })
+        })
+        .collect());
+    let activity_us = p50((0..rounds)
+        .map(|_| time_us(&mut || activity_round_trip(&engine, &runtime, &activity)))
+        .collect());
+    println!(
+        "FIGURE p50 activity_round_trip_us: {activity_us:.1} (x{:.2})",
+        activity_us / sync_us
+    );
+    println!(
+        "FIGURE p50 fdatasync_us: {sync_us:.1}  token_round_trip_us: {trip_us:.1} (x{:.2})  token_answer_us: {answer_us:.1} (x{:.2})",
+        trip_us / sync_us,
+        answer_us / sync_us
+    );
+}
+
+criterion_group!(benches, tokens);
+criterion_main!(benches);

@@ -1,0 +1,498 @@
+//! activities: Step Functions activities and the task lists that route their tasks to workers
+//! (after Amazon SWF). Owns the activity registry (`create_activity`, `describe_activity`,
+//! `list_activities`, `delete_activity`), the task lists (pending tasks and waiting pollers per
+//! `(namespace, list)`), the hand-out of a scheduled activity task (`dispatch` routes every
+//! activity resource here) and the long poll `get_activity_task`.
+//!
+//! A task list exists as soon as a task is scheduled into it or a worker polls it. An activity's
+//! default list is named by the activity ARN; a Task state may name another with the `TaskList`
+//! / `TaskListPath` extensions. A task sits in exactly one list and is handed to one poller;
+//! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
+//! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
+//!
+//! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
+//! activity task is offered again (it is a pending effect of its execution), and a claimed one
+//! stays claimed until its answer, its heartbeat or its timeout. The registry is memory only too:
+//! the embedder creates its activities after `open` (like integrations); tasks of an activity
+//! that is not registered still queue in its list.
+//!
+//! Invariants: no lock of this module is held across an await or a log append; a pending task
+//! and a poller are never both waiting in one list. Must not: sleep (the long poll waits on a
+//! channel with a deadline), or hand out a task that is not claimable.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use super::runtime::decide_and_append;
+use super::{Engine, Error};
+use crate::history::EventId;
+use crate::interpreter::Trigger;
+use crate::limits::{
+    ACTIVITY_NAME_CHARS_MAX, ACTIVITY_POLL_MS_MAX, TASK_LIST_NAME_CHARS_MAX, TASK_LIST_PENDING_MAX,
+    TASK_LIST_POLLERS_MAX,
+};
+
+/// An activity as `DescribeActivity` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityDescription {
+    /// `arn:aws:states:<region>:<account>:activity:<name>`.
+    pub activity_arn: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A task handed to a worker by `get_activity_task`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityTask {
+    /// Answer with `send_task_success` / `send_task_failure` / `send_task_heartbeat`.
+    pub task_token: String,
+    /// The task's effective input, as JSON text.
+    pub input: String,
+}
+
+/// Whether a Task `Resource` names an activity.
+pub(crate) fn is_activity_resource(resource: &str) -> bool {
+    resource.split(':').nth(5) == Some("activity")
+}
+
+/// The account field of an ARN.
+fn account_of(arn: &str) -> &str {
+    arn.split(':').nth(4).unwrap_or_default()
+}
+
+type ListKey = (String, String);
+
+/// A scheduled task waiting in a list.
+#[derive(Debug, Clone)]
+struct Pending {
+    execution_arn: Arc<str>,
+    task_id: EventId,
+}
+
+/// One waiting long poll; registered in every list it polls, served once.
+struct Poller {
+    sender: Mutex<Option<oneshot::Sender<Pending>>>,
+}
+
+#[derive(Default)]
+struct TaskList {
+    pending: VecDeque<Pending>,
+    pollers: VecDeque<Arc<Poller>>,
+}
+
+/// The registry and the task lists.
+#[derive(Default)]
+pub(crate) struct Activities {
+    registry: Mutex<BTreeMap<String, ActivityDescription>>,
+    lists: Mutex<HashMap<ListKey, TaskList>>,
+}
+
+/// What a poll found under the lists lock.
+enum Found {
+    Task(Pending),
+    Registered,
+}
+
+impl Activities {
+    /// Gives `task` to the first live poller of its list, else queues it. Returns the task
+    /// back when the list is full.
+    fn offer(&self, key: ListKey, task: Pending) -> Result<(), Pending> {
+        let mut lists = self.lists.lock();
+        let list = lists.entry(key).or_default();
+        let mut task = task;
+        while let Some(poller) = list.pollers.pop_front() {
+            let Some(sender) = poller.sender.lock().take() else {
+                continue;
+            };
+            match sender.send(task) {
+                Ok(()) => return Ok(()),
+                Err(back) => task = back,
+            }
+        }
+        if list.pending.len() >= TASK_LIST_PENDING_MAX {
+            return Err(task);
+        }
+        list.pending.push_back(task);
+        Ok(())
+    }
+
+    /// Puts back a task whose hand-out did not complete, first in line.
+    fn put_back(&self, key: ListKey, task: Pending) {
+        self.lists
+            .lock()
+            .entry(key)
+            .or_default()
+            .pending
+            .push_front(task);
+    }
+
+    /// Takes the first pending task of the first non-empty list, or registers `poller` in
+    /// every list (all under one lock, so no task slips between the two).
+    fn take_or_register(
+        &self,
+        namespace: &str,
+        lists: &[String],
+        poller: &Arc<Poller>,
+    ) -> Result<Found, Error> {
+        let mut all = self.lists.lock();
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if let Some(task) = all.get_mut(&key).and_then(|l| l.pending.pop_front()) {
+                return Ok(Found::Task(task));
+            }
+        }
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if all
+                .get(&key)
+                .is_some_and(|l| l.pollers.len() >= TASK_LIST_POLLERS_MAX)
+            {
+                return Err(Error::TaskListLimitExceeded {
+                    task_list: name.clone(),
+                    what: "pollers",
+                    limit: TASK_LIST_POLLERS_MAX,
+                });
+            }
+        }
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            all.entry(key)
+                .or_default()
+                .pollers
+                .push_back(poller.clone());
+        }
+        Ok(Found::Registered)
+    }
+
+    /// Removes `poller` from its lists and closes it.
+    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) {
+        poller.sender.lock().take();
+        let mut all = self.lists.lock();
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if let Some(list) = all.get_mut(&key) {
+                list.pollers.retain(|p| !Arc::ptr_eq(p, poller));
+            }
+        }
+    }
+
+    /// How many tasks wait in a list.
+    fn pending_count(&self, namespace: &str, list: &str) -> usize {
+        self.lists
+            .lock()
+            .get(&(namespace.to_string(), list.to_string()))
+            .map_or(0, |l| l.pending.len())
+    }
+}
+
+fn check_list_name(name: &str) -> Result<(), Error> {
+    if name.is_empty() || name.chars().count() > TASK_LIST_NAME_CHARS_MAX {
+        return Err(Error::InvalidArgument {
+            field: "taskList",
+            reason: format!("'{name}' must have 1 to {TASK_LIST_NAME_CHARS_MAX} characters"),
+        });
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// `CreateActivity`: registers an activity (idempotent for an existing name) and returns
+    /// its ARN, `arn:aws:states:<region>:<account>:activity:<name>`.
+    pub fn create_activity(&self, name: &str) -> Result<ActivityDescription, Error> {
+        super::naming::check_name(name)?;
+        if name.chars().count() > ACTIVITY_NAME_CHARS_MAX {
+            return Err(Error::InvalidName {
+                name: name.to_string(),
+                reason: format!("longer than {ACTIVITY_NAME_CHARS_MAX} characters"),
+            });
+        }
+        let mut registry = self.inner.activities.registry.lock();
+        if let Some(existing) = registry.get(name) {
+            return Ok(existing.clone());
+        }
+        let description = ActivityDescription {
+            activity_arn: format!(
+                "arn:aws:states:{}:{}:activity:{name}",
+                self.inner.options.region, self.inner.options.account
+            ),
+            name: name.to_string(),
+            created_ms: self.inner.options.clock.now_ms(),
+        };
+        registry.insert(name.to_string(), description.clone());
+        Ok(description)
+    }
+
+    /// `DescribeActivity`.
+    pub fn describe_activity(&self, activity_arn: &str) -> Result<ActivityDescription, Error> {
+        self.inner
+            .activities
+            .registry
+            .lock()
+            .values()
+            .find(|a| a.activity_arn == activity_arn)
+            .cloned()
+            .ok_or_else(|| Error::ActivityDoesNotExist {
+                activity_arn: activity_arn.to_string(),
+            })
+    }
+
+    /// `ListActivities`, by name.
+    pub fn list_activities(&self) -> Vec<ActivityDescription> {
+        self.inner
+            .activities
+            .registry
+            .lock()
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// `DeleteActivity`: forgets the activity (its queued tasks stay in their lists).
+    pub fn delete_activity(&self, activity_arn: &str) -> Result<(), Error> {
+        let mut registry = self.inner.activities.registry.lock();
+        let name = registry
+            .values()
+            .find(|a| a.activity_arn == activity_arn)
+            .map(|a| a.name.clone())
+            .ok_or_else(|| Error::ActivityDoesNotExist {
+                activity_arn: activity_arn.to_string(),
+            })?;
+        registry.remove(&name);
+        Ok(())
+    }
+
+    /// `GetActivityTask`: long-polls the activity's default task list for up to 60 s; returns
+    /// the task's token and input, or `None` when none came in time.
+    pub async fn get_activity_task(
+        &self,
+        activity_arn: &str,
+        worker_name: Option<&str>,
+    ) -> Result<Option<ActivityTask>, Error> {
+        self.describe_activity(activity_arn)?;
+        let namespace = account_of(activity_arn).to_string();
+        let lists = [activity_arn.to_string()];
+        self.poll_task_lists(&namespace, &lists, worker_name, ACTIVITY_POLL_MS_MAX)
+            .await
+    }
+
+    /// Long-polls `lists` of `namespace` in priority order (the first list with a task wins)
+    /// for up to `wait_ms` (at most 60 s; 0 only takes what is queued). A list is named by an
+    /// activity ARN (its default list) or by a `TaskList` name. `TaskListLimitExceeded` when a
+    /// list already has its maximum of pollers.
+    pub async fn poll_task_lists(
+        &self,
+        namespace: &str,
+        lists: &[String],
+        worker_name: Option<&str>,
+        wait_ms: u64,
+    ) -> Result<Option<ActivityTask>, Error> {
+        for name in lists {
+            check_list_name(name)?;
+        }
+        let wait = Duration::from_millis(wait_ms.min(ACTIVITY_POLL_MS_MAX));
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let (sender, mut receiver) = oneshot::channel();
+            let poller = Arc::new(Poller {
+                sender: Mutex::new(Some(sender)),
+            });
+            let activities = &self.inner.activities;
+            let found = match activities.take_or_register(namespace, lists, &poller)? {
+                Found::Task(task) => Some(task),
+                Found::Registered => {
+                    let now = tokio::time::Instant::now();
+                    let got = if now < deadline {
+                        tokio::time::timeout(deadline - now, &mut receiver)
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                    } else {
+                        None
+                    };
+                    activities.deregister(namespace, lists, &poller);
+                    // A hand-off that raced the deadline is still in the channel.
+                    got.or_else(|| receiver.try_recv().ok())
+                }
+            };
+            let Some(task) = found else {
+                return Ok(None);
+            };
+            if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
+                return Ok(Some(handed));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// How many tasks wait, unclaimed, in a task list of `namespace`.
+    pub fn task_list_pending_count(&self, namespace: &str, list: &str) -> usize {
+        self.inner.activities.pending_count(namespace, list)
+    }
+
+    /// Routes a scheduled activity task to its list (called by `dispatch`).
+    pub(crate) fn offer_activity_task(&self, execution_arn: &Arc<str>, task_id: EventId) {
+        let Some(slot) = self.inner.open.lock().get(execution_arn).cloned() else {
+            return;
+        };
+        let Some(task) = slot.state.lock().execution.waiting_task(task_id) else {
+            return;
+        };
+        if task.submitted {
+            return;
+        }
+        let list = task.task_list.clone().unwrap_or(task.resource_arn);
+        let key = (account_of(execution_arn).to_string(), list.clone());
+        let pending = Pending {
+            execution_arn: execution_arn.clone(),
+            task_id,
+        };
+        if self.inner.activities.offer(key, pending).is_err() {
+            self.drive_in_background(
+                execution_arn,
+                Trigger::TokenFailed {
+                    task_id,
+                    error: "States.TaskListFull".to_string(),
+                    cause: format!(
+                        "task list '{list}' already holds {TASK_LIST_PENDING_MAX} pending tasks"
+                    ),
+                },
+            );
+        }
+    }
+
+    /// Claims a handed-out task for a worker: `ActivityStarted` durable, heartbeat clock armed.
+    /// `None` when the task is no longer claimable (answered, timed out, claimed).
+    fn claim_activity_task(
+        &self,
+        task: &Pending,
+        worker_name: Option<&str>,
+    ) -> Result<Option<ActivityTask>, Error> {
+        let Some(slot) = self.inner.open.lock().get(&task.execution_arn).cloned() else {
+            return Ok(None);
+        };
+        let mut guard = slot.state.lock();
+        let waiting = match guard.execution.waiting_task(task.task_id) {
+            Some(w) if w.activity && !w.submitted => w,
+            _ => return Ok(None),
+        };
+        let trigger = Trigger::ActivityStarted {
+            task_id: task.task_id,
+            worker_name: worker_name.map(str::to_string),
+        };
+        let effects = match decide_and_append(self, &task.execution_arn, &mut guard, trigger) {
+            Ok(effects) => effects,
+            Err(error) => {
+                drop(guard);
+                let key = (
+                    account_of(&task.execution_arn).to_string(),
+                    waiting
+                        .task_list
+                        .clone()
+                        .unwrap_or_else(|| waiting.resource_arn.clone()),
+                );
+                self.inner.activities.put_back(key, task.clone());
+                return Err(error);
+            }
+        };
+        drop(guard);
+        if let Some(seconds) = waiting.heartbeat_seconds {
+            let now_ms = self.inner.options.clock.now_ms();
+            self.inner
+                .heartbeats
+                .arm(&task.execution_arn, task.task_id, seconds, now_ms);
+        }
+        self.perform(&task.execution_arn, &slot, effects);
+        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::Runtime {
+            reason: format!("cannot render an activity input: {e}"),
+        })?;
+        Ok(Some(ActivityTask {
+            task_token: waiting.token,
+            input,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activity_resources_are_recognized() {
+        assert!(is_activity_resource(
+            "arn:aws:states:us-east-1:000000000000:activity:work"
+        ));
+        assert!(!is_activity_resource("arn:aws:states:::lambda:invoke"));
+        assert!(!is_activity_resource("activity"));
+    }
+
+    #[test]
+    fn one_poller_past_the_maximum_is_refused() {
+        let activities = Activities::default();
+        let lists = ["l".to_string()];
+        let poller = || {
+            let (sender, receiver) = oneshot::channel();
+            let poller = Arc::new(Poller {
+                sender: Mutex::new(Some(sender)),
+            });
+            (poller, receiver)
+        };
+        let mut kept = Vec::new();
+        for _ in 0..TASK_LIST_POLLERS_MAX {
+            let (p, r) = poller();
+            assert!(matches!(
+                activities.take_or_register("1", &lists, &p),
+                Ok(Found::Registered)
+            ));
+            kept.push((p, r));
+        }
+        let (p, _r) = poller();
+        match activities.take_or_register("1", &lists, &p) {
+            Err(Error::TaskListLimitExceeded { limit, .. }) => {
+                assert_eq!(limit, TASK_LIST_POLLERS_MAX)
+            }
+            _ => panic!("the poller past the maximum is refused"),
+        }
+        // A deregistered poller frees its place.
+        let (first, _) = &kept[0];
+        activities.deregister("1", &lists, first);
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &p),
+            Ok(Found::Registered)
+        ));
+    }
+
+    #[test]
+    fn a_list_hands_a_task_to_a_waiting_poller_else_queues_it_fifo() {
+        let activities = Activities::default();
+        let key = ("1".to_string(), "l".to_string());
+        let task = |id| Pending {
+            execution_arn: Arc::from("arn:aws:states:r:1:execution:m:e"),
+            task_id: EventId(id),
+        };
+        assert!(activities.offer(key.clone(), task(1)).is_ok());
+        assert!(activities.offer(key.clone(), task(2)).is_ok());
+        let (sender, _receiver) = oneshot::channel();
+        let poller = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+        });
+        let lists = ["l".to_string()];
+        match activities.take_or_register("1", &lists, &poller) {
+            Ok(Found::Task(t)) => assert_eq!(t.task_id, EventId(1)),
+            _ => panic!("the first task comes first"),
+        }
+        assert_eq!(activities.pending_count("1", "l"), 1);
+        // Another namespace sees nothing of it.
+        match activities.take_or_register("2", &lists, &poller) {
+            Ok(Found::Registered) => {}
+            _ => panic!("namespaces are separate"),
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! integrations: the engine's own service as built-in task integrations, so every waiting
+//! pattern works with nothing outside the process:
+//! - `arn:aws:states:::states:startExecution` (request/response: starts a child execution and
+//!   answers `ExecutionArn`/`StartDate`) and `...startExecution.waitForTaskToken` (the child's
+//!   input carries the token; the task completes when someone answers it).
+//! - `arn:aws:states:::aws-sdk:sfn:<action>` for `sendTaskSuccess`, `sendTaskFailure`,
+//!   `sendTaskHeartbeat`, `startExecution`, `describeExecution` and `stopExecution`, so a child
+//!   can answer its parent's token from inside a state machine.
+//!
+//! - `arn:aws:states:::states:startExecution.sync` / `.sync:2`: the task completes when the
+//!   child closes, with the child's description as output (`Input`/`Output` as JSON text for
+//!   `.sync`, as JSON for `.sync:2`); a child that did not succeed fails it with
+//!   `States.TaskFailed` and that description as cause. The child's close pushes the completion;
+//!   on open every submitted `.sync` task is matched with its child again (a child that closed
+//!   while the engine was down completes it then: the fallback check). Stopping the parent (or
+//!   anything else that stops waiting for the task) stops the child, best effort, in the
+//!   background: a failure is kept in `background_errors`, never blocks the stop.
+//!
+//! Registered by `Engine::register_builtin_integrations` (called by `open`); an embedder may
+//! replace any of them with `register_integration`. Errors of the engine API become task failures
+//! named `Sfn.<Name>Exception` (e.g. `Sfn.TaskTimedOutException`), with the message as cause.
+//! Not implemented: a general `.sync` integration trait for embedder-provided jobs (start, status
+//! poll, push, cancel); `.sync` works for the built-in `states:startExecution` only.
+//!
+//! Invariants: a built-in handler holds only a weak reference to the engine (no cycle); engine
+//! calls that append to the log run on the blocking pool, never on an async worker; a `.sync`
+//! task is completed at most once (the completion is a trigger on the parent's slot; a second is
+//! stale). Must not: block a stop on a child.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{json, Map, Value};
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+
+use super::{Engine, Error, ExecutionDescription, Inner, TaskError, TaskFuture, TaskHandler};
+use crate::history::EventId;
+use crate::interpreter::{Trigger, WaitingTask};
+
+/// The `states` optimized integration, request/response.
+const START_EXECUTION: &str = "arn:aws:states:::states:startExecution";
+/// The `states` optimized integration, wait for a callback.
+const START_EXECUTION_CALLBACK: &str = "arn:aws:states:::states:startExecution.waitForTaskToken";
+/// The prefix of the AWS SDK integrations of the `sfn` service.
+const SDK_PREFIX: &str = "arn:aws:states:::aws-sdk:sfn:";
+/// The SDK actions served.
+const SDK_ACTIONS: [&str; 6] = [
+    "sendTaskSuccess",
+    "sendTaskFailure",
+    "sendTaskHeartbeat",
+    "startExecution",
+    "describeExecution",
+    "stopExecution",
+];
+
+/// `.sync` resources of the built-in start, and whether the output is JSON (`.sync:2`).
+const START_EXECUTION_SYNC: [(&str, bool); 2] = [
+    ("arn:aws:states:::states:startExecution.sync", false),
+    ("arn:aws:states:::states:startExecution.sync:2", true),
+];
+
+/// A running `.sync` child and the parent task waiting for it.
+#[derive(Debug, Clone)]
+struct Job {
+    parent_arn: Arc<str>,
+    task_id: EventId,
+    json_output: bool,
+}
+
+/// Children of `.sync` tasks by child execution ARN.
+#[derive(Default)]
+pub(crate) struct Jobs {
+    by_child: Mutex<HashMap<Arc<str>, Job>>,
+}
+
+/// One built-in action, bound to the engine weakly.
+struct Builtin {
+    engine: Weak<Inner>,
+    action: &'static str,
+    /// `.sync` (false) / `.sync:2` (true): the start is a job.
+    sync: Option<bool>,
+}
+
+impl TaskHandler for Builtin {
+    fn call(&self, input: Value, context: Value) -> TaskFuture {
+        let engine = self.engine.clone();
+        let action = self.action;
+        let sync = self.sync;
+        Box::pin(async move {
+            let outcome = tokio::task::spawn_blocking(move || {
+                let inner = engine.upgrade().ok_or_else(|| {
+                    TaskError::new("States.TaskFailed", "the engine has shut down")
+                })?;
+                let engine = Engine { inner };
+                match sync {
+                    Some(json_output) => start_job(&engine, &input, &context, json_output),
+                    None => run(&engine, action, &input),
+                }
+            })
+            .await;
+            match outcome {
+                Ok(result) => result,
+                Err(join) => Err(TaskError::new(
+                    "States.TaskFailed",
+                    format!("the built-in integration did not finish: {join}"),
+                )),
+            }
+        })
+    }
+}
+
+fn sdk_error(error: Error) -> TaskError {
+    TaskError::new(
+        format!("Sfn.{}Exception", error.aws_name()),
+        error.to_string(),
+    )
+}
+
+fn missing(field: &str) -> TaskError {
+    TaskError::new(
+        "Sfn.ValidationException",
+        format!("the parameter '{field}' is required and must be a string"),
+    )
+}
+
+fn text<'a>(input: &'a Value, field: &str) -> Result<&'a str, TaskError> {
+    input
+        .get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| missing(field))
+}
+
+fn optional_text<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
+    input.get(field).and_then(Value::as_str)
+}
+
+/// `Input` as text: a string is taken as written, any other JSON value is serialized.
+fn input_text(input: &Value) -> Result<String, TaskError> {
+    match input.get("Input") {
+        None | Some(Value::Null) => Ok("{}".to_string()),
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(other) => serde_json::to_string(other)
+            .map_err(|e| TaskError::new("Sfn.ValidationException", format!("Input: {e}"))),
+    }
+}
+
+/// Epoch seconds as the AWS SDKs return dates in JSON.
+fn date(ms: u64) -> Value {
+    json!(ms as f64 / 1000.0)
+}
+
+/// `startExecution.sync[:2]`: names the child, records the job, starts the child.
+fn start_job(
+    engine: &Engine,
+    input: &Value,
+    context: &Value,
+    json_output: bool,
+) -> Result<Value, TaskError> {
+    let attempt = context["AttemptId"].as_str().unwrap_or_default();
+    let (parent_arn, task_id) = attempt
+        .rsplit_once('/')
+        .and_then(|(arn, id)| Some((arn, id.parse::<u32>().ok()?)))
+        .ok_or_else(|| TaskError::new("States.TaskFailed", "no AttemptId in the context"))?;
+    let machine = text(input, "StateMachineArn")?;
+    let name = match optional_text(input, "Name") {
+        Some(name) => name.to_string(),
+        None => super::naming::random_name().map_err(sdk_error)?,
+    };
+    let child: Arc<str> = Arc::from(
+        engine
+            .execution_arn(crate::store::machine_name(machine), &name)
+            .as_str(),
+    );
+    // Recorded before the start: a child that closes at once still finds its parent.
+    engine.inner.jobs.by_child.lock().insert(
+        child.clone(),
+        Job {
+            parent_arn: Arc::from(parent_arn),
+            task_id: EventId(task_id),
+            json_output,
+        },
+    );
+    match engine.start_execution(machine, Some(&name), &input_text(input)?) {
+        Ok(started) => Ok(json!({
+            "ExecutionArn": started.execution_arn,
+            "StartDate": date(started.start_ms),
+        })),
+        Err(error) => {
+            engine.inner.jobs.by_child.lock().remove(&child);
+            Err(sdk_error(error))
+        }
+    }
+}
+
+/// The output of a `.sync` task: the child's description.
+fn job_output(described: &ExecutionDescription, json_output: bool) -> Value {
+    let payload = |value: &Value| {
+        if json_output {
+            value.clone()
+        } else {
+            json!(value.to_string())
+        }
+    };
+    let mut out = Map::new();
+    out.insert("ExecutionArn".into(), json!(described.execution_arn));
+    out.insert("Input".into(), payload(&described.input));
+    out.insert("Name".into(), json!(described.name));
+    if let Some(output) = &described.output {
+        out.insert("Output".into(), payload(output));
+    }
+    out.insert("StartDate".into(), date(described.start_ms));
+    out.insert("StateMachineArn".into(), json!(described.state_machine_arn));
+    out.insert("Status".into(), json!(described.status.aws_name()));
+    if let Some(stop_ms) = described.stop_ms {
+        out.insert("StopDate".into(), date(stop_ms));
+    }
+    if let Some(error) = &described.error {
+        out.insert("Error".into(), json!(error));
+    }
+    if let Some(cause) = &described.cause {
+        out.insert("Cause".into(), json!(cause));
+    }
+    Value::Object(out)
+}
+
+impl Engine {
+    /// A closed execution: if it is a `.sync` child, complete its parent's task (push path).
+    pub(crate) fn job_closed(&self, child_arn: &str) {
+        let Some(job) = self.inner.jobs.by_child.lock().remove(child_arn) else {
+            return;
+        };
+        let described = match self.describe_execution(child_arn) {
+            Ok(described) => described,
+            Err(error) => {
+                self.inner.background_errors.lock().push(format!(
+                    "the .sync child {child_arn} cannot be described: {error}"
+                ));
+                return;
+            }
+        };
+        let output = job_output(&described, job.json_output);
+        let trigger = if described.status == super::ExecutionStatus::Succeeded {
+            Trigger::TokenSucceeded {
+                task_id: job.task_id,
+                output,
+            }
+        } else {
+            Trigger::TokenFailed {
+                task_id: job.task_id,
+                error: "States.TaskFailed".to_string(),
+                cause: output.to_string(),
+            }
+        };
+        self.drive_in_background(&job.parent_arn, trigger);
+    }
+
+    /// The parent stopped waiting for task `task_id`: stop its `.sync` child, best effort, off
+    /// the caller's thread.
+    pub(crate) fn job_cancelled(&self, parent_arn: &str, task_id: EventId) {
+        let child = {
+            let mut jobs = self.inner.jobs.by_child.lock();
+            let child = jobs
+                .iter()
+                .find(|(_, j)| &*j.parent_arn == parent_arn && j.task_id == task_id)
+                .map(|(child, _)| child.clone());
+            if let Some(child) = &child {
+                jobs.remove(child);
+            }
+            child
+        };
+        let Some(child) = child else { return };
+        let weak = Arc::downgrade(&self.inner);
+        self.inner.handle.spawn_blocking(move || {
+            let Some(inner) = weak.upgrade() else { return };
+            let engine = Engine { inner };
+            if let Err(error) = engine.stop_execution(
+                &child,
+                Some("States.Aborted"),
+                Some("the parent task stopped waiting"),
+            ) {
+                engine
+                    .inner
+                    .background_errors
+                    .lock()
+                    .push(format!("stopping the .sync child {child} failed: {error}"));
+            }
+        });
+    }
+
+    /// Recovery: matches the submitted `.sync` tasks of a recovered execution with their
+    /// children again; a child already closed completes its task now (the fallback check).
+    pub(crate) fn recover_jobs(&self, parent_arn: &Arc<str>, waiting: Vec<WaitingTask>) {
+        for task in waiting {
+            let json_output = match START_EXECUTION_SYNC
+                .iter()
+                .find(|(resource, _)| *resource == task.resource_arn)
+            {
+                Some((_, json_output)) => *json_output,
+                None => continue,
+            };
+            let Some(child) = task
+                .submitted_output
+                .as_ref()
+                .and_then(|o| o["ExecutionArn"].as_str())
+            else {
+                continue;
+            };
+            let child: Arc<str> = Arc::from(child);
+            self.inner.jobs.by_child.lock().insert(
+                child.clone(),
+                Job {
+                    parent_arn: parent_arn.clone(),
+                    task_id: task.task_id,
+                    json_output,
+                },
+            );
+            if self
+                .describe_execution(&child)
+                .is_ok_and(|d| d.status.is_closed())
+            {
+                self.job_closed(&child);
+            }
+        }
+    }
+}
+
+fn run(engine: &Engine, action: &str, input: &Value) -> Result<Value, TaskError> {
+    match action {
+        "sendTaskSuccess" => {
+            let token = text(input, "TaskToken")?;
+            let output = text(input, "Output")?;
+            engine.send_task_success(token, output).map_err(sdk_error)?;
+            Ok(json!({}))
+        }
+        "sendTaskFailure" => {
+            let token = text(input, "TaskToken")?;
+            let error = optional_text(input, "Error").unwrap_or_default();
+            let cause = optional_text(input, "Cause").unwrap_or_default();
+            engine
+                .send_task_failure(token, error, cause)
+                .map_err(sdk_error)?;
+            Ok(json!({}))
+        }
+        "sendTaskHeartbeat" => {
+            engine
+                .send_task_heartbeat(text(input, "TaskToken")?)
+                .map_err(sdk_error)?;
+            Ok(json!({}))
+        }
+        "startExecution" => {
+            let machine = text(input, "StateMachineArn")?;
+            let started = engine
+                .start_execution(machine, optional_text(input, "Name"), &input_text(input)?)
+                .map_err(sdk_error)?;
+            Ok(json!({
+                "ExecutionArn": started.execution_arn,
+                "StartDate": date(started.start_ms),
+            }))
+        }
+        "describeExecution" => {
+            let described = engine
+                .describe_execution(text(input, "ExecutionArn")?)
+                .map_err(sdk_error)?;
+            let mut out = Map::new();
+            out.insert("ExecutionArn".into(), json!(described.execution_arn));
+            out.insert("StateMachineArn".into(), json!(described.state_machine_arn));
+            out.insert("Name".into(), json!(described.name));
+            out.insert("Status".into(), json!(described.status.aws_name()));
+            out.insert("StartDate".into(), date(described.start_ms));
+            if let Some(stop_ms) = described.stop_ms {
+                out.insert("StopDate".into(), date(stop_ms));
+            }
+            out.insert("Input".into(), json!(described.input.to_string()));
+            if let Some(output) = &described.output {
+                out.insert("Output".into(), json!(output.to_string()));
+            }
+            if let Some(error) = &described.error {
+                out.insert("Error".into(), json!(error));
+            }
+            if let Some(cause) = &described.cause {
+                out.insert("Cause".into(), json!(cause));
+            }
+            Ok(Value::Object(out))
+        }
+        "stopExecution" => {
+            let stop_ms = engine
+                .stop_execution(
+                    text(input, "ExecutionArn")?,
+                    optional_text(input, "Error"),
+                    optional_text(input, "Cause"),
+                )
+                .map_err(sdk_error)?;
+            Ok(json!({ "StopDate": date(stop_ms) }))
+        }
+        other => Err(TaskError::new(
+            "States.TaskFailed",
+            format!("the built-in integration has no action '{other}'"),
+        )),
+    }
+}
+
+impl Engine {
+    /// Registers the built-in integrations (see the module docs); `open` calls it. Registering
+    /// one of these resources again replaces it.
+    pub fn register_builtin_integrations(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let builtin = |action| Builtin {
+            engine: weak.clone(),
+            action,
+            sync: None,
+        };
+        for (resource, json_output) in START_EXECUTION_SYNC {
+            let handler = Builtin {
+                engine: weak.clone(),
+                action: "startExecution",
+                sync: Some(json_output),
+            };
+            self.register_integration(resource, handler);
+        }
+        self.register_integration(START_EXECUTION, builtin("startExecution"));
+        self.register_integration(START_EXECUTION_CALLBACK, builtin("startExecution"));
+        for action in SDK_ACTIONS {
+            self.register_integration(&format!("{SDK_PREFIX}{action}"), builtin(action));
+        }
+    }
+}

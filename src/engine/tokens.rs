@@ -1,0 +1,363 @@
+//! tokens: answering `.waitForTaskToken` tasks (`send_task_success`, `send_task_failure`,
+//! `send_task_heartbeat`), activity tasks included, and the heartbeat clocks of tasks with
+//! `HeartbeatSeconds`.
+//!
+//! A token names its execution and task (see `interpreter::waiting`); the engine finds the task
+//! in the execution's folded state and compares the whole token in constant time. No token index
+//! is kept: the folded state of an open execution holds the tokens of its waiting tasks (folded
+//! from `TaskScheduled` on open), and a closed task's token is looked up in its history, so a
+//! late answer is `TaskTimedOut` and anything else `InvalidToken`.
+//!
+//! Heartbeats write no history event: a deadline per task lives in memory only, in a min-heap
+//! checked by the engine's timer loop (`run_due_timers`), so a waiting task costs a map entry
+//! and nothing runs until its deadline. After a restart the clocks start afresh (a heartbeat is
+//! not durable, so the new engine gives the worker a full interval).
+//!
+//! Namespaces: the engine serves one account (`EngineOptions::account`); the `_in` calls take
+//! the caller's namespace (account) and refuse, as if unknown, a token of another.
+//!
+//! Invariants: an answer is checked and decided under the execution's slot lock, so a token is
+//! honoured at most once; a heartbeat deadline never fires a task other than its own (a stale
+//! fire is an empty decision). Must not: log or echo a token in errors.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::runtime::decide_and_append;
+use super::{Engine, Error};
+use crate::history::{EventDetails, EventId};
+use crate::interpreter::{parse_token, ExecutionState, Trigger};
+use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+
+/// The error a task gets when its heartbeat clock runs out.
+const HEARTBEAT_TIMEOUT: &str = "States.HeartbeatTimeout";
+
+/// Heartbeat deadlines: the latest deadline per task and a heap of (deadline, task) entries
+/// that may be older than the map's (a heartbeat only moves the map's).
+#[derive(Default)]
+pub(crate) struct Heartbeats {
+    inner: Mutex<HeartbeatsInner>,
+}
+
+type TaskKey = (Arc<str>, u32);
+
+#[derive(Default)]
+struct HeartbeatsInner {
+    deadlines: HashMap<TaskKey, (u64, u64)>,
+    heap: BinaryHeap<Reverse<(u64, Arc<str>, u32)>>,
+}
+
+impl Heartbeats {
+    /// Starts (or restarts) the heartbeat clock of a task.
+    pub(crate) fn arm(
+        &self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+        seconds: u64,
+        now_ms: u64,
+    ) {
+        let due_ms = now_ms.saturating_add(seconds.saturating_mul(1000));
+        let mut inner = self.inner.lock();
+        inner
+            .deadlines
+            .insert((execution_arn.clone(), task_id.0), (due_ms, seconds));
+        inner
+            .heap
+            .push(Reverse((due_ms, execution_arn.clone(), task_id.0)));
+    }
+
+    /// Moves the clock of an armed task to `now + its interval`; false when it is not armed.
+    fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
+        let mut inner = self.inner.lock();
+        let key: TaskKey = (Arc::from(execution_arn), task_id.0);
+        match inner.deadlines.get_mut(&key) {
+            Some((due_ms, seconds)) => {
+                *due_ms = now_ms.saturating_add(seconds.saturating_mul(1000));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets a task's clock (it closed).
+    fn disarm(&self, execution_arn: &str, task_id: EventId) {
+        let key: TaskKey = (Arc::from(execution_arn), task_id.0);
+        self.inner.lock().deadlines.remove(&key);
+    }
+
+    /// The earliest heap entry (possibly older than the real deadline: waking early is fine).
+    pub(crate) fn next_due_ms(&self) -> Option<u64> {
+        self.inner
+            .lock()
+            .heap
+            .peek()
+            .map(|Reverse((due, _, _))| *due)
+    }
+
+    /// Takes the tasks whose deadline has passed.
+    fn take_due(&self, now_ms: u64) -> Vec<TaskKey> {
+        let mut inner = self.inner.lock();
+        let mut due = Vec::new();
+        while let Some(Reverse((due_ms, arn, task_id))) = inner.heap.peek().cloned() {
+            if due_ms > now_ms {
+                break;
+            }
+            inner.heap.pop();
+            let key = (arn, task_id);
+            match inner.deadlines.get(&key).copied() {
+                Some((deadline_ms, _)) if deadline_ms > now_ms => {
+                    inner.heap.push(Reverse((deadline_ms, key.0, key.1)));
+                }
+                Some(_) => {
+                    inner.deadlines.remove(&key);
+                    due.push(key);
+                }
+                None => {}
+            }
+        }
+        due
+    }
+
+    /// How many task clocks are armed.
+    fn len(&self) -> usize {
+        self.inner.lock().deadlines.len()
+    }
+}
+
+/// Fires the heartbeat timeouts due at `now_ms`; returns how many fired.
+pub(crate) fn run_due_heartbeats(engine: &Engine, now_ms: u64) -> usize {
+    let due = engine.inner.heartbeats.take_due(now_ms);
+    let fired = due.len();
+    for (execution_arn, task_id) in due {
+        engine.drive_in_background(
+            &execution_arn,
+            Trigger::TaskTimedOut {
+                task_id: EventId(task_id),
+                error: HEARTBEAT_TIMEOUT.to_string(),
+            },
+        );
+    }
+    fired
+}
+
+/// Restarts the heartbeat clocks of the submitted token tasks of a recovered execution (tasks
+/// not yet submitted are dispatched again, which arms their clocks).
+pub(crate) fn arm_recovered(engine: &Engine, execution_arn: &Arc<str>, state: &ExecutionState) {
+    let now_ms = engine.inner.options.clock.now_ms();
+    for task in state.waiting_tokens() {
+        if let (true, Some(seconds)) = (task.submitted, task.heartbeat_seconds) {
+            engine
+                .inner
+                .heartbeats
+                .arm(execution_arn, task.task_id, seconds, now_ms);
+        }
+    }
+}
+
+/// Compares two secrets in time independent of where they differ.
+fn same_token(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// What a caller sends with a token.
+enum Answer {
+    Success(Value),
+    Failure { error: String, cause: String },
+    Heartbeat,
+}
+
+fn unknown() -> Error {
+    Error::InvalidTaskToken {
+        reason: "no task of this namespace has this token".to_string(),
+    }
+}
+
+/// The account field of an ARN (`arn:<partition>:states:<region>:<account>:...`).
+fn account_of(arn: &str) -> Option<&str> {
+    arn.split(':').nth(4)
+}
+
+impl Engine {
+    /// `SendTaskSuccess` in the engine's own namespace: completes the `.waitForTaskToken` task
+    /// of `token` with `output` (JSON text). `InvalidToken` for a token this engine did not
+    /// issue, `TaskTimedOut` when its task has closed, `InvalidOutput` for bad JSON.
+    pub fn send_task_success(&self, token: &str, output: &str) -> Result<(), Error> {
+        let namespace = self.inner.options.account.clone();
+        self.send_task_success_in(&namespace, token, output)
+    }
+
+    /// `SendTaskSuccess` from the caller's `namespace` (account): a token of another
+    /// namespace is refused as unknown.
+    pub fn send_task_success_in(
+        &self,
+        namespace: &str,
+        token: &str,
+        output: &str,
+    ) -> Result<(), Error> {
+        if output.len() > PAYLOAD_SIZE_BYTES_MAX {
+            return Err(Error::InvalidOutput {
+                reason: format!(
+                    "the output is {} bytes; the limit is {PAYLOAD_SIZE_BYTES_MAX} bytes",
+                    output.len()
+                ),
+            });
+        }
+        let output: Value = serde_json::from_str(output).map_err(|e| Error::InvalidOutput {
+            reason: format!("the output is not valid JSON: {e}"),
+        })?;
+        self.answer_token(namespace, token, Answer::Success(output))
+    }
+
+    /// `SendTaskFailure` in the engine's own namespace: fails the task of `token` with
+    /// `error` and `cause` (Retry/Catch see `error`).
+    pub fn send_task_failure(&self, token: &str, error: &str, cause: &str) -> Result<(), Error> {
+        let namespace = self.inner.options.account.clone();
+        self.send_task_failure_in(&namespace, token, error, cause)
+    }
+
+    /// `SendTaskFailure` from the caller's `namespace` (account).
+    pub fn send_task_failure_in(
+        &self,
+        namespace: &str,
+        token: &str,
+        error: &str,
+        cause: &str,
+    ) -> Result<(), Error> {
+        let answer = Answer::Failure {
+            error: error.to_string(),
+            cause: cause.to_string(),
+        };
+        self.answer_token(namespace, token, answer)
+    }
+
+    /// `SendTaskHeartbeat` in the engine's own namespace: restarts the task's heartbeat clock;
+    /// writes no history event.
+    pub fn send_task_heartbeat(&self, token: &str) -> Result<(), Error> {
+        let namespace = self.inner.options.account.clone();
+        self.send_task_heartbeat_in(&namespace, token)
+    }
+
+    /// `SendTaskHeartbeat` from the caller's `namespace` (account).
+    pub fn send_task_heartbeat_in(&self, namespace: &str, token: &str) -> Result<(), Error> {
+        self.answer_token(namespace, token, Answer::Heartbeat)
+    }
+
+    /// How many heartbeat clocks are armed (tasks with `HeartbeatSeconds` in flight, plus
+    /// closed ones whose deadline has not come yet).
+    pub fn heartbeat_clock_count(&self) -> usize {
+        self.inner.heartbeats.len()
+    }
+
+    fn answer_token(&self, namespace: &str, token: &str, answer: Answer) -> Result<(), Error> {
+        let parts = parse_token(token).map_err(|e| Error::InvalidTaskToken {
+            reason: e.to_string(),
+        })?;
+        if account_of(&parts.execution_arn) != Some(namespace) {
+            return Err(unknown());
+        }
+        let arn = parts.execution_arn.as_str();
+        let slot = self.inner.open.lock().get(arn).cloned();
+        if let Some(slot) = slot {
+            let mut guard = slot.state.lock();
+            if let Some(task) = guard.execution.waiting_task(parts.task_id) {
+                if !same_token(&task.token, token) {
+                    return Err(unknown());
+                }
+                let trigger = match answer {
+                    Answer::Heartbeat => {
+                        drop(guard);
+                        let now_ms = self.inner.options.clock.now_ms();
+                        self.inner.heartbeats.beat(arn, parts.task_id, now_ms);
+                        return Ok(());
+                    }
+                    Answer::Success(output) => Trigger::TokenSucceeded {
+                        task_id: parts.task_id,
+                        output,
+                    },
+                    Answer::Failure { error, cause } => Trigger::TokenFailed {
+                        task_id: parts.task_id,
+                        error,
+                        cause,
+                    },
+                };
+                let effects = decide_and_append(self, arn, &mut guard, trigger)?;
+                drop(guard);
+                self.inner.heartbeats.disarm(arn, parts.task_id);
+                self.perform(arn, &slot, effects);
+                return Ok(());
+            }
+        }
+        // Not waiting: the token of a task that closed is `TaskTimedOut`, any other unknown.
+        if self.inner.store.execution(arn).is_none() {
+            return Err(unknown());
+        }
+        let events = self.inner.store.history(arn)?;
+        let issued = events
+            .iter()
+            .find(|e| e.id == parts.task_id)
+            .and_then(|e| match &e.details {
+                EventDetails::TaskScheduled(d) => d.task_token.as_deref(),
+                EventDetails::ActivityScheduled(d) => d.task_token.as_deref(),
+                _ => None,
+            });
+        match issued {
+            Some(issued) if same_token(issued, token) => Err(Error::TaskTimedOut {
+                execution_arn: parts.execution_arn,
+                task_id: parts.task_id.0,
+            }),
+            _ => Err(unknown()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_token_compares_whole_texts() {
+        assert!(same_token("abc", "abc"));
+        assert!(!same_token("abc", "abd"));
+        assert!(!same_token("abc", "abcd"));
+        assert!(!same_token("", "a"));
+    }
+
+    #[test]
+    fn a_heartbeat_moves_the_deadline_and_a_fire_takes_it_once() {
+        let beats = Heartbeats::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
+        beats.arm(&arn, EventId(5), 10, 0);
+        assert_eq!(beats.next_due_ms(), Some(10_000));
+        assert!(beats.beat(&arn, EventId(5), 8_000));
+        assert!(
+            beats.take_due(10_000).is_empty(),
+            "the beat moved it to 18 s"
+        );
+        assert_eq!(beats.next_due_ms(), Some(18_000));
+        assert_eq!(beats.take_due(18_000), vec![(arn.clone(), 5)]);
+        assert!(beats.take_due(100_000).is_empty());
+        assert!(
+            !beats.beat(&arn, EventId(5), 100_000),
+            "fired clocks are gone"
+        );
+    }
+
+    #[test]
+    fn a_disarmed_clock_never_fires() {
+        let beats = Heartbeats::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
+        beats.arm(&arn, EventId(5), 10, 0);
+        beats.disarm(&arn, EventId(5));
+        assert!(beats.take_due(10_000).is_empty());
+        assert_eq!(beats.len(), 0);
+    }
+}
