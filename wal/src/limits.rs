@@ -61,3 +61,12 @@ const _: () = assert!(
 const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX as u64 <= SEGMENT_SIZE_BYTES_MAX);
 const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX <= u32::MAX as usize);
 const _: () = assert!(SEGMENTS_READY_MAX >= 1);
+
+/// How long a writable open waits, by default, for a directory lock held by a log handle that is
+/// still being dropped, in milliseconds.
+pub const LOCK_WAIT_MS_DEFAULT: u64 = 5_000;
+
+/// The pause between two attempts to take a directory lock, in milliseconds.
+pub const LOCK_RETRY_MS: u64 = 5;
+
+const _: () = assert!(LOCK_RETRY_MS <= LOCK_WAIT_MS_DEFAULT);

@@ -14,7 +14,8 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::error::{Error, Result};
 use crate::limits::{
-    SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT, SEGMENT_SIZE_BYTES_MAX, SEGMENT_SIZE_BYTES_MIN,
+    LOCK_RETRY_MS, LOCK_WAIT_MS_DEFAULT, SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT,
+    SEGMENT_SIZE_BYTES_MAX, SEGMENT_SIZE_BYTES_MIN,
 };
 use crate::reader::{RecordIter, View};
 use crate::record::{OwnedRecord, Record};
@@ -40,6 +41,10 @@ pub struct WalOptions {
     pub background_preparation: bool,
     /// Open without changing anything on disk; appends and retention calls are refused.
     pub read_only: bool,
+    /// How long a writable open waits for the directory lock before failing with
+    /// [`Error::Locked`]: a log handle that is being dropped on another thread (an engine that
+    /// is shutting down) releases it within moments, another process holding it does not.
+    pub lock_wait_ms: u64,
 }
 
 /// Reads a caller timestamp (e.g. milliseconds) out of a record, `None` when it has none.
@@ -58,6 +63,7 @@ impl Default for WalOptions {
             segments_ready_count: 1,
             background_preparation: true,
             read_only: false,
+            lock_wait_ms: LOCK_WAIT_MS_DEFAULT,
         }
     }
 }
@@ -204,13 +210,7 @@ impl Wal {
         let dir_lock = if options.read_only {
             None
         } else {
-            storage.lock_exclusive(&dir).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::WouldBlock {
-                    Error::Locked { dir: dir.clone() }
-                } else {
-                    Error::io("lock", &dir, e)
-                }
-            })?
+            lock_directory(storage.as_ref(), &dir, options.lock_wait_ms)?
         };
         let recovered = recovery::recover(storage.as_ref(), &dir, &options, time_of)?;
         let report = recovered.report.clone();
@@ -511,3 +511,26 @@ const _: fn() = || {
 
 /// Batches up to this many records are passed without a heap allocation.
 const BATCH_INLINE_MAX: usize = 16;
+
+/// Takes the writer lock of `dir`, retrying every [`LOCK_RETRY_MS`] for up to `wait_ms`.
+fn lock_directory(
+    storage: &dyn Storage,
+    dir: &Path,
+    wait_ms: u64,
+) -> Result<Option<crate::storage::DirLock>> {
+    let started = std::time::Instant::now();
+    loop {
+        match storage.lock_exclusive(dir) {
+            Ok(lock) => return Ok(lock),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if started.elapsed().as_millis() >= u128::from(wait_ms) {
+                    return Err(Error::Locked {
+                        dir: dir.to_path_buf(),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(LOCK_RETRY_MS));
+            }
+            Err(e) => return Err(Error::io("lock", dir, e)),
+        }
+    }
+}

@@ -573,7 +573,11 @@ fn one_writing_process_per_directory() {
     let dir = temp.path().join("log");
     let (first, _) = Wal::open(&dir, options(Durability::PerCommit)).expect("first open");
     first.append(kind(1), b"held").expect("append");
-    match Wal::open(&dir, options(Durability::PerCommit)) {
+    let impatient = WalOptions {
+        lock_wait_ms: 0,
+        ..options(Durability::PerCommit)
+    };
+    match Wal::open(&dir, impatient) {
         Err(Error::Locked { dir: locked }) => assert_eq!(locked, dir),
         other => panic!("second writer must be refused, got {other:?}"),
     }
