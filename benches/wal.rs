@@ -1,0 +1,526 @@
+//! WAL benchmarks, 100-byte records, measured side by side in one run: the raw-disk limits
+//! (write + fdatasync on a zero-filled preallocated file; a minimal group-commit loop over the
+//! same file), statelog-wal at 1 and 16 writers, okaywal and SQLite (WAL journal,
+//! synchronous=FULL, one transaction per commit group) at 16 writers, and recovery (the
+//! CRC-checked open scan against a cold and a warm sequential read of the same files; 1 M
+//! records open-to-ready).
+//!
+//! `cargo bench --bench wal` runs the criterion groups (time per append / per open) and then a
+//! custom measurement that prints the ratio table of issue #2 (appends/s, commit latency
+//! p50/p99, bandwidths) as markdown. `cargo bench --bench wal -- --table-only` prints just the
+//! table. Under `cargo test --benches` every case runs once, small, as a smoke test.
+//!
+//! Everything runs in `CARGO_TARGET_TMPDIR` (on the same file system as the repository), never
+//! in a tmpfs, because the point is the real fdatasync.
+
+use std::fs::{File, OpenOptions};
+use std::hint::black_box;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use parking_lot::{Condvar, Mutex};
+
+/// Payload size of every appended record.
+const RECORD_SIZE_BYTES: usize = 100;
+/// Writer threads in the concurrent cases.
+const WRITERS_COUNT: usize = 16;
+/// Size of the preallocated file of the raw probe and the minimal group-commit loop.
+const PROBE_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Scratch directories
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("wal-bench")
+        .join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("remove an old bench directory");
+    }
+    std::fs::create_dir_all(&dir).expect("create a bench directory");
+    dir
+}
+
+fn payload(seed: u64) -> [u8; RECORD_SIZE_BYTES] {
+    let mut bytes = [0u8; RECORD_SIZE_BYTES];
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for chunk in bytes.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let word = x.to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+    bytes
+}
+
+/// A zero-filled file of `size_bytes`, written and synced (data and metadata), so later
+/// overwrites change neither its size nor its block map.
+fn preallocated(path: &Path, size_bytes: u64) -> File {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .expect("create the probe file");
+    let zeros = vec![0u8; 1024 * 1024];
+    let mut offset = 0u64;
+    while offset < size_bytes {
+        file.write_all_at(&zeros, offset)
+            .expect("zero-fill the probe file");
+        offset += zeros.len() as u64;
+    }
+    file.sync_all().expect("sync the zero-filled probe file");
+    file
+}
+
+// ---------------------------------------------------------------------------------------------
+// Latency statistics
+
+/// Sorted latencies of one run, with the wall time of the whole run.
+struct Run {
+    latencies: Vec<Duration>,
+    wall: Duration,
+    ops_count: u64,
+}
+
+impl Run {
+    fn new(mut latencies: Vec<Duration>, wall: Duration) -> Self {
+        latencies.sort_unstable();
+        let ops_count = latencies.len() as u64;
+        Self {
+            latencies,
+            wall,
+            ops_count,
+        }
+    }
+    fn percentile(&self, per_mille: usize) -> Duration {
+        if self.latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let index = (self.latencies.len() * per_mille / 1000).min(self.latencies.len() - 1);
+        self.latencies[index]
+    }
+    fn ops_per_s(&self) -> f64 {
+        self.ops_count as f64 / self.wall.as_secs_f64()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline 1: raw write + fdatasync on a zero-filled preallocated file.
+
+struct RawProbe {
+    file: File,
+    offset_bytes: u64,
+}
+
+impl RawProbe {
+    fn new(dir: &Path) -> Self {
+        Self {
+            file: preallocated(&dir.join("raw-probe"), PROBE_FILE_SIZE_BYTES),
+            offset_bytes: 0,
+        }
+    }
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.offset_bytes + bytes.len() as u64 > PROBE_FILE_SIZE_BYTES {
+            self.offset_bytes = 0;
+        }
+        self.file.write_all_at(bytes, self.offset_bytes)?;
+        self.offset_bytes += bytes.len() as u64;
+        self.file.sync_data()
+    }
+}
+
+fn run_raw(dir: &Path, count: usize) -> Run {
+    let mut probe = RawProbe::new(dir);
+    let mut latencies = Vec::with_capacity(count);
+    let start = Instant::now();
+    for i in 0..count {
+        let record = payload(i as u64);
+        let t = Instant::now();
+        probe.append(&record).expect("raw append");
+        latencies.push(t.elapsed());
+    }
+    Run::new(latencies, start.elapsed())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline 2: a minimal leader-based group commit. Writers add their record to a shared batch;
+// whoever finds no flush running becomes the leader, takes the whole batch, makes it durable in
+// one step and wakes every writer it covered. The same loop drives SQLite below, with one
+// transaction per batch instead of one fdatasync.
+
+/// Makes one batch of concatenated records durable.
+trait Sink: Send {
+    fn flush(&mut self, batch: &[u8]) -> io::Result<()>;
+}
+
+struct FileSink {
+    file: File,
+    offset_bytes: u64,
+}
+
+impl Sink for FileSink {
+    fn flush(&mut self, batch: &[u8]) -> io::Result<()> {
+        if self.offset_bytes + batch.len() as u64 > PROBE_FILE_SIZE_BYTES {
+            self.offset_bytes = 0;
+        }
+        self.file.write_all_at(batch, self.offset_bytes)?;
+        self.offset_bytes += batch.len() as u64;
+        self.file.sync_data()
+    }
+}
+
+struct SqliteSink {
+    connection: rusqlite::Connection,
+}
+
+impl SqliteSink {
+    fn new(dir: &Path) -> Self {
+        let connection = rusqlite::Connection::open(dir.join("bench.sqlite")).expect("open SQLite");
+        connection
+            .pragma_update(None, "journal_mode", "WAL")
+            .expect("journal_mode=WAL");
+        connection
+            .pragma_update(None, "synchronous", "FULL")
+            .expect("synchronous=FULL");
+        connection
+            .execute_batch("CREATE TABLE log (lsn INTEGER PRIMARY KEY, payload BLOB NOT NULL)")
+            .expect("create the SQLite table");
+        Self { connection }
+    }
+}
+
+impl Sink for SqliteSink {
+    fn flush(&mut self, batch: &[u8]) -> io::Result<()> {
+        let to_io = |e: rusqlite::Error| io::Error::other(e.to_string());
+        let transaction = self.connection.transaction().map_err(to_io)?;
+        {
+            let mut insert = transaction
+                .prepare_cached("INSERT INTO log (payload) VALUES (?1)")
+                .map_err(to_io)?;
+            for record in batch.chunks(RECORD_SIZE_BYTES) {
+                insert.execute([record]).map_err(to_io)?;
+            }
+        }
+        transaction.commit().map_err(to_io)
+    }
+}
+
+struct GroupState {
+    batch: Vec<u8>,
+    appended_count: u64,
+    durable_count: u64,
+    flushing: bool,
+}
+
+struct GroupCommit<S: Sink> {
+    state: Mutex<GroupState>,
+    flushed: Condvar,
+    sink: Mutex<S>,
+}
+
+impl<S: Sink> GroupCommit<S> {
+    fn new(sink: S) -> Self {
+        Self {
+            state: Mutex::new(GroupState {
+                batch: Vec::new(),
+                appended_count: 0,
+                durable_count: 0,
+                flushing: false,
+            }),
+            flushed: Condvar::new(),
+            sink: Mutex::new(sink),
+        }
+    }
+
+    /// Appends one record and returns once it is durable.
+    fn append(&self, record: &[u8]) -> io::Result<u64> {
+        let mut state = self.state.lock();
+        state.batch.extend_from_slice(record);
+        state.appended_count += 1;
+        let mine = state.appended_count;
+        loop {
+            if state.durable_count >= mine {
+                return Ok(mine);
+            }
+            if state.flushing {
+                self.flushed.wait(&mut state);
+                continue;
+            }
+            state.flushing = true;
+            let batch = std::mem::take(&mut state.batch);
+            let covered = state.appended_count;
+            drop(state);
+            let result = self.sink.lock().flush(&batch);
+            state = self.state.lock();
+            state.flushing = false;
+            self.flushed.notify_all();
+            result?;
+            state.durable_count = covered;
+        }
+    }
+}
+
+/// Runs `per_writer_count` appends on each of `writers` threads; `append` returns once durable.
+fn run_concurrent<A>(writers: usize, per_writer_count: usize, append: A) -> Run
+where
+    A: Fn(u64) + Send + Sync,
+{
+    let start = Instant::now();
+    let latencies = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let append = &append;
+                scope.spawn(move || {
+                    let mut latencies = Vec::with_capacity(per_writer_count);
+                    for i in 0..per_writer_count {
+                        let t = Instant::now();
+                        append((w * per_writer_count + i) as u64);
+                        latencies.push(t.elapsed());
+                    }
+                    latencies
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("writer thread"))
+            .collect::<Vec<_>>()
+    });
+    Run::new(latencies, start.elapsed())
+}
+
+fn run_group_loop(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
+    let sink = FileSink {
+        file: preallocated(&dir.join("group-loop"), PROBE_FILE_SIZE_BYTES),
+        offset_bytes: 0,
+    };
+    let log = GroupCommit::new(sink);
+    run_concurrent(writers, per_writer_count, |seed| {
+        log.append(&payload(seed)).expect("group-loop append");
+    })
+}
+
+fn run_sqlite(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
+    let log = GroupCommit::new(SqliteSink::new(dir));
+    run_concurrent(writers, per_writer_count, |seed| {
+        log.append(&payload(seed)).expect("SQLite append");
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// okaywal: its own multi-writer commit (each `commit` returns once the entry is synced).
+
+#[derive(Debug)]
+struct NoCheckpoints;
+
+impl okaywal::LogManager for NoCheckpoints {
+    fn recover(&mut self, _entry: &mut okaywal::Entry<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    fn checkpoint_to(
+        &mut self,
+        _last_checkpointed_id: okaywal::EntryId,
+        _checkpointed_entries: &mut okaywal::SegmentReader,
+        _wal: &okaywal::WriteAheadLog,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn run_okaywal(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
+    let log = okaywal::WriteAheadLog::recover(dir, NoCheckpoints).expect("open okaywal");
+    let run = run_concurrent(writers, per_writer_count, |seed| {
+        let mut entry = log.begin_entry().expect("okaywal begin_entry");
+        entry
+            .write_chunk(&payload(seed))
+            .expect("okaywal write_chunk");
+        entry.commit().expect("okaywal commit");
+    });
+    log.shutdown().expect("okaywal shutdown");
+    run
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sequential reads of a directory, cold (page cache dropped for those files) and warm.
+
+/// Asks the kernel to drop the cached pages of every file in `dir`. The files were synced, so
+/// their pages are clean and POSIX_FADV_DONTNEED evicts them without privileges.
+fn drop_cache(dir: &Path) {
+    for entry in std::fs::read_dir(dir).expect("list the log directory") {
+        let path = entry.expect("directory entry").path();
+        if !path.is_file() {
+            continue;
+        }
+        let file = File::open(&path).expect("open a log file");
+        file.sync_all().expect("sync before dropping the cache");
+        // SAFETY: a plain syscall on a file descriptor we own for the duration of the call.
+        let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(rc, 0, "posix_fadvise(DONTNEED) on {}", path.display());
+    }
+}
+
+/// Reads every file of `dir` front to back in 1 MiB chunks; returns (bytes, elapsed).
+fn sequential_read(dir: &Path) -> (u64, Duration) {
+    let mut buffer = vec![0u8; 1024 * 1024];
+    let mut total_bytes = 0u64;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("list the log directory")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let start = Instant::now();
+    for path in paths {
+        let mut file = File::open(&path).expect("open a log file");
+        loop {
+            let read = file.read(&mut buffer).expect("read a log file");
+            if read == 0 {
+                break;
+            }
+            total_bytes += read as u64;
+        }
+        black_box(&buffer);
+    }
+    (total_bytes, start.elapsed())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Criterion groups
+
+fn criterion_groups(c: &mut Criterion) {
+    let mut group = c.benchmark_group("append_1_writer");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements(1));
+    {
+        let dir = scratch("criterion-raw");
+        let mut probe = RawProbe::new(&dir);
+        let mut seed = 0u64;
+        group.bench_function("raw_write_fdatasync", |b| {
+            b.iter(|| {
+                seed += 1;
+                probe.append(&payload(seed)).expect("raw append");
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("append_16_writers");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements(1));
+    // Each criterion iteration is one append; a sample spreads its iterations over 16 writers.
+    let mut concurrent = |name: &str, run: &dyn Fn(&Path, usize) -> Run| {
+        group.bench_function(BenchmarkId::new(name, WRITERS_COUNT), |b| {
+            b.iter_custom(|iters| {
+                let per_writer = (iters as usize).div_ceil(WRITERS_COUNT).max(1);
+                let dir = scratch(&format!("criterion-{name}"));
+                let result = run(&dir, per_writer);
+                // Scale to the requested iteration count.
+                result.wall.mul_f64(iters as f64 / result.ops_count as f64)
+            })
+        });
+    };
+    concurrent("group_loop", &|dir, n| {
+        run_group_loop(dir, WRITERS_COUNT, n)
+    });
+    concurrent("okaywal", &|dir, n| run_okaywal(dir, WRITERS_COUNT, n));
+    concurrent("sqlite", &|dir, n| run_sqlite(dir, WRITERS_COUNT, n));
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ratio table
+
+struct Sizes {
+    raw_count: usize,
+    per_writer_count: usize,
+}
+
+fn report(sizes: &Sizes) {
+    let raw = run_raw(&scratch("table-raw"), sizes.raw_count);
+    let group_loop = run_group_loop(
+        &scratch("table-group-loop"),
+        WRITERS_COUNT,
+        sizes.per_writer_count,
+    );
+    let okaywal = run_okaywal(
+        &scratch("table-okaywal"),
+        WRITERS_COUNT,
+        sizes.per_writer_count,
+    );
+    let sqlite = run_sqlite(
+        &scratch("table-sqlite"),
+        WRITERS_COUNT,
+        sizes.per_writer_count,
+    );
+    let read_dir = scratch("table-read");
+    drop(preallocated(&read_dir.join("file"), PROBE_FILE_SIZE_BYTES));
+    drop_cache(&read_dir);
+    let (cold_bytes, cold_elapsed) = sequential_read(&read_dir);
+    let (warm_bytes, warm_elapsed) = sequential_read(&read_dir);
+    let mb_per_s = |bytes: u64, elapsed: Duration| bytes as f64 / elapsed.as_secs_f64() / 1e6;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!();
+    println!("## WAL benchmark (100-byte records)");
+    println!();
+    println!("| case | appends/s | p50 ms | p99 ms |");
+    println!("|---|---:|---:|---:|");
+    for (name, run) in [
+        ("raw write+fdatasync (1 writer)", &raw),
+        ("minimal group-commit loop (16 writers)", &group_loop),
+        ("okaywal (16 writers)", &okaywal),
+        ("SQLite WAL, synchronous=FULL (16 writers)", &sqlite),
+    ] {
+        println!(
+            "| {name} | {:.0} | {:.3} | {:.3} |",
+            run.ops_per_s(),
+            ms(run.percentile(500)),
+            ms(run.percentile(990))
+        );
+    }
+    println!();
+    println!("| read | MB/s |");
+    println!("|---|---:|");
+    println!(
+        "| sequential read, cold | {:.0} |",
+        mb_per_s(cold_bytes, cold_elapsed)
+    );
+    println!(
+        "| sequential read, warm | {:.0} |",
+        mb_per_s(warm_bytes, warm_elapsed)
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let benching = args.iter().any(|a| a == "--bench");
+    let table_only = args.iter().any(|a| a == "--table-only");
+    if !table_only {
+        let mut criterion = Criterion::default().configure_from_args();
+        criterion_groups(&mut criterion);
+        criterion.final_summary();
+    }
+    let sizes = if benching {
+        Sizes {
+            raw_count: 500,
+            per_writer_count: 300,
+        }
+    } else {
+        // `cargo test --benches`: one small pass to show every path works.
+        Sizes {
+            raw_count: 5,
+            per_writer_count: 3,
+        }
+    };
+    report(&sizes);
+}
