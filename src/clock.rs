@@ -20,7 +20,10 @@ impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
         // A clock before 1970 is a misconfigured machine; time 0 keeps the engine running and
         // every deadline simply fires early, which is the safe direction.
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
     }
 }
 
@@ -33,7 +36,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock that reads `start_ms`.
     pub fn new(start_ms: u64) -> Self {
-        Self { now_ms: Arc::new(AtomicU64::new(start_ms)) }
+        Self {
+            now_ms: Arc::new(AtomicU64::new(start_ms)),
+        }
     }
 
     /// Moves the clock forward by `delta_ms`.

@@ -14,6 +14,9 @@ pub struct ValidateArgs {
 
 /// Validates the definition and prints every diagnostic as `path: message`.
 pub fn run(args: ValidateArgs) -> ExitCode {
-    eprintln!("statelog validate {}: not implemented yet", args.file.display());
+    eprintln!(
+        "statelog validate {}: not implemented yet",
+        args.file.display()
+    );
     ExitCode::from(2)
 }

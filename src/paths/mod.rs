@@ -34,7 +34,10 @@ pub struct StatesError {
 impl StatesError {
     /// Builds an error with the given name and cause.
     pub fn new(error: impl Into<String>, cause: impl Into<String>) -> Self {
-        Self { error: error.into(), cause: cause.into() }
+        Self {
+            error: error.into(),
+            cause: cause.into(),
+        }
     }
 }
 
@@ -63,7 +66,9 @@ pub struct Path {
 impl Path {
     /// Parses `text` (`$`, `$.a.b[0]`, `$..x`, `$.a[*]`, `$.a[1:3]`, `$.a[?(@.x > 1)]`, `$$.Task.Token`, ...).
     pub fn parse(text: &str) -> Result<Path, ParseError> {
-        Err(ParseError { message: format!("JSONPath parsing is not implemented yet: '{text}'") })
+        Err(ParseError {
+            message: format!("JSONPath parsing is not implemented yet: '{text}'"),
+        })
     }
 
     /// The path as written.
@@ -99,7 +104,9 @@ pub struct ReferencePath {
 impl ReferencePath {
     /// Parses a reference path (`$`, `$.a.b`, `$.a[0]`, `$['a b']`).
     pub fn parse(text: &str) -> Result<ReferencePath, ParseError> {
-        Err(ParseError { message: format!("reference path parsing is not implemented yet: '{text}'") })
+        Err(ParseError {
+            message: format!("reference path parsing is not implemented yet: '{text}'"),
+        })
     }
 
     /// The path as written.
@@ -117,7 +124,10 @@ impl ReferencePath {
     /// `States.ResultPathMatchFailure` when the location cannot exist in `target`.
     pub fn set(&self, target: Value, value: Value) -> Result<Value, StatesError> {
         let _ = (target, value);
-        Err(StatesError::new("States.Runtime", "ResultPath is not implemented yet"))
+        Err(StatesError::new(
+            "States.Runtime",
+            "ResultPath is not implemented yet",
+        ))
     }
 }
 
@@ -160,7 +170,10 @@ impl Template {
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         let _ = (input, context, entropy);
-        Err(StatesError::new("States.Runtime", "payload templates are not implemented yet"))
+        Err(StatesError::new(
+            "States.Runtime",
+            "payload templates are not implemented yet",
+        ))
     }
 }
 

@@ -1,2 +1,137 @@
-//! statelog-wal: durable, ordered bytes. Knows nothing about workflows.
+//! statelog-wal: durable, ordered bytes. A segmented, checksummed, group-committed write-ahead
+//! log. It knows bytes, records and segments, and nothing of workflows.
+//!
+//! # Using it
+//! ```no_run
+//! use statelog_wal::{Durability, RecordKind, Wal, WalOptions};
+//! # fn main() -> Result<(), statelog_wal::Error> {
+//! let options = WalOptions { durability: Durability::GroupCommit, ..WalOptions::default() };
+//! let (wal, report) = Wal::open("/tmp/statelog-wal-doc", options)?;
+//! println!("recovered: {report:?}");
+//! let lsn = wal.append(RecordKind::new(1)?, b"event bytes")?; // returns once durable
+//! let record = wal.read(lsn)?.expect("just appended");
+//! assert_eq!(record.payload, b"event bytes");
+//! # Ok(()) }
+//! ```
+//!
+//! # Public API (the contract other crates build on)
+//! - [`Wal::open`] / [`Wal::open_with_storage`]: scan the directory, truncate a torn tail of the
+//!   newest segment (reported in [`RecoveryReport`]), fail with [`Error::Corrupt`] on any other
+//!   damage unless [`RepairMode::TruncateAtCorruption`].
+//! - [`Wal::append`], [`Wal::append_batch`] (one atomic batch, one commit), or
+//!   [`Wal::enqueue`] + [`Wal::wait_durable`]; [`Wal::sync`] makes everything written durable.
+//! - [`Wal::read`], [`Wal::iter_from`], [`Wal::scan_from`] (zero-copy).
+//! - [`Wal::segments`], [`Wal::delete_below`], [`Wal::compact_below`] (copy-forward with an LSN
+//!   mapping), [`Wal::prepare_segments`] (the background step; a thread does it when
+//!   `WalOptions::background_preparation`).
+//! - [`Storage`] with [`FsStorage`] and, in tests or with feature `sim`, `storage::sim::SimStorage`.
+//!
+//! Invariants: an acknowledged append is on disk; after any write or sync error the log is
+//! poisoned (fail-stop) and every later call returns [`Error::Poisoned`]; damage before the end of
+//! the newest segment is never skipped silently. This crate depends on no workspace crate.
 #![deny(missing_docs)]
+// Internals land in the next commits; the API above is the contract.
+#![allow(dead_code)]
+
+pub mod error;
+pub mod limits;
+pub mod record;
+pub mod segment;
+pub mod storage;
+
+mod compaction;
+mod reader;
+mod recovery;
+mod wal;
+mod writer;
+
+use std::fmt;
+
+pub use crate::error::{Error, Result};
+pub use crate::reader::RecordIter;
+pub use crate::record::{OwnedRecord, Record};
+pub use crate::recovery::RecoveryReport;
+pub use crate::storage::{FsStorage, Mapping, Storage, StorageFile};
+pub use crate::wal::{CompactionReport, SegmentInfo, Wal, WalOptions, WalStats};
+
+/// A log sequence number: dense, starting at 1, assigned in append order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Lsn(pub u64);
+
+impl fmt::Display for Lsn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A segment's number; segment files are named by it and numbered in log order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SegmentId(pub u64);
+
+impl fmt::Display for SegmentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A caller-chosen record kind, `0..=RecordKind::MAX`. Larger values are the log's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecordKind(u8);
+
+impl RecordKind {
+    /// The largest kind a caller may use.
+    pub const MAX: u8 = 119;
+
+    /// A caller kind; values above [`RecordKind::MAX`] are reserved.
+    pub fn new(kind: u8) -> Result<Self> {
+        if kind > Self::MAX {
+            return Err(Error::ReservedKind {
+                kind,
+                max: Self::MAX,
+            });
+        }
+        Ok(RecordKind(kind))
+    }
+
+    /// The kind's value.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Builds a kind from a value already checked (copies of records read back).
+    pub(crate) fn from_trusted(kind: u8) -> Self {
+        debug_assert!(kind <= Self::MAX);
+        RecordKind(kind)
+    }
+}
+
+/// When an append counts as acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Every commit issues its own fdatasync before returning.
+    PerCommit,
+    /// One fdatasync covers every record written so far and wakes every waiter it covers; an
+    /// idle caller syncs itself.
+    GroupCommit,
+    /// No sync at all: an append returns once written to the OS. For tests only.
+    NoSync,
+}
+
+/// What open does with corruption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RepairMode {
+    /// Open fails with [`Error::Corrupt`].
+    #[default]
+    Refuse,
+    /// Open truncates the log at the corruption and reports what it dropped.
+    TruncateAtCorruption,
+}
+
+/// An inclusive range of LSNs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LsnRange {
+    /// The first LSN.
+    pub first: Lsn,
+    /// The last LSN.
+    pub last: Lsn,
+}

@@ -1,0 +1,134 @@
+//! error: the one error type of the WAL crate.
+//!
+//! Invariants: every variant carries the evidence needed to act on it (segment, offset, sizes,
+//! the failing operation and path). `Poisoned` carries the original cause. This module must not
+//! decide policy (retry, repair): it only describes what happened.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::{Lsn, SegmentId};
+
+/// Every error the WAL returns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A storage operation failed.
+    #[error("wal i/o error during {op} on {}: {source}", path.display())]
+    Io {
+        /// The storage operation (`write_at`, `sync_data`, `rename`, ...).
+        op: &'static str,
+        /// The file or directory it was applied to.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// Durable bytes do not form a valid log: a checksum, length, LSN or header failure at or
+    /// before the durable end. Open refuses the log unless `RepairMode::TruncateAtCorruption`.
+    #[error("wal corrupt in segment {segment_id} at offset {offset_bytes}: {reason}")]
+    Corrupt {
+        /// The segment holding the damage.
+        segment_id: SegmentId,
+        /// Byte offset inside the segment file where valid data stops.
+        offset_bytes: u64,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// A record payload is larger than the log accepts.
+    #[error("record of {size_bytes} bytes exceeds the limit of {limit_bytes} bytes")]
+    RecordTooLarge {
+        /// The payload size.
+        size_bytes: usize,
+        /// The effective limit (smaller of `RECORD_SIZE_BYTES_MAX` and the segment room).
+        limit_bytes: usize,
+    },
+    /// A batch does not fit in one segment or has too many records.
+    #[error("batch of {records_count} records and {size_bytes} bytes exceeds the limit of {limit_bytes} bytes / {limit_records} records")]
+    BatchTooLarge {
+        /// Records in the batch.
+        records_count: usize,
+        /// Framed bytes of the batch.
+        size_bytes: usize,
+        /// The most framed bytes one batch may take (one segment's room).
+        limit_bytes: usize,
+        /// The most records one batch may carry.
+        limit_records: usize,
+    },
+    /// A batch with no records.
+    #[error("append_batch called with no records")]
+    EmptyBatch,
+    /// A record kind outside the range reserved for callers.
+    #[error("record kind {kind} is reserved for the log itself (callers use 0..={max})")]
+    ReservedKind {
+        /// The kind given.
+        kind: u8,
+        /// The largest kind a caller may use.
+        max: u8,
+    },
+    /// The log failed earlier (write or sync error); nothing more is accepted until reopen.
+    #[error("wal poisoned by an earlier failure: {cause}")]
+    Poisoned {
+        /// The failure that poisoned the log.
+        cause: Arc<Error>,
+    },
+    /// Options that cannot work.
+    #[error("invalid wal option {field}: {reason}")]
+    InvalidOptions {
+        /// The option.
+        field: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// The log was opened read-only and a mutating call was made.
+    #[error("wal opened read-only: {op} refused")]
+    ReadOnly {
+        /// The refused operation.
+        op: &'static str,
+    },
+    /// An LSN outside what the log holds.
+    #[error("lsn {lsn} out of range: the log holds {first}..{next}")]
+    LsnOutOfRange {
+        /// The LSN asked for.
+        lsn: Lsn,
+        /// The first retained LSN.
+        first: Lsn,
+        /// The next LSN to be assigned.
+        next: Lsn,
+    },
+    /// The LSN space is exhausted.
+    #[error("lsn space exhausted at {lsn}")]
+    LsnExhausted {
+        /// The LSN that would have been assigned.
+        lsn: Lsn,
+    },
+    /// Too many segment files.
+    #[error("{count} segment files exceed the limit of {limit}")]
+    TooManySegments {
+        /// Segment files found or needed.
+        count: usize,
+        /// `SEGMENTS_MAX`.
+        limit: usize,
+    },
+    /// A path that is not implemented.
+    #[error("not supported: {what}")]
+    Unsupported {
+        /// What is missing.
+        what: &'static str,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the operation and path it came from.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The WAL's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

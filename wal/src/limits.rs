@@ -1,0 +1,55 @@
+//! limits: every named maximum of the WAL crate, in one place.
+//!
+//! Invariants: relationships between limits are checked at compile time below. Exceeding a limit
+//! is a typed error (`Error::RecordTooLarge`, `Error::BatchTooLarge`, `Error::InvalidOptions`),
+//! never a silent truncation. This module holds constants only; it must not do anything.
+
+/// Bytes of framing in front of every record payload: CRC32, payload length, LSN and kind.
+pub const RECORD_HEADER_SIZE_BYTES: usize = 16;
+
+/// The largest record payload, in bytes. A segment must also have room for it (see
+/// `SEGMENT_SIZE_BYTES_MIN`); the effective limit is the smaller of the two.
+pub const RECORD_SIZE_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// Bytes reserved at the start of every segment file for its header.
+pub const SEGMENT_HEADER_SIZE_BYTES: usize = 64;
+
+/// The smallest segment size accepted by `WalOptions`.
+pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4096;
+
+/// The largest segment size accepted by `WalOptions` (offsets inside a segment fit in a u32).
+pub const SEGMENT_SIZE_BYTES_MAX: u64 = 1 << 30;
+
+/// The default segment size.
+pub const SEGMENT_SIZE_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+
+/// The most records one `append_batch` call may carry.
+pub const BATCH_RECORDS_MAX: usize = 65_536;
+
+/// The most preallocated (or recycled) segments kept ready ahead of the writer.
+pub const SEGMENTS_READY_MAX: usize = 8;
+
+/// The most segment files a log directory may hold.
+pub const SEGMENTS_MAX: usize = 1_000_000;
+
+/// The largest LSN: LSNs take the low 56 bits of the header's LSN word.
+pub const LSN_MAX: u64 = (1 << 56) - 1;
+
+/// One sparse index entry is kept per this many records of a segment (reads by LSN).
+pub const INDEX_STRIDE_RECORDS: u64 = 64;
+
+/// Size of one write when a segment is zero-filled or a torn tail is zeroed.
+pub const ZERO_FILL_CHUNK_BYTES: usize = 1024 * 1024;
+
+/// The most records one compaction may copy forward.
+pub const COMPACTION_RECORDS_MAX: usize = 16 * 1024 * 1024;
+
+const _: () = assert!(RECORD_HEADER_SIZE_BYTES <= 16);
+const _: () = assert!(SEGMENT_SIZE_BYTES_MIN <= SEGMENT_SIZE_BYTES_DEFAULT);
+const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT <= SEGMENT_SIZE_BYTES_MAX);
+const _: () = assert!(SEGMENT_SIZE_BYTES_MAX <= u32::MAX as u64);
+const _: () = assert!(
+    (SEGMENT_HEADER_SIZE_BYTES + RECORD_HEADER_SIZE_BYTES) as u64 <= SEGMENT_SIZE_BYTES_MIN
+);
+const _: () = assert!(RECORD_SIZE_BYTES_MAX as u64 <= SEGMENT_SIZE_BYTES_MAX);
+const _: () = assert!(SEGMENTS_READY_MAX >= 1);

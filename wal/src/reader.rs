@@ -1,0 +1,5 @@
+//! reader: iterate records by LSN.
+
+/// An iterator over owned records from an LSN on.
+#[derive(Debug)]
+pub struct RecordIter {}

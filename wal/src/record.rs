@@ -1,0 +1,352 @@
+//! record: framing of one record (header + payload), encode and decode.
+//!
+//! Layout (little-endian, 16 bytes of framing):
+//! `crc32: u32 | payload_len: u32 | lsn_and_kind: u64 | payload`, where `lsn_and_kind` holds the
+//! LSN in its low 56 bits and the kind byte in its top 8 bits (bit 7 of the kind byte marks the
+//! last record of a batch). The CRC is crc32 (crc32fast) seeded with the segment's identity and
+//! covering bytes 4..16 of the header and the payload, so bytes written under another segment id
+//! (recycled or preallocated files) never validate.
+//!
+//! Invariants: `decode` never reads past the slice it is given, never allocates, and returns a
+//! frame only when its CRC, length and expected LSN all agree. This module does no I/O.
+
+use crate::limits::{LSN_MAX, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX};
+use crate::{Lsn, RecordKind, SegmentId};
+
+/// Bit of the kind byte marking the last record of an atomic batch.
+pub(crate) const FLAG_BATCH_END: u8 = 0x80;
+/// Mask of the kind value inside the kind byte.
+pub(crate) const KIND_MASK: u8 = 0x7f;
+/// Internal kind: start of a compaction; its LSN names the compaction.
+pub(crate) const KIND_COMPACT_BEGIN: u8 = 125;
+/// Internal kind: a live record copied forward by compaction.
+pub(crate) const KIND_COPY: u8 = 126;
+/// Internal kind: a compaction's copies are complete and durable.
+pub(crate) const KIND_COMPACT_COMMIT: u8 = 127;
+/// Bytes of the copy prefix: original LSN, compaction begin LSN, original kind.
+pub(crate) const COPY_PREFIX_SIZE_BYTES: usize = 17;
+
+/// The CRC seed of a segment: a CRC of a domain tag and the segment id.
+pub(crate) fn segment_seed(segment_id: SegmentId) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(b"statelog-wal/segment");
+    hasher.update(&segment_id.0.to_le_bytes());
+    hasher.finalize()
+}
+
+/// Size of a framed record carrying `payload_len` bytes.
+pub(crate) const fn framed_size(payload_len: usize) -> usize {
+    RECORD_HEADER_SIZE_BYTES + payload_len
+}
+
+/// Appends one framed record to `out`. The caller has checked the payload size and LSN range.
+pub(crate) fn encode_into(out: &mut Vec<u8>, seed: u32, lsn: u64, kind_byte: u8, payload: &[u8]) {
+    assert!(
+        payload.len() <= RECORD_SIZE_BYTES_MAX,
+        "payload size checked by caller"
+    );
+    assert!(lsn >= 1, "lsn 0 is never assigned");
+    assert!(lsn <= LSN_MAX, "lsn range checked by caller");
+    let start = out.len();
+    let len_u32 =
+        u32::try_from(payload.len()).expect("payload length below RECORD_SIZE_BYTES_MAX fits u32");
+    let lsn_and_kind = lsn | (u64::from(kind_byte) << 56);
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&len_u32.to_le_bytes());
+    out.extend_from_slice(&lsn_and_kind.to_le_bytes());
+    out.extend_from_slice(payload);
+    let mut hasher = crc32fast::Hasher::new_with_initial(seed);
+    hasher.update(&out[start + 4..]);
+    let crc = hasher.finalize();
+    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len() - start, framed_size(payload.len()));
+}
+
+/// One validated frame inside a segment image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Frame<'a> {
+    /// The record's LSN.
+    pub lsn: u64,
+    /// The kind byte (kind value and flags).
+    pub kind_byte: u8,
+    /// The payload.
+    pub payload: &'a [u8],
+    /// Framed size (header + payload).
+    pub size_bytes: usize,
+}
+
+impl Frame<'_> {
+    /// Whether this record ends an atomic batch.
+    pub fn is_batch_end(&self) -> bool {
+        self.kind_byte & FLAG_BATCH_END != 0
+    }
+    /// The kind value without flags.
+    pub fn kind_value(&self) -> u8 {
+        self.kind_byte & KIND_MASK
+    }
+}
+
+/// Why bytes at an offset are not a valid frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Invalid {
+    /// Fewer than 16 bytes remain.
+    ShortHeader,
+    /// The header is all zero (unwritten, preallocated space).
+    Zeroed,
+    /// The length field exceeds the limit or the remaining bytes.
+    BadLength { len: u32 },
+    /// The LSN field is not the expected next LSN.
+    BadLsn { found: u64 },
+    /// The checksum does not match.
+    BadCrc { expected: u32, actual: u32 },
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::ShortHeader => write!(f, "truncated record header"),
+            Invalid::Zeroed => write!(f, "zeroed record header"),
+            Invalid::BadLength { len } => write!(f, "record length {len} out of bounds"),
+            Invalid::BadLsn { found } => write!(f, "unexpected lsn {found}"),
+            Invalid::BadCrc { expected, actual } => {
+                write!(
+                    f,
+                    "checksum mismatch: stored {expected:#010x}, computed {actual:#010x}"
+                )
+            }
+        }
+    }
+}
+
+/// Reads the header fields at `bytes[offset..]` without checking the CRC: (len, lsn, kind byte).
+pub(crate) fn peek_header(bytes: &[u8], offset: usize) -> Option<(u32, u64, u8)> {
+    let header = bytes.get(offset..offset.checked_add(RECORD_HEADER_SIZE_BYTES)?)?;
+    let len = u32::from_le_bytes(header[4..8].try_into().ok()?);
+    let word = u64::from_le_bytes(header[8..16].try_into().ok()?);
+    Some((len, word & LSN_MAX, (word >> 56) as u8))
+}
+
+/// Decodes and validates the frame at `bytes[offset..]`. `expected_lsn` of `None` accepts any
+/// LSN (used when hunting for valid data after damage).
+pub(crate) fn decode(
+    bytes: &[u8],
+    offset: usize,
+    seed: u32,
+    expected_lsn: Option<u64>,
+) -> Result<Frame<'_>, Invalid> {
+    let Some(header) = bytes.get(offset..offset.saturating_add(RECORD_HEADER_SIZE_BYTES)) else {
+        return Err(Invalid::ShortHeader);
+    };
+    if header.len() < RECORD_HEADER_SIZE_BYTES {
+        return Err(Invalid::ShortHeader);
+    }
+    if header.iter().all(|&b| b == 0) {
+        return Err(Invalid::Zeroed);
+    }
+    let stored_crc = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    let word = u64::from_le_bytes([
+        header[8], header[9], header[10], header[11], header[12], header[13], header[14],
+        header[15],
+    ]);
+    let lsn = word & LSN_MAX;
+    let kind_byte = (word >> 56) as u8;
+    let len_usize = len as usize;
+    let remaining = bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
+    if len_usize > RECORD_SIZE_BYTES_MAX || len_usize > remaining {
+        return Err(Invalid::BadLength { len });
+    }
+    match expected_lsn {
+        Some(expected) if lsn != expected => return Err(Invalid::BadLsn { found: lsn }),
+        None if lsn == 0 => return Err(Invalid::BadLsn { found: lsn }),
+        _ => {}
+    }
+    let body_start = offset + RECORD_HEADER_SIZE_BYTES;
+    let body = &bytes[body_start..body_start + len_usize];
+    let mut hasher = crc32fast::Hasher::new_with_initial(seed);
+    hasher.update(&header[4..]);
+    hasher.update(body);
+    let actual = hasher.finalize();
+    if actual != stored_crc {
+        return Err(Invalid::BadCrc {
+            expected: stored_crc,
+            actual,
+        });
+    }
+    let frame = Frame {
+        lsn,
+        kind_byte,
+        payload: body,
+        size_bytes: framed_size(len_usize),
+    };
+    debug_assert!(frame.size_bytes <= bytes.len() - offset);
+    Ok(frame)
+}
+
+/// Encodes the payload of a copy record: original LSN, compaction begin LSN, original kind,
+/// then the original payload.
+pub(crate) fn encode_copy_payload(
+    out: &mut Vec<u8>,
+    original_lsn: u64,
+    begin_lsn: u64,
+    kind: u8,
+    payload: &[u8],
+) {
+    out.clear();
+    out.extend_from_slice(&original_lsn.to_le_bytes());
+    out.extend_from_slice(&begin_lsn.to_le_bytes());
+    out.push(kind);
+    out.extend_from_slice(payload);
+}
+
+/// The parts of a copy record's payload: (original LSN, begin LSN, original kind, payload).
+pub(crate) fn decode_copy_payload(payload: &[u8]) -> Option<(u64, u64, u8, &[u8])> {
+    if payload.len() < COPY_PREFIX_SIZE_BYTES {
+        return None;
+    }
+    let original = u64::from_le_bytes(payload[0..8].try_into().ok()?);
+    let begin = u64::from_le_bytes(payload[8..16].try_into().ok()?);
+    Some((
+        original,
+        begin,
+        payload[16],
+        &payload[COPY_PREFIX_SIZE_BYTES..],
+    ))
+}
+
+/// A record as callers see it: copies carry the kind and payload of their original.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The record's LSN (for a compacted record, its new LSN).
+    pub lsn: Lsn,
+    /// The caller's kind.
+    pub kind: RecordKind,
+    /// The caller's payload.
+    pub payload: &'a [u8],
+    /// For a record copied forward by compaction, the LSN it had before.
+    pub copied_from: Option<Lsn>,
+}
+
+impl Record<'_> {
+    /// An owned copy of this record.
+    pub fn to_owned_record(&self) -> OwnedRecord {
+        OwnedRecord {
+            lsn: self.lsn,
+            kind: self.kind,
+            payload: self.payload.to_vec(),
+            copied_from: self.copied_from,
+        }
+    }
+}
+
+/// A record with its own payload buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRecord {
+    /// The record's LSN.
+    pub lsn: Lsn,
+    /// The caller's kind.
+    pub kind: RecordKind,
+    /// The caller's payload.
+    pub payload: Vec<u8>,
+    /// For a record copied forward by compaction, the LSN it had before.
+    pub copied_from: Option<Lsn>,
+}
+
+impl OwnedRecord {
+    /// A borrowed view of this record.
+    pub fn as_record(&self) -> Record<'_> {
+        Record {
+            lsn: self.lsn,
+            kind: self.kind,
+            payload: &self.payload,
+            copied_from: self.copied_from,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(seed: u32, lsn: u64, kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_into(&mut out, seed, lsn, kind, payload);
+        out
+    }
+
+    #[test]
+    fn round_trip_sizes() {
+        let seed = segment_seed(SegmentId(3));
+        for size in [0usize, 1, 100, 4095, 4096, 4097, 65_536] {
+            let payload: Vec<u8> = (0..size).map(|i| (i * 7) as u8).collect();
+            let bytes = one(seed, 42, 5 | FLAG_BATCH_END, &payload);
+            assert_eq!(bytes.len(), 16 + size);
+            let frame = decode(&bytes, 0, seed, Some(42)).expect("valid frame");
+            assert_eq!(frame.lsn, 42);
+            assert_eq!(frame.kind_value(), 5);
+            assert!(frame.is_batch_end());
+            assert_eq!(frame.payload, &payload[..]);
+        }
+    }
+
+    #[test]
+    fn other_segment_seed_rejects() {
+        let bytes = one(segment_seed(SegmentId(1)), 7, 1, b"hello");
+        let err = decode(&bytes, 0, segment_seed(SegmentId(2)), Some(7)).expect_err("stale frame");
+        assert!(matches!(err, Invalid::BadCrc { .. }));
+    }
+
+    #[test]
+    fn wrong_lsn_rejects() {
+        let seed = segment_seed(SegmentId(1));
+        let bytes = one(seed, 7, 1, b"hello");
+        assert_eq!(
+            decode(&bytes, 0, seed, Some(8)),
+            Err(Invalid::BadLsn { found: 7 })
+        );
+    }
+
+    #[test]
+    fn zeroed_and_short_reject() {
+        let seed = segment_seed(SegmentId(1));
+        assert_eq!(decode(&[0u8; 40], 0, seed, Some(1)), Err(Invalid::Zeroed));
+        assert_eq!(
+            decode(&[1u8; 10], 0, seed, Some(1)),
+            Err(Invalid::ShortHeader)
+        );
+    }
+
+    #[test]
+    fn every_bit_flip_detected() {
+        let seed = segment_seed(SegmentId(9));
+        let bytes = one(seed, 1000, 3, b"the quick brown fox");
+        for bit in 0..bytes.len() * 8 {
+            let mut damaged = bytes.clone();
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            assert!(
+                decode(&damaged, 0, seed, Some(1000)).is_err(),
+                "bit {bit} undetected"
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_payload_rejects() {
+        let seed = segment_seed(SegmentId(1));
+        let bytes = one(seed, 1, 1, &[9u8; 100]);
+        for cut in 0..bytes.len() {
+            assert!(
+                decode(&bytes[..cut], 0, seed, Some(1)).is_err(),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn copy_payload_round_trip() {
+        let mut out = Vec::new();
+        encode_copy_payload(&mut out, 11, 99, 4, b"abc");
+        assert_eq!(decode_copy_payload(&out), Some((11, 99, 4, &b"abc"[..])));
+        assert_eq!(decode_copy_payload(&out[..5]), None);
+    }
+}
