@@ -23,3 +23,9 @@ pub const REDRIVE_WINDOW_MS: u64 = 14 * 24 * 3600 * 1000;
 pub const EXECUTION_OPEN_MS_MAX: u64 = 365 * 24 * 3600 * 1000;
 
 const _: () = assert!(REDRIVE_WINDOW_MS < RETENTION_MS_DEFAULT);
+
+/// The most writer threads one `statelog wal append-test` run starts.
+pub const APPEND_TEST_THREADS_MAX: u32 = 1024;
+
+/// The most records one `statelog wal append-test` run appends.
+pub const APPEND_TEST_RECORDS_MAX: u64 = 1 << 32;
