@@ -34,6 +34,8 @@
 #![allow(dead_code)]
 
 pub mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod limits;
 pub mod record;
 pub mod segment;
