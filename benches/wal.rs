@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use parking_lot::{Condvar, Mutex};
+use statelog_wal::limits::RECORD_HEADER_SIZE_BYTES;
+use statelog_wal::{Durability, RecordKind, Wal, WalOptions};
 
 /// Payload size of every appended record.
 const RECORD_SIZE_BYTES: usize = 100;
@@ -348,6 +350,61 @@ fn run_okaywal(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
 }
 
 // ---------------------------------------------------------------------------------------------
+// statelog-wal
+
+fn open_ours(dir: &Path, durability: Durability) -> Wal {
+    let options = WalOptions {
+        durability,
+        ..WalOptions::default()
+    };
+    let (wal, _report) = Wal::open(dir, options).expect("open statelog-wal");
+    wal
+}
+
+fn run_ours(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
+    let wal = open_ours(dir, Durability::GroupCommit);
+    let kind = RecordKind::new(1).expect("kind 1 is a caller kind");
+    run_concurrent(writers, per_writer_count, |seed| {
+        wal.append(kind, &payload(seed))
+            .expect("statelog-wal append");
+    })
+}
+
+/// A log of `records_count` 100-byte records, written without per-record syncs and synced once
+/// at the end. Returns the bytes of record data it holds (framing included).
+fn build_large_log(dir: &Path, records_count: u64) -> u64 {
+    let wal = open_ours(dir, Durability::NoSync);
+    let kind = RecordKind::new(1).expect("kind 1 is a caller kind");
+    let record = payload(7);
+    let batch: Vec<(RecordKind, &[u8])> = (0..1024).map(|_| (kind, &record[..])).collect();
+    let mut written = 0u64;
+    while written < records_count {
+        let take = (records_count - written).min(batch.len() as u64) as usize;
+        wal.append_batch(&batch[..take])
+            .expect("statelog-wal append_batch");
+        written += take as u64;
+    }
+    wal.sync().expect("statelog-wal sync");
+    records_count * (RECORD_HEADER_SIZE_BYTES + RECORD_SIZE_BYTES) as u64
+}
+
+/// Opens the log (full recovery scan, every CRC checked) and returns the time to ready.
+fn time_open(dir: &Path) -> Duration {
+    let start = Instant::now();
+    let (wal, report) = Wal::open(
+        dir,
+        WalOptions {
+            background_preparation: false,
+            ..WalOptions::default()
+        },
+    )
+    .expect("reopen statelog-wal");
+    let elapsed = start.elapsed();
+    black_box((&wal, &report));
+    elapsed
+}
+
+// ---------------------------------------------------------------------------------------------
 // Sequential reads of a directory, cold (page cache dropped for those files) and warm.
 
 /// Asks the kernel to drop the cached pages of every file in `dir`. The files were synced, so
@@ -410,6 +467,15 @@ fn criterion_groups(c: &mut Criterion) {
                 probe.append(&payload(seed)).expect("raw append");
             })
         });
+        let wal = open_ours(&scratch("criterion-ours-1"), Durability::GroupCommit);
+        let kind = RecordKind::new(1).expect("kind 1 is a caller kind");
+        group.bench_function("statelog_wal", |b| {
+            b.iter(|| {
+                seed += 1;
+                wal.append(kind, &payload(seed))
+                    .expect("statelog-wal append");
+            })
+        });
     }
     group.finish();
 
@@ -444,10 +510,25 @@ fn criterion_groups(c: &mut Criterion) {
 struct Sizes {
     raw_count: usize,
     per_writer_count: usize,
+    recovery_records_count: u64,
+}
+
+/// One line of the ratio table: what is compared, the measured ratio and the target.
+fn ratio_line(name: &str, measured: f64, target: &str, pass: bool) {
+    println!(
+        "| {name} | {measured:.2} | {target} | {} |",
+        if pass { "yes" } else { "**no**" }
+    );
 }
 
 fn report(sizes: &Sizes) {
     let raw = run_raw(&scratch("table-raw"), sizes.raw_count);
+    let ours_1 = run_ours(&scratch("table-ours-1"), 1, sizes.raw_count);
+    let ours_16 = run_ours(
+        &scratch("table-ours-16"),
+        WRITERS_COUNT,
+        sizes.per_writer_count,
+    );
     let group_loop = run_group_loop(
         &scratch("table-group-loop"),
         WRITERS_COUNT,
@@ -463,23 +544,34 @@ fn report(sizes: &Sizes) {
         WRITERS_COUNT,
         sizes.per_writer_count,
     );
-    let read_dir = scratch("table-read");
-    drop(preallocated(&read_dir.join("file"), PROBE_FILE_SIZE_BYTES));
-    drop_cache(&read_dir);
-    let (cold_bytes, cold_elapsed) = sequential_read(&read_dir);
-    let (warm_bytes, warm_elapsed) = sequential_read(&read_dir);
+
+    // Recovery: one large log, read cold and warm, opened cold and warm.
+    let log_dir = scratch("table-recovery");
+    let record_bytes = build_large_log(&log_dir, sizes.recovery_records_count);
+    drop_cache(&log_dir);
+    let (cold_read_bytes, cold_read) = sequential_read(&log_dir);
+    let (warm_read_bytes, warm_read) = sequential_read(&log_dir);
+    drop_cache(&log_dir);
+    let cold_open = time_open(&log_dir);
+    let warm_open = time_open(&log_dir);
     let mb_per_s = |bytes: u64, elapsed: Duration| bytes as f64 / elapsed.as_secs_f64() / 1e6;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+
     println!();
     println!("## WAL benchmark (100-byte records)");
     println!();
     println!("| case | appends/s | p50 ms | p99 ms |");
     println!("|---|---:|---:|---:|");
     for (name, run) in [
-        ("raw write+fdatasync (1 writer)", &raw),
+        ("raw write+fdatasync, zero-filled file (1 writer)", &raw),
+        ("statelog-wal, group commit (1 writer)", &ours_1),
+        ("statelog-wal, group commit (16 writers)", &ours_16),
         ("minimal group-commit loop (16 writers)", &group_loop),
         ("okaywal (16 writers)", &okaywal),
-        ("SQLite WAL, synchronous=FULL (16 writers)", &sqlite),
+        (
+            "SQLite WAL, synchronous=FULL, 1 txn/group (16 writers)",
+            &sqlite,
+        ),
     ] {
         println!(
             "| {name} | {:.0} | {:.3} | {:.3} |",
@@ -489,15 +581,88 @@ fn report(sizes: &Sizes) {
         );
     }
     println!();
-    println!("| read | MB/s |");
-    println!("|---|---:|");
+    let cold_scan = mb_per_s(record_bytes, cold_open);
+    let warm_scan = mb_per_s(record_bytes, warm_open);
+    let cold_read_rate = mb_per_s(cold_read_bytes, cold_read);
+    let warm_read_rate = mb_per_s(warm_read_bytes, warm_read);
     println!(
-        "| sequential read, cold | {:.0} |",
-        mb_per_s(cold_bytes, cold_elapsed)
+        "| recovery ({} records, {:.1} MB of records, {:.1} MB of files) | MB/s | ms |",
+        sizes.recovery_records_count,
+        record_bytes as f64 / 1e6,
+        cold_read_bytes as f64 / 1e6
+    );
+    println!("|---|---:|---:|");
+    println!(
+        "| sequential read, cold | {cold_read_rate:.0} | {:.1} |",
+        ms(cold_read)
     );
     println!(
-        "| sequential read, warm | {:.0} |",
-        mb_per_s(warm_bytes, warm_elapsed)
+        "| sequential read, warm | {warm_read_rate:.0} | {:.1} |",
+        ms(warm_read)
+    );
+    println!(
+        "| open (CRC-checked scan), cold | {cold_scan:.0} | {:.1} |",
+        ms(cold_open)
+    );
+    println!(
+        "| open (CRC-checked scan), warm | {warm_scan:.0} | {:.1} |",
+        ms(warm_open)
+    );
+    println!();
+    println!("| ratio | measured | target | met |");
+    println!("|---|---:|---|---|");
+    let over = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::INFINITY };
+    let r = over(ours_16.ops_per_s(), group_loop.ops_per_s());
+    ratio_line(
+        "16 writers: ours / minimal group-commit loop",
+        r,
+        ">= 1.0",
+        r >= 1.0,
+    );
+    let r = over(ours_16.ops_per_s(), okaywal.ops_per_s());
+    ratio_line("16 writers: ours / okaywal", r, ">= 1.3", r >= 1.3);
+    let r = over(ours_16.ops_per_s(), sqlite.ops_per_s());
+    ratio_line("16 writers: ours / SQLite", r, ">= 1.3", r >= 1.3);
+    let r = over(ours_1.ops_per_s(), raw.ops_per_s());
+    ratio_line("1 writer: ours / raw fdatasync rate", r, ">= 0.9", r >= 0.9);
+    let r = over(
+        ours_16.percentile(500).as_secs_f64(),
+        raw.percentile(500).as_secs_f64(),
+    );
+    ratio_line(
+        "16 writers: ours p50 / raw fdatasync p50",
+        r,
+        "<= 2.0",
+        r <= 2.0,
+    );
+    let r = over(
+        ours_16.percentile(990).as_secs_f64(),
+        raw.percentile(990).as_secs_f64(),
+    );
+    ratio_line(
+        "16 writers: ours p99 / raw fdatasync p99",
+        r,
+        "<= 3.0",
+        r <= 3.0,
+    );
+    let r = over(cold_scan, cold_read_rate);
+    ratio_line(
+        "recovery scan cold / sequential read cold",
+        r,
+        ">= 0.8",
+        r >= 0.8,
+    );
+    let r = warm_scan / 1e3;
+    ratio_line("recovery scan warm, GB/s", r, ">= 3.0", r >= 3.0);
+    let r = ms(warm_open);
+    ratio_line(
+        &format!(
+            "{} records open-to-ready (warm), ms",
+            sizes.recovery_records_count
+        ),
+        r,
+        "<= 100",
+        r <= 100.0,
     );
 }
 
@@ -514,12 +679,14 @@ fn main() {
         Sizes {
             raw_count: 500,
             per_writer_count: 300,
+            recovery_records_count: 1_000_000,
         }
     } else {
         // `cargo test --benches`: one small pass to show every path works.
         Sizes {
             raw_count: 5,
             per_writer_count: 3,
+            recovery_records_count: 2_000,
         }
     };
     report(&sizes);
