@@ -30,8 +30,6 @@
 //! poisoned (fail-stop) and every later call returns [`Error::Poisoned`]; damage before the end of
 //! the newest segment is never skipped silently. This crate depends on no workspace crate.
 #![deny(missing_docs)]
-// Internals land in the next commits; the API above is the contract.
-#![allow(dead_code)]
 
 pub mod error;
 #[cfg(feature = "fuzzing")]

@@ -1,5 +1,257 @@
-//! reader: iterate records by LSN.
+//! reader: iterate records by LSN, and read one record by LSN.
+//!
+//! A `View` is a snapshot of the catalog (segment mappings, the visible LSN and the committed
+//! compactions) taken when a read starts. Within a segment it walks frames from the nearest
+//! sparse-index entry, checking every frame's CRC and exact LSN, up to the visible LSN or the
+//! next segment's first LSN.
+//!
+//! Invariants: a reader never returns bytes that failed their checksum (it returns
+//! `Error::Corrupt` instead), never returns a record past the acknowledged end, and hides the
+//! log's own markers and copies of uncommitted compactions. It never writes.
 
-/// An iterator over owned records from an LSN on.
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::record::{self, OwnedRecord, Record, KIND_COPY};
+use crate::storage::Mapping;
+use crate::writer::Inner;
+use crate::{Lsn, RecordKind, SegmentId};
+
 #[derive(Debug)]
-pub struct RecordIter {}
+struct SegView {
+    id: SegmentId,
+    seed: u32,
+    map: Mapping,
+    /// Where to start: (lsn, offset).
+    start: (u64, u64),
+    /// The next segment's first LSN: this segment holds no LSN at or above it.
+    stop_before: Option<u64>,
+}
+
+/// A raw frame position found by the walk.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    segment_index: usize,
+    payload_start: usize,
+    payload_len: usize,
+    kind_byte: u8,
+    lsn: u64,
+}
+
+/// A snapshot for reading from an LSN on.
+#[derive(Debug)]
+pub(crate) struct View {
+    segments: Vec<SegView>,
+    visible_lsn: u64,
+    committed: Arc<HashSet<u64>>,
+    position_segment: usize,
+    position_offset: u64,
+    position_lsn: u64,
+    from: u64,
+}
+
+impl View {
+    /// Takes a snapshot for reading records with LSN >= `from`.
+    pub(crate) fn new(inner: &Inner, from: u64) -> Result<View> {
+        let visible_lsn = inner.visible_lsn();
+        let catalog = inner.catalog.read();
+        let committed = Arc::new(catalog.committed.clone());
+        let first_index = catalog
+            .segments
+            .partition_point(|meta| meta.first_lsn <= from)
+            .saturating_sub(1);
+        let mut segments = Vec::new();
+        for (position, meta) in catalog.segments.iter().enumerate().skip(first_index) {
+            if meta.first_lsn > visible_lsn {
+                break;
+            }
+            let map = match (meta.sealed.is_some(), meta.map.get()) {
+                (true, Some(map)) => map.clone(),
+                (true, None) => {
+                    let map = meta
+                        .file
+                        .map()
+                        .map_err(|e| Error::io("mmap", &meta.path, e))?;
+                    let _ = meta.map.set(map.clone());
+                    map
+                }
+                (false, _) => meta
+                    .file
+                    .map()
+                    .map_err(|e| Error::io("mmap", &meta.path, e))?,
+            };
+            let hint_index = meta.index.partition_point(|(lsn, _)| *lsn <= from);
+            let start = if hint_index == 0 {
+                (
+                    meta.first_lsn,
+                    crate::limits::SEGMENT_HEADER_SIZE_BYTES as u64,
+                )
+            } else {
+                let (lsn, offset) = meta.index[hint_index - 1];
+                (lsn, u64::from(offset))
+            };
+            let stop_before = catalog
+                .segments
+                .get(position + 1)
+                .map(|next| next.first_lsn);
+            segments.push(SegView {
+                id: meta.id,
+                seed: meta.seed,
+                map,
+                start,
+                stop_before,
+            });
+        }
+        drop(catalog);
+        let (position_offset, position_lsn) = segments
+            .first()
+            .map_or((0, from), |s| (s.start.1, s.start.0));
+        Ok(View {
+            segments,
+            visible_lsn,
+            committed,
+            position_segment: 0,
+            position_offset,
+            position_lsn,
+            from,
+        })
+    }
+
+    /// The next raw frame at or after `from`, including hidden ones.
+    fn next_frame(&mut self) -> Result<Option<Found>> {
+        loop {
+            let Some(segment) = self.segments.get(self.position_segment) else {
+                return Ok(None);
+            };
+            let lsn = self.position_lsn;
+            let at_end = lsn > self.visible_lsn || Some(lsn) == segment.stop_before;
+            if at_end {
+                self.position_segment += 1;
+                match self.segments.get(self.position_segment) {
+                    Some(next) => {
+                        self.position_offset = next.start.1;
+                        self.position_lsn = next.start.0;
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            let offset = usize::try_from(self.position_offset).expect("offsets fit usize");
+            let frame = record::decode(&segment.map, offset, segment.seed, Some(lsn)).map_err(
+                |invalid| Error::Corrupt {
+                    segment_id: segment.id,
+                    offset_bytes: self.position_offset,
+                    reason: format!("reading acknowledged lsn {lsn}: {invalid}"),
+                },
+            )?;
+            self.position_offset += frame.size_bytes as u64;
+            self.position_lsn += 1;
+            if lsn < self.from {
+                continue;
+            }
+            return Ok(Some(Found {
+                segment_index: self.position_segment,
+                payload_start: offset + crate::limits::RECORD_HEADER_SIZE_BYTES,
+                payload_len: frame.payload.len(),
+                kind_byte: frame.kind_byte,
+                lsn,
+            }));
+        }
+    }
+
+    /// Interprets a found frame as a caller record, `None` when hidden.
+    fn record_at(&self, found: Found) -> Option<Record<'_>> {
+        // The frame was validated by `next_frame`; this only re-slices it.
+        let map = &self.segments[found.segment_index].map;
+        let frame_payload = &map[found.payload_start..found.payload_start + found.payload_len];
+        let kind = found.kind_byte & record::KIND_MASK;
+        if kind <= RecordKind::MAX {
+            return Some(Record {
+                lsn: Lsn(found.lsn),
+                kind: RecordKind::from_trusted(kind),
+                payload: frame_payload,
+                copied_from: None,
+            });
+        }
+        if kind == KIND_COPY {
+            let (original, begin, original_kind, payload) =
+                record::decode_copy_payload(frame_payload)?;
+            if !self.committed.contains(&begin) || original_kind > RecordKind::MAX {
+                return None;
+            }
+            return Some(Record {
+                lsn: Lsn(found.lsn),
+                kind: RecordKind::from_trusted(original_kind),
+                payload,
+                copied_from: Some(Lsn(original)),
+            });
+        }
+        None
+    }
+
+    /// Visits every visible record until `visit` breaks.
+    pub(crate) fn scan(
+        &mut self,
+        mut visit: impl FnMut(Record<'_>) -> std::ops::ControlFlow<()>,
+    ) -> Result<()> {
+        while let Some(found) = self.next_frame()? {
+            if let Some(record) = self.record_at(found) {
+                if visit(record).is_break() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads exactly `lsn` (`self.from`): `None` when hidden or no longer retained.
+    pub(crate) fn read_one(&mut self) -> Result<Option<OwnedRecord>> {
+        let target = self.from;
+        match self.next_frame()? {
+            Some(found) if found.lsn == target => {
+                Ok(self.record_at(found).map(|r| r.to_owned_record()))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// An iterator over owned records from an LSN on, up to the acknowledged end when it was made.
+#[derive(Debug)]
+pub struct RecordIter {
+    view: View,
+    done: bool,
+}
+
+impl RecordIter {
+    pub(crate) fn new(view: View) -> Self {
+        RecordIter { view, done: false }
+    }
+}
+
+impl Iterator for RecordIter {
+    type Item = Result<OwnedRecord>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        loop {
+            match self.view.next_frame() {
+                Ok(Some(found)) => {
+                    if let Some(record) = self.view.record_at(found) {
+                        return Some(Ok(record.to_owned_record()));
+                    }
+                }
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+}

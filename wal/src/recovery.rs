@@ -1,7 +1,543 @@
-//! recovery: the scan run by open.
+//! recovery: the scan run by open, and what it decides.
 //!
-//! (Filled in below.)
+//! It lists the segment files, classifies their headers, scans every record of every used
+//! segment (CRC, length and the exact expected LSN each time), and decides:
+//! - a sealed (non-newest) segment must hold every LSN up to the next segment's first LSN and end
+//!   on a batch boundary; anything else is `Error::Corrupt`. Bytes after that point are the
+//!   remains of a tail that an earlier recovery fenced off, never records;
+//! - the newest segment ends at its first invalid frame. If any valid frame of this segment
+//!   follows, that is corruption. Otherwise the tail is torn or zeroed: the log ends at the last
+//!   complete batch, and if records had to be dropped the writer is *fenced*: its next append
+//!   rotates to a new segment whose header records where the old one ends, so the dropped
+//!   frames can never be mistaken for records;
+//! - an interrupted compaction whose commit record is durable is finished (old segments removed).
+//!
+//! Invariants: nothing is skipped silently: every truncation is in the `RecoveryReport`, every
+//! other damage is an error unless `RepairMode::TruncateAtCorruption`. In read-only mode nothing
+//! on disk changes. Recovery never rewrites record bytes.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::error::{Error, Result};
+use crate::limits::{
+    INDEX_STRIDE_RECORDS, RECORD_HEADER_SIZE_BYTES, SEGMENTS_MAX, SEGMENT_HEADER_SIZE_BYTES,
+};
+use crate::record::{self, Frame, Invalid, KIND_COMPACT_COMMIT};
+use crate::segment::{self, HeaderState, TEMP_SUFFIX};
+use crate::storage::{join, Mapping, Storage, StorageFile};
+use crate::wal::WalOptions;
+use crate::{Lsn, RepairMode, SegmentId};
 
 /// What open found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecoveryReport {}
+pub struct RecoveryReport {
+    /// Segments whose records were scanned.
+    pub segments_scanned_count: usize,
+    /// Records found valid (including the log's own markers).
+    pub records_count: u64,
+    /// Record bytes checked.
+    pub bytes_scanned: u64,
+    /// The first retained LSN, if any record is retained.
+    pub first_lsn: Option<Lsn>,
+    /// The last LSN, if any.
+    pub last_lsn: Option<Lsn>,
+    /// The torn or zeroed tail that was cut off, if it held anything.
+    pub torn_tail: Option<TornTail>,
+    /// What `RepairMode::TruncateAtCorruption` dropped.
+    pub repair: Option<Repair>,
+    /// Old segments removed to finish a compaction interrupted after its commit.
+    pub compaction_segments_removed: Vec<SegmentId>,
+    /// Leftover temporary files removed.
+    pub temp_files_removed_count: usize,
+    /// Preallocated or recycled segments found ready for use.
+    pub segments_ready_count: usize,
+}
+
+/// A torn tail cut off by recovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    /// The newest segment.
+    pub segment_id: SegmentId,
+    /// Where the log now ends inside it.
+    pub offset_bytes: u64,
+    /// What was found there.
+    pub reason: String,
+    /// Complete records dropped because their batch was incomplete.
+    pub records_dropped_count: u64,
+}
+
+/// What repair dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repair {
+    /// The segment holding the corruption.
+    pub segment_id: SegmentId,
+    /// Where the log now ends inside it.
+    pub offset_bytes: u64,
+    /// The corruption.
+    pub reason: String,
+    /// Whole segments removed after it.
+    pub segments_removed: Vec<SegmentId>,
+}
+
+/// One used segment as the catalog holds it.
+#[derive(Debug)]
+pub(crate) struct SegMeta {
+    pub id: SegmentId,
+    pub seed: u32,
+    pub file: Arc<dyn StorageFile>,
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    pub first_lsn: u64,
+    /// Set once the segment is no longer appended to: (last LSN or `None`, end offset).
+    pub sealed: Option<(Option<u64>, u64)>,
+    /// Sparse (lsn, offset) index, one entry per `INDEX_STRIDE_RECORDS` records.
+    pub index: Vec<(u64, u32)>,
+    /// The mapping, cached once the segment is sealed.
+    pub map: Arc<OnceLock<Mapping>>,
+}
+
+/// Everything open needs to start the writer.
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    pub segments: Vec<SegMeta>,
+    pub ready: Vec<(SegmentId, Arc<dyn StorageFile>, PathBuf)>,
+    pub next_lsn: u64,
+    pub active_end_offset: u64,
+    pub active_records_count: u64,
+    pub fence: bool,
+    pub committed: HashSet<u64>,
+    pub next_segment_id: u64,
+    pub report: RecoveryReport,
+}
+
+/// The outcome of scanning one segment.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Offset just past the last valid frame.
+    end_offset: u64,
+    last_lsn: Option<u64>,
+    /// (lsn, offset after) of the last frame that ends a batch.
+    last_batch_end: Option<(u64, u64)>,
+    /// Where and why the scan stopped, when it stopped on an invalid frame.
+    stop: Option<(u64, Invalid)>,
+    records_count: u64,
+    index: Vec<(u64, u32)>,
+    /// (lsn, begin lsn, first segment, last segment) of every compaction commit.
+    commits: Vec<(u64, u64, u64, u64)>,
+}
+
+fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Scan {
+    let mut out = Scan {
+        end_offset: SEGMENT_HEADER_SIZE_BYTES as u64,
+        ..Scan::default()
+    };
+    let mut offset = SEGMENT_HEADER_SIZE_BYTES;
+    let mut expected = first_lsn;
+    loop {
+        if Some(expected) == stop_before {
+            break;
+        }
+        match record::decode(bytes, offset, seed, Some(expected)) {
+            Ok(frame) => {
+                if out.records_count % INDEX_STRIDE_RECORDS == 0 {
+                    let offset_u32 = u32::try_from(offset)
+                        .expect("segment offsets fit u32 (SEGMENT_SIZE_BYTES_MAX)");
+                    out.index.push((expected, offset_u32));
+                }
+                note_marker(&frame, &mut out.commits);
+                offset += frame.size_bytes;
+                out.records_count += 1;
+                out.last_lsn = Some(expected);
+                if frame.is_batch_end() {
+                    out.last_batch_end = Some((expected, offset as u64));
+                }
+                expected += 1;
+            }
+            Err(invalid) => {
+                out.stop = Some((offset as u64, invalid));
+                break;
+            }
+        }
+    }
+    out.end_offset = offset as u64;
+    out
+}
+
+fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
+    if frame.kind_value() != KIND_COMPACT_COMMIT {
+        return;
+    }
+    let p = frame.payload;
+    if p.len() < 24 {
+        return;
+    }
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&p[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    commits.push((frame.lsn, word(0), word(8), word(16)));
+}
+
+/// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
+fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
+    let mut offset = from;
+    while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
+        // Skip zeroed space a word at a time: preallocated tails are zeros.
+        if offset % 8 == 0 && offset + 8 <= bytes.len() && bytes[offset..offset + 8] == [0u8; 8] {
+            offset += 8;
+            continue;
+        }
+        if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
+            let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
+            if fits && lsn != 0 {
+                if let Ok(frame) = record::decode(bytes, offset, seed, None) {
+                    return Some((offset as u64, frame.lsn));
+                }
+            }
+        }
+        offset += 1;
+    }
+    None
+}
+
+struct FileEntry {
+    id: SegmentId,
+    path: PathBuf,
+    file: Arc<dyn StorageFile>,
+    map: Mapping,
+    header: HeaderState,
+}
+
+fn corrupt(segment_id: SegmentId, offset_bytes: u64, reason: String) -> Error {
+    Error::Corrupt {
+        segment_id,
+        offset_bytes,
+        reason,
+    }
+}
+
+/// Runs recovery over `dir`.
+pub(crate) fn recover(
+    storage: &dyn Storage,
+    dir: &Path,
+    options: &WalOptions,
+) -> Result<Recovered> {
+    let names = storage.list(dir).map_err(|e| Error::io("list", dir, e))?;
+    let mut report = RecoveryReport::default();
+    let mut dir_dirty = false;
+    let mut entries: Vec<FileEntry> = Vec::new();
+    for name in &names {
+        let path = join(dir, name);
+        if name.ends_with(TEMP_SUFFIX) {
+            if !options.read_only {
+                storage
+                    .remove(&path)
+                    .map_err(|e| Error::io("remove", &path, e))?;
+                dir_dirty = true;
+            }
+            report.temp_files_removed_count += 1;
+            continue;
+        }
+        let Some(id) = segment::parse_file_name(name) else {
+            continue;
+        };
+        let file = storage
+            .open(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
+        let header = segment::read_header(&map, id);
+        entries.push(FileEntry {
+            id,
+            path,
+            file,
+            map,
+            header,
+        });
+    }
+    if entries.len() > SEGMENTS_MAX {
+        return Err(Error::TooManySegments {
+            count: entries.len(),
+            limit: SEGMENTS_MAX,
+        });
+    }
+    entries.sort_by_key(|entry| entry.id);
+    let next_segment_id = entries.last().map_or(1, |entry| entry.id.0 + 1);
+
+    // Which files are used segments: every file up to the last one with a valid header.
+    let last_used_index = entries
+        .iter()
+        .rposition(|entry| matches!(entry.header, HeaderState::Valid(_)));
+    let mut removed: Vec<SegmentId> = Vec::new();
+    let mut repair: Option<Repair> = None;
+    let mut used_count = last_used_index.map_or(0, |index| index + 1);
+    for (index, entry) in entries.iter().enumerate().take(used_count) {
+        if let HeaderState::Valid(_) = entry.header {
+            continue;
+        }
+        let reason = match &entry.header {
+            HeaderState::Zeroed => "zeroed segment header before a later segment".to_owned(),
+            HeaderState::Recycled { found } => format!("segment header names segment {found}"),
+            HeaderState::Damaged(reason) => reason.clone(),
+            HeaderState::Valid(_) => unreachable!("valid headers skipped above"),
+        };
+        if options.repair != RepairMode::TruncateAtCorruption {
+            return Err(corrupt(entry.id, 0, reason));
+        }
+        repair = Some(Repair {
+            segment_id: entry.id,
+            offset_bytes: 0,
+            reason,
+            segments_removed: Vec::new(),
+        });
+        used_count = index;
+        break;
+    }
+    // Files after the used ones: a damaged header there is a torn header of an unused segment,
+    // unless records of that segment follow it.
+    for entry in entries.iter().skip(used_count) {
+        if let HeaderState::Damaged(reason) = &entry.header {
+            let seed = record::segment_seed(entry.id);
+            if let Some((offset, lsn)) =
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES)
+            {
+                let reason = format!(
+                    "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
+                );
+                if options.repair != RepairMode::TruncateAtCorruption {
+                    return Err(corrupt(entry.id, 0, reason));
+                }
+                if repair.is_none() {
+                    repair = Some(Repair {
+                        segment_id: entry.id,
+                        offset_bytes: 0,
+                        reason,
+                        segments_removed: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+
+    // Scan the used segments in order.
+    let mut segments: Vec<SegMeta> = Vec::new();
+    let mut commits: Vec<(u64, u64, u64, u64)> = Vec::new();
+    let mut fence = false;
+    let mut next_lsn = 1u64;
+    let mut active_end_offset = SEGMENT_HEADER_SIZE_BYTES as u64;
+    let mut active_records_count = 0u64;
+    let mut index = 0usize;
+    while index < used_count {
+        let entry = &entries[index];
+        let HeaderState::Valid(header) = entry.header else {
+            unreachable!("files before used_count have valid headers")
+        };
+        let seed = record::segment_seed(entry.id);
+        let next_first = if index + 1 < used_count {
+            match &entries[index + 1].header {
+                HeaderState::Valid(next) => Some(next.first_lsn.0),
+                _ => unreachable!("files before used_count have valid headers"),
+            }
+        } else {
+            None
+        };
+        let scanned = scan(&entry.map, seed, header.first_lsn.0, next_first);
+        report.segments_scanned_count += 1;
+        report.records_count += scanned.records_count;
+        report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
+        // Decide where this segment ends and whether that is corruption.
+        let mut problem: Option<(u64, String)> = None;
+        let mut end = (scanned.end_offset, scanned.last_lsn);
+        let mut dropped = 0u64;
+        if let Some(next_first) = next_first {
+            if let Some((offset, invalid)) = scanned.stop {
+                problem = Some((
+                    offset,
+                    format!("{invalid} where lsn {} was expected; the next segment starts at lsn {next_first}", scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1)),
+                ));
+            } else if scanned.last_lsn.is_some()
+                && scanned.last_batch_end.map(|(lsn, _)| lsn) != scanned.last_lsn
+            {
+                problem = Some((
+                    scanned.end_offset,
+                    "sealed segment ends inside a batch".to_owned(),
+                ));
+            }
+        } else {
+            let stop_offset = scanned
+                .stop
+                .map_or(scanned.end_offset, |(offset, _)| offset);
+            let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
+            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from) {
+                let what = scanned.stop.map_or_else(
+                    || "end of scan".to_owned(),
+                    |(_, invalid)| invalid.to_string(),
+                );
+                problem = Some((
+                    stop_offset,
+                    format!("{what}, yet a valid record (lsn {lsn}) follows at offset {offset}"),
+                ));
+            } else {
+                let (batch_lsn, batch_offset) = scanned
+                    .last_batch_end
+                    .map_or((None, SEGMENT_HEADER_SIZE_BYTES as u64), |(l, o)| {
+                        (Some(l), o)
+                    });
+                if batch_lsn != scanned.last_lsn {
+                    dropped =
+                        scanned.last_lsn.unwrap_or(0) - batch_lsn.unwrap_or(header.first_lsn.0 - 1);
+                    end = (batch_offset, batch_lsn);
+                    fence = true;
+                }
+                let torn = matches!(scanned.stop, Some((_, invalid)) if !matches!(invalid, Invalid::Zeroed | Invalid::ShortHeader));
+                if torn || dropped > 0 {
+                    report.torn_tail = Some(TornTail {
+                        segment_id: entry.id,
+                        offset_bytes: end.0,
+                        reason: scanned.stop.map_or_else(
+                            || "incomplete batch".to_owned(),
+                            |(_, invalid)| invalid.to_string(),
+                        ),
+                        records_dropped_count: dropped,
+                    });
+                }
+            }
+        }
+        if let Some((offset, reason)) = problem {
+            if options.repair != RepairMode::TruncateAtCorruption {
+                return Err(corrupt(entry.id, offset, reason));
+            }
+            // Keep this segment up to its last complete batch before the damage; drop the rest.
+            let (batch_lsn, batch_offset) = scanned
+                .last_batch_end
+                .map_or((None, SEGMENT_HEADER_SIZE_BYTES as u64), |(l, o)| {
+                    (Some(l), o)
+                });
+            end = (batch_offset.min(offset), batch_lsn);
+            fence = true;
+            repair = Some(Repair {
+                segment_id: entry.id,
+                offset_bytes: end.0,
+                reason,
+                segments_removed: Vec::new(),
+            });
+            used_count = index + 1;
+        }
+        let kept_last = end.1;
+        commits.extend(
+            scanned
+                .commits
+                .iter()
+                .copied()
+                .filter(|c| Some(c.0) <= kept_last),
+        );
+        let index_kept: Vec<(u64, u32)> = scanned
+            .index
+            .into_iter()
+            .filter(|(lsn, _)| Some(*lsn) <= kept_last)
+            .collect();
+        let is_newest = index + 1 == used_count;
+        next_lsn = kept_last.map_or(header.first_lsn.0, |l| l + 1);
+        if is_newest {
+            active_end_offset = end.0;
+            active_records_count = kept_last.map_or(0, |l| l + 1 - header.first_lsn.0);
+        }
+        segments.push(SegMeta {
+            id: entry.id,
+            seed,
+            file: Arc::clone(&entry.file),
+            path: entry.path.clone(),
+            size_bytes: entry.map.len() as u64,
+            first_lsn: header.first_lsn.0,
+            sealed: if is_newest {
+                None
+            } else {
+                Some((kept_last, end.0))
+            },
+            index: index_kept,
+            map: Arc::new(OnceLock::new()),
+        });
+        if !is_newest {
+            let cached = segments.last().expect("just pushed");
+            let _ = cached.map.set(entry.map.clone());
+        }
+        index += 1;
+    }
+
+    // Files past the log's end: after a repair they go; otherwise zeroed or recycled files of
+    // the configured size are ready segments, anything else goes.
+    let mut ready = Vec::new();
+    for entry in entries.into_iter().skip(used_count) {
+        let keep = repair.is_none()
+            && !matches!(entry.header, HeaderState::Valid(_))
+            && entry.map.len() as u64 == options.segment_size_bytes;
+        if keep {
+            ready.push((entry.id, entry.file, entry.path));
+            continue;
+        }
+        if matches!(entry.header, HeaderState::Valid(_)) {
+            removed.push(entry.id);
+        }
+        if !options.read_only {
+            storage
+                .remove(&entry.path)
+                .map_err(|e| Error::io("remove", &entry.path, e))?;
+            dir_dirty = true;
+        }
+    }
+    if let Some(repair) = repair.as_mut() {
+        repair.segments_removed = removed;
+    }
+    report.repair = repair;
+
+    // Finish compactions whose commit is durable but whose old segments are still here.
+    let mut committed = HashSet::new();
+    for &(_lsn, begin, first_segment, last_segment) in &commits {
+        committed.insert(begin);
+        let newest_id = segments.last().map(|s| s.id.0);
+        let mut kept = Vec::with_capacity(segments.len());
+        for meta in segments.drain(..) {
+            let in_range =
+                (first_segment..=last_segment).contains(&meta.id.0) && Some(meta.id.0) != newest_id;
+            if in_range {
+                if !options.read_only {
+                    storage
+                        .remove(&meta.path)
+                        .map_err(|e| Error::io("remove", &meta.path, e))?;
+                    dir_dirty = true;
+                }
+                report.compaction_segments_removed.push(meta.id);
+            } else {
+                kept.push(meta);
+            }
+        }
+        segments = kept;
+    }
+    if dir_dirty && !options.read_only {
+        storage
+            .sync_dir(dir)
+            .map_err(|e| Error::io("sync_dir", dir, e))?;
+    }
+    report.first_lsn = segments
+        .first()
+        .map(|s| Lsn(s.first_lsn))
+        .filter(|l| l.0 < next_lsn);
+    report.last_lsn = (next_lsn > 1)
+        .then_some(Lsn(next_lsn - 1))
+        .filter(|_| report.first_lsn.is_some());
+    report.segments_ready_count = ready.len();
+    debug_assert!(segments.windows(2).all(|w| w[0].id < w[1].id));
+    Ok(Recovered {
+        segments,
+        ready,
+        next_lsn,
+        active_end_offset,
+        active_records_count,
+        fence,
+        committed,
+        next_segment_id,
+        report,
+    })
+}

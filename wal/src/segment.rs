@@ -157,7 +157,6 @@ pub(crate) fn prepare(
     storage
         .sync_dir(dir)
         .map_err(|e| Error::io("sync_dir", dir, e))?;
-    debug_assert_eq!(file.len().ok(), Some(size_bytes));
     Ok(file)
 }
 

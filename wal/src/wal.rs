@@ -8,13 +8,20 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::collections::VecDeque;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
 use crate::error::{Error, Result};
 use crate::limits::{
     SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT, SEGMENT_SIZE_BYTES_MAX, SEGMENT_SIZE_BYTES_MIN,
 };
+use crate::reader::{RecordIter, View};
 use crate::record::{OwnedRecord, Record};
 use crate::recovery::RecoveryReport;
 use crate::storage::{FsStorage, Storage};
+use crate::writer::{Active, Catalog, Inner, Ready, State, Want};
+use crate::{compaction, recovery};
 use crate::{Durability, Lsn, LsnRange, RecordKind, RepairMode, SegmentId};
 
 /// How a log is opened.
@@ -121,7 +128,8 @@ pub struct WalStats {
 /// A write-ahead log. `Send + Sync`; share it with `Arc`.
 #[derive(Debug)]
 pub struct Wal {
-    dir: PathBuf,
+    inner: Arc<Inner>,
+    background: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Wal {
@@ -136,67 +144,180 @@ impl Wal {
         dir: impl AsRef<Path>,
         options: WalOptions,
     ) -> Result<(Wal, RecoveryReport)> {
-        let _ = (storage, dir.as_ref(), options);
-        Err(Error::Unsupported { what: "Wal::open" })
+        options.validate()?;
+        let dir: PathBuf = dir.as_ref().to_path_buf();
+        if !options.read_only {
+            storage
+                .create_dir_all(&dir)
+                .map_err(|e| Error::io("create_dir_all", &dir, e))?;
+        }
+        let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
+        let active = recovered.segments.last().map(|meta| Active {
+            id: meta.id,
+            seed: meta.seed,
+            file: Arc::clone(&meta.file),
+            path: meta.path.clone(),
+            size_bytes: meta.size_bytes,
+            offset: recovered.active_end_offset,
+            records_count: recovered.active_records_count,
+        });
+        let ready: VecDeque<Ready> = recovered
+            .ready
+            .into_iter()
+            .map(|(id, file, path)| Ready { id, file, path })
+            .collect();
+        let state = State::new(
+            recovered.next_lsn,
+            active,
+            recovered.fence,
+            ready,
+            recovered.next_segment_id,
+        );
+        let inner = Arc::new(Inner {
+            storage,
+            dir,
+            options: options.clone(),
+            state: Mutex::new(state),
+            commit_cv: Condvar::new(),
+            prepare_cv: Condvar::new(),
+            catalog: RwLock::new(Catalog {
+                segments: recovered.segments,
+                committed: recovered.committed,
+            }),
+            compaction_lock: Mutex::new(()),
+        });
+        let background = if options.background_preparation && !options.read_only {
+            let worker = Arc::clone(&inner);
+            let handle = std::thread::Builder::new()
+                .name("statelog-wal-prepare".to_owned())
+                .spawn(move || {
+                    // Errors poison the log; the writer reports them.
+                    let _ = worker.prepare_loop(true);
+                })
+                .map_err(|e| Error::io("spawn", &inner.dir, e))?;
+            Some(handle)
+        } else {
+            None
+        };
+        Ok((Wal { inner, background }, recovered.report))
     }
 
     /// The log directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.inner.dir
+    }
+
+    /// The options the log was opened with.
+    pub fn options(&self) -> &WalOptions {
+        &self.inner.options
+    }
+
+    /// The largest payload `append` accepts with these options.
+    pub fn payload_size_bytes_max(&self) -> usize {
+        self.inner.payload_size_bytes_max()
+    }
+
+    fn check_payload(&self, payload: &[u8]) -> Result<()> {
+        let limit = self.inner.payload_size_bytes_max();
+        if payload.len() > limit {
+            return Err(Error::RecordTooLarge {
+                size_bytes: payload.len(),
+                limit_bytes: limit,
+            });
+        }
+        Ok(())
+    }
+
+    fn want(&self) -> Want {
+        match self.inner.options.durability {
+            Durability::PerCommit => Want::OwnSync,
+            Durability::GroupCommit => Want::Durable,
+            Durability::NoSync => Want::Written,
+        }
     }
 
     /// Appends one record and returns its LSN once it is acknowledged under the configured
     /// durability.
     pub fn append(&self, kind: RecordKind, payload: &[u8]) -> Result<Lsn> {
-        let _ = (kind, payload);
-        Err(Error::Unsupported {
-            what: "Wal::append",
-        })
+        let lsn = self.enqueue(kind, payload)?;
+        self.inner.commit(lsn.0, self.want())?;
+        Ok(lsn)
     }
 
     /// Appends records as one atomic batch (all or none survive a crash) in one commit.
     pub fn append_batch(&self, records: &[(RecordKind, &[u8])]) -> Result<LsnRange> {
-        let _ = records;
-        Err(Error::Unsupported {
-            what: "Wal::append_batch",
+        for (_, payload) in records {
+            self.check_payload(payload)?;
+        }
+        if records.len() <= BATCH_INLINE_MAX {
+            let mut items: [(u8, &[u8]); BATCH_INLINE_MAX] = [(0, &[]); BATCH_INLINE_MAX];
+            for (slot, (kind, payload)) in items.iter_mut().zip(records) {
+                *slot = (kind.get(), payload);
+            }
+            let (first, last) = self.inner.enqueue_batch(&items[..records.len()])?;
+            self.inner.commit(last, self.want())?;
+            return Ok(LsnRange {
+                first: Lsn(first),
+                last: Lsn(last),
+            });
+        }
+        let items: Vec<(u8, &[u8])> = records
+            .iter()
+            .map(|(kind, payload)| (kind.get(), *payload))
+            .collect();
+        let (first, last) = self.inner.enqueue_batch(&items)?;
+        self.inner.commit(last, self.want())?;
+        Ok(LsnRange {
+            first: Lsn(first),
+            last: Lsn(last),
         })
     }
 
     /// Appends one record without waiting; pair with `wait_durable`.
     pub fn enqueue(&self, kind: RecordKind, payload: &[u8]) -> Result<Lsn> {
-        let _ = (kind, payload);
-        Err(Error::Unsupported {
-            what: "Wal::enqueue",
-        })
+        self.check_payload(payload)?;
+        let (first, _) = self.inner.enqueue_batch(&[(kind.get(), payload)])?;
+        Ok(Lsn(first))
     }
 
     /// Waits until `lsn` is acknowledged under the configured durability.
     pub fn wait_durable(&self, lsn: Lsn) -> Result<()> {
-        let _ = lsn;
-        Err(Error::Unsupported {
-            what: "Wal::wait_durable",
-        })
+        self.inner.commit(lsn.0, self.want())
     }
 
     /// Makes every record appended so far durable (whatever the durability mode); returns the
     /// durable LSN.
     pub fn sync(&self) -> Result<Lsn> {
-        Err(Error::Unsupported { what: "Wal::sync" })
+        let target = self.inner.state.lock().next_lsn - 1;
+        self.inner.commit(target, Want::Durable)?;
+        Ok(Lsn(target))
     }
 
-    /// Reads one record by LSN; `None` for an LSN that holds a log-internal record or a record
-    /// superseded by compaction.
+    /// Reads one record by LSN; `None` for an LSN no longer retained, or one that holds a
+    /// log-internal record or a copy of an uncommitted compaction. An LSN past the acknowledged
+    /// end is `Error::LsnOutOfRange`.
     pub fn read(&self, lsn: Lsn) -> Result<Option<OwnedRecord>> {
-        let _ = lsn;
-        Err(Error::Unsupported { what: "Wal::read" })
+        let visible = self.inner.visible_lsn();
+        if lsn.0 == 0 || lsn.0 > visible {
+            let first = self
+                .inner
+                .catalog
+                .read()
+                .segments
+                .first()
+                .map_or(Lsn(1), |s| Lsn(s.first_lsn));
+            return Err(Error::LsnOutOfRange {
+                lsn,
+                first,
+                next: Lsn(visible + 1),
+            });
+        }
+        View::new(&self.inner, lsn.0)?.read_one()
     }
 
     /// Iterates owned records from `from` on, up to the acknowledged end at the time of the call.
-    pub fn iter_from(&self, from: Lsn) -> Result<crate::reader::RecordIter> {
-        let _ = from;
-        Err(Error::Unsupported {
-            what: "Wal::iter_from",
-        })
+    pub fn iter_from(&self, from: Lsn) -> Result<RecordIter> {
+        Ok(RecordIter::new(View::new(&self.inner, from.0)?))
     }
 
     /// Calls `visit` with every record from `from` on, without copying payloads, until it
@@ -206,28 +327,53 @@ impl Wal {
         from: Lsn,
         visit: impl FnMut(Record<'_>) -> ControlFlow<()>,
     ) -> Result<()> {
-        let _ = (from, visit);
-        Err(Error::Unsupported {
-            what: "Wal::scan_from",
-        })
+        View::new(&self.inner, from.0)?.scan(visit)
     }
 
     /// The retained segments, oldest first.
     pub fn segments(&self) -> Vec<SegmentInfo> {
-        Vec::new()
+        let next_lsn = self.inner.state.lock().next_lsn;
+        let catalog = self.inner.catalog.read();
+        let count = catalog.segments.len();
+        catalog
+            .segments
+            .iter()
+            .enumerate()
+            .map(|(position, meta)| {
+                let active = position + 1 == count && meta.sealed.is_none();
+                let last_lsn = match meta.sealed {
+                    Some((last, _)) => last.map(Lsn),
+                    None => (next_lsn > meta.first_lsn).then(|| Lsn(next_lsn - 1)),
+                };
+                SegmentInfo {
+                    segment_id: meta.id,
+                    first_lsn: Lsn(meta.first_lsn),
+                    last_lsn,
+                    size_bytes: meta.size_bytes,
+                    active,
+                }
+            })
+            .collect()
     }
 
     /// Counters.
     pub fn stats(&self) -> WalStats {
-        WalStats::default()
+        let segments_count = self.inner.catalog.read().segments.len();
+        let state = self.inner.state.lock();
+        WalStats {
+            next_lsn: Lsn(state.next_lsn),
+            durable_lsn: Lsn(state.durable_lsn),
+            segments_count,
+            segments_ready_count: state.ready.len(),
+            syncs_count: state.syncs_count,
+            writes_count: state.writes_count,
+            inline_prepares_count: state.inline_prepares_count,
+        }
     }
 
     /// Deletes every sealed segment whose records all have LSNs below `lsn`; returns them.
     pub fn delete_below(&self, lsn: Lsn) -> Result<Vec<SegmentId>> {
-        let _ = lsn;
-        Err(Error::Unsupported {
-            what: "Wal::delete_below",
-        })
+        compaction::delete_below(&self.inner, lsn.0)
     }
 
     /// Copy-forward compaction of the sealed segments entirely below `lsn`: re-appends the
@@ -238,17 +384,34 @@ impl Wal {
         lsn: Lsn,
         live: impl Fn(&Record<'_>) -> bool,
     ) -> Result<CompactionReport> {
-        let _ = (lsn, live);
-        Err(Error::Unsupported {
-            what: "Wal::compact_below",
-        })
+        compaction::compact_below(&self.inner, lsn.0, &live)
     }
 
     /// The background step: prepares (zero-fills) segments until `segments_ready_count` are
     /// ready; returns how many it made.
     pub fn prepare_segments(&self) -> Result<usize> {
-        Err(Error::Unsupported {
-            what: "Wal::prepare_segments",
-        })
+        if self.inner.options.read_only {
+            return Err(Error::ReadOnly {
+                op: "prepare_segments",
+            });
+        }
+        self.inner.prepare_loop(false)
     }
 }
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        {
+            let mut state = self.inner.state.lock();
+            state.shutdown = true;
+            self.inner.prepare_cv.notify_all();
+        }
+        if let Some(handle) = self.background.take() {
+            // A panicking preparer already poisoned nothing we can report here.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Batches up to this many records are passed without a heap allocation.
+const BATCH_INLINE_MAX: usize = 16;

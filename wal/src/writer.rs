@@ -1,1 +1,570 @@
+//! writer: append plus group commit, rotation into ready segments, segment preparation,
+//! fail-stop.
+//!
+//! Appends encode their frames into an in-memory chunk under the state mutex (no I/O, no
+//! allocation once the spare buffers are warm). A committing caller that finds no leader becomes
+//! the leader: it takes every buffered chunk, writes each with one `write_at`, issues one
+//! fdatasync per touched file, and then wakes every waiter its sync covers. An idle caller thus
+//! syncs itself; under load one sync covers every record written so far.
+//!
+//! Invariants: frames reach storage in LSN order (one leader at a time, chunks in order); an LSN
+//! is reported durable only after the sync of every file holding it returned Ok; after any write,
+//! sync or preparation error the log is poisoned and nothing more is acknowledged, and a sync is
+//! never retried. Rotation writes the new segment's header in the same chunk as its first
+//! records, into a file that is already full-size and whose directory entry is already durable,
+//! so no commit pays for file growth or metadata. This module must not interpret record payloads.
 
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
+
+use crate::error::{Error, Result};
+use crate::limits::{
+    BATCH_RECORDS_MAX, INDEX_STRIDE_RECORDS, LSN_MAX, RECORD_HEADER_SIZE_BYTES,
+    RECORD_SIZE_BYTES_MAX, SEGMENT_HEADER_SIZE_BYTES,
+};
+use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
+use crate::recovery::SegMeta;
+use crate::segment::{self, SegmentHeader};
+use crate::storage::{join, Storage, StorageFile};
+use crate::wal::WalOptions;
+use crate::{Durability, Lsn, SegmentId};
+
+/// Spare chunk buffers kept for reuse.
+const SPARE_BUFFERS_MAX: usize = 8;
+
+/// The segments readers see, and which compactions are committed.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    pub segments: Vec<SegMeta>,
+    pub committed: HashSet<u64>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Active {
+    pub id: SegmentId,
+    pub seed: u32,
+    pub file: Arc<dyn StorageFile>,
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    /// Offset where the next frame goes (buffered frames included).
+    pub offset: u64,
+    pub records_count: u64,
+}
+
+#[derive(Debug)]
+struct Chunk {
+    segment_id: SegmentId,
+    file: Arc<dyn StorageFile>,
+    path: PathBuf,
+    offset: u64,
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Ready {
+    pub id: SegmentId,
+    pub file: Arc<dyn StorageFile>,
+    pub path: PathBuf,
+}
+
+type SyncTarget = (SegmentId, Arc<dyn StorageFile>, PathBuf);
+
+#[derive(Debug)]
+pub(crate) struct State {
+    pub next_lsn: u64,
+    pub active: Option<Active>,
+    /// Recovery dropped frames in the active segment: the next append must rotate.
+    pub fence: bool,
+    chunks: Vec<Chunk>,
+    pub written_lsn: u64,
+    pub durable_lsn: u64,
+    leader_active: bool,
+    unsynced: Vec<SyncTarget>,
+    pub poisoned: Option<Arc<Error>>,
+    spare: Vec<Vec<u8>>,
+    pub ready: VecDeque<Ready>,
+    pub next_segment_id: u64,
+    preparing: bool,
+    pub shutdown: bool,
+    pub syncs_count: u64,
+    pub writes_count: u64,
+    pub inline_prepares_count: u64,
+}
+
+/// What a committing caller waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// Written to storage (no sync).
+    Written,
+    /// Covered by a successful sync.
+    Durable,
+    /// Covered by a sync this caller issued.
+    OwnSync,
+}
+
+/// The shared core of a `Wal`.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub storage: Arc<dyn Storage>,
+    pub dir: PathBuf,
+    pub options: WalOptions,
+    pub state: Mutex<State>,
+    /// Signalled when durable/written LSNs move, a leader finishes, or the log is poisoned.
+    pub commit_cv: Condvar,
+    /// Signalled when a segment becomes ready or one is needed.
+    pub prepare_cv: Condvar,
+    pub catalog: RwLock<Catalog>,
+    pub compaction_lock: Mutex<()>,
+}
+
+impl State {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        next_lsn: u64,
+        active: Option<Active>,
+        fence: bool,
+        ready: VecDeque<Ready>,
+        next_segment_id: u64,
+    ) -> Self {
+        State {
+            next_lsn,
+            active,
+            fence,
+            chunks: Vec::new(),
+            written_lsn: next_lsn - 1,
+            durable_lsn: next_lsn - 1,
+            leader_active: false,
+            unsynced: Vec::new(),
+            poisoned: None,
+            spare: Vec::new(),
+            ready,
+            next_segment_id,
+            preparing: false,
+            shutdown: false,
+            syncs_count: 0,
+            writes_count: 0,
+            inline_prepares_count: 0,
+        }
+    }
+}
+
+fn poisoned_error(cause: &Arc<Error>) -> Error {
+    Error::Poisoned {
+        cause: Arc::clone(cause),
+    }
+}
+
+impl Inner {
+    /// The largest payload a caller may append (room is kept for the copy prefix compaction adds).
+    pub(crate) fn payload_size_bytes_max(&self) -> usize {
+        let room = self.options.segment_size_bytes as usize
+            - SEGMENT_HEADER_SIZE_BYTES
+            - RECORD_HEADER_SIZE_BYTES;
+        RECORD_SIZE_BYTES_MAX.min(room) - COPY_PREFIX_SIZE_BYTES
+    }
+
+    /// Poisons the log with `error` (the first cause wins) and returns the poisoned error.
+    pub(crate) fn poison(&self, state: &mut State, error: Error) -> Error {
+        let cause = state
+            .poisoned
+            .get_or_insert_with(|| Arc::new(error))
+            .clone();
+        self.commit_cv.notify_all();
+        self.prepare_cv.notify_all();
+        poisoned_error(&cause)
+    }
+
+    /// Encodes a batch into the buffer and assigns its LSNs; nothing is written yet.
+    /// `items` are (kind value, payload); internal kinds are allowed here.
+    pub(crate) fn enqueue_batch(&self, items: &[(u8, &[u8])]) -> Result<(u64, u64)> {
+        if items.is_empty() {
+            return Err(Error::EmptyBatch);
+        }
+        if self.options.read_only {
+            return Err(Error::ReadOnly { op: "append" });
+        }
+        let internal_max = self.payload_size_bytes_max() + COPY_PREFIX_SIZE_BYTES;
+        let mut total = 0usize;
+        for (_, payload) in items {
+            if payload.len() > internal_max {
+                return Err(Error::RecordTooLarge {
+                    size_bytes: payload.len(),
+                    limit_bytes: internal_max,
+                });
+            }
+            total += record::framed_size(payload.len());
+        }
+        let room = self.options.segment_size_bytes as usize - SEGMENT_HEADER_SIZE_BYTES;
+        if items.len() > BATCH_RECORDS_MAX || total > room {
+            return Err(Error::BatchTooLarge {
+                records_count: items.len(),
+                size_bytes: total,
+                limit_bytes: room,
+                limit_records: BATCH_RECORDS_MAX,
+            });
+        }
+        let mut state = self.state.lock();
+        self.ensure_room(&mut state, total as u64)?;
+        let first = state.next_lsn;
+        let last = first + items.len() as u64 - 1;
+        if last > LSN_MAX {
+            return Err(Error::LsnExhausted { lsn: Lsn(last) });
+        }
+        let state = &mut *state;
+        let active = state
+            .active
+            .as_mut()
+            .expect("rotation leaves an active segment");
+        assert!(
+            active.offset + total as u64 <= active.size_bytes,
+            "batch fits after rotation"
+        );
+        let append_to_last = matches!(state.chunks.last(), Some(chunk) if chunk.segment_id == active.id && chunk.offset + chunk.bytes.len() as u64 == active.offset);
+        if !append_to_last {
+            let mut bytes = state.spare.pop().unwrap_or_default();
+            bytes.clear();
+            state.chunks.push(Chunk {
+                segment_id: active.id,
+                file: Arc::clone(&active.file),
+                path: active.path.clone(),
+                offset: active.offset,
+                bytes,
+            });
+        }
+        let chunk = state
+            .chunks
+            .last_mut()
+            .expect("a chunk for the active segment");
+        let mut index_entries: Vec<(u64, u32)> = Vec::new();
+        for (lsn, (position, (kind, payload))) in (first..).zip(items.iter().enumerate()) {
+            let flags = if position + 1 == items.len() {
+                FLAG_BATCH_END
+            } else {
+                0
+            };
+            if active.records_count % INDEX_STRIDE_RECORDS == 0 {
+                let offset_u32 = u32::try_from(active.offset).expect("segment offsets fit u32");
+                index_entries.push((lsn, offset_u32));
+            }
+            record::encode_into(&mut chunk.bytes, active.seed, lsn, kind | flags, payload);
+            active.offset += record::framed_size(payload.len()) as u64;
+            active.records_count += 1;
+        }
+        debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
+        state.next_lsn = last + 1;
+        if !index_entries.is_empty() {
+            let mut catalog = self.catalog.write();
+            if let Some(meta) = catalog.segments.last_mut() {
+                debug_assert_eq!(meta.id, active.id);
+                meta.index.extend(index_entries);
+            }
+        }
+        Ok((first, last))
+    }
+
+    /// Makes sure the active segment has room for `size_bytes` more, rotating to the next
+    /// ready segment (preparing one inline when none is ready and none is being prepared).
+    /// Called with the state locked; may release it while waiting for a preparation.
+    fn ensure_room(&self, state: &mut MutexGuard<'_, State>, size_bytes: u64) -> Result<()> {
+        let ready = loop {
+            if let Some(cause) = &state.poisoned {
+                return Err(poisoned_error(cause));
+            }
+            let needs_rotation = match &state.active {
+                None => true,
+                Some(active) => state.fence || active.offset + size_bytes > active.size_bytes,
+            };
+            if !needs_rotation {
+                return Ok(());
+            }
+            if let Some(ready) = state.ready.pop_front() {
+                break ready;
+            }
+            if state.preparing {
+                self.prepare_cv.wait(state);
+                continue;
+            }
+            let id = SegmentId(state.next_segment_id);
+            state.next_segment_id += 1;
+            state.inline_prepares_count += 1;
+            match segment::prepare(
+                self.storage.as_ref(),
+                &self.dir,
+                id,
+                self.options.segment_size_bytes,
+            ) {
+                Ok(file) => {
+                    break Ready {
+                        id,
+                        file,
+                        path: join(&self.dir, &segment::file_name(id)),
+                    }
+                }
+                Err(error) => return Err(self.poison(state, error)),
+            }
+        };
+        let first_lsn = state.next_lsn;
+        let mut catalog = self.catalog.write();
+        if let Some(old) = state.active.take() {
+            let last = (old.records_count > 0).then(|| first_lsn - 1);
+            if let Some(meta) = catalog.segments.last_mut() {
+                assert_eq!(
+                    meta.id, old.id,
+                    "the catalog's last segment is the active one"
+                );
+                meta.sealed = Some((last, old.offset));
+            }
+        }
+        let header = SegmentHeader {
+            segment_id: ready.id,
+            first_lsn: Lsn(first_lsn),
+        }
+        .encode();
+        let mut bytes = state.spare.pop().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(&header);
+        state.chunks.push(Chunk {
+            segment_id: ready.id,
+            file: Arc::clone(&ready.file),
+            path: ready.path.clone(),
+            offset: 0,
+            bytes,
+        });
+        let seed = record::segment_seed(ready.id);
+        catalog.segments.push(SegMeta {
+            id: ready.id,
+            seed,
+            file: Arc::clone(&ready.file),
+            path: ready.path.clone(),
+            size_bytes: self.options.segment_size_bytes,
+            first_lsn,
+            sealed: None,
+            index: Vec::new(),
+            map: Arc::new(OnceLock::new()),
+        });
+        drop(catalog);
+        state.active = Some(Active {
+            id: ready.id,
+            seed,
+            file: ready.file,
+            path: ready.path,
+            size_bytes: self.options.segment_size_bytes,
+            offset: SEGMENT_HEADER_SIZE_BYTES as u64,
+            records_count: 0,
+        });
+        state.fence = false;
+        self.prepare_cv.notify_all();
+        Ok(())
+    }
+
+    /// Waits until `target` satisfies `want`, leading commits as needed.
+    pub(crate) fn commit(&self, target: u64, want: Want) -> Result<()> {
+        let mut state = self.state.lock();
+        let mut synced_once = false;
+        loop {
+            if let Some(cause) = &state.poisoned {
+                return Err(poisoned_error(cause));
+            }
+            let done = match want {
+                Want::Written => state.written_lsn >= target,
+                Want::Durable => state.durable_lsn >= target,
+                Want::OwnSync => synced_once,
+            };
+            if done {
+                return Ok(());
+            }
+            if state.leader_active {
+                self.commit_cv.wait(&mut state);
+                continue;
+            }
+            state.leader_active = true;
+            let chunks = std::mem::take(&mut state.chunks);
+            let upto = state.next_lsn - 1;
+            let sync = want != Want::Written;
+            let mut targets: Vec<SyncTarget> = if sync {
+                std::mem::take(&mut state.unsynced)
+            } else {
+                Vec::new()
+            };
+            let result =
+                MutexGuard::unlocked(&mut state, || write_and_sync(&chunks, &mut targets, sync));
+            state.leader_active = false;
+            state.writes_count += chunks.len() as u64;
+            if sync {
+                state.syncs_count += targets.len() as u64;
+            }
+            for chunk in chunks {
+                if state.spare.len() < SPARE_BUFFERS_MAX {
+                    state.spare.push(chunk.bytes);
+                }
+            }
+            match result {
+                Ok(()) => {
+                    state.written_lsn = state.written_lsn.max(upto);
+                    if sync {
+                        state.durable_lsn = state.durable_lsn.max(upto);
+                    } else {
+                        for target in targets {
+                            if !state.unsynced.iter().any(|t| t.0 == target.0) {
+                                state.unsynced.push(target);
+                            }
+                        }
+                    }
+                }
+                Err(error) => {
+                    let _ = self.poison(&mut state, error);
+                }
+            }
+            synced_once |= sync;
+            self.commit_cv.notify_all();
+        }
+    }
+
+    /// The LSN up to which readers may see records.
+    pub(crate) fn visible_lsn(&self) -> u64 {
+        let state = self.state.lock();
+        match self.options.durability {
+            Durability::NoSync => state.written_lsn,
+            Durability::PerCommit | Durability::GroupCommit => state.durable_lsn,
+        }
+    }
+
+    /// The background step: prepares segments until enough are ready. With `wait` it keeps going
+    /// until shutdown (the background thread), otherwise it returns how many it made.
+    pub(crate) fn prepare_loop(&self, wait: bool) -> Result<usize> {
+        let mut made = 0usize;
+        let mut state = self.state.lock();
+        loop {
+            if state.shutdown {
+                return Ok(made);
+            }
+            if let Some(cause) = &state.poisoned {
+                if wait {
+                    return Ok(made);
+                }
+                return Err(poisoned_error(cause));
+            }
+            if state.preparing || state.ready.len() >= self.options.segments_ready_count {
+                if !wait && !state.preparing {
+                    return Ok(made);
+                }
+                self.prepare_cv.wait(&mut state);
+                continue;
+            }
+            state.preparing = true;
+            let id = SegmentId(state.next_segment_id);
+            state.next_segment_id += 1;
+            let result = MutexGuard::unlocked(&mut state, || {
+                segment::prepare(
+                    self.storage.as_ref(),
+                    &self.dir,
+                    id,
+                    self.options.segment_size_bytes,
+                )
+            });
+            state.preparing = false;
+            match result {
+                Ok(file) => {
+                    state.ready.push_back(Ready {
+                        id,
+                        file,
+                        path: join(&self.dir, &segment::file_name(id)),
+                    });
+                    made += 1;
+                    self.prepare_cv.notify_all();
+                }
+                Err(error) => {
+                    let error = self.poison(&mut state, error);
+                    if wait {
+                        return Ok(made);
+                    }
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    /// Removes or recycles whole segments already taken out of the catalog, then syncs the
+    /// directory. Recycled files join the ready queue only once their new name is durable.
+    pub(crate) fn retire_segments(&self, retired: Vec<SegMeta>) -> Result<()> {
+        if retired.is_empty() {
+            return Ok(());
+        }
+        let mut state = self.state.lock();
+        if let Some(cause) = &state.poisoned {
+            return Err(poisoned_error(cause));
+        }
+        let mut recycled: Vec<Ready> = Vec::new();
+        let mut result = Ok(());
+        for meta in retired {
+            let room = state.ready.len() + recycled.len() < self.options.segments_ready_count;
+            let outcome = if room && meta.size_bytes == self.options.segment_size_bytes {
+                let id = SegmentId(state.next_segment_id);
+                state.next_segment_id += 1;
+                let path = join(&self.dir, &segment::file_name(id));
+                let renamed = self
+                    .storage
+                    .rename(&meta.path, &path)
+                    .map_err(|e| Error::io("rename", &meta.path, e));
+                if renamed.is_ok() {
+                    recycled.push(Ready {
+                        id,
+                        file: meta.file,
+                        path,
+                    });
+                }
+                renamed
+            } else {
+                self.storage
+                    .remove(&meta.path)
+                    .map_err(|e| Error::io("remove", &meta.path, e))
+            };
+            if let Err(error) = outcome {
+                result = Err(error);
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = self
+                .storage
+                .sync_dir(&self.dir)
+                .map_err(|e| Error::io("sync_dir", &self.dir, e));
+        }
+        match result {
+            Ok(()) => {
+                state.ready.extend(recycled);
+                self.prepare_cv.notify_all();
+                Ok(())
+            }
+            Err(error) => Err(self.poison(&mut state, error)),
+        }
+    }
+}
+
+fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -> Result<()> {
+    for chunk in chunks {
+        chunk
+            .file
+            .write_at(chunk.offset, &chunk.bytes)
+            .map_err(|e| Error::io("write_at", &chunk.path, e))?;
+        if !targets.iter().any(|t| t.0 == chunk.segment_id) {
+            targets.push((
+                chunk.segment_id,
+                Arc::clone(&chunk.file),
+                chunk.path.clone(),
+            ));
+        }
+    }
+    if sync {
+        // Older segments first: a newer segment is never durable before the one it follows.
+        targets.sort_by_key(|t| t.0);
+        for (_, file, path) in targets.iter() {
+            file.sync_data()
+                .map_err(|e| Error::io("sync_data", path, e))?;
+        }
+    }
+    Ok(())
+}

@@ -511,10 +511,15 @@ impl StorageFile for SimFile {
     }
     fn sync_data(&self) -> io::Result<()> {
         let mut state = self.state.lock();
+        let halted = state.faults.halt_at_op.is_some_and(|halt| state.op_index >= halt);
         if let Err(err) = state.begin_op() {
-            // Linux drops the dirty pages' error state after reporting it once: the data
-            // never reaches the disk, and a retried fsync reports success.
-            state.drop_pending_of(self.id);
+            if !halted {
+                // An injected sync failure: Linux marks the dirty pages clean after reporting
+                // the error once, so the data never reaches the disk and a retried fsync
+                // reports success. (A halted process never issued the sync: its writes stay
+                // pending and a crash may keep any prefix of them.)
+                state.drop_pending_of(self.id);
+            }
             return Err(err);
         }
         state.sync_file(self.id)

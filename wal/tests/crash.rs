@@ -1,0 +1,323 @@
+//! Crash-consistency sweeps on the simulated disk (TESTING.md C1-C5, C7, C8, E1-E3): for small
+//! canned workloads, the process is halted at every storage op index, the disk is crashed in
+//! every mode (unsynced writes dropped, the unsynced stream torn at every byte with and without
+//! garbage in the torn sector, unsynced directory operations rolled back), and recovery must give
+//! back every acknowledged record byte-identical, whole batches only, no holes, nothing invented.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use statelog_wal::storage::sim::{CrashMode, Errno, FaultPlan, SimStorage};
+use statelog_wal::{Durability, Error, Lsn, Wal};
+
+fn slow() -> bool {
+    std::env::var("STATELOG_SLOW_TESTS").is_ok_and(|v| v == "1")
+}
+
+#[test]
+fn c1_single_segment_appends_every_size() {
+    let mut total = 0;
+    let sizes: &[usize] = if slow() {
+        &[0, 1, 100, 4095, 4096, 4097, 65_536, 262_144]
+    } else {
+        &[0, 1, 100, 4095, 4096, 4097, 65_536]
+    };
+    for &size in sizes {
+        let segment = if size > 30_000 { 1 << 20 } else { 64 * 1024 };
+        let ops = vec![Op::Prepare, Op::Append { size_bytes: size }, Op::Append { size_bytes: size }, Op::Append { size_bytes: 10 }, Op::Append { size_bytes: size }];
+        total += sweep(&ops, &options(segment, Durability::GroupCommit), &format!("C1 size={size}"));
+    }
+    println!("C1: {total} crash images checked");
+    assert!(total > 1000);
+}
+
+#[test]
+fn c2_group_commit_batches() {
+    let mut total = 0;
+    for batch in [1usize, 2, 16, 64] {
+        let ops = vec![
+            Op::Prepare,
+            Op::Batch { sizes_bytes: vec![20; batch] },
+            Op::Batch { sizes_bytes: (0..batch).map(|i| i * 3).collect() },
+            Op::Append { size_bytes: 5 },
+        ];
+        total += sweep(&ops, &options(64 * 1024, Durability::GroupCommit), &format!("C2 batch={batch}"));
+    }
+    // NoSync + explicit sync: many batches written before one sync; tears cross batches.
+    let ops = vec![
+        Op::Batch { sizes_bytes: vec![30; 3] },
+        Op::Batch { sizes_bytes: vec![1; 5] },
+        Op::Sync,
+        Op::Batch { sizes_bytes: vec![40; 4] },
+        Op::Append { size_bytes: 7 },
+        Op::Batch { sizes_bytes: vec![2; 2] },
+        Op::Sync,
+    ];
+    total += sweep(&ops, &options(64 * 1024, Durability::NoSync), "C2 nosync");
+    println!("C2: {total} crash images checked");
+}
+
+#[test]
+fn c3_segment_rotation() {
+    // 4 KiB segments and ~1 KiB records: a rotation every few appends, inline preparation
+    // (create temp, zero-fill, sync, rename, dir sync) inside the sweep.
+    let mut ops = Vec::new();
+    let rounds = if slow() { 14 } else { 6 };
+    for _ in 0..rounds {
+        ops.push(Op::Append { size_bytes: 1000 });
+    }
+    ops.push(Op::Batch { sizes_bytes: vec![900, 900, 900] });
+    let images = sweep(&ops, &options(4096, Durability::GroupCommit), "C3");
+    println!("C3: {images} crash images checked");
+    // And with preparation ahead of time (the background step called explicitly).
+    let ops = vec![Op::Prepare, Op::Append { size_bytes: 2000 }, Op::Append { size_bytes: 2000 }, Op::Prepare, Op::Append { size_bytes: 2000 }, Op::Append { size_bytes: 10 }];
+    let images = sweep(&ops, &options(4096, Durability::GroupCommit), "C3 prepared");
+    println!("C3 prepared: {images} crash images checked");
+}
+
+#[test]
+fn c5_retention_and_compaction() {
+    let mut ops = Vec::new();
+    for _ in 0..9 {
+        ops.push(Op::Append { size_bytes: 900 });
+    }
+    ops.push(Op::CompactBelowSegment { segment_index: 3 });
+    ops.push(Op::Append { size_bytes: 100 });
+    ops.push(Op::DeleteBelowSegment { segment_index: 1 });
+    ops.push(Op::Append { size_bytes: 100 });
+    let images = sweep(&ops, &options(4096, Durability::GroupCommit), "C5");
+    println!("C5: {images} crash images checked");
+}
+
+/// C8: a crash during recovery itself, then recovery again.
+#[test]
+fn c8_crash_during_recovery() {
+    let ops = vec![Op::Append { size_bytes: 1000 }, Op::Append { size_bytes: 1000 }, Op::Batch { sizes_bytes: vec![1500, 1500] }, Op::Append { size_bytes: 1000 }, Op::CompactBelowSegment { segment_index: 1 }, Op::Append { size_bytes: 50 }];
+    let opts = options(4096, Durability::GroupCommit);
+    let (clean, _) = run_halted(&ops, &opts, None);
+    let mut images = 0;
+    for halt_at in 0..=clean.op_count() {
+        let (sim, model) = run_halted(&ops, &opts, Some(halt_at));
+        for mode in [CrashMode::DropUnsynced, CrashMode::LoseDirOps, CrashMode::TornTail { cut_bytes: sim.pending_bytes() / 2 }] {
+            let first = sim.crash(mode);
+            // How many ops does a clean recovery of this image take?
+            let probe = first.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
+            let before = probe.op_count();
+            drop(Wal::open_with_storage(Arc::new(probe.clone()), DIR, opts.clone()).expect("recovery of a crash image"));
+            let recovery_ops = probe.op_count() - before;
+            for stop in 0..recovery_ops {
+                let attempt = first.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
+                attempt.set_faults(FaultPlan { halt_at_op: Some(stop), ..FaultPlan::default() });
+                let _ = Wal::open_with_storage(Arc::new(attempt.clone()), DIR, opts.clone());
+                for second in [CrashMode::DropUnsynced, CrashMode::LoseDirOps] {
+                    let image = attempt.crash(second);
+                    let mut model = model.clone();
+                    let context = format!("C8 halt_at={halt_at} mode={mode:?} recovery stop={stop} then {second:?}");
+                    drop(recover_and_check(&image, &opts, &mut model, &context));
+                    images += 1;
+                }
+            }
+        }
+    }
+    println!("C8: {images} double-crash images checked");
+    assert!(images > 0);
+}
+
+/// E1/E2: an injected EIO at every op index (writes and syncs alike): nothing acknowledged
+/// after it, the log poisoned, and the reopened image holds exactly what the model allows.
+#[test]
+fn e1_e2_eio_at_every_op() {
+    let ops = vec![Op::Prepare, Op::Append { size_bytes: 100 }, Op::Batch { sizes_bytes: vec![50; 4] }, Op::Append { size_bytes: 3000 }, Op::Append { size_bytes: 3000 }, Op::Append { size_bytes: 10 }];
+    let opts = options(4096, Durability::GroupCommit);
+    let (clean, _) = run_halted(&ops, &opts, None);
+    let mut failures = 0;
+    for at in 0..clean.op_count() {
+        let sim = SimStorage::new();
+        sim.set_faults(FaultPlan { fail_at_op: Some((at, Errno::Eio)), ..FaultPlan::default() });
+        let mut model = Model::default();
+        let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()) else { continue };
+        let completed = run_ops(&wal, &ops, &mut model);
+        if !completed {
+            failures += 1;
+            // Fail-stop: every later call is refused, with the original cause.
+            let later = wal.append(kind_for(1), b"later");
+            assert!(matches!(later, Err(Error::Poisoned { .. })), "at={at}: {later:?}");
+            assert!(matches!(wal.sync(), Err(Error::Poisoned { .. })));
+        }
+        drop(wal);
+        for mode in [CrashMode::DropUnsynced, CrashMode::TornTail { cut_bytes: u64::MAX }] {
+            let mut model = model.clone();
+            drop(recover_and_check(&sim.crash(mode), &opts, &mut model, &format!("E1/E2 at={at} {mode:?}")));
+        }
+    }
+    assert!(failures > 5, "faults were injected ({failures})");
+}
+
+/// E3: ENOSPC at every byte budget; after space is freed and the log reopened, writes resume.
+#[test]
+fn e3_enospc_at_every_budget() {
+    let ops: Vec<Op> = (0..12).map(|i| Op::Append { size_bytes: 300 + i * 50 }).collect();
+    let opts = options(4096, Durability::GroupCommit);
+    let mut budget = 0u64;
+    let mut refusals = 0;
+    while budget < 40_000 {
+        let sim = SimStorage::new();
+        sim.set_faults(FaultPlan { enospc_after_bytes: Some(budget), ..FaultPlan::default() });
+        let mut model = Model::default();
+        if let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()) {
+            if !run_ops(&wal, &ops, &mut model) {
+                refusals += 1;
+            }
+        }
+        sim.set_faults(FaultPlan::default());
+        let image = sim.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
+        let wal = recover_and_check(&image, &opts, &mut model, &format!("E3 budget={budget}"));
+        let lsn = wal.append(kind_for(7), &7u64.to_le_bytes()).expect("writes resume after space is freed");
+        assert!(wal.read(lsn).expect("read").is_some());
+        budget += 4096;
+    }
+    assert!(refusals > 3);
+}
+
+/// C4: frames of a recycled segment never validate under the new segment's identity.
+#[test]
+fn c4_stale_frames_never_validate() {
+    let sim = SimStorage::new();
+    let opts = options(4096, Durability::GroupCommit);
+    let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
+    let mut model = Model::default();
+    // Fill several segments, delete them (they are recycled into the ready queue), keep going
+    // so that recycled files are written over, with stale frames behind the new ones.
+    for round in 0..20u64 {
+        for _ in 0..6 {
+            let (id, payload) = model.payload(200 + (round as usize * 37) % 500);
+            model.submitted.insert(id, (kind_for(id).get(), payload.clone(), id));
+            wal.append(kind_for(id), &payload).expect("append");
+            model.acked.insert(id);
+        }
+        let segments = wal.segments();
+        if segments.len() > 2 {
+            let cut = segments[segments.len() - 2].first_lsn;
+            let doomed: Vec<u64> = read_all(&wal).iter().filter(|r| r.lsn < cut).filter_map(|r| id_of(&r.payload)).collect();
+            wal.delete_below(cut).expect("delete");
+            for id in doomed {
+                model.acked.remove(&id);
+                model.gone.insert(id);
+            }
+        }
+        let image = sim.crash(CrashMode::DropUnsynced);
+        drop(recover_and_check(&image, &opts, &mut model.clone(), &format!("C4 round {round}")));
+    }
+    drop(wal);
+    // Direct check: every stale image of a segment, read under another identity, yields nothing.
+    let mut stale_images = 0;
+    let paths = sim.paths();
+    for path in &paths {
+        let bytes = sim.file_bytes(path).expect("bytes");
+        for other in 1000..1000 + if slow() { 1000 } else { 100 } {
+            let image = SimStorage::new();
+            let name = format!("{DIR}/{other:020}.wal");
+            let _ = <SimStorage as statelog_wal::Storage>::create(&image, std::path::Path::new(&name)).map(|f| f.write_at(0, &bytes).and_then(|_| f.sync_data()));
+            <SimStorage as statelog_wal::Storage>::sync_dir(&image, std::path::Path::new(DIR)).expect("sync dir");
+            let (wal, report) = Wal::open_with_storage(Arc::new(image), DIR, opts.clone()).expect("a stale file is an unused segment");
+            assert_eq!(report.records_count, 0);
+            assert!(read_all(&wal).is_empty());
+            stale_images += 1;
+        }
+    }
+    println!("C4: {stale_images} stale images rejected");
+    assert!(stale_images >= 100);
+}
+
+/// C7: bit flips inside durable records are detected: `Corrupt`, or, only for the final batch
+/// of the newest segment (indistinguishable from a torn write), a *reported* torn tail.
+#[test]
+fn c7_bit_flips_detected() {
+    let opts = options(4096, Durability::GroupCommit);
+    let sim = SimStorage::new();
+    let mut model = Model::default();
+    {
+        let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
+        let ops: Vec<Op> = (0..14).map(|i| Op::Append { size_bytes: 100 + (i * 97) % 700 }).collect();
+        assert!(run_ops(&wal, &ops, &mut model));
+    }
+    let durable = sim.crash(CrashMode::DropUnsynced);
+    // Where the records are: read each segment file and walk its frames.
+    let paths = durable.paths();
+    let mut frames: Vec<(std::path::PathBuf, u64, u64, bool)> = Vec::new(); // path, start, end, in final batch of newest
+    let (wal, _) = Wal::open_with_storage(Arc::new(durable.crash(CrashMode::DropUnsynced)), DIR, opts.clone()).expect("open");
+    let last_lsn = wal.stats().next_lsn.0 - 1;
+    let newest = wal.segments().last().map(|s| s.segment_id).expect("segment");
+    drop(wal);
+    for path in &paths {
+        let bytes = durable.file_bytes(path).expect("bytes");
+        let mut offset = 64usize;
+        while offset + 16 <= bytes.len() {
+            let len = u32::from_le_bytes(bytes[offset + 4..offset + 8].try_into().expect("4 bytes")) as usize;
+            let lsn = u64::from_le_bytes(bytes[offset + 8..offset + 16].try_into().expect("8 bytes")) & ((1 << 56) - 1);
+            if lsn == 0 {
+                break;
+            }
+            let is_newest = path.to_string_lossy().contains(&format!("{:020}", newest.0));
+            frames.push((path.clone(), offset as u64, (offset + 16 + len) as u64, is_newest && lsn == last_lsn));
+            offset += 16 + len;
+        }
+    }
+    assert!(frames.len() >= 14);
+    let flips = if slow() { 100_000 } else { 1_500 };
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let (mut corrupt, mut reported) = (0, 0);
+    for _ in 0..flips {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let (path, start, end, final_batch) = &frames[(x % frames.len() as u64) as usize];
+        let offset = start + (x >> 20) % (end - start);
+        let image = durable.crash(CrashMode::DropUnsynced);
+        assert!(image.flip_bit(path, offset, (x >> 8) as u8 % 8));
+        match Wal::open_with_storage(Arc::new(image), DIR, opts.clone()) {
+            Err(Error::Corrupt { .. }) => corrupt += 1,
+            Err(other) => panic!("flip at {path:?}+{offset}: unexpected error {other}"),
+            Ok((wal, report)) => {
+                assert!(*final_batch, "flip at {path:?}+{offset} undetected: {report:?}");
+                assert!(report.torn_tail.is_some(), "flip in the final batch must be reported");
+                assert!(read_all(&wal).len() < model.acked.len());
+                reported += 1;
+            }
+        }
+    }
+    println!("C7: {flips} flips: {corrupt} corrupt, {reported} reported torn tails (final batch)");
+    assert_eq!(corrupt + reported, flips);
+}
+
+#[test]
+fn repair_mode_truncates_at_corruption_and_says_so() {
+    let opts = options(4096, Durability::GroupCommit);
+    let sim = SimStorage::new();
+    {
+        let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
+        for index in 0..20u64 {
+            wal.append(kind_for(index), &[index as u8; 700]).expect("append");
+        }
+    }
+    let image = sim.crash(CrashMode::DropUnsynced);
+    let first = image.paths().into_iter().find(|p| p.to_string_lossy().ends_with("1.wal")).expect("first segment");
+    assert!(image.flip_bit(&first, 64 + 16 + 700 + 20, 3)); // inside the second record
+    let err = Wal::open_with_storage(Arc::new(image.clone()), DIR, opts.clone()).expect_err("corrupt");
+    let Error::Corrupt { segment_id, offset_bytes, .. } = err else { panic!("{err:?}") };
+    assert_eq!(segment_id.0, 1);
+    assert_eq!(offset_bytes, 64 + 716);
+    let repair = statelog_wal::WalOptions { repair: statelog_wal::RepairMode::TruncateAtCorruption, ..opts.clone() };
+    let (wal, report) = Wal::open_with_storage(Arc::new(image.clone()), DIR, repair).expect("repaired");
+    let repaired = report.repair.expect("repair reported");
+    assert_eq!(repaired.offset_bytes, 64 + 716);
+    assert!(!repaired.segments_removed.is_empty());
+    assert_eq!(read_all(&wal).len(), 1);
+    let next = wal.append(kind_for(1), b"after repair").expect("append");
+    assert_eq!(next, Lsn(2));
+    drop(wal);
+    let (wal, _) = Wal::open_with_storage(Arc::new(image.crash(CrashMode::DropUnsynced)), DIR, opts).expect("clean after repair");
+    assert_eq!(read_all(&wal).len(), 2);
+}
