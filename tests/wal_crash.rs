@@ -20,7 +20,11 @@ use base64::Engine as _;
 
 const CYCLES_DEFAULT: u32 = 30;
 const THREADS_MAX: u32 = 16;
-const COUNT_PER_CHILD_MAX: u32 = 4_000;
+/// Appends per child per writer thread, at most: with group commit a child needs about this many
+/// fdatasyncs, which keeps one cycle well under a second on a busy disk.
+const COUNT_PER_THREAD_MAX: u64 = 150;
+/// Segment sizes the children use; small ones make the kills land around rotations too.
+const SEGMENT_SIZES_BYTES: [u64; 3] = [64 * 1024, 256 * 1024, 1024 * 1024];
 const PAYLOAD_SIZE_BYTES_MAX: u32 = 9_000;
 /// Upper bound of the random delay before a kill in the "delay" mode. The delay only decides
 /// *when* the kill lands; no assertion depends on it.
@@ -216,7 +220,6 @@ fn check(dir: &Path, acked: &BTreeMap<u64, u32>, seed: u64, cycle: u32) {
 }
 
 #[test]
-#[ignore = "waits for Wal::open/append of the wal branch; un-ignored when they land"]
 fn killed_appender_loses_no_acknowledged_record() {
     let cycles = env_u64("STATELOG_CRASH_CYCLES").map_or(CYCLES_DEFAULT, |c| {
         u32::try_from(c).expect("STATELOG_CRASH_CYCLES fits u32")
@@ -234,7 +237,9 @@ fn killed_appender_loses_no_acknowledged_record() {
 
     for cycle in 0..cycles {
         let threads = rng.range(1, u64::from(THREADS_MAX));
-        let count = rng.range(1, u64::from(COUNT_PER_CHILD_MAX));
+        let count = rng.range(1, COUNT_PER_THREAD_MAX * threads);
+        let segment_size_bytes =
+            SEGMENT_SIZES_BYTES[rng.range(0, SEGMENT_SIZES_BYTES.len() as u64 - 1) as usize];
         // Mostly small records, sometimes ones that span pages.
         let size = if rng.range(0, 3) == 0 {
             rng.range(0, u64::from(PAYLOAD_SIZE_BYTES_MAX))
@@ -260,6 +265,8 @@ fn killed_appender_loses_no_acknowledged_record() {
                 &count.to_string(),
                 "--size",
                 &size.to_string(),
+                "--segment-size",
+                &segment_size_bytes.to_string(),
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

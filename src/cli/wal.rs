@@ -229,12 +229,21 @@ fn verify(dir: &Path) -> Result<(), Error> {
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "ok: {} records, lsn {}, {segments_count} segments",
+        "ok: {} records, lsn {}, {segments_count} segments, {} bytes scanned",
         summary.records_count,
-        lsn_range(&summary)
+        lsn_range(&summary),
+        report.bytes_scanned
     )
     .map_err(Error::Output)?;
-    writeln!(out, "recovery: {report:?}").map_err(Error::Output)?;
+    if let Some(torn) = &report.torn_tail {
+        // Not corruption: the unacknowledged end of the newest segment, which open truncates.
+        writeln!(
+            out,
+            "torn tail: segment {} offset {}: {} ({} records past it are dropped on open)",
+            torn.segment_id, torn.offset_bytes, torn.reason, torn.records_dropped_count
+        )
+        .map_err(Error::Output)?;
+    }
     Ok(())
 }
 
@@ -382,7 +391,12 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
         options.segment_size_bytes = segment_size_bytes;
     }
     let (wal, report) = Wal::open(&args.dir, options)?;
-    eprintln!("append-test: opened {}: {report:?}", args.dir.display());
+    if let Some(torn) = &report.torn_tail {
+        eprintln!(
+            "append-test: truncated a torn tail in segment {} at offset {}: {}",
+            torn.segment_id, torn.offset_bytes, torn.reason
+        );
+    }
     let kind = RecordKind::new(APPEND_TEST_KIND)?;
     let threads = u64::from(args.threads);
     let failed = AtomicBool::new(false);
