@@ -25,9 +25,25 @@ fn c1_single_segment_appends_every_size() {
         &[0, 1, 100, 4095, 4096, 4097, 65_536]
     };
     for &size in sizes {
-        let segment = if size > 30_000 { 1 << 20 } else { 64 * 1024 };
-        let ops = vec![Op::Prepare, Op::Append { size_bytes: size }, Op::Append { size_bytes: size }, Op::Append { size_bytes: 10 }, Op::Append { size_bytes: size }];
-        total += sweep(&ops, &options(segment, Durability::GroupCommit), &format!("C1 size={size}"));
+        // Segments just big enough for a few records, so the sweep also crosses a rotation.
+        let segment = (3 * (size as u64 + 16) + 64)
+            .next_multiple_of(4096)
+            .max(8192);
+        let ops = vec![
+            Op::Prepare,
+            Op::Append { size_bytes: size },
+            Op::Append { size_bytes: size },
+            Op::Append { size_bytes: 10 },
+            Op::Append { size_bytes: size },
+        ];
+        let started = std::time::Instant::now();
+        let images = sweep(
+            &ops,
+            &options(segment, Durability::GroupCommit),
+            &format!("C1 size={size}"),
+        );
+        println!("C1 size={size}: {images} images in {:?}", started.elapsed());
+        total += images;
     }
     println!("C1: {total} crash images checked");
     assert!(total > 1000);
@@ -39,20 +55,36 @@ fn c2_group_commit_batches() {
     for batch in [1usize, 2, 16, 64] {
         let ops = vec![
             Op::Prepare,
-            Op::Batch { sizes_bytes: vec![20; batch] },
-            Op::Batch { sizes_bytes: (0..batch).map(|i| i * 3).collect() },
+            Op::Batch {
+                sizes_bytes: vec![20; batch],
+            },
+            Op::Batch {
+                sizes_bytes: (0..batch).map(|i| i * 3).collect(),
+            },
             Op::Append { size_bytes: 5 },
         ];
-        total += sweep(&ops, &options(64 * 1024, Durability::GroupCommit), &format!("C2 batch={batch}"));
+        total += sweep(
+            &ops,
+            &options(64 * 1024, Durability::GroupCommit),
+            &format!("C2 batch={batch}"),
+        );
     }
     // NoSync + explicit sync: many batches written before one sync; tears cross batches.
     let ops = vec![
-        Op::Batch { sizes_bytes: vec![30; 3] },
-        Op::Batch { sizes_bytes: vec![1; 5] },
+        Op::Batch {
+            sizes_bytes: vec![30; 3],
+        },
+        Op::Batch {
+            sizes_bytes: vec![1; 5],
+        },
         Op::Sync,
-        Op::Batch { sizes_bytes: vec![40; 4] },
+        Op::Batch {
+            sizes_bytes: vec![40; 4],
+        },
         Op::Append { size_bytes: 7 },
-        Op::Batch { sizes_bytes: vec![2; 2] },
+        Op::Batch {
+            sizes_bytes: vec![2; 2],
+        },
         Op::Sync,
     ];
     total += sweep(&ops, &options(64 * 1024, Durability::NoSync), "C2 nosync");
@@ -68,11 +100,20 @@ fn c3_segment_rotation() {
     for _ in 0..rounds {
         ops.push(Op::Append { size_bytes: 1000 });
     }
-    ops.push(Op::Batch { sizes_bytes: vec![900, 900, 900] });
+    ops.push(Op::Batch {
+        sizes_bytes: vec![900, 900, 900],
+    });
     let images = sweep(&ops, &options(4096, Durability::GroupCommit), "C3");
     println!("C3: {images} crash images checked");
     // And with preparation ahead of time (the background step called explicitly).
-    let ops = vec![Op::Prepare, Op::Append { size_bytes: 2000 }, Op::Append { size_bytes: 2000 }, Op::Prepare, Op::Append { size_bytes: 2000 }, Op::Append { size_bytes: 10 }];
+    let ops = vec![
+        Op::Prepare,
+        Op::Append { size_bytes: 2000 },
+        Op::Append { size_bytes: 2000 },
+        Op::Prepare,
+        Op::Append { size_bytes: 2000 },
+        Op::Append { size_bytes: 10 },
+    ];
     let images = sweep(&ops, &options(4096, Durability::GroupCommit), "C3 prepared");
     println!("C3 prepared: {images} crash images checked");
 }
@@ -94,27 +135,54 @@ fn c5_retention_and_compaction() {
 /// C8: a crash during recovery itself, then recovery again.
 #[test]
 fn c8_crash_during_recovery() {
-    let ops = vec![Op::Append { size_bytes: 1000 }, Op::Append { size_bytes: 1000 }, Op::Batch { sizes_bytes: vec![1500, 1500] }, Op::Append { size_bytes: 1000 }, Op::CompactBelowSegment { segment_index: 1 }, Op::Append { size_bytes: 50 }];
+    let ops = vec![
+        Op::Append { size_bytes: 1000 },
+        Op::Append { size_bytes: 1000 },
+        Op::Batch {
+            sizes_bytes: vec![1500, 1500],
+        },
+        Op::Append { size_bytes: 1000 },
+        Op::CompactBelowSegment { segment_index: 1 },
+        Op::Append { size_bytes: 50 },
+    ];
     let opts = options(4096, Durability::GroupCommit);
     let (clean, _) = run_halted(&ops, &opts, None);
     let mut images = 0;
     for halt_at in 0..=clean.op_count() {
         let (sim, model) = run_halted(&ops, &opts, Some(halt_at));
-        for mode in [CrashMode::DropUnsynced, CrashMode::LoseDirOps, CrashMode::TornTail { cut_bytes: sim.pending_bytes() / 2 }] {
+        for mode in [
+            CrashMode::DropUnsynced,
+            CrashMode::LoseDirOps,
+            CrashMode::TornTail {
+                cut_bytes: sim.pending_bytes() / 2,
+            },
+        ] {
             let first = sim.crash(mode);
             // How many ops does a clean recovery of this image take?
-            let probe = first.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
+            let probe = first.crash(CrashMode::TornTail {
+                cut_bytes: u64::MAX,
+            });
             let before = probe.op_count();
-            drop(Wal::open_with_storage(Arc::new(probe.clone()), DIR, opts.clone()).expect("recovery of a crash image"));
+            drop(
+                Wal::open_with_storage(Arc::new(probe.clone()), DIR, opts.clone())
+                    .expect("recovery of a crash image"),
+            );
             let recovery_ops = probe.op_count() - before;
             for stop in 0..recovery_ops {
-                let attempt = first.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
-                attempt.set_faults(FaultPlan { halt_at_op: Some(stop), ..FaultPlan::default() });
+                let attempt = first.crash(CrashMode::TornTail {
+                    cut_bytes: u64::MAX,
+                });
+                attempt.set_faults(FaultPlan {
+                    halt_at_op: Some(stop),
+                    ..FaultPlan::default()
+                });
                 let _ = Wal::open_with_storage(Arc::new(attempt.clone()), DIR, opts.clone());
                 for second in [CrashMode::DropUnsynced, CrashMode::LoseDirOps] {
                     let image = attempt.crash(second);
                     let mut model = model.clone();
-                    let context = format!("C8 halt_at={halt_at} mode={mode:?} recovery stop={stop} then {second:?}");
+                    let context = format!(
+                        "C8 halt_at={halt_at} mode={mode:?} recovery stop={stop} then {second:?}"
+                    );
                     drop(recover_and_check(&image, &opts, &mut model, &context));
                     images += 1;
                 }
@@ -129,27 +197,54 @@ fn c8_crash_during_recovery() {
 /// after it, the log poisoned, and the reopened image holds exactly what the model allows.
 #[test]
 fn e1_e2_eio_at_every_op() {
-    let ops = vec![Op::Prepare, Op::Append { size_bytes: 100 }, Op::Batch { sizes_bytes: vec![50; 4] }, Op::Append { size_bytes: 3000 }, Op::Append { size_bytes: 3000 }, Op::Append { size_bytes: 10 }];
+    let ops = vec![
+        Op::Prepare,
+        Op::Append { size_bytes: 100 },
+        Op::Batch {
+            sizes_bytes: vec![50; 4],
+        },
+        Op::Append { size_bytes: 3000 },
+        Op::Append { size_bytes: 3000 },
+        Op::Append { size_bytes: 10 },
+    ];
     let opts = options(4096, Durability::GroupCommit);
     let (clean, _) = run_halted(&ops, &opts, None);
     let mut failures = 0;
     for at in 0..clean.op_count() {
         let sim = SimStorage::new();
-        sim.set_faults(FaultPlan { fail_at_op: Some((at, Errno::Eio)), ..FaultPlan::default() });
+        sim.set_faults(FaultPlan {
+            fail_at_op: Some((at, Errno::Eio)),
+            ..FaultPlan::default()
+        });
         let mut model = Model::default();
-        let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()) else { continue };
+        let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()) else {
+            continue;
+        };
         let completed = run_ops(&wal, &ops, &mut model);
         if !completed {
             failures += 1;
             // Fail-stop: every later call is refused, with the original cause.
             let later = wal.append(kind_for(1), b"later");
-            assert!(matches!(later, Err(Error::Poisoned { .. })), "at={at}: {later:?}");
+            assert!(
+                matches!(later, Err(Error::Poisoned { .. })),
+                "at={at}: {later:?}"
+            );
             assert!(matches!(wal.sync(), Err(Error::Poisoned { .. })));
         }
         drop(wal);
-        for mode in [CrashMode::DropUnsynced, CrashMode::TornTail { cut_bytes: u64::MAX }] {
+        for mode in [
+            CrashMode::DropUnsynced,
+            CrashMode::TornTail {
+                cut_bytes: u64::MAX,
+            },
+        ] {
             let mut model = model.clone();
-            drop(recover_and_check(&sim.crash(mode), &opts, &mut model, &format!("E1/E2 at={at} {mode:?}")));
+            drop(recover_and_check(
+                &sim.crash(mode),
+                &opts,
+                &mut model,
+                &format!("E1/E2 at={at} {mode:?}"),
+            ));
         }
     }
     assert!(failures > 5, "faults were injected ({failures})");
@@ -158,13 +253,20 @@ fn e1_e2_eio_at_every_op() {
 /// E3: ENOSPC at every byte budget; after space is freed and the log reopened, writes resume.
 #[test]
 fn e3_enospc_at_every_budget() {
-    let ops: Vec<Op> = (0..12).map(|i| Op::Append { size_bytes: 300 + i * 50 }).collect();
+    let ops: Vec<Op> = (0..12)
+        .map(|i| Op::Append {
+            size_bytes: 300 + i * 50,
+        })
+        .collect();
     let opts = options(4096, Durability::GroupCommit);
     let mut budget = 0u64;
     let mut refusals = 0;
     while budget < 40_000 {
         let sim = SimStorage::new();
-        sim.set_faults(FaultPlan { enospc_after_bytes: Some(budget), ..FaultPlan::default() });
+        sim.set_faults(FaultPlan {
+            enospc_after_bytes: Some(budget),
+            ..FaultPlan::default()
+        });
         let mut model = Model::default();
         if let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()) {
             if !run_ops(&wal, &ops, &mut model) {
@@ -172,9 +274,13 @@ fn e3_enospc_at_every_budget() {
             }
         }
         sim.set_faults(FaultPlan::default());
-        let image = sim.crash(CrashMode::TornTail { cut_bytes: u64::MAX });
+        let image = sim.crash(CrashMode::TornTail {
+            cut_bytes: u64::MAX,
+        });
         let wal = recover_and_check(&image, &opts, &mut model, &format!("E3 budget={budget}"));
-        let lsn = wal.append(kind_for(7), &7u64.to_le_bytes()).expect("writes resume after space is freed");
+        let lsn = wal
+            .append(kind_for(7), &7u64.to_le_bytes())
+            .expect("writes resume after space is freed");
         assert!(wal.read(lsn).expect("read").is_some());
         budget += 4096;
     }
@@ -193,14 +299,20 @@ fn c4_stale_frames_never_validate() {
     for round in 0..20u64 {
         for _ in 0..6 {
             let (id, payload) = model.payload(200 + (round as usize * 37) % 500);
-            model.submitted.insert(id, (kind_for(id).get(), payload.clone(), id));
+            model
+                .submitted
+                .insert(id, (kind_for(id).get(), payload.clone(), id));
             wal.append(kind_for(id), &payload).expect("append");
             model.acked.insert(id);
         }
         let segments = wal.segments();
         if segments.len() > 2 {
             let cut = segments[segments.len() - 2].first_lsn;
-            let doomed: Vec<u64> = read_all(&wal).iter().filter(|r| r.lsn < cut).filter_map(|r| id_of(&r.payload)).collect();
+            let doomed: Vec<u64> = read_all(&wal)
+                .iter()
+                .filter(|r| r.lsn < cut)
+                .filter_map(|r| id_of(&r.payload))
+                .collect();
             wal.delete_below(cut).expect("delete");
             for id in doomed {
                 model.acked.remove(&id);
@@ -208,7 +320,12 @@ fn c4_stale_frames_never_validate() {
             }
         }
         let image = sim.crash(CrashMode::DropUnsynced);
-        drop(recover_and_check(&image, &opts, &mut model.clone(), &format!("C4 round {round}")));
+        drop(recover_and_check(
+            &image,
+            &opts,
+            &mut model.clone(),
+            &format!("C4 round {round}"),
+        ));
     }
     drop(wal);
     // Direct check: every stale image of a segment, read under another identity, yields nothing.
@@ -219,9 +336,13 @@ fn c4_stale_frames_never_validate() {
         for other in 1000..1000 + if slow() { 1000 } else { 100 } {
             let image = SimStorage::new();
             let name = format!("{DIR}/{other:020}.wal");
-            let _ = <SimStorage as statelog_wal::Storage>::create(&image, std::path::Path::new(&name)).map(|f| f.write_at(0, &bytes).and_then(|_| f.sync_data()));
-            <SimStorage as statelog_wal::Storage>::sync_dir(&image, std::path::Path::new(DIR)).expect("sync dir");
-            let (wal, report) = Wal::open_with_storage(Arc::new(image), DIR, opts.clone()).expect("a stale file is an unused segment");
+            let _ =
+                <SimStorage as statelog_wal::Storage>::create(&image, std::path::Path::new(&name))
+                    .map(|f| f.write_at(0, &bytes).and_then(|_| f.sync_data()));
+            <SimStorage as statelog_wal::Storage>::sync_dir(&image, std::path::Path::new(DIR))
+                .expect("sync dir");
+            let (wal, report) = Wal::open_with_storage(Arc::new(image), DIR, opts.clone())
+                .expect("a stale file is an unused segment");
             assert_eq!(report.records_count, 0);
             assert!(read_all(&wal).is_empty());
             stale_images += 1;
@@ -239,29 +360,53 @@ fn c7_bit_flips_detected() {
     let sim = SimStorage::new();
     let mut model = Model::default();
     {
-        let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
-        let ops: Vec<Op> = (0..14).map(|i| Op::Append { size_bytes: 100 + (i * 97) % 700 }).collect();
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
+        let ops: Vec<Op> = (0..14)
+            .map(|i| Op::Append {
+                size_bytes: 100 + (i * 97) % 700,
+            })
+            .collect();
         assert!(run_ops(&wal, &ops, &mut model));
     }
     let durable = sim.crash(CrashMode::DropUnsynced);
     // Where the records are: read each segment file and walk its frames.
     let paths = durable.paths();
     let mut frames: Vec<(std::path::PathBuf, u64, u64, bool)> = Vec::new(); // path, start, end, in final batch of newest
-    let (wal, _) = Wal::open_with_storage(Arc::new(durable.crash(CrashMode::DropUnsynced)), DIR, opts.clone()).expect("open");
+    let (wal, _) = Wal::open_with_storage(
+        Arc::new(durable.crash(CrashMode::DropUnsynced)),
+        DIR,
+        opts.clone(),
+    )
+    .expect("open");
     let last_lsn = wal.stats().next_lsn.0 - 1;
-    let newest = wal.segments().last().map(|s| s.segment_id).expect("segment");
+    let newest = wal
+        .segments()
+        .last()
+        .map(|s| s.segment_id)
+        .expect("segment");
     drop(wal);
     for path in &paths {
         let bytes = durable.file_bytes(path).expect("bytes");
         let mut offset = 64usize;
         while offset + 16 <= bytes.len() {
-            let len = u32::from_le_bytes(bytes[offset + 4..offset + 8].try_into().expect("4 bytes")) as usize;
-            let lsn = u64::from_le_bytes(bytes[offset + 8..offset + 16].try_into().expect("8 bytes")) & ((1 << 56) - 1);
+            let len = u32::from_le_bytes(bytes[offset + 4..offset + 8].try_into().expect("4 bytes"))
+                as usize;
+            let lsn =
+                u64::from_le_bytes(bytes[offset + 8..offset + 16].try_into().expect("8 bytes"))
+                    & ((1 << 56) - 1);
             if lsn == 0 {
                 break;
             }
-            let is_newest = path.to_string_lossy().contains(&format!("{:020}", newest.0));
-            frames.push((path.clone(), offset as u64, (offset + 16 + len) as u64, is_newest && lsn == last_lsn));
+            let is_newest = path
+                .to_string_lossy()
+                .contains(&format!("{:020}", newest.0));
+            frames.push((
+                path.clone(),
+                offset as u64,
+                (offset + 16 + len) as u64,
+                is_newest && lsn == last_lsn,
+            ));
             offset += 16 + len;
         }
     }
@@ -281,8 +426,14 @@ fn c7_bit_flips_detected() {
             Err(Error::Corrupt { .. }) => corrupt += 1,
             Err(other) => panic!("flip at {path:?}+{offset}: unexpected error {other}"),
             Ok((wal, report)) => {
-                assert!(*final_batch, "flip at {path:?}+{offset} undetected: {report:?}");
-                assert!(report.torn_tail.is_some(), "flip in the final batch must be reported");
+                assert!(
+                    *final_batch,
+                    "flip at {path:?}+{offset} undetected: {report:?}"
+                );
+                assert!(
+                    report.torn_tail.is_some(),
+                    "flip in the final batch must be reported"
+                );
                 assert!(read_all(&wal).len() < model.acked.len());
                 reported += 1;
             }
@@ -297,20 +448,38 @@ fn repair_mode_truncates_at_corruption_and_says_so() {
     let opts = options(4096, Durability::GroupCommit);
     let sim = SimStorage::new();
     {
-        let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone()).expect("open");
         for index in 0..20u64 {
-            wal.append(kind_for(index), &[index as u8; 700]).expect("append");
+            wal.append(kind_for(index), &[index as u8; 700])
+                .expect("append");
         }
     }
     let image = sim.crash(CrashMode::DropUnsynced);
-    let first = image.paths().into_iter().find(|p| p.to_string_lossy().ends_with("1.wal")).expect("first segment");
+    let first = image
+        .paths()
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with("1.wal"))
+        .expect("first segment");
     assert!(image.flip_bit(&first, 64 + 16 + 700 + 20, 3)); // inside the second record
-    let err = Wal::open_with_storage(Arc::new(image.clone()), DIR, opts.clone()).expect_err("corrupt");
-    let Error::Corrupt { segment_id, offset_bytes, .. } = err else { panic!("{err:?}") };
+    let err =
+        Wal::open_with_storage(Arc::new(image.clone()), DIR, opts.clone()).expect_err("corrupt");
+    let Error::Corrupt {
+        segment_id,
+        offset_bytes,
+        ..
+    } = err
+    else {
+        panic!("{err:?}")
+    };
     assert_eq!(segment_id.0, 1);
     assert_eq!(offset_bytes, 64 + 716);
-    let repair = statelog_wal::WalOptions { repair: statelog_wal::RepairMode::TruncateAtCorruption, ..opts.clone() };
-    let (wal, report) = Wal::open_with_storage(Arc::new(image.clone()), DIR, repair).expect("repaired");
+    let repair = statelog_wal::WalOptions {
+        repair: statelog_wal::RepairMode::TruncateAtCorruption,
+        ..opts.clone()
+    };
+    let (wal, report) =
+        Wal::open_with_storage(Arc::new(image.clone()), DIR, repair).expect("repaired");
     let repaired = report.repair.expect("repair reported");
     assert_eq!(repaired.offset_bytes, 64 + 716);
     assert!(!repaired.segments_removed.is_empty());
@@ -318,6 +487,8 @@ fn repair_mode_truncates_at_corruption_and_says_so() {
     let next = wal.append(kind_for(1), b"after repair").expect("append");
     assert_eq!(next, Lsn(2));
     drop(wal);
-    let (wal, _) = Wal::open_with_storage(Arc::new(image.crash(CrashMode::DropUnsynced)), DIR, opts).expect("clean after repair");
+    let (wal, _) =
+        Wal::open_with_storage(Arc::new(image.crash(CrashMode::DropUnsynced)), DIR, opts)
+            .expect("clean after repair");
     assert_eq!(read_all(&wal).len(), 2);
 }

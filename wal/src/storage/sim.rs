@@ -511,7 +511,10 @@ impl StorageFile for SimFile {
     }
     fn sync_data(&self) -> io::Result<()> {
         let mut state = self.state.lock();
-        let halted = state.faults.halt_at_op.is_some_and(|halt| state.op_index >= halt);
+        let halted = state
+            .faults
+            .halt_at_op
+            .is_some_and(|halt| state.op_index >= halt);
         if let Err(err) = state.begin_op() {
             if !halted {
                 // An injected sync failure: Linux marks the dirty pages clean after reporting

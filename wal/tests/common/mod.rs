@@ -75,7 +75,12 @@ pub fn kind_for(id: u64) -> RecordKind {
 }
 
 pub fn options(segment_size_bytes: u64, durability: Durability) -> WalOptions {
-    WalOptions { segment_size_bytes, durability, background_preparation: false, ..WalOptions::default() }
+    WalOptions {
+        segment_size_bytes,
+        durability,
+        background_preparation: false,
+        ..WalOptions::default()
+    }
 }
 
 /// Runs `ops` against the log until the first error; updates `model`. Returns whether every op
@@ -88,7 +93,9 @@ pub fn run_ops(wal: &Wal, ops: &[Op], model: &mut Model) -> bool {
                 let (id, payload) = model.payload(*size_bytes);
                 let batch = model.batch_next;
                 model.batch_next += 1;
-                model.submitted.insert(id, (kind_for(id).get(), payload.clone(), batch));
+                model
+                    .submitted
+                    .insert(id, (kind_for(id).get(), payload.clone(), batch));
                 model.unsynced.insert(id);
                 match wal.append(kind_for(id), &payload) {
                     Ok(_) => {
@@ -108,12 +115,18 @@ pub fn run_ops(wal: &Wal, ops: &[Op], model: &mut Model) -> bool {
                 let mut payloads = Vec::new();
                 for size in sizes_bytes {
                     let (id, payload) = model.payload(*size);
-                    model.submitted.insert(id, (kind_for(id).get(), payload.clone(), batch));
+                    model
+                        .submitted
+                        .insert(id, (kind_for(id).get(), payload.clone(), batch));
                     model.unsynced.insert(id);
                     ids.push(id);
                     payloads.push(payload);
                 }
-                let items: Vec<(RecordKind, &[u8])> = ids.iter().zip(&payloads).map(|(id, p)| (kind_for(*id), p.as_slice())).collect();
+                let items: Vec<(RecordKind, &[u8])> = ids
+                    .iter()
+                    .zip(&payloads)
+                    .map(|(id, p)| (kind_for(*id), p.as_slice()))
+                    .collect();
                 match wal.append_batch(&items) {
                     Ok(_) => {
                         if sync_acks {
@@ -140,8 +153,12 @@ pub fn run_ops(wal: &Wal, ops: &[Op], model: &mut Model) -> bool {
             },
             Op::DeleteBelowSegment { segment_index } => {
                 let segments = wal.segments();
-                let Some(target) = segments.get(*segment_index) else { continue };
-                let Some(doomed) = ids_below(wal, target.first_lsn) else { return false };
+                let Some(target) = segments.get(*segment_index) else {
+                    continue;
+                };
+                let Some(doomed) = ids_below(wal, target.first_lsn) else {
+                    return false;
+                };
                 model.maybe_gone.extend(doomed.iter().copied());
                 match wal.delete_below(target.first_lsn) {
                     Ok(_) => {
@@ -158,11 +175,17 @@ pub fn run_ops(wal: &Wal, ops: &[Op], model: &mut Model) -> bool {
             }
             Op::CompactBelowSegment { segment_index } => {
                 let segments = wal.segments();
-                let Some(target) = segments.get(*segment_index) else { continue };
-                let Some(doomed) = ids_below(wal, target.first_lsn) else { return false };
+                let Some(target) = segments.get(*segment_index) else {
+                    continue;
+                };
+                let Some(doomed) = ids_below(wal, target.first_lsn) else {
+                    return false;
+                };
                 let doomed: Vec<u64> = doomed.into_iter().filter(|id| id % 3 == 0).collect();
                 model.maybe_gone.extend(doomed.iter().copied());
-                match wal.compact_below(target.first_lsn, |record| id_of(record.payload).is_some_and(|id| id % 3 != 0)) {
+                match wal.compact_below(target.first_lsn, |record| {
+                    id_of(record.payload).is_some_and(|id| id % 3 != 0)
+                }) {
                     Ok(_) => {
                         for id in doomed {
                             model.acked.remove(&id);
@@ -203,15 +226,31 @@ pub fn check_recovered(records: &[OwnedRecord], model: &mut Model, context: &str
     let mut present: BTreeMap<u64, usize> = BTreeMap::new();
     let mut last_original_id: Option<u64> = None;
     for (position, record) in records.iter().enumerate() {
-        let id = id_of(&record.payload).unwrap_or_else(|| panic!("{context}: record {:?} has no id", record.lsn));
-        let (kind, payload, _) = model.submitted.get(&id).unwrap_or_else(|| panic!("{context}: invented record id {id} at {:?}", record.lsn));
+        let id = id_of(&record.payload)
+            .unwrap_or_else(|| panic!("{context}: record {:?} has no id", record.lsn));
+        let (kind, payload, _) = model
+            .submitted
+            .get(&id)
+            .unwrap_or_else(|| panic!("{context}: invented record id {id} at {:?}", record.lsn));
         assert_eq!(record.kind.get(), *kind, "{context}: kind of id {id}");
-        assert!(record.payload == *payload, "{context}: payload of id {id} differs");
-        assert!(present.insert(id, position).is_none(), "{context}: id {id} visible twice");
-        assert!(!model.gone.contains(&id), "{context}: id {id} reappeared after it was gone");
+        assert!(
+            record.payload == *payload,
+            "{context}: payload of id {id} differs"
+        );
+        assert!(
+            present.insert(id, position).is_none(),
+            "{context}: id {id} visible twice"
+        );
+        assert!(
+            !model.gone.contains(&id),
+            "{context}: id {id} reappeared after it was gone"
+        );
         if record.copied_from.is_none() {
             if let Some(previous) = last_original_id {
-                assert!(previous < id, "{context}: originals out of order ({previous} then {id})");
+                assert!(
+                    previous < id,
+                    "{context}: originals out of order ({previous} then {id})"
+                );
             }
             last_original_id = Some(id);
         }
@@ -220,7 +259,10 @@ pub fn check_recovered(records: &[OwnedRecord], model: &mut Model, context: &str
         if model.maybe_gone.contains(id) {
             continue;
         }
-        assert!(present.contains_key(id), "{context}: acknowledged id {id} lost");
+        assert!(
+            present.contains_key(id),
+            "{context}: acknowledged id {id} lost"
+        );
     }
     // Whole batches only.
     let mut batches: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
@@ -235,7 +277,10 @@ pub fn check_recovered(records: &[OwnedRecord], model: &mut Model, context: &str
         }
     }
     for (batch, (total, found)) in &batches {
-        assert!(*found == 0 || found == total, "{context}: batch {batch} partially recovered ({found} of {total})");
+        assert!(
+            *found == 0 || found == total,
+            "{context}: batch {batch} partially recovered ({found} of {total})"
+        );
     }
     // No holes: an unacknowledged record may survive only if everything submitted before it did.
     let mut hole: Option<u64> = None;
@@ -266,12 +311,21 @@ pub fn check_recovered(records: &[OwnedRecord], model: &mut Model, context: &str
 }
 
 pub fn read_all(wal: &Wal) -> Vec<OwnedRecord> {
-    wal.iter_from(Lsn(1)).expect("iter").collect::<Result<Vec<_>, Error>>().expect("read back")
+    wal.iter_from(Lsn(1))
+        .expect("iter")
+        .collect::<Result<Vec<_>, Error>>()
+        .expect("read back")
 }
 
 /// Opens the image and checks it.
-pub fn recover_and_check(image: &SimStorage, options: &WalOptions, model: &mut Model, context: &str) -> Wal {
-    let (wal, _report) = match Wal::open_with_storage(Arc::new(image.clone()), DIR, options.clone()) {
+pub fn recover_and_check(
+    image: &SimStorage,
+    options: &WalOptions,
+    model: &mut Model,
+    context: &str,
+) -> Wal {
+    let (wal, _report) = match Wal::open_with_storage(Arc::new(image.clone()), DIR, options.clone())
+    {
         Ok(opened) => opened,
         Err(error) => panic!("{context}: recovery failed: {error}"),
     };
@@ -283,10 +337,12 @@ pub fn recover_and_check(image: &SimStorage, options: &WalOptions, model: &mut M
 /// The crash images worth checking after a run that stopped with `pending_bytes` unsynced.
 pub fn crash_modes(pending_bytes: u64, seed: u64) -> Vec<CrashMode> {
     let mut modes = vec![CrashMode::DropUnsynced, CrashMode::LoseDirOps];
-    let cuts: Vec<u64> = if pending_bytes <= 8192 {
+    let cuts: Vec<u64> = if pending_bytes <= 4608 {
         (0..=pending_bytes).collect()
     } else {
-        let mut cuts: HashSet<u64> = (0..=256).chain(pending_bytes - 256..=pending_bytes).collect();
+        let mut cuts: HashSet<u64> = (0..=256)
+            .chain(pending_bytes - 256..=pending_bytes)
+            .collect();
         let mut cut = 0;
         while cut < pending_bytes {
             cuts.insert(cut);
@@ -299,7 +355,10 @@ pub fn crash_modes(pending_bytes: u64, seed: u64) -> Vec<CrashMode> {
     for cut in cuts {
         modes.push(CrashMode::TornTail { cut_bytes: cut });
         if cut % 7 == 0 && cut < pending_bytes {
-            modes.push(CrashMode::TornTailGarbage { cut_bytes: cut, fill: Fill::Random(seed ^ cut) });
+            modes.push(CrashMode::TornTailGarbage {
+                cut_bytes: cut,
+                fill: Fill::Random(seed ^ cut),
+            });
         }
     }
     modes
@@ -308,7 +367,10 @@ pub fn crash_modes(pending_bytes: u64, seed: u64) -> Vec<CrashMode> {
 /// Runs `ops` on a fresh simulated disk with the process halted at op `halt_at` (None: never).
 pub fn run_halted(ops: &[Op], options: &WalOptions, halt_at: Option<u64>) -> (SimStorage, Model) {
     let sim = SimStorage::new();
-    sim.set_faults(FaultPlan { halt_at_op: halt_at, ..FaultPlan::default() });
+    sim.set_faults(FaultPlan {
+        halt_at_op: halt_at,
+        ..FaultPlan::default()
+    });
     let mut model = Model::default();
     if let Ok((wal, _)) = Wal::open_with_storage(Arc::new(sim.clone()), DIR, options.clone()) {
         run_ops(&wal, ops, &mut model);
@@ -324,12 +386,20 @@ pub fn sweep(ops: &[Op], options: &WalOptions, context: &str) -> u64 {
     for halt_at in 0..=total_ops {
         let (sim, model) = run_halted(ops, options, Some(halt_at));
         if std::env::var("SWEEP_DEBUG").is_ok() {
-            println!("{context} halt_at={halt_at} pending={}", sim.pending_bytes());
+            println!(
+                "{context} halt_at={halt_at} pending={}",
+                sim.pending_bytes()
+            );
         }
         for mode in crash_modes(sim.pending_bytes(), halt_at) {
             let image = sim.crash(mode);
             let mut model = model.clone();
-            let wal = recover_and_check(&image, options, &mut model, &format!("{context} halt_at={halt_at} mode={mode:?}"));
+            let wal = recover_and_check(
+                &image,
+                options,
+                &mut model,
+                &format!("{context} halt_at={halt_at} mode={mode:?}"),
+            );
             drop(wal);
             images += 1;
         }
