@@ -182,8 +182,17 @@ fn verify(dir: &Path) {
     );
 }
 
-/// Every acknowledged record is present with the acknowledged payload; LSNs strictly increase.
-fn check(dir: &Path, acked: &BTreeMap<u64, u32>, seed: u64, cycle: u32) {
+/// Every acknowledged record is present with the acknowledged payload; LSNs strictly increase;
+/// and every record the previous check saw is still there, unchanged (a SIGKILL never loses the
+/// page cache, so the log only ever grows: recovery may drop only a torn tail, which verify and
+/// dump never show). Returns this check's view (lsn -> payload crc) for the next one.
+fn check(
+    dir: &Path,
+    acked: &BTreeMap<u64, u32>,
+    seen_before: &BTreeMap<u64, u32>,
+    seed: u64,
+    cycle: u32,
+) -> BTreeMap<u64, u32> {
     verify(dir);
     let records = dump(dir);
     let mut by_lsn = BTreeMap::new();
@@ -205,6 +214,13 @@ fn check(dir: &Path, acked: &BTreeMap<u64, u32>, seed: u64, cycle: u32) {
         );
         by_lsn.insert(record.lsn, crc32fast::hash(&record.payload));
     }
+    for (lsn, crc) in seen_before {
+        assert_eq!(
+            by_lsn.get(lsn),
+            Some(crc),
+            "seed {seed} cycle {cycle}: lsn {lsn}, in the log after the previous cycle, changed or vanished"
+        );
+    }
     for (lsn, crc) in acked {
         let found = by_lsn.get(lsn).unwrap_or_else(|| {
             panic!(
@@ -217,6 +233,7 @@ fn check(dir: &Path, acked: &BTreeMap<u64, u32>, seed: u64, cycle: u32) {
             "seed {seed} cycle {cycle}: acknowledged lsn {lsn} has payload crc {found:08x}, acked {crc:08x}"
         );
     }
+    by_lsn
 }
 
 #[test]
@@ -234,6 +251,7 @@ fn killed_appender_loses_no_acknowledged_record() {
     let dir = fresh_dir("wal_crash");
     let mut acked: BTreeMap<u64, u32> = BTreeMap::new();
     let mut kills = 0u32;
+    let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
 
     for cycle in 0..cycles {
         let threads = rng.range(1, u64::from(THREADS_MAX));
@@ -324,7 +342,7 @@ fn killed_appender_loses_no_acknowledged_record() {
                 panic!("seed {seed} cycle {cycle}: lsn {lsn} acknowledged twice (crc {previous:08x} then {crc:08x})");
             }
         }
-        check(&dir, &acked, seed, cycle);
+        seen = check(&dir, &acked, &seen, seed, cycle);
     }
     println!(
         "wal_crash: {cycles} cycles, {kills} kills, {} acknowledged records all present",
