@@ -248,7 +248,8 @@ fn killed_appender_loses_no_acknowledged_record() {
     });
     println!("wal_crash: seed {seed} ({cycles} cycles); replay with STATELOG_CRASH_SEED={seed}");
     let mut rng = Rng::new(seed);
-    let dir = fresh_dir("wal_crash");
+    // Named by seed, so a failed run's directory stays for inspection and no other run reuses it.
+    let dir = fresh_dir(&format!("wal_crash-{seed}"));
     let mut acked: BTreeMap<u64, u32> = BTreeMap::new();
     let mut kills = 0u32;
     let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
@@ -317,6 +318,15 @@ fn killed_appender_loses_no_acknowledged_record() {
                 .expect("read the child's stderr");
         }
         let was_killed = kill_after_lines.is_some() || kill_delay.is_some();
+        // The harness shows this only when the test fails: what each cycle did.
+        let (first_ack, last_ack) = (lines.first(), lines.last());
+        println!(
+            "cycle {cycle}: threads {threads} count {count} size {size} segment {segment_size_bytes} \
+             kill_after {kill_after_lines:?} delay {kill_delay:?} -> {status}, {} acks \
+             ({first_ack:?}..{last_ack:?}); stderr: {}",
+            lines.len(),
+            stderr.trim()
+        );
         if status.code().is_some() {
             // It exited by itself: either it finished all appends (success) or the kill
             // request came after it had already finished.
