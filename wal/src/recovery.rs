@@ -181,14 +181,21 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
     commits.push((frame.lsn, word(0), word(8), word(16)));
 }
 
+/// Zeroed space is skipped in blocks of this size while hunting for valid frames.
+const ZERO_SKIP_BLOCK_BYTES: usize = 256;
+
 /// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
 fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
-        // Skip zeroed space a word at a time: preallocated tails are zeros.
-        if offset % 8 == 0 && offset + 8 <= bytes.len() && bytes[offset..offset + 8] == [0u8; 8] {
-            offset += 8;
-            continue;
+        // Skip zeroed space a block at a time: preallocated tails are zeros.
+        if offset % ZERO_SKIP_BLOCK_BYTES == 0 {
+            if let Some(block) = bytes.get(offset..offset + ZERO_SKIP_BLOCK_BYTES) {
+                if block.iter().fold(0u8, |acc, &b| acc | b) == 0 {
+                    offset += ZERO_SKIP_BLOCK_BYTES;
+                    continue;
+                }
+            }
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
@@ -247,7 +254,9 @@ pub(crate) fn recover(
         let file = storage
             .open(&path)
             .map_err(|e| Error::io("open", &path, e))?;
-        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
+        let map = file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
             id,
@@ -540,4 +549,151 @@ pub(crate) fn recover(
         next_segment_id,
         report,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{encode_into, segment_seed, FLAG_BATCH_END};
+
+    fn segment(id: u64, first_lsn: u64, frames: &[(u64, bool, usize)], size: usize) -> Vec<u8> {
+        let mut bytes = crate::segment::SegmentHeader {
+            segment_id: SegmentId(id),
+            first_lsn: Lsn(first_lsn),
+        }
+        .encode()
+        .to_vec();
+        let seed = segment_seed(SegmentId(id));
+        for &(lsn, end, len) in frames {
+            encode_into(
+                &mut bytes,
+                seed,
+                lsn,
+                1 | if end { FLAG_BATCH_END } else { 0 },
+                &vec![lsn as u8; len],
+            );
+        }
+        bytes.resize(size, 0);
+        bytes
+    }
+
+    #[test]
+    fn scan_stops_at_first_invalid_and_tracks_batches() {
+        let bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, false, 5), (12, true, 5), (13, false, 5)],
+            4096,
+        );
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, None);
+        assert_eq!(out.records_count, 4);
+        assert_eq!(out.last_lsn, Some(13));
+        assert_eq!(out.last_batch_end.map(|(lsn, _)| lsn), Some(12));
+        assert!(matches!(out.stop, Some((_, Invalid::Zeroed))));
+        // A sealed segment stops before the next segment's first LSN.
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, Some(12));
+        assert_eq!(out.last_lsn, Some(11));
+        assert_eq!(out.stop, None);
+    }
+
+    #[test]
+    fn hunt_finds_valid_frames_after_damage_only_for_this_identity() {
+        let mut bytes = segment(
+            3,
+            10,
+            &[(10, true, 5), (11, true, 300), (12, true, 5)],
+            4096,
+        );
+        let second = SEGMENT_HEADER_SIZE_BYTES + 21;
+        bytes[second + 20] ^= 1; // damage record 11's payload
+        let seed = segment_seed(SegmentId(3));
+        let found = find_valid_after(&bytes, seed, second + 1).expect("record 12 follows");
+        assert_eq!(found.1, 12);
+        assert_eq!(
+            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1),
+            None
+        );
+        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64), None);
+    }
+
+    #[test]
+    fn damaged_header_of_unused_segment_is_a_torn_header() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let used = segment(1, 1, &[(1, true, 10)], 4096);
+        let mut torn = segment(2, 2, &[], 4096);
+        torn[40] = 0xff; // header CRC now fails, and no record follows
+        for (id, bytes) in [(1u64, &used), (2u64, &torn)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        sim.sync_dir(dir).expect("sync dir");
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let recovered = recover(&sim, dir, &options).expect("recovers");
+        assert_eq!(recovered.next_lsn, 2);
+        assert_eq!(
+            recovered.ready.len(),
+            1,
+            "a torn header with nothing behind it is reused"
+        );
+        // With a record of segment 2 behind the damaged header, it is corruption.
+        let sim2 = sim.crash(crate::storage::sim::CrashMode::DropUnsynced);
+        let mut with_record = segment(2, 2, &[(2, true, 10)], 4096);
+        with_record[40] = 0xff;
+        assert!(sim2.overwrite(
+            &dir.join(crate::segment::file_name(SegmentId(2))),
+            0,
+            &with_record
+        ));
+        let err = recover(&sim2, dir, &options).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(2),
+                    offset_bytes: 0,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn sealed_segment_missing_its_last_record_is_corrupt() {
+        use crate::storage::sim::SimStorage;
+        let sim = SimStorage::new();
+        let dir = Path::new("/r");
+        let first = segment(1, 1, &[(1, true, 10), (2, true, 10)], 4096);
+        let second = segment(2, 4, &[(4, true, 10)], 4096); // lsn 3 is missing
+        for (id, bytes) in [(1u64, &first), (2u64, &second)] {
+            let file = sim
+                .create(&dir.join(crate::segment::file_name(SegmentId(id))))
+                .expect("create");
+            file.write_at(0, bytes).expect("write");
+            file.sync_data().expect("sync");
+        }
+        let options = WalOptions {
+            segment_size_bytes: 4096,
+            ..WalOptions::default()
+        };
+        let err = recover(&sim, dir, &options).expect_err("corrupt");
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    segment_id: SegmentId(1),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
 }

@@ -56,6 +56,10 @@ pub trait StorageFile: Send + Sync + std::fmt::Debug {
     /// A read-only view of the whole file as it is now. For the real file system it is a memory
     /// map that also shows later writes; for the simulated disk a snapshot.
     fn map(&self) -> io::Result<Mapping>;
+    /// Like `map`, for a scan of the whole file: the real file system prefaults the pages.
+    fn map_for_scan(&self) -> io::Result<Mapping> {
+        self.map()
+    }
 }
 
 /// Bytes of a file made visible to readers.
@@ -173,6 +177,14 @@ impl StorageFile for FsFile {
         // Concurrent writes by the writer change bytes the reader does not interpret past the
         // visible LSN.
         let map = unsafe { memmap2::Mmap::map(&self.file)? };
+        Ok(Mapping(MappingInner::Mmap(Arc::new(map))))
+    }
+    fn map_for_scan(&self) -> io::Result<Mapping> {
+        if self.len()? == 0 {
+            return Ok(Mapping(MappingInner::Empty));
+        }
+        // SAFETY: as in `map`.
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&self.file)? };
         Ok(Mapping(MappingInner::Mmap(Arc::new(map))))
     }
 }

@@ -384,11 +384,9 @@ impl Inner {
             let chunks = std::mem::take(&mut state.chunks);
             let upto = state.next_lsn - 1;
             let sync = want != Want::Written;
-            let mut targets: Vec<SyncTarget> = if sync {
-                std::mem::take(&mut state.unsynced)
-            } else {
-                Vec::new()
-            };
+            // Files with unsynced writes from earlier leaders: synced before a newer segment is
+            // first written, and by any syncing commit.
+            let mut targets: Vec<SyncTarget> = std::mem::take(&mut state.unsynced);
             let result =
                 MutexGuard::unlocked(&mut state, || write_and_sync(&chunks, &mut targets, sync));
             state.leader_active = false;
@@ -407,11 +405,8 @@ impl Inner {
                     if sync {
                         state.durable_lsn = state.durable_lsn.max(upto);
                     } else {
-                        for target in targets {
-                            if !state.unsynced.iter().any(|t| t.0 == target.0) {
-                                state.unsynced.push(target);
-                            }
-                        }
+                        // Still unsynced (the writes of other leaders since are appended later).
+                        state.unsynced = targets;
                     }
                 }
                 Err(error) => {
@@ -544,8 +539,20 @@ impl Inner {
     }
 }
 
+/// Writes the chunks in order and, with `sync`, makes them durable. A segment's first write is
+/// issued only after every older segment with unsynced writes is durable, so a crash (or a failed
+/// sync, after which Linux drops the unsynced pages) can never keep a newer segment's records
+/// while losing an older one's: the log on disk stays a prefix.
 fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -> Result<()> {
     for chunk in chunks {
+        let older_unsynced = targets.iter().any(|t| t.0 < chunk.segment_id);
+        if older_unsynced {
+            for (_, file, path) in targets.iter() {
+                file.sync_data()
+                    .map_err(|e| Error::io("sync_data", path, e))?;
+            }
+            targets.clear();
+        }
         chunk
             .file
             .write_at(chunk.offset, &chunk.bytes)
@@ -559,7 +566,6 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         }
     }
     if sync {
-        // Older segments first: a newer segment is never durable before the one it follows.
         targets.sort_by_key(|t| t.0);
         for (_, file, path) in targets.iter() {
             file.sync_data()
@@ -567,4 +573,45 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::sim::{CrashMode, SimStorage};
+    use std::path::Path;
+
+    fn chunk(sim: &SimStorage, id: u64, bytes: &[u8]) -> Chunk {
+        let path = Path::new("/w").join(segment::file_name(SegmentId(id)));
+        let file = sim.create(&path).expect("create");
+        Chunk {
+            segment_id: SegmentId(id),
+            file,
+            path,
+            offset: 0,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn newer_segment_written_only_after_older_is_durable() {
+        let sim = SimStorage::new();
+        sim.sync_dir(Path::new("/w")).expect("sync dir");
+        let old = chunk(&sim, 1, b"old-segment-bytes");
+        let mut targets = Vec::new();
+        write_and_sync(std::slice::from_ref(&old), &mut targets, false).expect("write");
+        assert_eq!(targets.len(), 1, "old segment left unsynced");
+        let new = chunk(&sim, 2, b"new-segment-bytes");
+        sim.sync_dir(Path::new("/w")).expect("sync dir");
+        write_and_sync(std::slice::from_ref(&new), &mut targets, false).expect("write");
+        // Whatever survives a crash now, the old segment's bytes are durable.
+        let image = sim.crash(CrashMode::DropUnsynced);
+        assert_eq!(
+            image.file_bytes(&old.path).expect("old"),
+            b"old-segment-bytes"
+        );
+        assert_eq!(image.file_bytes(&new.path).expect("new"), b"");
+        assert_eq!(targets.len(), 1);
+        assert_eq!(targets[0].0, SegmentId(2));
+    }
 }
