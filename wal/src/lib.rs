@@ -15,20 +15,36 @@
 //! ```
 //!
 //! # Public API (the contract other crates build on)
-//! - [`Wal::open`] / [`Wal::open_with_storage`]: scan the directory, truncate a torn tail of the
-//!   newest segment (reported in [`RecoveryReport`]), fail with [`Error::Corrupt`] on any other
-//!   damage unless [`RepairMode::TruncateAtCorruption`].
-//! - [`Wal::append`], [`Wal::append_batch`] (one atomic batch, one commit), or
-//!   [`Wal::enqueue`] + [`Wal::wait_durable`]; [`Wal::sync`] makes everything written durable.
-//! - [`Wal::read`], [`Wal::iter_from`], [`Wal::scan_from`] (zero-copy).
-//! - [`Wal::segments`], [`Wal::delete_below`], [`Wal::compact_below`] (copy-forward with an LSN
-//!   mapping), [`Wal::prepare_segments`] (the background step; a thread does it when
-//!   `WalOptions::background_preparation`).
-//! - [`Storage`] with [`FsStorage`] and, in tests or with feature `sim`, `storage::sim::SimStorage`.
+//! - [`Wal::open`] / [`Wal::open_with_storage`] → `(Wal, RecoveryReport)`: scan the directory,
+//!   cut a torn tail of the newest segment (reported in [`RecoveryReport::torn_tail`]), finish an
+//!   interrupted compaction, fail with [`Error::Corrupt`] `{ segment_id, offset_bytes, reason }`
+//!   on any other damage unless [`RepairMode::TruncateAtCorruption`] (reported in
+//!   [`RecoveryReport::repair`]). `WalOptions::read_only` changes nothing on disk (for `verify`,
+//!   `dump`, `stats`).
+//! - Appends: [`Wal::append`]`(kind, payload) -> Lsn`, [`Wal::append_batch`] (one atomic batch in
+//!   one commit, never split across segments), or [`Wal::enqueue`] + [`Wal::wait_durable`];
+//!   [`Wal::sync`] makes everything written durable. They return once acknowledged under
+//!   [`Durability`]. Payloads up to [`Wal::payload_size_bytes_max`]; kinds `0..=RecordKind::MAX`.
+//! - Reads: [`Wal::read`]`(lsn) -> Option<OwnedRecord>`, [`Wal::iter_from`] (owned records),
+//!   [`Wal::scan_from`] (zero-copy). Readers see acknowledged records only, never the log's own
+//!   markers; a record moved by compaction has a new LSN and `copied_from: Some(old)`.
+//! - Retention: [`Wal::segments`] (id, LSN range, size; no time range is stored),
+//!   [`Wal::delete_below`], [`Wal::compact_below`]`(lsn, live)` → [`CompactionReport`] with the
+//!   `lsn_mapping` (old → new). Both remove only whole sealed segments at the front of the log. A
+//!   reader still walking a removed segment may get `Error::Corrupt` (its file can be recycled).
+//! - [`Wal::prepare_segments`]: the background step (a thread does it when
+//!   `WalOptions::background_preparation`); [`Wal::stats`]: counters.
+//! - [`Storage`] / [`StorageFile`] with [`FsStorage`] and, in tests or with feature `sim`,
+//!   `storage::sim::SimStorage` (crash modes, fault plan). [`record::decode_frame`] /
+//!   [`record::encode_frame`] for tools and fuzz targets.
 //!
-//! Invariants: an acknowledged append is on disk; after any write or sync error the log is
-//! poisoned (fail-stop) and every later call returns [`Error::Poisoned`]; damage before the end of
-//! the newest segment is never skipped silently. This crate depends on no workspace crate.
+//! The byte layout and the crash argument are in `docs/wal-format.md`.
+//!
+//! Invariants: an acknowledged append is on disk; a newer segment is never written before older
+//! segments' writes are durable; after any write or sync error the log is poisoned (fail-stop)
+//! and every later call returns [`Error::Poisoned`]; damage before the end of the newest segment
+//! is never skipped silently. This crate depends on no workspace crate and must not learn about
+//! workflows.
 #![deny(missing_docs)]
 
 pub mod error;
@@ -50,7 +66,7 @@ use std::fmt;
 pub use crate::error::{Error, Result};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
-pub use crate::recovery::RecoveryReport;
+pub use crate::recovery::{RecoveryReport, Repair, TornTail};
 pub use crate::storage::{FsStorage, Mapping, Storage, StorageFile};
 pub use crate::wal::{CompactionReport, SegmentInfo, Wal, WalOptions, WalStats};
 

@@ -64,7 +64,7 @@ pub(crate) fn encode_into(out: &mut Vec<u8>, seed: u32, lsn: u64, kind_byte: u8,
 
 /// One validated frame inside a segment image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Frame<'a> {
+pub struct Frame<'a> {
     /// The record's LSN.
     pub lsn: u64,
     /// The kind byte (kind value and flags).
@@ -88,17 +88,28 @@ impl Frame<'_> {
 
 /// Why bytes at an offset are not a valid frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Invalid {
+pub enum Invalid {
     /// Fewer than 16 bytes remain.
     ShortHeader,
     /// The header is all zero (unwritten, preallocated space).
     Zeroed,
     /// The length field exceeds the limit or the remaining bytes.
-    BadLength { len: u32 },
-    /// The LSN field is not the expected next LSN.
-    BadLsn { found: u64 },
+    BadLength {
+        /// The length field.
+        len: u32,
+    },
+    /// The LSN field is not the expected next LSN (or is 0).
+    BadLsn {
+        /// The LSN field.
+        found: u64,
+    },
     /// The checksum does not match.
-    BadCrc { expected: u32, actual: u32 },
+    BadCrc {
+        /// The stored CRC.
+        expected: u32,
+        /// The CRC computed over the bytes.
+        actual: u32,
+    },
 }
 
 impl std::fmt::Display for Invalid {
@@ -163,9 +174,9 @@ pub(crate) fn decode(
     }
     let body_start = offset + RECORD_HEADER_SIZE_BYTES;
     let body = &bytes[body_start..body_start + len_usize];
+    // The covered bytes (header after the CRC, then the payload) are contiguous: one pass.
     let mut hasher = crc32fast::Hasher::new_with_initial(seed);
-    hasher.update(&header[4..]);
-    hasher.update(body);
+    hasher.update(&bytes[offset + 4..body_start + len_usize]);
     let actual = hasher.finalize();
     if actual != stored_crc {
         return Err(Invalid::BadCrc {
@@ -181,6 +192,55 @@ pub(crate) fn decode(
     };
     debug_assert!(frame.size_bytes <= bytes.len() - offset);
     Ok(frame)
+}
+
+/// Decodes and validates the frame at `bytes[offset_bytes..]` of segment `segment_id`, as recovery
+/// does (for tools and fuzz targets). `expected_lsn` of `None` accepts any non-zero LSN. Never
+/// panics, never allocates, and returns a frame only when its CRC, length and LSN agree.
+pub fn decode_frame(
+    bytes: &[u8],
+    offset_bytes: usize,
+    segment_id: SegmentId,
+    expected_lsn: Option<Lsn>,
+) -> Result<Frame<'_>, Invalid> {
+    if offset_bytes > bytes.len() {
+        return Err(Invalid::ShortHeader);
+    }
+    decode(
+        bytes,
+        offset_bytes,
+        segment_seed(segment_id),
+        expected_lsn.map(|lsn| lsn.0),
+    )
+}
+
+/// Appends one framed record for segment `segment_id` to `out` (for tools and fuzz targets).
+pub fn encode_frame(
+    out: &mut Vec<u8>,
+    segment_id: SegmentId,
+    lsn: Lsn,
+    kind: RecordKind,
+    batch_end: bool,
+    payload: &[u8],
+) -> crate::Result<()> {
+    if payload.len() > RECORD_SIZE_BYTES_MAX {
+        return Err(crate::Error::RecordTooLarge {
+            size_bytes: payload.len(),
+            limit_bytes: RECORD_SIZE_BYTES_MAX,
+        });
+    }
+    if lsn.0 == 0 || lsn.0 > LSN_MAX {
+        return Err(crate::Error::LsnExhausted { lsn });
+    }
+    let flags = if batch_end { FLAG_BATCH_END } else { 0 };
+    encode_into(
+        out,
+        segment_seed(segment_id),
+        lsn.0,
+        kind.get() | flags,
+        payload,
+    );
+    Ok(())
 }
 
 /// Encodes the payload of a copy record: original LSN, compaction begin LSN, original kind,
@@ -340,6 +400,25 @@ mod tests {
                 "cut {cut}"
             );
         }
+    }
+
+    #[test]
+    fn public_frame_api_round_trips_and_rejects_out_of_range() {
+        let mut out = Vec::new();
+        let kind = RecordKind::new(9).expect("kind");
+        encode_frame(&mut out, SegmentId(4), Lsn(77), kind, true, b"abc").expect("encode");
+        let frame = decode_frame(&out, 0, SegmentId(4), Some(Lsn(77))).expect("decode");
+        assert_eq!(
+            (frame.lsn, frame.kind_value(), frame.payload),
+            (77, 9, &b"abc"[..])
+        );
+        assert!(frame.is_batch_end());
+        assert_eq!(
+            decode_frame(&out, out.len() + 5, SegmentId(4), None),
+            Err(Invalid::ShortHeader)
+        );
+        assert!(decode_frame(&out, 0, SegmentId(5), None).is_err());
+        assert!(encode_frame(&mut out, SegmentId(4), Lsn(0), kind, true, b"").is_err());
     }
 
     #[test]

@@ -184,8 +184,9 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
 /// Zeroed space is skipped in blocks of this size while hunting for valid frames.
 const ZERO_SKIP_BLOCK_BYTES: usize = 256;
 
-/// Looks for any valid frame of this segment at or after `from`; returns (offset, lsn).
-fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> {
+/// Looks for any valid frame of this segment at or after `from` with an LSN of at least
+/// `lsn_min` (frames the writer could have written after the damage); returns (offset, lsn).
+fn find_valid_after(bytes: &[u8], seed: u32, from: usize, lsn_min: u64) -> Option<(u64, u64)> {
     let mut offset = from;
     while offset + RECORD_HEADER_SIZE_BYTES <= bytes.len() {
         // Skip zeroed space a block at a time: preallocated tails are zeros.
@@ -199,7 +200,7 @@ fn find_valid_after(bytes: &[u8], seed: u32, from: usize) -> Option<(u64, u64)> 
         }
         if let Some((len, lsn, _kind)) = record::peek_header(bytes, offset) {
             let fits = (len as usize) <= bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
-            if fits && lsn != 0 {
+            if fits && lsn != 0 && lsn >= lsn_min {
                 if let Ok(frame) = record::decode(bytes, offset, seed, None) {
                     return Some((offset as u64, frame.lsn));
                 }
@@ -310,7 +311,7 @@ pub(crate) fn recover(
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
             if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES)
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
             {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
@@ -379,7 +380,8 @@ pub(crate) fn recover(
                 .stop
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from) {
+            let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
+            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -475,13 +477,23 @@ pub(crate) fn recover(
         index += 1;
     }
 
-    // Files past the log's end: after a repair they go; otherwise zeroed or recycled files of
-    // the configured size are ready segments, anything else goes.
+    // Files past the log's end: after a repair they go. Otherwise a file of the configured size
+    // is reused as a ready segment if nothing of its own identity is in it: a zeroed or torn
+    // header with frames of this segment behind it (the disk kept later sectors of a write
+    // whose header sector it lost; never acknowledged) would let those frames line up behind
+    // new ones, so such a file goes. Recycled files are not checked (their stale bytes make the
+    // hunt slow); they go too and are replaced by fresh preallocation.
     let mut ready = Vec::new();
     for entry in entries.into_iter().skip(used_count) {
-        let keep = repair.is_none()
-            && !matches!(entry.header, HeaderState::Valid(_))
-            && entry.map.len() as u64 == options.segment_size_bytes;
+        let reusable = match &entry.header {
+            HeaderState::Zeroed | HeaderState::Damaged(_) => {
+                let seed = record::segment_seed(entry.id);
+                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1).is_none()
+            }
+            HeaderState::Recycled { .. } | HeaderState::Valid(_) => false,
+        };
+        let keep =
+            repair.is_none() && reusable && entry.map.len() as u64 == options.segment_size_bytes;
         if keep {
             ready.push((entry.id, entry.file, entry.path));
             continue;
@@ -607,13 +619,18 @@ mod tests {
         let second = SEGMENT_HEADER_SIZE_BYTES + 21;
         bytes[second + 20] ^= 1; // damage record 11's payload
         let seed = segment_seed(SegmentId(3));
-        let found = find_valid_after(&bytes, seed, second + 1).expect("record 12 follows");
+        let found = find_valid_after(&bytes, seed, second + 1, 11).expect("record 12 follows");
         assert_eq!(found.1, 12);
         assert_eq!(
-            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1),
+            find_valid_after(&bytes, seed, second + 1, 13),
+            None,
+            "older lsns do not count"
+        );
+        assert_eq!(
+            find_valid_after(&bytes, segment_seed(SegmentId(4)), second + 1, 1),
             None
         );
-        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64), None);
+        assert_eq!(find_valid_after(&[0u8; 8192], seed, 64, 1), None);
     }
 
     #[test]

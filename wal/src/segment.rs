@@ -14,7 +14,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::limits::{SEGMENT_HEADER_SIZE_BYTES, ZERO_FILL_CHUNK_BYTES};
+use crate::limits::{
+    LSN_MAX, SEGMENT_HEADER_SIZE_BYTES, SEGMENT_SIZE_BYTES_MAX, ZERO_FILL_CHUNK_BYTES,
+};
 use crate::storage::{join, Storage, StorageFile};
 use crate::{Lsn, SegmentId};
 
@@ -105,8 +107,16 @@ pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
     if segment_id != expected {
         return HeaderState::Recycled { found: segment_id };
     }
-    if first_lsn.0 == 0 {
-        return HeaderState::Damaged("segment header names lsn 0".to_owned());
+    if first_lsn.0 == 0 || first_lsn.0 > LSN_MAX {
+        return HeaderState::Damaged(format!(
+            "segment header names lsn {first_lsn}, outside 1..={LSN_MAX}"
+        ));
+    }
+    if bytes.len() as u64 > SEGMENT_SIZE_BYTES_MAX {
+        return HeaderState::Damaged(format!(
+            "segment file of {} bytes exceeds SEGMENT_SIZE_BYTES_MAX",
+            bytes.len()
+        ));
     }
     HeaderState::Valid(SegmentHeader {
         segment_id,

@@ -23,6 +23,10 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
     /// Opens an existing file for reading and writing.
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>>;
+    /// Opens an existing file for reading only (read-only opens of the log).
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        self.open(path)
+    }
     /// Creates a directory (and its parents) if missing.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// The file names (not paths) in a directory, in no particular order.
@@ -120,6 +124,10 @@ impl Storage for FsStorage {
     }
     fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
+        Ok(Arc::new(FsFile { file }))
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        let file = OpenOptions::new().read(true).open(path)?;
         Ok(Arc::new(FsFile { file }))
     }
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {

@@ -152,11 +152,12 @@ impl Wal {
                 .map_err(|e| Error::io("create_dir_all", &dir, e))?;
         }
         let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
+        let report = recovered.report.clone();
         let active = recovered.segments.last().map(|meta| Active {
             id: meta.id,
             seed: meta.seed,
             file: Arc::clone(&meta.file),
-            path: meta.path.clone(),
+            path: Arc::from(meta.path.as_path()),
             size_bytes: meta.size_bytes,
             offset: recovered.active_end_offset,
             records_count: recovered.active_records_count,
@@ -164,7 +165,11 @@ impl Wal {
         let ready: VecDeque<Ready> = recovered
             .ready
             .into_iter()
-            .map(|(id, file, path)| Ready { id, file, path })
+            .map(|(id, file, path)| Ready {
+                id,
+                file,
+                path: Arc::from(path),
+            })
             .collect();
         let state = State::new(
             recovered.next_lsn,
@@ -186,6 +191,9 @@ impl Wal {
             }),
             compaction_lock: Mutex::new(()),
         });
+        if report.repair.is_some() && !options.read_only {
+            inner.persist_fence()?;
+        }
         let background = if options.background_preparation && !options.read_only {
             let worker = Arc::clone(&inner);
             let handle = std::thread::Builder::new()
@@ -199,7 +207,7 @@ impl Wal {
         } else {
             None
         };
-        Ok((Wal { inner, background }, recovered.report))
+        Ok((Wal { inner, background }, report))
     }
 
     /// The log directory.
@@ -412,6 +420,12 @@ impl Drop for Wal {
         }
     }
 }
+
+// `Wal` is shared between threads by `Arc`.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Wal>();
+};
 
 /// Batches up to this many records are passed without a heap allocation.
 const BATCH_INLINE_MAX: usize = 16;

@@ -15,7 +15,7 @@
 //! so no commit pays for file growth or metadata. This module must not interpret record payloads.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
@@ -47,7 +47,7 @@ pub(crate) struct Active {
     pub id: SegmentId,
     pub seed: u32,
     pub file: Arc<dyn StorageFile>,
-    pub path: PathBuf,
+    pub path: Arc<Path>,
     pub size_bytes: u64,
     /// Offset where the next frame goes (buffered frames included).
     pub offset: u64,
@@ -58,7 +58,7 @@ pub(crate) struct Active {
 struct Chunk {
     segment_id: SegmentId,
     file: Arc<dyn StorageFile>,
-    path: PathBuf,
+    path: Arc<Path>,
     offset: u64,
     bytes: Vec<u8>,
 }
@@ -67,10 +67,10 @@ struct Chunk {
 pub(crate) struct Ready {
     pub id: SegmentId,
     pub file: Arc<dyn StorageFile>,
-    pub path: PathBuf,
+    pub path: Arc<Path>,
 }
 
-type SyncTarget = (SegmentId, Arc<dyn StorageFile>, PathBuf);
+type SyncTarget = (SegmentId, Arc<dyn StorageFile>, Arc<Path>);
 
 #[derive(Debug)]
 pub(crate) struct State {
@@ -79,6 +79,8 @@ pub(crate) struct State {
     /// Recovery dropped frames in the active segment: the next append must rotate.
     pub fence: bool,
     chunks: Vec<Chunk>,
+    /// An empty chunk list kept for the next leader (no allocation per commit).
+    chunks_spare: Vec<Chunk>,
     pub written_lsn: u64,
     pub durable_lsn: u64,
     leader_active: bool,
@@ -134,6 +136,7 @@ impl State {
             active,
             fence,
             chunks: Vec::new(),
+            chunks_spare: Vec::new(),
             written_lsn: next_lsn - 1,
             durable_lsn: next_lsn - 1,
             leader_active: false,
@@ -229,7 +232,7 @@ impl Inner {
             state.chunks.push(Chunk {
                 segment_id: active.id,
                 file: Arc::clone(&active.file),
-                path: active.path.clone(),
+                path: Arc::clone(&active.path),
                 offset: active.offset,
                 bytes,
             });
@@ -238,7 +241,9 @@ impl Inner {
             .chunks
             .last_mut()
             .expect("a chunk for the active segment");
-        let mut index_entries: Vec<(u64, u32)> = Vec::new();
+        // Sparse index entries go straight into the catalog; its lock is taken only for a
+        // batch that crosses an index stride (once per INDEX_STRIDE_RECORDS records).
+        let mut catalog: Option<parking_lot::RwLockWriteGuard<'_, Catalog>> = None;
         for (lsn, (position, (kind, payload))) in (first..).zip(items.iter().enumerate()) {
             let flags = if position + 1 == items.len() {
                 FLAG_BATCH_END
@@ -247,22 +252,35 @@ impl Inner {
             };
             if active.records_count % INDEX_STRIDE_RECORDS == 0 {
                 let offset_u32 = u32::try_from(active.offset).expect("segment offsets fit u32");
-                index_entries.push((lsn, offset_u32));
+                let catalog = catalog.get_or_insert_with(|| self.catalog.write());
+                if let Some(meta) = catalog.segments.last_mut() {
+                    debug_assert_eq!(meta.id, active.id);
+                    meta.index.push((lsn, offset_u32));
+                }
             }
             record::encode_into(&mut chunk.bytes, active.seed, lsn, kind | flags, payload);
             active.offset += record::framed_size(payload.len()) as u64;
             active.records_count += 1;
         }
         debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
+        drop(catalog);
         state.next_lsn = last + 1;
-        if !index_entries.is_empty() {
-            let mut catalog = self.catalog.write();
-            if let Some(meta) = catalog.segments.last_mut() {
-                debug_assert_eq!(meta.id, active.id);
-                meta.index.extend(index_entries);
-            }
-        }
         Ok((first, last))
+    }
+
+    /// Makes a pending fence durable now: rotates to a new segment (header only) and syncs it,
+    /// so the new segment's `first_lsn` bounds the old one on every later open. Used after a
+    /// repair, whose truncation point must not depend on the repair mode of the next open.
+    pub(crate) fn persist_fence(&self) -> Result<()> {
+        {
+            let mut state = self.state.lock();
+            if !state.fence {
+                return Ok(());
+            }
+            self.ensure_room(&mut state, 0)?;
+        }
+        let target = self.state.lock().next_lsn - 1;
+        self.commit(target, Want::OwnSync)
     }
 
     /// Makes sure the active segment has room for `size_bytes` more, rotating to the next
@@ -300,7 +318,7 @@ impl Inner {
                     break Ready {
                         id,
                         file,
-                        path: join(&self.dir, &segment::file_name(id)),
+                        path: Arc::from(join(&self.dir, &segment::file_name(id))),
                     }
                 }
                 Err(error) => return Err(self.poison(state, error)),
@@ -338,7 +356,7 @@ impl Inner {
             id: ready.id,
             seed,
             file: Arc::clone(&ready.file),
-            path: ready.path.clone(),
+            path: ready.path.to_path_buf(),
             size_bytes: self.options.segment_size_bytes,
             first_lsn,
             sealed: None,
@@ -381,7 +399,8 @@ impl Inner {
                 continue;
             }
             state.leader_active = true;
-            let chunks = std::mem::take(&mut state.chunks);
+            let spare = std::mem::take(&mut state.chunks_spare);
+            let mut chunks = std::mem::replace(&mut state.chunks, spare);
             let upto = state.next_lsn - 1;
             let sync = want != Want::Written;
             // Files with unsynced writes from earlier leaders: synced before a newer segment is
@@ -394,16 +413,19 @@ impl Inner {
             if sync {
                 state.syncs_count += targets.len() as u64;
             }
-            for chunk in chunks {
+            for chunk in chunks.drain(..) {
                 if state.spare.len() < SPARE_BUFFERS_MAX {
                     state.spare.push(chunk.bytes);
                 }
             }
+            state.chunks_spare = chunks;
             match result {
                 Ok(()) => {
                     state.written_lsn = state.written_lsn.max(upto);
                     if sync {
                         state.durable_lsn = state.durable_lsn.max(upto);
+                        targets.clear();
+                        state.unsynced = targets;
                     } else {
                         // Still unsynced (the writes of other leaders since are appended later).
                         state.unsynced = targets;
@@ -466,7 +488,7 @@ impl Inner {
                     state.ready.push_back(Ready {
                         id,
                         file,
-                        path: join(&self.dir, &segment::file_name(id)),
+                        path: Arc::from(join(&self.dir, &segment::file_name(id))),
                     });
                     made += 1;
                     self.prepare_cv.notify_all();
@@ -508,7 +530,7 @@ impl Inner {
                     recycled.push(Ready {
                         id,
                         file: meta.file,
-                        path,
+                        path: Arc::from(path),
                     });
                 }
                 renamed
@@ -549,19 +571,19 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         if older_unsynced {
             for (_, file, path) in targets.iter() {
                 file.sync_data()
-                    .map_err(|e| Error::io("sync_data", path, e))?;
+                    .map_err(|e| Error::io("sync_data", path.as_ref(), e))?;
             }
             targets.clear();
         }
         chunk
             .file
             .write_at(chunk.offset, &chunk.bytes)
-            .map_err(|e| Error::io("write_at", &chunk.path, e))?;
+            .map_err(|e| Error::io("write_at", chunk.path.as_ref(), e))?;
         if !targets.iter().any(|t| t.0 == chunk.segment_id) {
             targets.push((
                 chunk.segment_id,
                 Arc::clone(&chunk.file),
-                chunk.path.clone(),
+                Arc::clone(&chunk.path),
             ));
         }
     }
@@ -569,7 +591,7 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
         targets.sort_by_key(|t| t.0);
         for (_, file, path) in targets.iter() {
             file.sync_data()
-                .map_err(|e| Error::io("sync_data", path, e))?;
+                .map_err(|e| Error::io("sync_data", path.as_ref(), e))?;
         }
     }
     Ok(())
@@ -579,7 +601,6 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
 mod tests {
     use super::*;
     use crate::storage::sim::{CrashMode, SimStorage};
-    use std::path::Path;
 
     fn chunk(sim: &SimStorage, id: u64, bytes: &[u8]) -> Chunk {
         let path = Path::new("/w").join(segment::file_name(SegmentId(id)));
@@ -587,7 +608,7 @@ mod tests {
         Chunk {
             segment_id: SegmentId(id),
             file,
-            path,
+            path: Arc::from(path),
             offset: 0,
             bytes: bytes.to_vec(),
         }

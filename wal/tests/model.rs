@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::*;
 use proptest::prelude::*;
 use statelog_wal::storage::sim::{CrashMode, Errno, FaultPlan, Fill, SimStorage};
-use statelog_wal::{Durability, Wal};
+use statelog_wal::{Durability, Error, RepairMode, Wal, WalOptions};
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -36,7 +36,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Op(Op::Prepare)),
         1 => (0usize..4).prop_map(|segment_index| Step::Op(Op::DeleteBelowSegment { segment_index })),
         1 => (0usize..4).prop_map(|segment_index| Step::Op(Op::CompactBelowSegment { segment_index })),
-        2 => (0u8..4, 0u16..=1000).prop_map(|(kind, cut_permille)| Step::Crash { kind, cut_permille }),
+        2 => (0u8..5, 0u16..=1000).prop_map(|(kind, cut_permille)| Step::Crash { kind, cut_permille }),
         1 => (0u64..6, any::<bool>()).prop_map(|(in_ops, enospc)| Step::Fault { in_ops, enospc }),
     ]
 }
@@ -50,7 +50,10 @@ fn crash_mode(sim: &SimStorage, kind: u8, cut_permille: u16) -> CrashMode {
             cut_bytes,
             fill: Fill::Random(u64::from(cut_permille) + 1),
         },
-        _ => CrashMode::LoseDirOps,
+        3 => CrashMode::LoseDirOps,
+        _ => CrashMode::SectorSubset {
+            seed: u64::from(cut_permille),
+        },
     }
 }
 
@@ -88,6 +91,22 @@ fn run_case(steps: &[Step], durability: Durability) {
                 drop(wal.take());
                 let mode = crash_mode(&sim, *kind, *cut_permille);
                 sim = sim.crash(mode);
+                if matches!(mode, CrashMode::SectorSubset { .. }) {
+                    // A hole before valid unsynced frames is refused as corruption; the repair
+                    // mode must then keep every acknowledged record.
+                    if let Err(Error::Corrupt { .. }) =
+                        Wal::open_with_storage(Arc::new(sim.clone()), DIR, opts.clone())
+                    {
+                        let repair = WalOptions {
+                            repair: RepairMode::TruncateAtCorruption,
+                            ..opts.clone()
+                        };
+                        drop(
+                            Wal::open_with_storage(Arc::new(sim.clone()), DIR, repair)
+                                .expect("repair opens"),
+                        );
+                    }
+                }
                 wal = Some(recover_and_check(
                     &sim,
                     &opts,

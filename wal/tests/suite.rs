@@ -400,3 +400,49 @@ fn many_threads_append_concurrently() {
         .collect();
     assert_eq!(records, acked);
 }
+
+#[test]
+fn read_only_open_changes_nothing_and_refuses_writes() {
+    for (name, backend) in backends() {
+        {
+            let (wal, _) = Wal::open_with_storage(
+                Arc::clone(&backend.storage),
+                &backend.dir,
+                options(Durability::GroupCommit),
+            )
+            .expect("open");
+            for index in 0..30 {
+                wal.append(kind(1), &payload(index, 300)).expect("append");
+            }
+        }
+        let listing = |storage: &Arc<dyn Storage>| {
+            let mut names = storage.list(&backend.dir).expect("list");
+            names.sort();
+            names
+        };
+        let before = listing(&backend.storage);
+        let read_only = WalOptions {
+            read_only: true,
+            ..options(Durability::GroupCommit)
+        };
+        let (wal, report) =
+            Wal::open_with_storage(Arc::clone(&backend.storage), &backend.dir, read_only)
+                .expect("read-only open");
+        assert_eq!(report.last_lsn, Some(Lsn(30)), "{name}");
+        assert_eq!(all_records(&wal).len(), 30);
+        assert!(
+            matches!(wal.append(kind(1), b"no"), Err(Error::ReadOnly { .. })),
+            "{name}"
+        );
+        assert!(matches!(
+            wal.delete_below(Lsn(10)),
+            Err(Error::ReadOnly { .. })
+        ));
+        drop(wal);
+        assert_eq!(
+            listing(&backend.storage),
+            before,
+            "{name}: nothing on disk changed"
+        );
+    }
+}

@@ -85,6 +85,12 @@ pub enum CrashMode {
     },
     /// Only synced bytes survive and unsynced directory operations are rolled back.
     LoseDirOps,
+    /// Each 512-byte sector of the unsynced writes survives or not, independently (the disk
+    /// reordered its writes); directory operations survive.
+    SectorSubset {
+        /// Seed of the choice.
+        seed: u64,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -297,8 +303,45 @@ impl SimStorage {
             .iter()
             .map(|(&id, data)| (id, data.durable.clone()))
             .collect();
+        if let CrashMode::SectorSubset { seed } = mode {
+            let mut rng = seed | 1;
+            for pending in &state.pending {
+                let Some(bytes) = files.get_mut(&pending.file_id) else {
+                    continue;
+                };
+                match &pending.op {
+                    PendingOp::SetLen { .. } => apply(bytes, &pending.op),
+                    PendingOp::Write {
+                        offset_bytes,
+                        bytes: data,
+                    } => {
+                        let start = usize::try_from(*offset_bytes).expect("sim offsets fit usize");
+                        let mut position = 0usize;
+                        while position < data.len() {
+                            let absolute = start + position;
+                            let sector_end =
+                                (absolute / SIM_SECTOR_SIZE_BYTES + 1) * SIM_SECTOR_SIZE_BYTES;
+                            let len = (sector_end - absolute).min(data.len() - position);
+                            if xorshift(&mut rng) & 1 == 1 {
+                                let piece = data[position..position + len].to_vec();
+                                apply(
+                                    bytes,
+                                    &PendingOp::Write {
+                                        offset_bytes: absolute as u64,
+                                        bytes: piece,
+                                    },
+                                );
+                            }
+                            position += len;
+                        }
+                    }
+                }
+            }
+        }
         let (cut_bytes, fill) = match mode {
-            CrashMode::DropUnsynced | CrashMode::LoseDirOps => (0, None),
+            CrashMode::DropUnsynced | CrashMode::LoseDirOps | CrashMode::SectorSubset { .. } => {
+                (0, None)
+            }
             CrashMode::TornTail { cut_bytes } => (cut_bytes, None),
             CrashMode::TornTailGarbage { cut_bytes, fill } => (cut_bytes, Some(fill)),
         };
@@ -591,6 +634,28 @@ mod tests {
         let bytes = after.file_bytes(&path).expect("file");
         assert_eq!(bytes.len(), SIM_SECTOR_SIZE_BYTES);
         assert_eq!(&bytes[..10], &[7u8; 10]);
+    }
+
+    #[test]
+    fn sector_subset_keeps_some_sectors() {
+        let (sim, file, path) = setup();
+        file.write_at(0, &[9u8; 4096]).expect("write");
+        let mut kept_counts = std::collections::BTreeSet::new();
+        for seed in 0..16 {
+            let bytes = sim
+                .crash(CrashMode::SectorSubset { seed })
+                .file_bytes(&path)
+                .expect("file");
+            let kept = bytes
+                .chunks(SIM_SECTOR_SIZE_BYTES)
+                .filter(|s| s.iter().all(|&b| b == 9))
+                .count();
+            kept_counts.insert(kept);
+        }
+        assert!(
+            kept_counts.len() > 2,
+            "different seeds keep different sectors: {kept_counts:?}"
+        );
     }
 
     #[test]
