@@ -251,6 +251,9 @@ fn killed_appender_loses_no_acknowledged_record() {
     // Named by seed, so a failed run's directory stays for inspection and no other run reuses it.
     let dir = fresh_dir(&format!("wal_crash-{seed}"));
     let mut acked: BTreeMap<u64, u32> = BTreeMap::new();
+    // Which cycle acknowledged each LSN, to tell a reused LSN (an earlier cycle) from a duplicate
+    // within one child.
+    let mut acked_in_cycle: BTreeMap<u64, u32> = BTreeMap::new();
     let mut kills = 0u32;
     let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
 
@@ -349,8 +352,19 @@ fn killed_appender_loses_no_acknowledged_record() {
         for line in &lines {
             let (lsn, crc) = parse_ack(line);
             if let Some(previous) = acked.insert(lsn, crc) {
-                panic!("seed {seed} cycle {cycle}: lsn {lsn} acknowledged twice (crc {previous:08x} then {crc:08x})");
+                let first_cycle = acked_in_cycle.get(&lsn).copied().unwrap_or(cycle);
+                let in_log = dump(&dir)
+                    .into_iter()
+                    .find(|r| r.lsn == lsn)
+                    .map(|r| format!("{:08x}", crc32fast::hash(&r.payload)));
+                panic!(
+                    "seed {seed} cycle {cycle}: lsn {lsn} acknowledged twice: crc {previous:08x} \
+                     in cycle {first_cycle}, then {crc:08x}; the log now holds {in_log:?}; \
+                     directory kept at {}",
+                    dir.display()
+                );
             }
+            acked_in_cycle.insert(lsn, cycle);
         }
         seen = check(&dir, &acked, &seen, seed, cycle);
     }
