@@ -8,7 +8,8 @@
 //! - [`segment_recover`]: a directory image (format below) laid out durably on the simulated
 //!   disk; opening it returns the recovered records or a corruption error, never panics, and a
 //!   second open (after the first may have truncated a torn tail) gives the same answer; a
-//!   read-only open agrees with the read-write one.
+//!   read-only open agrees with the read-write one; a recovered log takes a new record under a
+//!   fresh LSN and reopens as the recovered records plus that one.
 //!
 //! Directory image format (chosen so byte mutations stay meaningful): byte 0 holds flags
 //! (bit 0: repair mode `TruncateAtCorruption`; bits 1..=2: segment size `4096 << n`), then
@@ -270,4 +271,35 @@ pub fn segment_recover(data: &[u8]) {
             "repair changed a log the read-only open found whole"
         );
     }
+    if let Outcome::Recovered(records) = second {
+        append_after_recovery(&storage, &options, records);
+    }
+}
+
+/// A recovered log takes a new record under a fresh LSN (never one it already holds), and a
+/// reopen shows exactly the recovered records plus that one.
+fn append_after_recovery(storage: &SimStorage, options: &WalOptions, mut records: Vec<Recovered>) {
+    let shared: Arc<dyn Storage> = Arc::new(storage.clone());
+    let (wal, _report) = Wal::open_with_storage(shared, IMAGE_DIR, options.clone())
+        .unwrap_or_else(|e| panic!("a log that recovered twice failed to open a third time: {e}"));
+    let kind = crate::RecordKind::new(7).expect("7 is a caller kind");
+    let payload = b"appended after recovery";
+    let lsn = wal
+        .append(kind, payload)
+        .unwrap_or_else(|e| panic!("append after recovery failed: {e}"));
+    if let Some(last) = records.last() {
+        assert!(
+            lsn.0 > last.0,
+            "append after recovery reused lsn {} (the log holds up to {})",
+            lsn.0,
+            last.0
+        );
+    }
+    drop(wal);
+    records.push((lsn.0, 7, payload.to_vec(), None));
+    assert_eq!(
+        open_outcome(storage, options),
+        Outcome::Recovered(records),
+        "the reopened log is not the recovered records plus the appended one"
+    );
 }
