@@ -156,6 +156,18 @@ fn wal_rate(dir: &Path, threads: usize) -> (f64, u64) {
     (rate, syncs)
 }
 
+/// Time this thread spent on a CPU, from /proc (robust against a loaded machine).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|text| {
+            text.split_whitespace()
+                .next()
+                .and_then(|field| field.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn recovery(dir: &Path) -> (Duration, Duration, u64) {
     let dir = dir.join("wal-recovery");
     let _ = std::fs::remove_dir_all(&dir);
@@ -178,8 +190,11 @@ fn recovery(dir: &Path) -> (Duration, Duration, u64) {
         ..options
     };
     let started = Instant::now();
+    let cpu_before = thread_cpu_ns();
     let (wal, report) = Wal::open(&dir, options.clone()).expect("reopen");
     let open = started.elapsed();
+    let cpu = thread_cpu_ns().saturating_sub(cpu_before);
+    println!("  open: {open:?} wall, {:.1} ms on CPU", cpu as f64 / 1e6);
     let started = Instant::now();
     let mut count = 0u64;
     wal.scan_from(Lsn(1), |_| {

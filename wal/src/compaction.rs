@@ -15,6 +15,7 @@
 //! payloads beyond calling the caller's predicate.
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::limits::COMPACTION_RECORDS_MAX;
@@ -46,7 +47,7 @@ fn removable_prefix(inner: &Inner, lsn: u64) -> (usize, u64) {
 fn take_prefix(inner: &Inner, count: usize, committed: Option<u64>) -> Vec<SegMeta> {
     let mut catalog = inner.catalog.write();
     if let Some(begin) = committed {
-        catalog.committed.insert(begin);
+        Arc::make_mut(&mut catalog.committed).insert(begin);
     }
     let taken: Vec<SegMeta> = catalog.segments.drain(..count).collect();
     assert!(
@@ -72,10 +73,12 @@ fn check_writable(inner: &Inner, op: &'static str) -> Result<()> {
 pub(crate) fn delete_below(inner: &Inner, lsn: u64) -> Result<Vec<SegmentId>> {
     let _exclusive = inner.compaction_lock.lock();
     check_writable(inner, "delete_below")?;
-    let (count, _end) = removable_prefix(inner, lsn);
+    let (count, end) = removable_prefix(inner, lsn);
     if count == 0 {
         return Ok(Vec::new());
     }
+    // No write may still be pending into a file about to be removed or recycled.
+    inner.commit(end - 1, Want::Durable)?;
     let taken = take_prefix(inner, count, None);
     let ids = taken.iter().map(|meta| meta.id).collect();
     inner.retire_segments(taken)?;

@@ -28,7 +28,8 @@
 //! - Reads: [`Wal::read`]`(lsn) -> Option<OwnedRecord>`, [`Wal::iter_from`] (owned records),
 //!   [`Wal::scan_from`] (zero-copy). Readers see acknowledged records only, never the log's own
 //!   markers; a record moved by compaction has a new LSN and `copied_from: Some(old)`.
-//! - Retention: [`Wal::segments`] (id, LSN range, size; no time range is stored),
+//! - Retention: [`Wal::segments`] (id, LSN range, size, and the caller time range when opened
+//!   with [`Wal::open_timed`] and a [`TimeOf`] that reads a timestamp out of a record),
 //!   [`Wal::delete_below`], [`Wal::compact_below`]`(lsn, live)` → [`CompactionReport`] with the
 //!   `lsn_mapping` (old → new). Both remove only whole sealed segments at the front of the log. A
 //!   reader still walking a removed segment may get `Error::Corrupt` (its file can be recycled).
@@ -68,7 +69,7 @@ pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
 pub use crate::recovery::{RecoveryReport, Repair, TornTail};
 pub use crate::storage::{FsStorage, Mapping, Storage, StorageFile};
-pub use crate::wal::{CompactionReport, SegmentInfo, Wal, WalOptions, WalStats};
+pub use crate::wal::{CompactionReport, SegmentInfo, TimeOf, Wal, WalOptions, WalStats};
 
 /// A log sequence number: dense, starting at 1, assigned in append order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -7,9 +7,16 @@
 /// Bytes of framing in front of every record payload: CRC32, payload length, LSN and kind.
 pub const RECORD_HEADER_SIZE_BYTES: usize = 16;
 
-/// The largest record payload, in bytes. A segment must also have room for it (see
-/// `SEGMENT_SIZE_BYTES_MIN`); the effective limit is the smaller of the two.
+/// The largest record payload a caller may append, in bytes (when the segment has room for it:
+/// with small segments the limit is the segment's room, see `Wal::payload_size_bytes_max`).
 pub const RECORD_SIZE_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// Bytes compaction puts in front of a payload it copies forward (original LSN, compaction,
+/// original kind).
+pub const COPY_PREFIX_SIZE_BYTES: usize = 17;
+
+/// The largest payload of any frame on disk: a caller's largest payload plus the copy prefix.
+pub const FRAME_PAYLOAD_SIZE_BYTES_MAX: usize = RECORD_SIZE_BYTES_MAX + COPY_PREFIX_SIZE_BYTES;
 
 /// Bytes reserved at the start of every segment file for its header.
 pub const SEGMENT_HEADER_SIZE_BYTES: usize = 64;
@@ -51,5 +58,6 @@ const _: () = assert!(SEGMENT_SIZE_BYTES_MAX <= u32::MAX as u64);
 const _: () = assert!(
     (SEGMENT_HEADER_SIZE_BYTES + RECORD_HEADER_SIZE_BYTES) as u64 <= SEGMENT_SIZE_BYTES_MIN
 );
-const _: () = assert!(RECORD_SIZE_BYTES_MAX as u64 <= SEGMENT_SIZE_BYTES_MAX);
+const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX as u64 <= SEGMENT_SIZE_BYTES_MAX);
+const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX <= u32::MAX as usize);
 const _: () = assert!(SEGMENTS_READY_MAX >= 1);

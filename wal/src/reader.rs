@@ -54,15 +54,26 @@ pub(crate) struct View {
 impl View {
     /// Takes a snapshot for reading records with LSN >= `from`.
     pub(crate) fn new(inner: &Inner, from: u64) -> Result<View> {
+        Self::bounded(inner, from, usize::MAX)
+    }
+
+    /// Like `new`, mapping at most `segments_max` segments (a read of one LSN needs one).
+    pub(crate) fn bounded(inner: &Inner, from: u64, segments_max: usize) -> Result<View> {
         let visible_lsn = inner.visible_lsn();
         let catalog = inner.catalog.read();
-        let committed = Arc::new(catalog.committed.clone());
+        let committed = Arc::clone(&catalog.committed);
         let first_index = catalog
             .segments
             .partition_point(|meta| meta.first_lsn <= from)
             .saturating_sub(1);
         let mut segments = Vec::new();
-        for (position, meta) in catalog.segments.iter().enumerate().skip(first_index) {
+        for (position, meta) in catalog
+            .segments
+            .iter()
+            .enumerate()
+            .skip(first_index)
+            .take(segments_max)
+        {
             if meta.first_lsn > visible_lsn {
                 break;
             }

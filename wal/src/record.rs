@@ -10,7 +10,7 @@
 //! Invariants: `decode` never reads past the slice it is given, never allocates, and returns a
 //! frame only when its CRC, length and expected LSN all agree. This module does no I/O.
 
-use crate::limits::{LSN_MAX, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX};
+use crate::limits::{FRAME_PAYLOAD_SIZE_BYTES_MAX, LSN_MAX, RECORD_HEADER_SIZE_BYTES};
 use crate::{Lsn, RecordKind, SegmentId};
 
 /// Bit of the kind byte marking the last record of an atomic batch.
@@ -24,7 +24,7 @@ pub(crate) const KIND_COPY: u8 = 126;
 /// Internal kind: a compaction's copies are complete and durable.
 pub(crate) const KIND_COMPACT_COMMIT: u8 = 127;
 /// Bytes of the copy prefix: original LSN, compaction begin LSN, original kind.
-pub(crate) const COPY_PREFIX_SIZE_BYTES: usize = 17;
+pub(crate) use crate::limits::COPY_PREFIX_SIZE_BYTES;
 
 /// The CRC seed of a segment: a CRC of a domain tag and the segment id.
 pub(crate) fn segment_seed(segment_id: SegmentId) -> u32 {
@@ -42,14 +42,14 @@ pub(crate) const fn framed_size(payload_len: usize) -> usize {
 /// Appends one framed record to `out`. The caller has checked the payload size and LSN range.
 pub(crate) fn encode_into(out: &mut Vec<u8>, seed: u32, lsn: u64, kind_byte: u8, payload: &[u8]) {
     assert!(
-        payload.len() <= RECORD_SIZE_BYTES_MAX,
+        payload.len() <= FRAME_PAYLOAD_SIZE_BYTES_MAX,
         "payload size checked by caller"
     );
     assert!(lsn >= 1, "lsn 0 is never assigned");
     assert!(lsn <= LSN_MAX, "lsn range checked by caller");
     let start = out.len();
-    let len_u32 =
-        u32::try_from(payload.len()).expect("payload length below RECORD_SIZE_BYTES_MAX fits u32");
+    let len_u32 = u32::try_from(payload.len())
+        .expect("payload length below FRAME_PAYLOAD_SIZE_BYTES_MAX fits u32");
     let lsn_and_kind = lsn | (u64::from(kind_byte) << 56);
     out.extend_from_slice(&[0u8; 4]);
     out.extend_from_slice(&len_u32.to_le_bytes());
@@ -164,7 +164,7 @@ pub(crate) fn decode(
     let kind_byte = (word >> 56) as u8;
     let len_usize = len as usize;
     let remaining = bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
-    if len_usize > RECORD_SIZE_BYTES_MAX || len_usize > remaining {
+    if len_usize > FRAME_PAYLOAD_SIZE_BYTES_MAX || len_usize > remaining {
         return Err(Invalid::BadLength { len });
     }
     match expected_lsn {
@@ -223,10 +223,10 @@ pub fn encode_frame(
     batch_end: bool,
     payload: &[u8],
 ) -> crate::Result<()> {
-    if payload.len() > RECORD_SIZE_BYTES_MAX {
+    if payload.len() > FRAME_PAYLOAD_SIZE_BYTES_MAX {
         return Err(crate::Error::RecordTooLarge {
             size_bytes: payload.len(),
-            limit_bytes: RECORD_SIZE_BYTES_MAX,
+            limit_bytes: FRAME_PAYLOAD_SIZE_BYTES_MAX,
         });
     }
     if lsn.0 == 0 || lsn.0 > LSN_MAX {

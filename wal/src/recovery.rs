@@ -27,8 +27,8 @@ use crate::limits::{
 use crate::record::{self, Frame, Invalid, KIND_COMPACT_COMMIT};
 use crate::segment::{self, HeaderState, TEMP_SUFFIX};
 use crate::storage::{join, Mapping, Storage, StorageFile};
-use crate::wal::WalOptions;
-use crate::{Lsn, RepairMode, SegmentId};
+use crate::wal::{TimeOf, WalOptions};
+use crate::{Lsn, RecordKind, RepairMode, SegmentId};
 
 /// What open found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +96,9 @@ pub(crate) struct SegMeta {
     pub index: Vec<(u64, u32)>,
     /// The mapping, cached once the segment is sealed.
     pub map: Arc<OnceLock<Mapping>>,
+    /// (min, max) caller timestamp of its records (`Wal::open_timed`), once sealed; the
+    /// active segment's range lives in the writer state.
+    pub time_range: Option<(u64, u64)>,
 }
 
 /// Everything open needs to start the writer.
@@ -106,6 +109,7 @@ pub(crate) struct Recovered {
     pub next_lsn: u64,
     pub active_end_offset: u64,
     pub active_records_count: u64,
+    pub active_time_range: Option<(u64, u64)>,
     pub fence: bool,
     pub committed: HashSet<u64>,
     pub next_segment_id: u64,
@@ -126,9 +130,18 @@ struct Scan {
     index: Vec<(u64, u32)>,
     /// (lsn, begin lsn, first segment, last segment) of every compaction commit.
     commits: Vec<(u64, u64, u64, u64)>,
+    /// Caller time range of the records up to the last batch end.
+    time_range_at_batch_end: Option<(u64, u64)>,
 }
 
-fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Scan {
+fn scan(
+    bytes: &[u8],
+    seed: u32,
+    first_lsn: u64,
+    stop_before: Option<u64>,
+    time_of: Option<TimeOf>,
+) -> Scan {
+    let mut time_range: Option<(u64, u64)> = None;
     let mut out = Scan {
         end_offset: SEGMENT_HEADER_SIZE_BYTES as u64,
         ..Scan::default()
@@ -147,11 +160,15 @@ fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Sc
                     out.index.push((expected, offset_u32));
                 }
                 note_marker(&frame, &mut out.commits);
+                if let Some(time_of) = time_of {
+                    widen(&mut time_range, frame_time(time_of, &frame));
+                }
                 offset += frame.size_bytes;
                 out.records_count += 1;
                 out.last_lsn = Some(expected);
                 if frame.is_batch_end() {
                     out.last_batch_end = Some((expected, offset as u64));
+                    out.time_range_at_batch_end = time_range;
                 }
                 expected += 1;
             }
@@ -163,6 +180,35 @@ fn scan(bytes: &[u8], seed: u32, first_lsn: u64, stop_before: Option<u64>) -> Sc
     }
     out.end_offset = offset as u64;
     out
+}
+
+/// The caller time of a frame: of the caller's record, or of the original a copy carries.
+fn frame_time(time_of: TimeOf, frame: &Frame<'_>) -> Option<u64> {
+    item_time(time_of, frame.kind_value(), frame.payload)
+}
+
+/// The caller time of a record of kind value `kind` (caller kind, or a copy of one).
+pub(crate) fn item_time(time_of: TimeOf, kind: u8, payload: &[u8]) -> Option<u64> {
+    if kind <= RecordKind::MAX {
+        return (time_of.0)(RecordKind::from_trusted(kind), payload);
+    }
+    if kind == record::KIND_COPY {
+        let (_, _, original_kind, payload) = record::decode_copy_payload(payload)?;
+        if original_kind <= RecordKind::MAX {
+            return (time_of.0)(RecordKind::from_trusted(original_kind), payload);
+        }
+    }
+    None
+}
+
+/// Widens a (min, max) range by one time.
+pub(crate) fn widen(range: &mut Option<(u64, u64)>, time: Option<u64>) {
+    if let Some(time) = time {
+        *range = Some(match *range {
+            None => (time, time),
+            Some((min, max)) => (min.min(time), max.max(time)),
+        });
+    }
 }
 
 fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
@@ -232,6 +278,7 @@ pub(crate) fn recover(
     storage: &dyn Storage,
     dir: &Path,
     options: &WalOptions,
+    time_of: Option<TimeOf>,
 ) -> Result<Recovered> {
     let names = storage.list(dir).map_err(|e| Error::io("list", dir, e))?;
     let mut report = RecoveryReport::default();
@@ -252,12 +299,13 @@ pub(crate) fn recover(
         let Some(id) = segment::parse_file_name(name) else {
             continue;
         };
-        let file = storage
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
-        let map = file
-            .map_for_scan()
-            .map_err(|e| Error::io("mmap", &path, e))?;
+        let opened = if options.read_only {
+            storage.open_read(&path)
+        } else {
+            storage.open(&path)
+        };
+        let file = opened.map_err(|e| Error::io("open", &path, e))?;
+        let map = file.map().map_err(|e| Error::io("mmap", &path, e))?;
         let header = segment::read_header(&map, id);
         entries.push(FileEntry {
             id,
@@ -338,6 +386,7 @@ pub(crate) fn recover(
     let mut next_lsn = 1u64;
     let mut active_end_offset = SEGMENT_HEADER_SIZE_BYTES as u64;
     let mut active_records_count = 0u64;
+    let mut active_time_range: Option<(u64, u64)> = None;
     let mut index = 0usize;
     while index < used_count {
         let entry = &entries[index];
@@ -353,7 +402,12 @@ pub(crate) fn recover(
         } else {
             None
         };
-        let scanned = scan(&entry.map, seed, header.first_lsn.0, next_first);
+        // Used segments are read whole: map them again with their pages prefaulted.
+        let map = entry
+            .file
+            .map_for_scan()
+            .map_err(|e| Error::io("mmap", &entry.path, e))?;
+        let scanned = scan(&map, seed, header.first_lsn.0, next_first, time_of);
         report.segments_scanned_count += 1;
         report.records_count += scanned.records_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
@@ -381,7 +435,7 @@ pub(crate) fn recover(
                 .map_or(scanned.end_offset, |(offset, _)| offset);
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
             let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
-            if let Some((offset, lsn)) = find_valid_after(&entry.map, seed, from, lsn_min) {
+            if let Some((offset, lsn)) = find_valid_after(&map, seed, from, lsn_min) {
                 let what = scanned.stop.map_or_else(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
@@ -454,13 +508,14 @@ pub(crate) fn recover(
         if is_newest {
             active_end_offset = end.0;
             active_records_count = kept_last.map_or(0, |l| l + 1 - header.first_lsn.0);
+            active_time_range = scanned.time_range_at_batch_end;
         }
         segments.push(SegMeta {
             id: entry.id,
             seed,
             file: Arc::clone(&entry.file),
             path: entry.path.clone(),
-            size_bytes: entry.map.len() as u64,
+            size_bytes: map.len() as u64,
             first_lsn: header.first_lsn.0,
             sealed: if is_newest {
                 None
@@ -469,10 +524,11 @@ pub(crate) fn recover(
             },
             index: index_kept,
             map: Arc::new(OnceLock::new()),
+            time_range: scanned.time_range_at_batch_end,
         });
         if !is_newest {
             let cached = segments.last().expect("just pushed");
-            let _ = cached.map.set(entry.map.clone());
+            let _ = cached.map.set(map.clone());
         }
         index += 1;
     }
@@ -556,6 +612,7 @@ pub(crate) fn recover(
         next_lsn,
         active_end_offset,
         active_records_count,
+        active_time_range,
         fence,
         committed,
         next_segment_id,
@@ -597,13 +654,13 @@ mod tests {
             &[(10, true, 5), (11, false, 5), (12, true, 5), (13, false, 5)],
             4096,
         );
-        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, None);
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, None, None);
         assert_eq!(out.records_count, 4);
         assert_eq!(out.last_lsn, Some(13));
         assert_eq!(out.last_batch_end.map(|(lsn, _)| lsn), Some(12));
         assert!(matches!(out.stop, Some((_, Invalid::Zeroed))));
         // A sealed segment stops before the next segment's first LSN.
-        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, Some(12));
+        let out = scan(&bytes, segment_seed(SegmentId(3)), 10, Some(12), None);
         assert_eq!(out.last_lsn, Some(11));
         assert_eq!(out.stop, None);
     }
@@ -653,7 +710,7 @@ mod tests {
             segment_size_bytes: 4096,
             ..WalOptions::default()
         };
-        let recovered = recover(&sim, dir, &options).expect("recovers");
+        let recovered = recover(&sim, dir, &options, None).expect("recovers");
         assert_eq!(recovered.next_lsn, 2);
         assert_eq!(
             recovered.ready.len(),
@@ -669,7 +726,7 @@ mod tests {
             0,
             &with_record
         ));
-        let err = recover(&sim2, dir, &options).expect_err("corrupt");
+        let err = recover(&sim2, dir, &options, None).expect_err("corrupt");
         assert!(
             matches!(
                 err,
@@ -701,7 +758,7 @@ mod tests {
             segment_size_bytes: 4096,
             ..WalOptions::default()
         };
-        let err = recover(&sim, dir, &options).expect_err("corrupt");
+        let err = recover(&sim, dir, &options, None).expect_err("corrupt");
         assert!(
             matches!(
                 err,

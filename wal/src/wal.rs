@@ -42,6 +42,13 @@ pub struct WalOptions {
     pub read_only: bool,
 }
 
+/// Reads a caller timestamp (e.g. milliseconds) out of a record, `None` when it has none.
+/// Given to [`Wal::open_timed`], the log tracks each segment's time range
+/// (`SegmentInfo::time_range`) from its records, on append and at recovery (a copy made by
+/// compaction keeps its original's time). Nothing extra is stored on disk.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeOf(pub fn(RecordKind, &[u8]) -> Option<u64>);
+
 impl Default for WalOptions {
     fn default() -> Self {
         WalOptions {
@@ -56,6 +63,16 @@ impl Default for WalOptions {
 }
 
 impl WalOptions {
+    /// Small segments (64 KiB) prepared inline, group commit: for tests and small logs, where
+    /// zero-filling 64 MiB segments and a background thread per log would dominate.
+    pub fn small() -> Self {
+        WalOptions {
+            segment_size_bytes: 64 * 1024,
+            background_preparation: false,
+            ..WalOptions::default()
+        }
+    }
+
     /// Checks the options against the limits.
     pub fn validate(&self) -> Result<()> {
         if !(SEGMENT_SIZE_BYTES_MIN..=SEGMENT_SIZE_BYTES_MAX).contains(&self.segment_size_bytes) {
@@ -93,6 +110,8 @@ pub struct SegmentInfo {
     pub size_bytes: u64,
     /// Whether it is the segment being appended to.
     pub active: bool,
+    /// The (min, max) caller timestamp of its records (opened with [`Wal::open_timed`]).
+    pub time_range: Option<(u64, u64)>,
 }
 
 /// What a compaction did.
@@ -144,14 +163,41 @@ impl Wal {
         dir: impl AsRef<Path>,
         options: WalOptions,
     ) -> Result<(Wal, RecoveryReport)> {
+        Self::open_inner(storage, dir.as_ref(), options, None)
+    }
+
+    /// Like [`Wal::open_with_storage`], tracking each segment's caller time range with
+    /// `time_of` (see [`TimeOf`]).
+    pub fn open_timed(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        options: WalOptions,
+        time_of: TimeOf,
+    ) -> Result<(Wal, RecoveryReport)> {
+        Self::open_inner(storage, dir.as_ref(), options, Some(time_of))
+    }
+
+    fn open_inner(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        options: WalOptions,
+        time_of: Option<TimeOf>,
+    ) -> Result<(Wal, RecoveryReport)> {
         options.validate()?;
-        let dir: PathBuf = dir.as_ref().to_path_buf();
-        if !options.read_only {
+        let dir: PathBuf = dir.to_path_buf();
+        if !options.read_only && storage.list(&dir).is_err() {
+            // A new log directory: its own entry must be durable before any record in it is
+            // acknowledged, so the parent is synced too.
             storage
                 .create_dir_all(&dir)
                 .map_err(|e| Error::io("create_dir_all", &dir, e))?;
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                storage
+                    .sync_dir(parent)
+                    .map_err(|e| Error::io("sync_dir", parent, e))?;
+            }
         }
-        let recovered = recovery::recover(storage.as_ref(), &dir, &options)?;
+        let recovered = recovery::recover(storage.as_ref(), &dir, &options, time_of)?;
         let report = recovered.report.clone();
         let active = recovered.segments.last().map(|meta| Active {
             id: meta.id,
@@ -161,6 +207,7 @@ impl Wal {
             size_bytes: meta.size_bytes,
             offset: recovered.active_end_offset,
             records_count: recovered.active_records_count,
+            time_range: recovered.active_time_range,
         });
         let ready: VecDeque<Ready> = recovered
             .ready
@@ -182,12 +229,13 @@ impl Wal {
             storage,
             dir,
             options: options.clone(),
+            time_of,
             state: Mutex::new(state),
             commit_cv: Condvar::new(),
             prepare_cv: Condvar::new(),
             catalog: RwLock::new(Catalog {
                 segments: recovered.segments,
-                committed: recovered.committed,
+                committed: Arc::new(recovered.committed),
             }),
             compaction_lock: Mutex::new(()),
         });
@@ -320,7 +368,7 @@ impl Wal {
                 next: Lsn(visible + 1),
             });
         }
-        View::new(&self.inner, lsn.0)?.read_one()
+        View::bounded(&self.inner, lsn.0, 1)?.read_one()
     }
 
     /// Iterates owned records from `from` on, up to the acknowledged end at the time of the call.
@@ -340,7 +388,13 @@ impl Wal {
 
     /// The retained segments, oldest first.
     pub fn segments(&self) -> Vec<SegmentInfo> {
-        let next_lsn = self.inner.state.lock().next_lsn;
+        let (next_lsn, active_time_range) = {
+            let state = self.inner.state.lock();
+            (
+                state.next_lsn,
+                state.active.as_ref().and_then(|a| a.time_range),
+            )
+        };
         let catalog = self.inner.catalog.read();
         let count = catalog.segments.len();
         catalog
@@ -353,12 +407,18 @@ impl Wal {
                     Some((last, _)) => last.map(Lsn),
                     None => (next_lsn > meta.first_lsn).then(|| Lsn(next_lsn - 1)),
                 };
+                let time_range = if active {
+                    active_time_range
+                } else {
+                    meta.time_range
+                };
                 SegmentInfo {
                     segment_id: meta.id,
                     first_lsn: Lsn(meta.first_lsn),
                     last_lsn,
                     size_bytes: meta.size_bytes,
                     active,
+                    time_range,
                 }
             })
             .collect()

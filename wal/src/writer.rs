@@ -26,7 +26,7 @@ use crate::limits::{
     RECORD_SIZE_BYTES_MAX, SEGMENT_HEADER_SIZE_BYTES,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
-use crate::recovery::SegMeta;
+use crate::recovery::{self, SegMeta};
 use crate::segment::{self, SegmentHeader};
 use crate::storage::{join, Storage, StorageFile};
 use crate::wal::WalOptions;
@@ -39,7 +39,8 @@ const SPARE_BUFFERS_MAX: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     pub segments: Vec<SegMeta>,
-    pub committed: HashSet<u64>,
+    /// Begin LSNs of committed compactions; shared with readers by `Arc` (copied on write).
+    pub committed: Arc<HashSet<u64>>,
 }
 
 #[derive(Debug)]
@@ -52,6 +53,8 @@ pub(crate) struct Active {
     /// Offset where the next frame goes (buffered frames included).
     pub offset: u64,
     pub records_count: u64,
+    /// (min, max) caller time of its records (`Wal::open_timed`).
+    pub time_range: Option<(u64, u64)>,
 }
 
 #[derive(Debug)]
@@ -113,6 +116,8 @@ pub(crate) struct Inner {
     pub storage: Arc<dyn Storage>,
     pub dir: PathBuf,
     pub options: WalOptions,
+    /// The caller's timestamp reader, when opened with `Wal::open_timed`.
+    pub time_of: Option<crate::wal::TimeOf>,
     pub state: Mutex<State>,
     /// Signalled when durable/written LSNs move, a leader finishes, or the log is poisoned.
     pub commit_cv: Condvar,
@@ -123,7 +128,6 @@ pub(crate) struct Inner {
 }
 
 impl State {
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         next_lsn: u64,
         active: Option<Active>,
@@ -166,7 +170,7 @@ impl Inner {
         let room = self.options.segment_size_bytes as usize
             - SEGMENT_HEADER_SIZE_BYTES
             - RECORD_HEADER_SIZE_BYTES;
-        RECORD_SIZE_BYTES_MAX.min(room) - COPY_PREFIX_SIZE_BYTES
+        RECORD_SIZE_BYTES_MAX.min(room - COPY_PREFIX_SIZE_BYTES)
     }
 
     /// Poisons the log with `error` (the first cause wins) and returns the poisoned error.
@@ -259,6 +263,12 @@ impl Inner {
                 }
             }
             record::encode_into(&mut chunk.bytes, active.seed, lsn, kind | flags, payload);
+            if let Some(time_of) = self.time_of {
+                recovery::widen(
+                    &mut active.time_range,
+                    recovery::item_time(time_of, *kind, payload),
+                );
+            }
             active.offset += record::framed_size(payload.len()) as u64;
             active.records_count += 1;
         }
@@ -334,6 +344,7 @@ impl Inner {
                     "the catalog's last segment is the active one"
                 );
                 meta.sealed = Some((last, old.offset));
+                meta.time_range = old.time_range;
             }
         }
         let header = SegmentHeader {
@@ -362,6 +373,7 @@ impl Inner {
             sealed: None,
             index: Vec::new(),
             map: Arc::new(OnceLock::new()),
+            time_range: None,
         });
         drop(catalog);
         state.active = Some(Active {
@@ -372,6 +384,7 @@ impl Inner {
             size_bytes: self.options.segment_size_bytes,
             offset: SEGMENT_HEADER_SIZE_BYTES as u64,
             records_count: 0,
+            time_range: None,
         });
         state.fence = false;
         self.prepare_cv.notify_all();

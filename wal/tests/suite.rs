@@ -160,6 +160,21 @@ fn limits_and_kinds_are_typed_errors() {
         Err(Error::ReservedKind { kind: 120, .. })
     ));
     assert!(RecordKind::new(RecordKind::MAX).is_ok());
+    // With the default segment size callers get the whole named limit.
+    let (big, _) = Wal::open_with_storage(
+        Arc::new(SimStorage::new()),
+        "/big",
+        WalOptions {
+            background_preparation: false,
+            ..WalOptions::default()
+        },
+    )
+    .expect("open");
+    assert_eq!(
+        big.payload_size_bytes_max(),
+        statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+    );
+    drop(big);
     let sim = SimStorage::new();
     let (wal, _) = Wal::open_with_storage(Arc::new(sim), "/w", options(Durability::GroupCommit))
         .expect("open");
@@ -444,5 +459,108 @@ fn read_only_open_changes_nothing_and_refuses_writes() {
             before,
             "{name}: nothing on disk changed"
         );
+    }
+}
+
+#[test]
+fn small_options_are_valid_and_work() {
+    let options = WalOptions::small();
+    options.validate().expect("valid");
+    let (wal, _) =
+        Wal::open_with_storage(Arc::new(SimStorage::new()), "/small", options).expect("open");
+    let lsn = wal.append(kind(3), &[1u8; 5000]).expect("append");
+    assert_eq!(
+        wal.read(lsn).expect("read").expect("present").payload.len(),
+        5000
+    );
+}
+
+fn time_of(kind: RecordKind, payload: &[u8]) -> Option<u64> {
+    if kind.get() != 5 {
+        return None;
+    }
+    Some(u64::from_le_bytes(payload.get(..8)?.try_into().ok()?))
+}
+
+#[test]
+fn segments_report_caller_time_ranges() {
+    for (name, backend) in backends() {
+        let opts = options(Durability::GroupCommit);
+        let timed = statelog_wal::TimeOf(time_of);
+        let (wal, _) = Wal::open_timed(
+            Arc::clone(&backend.storage),
+            &backend.dir,
+            opts.clone(),
+            timed,
+        )
+        .expect("open");
+        // Times go up and down; kind 9 records carry no time.
+        let mut times = Vec::new();
+        for index in 0..60u64 {
+            let time = 1_000 + (index * 37) % 500;
+            let mut payload = time.to_le_bytes().to_vec();
+            payload.resize(400, 1);
+            wal.append(kind(5), &payload).expect("append");
+            wal.append(kind(9), &[0xff; 300]).expect("append");
+            times.push(time);
+        }
+        let segments = wal.segments();
+        assert!(segments.len() >= 3, "{name}");
+        let (global_min, global_max) = segments
+            .iter()
+            .filter_map(|s| s.time_range)
+            .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        assert_eq!(
+            (global_min, global_max),
+            (
+                *times.iter().min().expect("min"),
+                *times.iter().max().expect("max")
+            )
+        );
+        for segment in &segments {
+            let (min, max) = segment
+                .time_range
+                .expect("every segment holds timed records");
+            // Check against the records actually in the segment.
+            let last = segment.last_lsn.expect("records").0;
+            let inside: Vec<u64> = wal
+                .iter_from(segment.first_lsn)
+                .expect("iter")
+                .map(|r| r.expect("record"))
+                .take_while(|r| r.lsn.0 <= last)
+                .filter_map(|r| time_of(r.kind, &r.payload))
+                .collect();
+            assert_eq!(
+                (min, max),
+                (
+                    *inside.iter().min().expect("min"),
+                    *inside.iter().max().expect("max")
+                ),
+                "{name} segment {}",
+                segment.segment_id
+            );
+        }
+        drop(wal);
+        let (wal, _) = Wal::open_timed(
+            Arc::clone(&backend.storage),
+            &backend.dir,
+            opts.clone(),
+            timed,
+        )
+        .expect("reopen");
+        assert_eq!(
+            wal.segments(),
+            segments,
+            "{name}: recovery rebuilds the same ranges"
+        );
+        // Copies keep their original's time.
+        let cut = segments[2].first_lsn;
+        wal.compact_below(cut, |_| true).expect("compact");
+        let after = wal.segments();
+        let (min_after, max_after) = after
+            .iter()
+            .filter_map(|s| s.time_range)
+            .fold((u64::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        assert_eq!((min_after, max_after), (global_min, global_max), "{name}");
     }
 }

@@ -1,6 +1,7 @@
 //! Shared harness of the crash and model tests: workloads whose payloads carry unique ids, a
 //! runner that drives a `Wal` on `SimStorage` and records what was acknowledged, and the checker
 //! of "nothing lost, nothing invented" after a crash.
+// Each test binary uses a different part of this harness.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
