@@ -126,3 +126,8 @@ pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
 
 /// The longest activity name (AWS: 80 characters).
 pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;
+/// The most writer threads one `statelog wal append-test` run starts.
+pub const APPEND_TEST_THREADS_MAX: u32 = 1024;
+
+/// The most records one `statelog wal append-test` run appends.
+pub const APPEND_TEST_RECORDS_MAX: u64 = 1 << 32;

@@ -1,14 +1,43 @@
-//! `statelog wal ...`: operator commands over a WAL directory.
+//! `statelog wal ...`: operator commands over a WAL directory (verify, dump, stats) and the
+//! `append-test` workload that external crash tests kill with SIGKILL.
+//!
+//! Contracts (scripts and `tests/wal_crash.rs` depend on them):
+//! - `verify DIR` exits 0 for a clean log (a torn tail of the newest segment, which open would
+//!   truncate, is reported but is not corruption), 1 with `segment S offset O` on corruption,
+//!   2 on any other failure (missing directory, I/O error).
+//! - `dump DIR [--from LSN] [--json]` prints one line per record: `lsn kind length crc payload`;
+//!   `crc` is the CRC32 of the payload as 8 hex digits (the value `append-test` acknowledges),
+//!   the payload is hex, or base64 in `--json` (one JSON object per line).
+//! - `append-test` prints `ack <lsn> <crc32-of-payload-as-8-hex>` only after the append is
+//!   durable, one whole line per write with stdout locked and flushed.
+//!
+//! Invariants: verify, dump and stats open the log read-only and never change a byte of it.
+//! This module must not interpret records (it knows nothing of workflows) and never panics on
+//! bad input: every failure is an [`Error`] printed with its evidence.
 
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use base64::Engine as _;
 use clap::Subcommand;
+use statelog_wal::{Durability, Lsn, RecordKind, Wal, WalOptions};
+
+use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
+
+/// Exit code of `verify` when the log is corrupt.
+const EXIT_CORRUPT: u8 = 1;
+/// Exit code of any other failure.
+const EXIT_FAILURE: u8 = 2;
+/// The record kind `append-test` writes.
+const APPEND_TEST_KIND: u8 = 1;
 
 /// The `wal` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum WalCommand {
-    /// Check every record of the log; exit 0 when clean.
+    /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt.
     Verify {
         /// The log directory.
         dir: PathBuf,
@@ -21,18 +50,409 @@ pub enum WalCommand {
         #[arg(long)]
         retention_days: Option<u64>,
     },
+    /// Print one line per record: lsn, kind, length, crc32 of the payload, payload.
+    Dump {
+        /// The log directory.
+        dir: PathBuf,
+        /// Start at this LSN.
+        #[arg(long, value_name = "LSN")]
+        from: Option<u64>,
+        /// One JSON object per line, payload in base64.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print segments, records, bytes and the LSN range.
+    Stats {
+        /// The log directory.
+        dir: PathBuf,
+    },
+    /// Append random payloads from many threads with group commit; print `ack <lsn> <crc32>`
+    /// after each durable acknowledgement.
+    AppendTest {
+        /// The log directory (created if missing).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Writer threads.
+        #[arg(long, default_value_t = 1)]
+        threads: u32,
+        /// Appends in total, spread over the threads.
+        #[arg(long)]
+        count: u64,
+        /// Payload size of every record.
+        #[arg(long, value_name = "BYTES")]
+        size: usize,
+        /// Segment size of a new log (default: the WAL's default).
+        #[arg(long, value_name = "BYTES")]
+        segment_size: Option<u64>,
+        /// Seed of the payload generator (default: from the OS).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+}
+
+/// What can go wrong in a `wal` subcommand.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The log itself refused (corruption, I/O, limits); carries the WAL's evidence.
+    #[error(transparent)]
+    Wal(#[from] statelog_wal::Error),
+    /// The directory to inspect does not exist or is not a directory.
+    #[error("{} is not a log directory", path.display())]
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// An argument outside what the command accepts.
+    #[error("invalid --{arg}: {reason}")]
+    InvalidArgument {
+        /// The argument.
+        arg: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// Writing to stdout failed (other than the reader going away).
+    #[error("cannot write output: {0}")]
+    Output(#[source] io::Error),
+    /// The log returned records out of LSN order: corruption the frames did not reveal.
+    #[error("lsn {next} read after lsn {previous}: records out of order")]
+    LsnOrder {
+        /// The LSN read before.
+        previous: Lsn,
+        /// The LSN read after it.
+        next: Lsn,
+    },
+    /// The OS random source failed.
+    #[error("cannot seed the payload generator: {0}")]
+    Random(String),
 }
 
 /// Runs one `wal` subcommand.
 pub fn run(command: WalCommand) -> ExitCode {
-    match command {
-        WalCommand::Verify { dir } => {
-            eprintln!("statelog wal verify {}: not implemented yet", dir.display());
-            ExitCode::from(2)
-        }
+    let result = match command {
+        // Compaction goes through the engine (it must know which executions are retained).
         WalCommand::Compact {
             dir,
             retention_days,
-        } => super::compact::run(&dir, retention_days),
+        } => return super::compact::run(&dir, retention_days),
+        WalCommand::Verify { dir } => verify(&dir),
+        WalCommand::Dump { dir, from, json } => dump(&dir, from.map(Lsn), json),
+        WalCommand::Stats { dir } => stats(&dir),
+        WalCommand::AppendTest {
+            dir,
+            threads,
+            count,
+            size,
+            segment_size,
+            seed,
+        } => append_test(&AppendTest {
+            dir,
+            threads,
+            count,
+            size_bytes: size,
+            segment_size_bytes: segment_size,
+            seed,
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed stdout (`dump | head`) is the reader's choice, not a failure.
+        Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Error::Wal(statelog_wal::Error::Corrupt {
+            segment_id,
+            offset_bytes,
+            reason,
+        })) => {
+            eprintln!("corrupt: segment {segment_id} offset {offset_bytes}: {reason}");
+            ExitCode::from(EXIT_CORRUPT)
+        }
+        Err(e @ Error::LsnOrder { .. }) => {
+            eprintln!("corrupt: {e}");
+            ExitCode::from(EXIT_CORRUPT)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
     }
+}
+
+/// Opens an existing log without changing it.
+fn open_read_only(dir: &Path) -> Result<(Wal, statelog_wal::RecoveryReport), Error> {
+    if !dir.is_dir() {
+        return Err(Error::NotADirectory {
+            path: dir.to_path_buf(),
+        });
+    }
+    let options = WalOptions {
+        read_only: true,
+        background_preparation: false,
+        ..WalOptions::default()
+    };
+    Ok(Wal::open(dir, options)?)
+}
+
+/// What a full scan saw.
+#[derive(Debug, Default)]
+struct ScanSummary {
+    records_count: u64,
+    payload_bytes: u64,
+    first_lsn: Option<Lsn>,
+    last_lsn: Option<Lsn>,
+}
+
+fn scan_all(wal: &Wal) -> Result<ScanSummary, Error> {
+    let mut summary = ScanSummary::default();
+    let mut order_error = None;
+    wal.scan_from(Lsn(0), |record| {
+        if let Some(last) = summary.last_lsn {
+            if record.lsn <= last {
+                order_error = Some((last, record.lsn));
+                return ControlFlow::Break(());
+            }
+        }
+        summary.records_count += 1;
+        summary.payload_bytes += record.payload.len() as u64;
+        summary.first_lsn.get_or_insert(record.lsn);
+        summary.last_lsn = Some(record.lsn);
+        ControlFlow::Continue(())
+    })?;
+    if let Some((last, next)) = order_error {
+        return Err(Error::LsnOrder {
+            previous: last,
+            next,
+        });
+    }
+    Ok(summary)
+}
+
+fn lsn_range(summary: &ScanSummary) -> String {
+    match (summary.first_lsn, summary.last_lsn) {
+        (Some(first), Some(last)) => format!("{first}..={last}"),
+        _ => "empty".to_owned(),
+    }
+}
+
+fn verify(dir: &Path) -> Result<(), Error> {
+    let (wal, report) = open_read_only(dir)?;
+    // Open already checked every frame; scanning reads every record back through the public
+    // path, so a reader-side fault shows up here too.
+    let summary = scan_all(&wal)?;
+    let segments_count = wal.segments().len();
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "ok: {} records, lsn {}, {segments_count} segments, {} bytes scanned",
+        summary.records_count,
+        lsn_range(&summary),
+        report.bytes_scanned
+    )
+    .map_err(Error::Output)?;
+    if let Some(torn) = &report.torn_tail {
+        // Not corruption: the unacknowledged end of the newest segment, which open truncates.
+        writeln!(
+            out,
+            "torn tail: segment {} offset {}: {} ({} records past it are dropped on open)",
+            torn.segment_id, torn.offset_bytes, torn.reason, torn.records_dropped_count
+        )
+        .map_err(Error::Output)?;
+    }
+    Ok(())
+}
+
+fn dump(dir: &Path, from: Option<Lsn>, json: bool) -> Result<(), Error> {
+    let (wal, _report) = open_read_only(dir)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut write_error = None;
+    wal.scan_from(from.unwrap_or(Lsn(0)), |record| {
+        let crc = crc32fast::hash(record.payload);
+        let written = if json {
+            let mut line = serde_json::json!({
+                "lsn": record.lsn.0,
+                "kind": record.kind.get(),
+                "length": record.payload.len(),
+                "crc": format!("{crc:08x}"),
+                "payload": base64::engine::general_purpose::STANDARD.encode(record.payload),
+            });
+            if let Some(original) = record.copied_from {
+                line["copied_from"] = serde_json::json!(original.0);
+            }
+            writeln!(out, "{line}")
+        } else {
+            writeln!(
+                out,
+                "{} {} {} {crc:08x} {}",
+                record.lsn,
+                record.kind.get(),
+                record.payload.len(),
+                Hex(record.payload)
+            )
+        };
+        match written {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                write_error = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if let Some(e) = write_error {
+        return Err(Error::Output(e));
+    }
+    out.flush().map_err(Error::Output)
+}
+
+/// Lower-case hex of a byte string, written without an intermediate allocation.
+struct Hex<'a>(&'a [u8]);
+
+impl std::fmt::Display for Hex<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+fn stats(dir: &Path) -> Result<(), Error> {
+    let (wal, _report) = open_read_only(dir)?;
+    let summary = scan_all(&wal)?;
+    let segments = wal.segments();
+    let file_bytes: u64 = segments.iter().map(|s| s.size_bytes).sum();
+    let mut out = io::stdout().lock();
+    let mut line = |text: String| writeln!(out, "{text}").map_err(Error::Output);
+    line(format!("segments: {}", segments.len()))?;
+    line(format!("records: {}", summary.records_count))?;
+    line(format!("payload_bytes: {}", summary.payload_bytes))?;
+    line(format!("file_bytes: {file_bytes}"))?;
+    line(format!("lsn_range: {}", lsn_range(&summary)))?;
+    for segment in &segments {
+        let last = segment
+            .last_lsn
+            .map_or_else(|| "-".to_owned(), |l| l.to_string());
+        line(format!(
+            "segment {}: lsn {}..={last}, {} bytes{}",
+            segment.segment_id,
+            segment.first_lsn,
+            segment.size_bytes,
+            if segment.active { ", active" } else { "" }
+        ))?;
+    }
+    Ok(())
+}
+
+/// Arguments of `append-test`, checked.
+struct AppendTest {
+    dir: PathBuf,
+    threads: u32,
+    count: u64,
+    size_bytes: usize,
+    segment_size_bytes: Option<u64>,
+    seed: Option<u64>,
+}
+
+/// A small, fast payload generator (xorshift64*). Payload bytes need variety, not secrecy.
+struct PayloadRng(u64);
+
+impl PayloadRng {
+    fn new(seed: u64) -> Self {
+        // Zero is the one state xorshift never leaves.
+        Self(seed | 1)
+    }
+    fn fill(&mut self, bytes: &mut [u8]) {
+        for chunk in bytes.chunks_mut(8) {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            let word = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+    }
+}
+
+fn append_test(args: &AppendTest) -> Result<(), Error> {
+    if args.threads == 0 || args.threads > APPEND_TEST_THREADS_MAX {
+        return Err(Error::InvalidArgument {
+            arg: "threads",
+            reason: format!("{} is outside 1..={APPEND_TEST_THREADS_MAX}", args.threads),
+        });
+    }
+    if args.count > APPEND_TEST_RECORDS_MAX {
+        return Err(Error::InvalidArgument {
+            arg: "count",
+            reason: format!("{} exceeds {APPEND_TEST_RECORDS_MAX}", args.count),
+        });
+    }
+    if args.size_bytes > statelog_wal::limits::RECORD_SIZE_BYTES_MAX {
+        return Err(Error::InvalidArgument {
+            arg: "size",
+            reason: format!(
+                "{} exceeds the record limit of {} bytes",
+                args.size_bytes,
+                statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+            ),
+        });
+    }
+    let seed = match args.seed {
+        Some(seed) => seed,
+        None => getrandom::u64().map_err(|e| Error::Random(e.to_string()))?,
+    };
+    let mut options = WalOptions {
+        durability: Durability::GroupCommit,
+        ..WalOptions::default()
+    };
+    if let Some(segment_size_bytes) = args.segment_size_bytes {
+        options.segment_size_bytes = segment_size_bytes;
+    }
+    let (wal, report) = Wal::open(&args.dir, options)?;
+    if let Some(torn) = &report.torn_tail {
+        eprintln!(
+            "append-test: truncated a torn tail in segment {} at offset {}: {}",
+            torn.segment_id, torn.offset_bytes, torn.reason
+        );
+    }
+    let kind = RecordKind::new(APPEND_TEST_KIND)?;
+    let threads = u64::from(args.threads);
+    let failed = AtomicBool::new(false);
+    let results: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|index| {
+                // Thread `index` does an equal share, the first `count % threads` one more.
+                let share = args.count / threads + u64::from(index < args.count % threads);
+                let wal = &wal;
+                let failed = &failed;
+                scope.spawn(move || {
+                    let mut rng = PayloadRng::new(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    let mut payload = vec![0u8; args.size_bytes];
+                    for _ in 0..share {
+                        if failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        rng.fill(&mut payload);
+                        let outcome =
+                            wal.append(kind, &payload)
+                                .map_err(Error::from)
+                                .and_then(|lsn| {
+                                    let crc = crc32fast::hash(&payload);
+                                    // One locked, flushed write per ack: a kill never leaves half of
+                                    // one ack glued to another.
+                                    let mut out = io::stdout().lock();
+                                    writeln!(out, "ack {lsn} {crc:08x}")
+                                        .and_then(|()| out.flush())
+                                        .map_err(Error::Output)
+                                });
+                        if let Err(e) = outcome {
+                            failed.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("append-test writer threads do not panic"))
+            .collect()
+    });
+    results.into_iter().collect()
 }

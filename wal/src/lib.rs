@@ -49,6 +49,8 @@
 #![deny(missing_docs)]
 
 pub mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod limits;
 pub mod record;
 pub mod segment;
