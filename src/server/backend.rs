@@ -229,6 +229,39 @@ pub trait Backend: Send + Sync + 'static {
         max_results: u32,
     ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
 
+    /// `SendTaskSuccess`: answers the task waiting on `task_token` with `output` (JSON text).
+    fn send_task_success(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        output: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token, output);
+        not_supported("SendTaskSuccess")
+    }
+
+    /// `SendTaskFailure`: fails the task waiting on `task_token` with `error` and `cause`.
+    fn send_task_failure(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        error: String,
+        cause: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token, error, cause);
+        not_supported("SendTaskFailure")
+    }
+
+    /// `SendTaskHeartbeat`: resets the heartbeat clock of the task waiting on `task_token`.
+    fn send_task_heartbeat(
+        &self,
+        caller: &Caller,
+        task_token: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token);
+        not_supported("SendTaskHeartbeat")
+    }
+
     /// Counters the engine exposes (transitions, WAL commits, executions by status).
     fn metrics(&self) -> Vec<MetricSample> {
         Vec::new()
@@ -239,4 +272,12 @@ pub trait Backend: Send + Sync + 'static {
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
+}
+
+/// The answer of a backend that does not implement `operation`.
+async fn not_supported<T>(operation: &'static str) -> Result<T, Error> {
+    Err(Error::NotSupported {
+        operation: operation.into(),
+        reason: "this backend does not implement it",
+    })
 }

@@ -454,6 +454,47 @@ impl Backend for EngineBackend {
         .await
     }
 
+    async fn send_task_success(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        output: String,
+    ) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_success_in(&namespace, &task_token, &output)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn send_task_failure(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        error: String,
+        cause: String,
+    ) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_failure_in(&namespace, &task_token, &error, &cause)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn send_task_heartbeat(&self, caller: &Caller, task_token: String) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_heartbeat_in(&namespace, &task_token)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
     fn metrics(&self) -> Vec<MetricSample> {
         let engines = self.shared.engines.lock();
         let mut samples = Vec::new();

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::error::Error;
 use super::limits::{
     ARN_BYTES_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX, STOP_ERROR_CHARS_MAX,
+    TASK_TOKEN_CHARS_MAX,
 };
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
@@ -76,6 +77,7 @@ operations! {
         CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
         DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
+        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat,
     ],
     later: [
         RedriveExecution => "redrive comes with the engine's redrive issue",
@@ -84,9 +86,6 @@ operations! {
         ListActivities => "activities come with the engine's task-list issue",
         DeleteActivity => "activities come with the engine's task-list issue",
         GetActivityTask => "activities come with the engine's task-list issue",
-        SendTaskSuccess => "task tokens come with the engine's waiting issue",
-        SendTaskFailure => "task tokens come with the engine's waiting issue",
-        SendTaskHeartbeat => "task tokens come with the engine's waiting issue",
         TagResource => "tags are not stored yet",
         UntagResource => "tags are not stored yet",
         ListTagsForResource => "tags are not stored yet",
@@ -160,6 +159,8 @@ fn leak_member(name: &str) -> &'static str {
         "stateMachineArn",
         "executionArn",
         "input",
+        "taskToken",
+        "output",
     ];
     MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
 }
@@ -592,4 +593,71 @@ mod tests {
             "1.5"
         );
     }
+}
+
+/// `SendTaskSuccess` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendTaskSuccessInput {
+    /// The token the task was given (`$$.Task.Token`).
+    pub task_token: String,
+    /// The task's output, JSON text.
+    pub output: String,
+}
+
+impl SendTaskSuccessInput {
+    /// Checks the service model's constraints (the engine checks the output's JSON and size).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)
+    }
+}
+
+/// `SendTaskFailure` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendTaskFailureInput {
+    /// The token the task was given.
+    pub task_token: String,
+    /// The error name; empty when absent.
+    pub error: Option<String>,
+    /// The cause; empty when absent.
+    pub cause: Option<String>,
+}
+
+impl SendTaskFailureInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)?;
+        check_len_max("error", self.error.as_deref(), STOP_ERROR_CHARS_MAX)?;
+        check_len_max("cause", self.cause.as_deref(), STOP_CAUSE_CHARS_MAX)
+    }
+}
+
+/// `SendTaskHeartbeat` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskTokenInput {
+    /// The token the task was given.
+    pub task_token: String,
+}
+
+impl TaskTokenInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)
+    }
+}
+
+/// An optional member of at most `chars_max` characters (empty allowed).
+fn check_len_max(member: &'static str, text: Option<&str>, chars_max: usize) -> Result<(), Error> {
+    let count = text.map_or(0, |t| t.chars().count());
+    if count > chars_max {
+        return Err(Error::Validation {
+            member,
+            constraint: format!(
+                "Member must have length less than or equal to {chars_max} (got {count})"
+            ),
+        });
+    }
+    Ok(())
 }

@@ -26,8 +26,9 @@ use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
 use super::protocol::{
     decode, operation_of_target, CreateStateMachineInput, ExecutionArnInput,
     GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput, Operation,
-    StartExecutionInput, StateMachineArnInput, StopExecutionInput, Timestamp,
-    UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
+    SendTaskFailureInput, SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput,
+    StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
+    ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::sigv4::{self, Check, RequestParts};
 use super::ServerState;
@@ -116,6 +117,10 @@ fn intern_outcome(name: &str) -> &'static str {
         "TaskDoesNotExist",
         "ActivityDoesNotExist",
         "ExecutionNotRedrivable",
+        "InvalidOutput",
+        "ActivityWorkerLimitExceeded",
+        "ActivityLimitExceeded",
+        "ActivityAlreadyExists",
     ];
     NAMES
         .iter()
@@ -471,6 +476,35 @@ async fn dispatch<B: Backend>(
             out.insert("events".into(), Value::Array(page.items));
             insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
             Ok(Value::Object(out))
+        }
+        Operation::SendTaskSuccess => {
+            let input: SendTaskSuccessInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_success(caller, input.task_token, input.output)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::SendTaskFailure => {
+            let input: SendTaskFailureInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_failure(
+                    caller,
+                    input.task_token,
+                    input.error.unwrap_or_default(),
+                    input.cause.unwrap_or_default(),
+                )
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::SendTaskHeartbeat => {
+            let input: TaskTokenInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_heartbeat(caller, input.task_token)
+                .await?;
+            Ok(json!({}))
         }
         other => Err(Error::NotSupported {
             operation: other.name().to_owned(),

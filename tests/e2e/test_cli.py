@@ -197,9 +197,9 @@ def test_oversized_body_is_refused(sfn):
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
     with pytest.raises(ClientError) as excinfo:
-        sfn.send_task_success(taskToken="t", output="{}")
+        sfn.list_tags_for_resource(resourceArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
     assert error_code(excinfo) == "UnsupportedOperation"
-    assert "SendTaskSuccess" in str(excinfo.value)
+    assert "ListTagsForResource" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"
@@ -346,3 +346,14 @@ def test_sigkill_then_restart_keeps_acknowledged_executions():
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=30) == 0
+
+
+def test_task_token_operations_refuse_unknown_tokens(sfn):
+    for call in (
+        lambda: sfn.send_task_success(taskToken="not-a-token", output="{}"),
+        lambda: sfn.send_task_failure(taskToken="not-a-token", error="E", cause="c"),
+        lambda: sfn.send_task_heartbeat(taskToken="not-a-token"),
+    ):
+        with pytest.raises(ClientError) as excinfo:
+            call()
+        assert error_code(excinfo) == "InvalidToken"
