@@ -528,10 +528,9 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later =
-            operation_of_target(Some("AWSStepFunctions.SendTaskSuccess")).expect_err("later");
+        let later = operation_of_target(Some("AWSStepFunctions.TagResource")).expect_err("later");
         assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("SendTaskSuccess"));
+        assert!(later.to_string().contains("TagResource"));
         // Names are case-sensitive, as in the service model.
         assert!(operation_of_target(Some("AWSStepFunctions.startexecution")).is_err());
     }
