@@ -428,3 +428,119 @@ async fn a_token_sent_with_another_accounts_credentials_is_invalid() {
         .expect("describe");
     assert_eq!(described.status.aws_name(), "SUCCEEDED");
 }
+
+#[tokio::test]
+async fn redrive_over_http_continues_from_the_failed_step() {
+    let s = server(None);
+    let tokens = queue(&s, DEV_ACCOUNT_ID);
+    let (arn, token) = start_waiting(&s, &tokens, "cb-redrive", "").await;
+    let machine_arn = describe(&s, &arn).await["stateMachineArn"].clone();
+
+    // A running execution cannot be redriven.
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["redriveCount"], 0);
+    assert_eq!(described["redriveStatus"], "NOT_REDRIVABLE", "{described}");
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn}),
+        "ExecutionNotRedrivable",
+    )
+    .await;
+
+    ok(
+        &s,
+        "SendTaskFailure",
+        json!({"taskToken": token, "error": "Worker.Broke"}),
+    )
+    .await;
+    idle(&s);
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "FAILED");
+    assert_eq!(described["redriveStatus"], "REDRIVABLE", "{described}");
+
+    s.clock.advance_ms(5_000);
+    let redriven = ok(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn, "clientToken": "once"}),
+    )
+    .await;
+    let redrive_date = redriven["redriveDate"].as_f64().expect("redriveDate");
+    assert!(redrive_date > 0.0, "{redriven}");
+    // The same client token answers the first redrive again.
+    let again = ok(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn, "clientToken": "once"}),
+    )
+    .await;
+    assert_eq!(again["redriveDate"], redriven["redriveDate"]);
+    idle(&s);
+
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "RUNNING", "{described}");
+    assert_eq!(described["redriveCount"], 1, "{described}");
+    assert_eq!(described["redriveDate"], redriven["redriveDate"]);
+
+    // The failed step runs again with a new token; answering it completes the execution.
+    let second = tokens.lock().last().cloned().expect("a second token");
+    assert_ne!(second, token, "the redriven task got a new token");
+    ok(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": second, "output": "{}"}),
+    )
+    .await;
+    idle(&s);
+    assert_eq!(describe(&s, &arn).await["status"], "SUCCEEDED");
+
+    // ListExecutions shows the redrive and filters on it.
+    let listed = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "REDRIVEN"}),
+    )
+    .await;
+    let executions = listed["executions"].as_array().expect("executions");
+    assert_eq!(executions.len(), 1, "{listed}");
+    assert_eq!(executions[0]["executionArn"], arn);
+    assert_eq!(executions[0]["redriveCount"], 1);
+    let never = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "NOT_REDRIVEN"}),
+    )
+    .await;
+    assert_eq!(never["executions"], json!([]), "{never}");
+    refused(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "SOMETIMES"}),
+        "ValidationException",
+    )
+    .await;
+
+    // A succeeded execution is not redrivable; unknown executions are named.
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn}),
+        "ExecutionNotRedrivable",
+    )
+    .await;
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": format!("{arn}-nope")}),
+        "ExecutionDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": "nope"}),
+        "InvalidArn",
+    )
+    .await;
+}

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::error::Error;
 use super::protocol::{
-    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
-    StopExecutionInput, UpdateStateMachineInput,
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
+    StartExecutionInput, StopExecutionInput, UpdateStateMachineInput,
 };
 
 /// Who is calling: the account (namespace) and region the request was signed for.
@@ -95,6 +95,12 @@ pub struct ExecutionInfo {
     pub cause: Option<String>,
     /// How many times it was redriven.
     pub redrive_count: u32,
+    /// When it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
+    /// `REDRIVABLE`, `NOT_REDRIVABLE`, ...; `None` when the backend does not know.
+    pub redrive_status: Option<&'static str>,
+    /// Why it cannot be redriven.
+    pub redrive_status_reason: Option<String>,
 }
 
 /// An execution as ListExecutions shows it.
@@ -112,6 +118,10 @@ pub struct ExecutionSummary {
     pub start_ms: u64,
     /// When it closed, ms since the epoch.
     pub stop_ms: Option<u64>,
+    /// How many times it was redriven.
+    pub redrive_count: u32,
+    /// When it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
 }
 
 /// One page of a listing.
@@ -228,6 +238,17 @@ pub trait Backend: Send + Sync + 'static {
         input: GetExecutionHistoryInput,
         max_results: u32,
     ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
+
+    /// `RedriveExecution`: restarts a failed, aborted or timed-out execution from its
+    /// unsuccessful step; returns the redrive time (ms).
+    fn redrive_execution(
+        &self,
+        caller: &Caller,
+        input: RedriveExecutionInput,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        let _ = (caller, input);
+        not_supported("RedriveExecution")
+    }
 
     /// `SendTaskSuccess`: answers the task waiting on `task_token` with `output` (JSON text).
     fn send_task_success(

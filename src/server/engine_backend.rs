@@ -26,8 +26,8 @@ use super::backend::{
 use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
 use super::protocol::{
-    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
-    StopExecutionInput,
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
+    StartExecutionInput, StopExecutionInput,
 };
 use crate::engine::{
     Engine, EngineOptions, Error as EngineError, ExecutionStatus, HistoryQuery, ListExecutions,
@@ -331,7 +331,10 @@ impl Backend for EngineBackend {
                 output: d.output.as_ref().map(text),
                 error: d.error,
                 cause: d.cause,
-                redrive_count: 0,
+                redrive_count: d.redrive.redrive_count,
+                redrive_ms: d.redrive.redrive_ms,
+                redrive_status: Some(d.redrive.redrive_status.aws_name()),
+                redrive_status_reason: d.redrive.redrive_status_reason,
             })
         })
         .await
@@ -377,14 +380,17 @@ impl Backend for EngineBackend {
             if let Some(arn) = &input.state_machine_arn {
                 require_arn(arn, ":stateMachine:")?;
             }
-            let page = engine
-                .list_executions(&ListExecutions {
-                    state_machine: input.state_machine_arn,
-                    status_filter,
-                    max_results: max_results as usize,
-                    next_token: input.next_token,
-                })
-                .map_err(engine_error)?;
+            let request = ListExecutions {
+                state_machine: input.state_machine_arn,
+                status_filter,
+                max_results: max_results as usize,
+                next_token: input.next_token,
+            };
+            let page = match input.redrive_filter.as_deref() {
+                None => engine.list_executions(&request),
+                Some(filter) => engine.list_executions_by_redrive(&request, filter == "REDRIVEN"),
+            }
+            .map_err(engine_error)?;
             Ok(Page {
                 items: page
                     .executions
@@ -396,6 +402,8 @@ impl Backend for EngineBackend {
                         status: e.status.aws_name(),
                         start_ms: e.start_ms,
                         stop_ms: e.stop_ms,
+                        redrive_count: e.redrive_count,
+                        redrive_ms: e.redrive_ms,
                     })
                     .collect(),
                 next_token: page.next_token,
@@ -450,6 +458,21 @@ impl Backend for EngineBackend {
                 items: events,
                 next_token: page.next_token,
             })
+        })
+        .await
+    }
+
+    async fn redrive_execution(
+        &self,
+        caller: &Caller,
+        input: RedriveExecutionInput,
+    ) -> Result<u64, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.execution_arn, ":execution:")?;
+            engine
+                .redrive_execution(&input.execution_arn, input.client_token.as_deref())
+                .map(|outcome| outcome.redrive_ms)
+                .map_err(engine_error)
         })
         .await
     }

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::error::Error;
 use super::limits::{
-    ARN_BYTES_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX, STOP_ERROR_CHARS_MAX,
-    TASK_TOKEN_CHARS_MAX,
+    ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
+    STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
@@ -77,10 +77,9 @@ operations! {
         CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
         DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
-        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat,
+        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution,
     ],
     later: [
-        RedriveExecution => "redrive comes with the engine's redrive issue",
         CreateActivity => "activities come with the engine's task-list issue",
         DescribeActivity => "activities come with the engine's task-list issue",
         ListActivities => "activities come with the engine's task-list issue",
@@ -404,7 +403,7 @@ pub struct ListExecutionsInput {
     pub next_token: Option<String>,
     /// Map runs are not supported; giving one is refused.
     pub map_run_arn: Option<String>,
-    /// `REDRIVEN`/`NOT_REDRIVEN`; accepted and ignored until redrive lands.
+    /// `REDRIVEN`/`NOT_REDRIVEN`: only executions redriven at least once, or never.
     pub redrive_filter: Option<String>,
 }
 
@@ -444,7 +443,41 @@ impl ListExecutionsInput {
                 });
             }
         }
+        if let Some(filter) = &self.redrive_filter {
+            if !REDRIVE_FILTERS.contains(&filter.as_str()) {
+                return Err(Error::Validation {
+                    member: "redriveFilter",
+                    constraint: format!(
+                        "Member must satisfy enum value set: {REDRIVE_FILTERS:?} (got {filter:?})"
+                    ),
+                });
+            }
+        }
         check_max_results(self.max_results)
+    }
+}
+
+/// The values of `ListExecutions`' `redriveFilter`.
+pub const REDRIVE_FILTERS: &[&str] = &["REDRIVEN", "NOT_REDRIVEN"];
+
+/// `RedriveExecution` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedriveExecutionInput {
+    /// The execution to redrive.
+    pub execution_arn: String,
+    /// Idempotency token: the same token for the same execution answers the first redrive.
+    pub client_token: Option<String>,
+}
+
+impl RedriveExecutionInput {
+    /// Checks the service model's constraints (AWS: `clientToken` 1..64 characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("executionArn", &self.execution_arn)?;
+        if let Some(token) = &self.client_token {
+            check_len("clientToken", token, CLIENT_TOKEN_CHARS_MAX)?;
+        }
+        Ok(())
     }
 }
 

@@ -26,8 +26,8 @@ use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
 use super::protocol::{
     decode, operation_of_target, CreateStateMachineInput, ExecutionArnInput,
     GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput, Operation,
-    SendTaskFailureInput, SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput,
-    StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
+    RedriveExecutionInput, SendTaskFailureInput, SendTaskSuccessInput, StartExecutionInput,
+    StateMachineArnInput, StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
     ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::sigv4::{self, Check, RequestParts};
@@ -415,6 +415,21 @@ async fn dispatch<B: Backend>(
             insert_some(&mut out, "error", info.error.map(Value::String));
             insert_some(&mut out, "cause", info.cause.map(Value::String));
             out.insert("redriveCount".into(), json!(info.redrive_count));
+            insert_some(
+                &mut out,
+                "redriveDate",
+                info.redrive_ms.map(|ms| json!(Timestamp(ms))),
+            );
+            insert_some(
+                &mut out,
+                "redriveStatus",
+                info.redrive_status.map(|s| json!(s)),
+            );
+            insert_some(
+                &mut out,
+                "redriveStatusReason",
+                info.redrive_status_reason.map(Value::String),
+            );
             Ok(Value::Object(out))
         }
         Operation::DescribeStateMachineForExecution => {
@@ -452,6 +467,12 @@ async fn dispatch<B: Backend>(
                         "stopDate",
                         e.stop_ms.map(|ms| json!(Timestamp(ms))),
                     );
+                    item.insert("redriveCount".into(), json!(e.redrive_count));
+                    insert_some(
+                        &mut item,
+                        "redriveDate",
+                        e.redrive_ms.map(|ms| json!(Timestamp(ms))),
+                    );
                     Value::Object(item)
                 })
                 .collect();
@@ -476,6 +497,12 @@ async fn dispatch<B: Backend>(
             out.insert("events".into(), Value::Array(page.items));
             insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
             Ok(Value::Object(out))
+        }
+        Operation::RedriveExecution => {
+            let input: RedriveExecutionInput = decode(operation, body)?;
+            input.validate()?;
+            let redrive_ms = backend.redrive_execution(caller, input).await?;
+            Ok(json!({"redriveDate": Timestamp(redrive_ms)}))
         }
         Operation::SendTaskSuccess => {
             let input: SendTaskSuccessInput = decode(operation, body)?;

@@ -132,6 +132,9 @@ impl Backend for FakeBackend {
                 error: None,
                 cause: None,
                 redrive_count: 0,
+                redrive_ms: None,
+                redrive_status: None,
+                redrive_status_reason: None,
             },
         );
         Ok(ExecutionStarted {
@@ -176,6 +179,8 @@ impl Backend for FakeBackend {
                 status: e.status,
                 start_ms: e.start_ms,
                 stop_ms: e.stop_ms,
+                redrive_count: e.redrive_count,
+                redrive_ms: e.redrive_ms,
             })
             .collect();
         Ok(Page {
