@@ -357,3 +357,24 @@ def test_task_token_operations_refuse_unknown_tokens(sfn):
         with pytest.raises(ClientError) as excinfo:
             call()
         assert error_code(excinfo) == "InvalidToken"
+
+
+def test_redrive_a_failed_execution(sfn):
+    arn = sfn.create_state_machine(name=unique("redrive"), definition=json.dumps(CHOOSE), roleArn=ROLE)["stateMachineArn"]
+    ok = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 5}')["executionArn"])
+    with pytest.raises(ClientError) as excinfo:
+        sfn.redrive_execution(executionArn=ok["executionArn"])
+    assert error_code(excinfo) == "ExecutionNotRedrivable"
+    bad = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 500}')["executionArn"])
+    assert bad["status"] == "FAILED" and bad["redriveCount"] == 0
+    assert bad["redriveStatus"] == "REDRIVABLE"
+    redriven = sfn.redrive_execution(executionArn=bad["executionArn"], clientToken="e2e-once")
+    assert isinstance(redriven["redriveDate"], datetime.datetime)
+    again = described_closed(sfn, bad["executionArn"])
+    assert again["status"] == "FAILED" and again["redriveCount"] == 1
+    assert "redriveDate" in again
+    listed = sfn.list_executions(stateMachineArn=arn, redriveFilter="REDRIVEN")["executions"]
+    assert [e["executionArn"] for e in listed] == [bad["executionArn"]]
+    assert listed[0]["redriveCount"] == 1
+    never = sfn.list_executions(stateMachineArn=arn, redriveFilter="NOT_REDRIVEN")["executions"]
+    assert [e["executionArn"] for e in never] == [ok["executionArn"]]
