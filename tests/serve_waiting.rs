@@ -544,3 +544,130 @@ async fn redrive_over_http_continues_from_the_failed_step() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn an_activity_worker_loop_over_http() {
+    let s = server(None);
+    let created = ok(&s, "CreateActivity", json!({"name": "resize"})).await;
+    let activity = created["activityArn"].as_str().expect("arn").to_owned();
+    assert!(activity.contains(":activity:resize"), "{created}");
+    // Idempotent for an existing name.
+    let again = ok(&s, "CreateActivity", json!({"name": "resize"})).await;
+    assert_eq!(again["activityArn"], created["activityArn"]);
+    let described = ok(&s, "DescribeActivity", json!({"activityArn": activity})).await;
+    assert_eq!(described["name"], "resize");
+    assert_eq!(described["creationDate"], created["creationDate"]);
+    ok(&s, "CreateActivity", json!({"name": "archive"})).await;
+    let listed = ok(&s, "ListActivities", json!({"maxResults": 1})).await;
+    assert_eq!(listed["activities"][0]["name"], "archive", "{listed}");
+    let rest = ok(
+        &s,
+        "ListActivities",
+        json!({"nextToken": listed["nextToken"]}),
+    )
+    .await;
+    assert_eq!(rest["activities"][0]["name"], "resize", "{rest}");
+    assert!(rest.get("nextToken").is_none(), "{rest}");
+
+    let definition = json!({
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Task", "Resource": activity, "End": true}}
+    })
+    .to_string();
+    let machine = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "worked", "definition": definition, "roleArn": ROLE}),
+    )
+    .await;
+    let mut executions = Vec::new();
+    for n in 0..3 {
+        let started = ok(
+            &s,
+            "StartExecution",
+            json!({"stateMachineArn": machine["stateMachineArn"], "input": format!("{{\"n\":{n}}}")}),
+        )
+        .await;
+        executions.push(started["executionArn"].as_str().expect("arn").to_owned());
+    }
+    idle(&s);
+
+    // The worker: poll, do the work, answer; every queued task is handed out once.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let task = ok(
+            &s,
+            "GetActivityTask",
+            json!({"activityArn": activity, "workerName": "w1"}),
+        )
+        .await;
+        let token = task["taskToken"].as_str().expect("a task token").to_owned();
+        let input: Value =
+            serde_json::from_str(task["input"].as_str().expect("input")).expect("JSON input");
+        let n = input["n"].as_i64().expect("n");
+        seen.push(n);
+        ok(
+            &s,
+            "SendTaskSuccess",
+            json!({"taskToken": token, "output": json!({"doubled": n * 2}).to_string()}),
+        )
+        .await;
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, vec![0, 1, 2]);
+    idle(&s);
+    for (arn, n) in executions.iter().zip(0..) {
+        let described = describe(&s, arn).await;
+        assert_eq!(described["status"], "SUCCEEDED", "{described}");
+        let output: Value =
+            serde_json::from_str(described["output"].as_str().expect("output")).expect("JSON");
+        assert_eq!(output["doubled"], n * 2);
+    }
+
+    refused(
+        &s,
+        "GetActivityTask",
+        json!({"activityArn": format!("{activity}-nope")}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": format!("{activity}-nope")}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": "nope"}),
+        "InvalidArn",
+    )
+    .await;
+    refused(
+        &s,
+        "CreateActivity",
+        json!({"name": "has space"}),
+        "InvalidName",
+    )
+    .await;
+    refused(
+        &s,
+        "CreateActivity",
+        json!({"name": ""}),
+        "ValidationException",
+    )
+    .await;
+
+    ok(&s, "DeleteActivity", json!({"activityArn": activity})).await;
+    // Already gone: still success, as AWS answers.
+    ok(&s, "DeleteActivity", json!({"activityArn": activity})).await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": activity}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+}

@@ -124,6 +124,26 @@ pub struct ExecutionSummary {
     pub redrive_ms: Option<u64>,
 }
 
+/// An activity as CreateActivity, DescribeActivity and ListActivities show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityInfo {
+    /// Its ARN.
+    pub arn: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A task handed to an activity worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityTaskInfo {
+    /// The token to answer it with (SendTaskSuccess / Failure / Heartbeat).
+    pub task_token: String,
+    /// Its input, JSON text.
+    pub input: String,
+}
+
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page<T> {
@@ -238,6 +258,58 @@ pub trait Backend: Send + Sync + 'static {
         input: GetExecutionHistoryInput,
         max_results: u32,
     ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
+
+    /// `CreateActivity`: registers an activity (idempotent for an existing name).
+    fn create_activity(
+        &self,
+        caller: &Caller,
+        name: String,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        let _ = (caller, name);
+        not_supported("CreateActivity")
+    }
+
+    /// `DescribeActivity`.
+    fn describe_activity(
+        &self,
+        caller: &Caller,
+        arn: String,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        let _ = (caller, arn);
+        not_supported("DescribeActivity")
+    }
+
+    /// `ListActivities`, by name; `max_results == 0` means the default page size.
+    fn list_activities(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> impl Future<Output = Result<Page<ActivityInfo>, Error>> + Send {
+        let _ = (caller, max_results, next_token);
+        not_supported("ListActivities")
+    }
+
+    /// `DeleteActivity` (success for one already gone).
+    fn delete_activity(
+        &self,
+        caller: &Caller,
+        arn: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, arn);
+        not_supported("DeleteActivity")
+    }
+
+    /// `GetActivityTask`: long-polls the activity (up to 60 s); `None` when no task came.
+    fn get_activity_task(
+        &self,
+        caller: &Caller,
+        arn: String,
+        worker_name: Option<String>,
+    ) -> impl Future<Output = Result<Option<ActivityTaskInfo>, Error>> + Send {
+        let _ = (caller, arn, worker_name);
+        not_supported("GetActivityTask")
+    }
 
     /// `RedriveExecution`: restarts a failed, aborted or timed-out execution from its
     /// unsuccessful step; returns the redrive time (ms).

@@ -77,14 +77,10 @@ operations! {
         CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
         DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
-        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution,
+        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
+        DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
     ],
     later: [
-        CreateActivity => "activities come with the engine's task-list issue",
-        DescribeActivity => "activities come with the engine's task-list issue",
-        ListActivities => "activities come with the engine's task-list issue",
-        DeleteActivity => "activities come with the engine's task-list issue",
-        GetActivityTask => "activities come with the engine's task-list issue",
         TagResource => "tags are not stored yet",
         UntagResource => "tags are not stored yet",
         ListTagsForResource => "tags are not stored yet",
@@ -159,6 +155,7 @@ fn leak_member(name: &str) -> &'static str {
         "executionArn",
         "input",
         "taskToken",
+        "activityArn",
         "output",
     ];
     MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
@@ -692,4 +689,56 @@ fn check_len_max(member: &'static str, text: Option<&str>, chars_max: usize) -> 
         });
     }
     Ok(())
+}
+
+/// `CreateActivity` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateActivityInput {
+    /// The activity's name.
+    pub name: String,
+    /// Accepted and ignored (tags are not stored yet).
+    pub tags: Option<Value>,
+    /// Accepted and ignored (no encryption configuration).
+    pub encryption_configuration: Option<Value>,
+}
+
+impl CreateActivityInput {
+    /// Checks the service model's constraints (the engine checks the name's characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("name", &self.name, NAME_CHARS_MAX)
+    }
+}
+
+/// Input of operations that name one activity (DescribeActivity, DeleteActivity).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivityArnInput {
+    /// The activity's ARN.
+    pub activity_arn: String,
+}
+
+impl ActivityArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("activityArn", &self.activity_arn)
+    }
+}
+
+/// `GetActivityTask` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetActivityTaskInput {
+    /// The activity to poll.
+    pub activity_arn: String,
+    /// The worker's name, recorded in the history.
+    pub worker_name: Option<String>,
+}
+
+impl GetActivityTaskInput {
+    /// Checks the service model's constraints (AWS: `workerName` up to 80 characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("activityArn", &self.activity_arn)?;
+        check_len_max("workerName", self.worker_name.as_deref(), NAME_CHARS_MAX)
+    }
 }
