@@ -378,3 +378,43 @@ def test_redrive_a_failed_execution(sfn):
     assert listed[0]["redriveCount"] == 1
     never = sfn.list_executions(stateMachineArn=arn, redriveFilter="NOT_REDRIVEN")["executions"]
     assert [e["executionArn"] for e in never] == [ok["executionArn"]]
+
+
+def test_activity_worker_and_callback_round_trip(sfn):
+    name = unique("act")
+    activity = sfn.create_activity(name=name)["activityArn"]
+    assert sfn.describe_activity(activityArn=activity)["name"] == name
+    assert activity in [a["activityArn"] for a in sfn.list_activities(maxResults=1000)["activities"]]
+    definition = {"StartAt": "Work", "States": {"Work": {"Type": "Task", "Resource": activity, "End": True}}}
+    machine = sfn.create_state_machine(name=unique("worked"), definition=json.dumps(definition), roleArn=ROLE)["stateMachineArn"]
+    ok_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": 21}')["executionArn"]
+    failed_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": -1}')["executionArn"]
+    # A long poll needs a read timeout above the 60 s the server may hold it.
+    worker = boto3.client(
+        "stepfunctions",
+        endpoint_url=ENDPOINT,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 1}, read_timeout=70),
+    )
+    for _ in range(2):
+        task = worker.get_activity_task(activityArn=activity, workerName="e2e")
+        token = task["taskToken"]
+        n = json.loads(task["input"])["n"]
+        worker.send_task_heartbeat(taskToken=token)
+        if n < 0:
+            worker.send_task_failure(taskToken=token, error="Negative", cause=f"n = {n}")
+        else:
+            worker.send_task_success(taskToken=token, output=json.dumps({"doubled": n * 2}))
+    ok = described_closed(sfn, ok_arn)
+    assert ok["status"] == "SUCCEEDED" and json.loads(ok["output"]) == {"doubled": 42}
+    failed = described_closed(sfn, failed_arn)
+    assert failed["status"] == "FAILED" and failed["error"] == "Negative"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.send_task_success(taskToken=token, output="{}")
+    assert error_code(excinfo) == "TaskTimedOut"
+    sfn.delete_activity(activityArn=activity)
+    with pytest.raises(ClientError) as excinfo:
+        sfn.describe_activity(activityArn=activity)
+    assert error_code(excinfo) == "ActivityDoesNotExist"
