@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::error::Error;
 use super::protocol::{
-    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
-    StopExecutionInput, UpdateStateMachineInput,
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
+    StartExecutionInput, StopExecutionInput, UpdateStateMachineInput,
 };
 
 /// Who is calling: the account (namespace) and region the request was signed for.
@@ -95,6 +95,12 @@ pub struct ExecutionInfo {
     pub cause: Option<String>,
     /// How many times it was redriven.
     pub redrive_count: u32,
+    /// When it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
+    /// `REDRIVABLE`, `NOT_REDRIVABLE`, ...; `None` when the backend does not know.
+    pub redrive_status: Option<&'static str>,
+    /// Why it cannot be redriven.
+    pub redrive_status_reason: Option<String>,
 }
 
 /// An execution as ListExecutions shows it.
@@ -112,6 +118,30 @@ pub struct ExecutionSummary {
     pub start_ms: u64,
     /// When it closed, ms since the epoch.
     pub stop_ms: Option<u64>,
+    /// How many times it was redriven.
+    pub redrive_count: u32,
+    /// When it was last redriven, ms since the epoch.
+    pub redrive_ms: Option<u64>,
+}
+
+/// An activity as CreateActivity, DescribeActivity and ListActivities show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityInfo {
+    /// Its ARN.
+    pub arn: String,
+    /// Its name.
+    pub name: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// A task handed to an activity worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityTaskInfo {
+    /// The token to answer it with (SendTaskSuccess / Failure / Heartbeat).
+    pub task_token: String,
+    /// Its input, JSON text.
+    pub input: String,
 }
 
 /// One page of a listing.
@@ -229,6 +259,102 @@ pub trait Backend: Send + Sync + 'static {
         max_results: u32,
     ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
 
+    /// `CreateActivity`: registers an activity (idempotent for an existing name).
+    fn create_activity(
+        &self,
+        caller: &Caller,
+        name: String,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        let _ = (caller, name);
+        not_supported("CreateActivity")
+    }
+
+    /// `DescribeActivity`.
+    fn describe_activity(
+        &self,
+        caller: &Caller,
+        arn: String,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        let _ = (caller, arn);
+        not_supported("DescribeActivity")
+    }
+
+    /// `ListActivities`, by name; `max_results == 0` means the default page size.
+    fn list_activities(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> impl Future<Output = Result<Page<ActivityInfo>, Error>> + Send {
+        let _ = (caller, max_results, next_token);
+        not_supported("ListActivities")
+    }
+
+    /// `DeleteActivity` (success for one already gone).
+    fn delete_activity(
+        &self,
+        caller: &Caller,
+        arn: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, arn);
+        not_supported("DeleteActivity")
+    }
+
+    /// `GetActivityTask`: long-polls the activity (up to 60 s); `None` when no task came.
+    fn get_activity_task(
+        &self,
+        caller: &Caller,
+        arn: String,
+        worker_name: Option<String>,
+    ) -> impl Future<Output = Result<Option<ActivityTaskInfo>, Error>> + Send {
+        let _ = (caller, arn, worker_name);
+        not_supported("GetActivityTask")
+    }
+
+    /// `RedriveExecution`: restarts a failed, aborted or timed-out execution from its
+    /// unsuccessful step; returns the redrive time (ms).
+    fn redrive_execution(
+        &self,
+        caller: &Caller,
+        input: RedriveExecutionInput,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        let _ = (caller, input);
+        not_supported("RedriveExecution")
+    }
+
+    /// `SendTaskSuccess`: answers the task waiting on `task_token` with `output` (JSON text).
+    fn send_task_success(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        output: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token, output);
+        not_supported("SendTaskSuccess")
+    }
+
+    /// `SendTaskFailure`: fails the task waiting on `task_token` with `error` and `cause`.
+    fn send_task_failure(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        error: String,
+        cause: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token, error, cause);
+        not_supported("SendTaskFailure")
+    }
+
+    /// `SendTaskHeartbeat`: resets the heartbeat clock of the task waiting on `task_token`.
+    fn send_task_heartbeat(
+        &self,
+        caller: &Caller,
+        task_token: String,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, task_token);
+        not_supported("SendTaskHeartbeat")
+    }
+
     /// Counters the engine exposes (transitions, WAL commits, executions by status).
     fn metrics(&self) -> Vec<MetricSample> {
         Vec::new()
@@ -239,4 +365,12 @@ pub trait Backend: Send + Sync + 'static {
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
+}
+
+/// The answer of a backend that does not implement `operation`.
+async fn not_supported<T>(operation: &'static str) -> Result<T, Error> {
+    Err(Error::NotSupported {
+        operation: operation.into(),
+        reason: "this backend does not implement it",
+    })
 }

@@ -20,18 +20,19 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::backend::{
-    Backend, Caller, ExecutionInfo, ExecutionStarted, ExecutionSummary, MetricSample, Page,
-    StateMachineCreated, StateMachineInfo, StateMachineSummary,
+    ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
+    ExecutionSummary, MetricSample, Page, StateMachineCreated, StateMachineInfo,
+    StateMachineSummary,
 };
 use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
 use super::protocol::{
-    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, StartExecutionInput,
-    StopExecutionInput,
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
+    StartExecutionInput, StopExecutionInput,
 };
 use crate::engine::{
-    Engine, EngineOptions, Error as EngineError, ExecutionStatus, HistoryQuery, ListExecutions,
-    MachineDescription,
+    ActivityDescription, Engine, EngineOptions, Error as EngineError, ExecutionStatus,
+    HistoryQuery, ListExecutions, MachineDescription,
 };
 
 /// Where each account's engine lives.
@@ -82,6 +83,14 @@ fn join_error(error: tokio::task::JoinError) -> Error {
 fn text(value: &Value) -> String {
     // Serializing a `Value` cannot fail.
     serde_json::to_string(value).expect("a serde_json::Value always serializes")
+}
+
+fn activity_info(a: ActivityDescription) -> ActivityInfo {
+    ActivityInfo {
+        arn: a.activity_arn,
+        name: a.name,
+        created_ms: a.created_ms,
+    }
 }
 
 fn machine_info(m: MachineDescription) -> StateMachineInfo {
@@ -331,7 +340,10 @@ impl Backend for EngineBackend {
                 output: d.output.as_ref().map(text),
                 error: d.error,
                 cause: d.cause,
-                redrive_count: 0,
+                redrive_count: d.redrive.redrive_count,
+                redrive_ms: d.redrive.redrive_ms,
+                redrive_status: Some(d.redrive.redrive_status.aws_name()),
+                redrive_status_reason: d.redrive.redrive_status_reason,
             })
         })
         .await
@@ -377,14 +389,17 @@ impl Backend for EngineBackend {
             if let Some(arn) = &input.state_machine_arn {
                 require_arn(arn, ":stateMachine:")?;
             }
-            let page = engine
-                .list_executions(&ListExecutions {
-                    state_machine: input.state_machine_arn,
-                    status_filter,
-                    max_results: max_results as usize,
-                    next_token: input.next_token,
-                })
-                .map_err(engine_error)?;
+            let request = ListExecutions {
+                state_machine: input.state_machine_arn,
+                status_filter,
+                max_results: max_results as usize,
+                next_token: input.next_token,
+            };
+            let page = match input.redrive_filter.as_deref() {
+                None => engine.list_executions(&request),
+                Some(filter) => engine.list_executions_by_redrive(&request, filter == "REDRIVEN"),
+            }
+            .map_err(engine_error)?;
             Ok(Page {
                 items: page
                     .executions
@@ -396,6 +411,8 @@ impl Backend for EngineBackend {
                         status: e.status.aws_name(),
                         start_ms: e.start_ms,
                         stop_ms: e.stop_ms,
+                        redrive_count: e.redrive_count,
+                        redrive_ms: e.redrive_ms,
                     })
                     .collect(),
                 next_token: page.next_token,
@@ -454,6 +471,153 @@ impl Backend for EngineBackend {
         .await
     }
 
+    async fn create_activity(&self, caller: &Caller, name: String) -> Result<ActivityInfo, Error> {
+        self.with_engine(caller, move |engine| {
+            engine
+                .create_activity(&name)
+                .map(activity_info)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn describe_activity(&self, caller: &Caller, arn: String) -> Result<ActivityInfo, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":activity:")?;
+            engine
+                .describe_activity(&arn)
+                .map(activity_info)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn list_activities(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> Result<Page<ActivityInfo>, Error> {
+        self.with_engine(caller, move |engine| {
+            let limit = if max_results == 0 {
+                LIST_PAGE_STATE_MACHINES_DEFAULT
+            } else {
+                max_results
+            } as usize;
+            let after = match &next_token {
+                None => None,
+                Some(token) => Some(token.strip_prefix("after:").ok_or_else(|| Error::Engine {
+                    aws_name: "InvalidToken",
+                    message: format!("invalid pagination token '{token}'"),
+                    server_fault: false,
+                })?),
+            };
+            let mut activities = engine.list_activities();
+            activities.sort_by(|a, b| a.name.cmp(&b.name));
+            let mut items: Vec<ActivityInfo> = activities
+                .into_iter()
+                .filter(|a| after.map_or(true, |after| a.name.as_str() > after))
+                .take(limit + 1)
+                .map(activity_info)
+                .collect();
+            let next_token = if items.len() > limit {
+                items.truncate(limit);
+                items.last().map(|a| format!("after:{}", a.name))
+            } else {
+                None
+            };
+            Ok(Page { items, next_token })
+        })
+        .await
+    }
+
+    async fn delete_activity(&self, caller: &Caller, arn: String) -> Result<(), Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&arn, ":activity:")?;
+            match engine.delete_activity(&arn) {
+                // AWS answers success for an activity that is already gone.
+                Err(EngineError::ActivityDoesNotExist { .. }) => Ok(()),
+                other => other.map_err(engine_error),
+            }
+        })
+        .await
+    }
+
+    async fn get_activity_task(
+        &self,
+        caller: &Caller,
+        arn: String,
+        worker_name: Option<String>,
+    ) -> Result<Option<ActivityTaskInfo>, Error> {
+        require_arn(&arn, ":activity:")?;
+        // Opening the engine may block (recovery); the poll itself is async and must not.
+        let engine = self.with_engine(caller, Ok).await?;
+        let task = engine
+            .get_activity_task(&arn, worker_name.as_deref())
+            .await
+            .map_err(engine_error)?;
+        Ok(task.map(|t| ActivityTaskInfo {
+            task_token: t.task_token,
+            input: t.input,
+        }))
+    }
+
+    async fn redrive_execution(
+        &self,
+        caller: &Caller,
+        input: RedriveExecutionInput,
+    ) -> Result<u64, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.execution_arn, ":execution:")?;
+            engine
+                .redrive_execution(&input.execution_arn, input.client_token.as_deref())
+                .map(|outcome| outcome.redrive_ms)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn send_task_success(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        output: String,
+    ) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_success_in(&namespace, &task_token, &output)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn send_task_failure(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        error: String,
+        cause: String,
+    ) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_failure_in(&namespace, &task_token, &error, &cause)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn send_task_heartbeat(&self, caller: &Caller, task_token: String) -> Result<(), Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            engine
+                .send_task_heartbeat_in(&namespace, &task_token)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
     fn metrics(&self) -> Vec<MetricSample> {
         let engines = self.shared.engines.lock();
         let mut samples = Vec::new();
@@ -495,10 +659,10 @@ fn require_arn(arn: &str, kind: &str) -> Result<(), Error> {
             aws_name: "InvalidArn",
             message: format!(
                 "Invalid Arn: '{arn}' is not a{} ARN",
-                if kind == ":execution:" {
-                    "n execution"
-                } else {
-                    " state machine"
+                match kind {
+                    ":execution:" => "n execution",
+                    ":activity:" => "n activity",
+                    _ => " state machine",
                 }
             ),
             server_fault: false,

@@ -63,3 +63,9 @@ pub const LIST_PAGE_STATE_MACHINES_DEFAULT: u32 = 100;
 pub const ACCOUNTS_OPEN_MAX: usize = 1024;
 
 const _: () = assert!(LIST_PAGE_STATE_MACHINES_DEFAULT <= PAGE_RESULTS_MAX);
+
+/// The longest `taskToken` accepted, in characters (AWS: 2048).
+pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
+
+/// The longest `clientToken` of `RedriveExecution`, in characters (AWS: 64).
+pub const CLIENT_TOKEN_CHARS_MAX: usize = 64;

@@ -49,6 +49,9 @@ pub struct ServerState<B> {
     pub clock: Arc<dyn Clock>,
     /// Request and execution counters.
     pub metrics: metrics::Metrics,
+    /// Permits for long polls (`GetActivityTask`), at most
+    /// [`limits::LONG_POLLS_CONCURRENT_MAX`] waiting at once.
+    pub long_polls: Arc<tokio::sync::Semaphore>,
 }
 
 impl<B: Backend> ServerState<B> {
@@ -59,6 +62,9 @@ impl<B: Backend> ServerState<B> {
             credentials,
             clock,
             metrics: metrics::Metrics::default(),
+            long_polls: Arc::new(tokio::sync::Semaphore::new(
+                limits::LONG_POLLS_CONCURRENT_MAX,
+            )),
         })
     }
 }

@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use super::error::Error;
 use super::limits::{
-    ARN_BYTES_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX, STOP_ERROR_CHARS_MAX,
+    ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
+    STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
@@ -76,17 +77,10 @@ operations! {
         CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
         DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
+        SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
+        DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
     ],
     later: [
-        RedriveExecution => "redrive comes with the engine's redrive issue",
-        CreateActivity => "activities come with the engine's task-list issue",
-        DescribeActivity => "activities come with the engine's task-list issue",
-        ListActivities => "activities come with the engine's task-list issue",
-        DeleteActivity => "activities come with the engine's task-list issue",
-        GetActivityTask => "activities come with the engine's task-list issue",
-        SendTaskSuccess => "task tokens come with the engine's waiting issue",
-        SendTaskFailure => "task tokens come with the engine's waiting issue",
-        SendTaskHeartbeat => "task tokens come with the engine's waiting issue",
         TagResource => "tags are not stored yet",
         UntagResource => "tags are not stored yet",
         ListTagsForResource => "tags are not stored yet",
@@ -160,6 +154,9 @@ fn leak_member(name: &str) -> &'static str {
         "stateMachineArn",
         "executionArn",
         "input",
+        "taskToken",
+        "activityArn",
+        "output",
     ];
     MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
 }
@@ -403,7 +400,7 @@ pub struct ListExecutionsInput {
     pub next_token: Option<String>,
     /// Map runs are not supported; giving one is refused.
     pub map_run_arn: Option<String>,
-    /// `REDRIVEN`/`NOT_REDRIVEN`; accepted and ignored until redrive lands.
+    /// `REDRIVEN`/`NOT_REDRIVEN`: only executions redriven at least once, or never.
     pub redrive_filter: Option<String>,
 }
 
@@ -443,7 +440,41 @@ impl ListExecutionsInput {
                 });
             }
         }
+        if let Some(filter) = &self.redrive_filter {
+            if !REDRIVE_FILTERS.contains(&filter.as_str()) {
+                return Err(Error::Validation {
+                    member: "redriveFilter",
+                    constraint: format!(
+                        "Member must satisfy enum value set: {REDRIVE_FILTERS:?} (got {filter:?})"
+                    ),
+                });
+            }
+        }
         check_max_results(self.max_results)
+    }
+}
+
+/// The values of `ListExecutions`' `redriveFilter`.
+pub const REDRIVE_FILTERS: &[&str] = &["REDRIVEN", "NOT_REDRIVEN"];
+
+/// `RedriveExecution` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedriveExecutionInput {
+    /// The execution to redrive.
+    pub execution_arn: String,
+    /// Idempotency token: the same token for the same execution answers the first redrive.
+    pub client_token: Option<String>,
+}
+
+impl RedriveExecutionInput {
+    /// Checks the service model's constraints (AWS: `clientToken` 1..64 characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("executionArn", &self.execution_arn)?;
+        if let Some(token) = &self.client_token {
+            check_len("clientToken", token, CLIENT_TOKEN_CHARS_MAX)?;
+        }
+        Ok(())
     }
 }
 
@@ -527,10 +558,9 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later =
-            operation_of_target(Some("AWSStepFunctions.SendTaskSuccess")).expect_err("later");
+        let later = operation_of_target(Some("AWSStepFunctions.TagResource")).expect_err("later");
         assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("SendTaskSuccess"));
+        assert!(later.to_string().contains("TagResource"));
         // Names are case-sensitive, as in the service model.
         assert!(operation_of_target(Some("AWSStepFunctions.startexecution")).is_err());
     }
@@ -591,5 +621,124 @@ mod tests {
             serde_json::to_string(&Timestamp(1_500)).expect("serializes"),
             "1.5"
         );
+    }
+}
+
+/// `SendTaskSuccess` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendTaskSuccessInput {
+    /// The token the task was given (`$$.Task.Token`).
+    pub task_token: String,
+    /// The task's output, JSON text.
+    pub output: String,
+}
+
+impl SendTaskSuccessInput {
+    /// Checks the service model's constraints (the engine checks the output's JSON and size).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)
+    }
+}
+
+/// `SendTaskFailure` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendTaskFailureInput {
+    /// The token the task was given.
+    pub task_token: String,
+    /// The error name; empty when absent.
+    pub error: Option<String>,
+    /// The cause; empty when absent.
+    pub cause: Option<String>,
+}
+
+impl SendTaskFailureInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)?;
+        check_len_max("error", self.error.as_deref(), STOP_ERROR_CHARS_MAX)?;
+        check_len_max("cause", self.cause.as_deref(), STOP_CAUSE_CHARS_MAX)
+    }
+}
+
+/// `SendTaskHeartbeat` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskTokenInput {
+    /// The token the task was given.
+    pub task_token: String,
+}
+
+impl TaskTokenInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("taskToken", &self.task_token, TASK_TOKEN_CHARS_MAX)
+    }
+}
+
+/// An optional member of at most `chars_max` characters (empty allowed).
+fn check_len_max(member: &'static str, text: Option<&str>, chars_max: usize) -> Result<(), Error> {
+    let count = text.map_or(0, |t| t.chars().count());
+    if count > chars_max {
+        return Err(Error::Validation {
+            member,
+            constraint: format!(
+                "Member must have length less than or equal to {chars_max} (got {count})"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `CreateActivity` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateActivityInput {
+    /// The activity's name.
+    pub name: String,
+    /// Accepted and ignored (tags are not stored yet).
+    pub tags: Option<Value>,
+    /// Accepted and ignored (no encryption configuration).
+    pub encryption_configuration: Option<Value>,
+}
+
+impl CreateActivityInput {
+    /// Checks the service model's constraints (the engine checks the name's characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_len("name", &self.name, NAME_CHARS_MAX)
+    }
+}
+
+/// Input of operations that name one activity (DescribeActivity, DeleteActivity).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivityArnInput {
+    /// The activity's ARN.
+    pub activity_arn: String,
+}
+
+impl ActivityArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("activityArn", &self.activity_arn)
+    }
+}
+
+/// `GetActivityTask` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetActivityTaskInput {
+    /// The activity to poll.
+    pub activity_arn: String,
+    /// The worker's name, recorded in the history.
+    pub worker_name: Option<String>,
+}
+
+impl GetActivityTaskInput {
+    /// Checks the service model's constraints (AWS: `workerName` up to 80 characters).
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("activityArn", &self.activity_arn)?;
+        check_len_max("workerName", self.worker_name.as_deref(), NAME_CHARS_MAX)
     }
 }

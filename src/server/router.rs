@@ -22,12 +22,15 @@ use serde_json::{json, Map, Value};
 use super::backend::{Backend, Caller};
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
-use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
+use super::limits::{
+    LONG_POLLS_CONCURRENT_MAX, REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT,
+};
 use super::protocol::{
-    decode, operation_of_target, CreateStateMachineInput, ExecutionArnInput,
-    GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput, Operation,
-    StartExecutionInput, StateMachineArnInput, StopExecutionInput, Timestamp,
-    UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
+    decode, operation_of_target, ActivityArnInput, CreateActivityInput, CreateStateMachineInput,
+    ExecutionArnInput, GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput,
+    ListStateMachinesInput, Operation, RedriveExecutionInput, SendTaskFailureInput,
+    SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
+    TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::sigv4::{self, Check, RequestParts};
 use super::ServerState;
@@ -116,6 +119,10 @@ fn intern_outcome(name: &str) -> &'static str {
         "TaskDoesNotExist",
         "ActivityDoesNotExist",
         "ExecutionNotRedrivable",
+        "InvalidOutput",
+        "ActivityWorkerLimitExceeded",
+        "ActivityLimitExceeded",
+        "ActivityAlreadyExists",
     ];
     NAMES
         .iter()
@@ -299,6 +306,14 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
     })
 }
 
+fn activity_json(info: &super::backend::ActivityInfo) -> Value {
+    json!({
+        "activityArn": info.arn,
+        "name": info.name,
+        "creationDate": Timestamp(info.created_ms),
+    })
+}
+
 fn insert_some(object: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     if let Some(value) = value {
         object.insert(key.to_owned(), value);
@@ -410,6 +425,21 @@ async fn dispatch<B: Backend>(
             insert_some(&mut out, "error", info.error.map(Value::String));
             insert_some(&mut out, "cause", info.cause.map(Value::String));
             out.insert("redriveCount".into(), json!(info.redrive_count));
+            insert_some(
+                &mut out,
+                "redriveDate",
+                info.redrive_ms.map(|ms| json!(Timestamp(ms))),
+            );
+            insert_some(
+                &mut out,
+                "redriveStatus",
+                info.redrive_status.map(|s| json!(s)),
+            );
+            insert_some(
+                &mut out,
+                "redriveStatusReason",
+                info.redrive_status_reason.map(Value::String),
+            );
             Ok(Value::Object(out))
         }
         Operation::DescribeStateMachineForExecution => {
@@ -447,6 +477,12 @@ async fn dispatch<B: Backend>(
                         "stopDate",
                         e.stop_ms.map(|ms| json!(Timestamp(ms))),
                     );
+                    item.insert("redriveCount".into(), json!(e.redrive_count));
+                    insert_some(
+                        &mut item,
+                        "redriveDate",
+                        e.redrive_ms.map(|ms| json!(Timestamp(ms))),
+                    );
                     Value::Object(item)
                 })
                 .collect();
@@ -471,6 +507,95 @@ async fn dispatch<B: Backend>(
             out.insert("events".into(), Value::Array(page.items));
             insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
             Ok(Value::Object(out))
+        }
+        Operation::CreateActivity => {
+            let input: CreateActivityInput = decode(operation, body)?;
+            input.validate()?;
+            let created = backend.create_activity(caller, input.name).await?;
+            Ok(json!({
+                "activityArn": created.arn,
+                "creationDate": Timestamp(created.created_ms),
+            }))
+        }
+        Operation::DescribeActivity => {
+            let input: ActivityArnInput = decode(operation, body)?;
+            input.validate()?;
+            let info = backend
+                .describe_activity(caller, input.activity_arn)
+                .await?;
+            Ok(activity_json(&info))
+        }
+        Operation::ListActivities => {
+            let input: ListStateMachinesInput = decode(operation, body)?;
+            let max_results = input.validate()?;
+            let page = backend
+                .list_activities(caller, max_results, input.next_token)
+                .await?;
+            let mut out = Map::new();
+            out.insert(
+                "activities".into(),
+                Value::Array(page.items.iter().map(activity_json).collect()),
+            );
+            insert_some(&mut out, "nextToken", page.next_token.map(Value::String));
+            Ok(Value::Object(out))
+        }
+        Operation::DeleteActivity => {
+            let input: ActivityArnInput = decode(operation, body)?;
+            input.validate()?;
+            backend.delete_activity(caller, input.activity_arn).await?;
+            Ok(json!({}))
+        }
+        Operation::GetActivityTask => {
+            let input: GetActivityTaskInput = decode(operation, body)?;
+            input.validate()?;
+            let Ok(_permit) = state.long_polls.clone().try_acquire_owned() else {
+                return Err(Error::TooManyLongPolls {
+                    limit: LONG_POLLS_CONCURRENT_MAX,
+                });
+            };
+            let task = backend
+                .get_activity_task(caller, input.activity_arn, input.worker_name)
+                .await?;
+            // AWS answers a poll that found nothing with no token and no input.
+            Ok(match task {
+                Some(task) => json!({"taskToken": task.task_token, "input": task.input}),
+                None => json!({}),
+            })
+        }
+        Operation::RedriveExecution => {
+            let input: RedriveExecutionInput = decode(operation, body)?;
+            input.validate()?;
+            let redrive_ms = backend.redrive_execution(caller, input).await?;
+            Ok(json!({"redriveDate": Timestamp(redrive_ms)}))
+        }
+        Operation::SendTaskSuccess => {
+            let input: SendTaskSuccessInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_success(caller, input.task_token, input.output)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::SendTaskFailure => {
+            let input: SendTaskFailureInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_failure(
+                    caller,
+                    input.task_token,
+                    input.error.unwrap_or_default(),
+                    input.cause.unwrap_or_default(),
+                )
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::SendTaskHeartbeat => {
+            let input: TaskTokenInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .send_task_heartbeat(caller, input.task_token)
+                .await?;
+            Ok(json!({}))
         }
         other => Err(Error::NotSupported {
             operation: other.name().to_owned(),

@@ -132,6 +132,9 @@ impl Backend for FakeBackend {
                 error: None,
                 cause: None,
                 redrive_count: 0,
+                redrive_ms: None,
+                redrive_status: None,
+                redrive_status_reason: None,
             },
         );
         Ok(ExecutionStarted {
@@ -176,6 +179,8 @@ impl Backend for FakeBackend {
                 status: e.status,
                 start_ms: e.start_ms,
                 stop_ms: e.stop_ms,
+                redrive_count: e.redrive_count,
+                redrive_ms: e.redrive_ms,
             })
             .collect();
         Ok(Page {
@@ -210,6 +215,23 @@ impl Backend for FakeBackend {
             ],
             next_token: None,
         })
+    }
+
+    /// A poll that finds nothing (the real wait is the engine's; tested there).
+    async fn get_activity_task(
+        &self,
+        _: &Caller,
+        arn: String,
+        _: Option<String>,
+    ) -> Result<Option<ActivityTaskInfo>, Error> {
+        if arn.ends_with(":activity:busy") {
+            Ok(Some(ActivityTaskInfo {
+                task_token: "tok".into(),
+                input: "{}".into(),
+            }))
+        } else {
+            Ok(None)
+        }
     }
 
     fn metrics(&self) -> Vec<MetricSample> {
@@ -1137,4 +1159,59 @@ async fn the_listener_holds_one_permit_per_open_connection() {
     assert_eq!(listener.available(), 1);
     let (_second, _) = listener.accept().await;
     assert_eq!(listener.available(), 0);
+}
+
+#[tokio::test]
+async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls() {
+    let h = harness(true);
+    let empty = call(
+        &h,
+        "GetActivityTask",
+        json!({"activityArn": "arn:aws:states:us-east-1:111111111111:activity:idle"}),
+    )
+    .await;
+    assert_eq!(empty.0, StatusCode::OK, "{:?}", empty.1);
+    assert_eq!(empty.1, json!({}));
+    let busy_arn = "arn:aws:states:us-east-1:111111111111:activity:busy";
+    let task = call(&h, "GetActivityTask", json!({"activityArn": busy_arn})).await;
+    assert_eq!(task.1, json!({"taskToken": "tok", "input": "{}"}));
+
+    // With every long-poll permit taken, one more poll is throttled, and only polls are.
+    let held = h
+        .state
+        .long_polls
+        .clone()
+        .try_acquire_many_owned(
+            u32::try_from(super::limits::LONG_POLLS_CONCURRENT_MAX).expect("fits"),
+        )
+        .expect("all permits free");
+    assert_error(
+        &call(&h, "GetActivityTask", json!({"activityArn": busy_arn})).await,
+        400,
+        "ThrottlingException",
+    );
+    assert_error(
+        &call(
+            &h,
+            "DescribeExecution",
+            json!({"executionArn": "arn:aws:states:us-east-1:111111111111:execution:m:none"}),
+        )
+        .await,
+        400,
+        "ExecutionDoesNotExist",
+    );
+    drop(held);
+    let task = call(&h, "GetActivityTask", json!({"activityArn": busy_arn})).await;
+    assert_eq!(task.0, StatusCode::OK, "{:?}", task.1);
+    // Each poll gave its permit back.
+    assert_eq!(
+        h.state.long_polls.available_permits(),
+        super::limits::LONG_POLLS_CONCURRENT_MAX
+    );
+
+    assert_error(
+        &call(&h, "GetActivityTask", json!({"workerName": "w"})).await,
+        400,
+        "ValidationException",
+    );
 }

@@ -197,9 +197,9 @@ def test_oversized_body_is_refused(sfn):
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
     with pytest.raises(ClientError) as excinfo:
-        sfn.send_task_success(taskToken="t", output="{}")
+        sfn.list_tags_for_resource(resourceArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
     assert error_code(excinfo) == "UnsupportedOperation"
-    assert "SendTaskSuccess" in str(excinfo.value)
+    assert "ListTagsForResource" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"
@@ -346,3 +346,75 @@ def test_sigkill_then_restart_keeps_acknowledged_executions():
         finally:
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=30) == 0
+
+
+def test_task_token_operations_refuse_unknown_tokens(sfn):
+    for call in (
+        lambda: sfn.send_task_success(taskToken="not-a-token", output="{}"),
+        lambda: sfn.send_task_failure(taskToken="not-a-token", error="E", cause="c"),
+        lambda: sfn.send_task_heartbeat(taskToken="not-a-token"),
+    ):
+        with pytest.raises(ClientError) as excinfo:
+            call()
+        assert error_code(excinfo) == "InvalidToken"
+
+
+def test_redrive_a_failed_execution(sfn):
+    arn = sfn.create_state_machine(name=unique("redrive"), definition=json.dumps(CHOOSE), roleArn=ROLE)["stateMachineArn"]
+    ok = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 5}')["executionArn"])
+    with pytest.raises(ClientError) as excinfo:
+        sfn.redrive_execution(executionArn=ok["executionArn"])
+    assert error_code(excinfo) == "ExecutionNotRedrivable"
+    bad = described_closed(sfn, sfn.start_execution(stateMachineArn=arn, input='{"amount": 500}')["executionArn"])
+    assert bad["status"] == "FAILED" and bad["redriveCount"] == 0
+    assert bad["redriveStatus"] == "REDRIVABLE"
+    redriven = sfn.redrive_execution(executionArn=bad["executionArn"], clientToken="e2e-once")
+    assert isinstance(redriven["redriveDate"], datetime.datetime)
+    again = described_closed(sfn, bad["executionArn"])
+    assert again["status"] == "FAILED" and again["redriveCount"] == 1
+    assert "redriveDate" in again
+    listed = sfn.list_executions(stateMachineArn=arn, redriveFilter="REDRIVEN")["executions"]
+    assert [e["executionArn"] for e in listed] == [bad["executionArn"]]
+    assert listed[0]["redriveCount"] == 1
+    never = sfn.list_executions(stateMachineArn=arn, redriveFilter="NOT_REDRIVEN")["executions"]
+    assert [e["executionArn"] for e in never] == [ok["executionArn"]]
+
+
+def test_activity_worker_and_callback_round_trip(sfn):
+    name = unique("act")
+    activity = sfn.create_activity(name=name)["activityArn"]
+    assert sfn.describe_activity(activityArn=activity)["name"] == name
+    assert activity in [a["activityArn"] for a in sfn.list_activities(maxResults=1000)["activities"]]
+    definition = {"StartAt": "Work", "States": {"Work": {"Type": "Task", "Resource": activity, "End": True}}}
+    machine = sfn.create_state_machine(name=unique("worked"), definition=json.dumps(definition), roleArn=ROLE)["stateMachineArn"]
+    ok_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": 21}')["executionArn"]
+    failed_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": -1}')["executionArn"]
+    # A long poll needs a read timeout above the 60 s the server may hold it.
+    worker = boto3.client(
+        "stepfunctions",
+        endpoint_url=ENDPOINT,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 1}, read_timeout=70),
+    )
+    for _ in range(2):
+        task = worker.get_activity_task(activityArn=activity, workerName="e2e")
+        token = task["taskToken"]
+        n = json.loads(task["input"])["n"]
+        worker.send_task_heartbeat(taskToken=token)
+        if n < 0:
+            worker.send_task_failure(taskToken=token, error="Negative", cause=f"n = {n}")
+        else:
+            worker.send_task_success(taskToken=token, output=json.dumps({"doubled": n * 2}))
+    ok = described_closed(sfn, ok_arn)
+    assert ok["status"] == "SUCCEEDED" and json.loads(ok["output"]) == {"doubled": 42}
+    failed = described_closed(sfn, failed_arn)
+    assert failed["status"] == "FAILED" and failed["error"] == "Negative"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.send_task_success(taskToken=token, output="{}")
+    assert error_code(excinfo) == "TaskTimedOut"
+    sfn.delete_activity(activityArn=activity)
+    with pytest.raises(ClientError) as excinfo:
+        sfn.describe_activity(activityArn=activity)
+    assert error_code(excinfo) == "ActivityDoesNotExist"

@@ -1,0 +1,673 @@
+//! `statelog serve`'s waiting operations over the real engine, in process: a callback
+//! (`.waitForTaskToken`) state machine answered with SendTaskSuccess / SendTaskFailure /
+//! SendTaskHeartbeat over HTTP, with the AWS error names of bad, late and foreign tokens. Time
+//! comes from a manual clock; nothing sleeps.
+#![cfg(feature = "server")]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use statelog::clock::{Clock, ManualClock};
+use statelog::engine::EngineOptions;
+use statelog::server::backend::Caller;
+use statelog::server::credentials::{Credential, Credentials, DEV_ACCOUNT_ID};
+use statelog::server::engine_backend::{AccountLayout, EngineBackend};
+use statelog::server::protocol::CONTENT_TYPE;
+use statelog::server::router::router;
+use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::ServerState;
+use statelog_wal::Durability;
+
+const NOW_MS: u64 = 1_795_985_679_000;
+
+struct Server {
+    state: Arc<ServerState<EngineBackend>>,
+    clock: ManualClock,
+    _dir: tempfile::TempDir,
+}
+
+fn server(credentials: Option<Credentials>) -> Server {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = ManualClock::new(NOW_MS);
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        durability: Durability::NoSync,
+        background_timers: false,
+        worker_threads: 1,
+        ..EngineOptions::default()
+    };
+    let layout = if credentials.is_some() {
+        AccountLayout::PerAccount
+    } else {
+        AccountLayout::Single {
+            account_id: DEV_ACCOUNT_ID.into(),
+        }
+    };
+    let backend = EngineBackend::new(dir.path(), layout, options);
+    let state = ServerState::new(backend, credentials, Arc::new(clock.clone()));
+    Server {
+        state,
+        clock,
+        _dir: dir,
+    }
+}
+
+fn two_accounts() -> Credentials {
+    let mut keys = BTreeMap::new();
+    keys.insert(
+        "AKIDONE".to_owned(),
+        Credential {
+            secret_access_key: "one-secret".into(),
+            account_id: "111111111111".into(),
+        },
+    );
+    keys.insert(
+        "AKIDTWO".to_owned(),
+        Credential {
+            secret_access_key: "two-secret".into(),
+            account_id: "222222222222".into(),
+        },
+    );
+    Credentials::from_map(keys, "test").expect("valid")
+}
+
+fn signed_request(
+    operation: &str,
+    body: &Value,
+    key: &str,
+    secret: &str,
+    now_ms: u64,
+) -> Request<Body> {
+    let body = body.to_string().into_bytes();
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::from_static("localhost"));
+    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+    headers.insert(
+        "x-amz-target",
+        HeaderValue::from_str(&format!("AWSStepFunctions.{operation}")).expect("ascii"),
+    );
+    let authorization = sign(
+        "POST",
+        "/",
+        "",
+        &mut headers,
+        &body,
+        &SigningParams {
+            access_key_id: key,
+            secret_access_key: secret,
+            region: "us-east-1",
+            service: "states",
+            now_ms,
+        },
+    )
+    .expect("signs");
+    let mut request = Request::builder().method("POST").uri("/");
+    for (name, value) in &headers {
+        request = request.header(name, value);
+    }
+    request
+        .header("authorization", authorization)
+        .body(Body::from(body))
+        .expect("request")
+}
+
+async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router(s.state.clone())
+        .oneshot(request)
+        .await
+        .expect("infallible");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    (status, serde_json::from_slice(&bytes).expect("JSON answer"))
+}
+
+async fn call_as(
+    s: &Server,
+    key: &str,
+    secret: &str,
+    operation: &str,
+    body: Value,
+) -> (StatusCode, Value) {
+    let request = signed_request(operation, &body, key, secret, s.clock.now_ms());
+    send(s, request).await
+}
+
+async fn call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
+    call_as(s, "test", "test", operation, body).await
+}
+
+async fn ok(s: &Server, operation: &str, body: Value) -> Value {
+    let (status, value) = call(s, operation, body).await;
+    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
+    value
+}
+
+async fn refused(s: &Server, operation: &str, body: Value, aws_name: &str) -> String {
+    let (status, value) = call(s, operation, body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
+    assert_eq!(value["__type"], aws_name, "{operation}: {value}");
+    value["message"].as_str().expect("message").to_owned()
+}
+
+const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
+
+const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
+
+/// Registers a fake queue on `account`'s engine; returns where the tokens it receives go.
+fn queue(s: &Server, account_id: &str) -> Arc<Mutex<Vec<String>>> {
+    let tokens: Arc<Mutex<Vec<String>>> = Arc::default();
+    let engine = s
+        .state
+        .backend
+        .engine(&Caller {
+            account_id: account_id.into(),
+            region: "us-east-1".into(),
+            access_key_id: String::new(),
+        })
+        .expect("engine");
+    let sink = tokens.clone();
+    engine.register_integration(SEND, move |input: Value, _context: Value| {
+        let sink = sink.clone();
+        async move {
+            let token = input["MessageBody"]["TaskToken"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            sink.lock().push(token);
+            Ok(json!({"MessageId": "m-1"}))
+        }
+    });
+    tokens
+}
+
+fn callback_machine(extra: &str) -> String {
+    format!(
+        r#"{{"StartAt":"Ask","States":{{
+            "Ask":{{"Type":"Task","Resource":"{SEND}",
+                "Parameters":{{"QueueUrl":"q","MessageBody":{{"TaskToken.$":"$$.Task.Token"}}}}
+                {extra},
+                "Next":"Done"}},
+            "Done":{{"Type":"Pass","End":true}}}}}}"#
+    )
+}
+
+/// Starts an execution of a fresh callback machine named `name` and waits until its token was
+/// sent; returns (execution ARN, token).
+async fn start_waiting(
+    s: &Server,
+    tokens: &Arc<Mutex<Vec<String>>>,
+    name: &str,
+    extra: &str,
+) -> (String, String) {
+    let machine = ok(
+        s,
+        "CreateStateMachine",
+        json!({"name": name, "definition": callback_machine(extra), "roleArn": ROLE}),
+    )
+    .await;
+    let before = tokens.lock().len();
+    let started = ok(
+        s,
+        "StartExecution",
+        json!({"stateMachineArn": machine["stateMachineArn"], "name": "e1", "input": "{}"}),
+    )
+    .await;
+    let arn = started["executionArn"].as_str().expect("arn").to_owned();
+    idle(s);
+    let token = {
+        let tokens = tokens.lock();
+        assert_eq!(tokens.len(), before + 1, "the queue got one token");
+        tokens.last().cloned().expect("a token")
+    };
+    (arn, token)
+}
+
+fn idle(s: &Server) {
+    s.state
+        .backend
+        .engine(&Caller {
+            account_id: DEV_ACCOUNT_ID.into(),
+            region: "us-east-1".into(),
+            access_key_id: String::new(),
+        })
+        .expect("engine")
+        .wait_idle();
+}
+
+async fn describe(s: &Server, arn: &str) -> Value {
+    ok(s, "DescribeExecution", json!({"executionArn": arn})).await
+}
+
+#[tokio::test]
+async fn send_task_success_over_http_completes_the_callback() {
+    let s = server(None);
+    let tokens = queue(&s, DEV_ACCOUNT_ID);
+    let (arn, token) = start_waiting(&s, &tokens, "cb-success", "").await;
+    assert_eq!(describe(&s, &arn).await["status"], "RUNNING");
+
+    let heartbeat = ok(&s, "SendTaskHeartbeat", json!({"taskToken": token})).await;
+    assert_eq!(heartbeat, json!({}));
+    let answer = ok(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{\"answer\":42}"}),
+    )
+    .await;
+    assert_eq!(answer, json!({}));
+    idle(&s);
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "SUCCEEDED", "{described}");
+    assert_eq!(described["output"], "{\"answer\":42}");
+
+    // The task has closed: a second answer is late.
+    refused(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{}"}),
+        "TaskTimedOut",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskHeartbeat",
+        json!({"taskToken": token}),
+        "TaskTimedOut",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn send_task_failure_over_http_fails_the_execution() {
+    let s = server(None);
+    let tokens = queue(&s, DEV_ACCOUNT_ID);
+    let (arn, token) = start_waiting(&s, &tokens, "cb-failure", "").await;
+    ok(
+        &s,
+        "SendTaskFailure",
+        json!({"taskToken": token, "error": "Worker.Broke", "cause": "the disk is full"}),
+    )
+    .await;
+    idle(&s);
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "FAILED", "{described}");
+    assert_eq!(described["error"], "Worker.Broke");
+    assert_eq!(described["cause"], "the disk is full");
+}
+
+#[tokio::test]
+async fn bad_tokens_and_outputs_get_aws_errors() {
+    let s = server(None);
+    let tokens = queue(&s, DEV_ACCOUNT_ID);
+    let (arn, token) = start_waiting(&s, &tokens, "cb-bad", "").await;
+    refused(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": "not-a-token", "output": "{}"}),
+        "InvalidToken",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskHeartbeat",
+        json!({"taskToken": "not-a-token"}),
+        "InvalidToken",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskFailure",
+        json!({"taskToken": "not-a-token"}),
+        "InvalidToken",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{not json"}),
+        "InvalidOutput",
+    )
+    .await;
+    // Member constraints are the service model's.
+    refused(
+        &s,
+        "SendTaskSuccess",
+        json!({"output": "{}"}),
+        "ValidationException",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": "", "output": "{}"}),
+        "ValidationException",
+    )
+    .await;
+    refused(
+        &s,
+        "SendTaskFailure",
+        json!({"taskToken": token, "error": "e".repeat(257)}),
+        "ValidationException",
+    )
+    .await;
+    // None of that touched the waiting task.
+    assert_eq!(describe(&s, &arn).await["status"], "RUNNING");
+    ok(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{}"}),
+    )
+    .await;
+    idle(&s);
+    assert_eq!(describe(&s, &arn).await["status"], "SUCCEEDED");
+}
+
+#[tokio::test]
+async fn a_token_sent_with_another_accounts_credentials_is_invalid() {
+    let s = server(Some(two_accounts()));
+    let tokens = queue(&s, "111111111111");
+    let machine = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CreateStateMachine",
+        json!({"name": "cb", "definition": callback_machine(""), "roleArn": ROLE}),
+    )
+    .await;
+    assert_eq!(machine.0, StatusCode::OK, "{}", machine.1);
+    let started = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "StartExecution",
+        json!({"stateMachineArn": machine.1["stateMachineArn"], "name": "e1"}),
+    )
+    .await;
+    assert_eq!(started.0, StatusCode::OK, "{}", started.1);
+    let engine_one = s
+        .state
+        .backend
+        .engine(&Caller {
+            account_id: "111111111111".into(),
+            region: "us-east-1".into(),
+            access_key_id: String::new(),
+        })
+        .expect("engine");
+    engine_one.wait_idle();
+    let token = tokens.lock().last().cloned().expect("a token");
+    let foreign = call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{}"}),
+    )
+    .await;
+    assert_eq!(foreign.0, StatusCode::BAD_REQUEST, "{}", foreign.1);
+    assert_eq!(foreign.1["__type"], "InvalidToken", "{}", foreign.1);
+    let own = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "SendTaskSuccess",
+        json!({"taskToken": token, "output": "{}"}),
+    )
+    .await;
+    assert_eq!(own.0, StatusCode::OK, "{}", own.1);
+    engine_one.wait_idle();
+    let described = engine_one
+        .describe_execution(started.1["executionArn"].as_str().expect("arn"))
+        .expect("describe");
+    assert_eq!(described.status.aws_name(), "SUCCEEDED");
+}
+
+#[tokio::test]
+async fn redrive_over_http_continues_from_the_failed_step() {
+    let s = server(None);
+    let tokens = queue(&s, DEV_ACCOUNT_ID);
+    let (arn, token) = start_waiting(&s, &tokens, "cb-redrive", "").await;
+    let machine_arn = describe(&s, &arn).await["stateMachineArn"].clone();
+
+    // A running execution cannot be redriven.
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["redriveCount"], 0);
+    assert_eq!(described["redriveStatus"], "NOT_REDRIVABLE", "{described}");
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn}),
+        "ExecutionNotRedrivable",
+    )
+    .await;
+
+    ok(
+        &s,
+        "SendTaskFailure",
+        json!({"taskToken": token, "error": "Worker.Broke"}),
+    )
+    .await;
+    idle(&s);
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "FAILED");
+    assert_eq!(described["redriveStatus"], "REDRIVABLE", "{described}");
+
+    s.clock.advance_ms(5_000);
+    let redriven = ok(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn, "clientToken": "once"}),
+    )
+    .await;
+    let redrive_date = redriven["redriveDate"].as_f64().expect("redriveDate");
+    assert!(redrive_date > 0.0, "{redriven}");
+    // The same client token answers the first redrive again.
+    let again = ok(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn, "clientToken": "once"}),
+    )
+    .await;
+    assert_eq!(again["redriveDate"], redriven["redriveDate"]);
+    idle(&s);
+
+    let described = describe(&s, &arn).await;
+    assert_eq!(described["status"], "RUNNING", "{described}");
+    assert_eq!(described["redriveCount"], 1, "{described}");
+    assert_eq!(described["redriveDate"], redriven["redriveDate"]);
+
+    // The failed step runs again with a new token; answering it completes the execution.
+    let second = tokens.lock().last().cloned().expect("a second token");
+    assert_ne!(second, token, "the redriven task got a new token");
+    ok(
+        &s,
+        "SendTaskSuccess",
+        json!({"taskToken": second, "output": "{}"}),
+    )
+    .await;
+    idle(&s);
+    assert_eq!(describe(&s, &arn).await["status"], "SUCCEEDED");
+
+    // ListExecutions shows the redrive and filters on it.
+    let listed = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "REDRIVEN"}),
+    )
+    .await;
+    let executions = listed["executions"].as_array().expect("executions");
+    assert_eq!(executions.len(), 1, "{listed}");
+    assert_eq!(executions[0]["executionArn"], arn);
+    assert_eq!(executions[0]["redriveCount"], 1);
+    let never = ok(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "NOT_REDRIVEN"}),
+    )
+    .await;
+    assert_eq!(never["executions"], json!([]), "{never}");
+    refused(
+        &s,
+        "ListExecutions",
+        json!({"stateMachineArn": machine_arn, "redriveFilter": "SOMETIMES"}),
+        "ValidationException",
+    )
+    .await;
+
+    // A succeeded execution is not redrivable; unknown executions are named.
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": arn}),
+        "ExecutionNotRedrivable",
+    )
+    .await;
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": format!("{arn}-nope")}),
+        "ExecutionDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "RedriveExecution",
+        json!({"executionArn": "nope"}),
+        "InvalidArn",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_activity_worker_loop_over_http() {
+    let s = server(None);
+    let created = ok(&s, "CreateActivity", json!({"name": "resize"})).await;
+    let activity = created["activityArn"].as_str().expect("arn").to_owned();
+    assert!(activity.contains(":activity:resize"), "{created}");
+    // Idempotent for an existing name.
+    let again = ok(&s, "CreateActivity", json!({"name": "resize"})).await;
+    assert_eq!(again["activityArn"], created["activityArn"]);
+    let described = ok(&s, "DescribeActivity", json!({"activityArn": activity})).await;
+    assert_eq!(described["name"], "resize");
+    assert_eq!(described["creationDate"], created["creationDate"]);
+    ok(&s, "CreateActivity", json!({"name": "archive"})).await;
+    let listed = ok(&s, "ListActivities", json!({"maxResults": 1})).await;
+    assert_eq!(listed["activities"][0]["name"], "archive", "{listed}");
+    let rest = ok(
+        &s,
+        "ListActivities",
+        json!({"nextToken": listed["nextToken"]}),
+    )
+    .await;
+    assert_eq!(rest["activities"][0]["name"], "resize", "{rest}");
+    assert!(rest.get("nextToken").is_none(), "{rest}");
+
+    let definition = json!({
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Task", "Resource": activity, "End": true}}
+    })
+    .to_string();
+    let machine = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "worked", "definition": definition, "roleArn": ROLE}),
+    )
+    .await;
+    let mut executions = Vec::new();
+    for n in 0..3 {
+        let started = ok(
+            &s,
+            "StartExecution",
+            json!({"stateMachineArn": machine["stateMachineArn"], "input": format!("{{\"n\":{n}}}")}),
+        )
+        .await;
+        executions.push(started["executionArn"].as_str().expect("arn").to_owned());
+    }
+    idle(&s);
+
+    // The worker: poll, do the work, answer; every queued task is handed out once.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let task = ok(
+            &s,
+            "GetActivityTask",
+            json!({"activityArn": activity, "workerName": "w1"}),
+        )
+        .await;
+        let token = task["taskToken"].as_str().expect("a task token").to_owned();
+        let input: Value =
+            serde_json::from_str(task["input"].as_str().expect("input")).expect("JSON input");
+        let n = input["n"].as_i64().expect("n");
+        seen.push(n);
+        ok(
+            &s,
+            "SendTaskSuccess",
+            json!({"taskToken": token, "output": json!({"doubled": n * 2}).to_string()}),
+        )
+        .await;
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, vec![0, 1, 2]);
+    idle(&s);
+    for (arn, n) in executions.iter().zip(0..) {
+        let described = describe(&s, arn).await;
+        assert_eq!(described["status"], "SUCCEEDED", "{described}");
+        let output: Value =
+            serde_json::from_str(described["output"].as_str().expect("output")).expect("JSON");
+        assert_eq!(output["doubled"], n * 2);
+    }
+
+    refused(
+        &s,
+        "GetActivityTask",
+        json!({"activityArn": format!("{activity}-nope")}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": format!("{activity}-nope")}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": "nope"}),
+        "InvalidArn",
+    )
+    .await;
+    refused(
+        &s,
+        "CreateActivity",
+        json!({"name": "has space"}),
+        "InvalidName",
+    )
+    .await;
+    refused(
+        &s,
+        "CreateActivity",
+        json!({"name": ""}),
+        "ValidationException",
+    )
+    .await;
+
+    ok(&s, "DeleteActivity", json!({"activityArn": activity})).await;
+    // Already gone: still success, as AWS answers.
+    ok(&s, "DeleteActivity", json!({"activityArn": activity})).await;
+    refused(
+        &s,
+        "DescribeActivity",
+        json!({"activityArn": activity}),
+        "ActivityDoesNotExist",
+    )
+    .await;
+}
