@@ -9,8 +9,9 @@
 //! Skips with a printed reason when the corpus or python3 is absent. The pass count has a floor
 //! that may only go up.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod conformance_common;
+use conformance_common::Judge;
+
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -80,13 +81,6 @@ const T0_MS: u64 = 1_700_000_000_000;
 
 /// The most timers one case may fire before it counts as stuck.
 const CASE_TIMERS_MAX: usize = 10_000;
-
-fn conformance_dir() -> PathBuf {
-    match std::env::var_os("STATELOG_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
-    }
-}
 
 /// Runs one case through the engine; returns (rendered events, status) or why it could not.
 fn run_case(
@@ -188,29 +182,9 @@ fn run_case(
 
 #[test]
 fn listed_cases_through_the_engine_match_the_aws_recordings() {
-    let dir = conformance_dir();
-    if !dir.join("manifest.json").exists() {
-        println!(
-            "SKIP: no conformance corpus at {} (set STATELOG_CONFORMANCE_DIR)",
-            dir.display()
-        );
+    let Some((judge, cases)) = Judge::list("conformance_judge.py") else {
         return;
-    }
-    let judge = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_judge.py");
-    let listed = match Command::new("python3")
-        .arg(&judge)
-        .arg(&dir)
-        .arg("list")
-        .output()
-    {
-        Ok(out) if out.status.success() => out.stdout,
-        Ok(out) => panic!("listing failed: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            println!("SKIP: python3 is not available ({e})");
-            return;
-        }
     };
-    let cases: Vec<Value> = serde_json::from_slice(&listed).expect("case list is JSON");
     let data = tempfile::tempdir().expect("temp dir");
     let clock = ManualClock::new(T0_MS);
     let options = EngineOptions {
@@ -230,35 +204,9 @@ fn listed_cases_through_the_engine_match_the_aws_recordings() {
             Err(error) => json!({"id": case["id"], "error": error}),
         });
     }
-    let results_path = data.path().join("results.json");
-    std::fs::write(
-        &results_path,
-        serde_json::to_vec(&results).expect("results serialize"),
-    )
-    .expect("write results");
-    let out = Command::new("python3")
-        .arg(&judge)
-        .arg(&dir)
-        .arg("judge")
-        .arg(&results_path)
-        .output()
-        .expect("run the judge");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "judge failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in text.lines().filter(|l| !l.starts_with("PASS ")) {
-        println!("{line}");
-    }
-    let passed = text.lines().filter(|l| l.starts_with("PASS ")).count();
-    println!(
-        "conformance through the engine (core, stop, recorded task answers): {passed}/{} passed",
-        cases.len()
-    );
-    assert!(
-        passed >= PASSED_FLOOR,
-        "{passed} passed, below the floor of {PASSED_FLOOR}"
+    judge.judge_and_report(
+        &results,
+        "conformance through the engine (core, stop, recorded task answers)",
+        PASSED_FLOOR,
     );
 }

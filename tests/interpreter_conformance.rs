@@ -9,8 +9,8 @@
 //! Skips with a printed reason when the corpus or python3 is absent. The pass count has a floor
 //! that may only go up.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod conformance_common;
+use conformance_common::Judge;
 
 use serde_json::{json, Value};
 use statelog::asl::{parse_definition, ValidationOptions};
@@ -35,13 +35,6 @@ impl Entropy for Seeded {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
-    }
-}
-
-fn conformance_dir() -> PathBuf {
-    match std::env::var_os("STATELOG_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
     }
 }
 
@@ -126,29 +119,9 @@ fn run_case(
 
 #[test]
 fn needs_none_cases_match_the_aws_recordings() {
-    let dir = conformance_dir();
-    if !dir.join("manifest.json").exists() {
-        println!(
-            "SKIP: no conformance corpus at {} (set STATELOG_CONFORMANCE_DIR)",
-            dir.display()
-        );
+    let Some((judge, cases)) = Judge::list("conformance_judge.py") else {
         return;
-    }
-    let judge = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_judge.py");
-    let listed = match Command::new("python3")
-        .arg(&judge)
-        .arg(&dir)
-        .arg("list")
-        .output()
-    {
-        Ok(out) if out.status.success() => out.stdout,
-        Ok(out) => panic!("listing failed: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            println!("SKIP: python3 is not available ({e})");
-            return;
-        }
     };
-    let cases: Vec<Value> = serde_json::from_slice(&listed).expect("case list is JSON");
     let mut results = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         let sm_name = format!("statemachine{n}x");
@@ -180,37 +153,9 @@ fn needs_none_cases_match_the_aws_recordings() {
             Err(error) => json!({"id": case["id"], "error": error}),
         });
     }
-    let results_path =
-        std::env::temp_dir().join(format!("statelog-conformance-{}.json", std::process::id()));
-    std::fs::write(
-        &results_path,
-        serde_json::to_vec(&results).expect("results serialize"),
-    )
-    .expect("write results");
-    let out = Command::new("python3")
-        .arg(&judge)
-        .arg(&dir)
-        .arg("judge")
-        .arg(&results_path)
-        .output()
-        .expect("run the judge");
-    let _ = std::fs::remove_file(&results_path);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "judge failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in text.lines().filter(|l| !l.starts_with("PASS ")) {
-        println!("{line}");
-    }
-    let passed = text.lines().filter(|l| l.starts_with("PASS ")).count();
-    println!(
-        "conformance (core language + stop + request/response integrations, interpreter only): {passed}/{} passed",
-        cases.len()
-    );
-    assert!(
-        passed >= PASSED_FLOOR,
-        "{passed} passed, below the floor of {PASSED_FLOOR}"
+    judge.judge_and_report(
+        &results,
+        "conformance (core language + stop + request/response integrations, interpreter only)",
+        PASSED_FLOOR,
     );
 }
