@@ -253,38 +253,17 @@ impl Backend for EngineBackend {
         next_token: Option<String>,
     ) -> Result<Page<StateMachineSummary>, Error> {
         self.with_engine(caller, move |engine| {
-            let limit = if max_results == 0 {
-                LIST_PAGE_STATE_MACHINES_DEFAULT
-            } else {
-                max_results
-            } as usize;
-            let after = match &next_token {
-                None => None,
-                Some(token) => Some(token.strip_prefix("after:").ok_or_else(|| Error::Engine {
-                    aws_name: "InvalidToken",
-                    message: format!("invalid pagination token '{token}'"),
-                    server_fault: false,
-                })?),
-            };
-            let mut machines = engine.list_state_machines();
-            machines.sort_by(|a, b| a.name.cmp(&b.name));
-            let mut items: Vec<StateMachineSummary> = machines
-                .into_iter()
-                .filter(|m| after.map_or(true, |after| m.name.as_str() > after))
-                .take(limit + 1)
-                .map(|m| StateMachineSummary {
+            page_by_name(
+                engine.list_state_machines(),
+                |m| m.name.as_str(),
+                max_results,
+                next_token.as_deref(),
+                |m| StateMachineSummary {
                     arn: m.state_machine_arn,
                     name: m.name,
                     created_ms: m.created_ms,
-                })
-                .collect();
-            let next_token = if items.len() > limit {
-                items.truncate(limit);
-                items.last().map(|m| format!("after:{}", m.name))
-            } else {
-                None
-            };
-            Ok(Page { items, next_token })
+                },
+            )
         })
         .await
     }
@@ -499,34 +478,13 @@ impl Backend for EngineBackend {
         next_token: Option<String>,
     ) -> Result<Page<ActivityInfo>, Error> {
         self.with_engine(caller, move |engine| {
-            let limit = if max_results == 0 {
-                LIST_PAGE_STATE_MACHINES_DEFAULT
-            } else {
-                max_results
-            } as usize;
-            let after = match &next_token {
-                None => None,
-                Some(token) => Some(token.strip_prefix("after:").ok_or_else(|| Error::Engine {
-                    aws_name: "InvalidToken",
-                    message: format!("invalid pagination token '{token}'"),
-                    server_fault: false,
-                })?),
-            };
-            let mut activities = engine.list_activities();
-            activities.sort_by(|a, b| a.name.cmp(&b.name));
-            let mut items: Vec<ActivityInfo> = activities
-                .into_iter()
-                .filter(|a| after.map_or(true, |after| a.name.as_str() > after))
-                .take(limit + 1)
-                .map(activity_info)
-                .collect();
-            let next_token = if items.len() > limit {
-                items.truncate(limit);
-                items.last().map(|a| format!("after:{}", a.name))
-            } else {
-                None
-            };
-            Ok(Page { items, next_token })
+            page_by_name(
+                engine.list_activities(),
+                |a| a.name.as_str(),
+                max_results,
+                next_token.as_deref(),
+                activity_info,
+            )
         })
         .await
     }
@@ -668,4 +626,44 @@ fn require_arn(arn: &str, kind: &str) -> Result<(), Error> {
             server_fault: false,
         })
     }
+}
+
+/// One page of `items` in name order: those after the previous page's `after:<name>` token, at
+/// most `max_results` (the default page size when 0), and the token of the next page if any.
+fn page_by_name<S, T>(
+    mut items: Vec<S>,
+    name_of: fn(&S) -> &str,
+    max_results: u32,
+    next_token: Option<&str>,
+    into: impl FnMut(S) -> T,
+) -> Result<Page<T>, Error> {
+    let limit = if max_results == 0 {
+        LIST_PAGE_STATE_MACHINES_DEFAULT
+    } else {
+        max_results
+    } as usize;
+    let after = match next_token {
+        None => None,
+        Some(token) => Some(token.strip_prefix("after:").ok_or_else(|| Error::Engine {
+            aws_name: "InvalidToken",
+            message: format!("invalid pagination token '{token}'"),
+            server_fault: false,
+        })?),
+    };
+    items.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    let mut page: Vec<S> = items
+        .into_iter()
+        .filter(|item| after.map_or(true, |after| name_of(item) > after))
+        .take(limit + 1)
+        .collect();
+    let next_token = if page.len() > limit {
+        page.truncate(limit);
+        page.last().map(|item| format!("after:{}", name_of(item)))
+    } else {
+        None
+    };
+    Ok(Page {
+        items: page.into_iter().map(into).collect(),
+        next_token,
+    })
 }
