@@ -200,9 +200,9 @@ fn verify(dir: &Path) {
 ///
 /// With `full` false only the records from the newest one seen before are dumped and compared
 /// (the newest seen record must still be there, unchanged, and everything after it is new), so
-/// a cycle costs the same however long the log has grown; `wal verify` still checks every CRC
-/// and the LSN order of the whole log. A full check every few cycles and after the last one
-/// compares every record and every acknowledgement.
+/// a cycle costs the same however long the log has grown; the dump's open still recovers, and
+/// so CRC-checks, the whole log. A full check (with `wal verify`) every few cycles and after the
+/// last one compares every record and every acknowledgement.
 fn check(
     dir: &Path,
     acked: &BTreeMap<u64, u32>,
