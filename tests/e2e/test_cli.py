@@ -197,9 +197,9 @@ def test_oversized_body_is_refused(sfn):
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
     with pytest.raises(ClientError) as excinfo:
-        sfn.list_tags_for_resource(resourceArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
+        sfn.publish_state_machine_version(stateMachineArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
     assert error_code(excinfo) == "UnsupportedOperation"
-    assert "ListTagsForResource" in str(excinfo.value)
+    assert "PublishStateMachineVersion" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"

@@ -1,0 +1,292 @@
+//! catalog: what the store keeps besides histories and state machines: activities, the tags of
+//! state machines and activities, and the client tokens of redrives. Each change is one
+//! `KIND_CATALOG` record ([`CatalogRecord`]); `Store::open` folds them, in original-LSN order
+//! with the machine and event records, into the in-memory [`Catalog`] of the index.
+//!
+//! Invariants:
+//! - A change is durable before the index shows it (append, then apply under the index lock);
+//!   changes are serialized by the store's `machine_writes` lock, so a check (the activity
+//!   exists, the tag count) and the append it guards are one step.
+//! - The latest `TagsSet` of a resource is its whole tag set; deleting a machine or an activity
+//!   forgets its tags, so a same-named successor starts untagged.
+//! - [`Catalog::live_lsns`] names exactly the records a compaction must keep: the creation of
+//!   each live activity, the latest tag set of each tagged resource, and the redrive tokens of
+//!   executions still in the index. Everything else in the catalog is history nobody reads.
+//!
+//! Must not: read a clock (times come in), judge names or tag text (the engine does), or know
+//! the region and account of an ARN beyond the `:stateMachine:` / `:activity:` field.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use statelog_wal::Lsn;
+
+use super::record::{self, CatalogRecord, KIND_CATALOG};
+use super::{machine_name, Error, Index, Store};
+
+/// A tag set: `(key, value)` pairs, keys unique, in key order.
+pub type Tags = Vec<(String, String)>;
+
+/// An activity as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityEntry {
+    /// Its name.
+    pub name: String,
+    /// When it was created, ms since the epoch.
+    pub created_ms: u64,
+}
+
+/// What a redrive with a client token answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedriveToken {
+    /// When the execution was redriven, ms since the epoch.
+    pub redrive_ms: u64,
+    /// The execution's redrive count after that redrive.
+    pub redrive_count: u32,
+}
+
+/// The catalog folded from the log (part of the store's index).
+#[derive(Debug, Default)]
+pub(super) struct Catalog {
+    /// Live activities by name, with the LSN of their creation record.
+    activities: BTreeMap<String, (Lsn, ActivityEntry)>,
+    /// Tag sets by resource ARN, with the LSN of the record that set them.
+    tags: HashMap<String, (Lsn, Tags)>,
+    /// Redrive client tokens: `(execution ARN, token) -> (LSN, answer)`.
+    redrive_tokens: HashMap<(String, String), (Lsn, RedriveToken)>,
+}
+
+/// The name after `:activity:` in an activity ARN.
+fn activity_name(arn: &str) -> Option<&str> {
+    arn.rsplit_once(":activity:").map(|(_, name)| name)
+}
+
+impl Catalog {
+    /// Forgets the tags of the state machine `name` (it was deleted).
+    pub(super) fn forget_machine_tags(&mut self, name: &str) {
+        self.tags
+            .retain(|arn, _| !(arn.contains(":stateMachine:") && machine_name(arn) == name));
+    }
+
+    /// Forgets the redrive tokens of executions no longer in the index.
+    pub(super) fn forget_redrive_tokens(&mut self, gone: impl Fn(&str) -> bool) {
+        self.redrive_tokens.retain(|(arn, _), _| !gone(arn));
+    }
+
+    /// The LSNs (original, as the open scan sees them) of every record still needed.
+    pub(super) fn live_lsns(&self) -> HashSet<Lsn> {
+        let activities = self.activities.values().map(|(lsn, _)| *lsn);
+        let tags = self.tags.values().map(|(lsn, _)| *lsn);
+        let tokens = self.redrive_tokens.values().map(|(lsn, _)| *lsn);
+        activities.chain(tags).chain(tokens).collect()
+    }
+}
+
+impl Index {
+    /// Applies one catalog record made at (original) LSN `lsn`.
+    pub(super) fn apply_catalog(&mut self, lsn: Lsn, record: CatalogRecord) {
+        let catalog = &mut self.catalog;
+        match record {
+            CatalogRecord::ActivityCreated { name, created_ms } => {
+                catalog
+                    .activities
+                    .entry(name.clone())
+                    .or_insert((lsn, ActivityEntry { name, created_ms }));
+            }
+            CatalogRecord::ActivityDeleted { name, .. } => {
+                catalog.activities.remove(&name);
+                catalog
+                    .tags
+                    .retain(|arn, _| activity_name(arn) != Some(name.as_str()));
+            }
+            CatalogRecord::TagsSet { resource_arn, tags } => {
+                if tags.is_empty() {
+                    catalog.tags.remove(&resource_arn);
+                } else {
+                    catalog.tags.insert(resource_arn, (lsn, tags));
+                }
+            }
+            CatalogRecord::Redriven {
+                execution_arn,
+                client_token,
+                redrive_ms,
+                redrive_count,
+            } => {
+                // A token of an execution compaction forgot is forgotten with it.
+                if self.executions.contains_key(execution_arn.as_str()) {
+                    catalog.redrive_tokens.insert(
+                        (execution_arn, client_token),
+                        (
+                            lsn,
+                            RedriveToken {
+                                redrive_ms,
+                                redrive_count,
+                            },
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Whether `resource_arn` names a live state machine or activity.
+    fn resource_exists(&self, resource_arn: &str) -> bool {
+        if resource_arn.contains(":stateMachine:") {
+            return self.live_machines.contains_key(machine_name(resource_arn));
+        }
+        activity_name(resource_arn).is_some_and(|name| self.catalog.activities.contains_key(name))
+    }
+}
+
+impl Store {
+    /// Appends one catalog record durably and applies it. The caller holds `machine_writes`.
+    fn append_catalog(&self, record: CatalogRecord) -> Result<(), Error> {
+        let bytes = record::encode_catalog(&record)?;
+        let lsn = self.log.append_batch(&[(KIND_CATALOG, &bytes)])?;
+        self.index.write().apply_catalog(lsn, record);
+        Ok(())
+    }
+
+    /// Creates the activity `name`; an existing one is returned unchanged. The flag says
+    /// whether this call created it.
+    pub fn create_activity(&self, name: &str, now_ms: u64) -> Result<(ActivityEntry, bool), Error> {
+        let _serial = self.machine_writes.lock();
+        if let Some(existing) = self.activity(name) {
+            return Ok((existing, false));
+        }
+        self.append_catalog(CatalogRecord::ActivityCreated {
+            name: name.to_string(),
+            created_ms: now_ms,
+        })?;
+        let created = self
+            .activity(name)
+            .expect("the activity was applied after its record was durable");
+        debug_assert_eq!(created.created_ms, now_ms);
+        Ok((created, true))
+    }
+
+    /// Deletes the activity `name` and its tags; `false` when there was none.
+    pub fn delete_activity(&self, name: &str, now_ms: u64) -> Result<bool, Error> {
+        let _serial = self.machine_writes.lock();
+        if self.activity(name).is_none() {
+            return Ok(false);
+        }
+        self.append_catalog(CatalogRecord::ActivityDeleted {
+            name: name.to_string(),
+            deleted_ms: now_ms,
+        })?;
+        debug_assert!(self.activity(name).is_none());
+        Ok(true)
+    }
+
+    /// The live activity `name`.
+    pub fn activity(&self, name: &str) -> Option<ActivityEntry> {
+        let index = self.index.read();
+        index
+            .catalog
+            .activities
+            .get(name)
+            .map(|(_, entry)| entry.clone())
+    }
+
+    /// Every live activity, by name.
+    pub fn activities(&self) -> Vec<ActivityEntry> {
+        let index = self.index.read();
+        index
+            .catalog
+            .activities
+            .values()
+            .map(|(_, entry)| entry.clone())
+            .collect()
+    }
+
+    /// The tags of `resource_arn` (empty when it has none or does not exist).
+    pub fn tags(&self, resource_arn: &str) -> Tags {
+        let index = self.index.read();
+        index
+            .catalog
+            .tags
+            .get(resource_arn)
+            .map(|(_, tags)| tags.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sets the tags `add` (a key already there gets the new value) and removes the keys
+    /// `remove` on the live state machine or activity `resource_arn`, as one durable record.
+    /// `UnknownResource` when it does not exist; `TooManyTags` when it would end with more than
+    /// `tags_max` tags (nothing is written then). Returns the resulting set.
+    pub fn change_tags(
+        &self,
+        resource_arn: &str,
+        add: &[(String, String)],
+        remove: &[String],
+        tags_max: usize,
+    ) -> Result<Tags, Error> {
+        let _serial = self.machine_writes.lock();
+        let current = {
+            let index = self.index.read();
+            if !index.resource_exists(resource_arn) {
+                return Err(Error::UnknownResource {
+                    resource_arn: resource_arn.to_string(),
+                });
+            }
+            index.catalog.tags.get(resource_arn).map(|(_, t)| t.clone())
+        };
+        let before: Tags = current.unwrap_or_default();
+        let mut tags: BTreeMap<String, String> = before.iter().cloned().collect();
+        for (key, value) in add {
+            tags.insert(key.clone(), value.clone());
+        }
+        for key in remove {
+            tags.remove(key);
+        }
+        if tags.len() > tags_max {
+            return Err(Error::TooManyTags {
+                resource_arn: resource_arn.to_string(),
+                count: tags.len(),
+                limit: tags_max,
+            });
+        }
+        let tags: Tags = tags.into_iter().collect();
+        if tags == before {
+            // Nothing changes: nothing to write.
+            return Ok(tags);
+        }
+        self.append_catalog(CatalogRecord::TagsSet {
+            resource_arn: resource_arn.to_string(),
+            tags: tags.clone(),
+        })?;
+        Ok(tags)
+    }
+
+    /// Records what a redrive with `client_token` answered, so a repeat finds it after a
+    /// restart too.
+    pub fn record_redrive_token(
+        &self,
+        execution_arn: &str,
+        client_token: &str,
+        answer: RedriveToken,
+    ) -> Result<(), Error> {
+        let _serial = self.machine_writes.lock();
+        if !self.index.read().executions.contains_key(execution_arn) {
+            return Err(Error::UnknownExecution {
+                execution_arn: execution_arn.to_string(),
+            });
+        }
+        self.append_catalog(CatalogRecord::Redriven {
+            execution_arn: execution_arn.to_string(),
+            client_token: client_token.to_string(),
+            redrive_ms: answer.redrive_ms,
+            redrive_count: answer.redrive_count,
+        })
+    }
+
+    /// What the redrive of `execution_arn` with `client_token` answered, if there was one.
+    pub fn redrive_token(&self, execution_arn: &str, client_token: &str) -> Option<RedriveToken> {
+        let index = self.index.read();
+        index
+            .catalog
+            .redrive_tokens
+            .get(&(execution_arn.to_string(), client_token.to_string()))
+            .map(|(_, answer)| *answer)
+    }
+}
