@@ -227,7 +227,7 @@ fn tags_follow_aws_rules_and_survive_a_restart() {
     ] {
         let error = h
             .engine
-            .tag_resource(&machine_arn("m"), &[bad.clone()])
+            .tag_resource(&machine_arn("m"), std::slice::from_ref(&bad))
             .expect_err("refused");
         assert_eq!(error.aws_name(), "ValidationException", "{bad:?}");
     }
