@@ -290,3 +290,186 @@ impl Store {
             .map(|(_, answer)| *answer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::super::{Log, MemoryLog, Store};
+    use super::*;
+    use crate::history::{EventDetails, EventId, ExecutionStarted, HistoryEvent};
+
+    const MACHINE_ARN: &str = "arn:aws:states:us-east-1:000000000000:stateMachine:orders";
+    const ACTIVITY_ARN: &str = "arn:aws:states:us-east-1:000000000000:activity:work";
+
+    fn start(store: &Store, name: &str) {
+        let arn = format!("arn:aws:states:us-east-1:000000000000:execution:orders:{name}");
+        let event = HistoryEvent {
+            id: EventId(1),
+            previous_event_id: 0,
+            timestamp_ms: 1,
+            details: EventDetails::ExecutionStarted(ExecutionStarted {
+                input: json!({}),
+                input_text: None,
+                input_truncated: false,
+                role_arn: "role".into(),
+                state_machine_alias_arn: None,
+                state_machine_version_arn: None,
+                execution_arn: arn.clone(),
+                state_machine_arn: MACHINE_ARN.into(),
+            }),
+            scope: Vec::new(),
+            timer: None,
+        };
+        store.append_events(&arn, &[event]).expect("appends");
+    }
+
+    fn record_count(log: &Arc<dyn Log>) -> usize {
+        let mut count = 0;
+        log.scan(&mut |_, _, _| {
+            count += 1;
+            Ok(())
+        })
+        .expect("scans");
+        count
+    }
+
+    #[test]
+    fn revisions_keep_each_execution_on_its_own_and_list_under_the_machine() {
+        let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+        let store = Store::open(log.clone()).expect("opens");
+        let created = store
+            .create_machine("orders", "v1", "r1", 5)
+            .expect("creates");
+        start(&store, "a");
+        let revision = store
+            .update_machine("orders", "v2", "r2", 6)
+            .expect("updates");
+        assert_eq!(revision.origin_lsn, created.lsn);
+        assert_ne!(revision.lsn, created.lsn);
+        assert_eq!(revision.created_ms, 5);
+        assert_eq!(revision.updated_ms, Some(6));
+        start(&store, "b");
+        assert!(matches!(
+            store.update_machine("other", "v", "r", 7),
+            Err(Error::UnknownMachine { .. })
+        ));
+        for store in [store, Store::open(log.clone()).expect("reopens")] {
+            let arn =
+                |n: &str| format!("arn:aws:states:us-east-1:000000000000:execution:orders:{n}");
+            let a = store.execution(&arn("a")).expect("a");
+            let b = store.execution(&arn("b")).expect("b");
+            assert_eq!(
+                &*store.machine_at(a.machine_lsn).expect("a's").definition,
+                "v1"
+            );
+            assert_eq!(
+                &*store.machine_at(b.machine_lsn).expect("b's").definition,
+                "v2"
+            );
+            let live = store.machine("orders").expect("live");
+            assert_eq!((&*live.definition, live.role_arn.as_str()), ("v2", "r2"));
+            assert_eq!(store.executions(Some(created.lsn), None, None, 10).len(), 2);
+        }
+    }
+
+    #[test]
+    fn tags_need_a_live_resource_and_stay_within_the_limit() {
+        let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+        let store = Store::open(log.clone()).expect("opens");
+        let pair = |k: &str| (k.to_string(), "v".to_string());
+        assert!(matches!(
+            store.change_tags(MACHINE_ARN, &[pair("a")], &[], 2),
+            Err(Error::UnknownResource { .. })
+        ));
+        store
+            .create_machine("orders", "v1", "r", 1)
+            .expect("creates");
+        store
+            .change_tags(MACHINE_ARN, &[pair("b"), pair("a")], &[], 2)
+            .expect("tags");
+        let written = record_count(&log);
+        assert!(matches!(
+            store.change_tags(MACHINE_ARN, &[pair("c")], &[], 2),
+            Err(Error::TooManyTags {
+                count: 3,
+                limit: 2,
+                ..
+            })
+        ));
+        // Refused or unchanged: nothing written.
+        store
+            .change_tags(MACHINE_ARN, &[pair("a")], &["zzz".to_string()], 2)
+            .expect("no change");
+        assert_eq!(record_count(&log), written);
+        // Replacing a key within the limit works.
+        store
+            .change_tags(MACHINE_ARN, &[pair("c")], &["a".to_string()], 2)
+            .expect("tags");
+        assert_eq!(store.tags(MACHINE_ARN), vec![pair("b"), pair("c")]);
+        let reopened = Store::open(log.clone()).expect("reopens");
+        assert_eq!(reopened.tags(MACHINE_ARN), vec![pair("b"), pair("c")]);
+        // The machine's deletion forgets its tags, also on reopen.
+        store.delete_machine("orders", 2).expect("deletes");
+        assert!(store.tags(MACHINE_ARN).is_empty());
+        assert!(Store::open(log)
+            .expect("reopens")
+            .tags(MACHINE_ARN)
+            .is_empty());
+    }
+
+    #[test]
+    fn activities_and_their_live_records() {
+        let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+        let store = Store::open(log.clone()).expect("opens");
+        let (work, created) = store.create_activity("work", 3).expect("creates");
+        assert!(created);
+        let (again, created) = store.create_activity("work", 9).expect("finds");
+        assert!(!created);
+        assert_eq!(again, work);
+        store.create_activity("gone", 4).expect("creates");
+        store
+            .change_tags(ACTIVITY_ARN, &[("k".into(), "v".into())], &[], 50)
+            .expect("tags");
+        assert!(store.delete_activity("gone", 5).expect("deletes"));
+        assert!(!store.delete_activity("gone", 6).expect("already gone"));
+        let reopened = Store::open(log.clone()).expect("reopens");
+        assert_eq!(reopened.activities(), vec![work.clone()]);
+        assert_eq!(reopened.tags(ACTIVITY_ARN).len(), 1);
+        // Live: `work`'s creation (lsn 1) and its tags (lsn 3); `gone` (2, 4) is history.
+        let live = reopened.index.read().catalog.live_lsns();
+        assert_eq!(live, [Lsn(1), Lsn(3)].into_iter().collect());
+        // An activity's deletion forgets its tags.
+        store.delete_activity("work", 7).expect("deletes");
+        assert!(store.tags(ACTIVITY_ARN).is_empty());
+        assert!(store.index.read().catalog.live_lsns().is_empty());
+    }
+
+    #[test]
+    fn redrive_tokens_belong_to_known_executions() {
+        let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+        let store = Store::open(log.clone()).expect("opens");
+        store
+            .create_machine("orders", "v1", "r", 1)
+            .expect("creates");
+        let arn = "arn:aws:states:us-east-1:000000000000:execution:orders:a";
+        let answer = RedriveToken {
+            redrive_ms: 9,
+            redrive_count: 1,
+        };
+        assert!(matches!(
+            store.record_redrive_token(arn, "t", answer),
+            Err(Error::UnknownExecution { .. })
+        ));
+        start(&store, "a");
+        store
+            .record_redrive_token(arn, "t", answer)
+            .expect("records");
+        assert_eq!(store.redrive_token(arn, "t"), Some(answer));
+        assert_eq!(store.redrive_token(arn, "other"), None);
+        let reopened = Store::open(log).expect("reopens");
+        assert_eq!(reopened.redrive_token(arn, "t"), Some(answer));
+    }
+}
