@@ -457,7 +457,8 @@ pub fn machine_name(state_machine_arn: &str) -> &str {
 pub struct Store {
     log: Arc<dyn Log>,
     index: RwLock<Index>,
-    /// Serializes machine creation and deletion (rare; the only lock held across an append).
+    /// Serializes changes of machines and of the catalog (rare; the only lock held across an
+    /// append).
     machine_writes: Mutex<()>,
     /// Held (shared) by every read of records by LSN, and exclusively by a compaction, which
     /// moves records: appends never take it.
