@@ -585,3 +585,74 @@ fn compaction_keeps_live_catalog_records_and_only_those() {
         Some(json!({"v": 3}))
     );
 }
+
+/// Ignored until the WAL bug it found is fixed: on main too, a second copy-forward compaction
+/// of this workload leaves a segment whose tail is zeroed where records were expected, and the
+/// next open fails with `Corrupt { .. "zeroed record header where lsn N was expected; the next
+/// segment starts at lsn M" }` (no catalog record is needed to trigger it; see the report of
+/// the catalog branch). Run with `cargo test --test engine_catalog -- --ignored`.
+#[test]
+#[ignore = "WAL: a second copy-forward compaction corrupts the log (found here, reproduced on main)"]
+fn catalog_records_survive_repeated_compactions_without_a_restart() {
+    // Each compaction copies the live catalog records forward again: a copy of a copy must still
+    // be judged live.
+    let dir = tempfile::tempdir().expect("dir");
+    let clock = ManualClock::new(START_MS);
+    let engine = open_small(dir.path(), &clock);
+    engine.create_state_machine("m", V2, None).expect("creates");
+    engine.create_activity("keep").expect("creates");
+    engine
+        .tag_resource(&activity_arn("keep"), &tags(&[("k", "v")]))
+        .expect("tags");
+    engine
+        .update_state_machine("m", Some(V1), None)
+        .expect("updates");
+    let mut copied = 0;
+    for round in 0..4 {
+        for i in 0..150 {
+            engine
+                .start_execution(
+                    "m",
+                    Some(&format!("r{round}-{i}")),
+                    &format!("{{\"pad\":\"{}\"}}", "x".repeat(100)),
+                )
+                .expect("starts");
+        }
+        // V1 waits a minute: let every execution finish.
+        clock.advance_ms(60_000);
+        engine.run_due_timers();
+        engine.wait_idle();
+        clock.advance_ms(31 * DAY_MS);
+        let report = engine.compact().expect("compacts");
+        copied += report.records_copied_count;
+        assert!(
+            report.segments_deleted_count > 0,
+            "round {round}: {report:?}"
+        );
+        assert_eq!(engine.list_activities().len(), 1, "round {round}");
+    }
+    assert!(
+        copied >= 4 * 4,
+        "the live records were copied every round ({copied})"
+    );
+    drop(engine);
+    assert_eq!(catalog_record_count(dir.path()), 2);
+    let engine = open_small(dir.path(), &clock);
+    assert_eq!(
+        engine
+            .describe_activity(&activity_arn("keep"))
+            .expect("kept")
+            .created_ms,
+        START_MS
+    );
+    assert_eq!(
+        engine
+            .list_tags_for_resource(&activity_arn("keep"))
+            .expect("l"),
+        tags(&[("k", "v")])
+    );
+    assert_eq!(
+        engine.describe_state_machine("m").expect("d").definition,
+        V1
+    );
+}

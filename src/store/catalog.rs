@@ -9,9 +9,12 @@
 //!   exists, the tag count) and the append it guards are one step.
 //! - The latest `TagsSet` of a resource is its whole tag set; deleting a machine or an activity
 //!   forgets its tags, so a same-named successor starts untagged.
-//! - [`Catalog::live_lsns`] names exactly the records a compaction must keep: the creation of
-//!   each live activity, the latest tag set of each tagged resource, and the redrive tokens of
+//! - [`Catalog::is_live`] says which records a compaction must keep: the creation of each live
+//!   activity, the current tag set of each tagged resource, and the redrive tokens of
 //!   executions still in the index. Everything else in the catalog is history nobody reads.
+//!   Liveness is judged by content, not by LSN (a record copied forward twice does not keep
+//!   its first LSN), and only ever turns from live to dead, so a snapshot taken before a
+//!   compaction never drops a record that matters.
 //!
 //! Must not: read a clock (times come in), judge names or tag text (the engine does), or know
 //! the region and account of an ARN beyond the `:stateMachine:` / `:activity:` field.
@@ -45,7 +48,7 @@ pub struct RedriveToken {
 }
 
 /// The catalog folded from the log (part of the store's index).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Catalog {
     /// Live activities by name, with the LSN of their creation record.
     activities: BTreeMap<String, (Lsn, ActivityEntry)>,
@@ -72,12 +75,38 @@ impl Catalog {
         self.redrive_tokens.retain(|(arn, _), _| !gone(arn));
     }
 
-    /// The LSNs (original, as the open scan sees them) of every record still needed.
+    /// The LSNs (as the open scan saw them, or as appended) of every record still needed.
+    #[cfg(test)]
     pub(super) fn live_lsns(&self) -> HashSet<Lsn> {
         let activities = self.activities.values().map(|(lsn, _)| *lsn);
         let tags = self.tags.values().map(|(lsn, _)| *lsn);
         let tokens = self.redrive_tokens.values().map(|(lsn, _)| *lsn);
         activities.chain(tags).chain(tokens).collect()
+    }
+
+    /// Whether a compaction must keep `record`: replaying the kept records in order gives this
+    /// catalog again. A record equal in content to the live state is kept (an older twin of the
+    /// current tag set replays to the same set).
+    pub(super) fn is_live(&self, record: &CatalogRecord) -> bool {
+        match record {
+            CatalogRecord::ActivityCreated { name, created_ms } => self
+                .activities
+                .get(name)
+                .is_some_and(|(_, live)| live.created_ms == *created_ms),
+            // A deletion only matters to the creation before it, which is dead too.
+            CatalogRecord::ActivityDeleted { .. } => false,
+            CatalogRecord::TagsSet { resource_arn, tags } => self
+                .tags
+                .get(resource_arn)
+                .is_some_and(|(_, live)| live == tags),
+            CatalogRecord::Redriven {
+                execution_arn,
+                client_token,
+                ..
+            } => self
+                .redrive_tokens
+                .contains_key(&(execution_arn.clone(), client_token.clone())),
+        }
     }
 }
 
@@ -441,6 +470,28 @@ mod tests {
         // Live: `work`'s creation (lsn 1) and its tags (lsn 3); `gone` (2, 4) is history.
         let live = reopened.index.read().catalog.live_lsns();
         assert_eq!(live, [Lsn(1), Lsn(3)].into_iter().collect());
+        // Liveness is judged by content, whatever LSN a copy carries.
+        let catalog = reopened.index.read().catalog.clone();
+        let created = |name: &str, created_ms| CatalogRecord::ActivityCreated {
+            name: name.into(),
+            created_ms,
+        };
+        assert!(catalog.is_live(&created("work", 3)));
+        assert!(
+            !catalog.is_live(&created("work", 4)),
+            "an earlier incarnation"
+        );
+        assert!(!catalog.is_live(&created("gone", 4)));
+        assert!(!catalog.is_live(&CatalogRecord::ActivityDeleted {
+            name: "gone".into(),
+            deleted_ms: 5
+        }));
+        let tag_set = |value: &str| CatalogRecord::TagsSet {
+            resource_arn: ACTIVITY_ARN.into(),
+            tags: vec![("k".into(), value.into())],
+        };
+        assert!(catalog.is_live(&tag_set("v")));
+        assert!(!catalog.is_live(&tag_set("older")));
         // An activity's deletion forgets its tags.
         store.delete_activity("work", 7).expect("deletes");
         assert!(store.tags(ACTIVITY_ARN).is_empty());

@@ -5,7 +5,7 @@
 //!
 //! Invariants: open executions are never dropped, whatever their age; machine records are always
 //! kept (they identify machines by their original LSN, see `Store::open`); catalog records are
-//! kept when live (`Catalog::live_lsns`: live activities, current tag sets, redrive tokens of
+//! kept when live (`Catalog::is_live`: live activities, current tag sets, redrive tokens of
 //! executions kept) and only then; readers by LSN are held off
 //! (the store's `reads` lock) from the start of the copy until the index follows the mapping, so
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
@@ -136,7 +136,8 @@ impl Store {
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
             let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
-            let catalog_live = self.index.read().catalog.live_lsns();
+            // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
+            let catalog = self.index.read().catalog.clone();
             // Executions with records copied forward: only their index entries change.
             let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
             let mut dropped: HashSet<Arc<str>> = HashSet::new();
@@ -148,7 +149,7 @@ impl Store {
                         {
                             false
                         }
-                        Ok(_) => catalog_live.contains(&record.copied_from.unwrap_or(record.lsn)),
+                        Ok(other) => catalog.is_live(&other),
                         // Keep what cannot be judged: open will report it.
                         Err(_) => true,
                     };
