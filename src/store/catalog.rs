@@ -19,7 +19,7 @@
 //! Must not: read a clock (times come in), judge names or tag text (the engine does), or know
 //! the region and account of an ARN beyond the `:stateMachine:` / `:activity:` field.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use statelog_wal::Lsn;
 
@@ -77,7 +77,7 @@ impl Catalog {
 
     /// The LSNs (as the open scan saw them, or as appended) of every record still needed.
     #[cfg(test)]
-    pub(super) fn live_lsns(&self) -> HashSet<Lsn> {
+    pub(super) fn live_lsns(&self) -> std::collections::HashSet<Lsn> {
         let activities = self.activities.values().map(|(lsn, _)| *lsn);
         let tags = self.tags.values().map(|(lsn, _)| *lsn);
         let tokens = self.redrive_tokens.values().map(|(lsn, _)| *lsn);
