@@ -586,13 +586,11 @@ fn compaction_keeps_live_catalog_records_and_only_those() {
     );
 }
 
-/// Ignored until the WAL bug it found is fixed: on main too, a second copy-forward compaction
-/// of this workload leaves a segment whose tail is zeroed where records were expected, and the
-/// next open fails with `Corrupt { .. "zeroed record header where lsn N was expected; the next
-/// segment starts at lsn M" }` (no catalog record is needed to trigger it; see the report of
-/// the catalog branch). Run with `cargo test --test engine_catalog -- --ignored`.
+/// This test found two WAL bugs (fixed with it): segments recycled while another was being
+/// prepared were used out of id order (the next open reported a zeroed record header), and a
+/// copy of a copy recorded the intermediate LSN as its origin (the next open folded an
+/// execution's batches out of order).
 #[test]
-#[ignore = "WAL: a second copy-forward compaction corrupts the log (found here, reproduced on main)"]
 fn catalog_records_survive_repeated_compactions_without_a_restart() {
     // Each compaction copies the live catalog records forward again: a copy of a copy must still
     // be judged live.
