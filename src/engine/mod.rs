@@ -11,8 +11,9 @@
 //! Invariants:
 //! - An event is durable before the engine acts on it or acknowledges the call that caused it.
 //! - Triggers of one execution are serialized by its slot lock; no engine-wide lock is held
-//!   across a log append (machine creation and deletion excepted), so executions share group
-//!   commits.
+//!   exclusively across a log append (machine creation, update and deletion and catalog changes
+//!   excepted), so executions share group commits. Starts hold `machine_changes` shared, so an
+//!   `UpdateStateMachine` waits for the starts in flight (see `catalog`).
 //! - Recovery is the same fold: `open` replays the log, re-arms every timer and re-dispatches
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
