@@ -123,6 +123,15 @@ pub enum Error {
         /// True when the fault is the server's (I/O, poisoned log), not the request's.
         server_fault: bool,
     },
+    /// A tag change would leave a resource with too many tags (`TooManyTags`, with the
+    /// `resourceName` member AWS adds).
+    #[error("{message}")]
+    TooManyTags {
+        /// The resource (its ARN).
+        resource_name: String,
+        /// The engine's message.
+        message: String,
+    },
     /// The credentials file cannot be used.
     #[error("credentials file {path}: {reason}")]
     Credentials {
@@ -178,6 +187,7 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::Engine { aws_name, .. } => aws_name,
+            Error::TooManyTags { .. } => "TooManyTags",
             Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
