@@ -182,6 +182,28 @@ impl Activities {
         }
     }
 
+    /// Withdraws the scheduled, unclaimed task `task_id` of `execution_arn` from whichever list
+    /// of its namespace holds it (its task was aborted or timed out). Scans the non-empty lists
+    /// of the namespace; false when no list held it (claimed, or not an activity task).
+    pub(crate) fn withdraw(&self, execution_arn: &str, task_id: EventId) -> bool {
+        let namespace = account_of(execution_arn);
+        let mut lists = self.lists.lock();
+        for ((list_namespace, _), list) in lists.iter_mut() {
+            if list_namespace != namespace || list.pending.is_empty() {
+                continue;
+            }
+            let found = list
+                .pending
+                .iter()
+                .position(|p| p.task_id == task_id && &*p.execution_arn == execution_arn);
+            if let Some(index) = found {
+                list.pending.remove(index);
+                return true;
+            }
+        }
+        false
+    }
+
     /// How many tasks wait in a list.
     fn pending_count(&self, namespace: &str, list: &str) -> usize {
         self.lists

@@ -28,6 +28,7 @@
 mod activities;
 mod error;
 mod integrations;
+mod jobs;
 mod naming;
 mod redrive;
 mod retention;
@@ -59,6 +60,7 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use error::Error;
+pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
@@ -366,6 +368,8 @@ struct Inner {
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
     jobs: integrations::Jobs,
+    /// Job integrations and their running `.sync` jobs (see `jobs`).
+    job_table: jobs::JobTable,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -490,6 +494,7 @@ impl Engine {
                 heartbeats: tokens::Heartbeats::default(),
                 activities: activities::Activities::default(),
                 jobs: integrations::Jobs::default(),
+                job_table: jobs::JobTable::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -541,6 +546,7 @@ impl Engine {
                         .collect(),
                 }
             })?;
+        self.check_job_patterns(&compiled)?;
         let role_arn = match role_arn {
             Some(role) => role.to_string(),
             None => self.default_role_arn(),
@@ -832,7 +838,8 @@ impl Engine {
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
         let heartbeat = self.inner.heartbeats.next_due_ms();
-        timer.into_iter().chain(heartbeat).min()
+        let poll = self.inner.job_table.next_due_ms();
+        timer.into_iter().chain(heartbeat).chain(poll).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this

@@ -66,7 +66,7 @@ pub(crate) struct TimerSignal {
 }
 
 impl TimerSignal {
-    fn notify(&self) {
+    pub(crate) fn notify(&self) {
         *self.changed.lock() = true;
         self.condvar.notify_all();
     }
@@ -274,14 +274,18 @@ impl Engine {
                     self.inner.timer_signal.notify();
                 }
                 // The handler's future is dropped; had it answered already, that answer is a
-                // stale trigger. A `.sync` child is stopped in the background.
+                // stale trigger. Its heartbeat clock stops, an unclaimed activity task leaves
+                // its list, and a `.sync` job is asked to cancel in the background.
                 Effect::CancelTask { task_id } => {
                     if let Some(running) =
                         self.inner.running.lock().remove(&(key.clone(), task_id.0))
                     {
                         running.abort();
                     }
+                    self.inner.heartbeats.disarm(execution_arn, task_id);
+                    self.inner.activities.withdraw(execution_arn, task_id);
                     self.job_cancelled(execution_arn, task_id);
+                    self.cancel_job(execution_arn, task_id);
                 }
                 Effect::Closed { .. } => {
                     {
@@ -328,6 +332,15 @@ impl Engine {
             .get(&invocation.resource)
             .cloned();
         let Some(handler) = handler else {
+            if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
+                let trigger = Trigger::TaskFailed {
+                    task_id: invocation.task_id,
+                    error: "States.Runtime".to_string(),
+                    cause,
+                };
+                self.drive_in_background(execution_arn, trigger);
+                return;
+            }
             self.inner
                 .parked
                 .lock()
@@ -421,7 +434,9 @@ pub(crate) fn run_due_timers(engine: &Engine) -> usize {
             }
         }
     }
-    let fired = due.len() + super::tokens::run_due_heartbeats(engine, now_ms);
+    let fired = due.len()
+        + super::tokens::run_due_heartbeats(engine, now_ms)
+        + super::jobs::run_due_polls(engine, now_ms);
     for entry in due {
         engine.drive_in_background(
             &entry.execution_arn,

@@ -71,7 +71,7 @@ impl Heartbeats {
     }
 
     /// Moves the clock of an armed task to `now + its interval`; false when it is not armed.
-    fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
+    pub(crate) fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
         let mut inner = self.inner.lock();
         let key: TaskKey = (Arc::from(execution_arn), task_id.0);
         match inner.deadlines.get_mut(&key) {
@@ -84,7 +84,7 @@ impl Heartbeats {
     }
 
     /// Forgets a task's clock (it closed).
-    fn disarm(&self, execution_arn: &str, task_id: EventId) {
+    pub(crate) fn disarm(&self, execution_arn: &str, task_id: EventId) {
         let key: TaskKey = (Arc::from(execution_arn), task_id.0);
         self.inner.lock().deadlines.remove(&key);
     }

@@ -483,7 +483,9 @@ impl<'d> Decider<'d, '_> {
                 };
                 self.task_failure(&scope, true, error, None)?;
                 self.advance_root()?;
-                Ok(Some(task_id))
+                // Not an answer from the task's integration: the task is cancelled (its
+                // handler dropped, its `.sync` job asked to stop), as on `TimeoutSeconds`.
+                Ok(None)
             }
             Trigger::TimerFired { timer_id } => {
                 if self.state.execution_timer.map(|t| t.id) == Some(timer_id.0) {
