@@ -512,6 +512,20 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
     for key in due {
         let running = engine.inner.job_table.running.lock().get(&key).cloned();
         let Some(running) = running else { continue };
+        // A job whose task completed another way (a push that overtook its start's answer)
+        // is forgotten instead of polled.
+        let slot = engine.inner.open.lock().get(&key.0).cloned();
+        let waiting = slot.is_some_and(|s| {
+            s.state
+                .lock()
+                .execution
+                .waiting_task(EventId(key.1))
+                .is_some()
+        });
+        if !waiting {
+            engine.inner.job_table.running.lock().remove(&key);
+            continue;
+        }
         asked += 1;
         let call = running.integration.status(running.job.clone());
         let interval_ms = running
