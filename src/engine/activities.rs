@@ -9,6 +9,8 @@
 //! / `TaskListPath` extensions. A task sits in exactly one list and is handed to one poller;
 //! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
 //! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
+//! A task scheduled while a poller waits on its list is claimed for that poller in the commit
+//! that schedules it (`reserve_poller`, used by `runtime::decide_and_append`): one commit less.
 //!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
@@ -73,11 +75,42 @@ type ListKey = (String, String);
 struct Pending {
     execution_arn: Arc<str>,
     task_id: EventId,
+    /// Already claimed for the receiving poller (scheduled and claimed in one commit, see
+    /// `Activities::reserve_poller`): hand this out as is.
+    claimed: Option<ActivityTask>,
 }
 
 /// One waiting long poll; registered in every list it polls, served once.
 struct Poller {
     sender: Mutex<Option<oneshot::Sender<Pending>>>,
+    /// The worker name the poll gave (recorded in `ActivityStarted`).
+    worker_name: Option<String>,
+}
+
+/// A waiting poller taken out of its lists to receive a task claimed for it in the same commit
+/// that schedules the task (see `runtime::decide_and_append`).
+pub(crate) struct Reservation {
+    sender: oneshot::Sender<Pending>,
+    /// The worker name the poll gave.
+    pub(crate) worker_name: Option<String>,
+}
+
+impl Reservation {
+    /// Hands the claimed task to the poller; false when it stopped waiting meanwhile (the task
+    /// is then a claimed task whose worker vanished: its heartbeat or timeout frees it).
+    pub(crate) fn deliver(
+        self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+        task: ActivityTask,
+    ) -> bool {
+        let pending = Pending {
+            execution_arn: execution_arn.clone(),
+            task_id,
+            claimed: Some(task),
+        };
+        self.sender.send(pending).is_ok()
+    }
 }
 
 #[derive(Default)]
@@ -120,6 +153,27 @@ impl Activities {
         }
         list.pending.push_back(task);
         Ok(())
+    }
+
+    /// Takes the first poller still waiting on list `list` of the namespace of
+    /// `execution_arn`, if any, out of every list it polls.
+    pub(crate) fn reserve_poller(&self, execution_arn: &str, list: &str) -> Option<Reservation> {
+        let key = (account_of(execution_arn).to_string(), list.to_string());
+        let mut lists = self.lists.lock();
+        let list = lists.get_mut(&key)?;
+        while let Some(poller) = list.pollers.pop_front() {
+            let Some(sender) = poller.sender.lock().take() else {
+                continue;
+            };
+            if sender.is_closed() {
+                continue;
+            }
+            return Some(Reservation {
+                sender,
+                worker_name: poller.worker_name.clone(),
+            });
+        }
+        None
     }
 
     /// Puts back a task whose hand-out did not complete, first in line.
@@ -323,6 +377,7 @@ impl Engine {
             let (sender, mut receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: worker_name.map(str::to_string),
             });
             let activities = &self.inner.activities;
             let found = match activities.take_or_register(namespace, lists, &poller)? {
@@ -345,6 +400,9 @@ impl Engine {
             let Some(task) = found else {
                 return Ok(None);
             };
+            if let Some(claimed) = task.claimed {
+                return Ok(Some(claimed));
+            }
             if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
                 return Ok(Some(handed));
             }
@@ -375,6 +433,7 @@ impl Engine {
         let pending = Pending {
             execution_arn: execution_arn.clone(),
             task_id,
+            claimed: None,
         };
         if self.inner.activities.offer(key, pending).is_err() {
             self.drive_in_background(
@@ -463,6 +522,7 @@ mod tests {
             let (sender, receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: None,
             });
             (poller, receiver)
         };
@@ -498,12 +558,14 @@ mod tests {
         let task = |id| Pending {
             execution_arn: Arc::from("arn:aws:states:r:1:execution:m:e"),
             task_id: EventId(id),
+            claimed: None,
         };
         assert!(activities.offer(key.clone(), task(1)).is_ok());
         assert!(activities.offer(key.clone(), task(2)).is_ok());
         let (sender, _receiver) = oneshot::channel();
         let poller = Arc::new(Poller {
             sender: Mutex::new(Some(sender)),
+            worker_name: None,
         });
         let lists = ["l".to_string()];
         match activities.take_or_register("1", &lists, &poller) {
