@@ -87,3 +87,74 @@ fn a_waiting_worker_gets_the_task_claimed_in_the_scheduling_commit() {
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.status, ExecutionStatus::Succeeded);
 }
+
+/// A log that counts its commits (one `append_batch` = one fdatasync on the WAL).
+#[derive(Debug, Default)]
+struct CountingLog {
+    inner: statelog::store::MemoryLog,
+    commits: std::sync::atomic::AtomicUsize,
+}
+
+impl statelog::store::Log for CountingLog {
+    fn append_batch(
+        &self,
+        records: &[(u8, &[u8])],
+    ) -> Result<statelog_wal::Lsn, statelog::store::Error> {
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.append_batch(records)
+    }
+
+    fn read(
+        &self,
+        lsn: statelog_wal::Lsn,
+    ) -> Result<Option<(u8, Vec<u8>)>, statelog::store::Error> {
+        self.inner.read(lsn)
+    }
+
+    fn scan(
+        &self,
+        visit: &mut (dyn FnMut(statelog_wal::Lsn, u8, &[u8]) -> Result<(), statelog::store::Error>
+                  + '_),
+    ) -> Result<(), statelog::store::Error> {
+        self.inner.scan(visit)
+    }
+}
+
+#[test]
+fn the_round_trip_to_a_waiting_worker_takes_two_commits() {
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let log = Arc::new(CountingLog::default());
+    let clock = statelog::clock::ManualClock::new(engine_common::START_MS);
+    let options = statelog::engine::EngineOptions {
+        clock: Arc::new(clock),
+        background_timers: false,
+        ..Default::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let activity = engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let before = log.commits.load(Ordering::SeqCst);
+    let task = poll_then_start(&engine, &activity.activity_arn, "e1", "w");
+    assert_eq!(
+        log.commits.load(Ordering::SeqCst) - before,
+        1,
+        "scheduled and claimed in one commit"
+    );
+    engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answer");
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 2);
+    let arn = engine.execution_arn("m", "e1");
+    assert_eq!(
+        engine.describe_execution(&arn).expect("describe").status,
+        ExecutionStatus::Succeeded
+    );
+}

@@ -379,3 +379,36 @@ fn a_report_for_a_token_task_is_refused() {
     ));
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Running);
 }
+
+#[test]
+fn a_failed_parallel_branch_cancels_its_siblings_job() {
+    let h = Harness::new();
+    let batch = Batch::default();
+    h.engine.register_job_integration(BASE, batch.clone());
+    let definition = format!(
+        r#"{{"StartAt":"P","States":{{"P":{{"Type":"Parallel","End":true,"Branches":[
+            {{"StartAt":"Run","States":{{"Run":{{"Type":"Task","Resource":"{BASE}.sync:2","End":true}}}}}},
+            {{"StartAt":"Later","States":{{
+                "Later":{{"Type":"Wait","Seconds":10,"Next":"Boom"}},
+                "Boom":{{"Type":"Fail","Error":"Boom"}}}}}}]}}}}}}"#
+    );
+    h.engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let arn = h
+        .engine
+        .start_execution("m", Some("e"), "{}")
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    assert_eq!(h.engine.running_job_count(), 1);
+    h.clock.advance_ms(10_000);
+    h.engine.run_due_timers();
+    h.engine.wait_idle();
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.error.as_deref(), Some("Boom"));
+    let types = event_types(&h.engine, &arn);
+    assert!(types.contains(&"TaskStateAborted".to_string()), "{types:?}");
+    assert_eq!(batch.service.lock().cancelled.len(), 1);
+    assert_eq!(h.engine.running_job_count(), 0);
+}
