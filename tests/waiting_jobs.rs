@@ -412,3 +412,78 @@ fn a_failed_parallel_branch_cancels_its_siblings_job() {
     assert_eq!(batch.service.lock().cancelled.len(), 1);
     assert_eq!(h.engine.running_job_count(), 0);
 }
+
+/// Finishes every job inside `start`, pushing the outcome before the handle is recorded.
+struct EarlyFinisher {
+    engine: Arc<Mutex<Option<Engine>>>,
+    batch: Batch,
+}
+
+impl JobIntegration for EarlyFinisher {
+    fn patterns(&self) -> Vec<IntegrationPattern> {
+        vec![IntegrationPattern::Sync]
+    }
+
+    fn poll_interval_ms(&self) -> u64 {
+        POLL_MS
+    }
+
+    fn start(&self, start: JobStart) -> JobFuture<Value> {
+        let engine = self.engine.lock().clone();
+        Box::pin(async move {
+            let engine = engine.expect("engine set");
+            let key = start.key.clone();
+            tokio::task::spawn_blocking(move || {
+                engine.report_job(&key, JobStatus::Succeeded(json!({"early": true})))
+            })
+            .await
+            .expect("joined")
+            .expect("the push completes the task before its handle is recorded");
+            Ok(json!({"JobId": start.key.to_string()}))
+        })
+    }
+
+    fn status(&self, job: Job) -> JobFuture<JobStatus> {
+        self.batch.status(job)
+    }
+
+    fn cancel(&self, job: Job) -> JobFuture<()> {
+        self.batch.cancel(job)
+    }
+}
+
+#[test]
+fn a_push_that_overtakes_the_start_completes_once_and_the_job_is_forgotten() {
+    let h = Harness::new();
+    let batch = Batch::default();
+    let engine = Arc::new(Mutex::new(Some(h.engine.clone())));
+    h.engine.register_job_integration(
+        BASE,
+        EarlyFinisher {
+            engine: engine.clone(),
+            batch: batch.clone(),
+        },
+    );
+    h.engine
+        .create_state_machine("m", &definition(""), None)
+        .expect("machine");
+    let arn = h
+        .engine
+        .start_execution("m", Some("e"), r#"{"queue":"q"}"#)
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.output, Some(json!({"early": true})));
+    let types = event_types(&h.engine, &arn);
+    assert_eq!(count(&types, "TaskSucceeded"), 1, "{types:?}");
+    assert_eq!(count(&types, "TaskSubmitted"), 0, "{types:?}");
+    // The handle arrived after the close: its first poll forgets it (and cancels, idempotent).
+    h.clock.advance_ms(POLL_MS);
+    h.engine.run_due_timers();
+    h.engine.wait_idle();
+    assert_eq!(h.engine.running_job_count(), 0);
+    assert_eq!(batch.service.lock().polls, 0, "no status asked");
+    assert!(h.engine.background_errors().is_empty());
+    engine.lock().take();
+}

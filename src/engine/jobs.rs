@@ -22,8 +22,9 @@
 //! [`JobIntegration::cancel`] in the background. The history records the request (the abort or
 //! timeout event follows the `TaskSubmitted` that holds the handle, both durable before cancel
 //! is called); a failed cancel is kept in `background_errors`. A cancel never blocks the stop.
-//! A job whose `start` had not returned when the task was cancelled is not known to the engine
-//! and cannot be cancelled by it.
+//! A job whose `start` had not returned when the task was cancelled is cancelled at its first
+//! poll (its task is no longer awaited); a `start` whose future was dropped before it answered
+//! leaves no handle and cannot be cancelled by the engine.
 //!
 //! Invariants: a job task completes at most once (push and poll both become a trigger decided
 //! under the execution's slot lock; the second finds no waiting task and is stale); a poll entry
@@ -127,7 +128,8 @@ pub trait JobIntegration: Send + Sync + 'static {
     fn start(&self, start: JobStart) -> JobFuture<Value>;
     /// How the job stands now.
     fn status(&self, job: Job) -> JobFuture<JobStatus>;
-    /// Asks the job to stop; best effort.
+    /// Asks the job to stop; best effort. May come for a job that has just finished (a task
+    /// aborted while `start` ran is cancelled at its first poll): make it idempotent.
     fn cancel(&self, job: Job) -> JobFuture<()>;
 }
 
@@ -512,8 +514,8 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
     for key in due {
         let running = engine.inner.job_table.running.lock().get(&key).cloned();
         let Some(running) = running else { continue };
-        // A job whose task completed another way (a push that overtook its start's answer)
-        // is forgotten instead of polled.
+        // A job whose task is no longer awaited (aborted while `start` ran, or completed by a
+        // push that overtook the start's answer) is cancelled instead of polled.
         let slot = engine.inner.open.lock().get(&key.0).cloned();
         let waiting = slot.is_some_and(|s| {
             s.state
@@ -523,7 +525,7 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
                 .is_some()
         });
         if !waiting {
-            engine.inner.job_table.running.lock().remove(&key);
+            engine.cancel_job(&key.0, EventId(key.1));
             continue;
         }
         asked += 1;
