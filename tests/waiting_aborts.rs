@@ -221,3 +221,43 @@ fn stopping_the_execution_withdraws_its_unclaimed_activity_task() {
         0
     );
 }
+
+#[test]
+fn the_failed_task_of_a_failed_branch_is_closed_with_task_state_aborted_as_aws_records() {
+    let h = Harness::new();
+    let tokens = queue(&h.engine);
+    let definition = format!(
+        r#"{{"StartAt":"P","States":{{"P":{{"Type":"Parallel","End":true,"Branches":[
+            {{"StartAt":"Ask","States":{{"Ask":{{"Type":"Task","Resource":"{SEND}",
+                "Parameters":{{"TaskToken.$":"$$.Task.Token"}},"End":true}}}}}}]}}}}}}"#
+    );
+    let arn = start(&h, &definition);
+    let token = tokens.lock().first().cloned().expect("a token");
+    h.engine
+        .send_task_failure(&token, "Nope", "no")
+        .expect("answer");
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Failed);
+    let history = h
+        .engine
+        .get_execution_history(&arn, &statelog::engine::HistoryQuery::default())
+        .expect("history");
+    let tail: Vec<(&str, u32, u32)> = history
+        .events
+        .iter()
+        .rev()
+        .take(4)
+        .rev()
+        .map(|e| (e.details.type_name(), e.id.0, e.previous_event_id))
+        .collect();
+    // TaskFailed (8), TaskStateAborted (9 -> 8), ParallelStateFailed (10 -> 8, skipping 9).
+    assert_eq!(
+        tail,
+        [
+            ("TaskFailed", 8, 7),
+            ("TaskStateAborted", 9, 8),
+            ("ParallelStateFailed", 10, 8),
+            ("ExecutionFailed", 11, 10)
+        ]
+    );
+}
