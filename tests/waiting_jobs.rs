@@ -487,3 +487,21 @@ fn a_push_that_overtakes_the_start_completes_once_and_the_job_is_forgotten() {
     assert!(h.engine.background_errors().is_empty());
     engine.lock().take();
 }
+
+#[test]
+fn after_a_restart_a_stop_cancels_the_recorded_job() {
+    let h = Harness::new();
+    let batch = Batch::default();
+    let (arn, key) = start(&h, &batch, "");
+    let h = h.restart(1_000);
+    h.engine.register_job_integration(BASE, batch.clone());
+    h.engine
+        .stop_execution(&arn, Some("Stop"), None)
+        .expect("stop");
+    h.engine.wait_idle();
+    assert_eq!(
+        batch.service.lock().cancelled,
+        vec![json!({"JobId": key.to_string(), "Queue": "q1"})],
+        "the handle recorded before the restart is cancelled"
+    );
+}
