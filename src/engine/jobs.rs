@@ -115,7 +115,9 @@ pub enum JobStatus {
 /// What the calls of a [`JobIntegration`] return.
 pub type JobFuture<T> = Pin<Box<dyn Future<Output = Result<T, TaskError>> + Send + 'static>>;
 
-/// An integration that runs jobs (see the module docs).
+/// An integration that runs jobs (see the module docs). The engine keeps it until it drops: an
+/// integration that pushes through an [`Engine`] should hold one it can let go of (e.g. behind
+/// an `Option`), or the two keep each other alive.
 pub trait JobIntegration: Send + Sync + 'static {
     /// The patterns it supports; a Task asking for another is rejected.
     fn patterns(&self) -> Vec<IntegrationPattern>;

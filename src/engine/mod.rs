@@ -17,8 +17,10 @@
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
-//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
-//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted, its
+//!   own timeout or heartbeat ran out) has its handler's future dropped (`CancelTask`), its
+//!   heartbeat clock stopped, its unclaimed activity task withdrawn and its `.sync` job asked to
+//!   cancel; an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
