@@ -225,8 +225,10 @@ impl Activities {
     }
 
     /// Removes `poller` from its lists and closes it.
-    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) {
-        poller.sender.lock().take();
+    /// Returns true when a hand-off had already taken the poller's sender (its task is in the
+    /// channel, or on its way from a commit in flight).
+    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) -> bool {
+        let handed_off = poller.sender.lock().take().is_none();
         let mut all = self.lists.lock();
         for name in lists {
             let key = (namespace.to_string(), name.clone());
@@ -234,6 +236,7 @@ impl Activities {
                 list.pollers.retain(|p| !Arc::ptr_eq(p, poller));
             }
         }
+        handed_off
     }
 
     /// Withdraws the scheduled, unclaimed task `task_id` of `execution_arn` from whichever list
@@ -392,9 +395,15 @@ impl Engine {
                     } else {
                         None
                     };
-                    activities.deregister(namespace, lists, &poller);
-                    // A hand-off that raced the deadline is still in the channel.
-                    got.or_else(|| receiver.try_recv().ok())
+                    let handed_off = activities.deregister(namespace, lists, &poller);
+                    match got {
+                        Some(task) => Some(task),
+                        // A hand-off that raced the deadline is in the channel, or comes once
+                        // the commit that claims the task for this poller is durable (the
+                        // sender is dropped if that commit fails): wait for it.
+                        None if handed_off => (&mut receiver).await.ok(),
+                        None => None,
+                    }
                 }
             };
             let Some(task) = found else {
@@ -512,6 +521,48 @@ mod tests {
         ));
         assert!(!is_activity_resource("arn:aws:states:::lambda:invoke"));
         assert!(!is_activity_resource("activity"));
+    }
+
+    #[test]
+    fn a_reserved_poller_knows_its_task_is_on_its_way_and_receives_it() {
+        let activities = Activities::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
+        let (sender, mut receiver) = oneshot::channel();
+        let poller = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: Some("w".to_string()),
+        });
+        let lists = ["l".to_string()];
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &poller),
+            Ok(Found::Registered)
+        ));
+        let reservation = activities
+            .reserve_poller(&arn, "l")
+            .expect("a waiting poller");
+        assert_eq!(reservation.worker_name.as_deref(), Some("w"));
+        assert!(activities.reserve_poller(&arn, "l").is_none(), "taken once");
+        // The poll times out while the claiming commit is in flight: it must wait for the task.
+        assert!(activities.deregister("1", &lists, &poller), "handed off");
+        assert!(receiver.try_recv().is_err(), "not delivered yet");
+        let task = ActivityTask {
+            task_token: "t".to_string(),
+            input: "{}".to_string(),
+        };
+        assert!(reservation.deliver(&arn, EventId(3), task.clone()));
+        let got = receiver.try_recv().expect("delivered");
+        assert_eq!(got.claimed, Some(task));
+        // A poller nobody took reports no hand-off.
+        let (sender, _receiver) = oneshot::channel();
+        let idle = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: None,
+        });
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &idle),
+            Ok(Found::Registered)
+        ));
+        assert!(!activities.deregister("1", &lists, &idle));
     }
 
     #[test]
