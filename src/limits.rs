@@ -126,6 +126,10 @@ pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
 
 /// The longest activity name (AWS: 80 characters).
 pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;
+
+/// The shortest status-poll interval of a `.sync` job integration, in ms (a smaller declared
+/// interval is raised to it).
+pub const JOB_POLL_INTERVAL_MS_MIN: u64 = 100;
 /// The most writer threads one `statelog wal append-test` run starts.
 pub const APPEND_TEST_THREADS_MAX: u32 = 1024;
 

@@ -9,6 +9,8 @@
 //! / `TaskListPath` extensions. A task sits in exactly one list and is handed to one poller;
 //! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
 //! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
+//! A task scheduled while a poller waits on its list is claimed for that poller in the commit
+//! that schedules it (`reserve_poller`, used by `runtime::decide_and_append`): one commit less.
 //!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
@@ -74,11 +76,42 @@ type ListKey = (String, String);
 struct Pending {
     execution_arn: Arc<str>,
     task_id: EventId,
+    /// Already claimed for the receiving poller (scheduled and claimed in one commit, see
+    /// `Activities::reserve_poller`): hand this out as is.
+    claimed: Option<ActivityTask>,
 }
 
 /// One waiting long poll; registered in every list it polls, served once.
 struct Poller {
     sender: Mutex<Option<oneshot::Sender<Pending>>>,
+    /// The worker name the poll gave (recorded in `ActivityStarted`).
+    worker_name: Option<String>,
+}
+
+/// A waiting poller taken out of its lists to receive a task claimed for it in the same commit
+/// that schedules the task (see `runtime::decide_and_append`).
+pub(crate) struct Reservation {
+    sender: oneshot::Sender<Pending>,
+    /// The worker name the poll gave.
+    pub(crate) worker_name: Option<String>,
+}
+
+impl Reservation {
+    /// Hands the claimed task to the poller; false when it stopped waiting meanwhile (the task
+    /// is then a claimed task whose worker vanished: its heartbeat or timeout frees it).
+    pub(crate) fn deliver(
+        self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+        task: ActivityTask,
+    ) -> bool {
+        let pending = Pending {
+            execution_arn: execution_arn.clone(),
+            task_id,
+            claimed: Some(task),
+        };
+        self.sender.send(pending).is_ok()
+    }
 }
 
 #[derive(Default)]
@@ -120,6 +153,27 @@ impl Activities {
         }
         list.pending.push_back(task);
         Ok(())
+    }
+
+    /// Takes the first poller still waiting on list `list` of the namespace of
+    /// `execution_arn`, if any, out of every list it polls.
+    pub(crate) fn reserve_poller(&self, execution_arn: &str, list: &str) -> Option<Reservation> {
+        let key = (account_of(execution_arn).to_string(), list.to_string());
+        let mut lists = self.lists.lock();
+        let list = lists.get_mut(&key)?;
+        while let Some(poller) = list.pollers.pop_front() {
+            let Some(sender) = poller.sender.lock().take() else {
+                continue;
+            };
+            if sender.is_closed() {
+                continue;
+            }
+            return Some(Reservation {
+                sender,
+                worker_name: poller.worker_name.clone(),
+            });
+        }
+        None
     }
 
     /// Puts back a task whose hand-out did not complete, first in line.
@@ -171,8 +225,10 @@ impl Activities {
     }
 
     /// Removes `poller` from its lists and closes it.
-    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) {
-        poller.sender.lock().take();
+    /// Returns true when a hand-off had already taken the poller's sender (its task is in the
+    /// channel, or on its way from a commit in flight).
+    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) -> bool {
+        let handed_off = poller.sender.lock().take().is_none();
         let mut all = self.lists.lock();
         for name in lists {
             let key = (namespace.to_string(), name.clone());
@@ -180,6 +236,29 @@ impl Activities {
                 list.pollers.retain(|p| !Arc::ptr_eq(p, poller));
             }
         }
+        handed_off
+    }
+
+    /// Withdraws the scheduled, unclaimed task `task_id` of `execution_arn` from whichever list
+    /// of its namespace holds it (its task was aborted or timed out). Scans the non-empty lists
+    /// of the namespace; false when no list held it (claimed, or not an activity task).
+    pub(crate) fn withdraw(&self, execution_arn: &str, task_id: EventId) -> bool {
+        let namespace = account_of(execution_arn);
+        let mut lists = self.lists.lock();
+        for ((list_namespace, _), list) in lists.iter_mut() {
+            if list_namespace != namespace || list.pending.is_empty() {
+                continue;
+            }
+            let found = list
+                .pending
+                .iter()
+                .position(|p| p.task_id == task_id && &*p.execution_arn == execution_arn);
+            if let Some(index) = found {
+                list.pending.remove(index);
+                return true;
+            }
+        }
+        false
     }
 
     /// How many tasks wait in a list.
@@ -329,6 +408,7 @@ impl Engine {
             let (sender, mut receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: worker_name.map(str::to_string),
             });
             let activities = &self.inner.activities;
             let found = match activities.take_or_register(namespace, lists, &poller)? {
@@ -343,14 +423,23 @@ impl Engine {
                     } else {
                         None
                     };
-                    activities.deregister(namespace, lists, &poller);
-                    // A hand-off that raced the deadline is still in the channel.
-                    got.or_else(|| receiver.try_recv().ok())
+                    let handed_off = activities.deregister(namespace, lists, &poller);
+                    match got {
+                        Some(task) => Some(task),
+                        // A hand-off that raced the deadline is in the channel, or comes once
+                        // the commit that claims the task for this poller is durable (the
+                        // sender is dropped if that commit fails): wait for it.
+                        None if handed_off => (&mut receiver).await.ok(),
+                        None => None,
+                    }
                 }
             };
             let Some(task) = found else {
                 return Ok(None);
             };
+            if let Some(claimed) = task.claimed {
+                return Ok(Some(claimed));
+            }
             if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
                 return Ok(Some(handed));
             }
@@ -381,6 +470,7 @@ impl Engine {
         let pending = Pending {
             execution_arn: execution_arn.clone(),
             task_id,
+            claimed: None,
         };
         if self.inner.activities.offer(key, pending).is_err() {
             self.drive_in_background(
@@ -462,6 +552,48 @@ mod tests {
     }
 
     #[test]
+    fn a_reserved_poller_knows_its_task_is_on_its_way_and_receives_it() {
+        let activities = Activities::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
+        let (sender, mut receiver) = oneshot::channel();
+        let poller = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: Some("w".to_string()),
+        });
+        let lists = ["l".to_string()];
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &poller),
+            Ok(Found::Registered)
+        ));
+        let reservation = activities
+            .reserve_poller(&arn, "l")
+            .expect("a waiting poller");
+        assert_eq!(reservation.worker_name.as_deref(), Some("w"));
+        assert!(activities.reserve_poller(&arn, "l").is_none(), "taken once");
+        // The poll times out while the claiming commit is in flight: it must wait for the task.
+        assert!(activities.deregister("1", &lists, &poller), "handed off");
+        assert!(receiver.try_recv().is_err(), "not delivered yet");
+        let task = ActivityTask {
+            task_token: "t".to_string(),
+            input: "{}".to_string(),
+        };
+        assert!(reservation.deliver(&arn, EventId(3), task.clone()));
+        let got = receiver.try_recv().expect("delivered");
+        assert_eq!(got.claimed, Some(task));
+        // A poller nobody took reports no hand-off.
+        let (sender, _receiver) = oneshot::channel();
+        let idle = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: None,
+        });
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &idle),
+            Ok(Found::Registered)
+        ));
+        assert!(!activities.deregister("1", &lists, &idle));
+    }
+
+    #[test]
     fn one_poller_past_the_maximum_is_refused() {
         let activities = Activities::default();
         let lists = ["l".to_string()];
@@ -469,6 +601,7 @@ mod tests {
             let (sender, receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: None,
             });
             (poller, receiver)
         };
@@ -504,12 +637,14 @@ mod tests {
         let task = |id| Pending {
             execution_arn: Arc::from("arn:aws:states:r:1:execution:m:e"),
             task_id: EventId(id),
+            claimed: None,
         };
         assert!(activities.offer(key.clone(), task(1)).is_ok());
         assert!(activities.offer(key.clone(), task(2)).is_ok());
         let (sender, _receiver) = oneshot::channel();
         let poller = Arc::new(Poller {
             sender: Mutex::new(Some(sender)),
+            worker_name: None,
         });
         let lists = ["l".to_string()];
         match activities.take_or_register("1", &lists, &poller) {

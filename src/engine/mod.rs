@@ -18,8 +18,10 @@
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
-//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
-//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted, its
+//!   own timeout or heartbeat ran out) has its handler's future dropped (`CancelTask`), its
+//!   heartbeat clock stopped, its unclaimed activity task withdrawn and its `.sync` job asked to
+//!   cancel; an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
@@ -30,6 +32,7 @@ mod activities;
 mod catalog;
 mod error;
 mod integrations;
+mod jobs;
 mod naming;
 mod redrive;
 mod retention;
@@ -62,6 +65,7 @@ pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
+pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
@@ -375,6 +379,8 @@ struct Inner {
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
     jobs: integrations::Jobs,
+    /// Job integrations and their running `.sync` jobs (see `jobs`).
+    job_table: jobs::JobTable,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -500,6 +506,7 @@ impl Engine {
                 heartbeats: tokens::Heartbeats::default(),
                 activities: activities::Activities::default(),
                 jobs: integrations::Jobs::default(),
+                job_table: jobs::JobTable::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -551,6 +558,7 @@ impl Engine {
                         .collect(),
                 }
             })?;
+        self.check_job_patterns(&compiled)?;
         let role_arn = match role_arn {
             Some(role) => role.to_string(),
             None => self.default_role_arn(),
@@ -845,7 +853,8 @@ impl Engine {
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
         let heartbeat = self.inner.heartbeats.next_due_ms();
-        timer.into_iter().chain(heartbeat).min()
+        let poll = self.inner.job_table.next_due_ms();
+        timer.into_iter().chain(heartbeat).chain(poll).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this

@@ -483,7 +483,9 @@ impl<'d> Decider<'d, '_> {
                 };
                 self.task_failure(&scope, true, error, None)?;
                 self.advance_root()?;
-                Ok(Some(task_id))
+                // Not an answer from the task's integration: the task is cancelled (its
+                // handler dropped, its `.sync` job asked to stop), as on `TimeoutSeconds`.
+                Ok(None)
             }
             Trigger::TimerFired { timer_id } => {
                 if self.state.execution_timer.map(|t| t.id) == Some(timer_id.0) {
@@ -1387,6 +1389,7 @@ impl<'d> Decider<'d, '_> {
                     self.abort(&child(scope, index))?;
                 }
             }
+            self.abort_failed_task(&child(scope, failed))?;
             let Outcome::Failed(error) = outcomes.swap_remove(failed) else {
                 return Err(inconsistent("failed outcome vanished"));
             };
@@ -1689,6 +1692,23 @@ impl<'d> Decider<'d, '_> {
             };
             self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
         }
+        let failed: Vec<usize> = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => iterations
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.outcome == IterationOutcome::Failed)
+                .map(|(i, _)| i)
+                .collect(),
+            _ => Vec::new(),
+        };
+        for index in failed {
+            self.abort_failed_task(&child(scope, index))?;
+        }
         self.handle_failure(
             scope,
             state,
@@ -1696,6 +1716,19 @@ impl<'d> Decider<'d, '_> {
             true,
             Some(EventDetails::MapStateFailed),
         )
+    }
+
+    /// AWS closes the Task state whose uncaught failure failed a Parallel branch or a Map
+    /// iteration with `TaskStateAborted`, after the siblings' aborts and before the
+    /// `ParallelStateFailed`/`MapStateFailed` (recorded: a Parallel over a failed
+    /// `.waitForTaskToken` task, a Map whose Task timed out). Other state types close no event.
+    fn abort_failed_task(&mut self, scope: &[u32]) -> Step<()> {
+        let is_task = matches!(self.state.thread(scope), Some(Thread::Running(_)))
+            && matches!(self.state_def(scope)?.kind, StateKind::Task(_));
+        if is_task {
+            self.emit(scope, EventDetails::TaskStateAborted, None)?;
+        }
+        Ok(())
     }
 
     /// Aborts whatever the thread at `scope` waits on, innermost first.

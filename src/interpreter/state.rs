@@ -368,9 +368,12 @@ pub(crate) enum IterationOutcome {
 
 /// True for the events that do not move the `previousEventId` cursor.
 fn advances_cursor(details: &EventDetails) -> bool {
+    // AWS links nothing to a `TaskStateAborted` (recorded after Parallel and Map failures: the
+    // next event points to the event before it).
     !matches!(
         details,
         EventDetails::ExecutionStarted(_)
+            | EventDetails::TaskStateAborted
             | EventDetails::MapIterationFailed(_)
             | EventDetails::MapIterationAborted(_)
             | EventDetails::MapStateSucceeded
