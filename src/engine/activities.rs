@@ -54,6 +54,14 @@ pub struct ActivityTask {
     pub task_token: String,
     /// The task's effective input, as JSON text.
     pub input: String,
+    /// The execution the task belongs to.
+    pub execution_arn: String,
+    /// The Task state's `Resource` (the activity ARN).
+    pub activity_arn: String,
+    /// The id of the task's `ActivityScheduled` event.
+    pub scheduled_event_id: u32,
+    /// The id of the `ActivityStarted` event the claim wrote.
+    pub started_event_id: u32,
 }
 
 /// Whether a Task `Resource` names an activity.
@@ -402,6 +410,7 @@ impl Engine {
                 return Err(error);
             }
         };
+        let started_event_id = guard.execution.event_count();
         drop(guard);
         if let Some(seconds) = waiting.heartbeat_seconds {
             let now_ms = self.inner.options.clock.now_ms();
@@ -416,6 +425,10 @@ impl Engine {
         Ok(Some(ActivityTask {
             task_token: waiting.token,
             input,
+            execution_arn: task.execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task.task_id.0,
+            started_event_id,
         }))
     }
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
     ExecutionSummary, MetricSample, Page, StateMachineCreated, StateMachineInfo,
-    StateMachineSummary,
+    StateMachineSummary, TaskListTask,
 };
 use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
@@ -34,6 +34,7 @@ use crate::engine::{
     ActivityDescription, Engine, EngineOptions, Error as EngineError, ExecutionStatus,
     HistoryQuery, ListExecutions, MachineDescription,
 };
+use crate::limits::ACTIVITY_POLL_MS_MAX;
 
 /// Where each account's engine lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -572,6 +573,41 @@ impl Backend for EngineBackend {
             engine
                 .send_task_heartbeat_in(&namespace, &task_token)
                 .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn poll_task_list(
+        &self,
+        caller: &Caller,
+        list: String,
+        identity: Option<String>,
+    ) -> Result<Option<TaskListTask>, Error> {
+        // Opening the engine may block (recovery); the poll itself is async and must not.
+        let engine = self.with_engine(caller, Ok).await?;
+        let task = engine
+            .poll_task_lists(
+                &caller.account_id,
+                &[list],
+                identity.as_deref(),
+                ACTIVITY_POLL_MS_MAX,
+            )
+            .await
+            .map_err(engine_error)?;
+        Ok(task.map(|t| TaskListTask {
+            task_token: t.task_token,
+            input: t.input,
+            execution_arn: t.execution_arn,
+            activity_arn: t.activity_arn,
+            scheduled_event_id: t.scheduled_event_id,
+            started_event_id: t.started_event_id,
+        }))
+    }
+
+    async fn count_pending_tasks(&self, caller: &Caller, list: String) -> Result<usize, Error> {
+        let namespace = caller.account_id.clone();
+        self.with_engine(caller, move |engine| {
+            Ok(engine.task_list_pending_count(&namespace, &list))
         })
         .await
     }

@@ -7,6 +7,7 @@
 //! - [`backend`]: the [`Backend`] seam the router calls; [`engine_backend`] implements it over
 //!   the engine.
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
+//! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
 //! - [`listener`]: connection limit; [`metrics`]: `/metrics`; [`limits`]: every bound.
 //!
 //! Invariants: every request is authenticated before it is decoded; the account of the
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod protocol;
 pub mod router;
 pub mod sigv4;
+pub mod swf;
 
 #[cfg(test)]
 mod tests;
