@@ -108,6 +108,18 @@ enum Found {
 }
 
 impl Activities {
+    /// Unclaimed tasks of every known list: `(namespace, list, count)`, sorted.
+    pub(crate) fn pending_counts(&self) -> Vec<(String, String, usize)> {
+        let mut counts: Vec<_> = self
+            .lists
+            .lock()
+            .iter()
+            .map(|((namespace, list), l)| (namespace.clone(), list.clone(), l.pending.len()))
+            .collect();
+        counts.sort();
+        counts
+    }
+
     /// Gives `task` to the first live poller of its list, else queues it. Returns the task
     /// back when the list is full.
     fn offer(&self, key: ListKey, task: Pending) -> Result<(), Pending> {

@@ -28,6 +28,7 @@
 mod activities;
 mod error;
 mod integrations;
+mod metrics;
 mod naming;
 mod redrive;
 mod retention;
@@ -59,6 +60,7 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use error::Error;
+pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
@@ -381,6 +383,8 @@ struct Inner {
     shutdown: AtomicBool,
     /// Redrive client tokens seen (see `redrive`).
     redrive_tokens: redrive::RedriveTokens,
+    /// Executions, transitions and commits counted (see `metrics`).
+    counters: metrics::Counters,
 }
 
 impl Engine {
@@ -501,6 +505,7 @@ impl Engine {
                 handle,
                 shutdown: AtomicBool::new(false),
                 redrive_tokens: Default::default(),
+                counters: metrics::Counters::default(),
             }),
         })
     }

@@ -214,7 +214,12 @@ pub(crate) fn decide_and_append(
     if decision.events.is_empty() {
         return Ok(decision.effects);
     }
+    let commit_started = std::time::Instant::now();
     inner.store.append_events(execution_arn, &decision.events)?;
+    let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    inner
+        .counters
+        .record_commit(&decision.events, commit_micros);
     #[cfg(debug_assertions)]
     {
         // Paired check: the decided state is the fold of the events just made durable.

@@ -31,8 +31,9 @@ use super::protocol::{
     StartExecutionInput, StopExecutionInput,
 };
 use crate::engine::{
-    ActivityDescription, Engine, EngineOptions, Error as EngineError, ExecutionStatus,
-    HistoryQuery, ListExecutions, MachineDescription,
+    ActivityDescription, Engine, EngineMetrics, EngineOptions, Error as EngineError,
+    ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, CLOSED_STATUSES,
+    COMMIT_LATENCY_BUCKETS_MICROS,
 };
 use crate::limits::ACTIVITY_POLL_MS_MAX;
 
@@ -616,6 +617,7 @@ impl Backend for EngineBackend {
         let engines = self.shared.engines.lock();
         let mut samples = Vec::new();
         for (account, engine) in engines.iter() {
+            engine_samples(account, &engine.metrics(), &mut samples);
             samples.push(MetricSample {
                 name: "statelog_executions_open".into(),
                 kind: "gauge",
@@ -641,6 +643,102 @@ impl Backend for EngineBackend {
         // finished, and every acknowledged call was durable before it was answered.
         let _ = tokio::task::spawn_blocking(move || drop(engines)).await;
         tracing::info!(engines = count, "engines closed");
+    }
+}
+
+/// The samples of one account's engine counters: executions started and closed by status,
+/// transitions, log commits with their latency histogram, WAL syncs, and pending tasks per list.
+fn engine_samples(account: &str, m: &EngineMetrics, out: &mut Vec<MetricSample>) {
+    let sample = |name: &str, kind: &'static str, help: &str, labels: &[(&str, &str)], value| {
+        let mut all = vec![("account".to_owned(), account.to_owned())];
+        all.extend(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        MetricSample {
+            name: name.to_owned(),
+            kind,
+            help: help.to_owned(),
+            labels: all,
+            value,
+        }
+    };
+    out.push(sample(
+        "statelog_executions_started_total",
+        "counter",
+        "Executions started since the engine opened.",
+        &[],
+        m.executions_started as f64,
+    ));
+    for (status, count) in CLOSED_STATUSES.iter().zip(m.executions_closed) {
+        out.push(sample(
+            "statelog_executions_closed_total",
+            "counter",
+            "Executions closed since the engine opened, by status.",
+            &[("status", status)],
+            count as f64,
+        ));
+    }
+    out.push(sample(
+        "statelog_state_transitions_total",
+        "counter",
+        "States entered since the engine opened.",
+        &[],
+        m.transitions as f64,
+    ));
+    out.push(sample(
+        "statelog_wal_commits_total",
+        "counter",
+        "Decisions committed to the log (one durable batch each).",
+        &[],
+        m.commits as f64,
+    ));
+    out.push(sample(
+        "statelog_wal_syncs_total",
+        "counter",
+        "fdatasync calls of the log (group commit: one may cover many commits).",
+        &[],
+        m.wal_syncs as f64,
+    ));
+    let help = "Time from a decision's append to its durability.";
+    let mut cumulative = 0;
+    for (i, count) in m.commit_buckets.iter().enumerate() {
+        cumulative += count;
+        let le = COMMIT_LATENCY_BUCKETS_MICROS.get(i).map_or_else(
+            || "+Inf".to_owned(),
+            |micros| (*micros as f64 / 1e6).to_string(),
+        );
+        out.push(sample(
+            "statelog_wal_commit_seconds_bucket",
+            "histogram",
+            help,
+            &[("le", &le)],
+            cumulative as f64,
+        ));
+    }
+    out.push(sample(
+        "statelog_wal_commit_seconds_sum",
+        "histogram",
+        help,
+        &[],
+        m.commit_micros_sum as f64 / 1e6,
+    ));
+    out.push(sample(
+        "statelog_wal_commit_seconds_count",
+        "histogram",
+        help,
+        &[],
+        m.commits as f64,
+    ));
+    for (_namespace, list, count) in &m.task_lists_pending {
+        out.push(sample(
+            "statelog_task_list_pending",
+            "gauge",
+            "Unclaimed tasks waiting in a task list.",
+            &[("list", list)],
+            *count as f64,
+        ));
     }
 }
 
