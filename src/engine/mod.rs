@@ -209,8 +209,14 @@ pub struct ExecutionDescription {
     pub stop_ms: Option<u64>,
     /// Its input.
     pub input: Value,
+    /// Its input exactly as the caller sent it to `start_execution` (spacing and key order
+    /// kept).
+    pub input_text: String,
     /// Its output, once succeeded.
     pub output: Option<Value>,
+    /// Its output as JSON text, as AWS shows it: compact, except that the input keeps the
+    /// caller's text wherever it passes through unchanged (as in the history).
+    pub output_text: Option<String>,
     /// The error it failed, timed out or was stopped with.
     pub error: Option<String>,
     /// The cause it failed, timed out or was stopped with.
@@ -642,6 +648,22 @@ impl Engine {
                 found: first.details.type_name(),
             }));
         };
+        let raw_input = started.input_text.as_deref().map(|t| (&started.input, t));
+        let input_text = match raw_input {
+            Some((_, text)) => text.to_string(),
+            None => serde_json::to_string(&started.input).map_err(|e| Error::Runtime {
+                reason: format!("cannot render an execution input: {e}"),
+            })?,
+        };
+        let output_text = match &last.details {
+            EventDetails::ExecutionSucceeded(_) => {
+                let rendered = crate::history::aws_json::render_event_with(&last, true, raw_input);
+                rendered["executionSucceededEventDetails"]["output"]
+                    .as_str()
+                    .map(str::to_string)
+            }
+            _ => None,
+        };
         let (output, error, cause) = match &last.details {
             EventDetails::ExecutionSucceeded(out) => (Some(out.output.clone()), None, None),
             EventDetails::ExecutionFailed(ec)
@@ -657,7 +679,9 @@ impl Engine {
             start_ms: summary.start_ms,
             stop_ms: summary.stop_ms,
             input: started.input.clone(),
+            input_text,
             output,
+            output_text,
             error,
             cause,
             event_count: summary.event_count,

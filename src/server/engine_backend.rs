@@ -82,11 +82,6 @@ fn join_error(error: tokio::task::JoinError) -> Error {
     }
 }
 
-fn text(value: &Value) -> String {
-    // Serializing a `Value` cannot fail.
-    serde_json::to_string(value).expect("a serde_json::Value always serializes")
-}
-
 fn activity_info(a: ActivityDescription) -> ActivityInfo {
     ActivityInfo {
         arn: a.activity_arn,
@@ -317,8 +312,8 @@ impl Backend for EngineBackend {
                 status: d.status.aws_name(),
                 start_ms: d.start_ms,
                 stop_ms: d.stop_ms,
-                input: Some(text(&d.input)),
-                output: d.output.as_ref().map(text),
+                input: Some(d.input_text),
+                output: d.output_text,
                 error: d.error,
                 cause: d.cause,
                 redrive_count: d.redrive.redrive_count,

@@ -481,3 +481,30 @@ def test_swf_worker_serves_a_task_list(sfn):
         swf.list_domains(registrationStatus="REGISTERED")
     assert error_code(excinfo) == "UnsupportedOperation"
     assert "ListDomains" in excinfo.value.response["Error"]["Message"]
+
+
+def test_describe_execution_returns_the_input_as_sent(sfn):
+    machine = sfn.create_state_machine(
+        name=unique("asis"),
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    sent = '{ "z" : [1,  2],\n  "a":\t{"y": true} }'
+    arn = sfn.start_execution(stateMachineArn=machine, input=sent)["executionArn"]
+    described = described_closed(sfn, arn)
+    assert described["input"] == sent
+    assert described["output"] == sent
+
+
+def test_metrics_show_engine_counters(sfn, five):
+    sfn.start_execution(stateMachineArn=five, input="{}")
+    text = requests.get(ENDPOINT + "/metrics", timeout=30).text
+    for family in (
+        "statelog_executions_started_total",
+        'statelog_executions_closed_total{account="000000000000",status="SUCCEEDED"}',
+        "statelog_state_transitions_total",
+        "statelog_wal_commits_total",
+        'statelog_wal_commit_seconds_bucket{account="000000000000",le="+Inf"}',
+        "# TYPE statelog_wal_commit_seconds histogram",
+    ):
+        assert family in text, family
