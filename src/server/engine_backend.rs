@@ -7,8 +7,10 @@
 //! `DIR/accounts/<account id>/`, opened on first use. One account can therefore never name,
 //! list or touch another's state machines or executions.
 //!
-//! Invariants: engine calls block (they return after the log commit), so each runs under
-//! `block_in_place` (multi-threaded runtime) or on the blocking pool, never stalling a reactor; engine errors keep their AWS name, and only the
+//! Invariants: engine calls that commit block until the log's fdatasync, so each runs under
+//! `block_in_place` (multi-threaded runtime) or on the blocking pool, never stalling a reactor;
+//! calls that commit nothing (reads), and every call over a log that does not sync, run inline
+//! once the account's engine is open (opening it, which replays the log, never runs inline); engine errors keep their AWS name, and only the
 //! engine's own faults (store, interpreter, runtime) become 5xx. Must not: interpret definitions,
 //! names or inputs itself (the engine does).
 
@@ -18,6 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::Value;
+use statelog_wal::Durability;
 
 use super::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
@@ -139,7 +142,39 @@ impl EngineBackend {
     }
 
     /// Runs `call` on the caller's engine on the blocking pool (opening it there if needed).
+    /// With a log that does not sync (`Durability::NoSync`) no commit waits on the disk, so
+    /// once the engine is open the call runs inline (see [`EngineBackend::read_engine`]).
     async fn with_engine<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(Engine) -> Result<T, Error> + Send + 'static,
+    {
+        if self.shared.options.durability == Durability::NoSync {
+            return self.read_engine(caller, call).await;
+        }
+        self.hand_over(caller, call).await
+    }
+
+    /// Runs `call`, which commits nothing (a read, or taking the engine handle), on the
+    /// caller's engine. Once the engine is open it runs inline on the worker: a read never
+    /// waits for a commit's fdatasync, and handing the worker over (`block_in_place`) costs
+    /// more than the read (about 25 µs a request on loopback, `benches/serve.rs`). Opening the
+    /// engine (recovery) still happens on the blocking pool.
+    async fn read_engine<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(Engine) -> Result<T, Error> + Send + 'static,
+    {
+        let open = self.shared.engines.lock().get(&caller.account_id).cloned();
+        match open {
+            Some(engine) => call(engine),
+            None => self.hand_over(caller, call).await,
+        }
+    }
+
+    /// Runs `call` where it may block: under `block_in_place` on a multi-threaded runtime,
+    /// else on the blocking pool.
+    async fn hand_over<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
     where
         T: Send + 'static,
         F: FnOnce(Engine) -> Result<T, Error> + Send + 'static,
@@ -233,7 +268,7 @@ impl Backend for EngineBackend {
         arn: &str,
     ) -> Result<StateMachineInfo, Error> {
         let arn = arn.to_owned();
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             require_arn(&arn, ":stateMachine:")?;
             engine
                 .describe_state_machine(&arn)
@@ -249,7 +284,7 @@ impl Backend for EngineBackend {
         max_results: u32,
         next_token: Option<String>,
     ) -> Result<Page<StateMachineSummary>, Error> {
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             page_by_name(
                 engine.list_state_machines(),
                 |m| m.name.as_str(),
@@ -302,7 +337,7 @@ impl Backend for EngineBackend {
 
     async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {
         let arn = arn.to_owned();
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             require_arn(&arn, ":execution:")?;
             let d = engine.describe_execution(&arn).map_err(engine_error)?;
             Ok(ExecutionInfo {
@@ -331,7 +366,7 @@ impl Backend for EngineBackend {
         execution_arn: &str,
     ) -> Result<StateMachineInfo, Error> {
         let arn = execution_arn.to_owned();
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             require_arn(&arn, ":execution:")?;
             let execution = engine.describe_execution(&arn).map_err(engine_error)?;
             engine
@@ -348,7 +383,7 @@ impl Backend for EngineBackend {
         input: ListExecutionsInput,
         max_results: u32,
     ) -> Result<Page<ExecutionSummary>, Error> {
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             let status_filter = match input.status_filter.as_deref() {
                 None => None,
                 Some(name) => match ExecutionStatus::from_aws_name(name) {
@@ -421,7 +456,7 @@ impl Backend for EngineBackend {
         input: GetExecutionHistoryInput,
         max_results: u32,
     ) -> Result<Page<Value>, Error> {
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             require_arn(&input.execution_arn, ":execution:")?;
             let page = engine
                 .get_execution_history(
@@ -458,7 +493,7 @@ impl Backend for EngineBackend {
     }
 
     async fn describe_activity(&self, caller: &Caller, arn: String) -> Result<ActivityInfo, Error> {
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             require_arn(&arn, ":activity:")?;
             engine
                 .describe_activity(&arn)
@@ -474,7 +509,7 @@ impl Backend for EngineBackend {
         max_results: u32,
         next_token: Option<String>,
     ) -> Result<Page<ActivityInfo>, Error> {
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             page_by_name(
                 engine.list_activities(),
                 |a| a.name.as_str(),
@@ -506,7 +541,7 @@ impl Backend for EngineBackend {
     ) -> Result<Option<ActivityTaskInfo>, Error> {
         require_arn(&arn, ":activity:")?;
         // Opening the engine may block (recovery); the poll itself is async and must not.
-        let engine = self.with_engine(caller, Ok).await?;
+        let engine = self.read_engine(caller, Ok).await?;
         let task = engine
             .get_activity_task(&arn, worker_name.as_deref())
             .await
@@ -580,7 +615,7 @@ impl Backend for EngineBackend {
         identity: Option<String>,
     ) -> Result<Option<TaskListTask>, Error> {
         // Opening the engine may block (recovery); the poll itself is async and must not.
-        let engine = self.with_engine(caller, Ok).await?;
+        let engine = self.read_engine(caller, Ok).await?;
         let task = engine
             .poll_task_lists(
                 &caller.account_id,
@@ -602,7 +637,7 @@ impl Backend for EngineBackend {
 
     async fn count_pending_tasks(&self, caller: &Caller, list: String) -> Result<usize, Error> {
         let namespace = caller.account_id.clone();
-        self.with_engine(caller, move |engine| {
+        self.read_engine(caller, move |engine| {
             Ok(engine.task_list_pending_count(&namespace, &list))
         })
         .await

@@ -90,3 +90,7 @@ pub const SWF_REASON_CHARS_MAX: usize = 256;
 pub const SWF_DETAILS_CHARS_MAX: usize = 32_768;
 
 const _: () = assert!(SWF_TASK_LIST_NAME_CHARS_MAX <= crate::limits::TASK_LIST_NAME_CHARS_MAX);
+
+/// The most SigV4 signing keys the server keeps derived (one per access key, day, region and
+/// service in use); past it the cache starts over.
+pub const SIGNING_KEYS_CACHED_MAX: usize = 4096;

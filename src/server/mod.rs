@@ -54,6 +54,8 @@ pub struct ServerState<B> {
     /// Permits for long polls (`GetActivityTask`), at most
     /// [`limits::LONG_POLLS_CONCURRENT_MAX`] waiting at once.
     pub long_polls: Arc<tokio::sync::Semaphore>,
+    /// SigV4 signing keys already derived.
+    pub signing_keys: sigv4::SigningKeyCache,
 }
 
 impl<B: Backend> ServerState<B> {
@@ -67,6 +69,7 @@ impl<B: Backend> ServerState<B> {
             long_polls: Arc::new(tokio::sync::Semaphore::new(
                 limits::LONG_POLLS_CONCURRENT_MAX,
             )),
+            signing_keys: sigv4::SigningKeyCache::default(),
         })
     }
 }

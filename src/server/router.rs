@@ -155,9 +155,20 @@ fn json_response(
 }
 
 fn new_request_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    // A request id only correlates logs: a random per-process base (drawn once; zeros if the OS
+    // generator fails) plus a counter, so no request pays a system call for it.
+    static BASE: OnceLock<[u8; 8]> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let base = BASE.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::fill(&mut bytes);
+        bytes
+    });
     let mut bytes = [0u8; 16];
-    // A request id only correlates logs; if the OS generator fails, zeros still answer.
-    let _ = getrandom::fill(&mut bytes);
+    bytes[..8].copy_from_slice(base);
+    bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
     let hex = sigv4::hex(&bytes);
     format!(
         "{}-{}-{}-{}-{}",
@@ -301,13 +312,14 @@ fn authenticate<B: Backend>(
                     .ok_or_else(|| Error::UnrecognizedClient {
                         access_key_id: auth.access_key_id.clone(),
                     })?;
-            sigv4::verify(
+            sigv4::verify_with(
                 parts,
                 &auth,
                 Check::Secret {
                     secret_access_key: &credential.secret_access_key,
                     now_ms: state.clock.now_ms(),
                 },
+                Some(&state.signing_keys),
             )?;
             credential.account_id.clone()
         }

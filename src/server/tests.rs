@@ -1448,3 +1448,31 @@ async fn swf_polls_share_the_long_poll_bound() {
         super::limits::LONG_POLLS_CONCURRENT_MAX
     );
 }
+
+#[test]
+fn cached_signing_keys_equal_derived_ones_and_stay_bounded() {
+    use super::limits::SIGNING_KEYS_CACHED_MAX;
+    let cache = sigv4::SigningKeyCache::default();
+    assert!(cache.is_empty());
+    let derived = sigv4::signing_key("secret", "20261129", "us-east-1", "states");
+    assert_eq!(
+        cache.get("secret", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(
+        cache.get("secret", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(cache.len(), 1);
+    // Another service or secret is another key.
+    assert_ne!(cache.get("secret", "20261129", "us-east-1", "swf"), derived);
+    assert_ne!(
+        cache.get("other", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(cache.len(), 3);
+    for n in 0..SIGNING_KEYS_CACHED_MAX {
+        cache.get(&n.to_string(), "20261129", "us-east-1", "states");
+    }
+    assert!(cache.len() <= SIGNING_KEYS_CACHED_MAX);
+}
