@@ -131,3 +131,12 @@ pub const APPEND_TEST_THREADS_MAX: u32 = 1024;
 
 /// The most records one `statelog wal append-test` run appends.
 pub const APPEND_TEST_RECORDS_MAX: u64 = 1 << 32;
+
+/// Tags one state machine or activity may carry (AWS: 50).
+pub const TAGS_PER_RESOURCE_MAX: usize = 50;
+
+/// Characters of a tag key (AWS: 1 to 128).
+pub const TAG_KEY_CHARS_MAX: usize = 128;
+
+/// Characters of a tag value (AWS: 0 to 256).
+pub const TAG_VALUE_CHARS_MAX: usize = 256;

@@ -338,8 +338,8 @@ async fn engine_refusals_keep_their_aws_names() {
     refused(
         &s,
         "UpdateStateMachine",
-        json!({"stateMachineArn": machine, "definition": waiting()}),
-        "UnsupportedOperation",
+        json!({"stateMachineArn": machine}),
+        "MissingRequiredParameter",
     )
     .await;
 }

@@ -12,15 +12,16 @@
 //!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
-//! stays claimed until its answer, its heartbeat or its timeout. The registry is memory only too:
-//! the embedder creates its activities after `open` (like integrations); tasks of an activity
-//! that is not registered still queue in its list.
+//! stays claimed until its answer, its heartbeat or its timeout. The registry is persisted: each
+//! `create_activity` / `delete_activity` is a durable catalog record (`store::catalog`), so the
+//! activities of a data directory (its namespace) are there again after `open`, and survive
+//! compaction while they live. Tasks of an activity that does not exist still queue in its list.
 //!
 //! Invariants: no lock of this module is held across an await or a log append; a pending task
 //! and a poller are never both waiting in one list. Must not: sleep (the long poll waits on a
 //! channel with a deadline), or hand out a task that is not claimable.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,10 +95,9 @@ struct TaskList {
     pollers: VecDeque<Arc<Poller>>,
 }
 
-/// The registry and the task lists.
+/// The task lists (the registry is in the store).
 #[derive(Default)]
 pub(crate) struct Activities {
-    registry: Mutex<BTreeMap<String, ActivityDescription>>,
     lists: Mutex<HashMap<ListKey, TaskList>>,
 }
 
@@ -222,9 +222,19 @@ fn check_list_name(name: &str) -> Result<(), Error> {
 }
 
 impl Engine {
-    /// `CreateActivity`: registers an activity (idempotent for an existing name) and returns
-    /// its ARN, `arn:aws:states:<region>:<account>:activity:<name>`.
+    /// `CreateActivity`: registers an activity durably (idempotent for an existing name) and
+    /// returns its ARN, `arn:aws:states:<region>:<account>:activity:<name>`.
     pub fn create_activity(&self, name: &str) -> Result<ActivityDescription, Error> {
+        self.create_activity_with_tags(name, &[])
+    }
+
+    /// `CreateActivity` with tags: checks the tags, creates the activity (or finds it), then
+    /// sets the tags on it.
+    pub fn create_activity_with_tags(
+        &self,
+        name: &str,
+        tags: &[super::Tag],
+    ) -> Result<ActivityDescription, Error> {
         super::naming::check_name(name)?;
         if name.chars().count() > ACTIVITY_NAME_CHARS_MAX {
             return Err(Error::InvalidName {
@@ -232,31 +242,22 @@ impl Engine {
                 reason: format!("longer than {ACTIVITY_NAME_CHARS_MAX} characters"),
             });
         }
-        let mut registry = self.inner.activities.registry.lock();
-        if let Some(existing) = registry.get(name) {
-            return Ok(existing.clone());
+        let pairs = super::catalog::check_tags(tags)?;
+        super::catalog::check_tag_count(&self.activity_arn(name), &pairs)?;
+        let now_ms = self.inner.options.clock.now_ms();
+        let (entry, _created) = self.inner.store.create_activity(name, now_ms)?;
+        let description = self.activity_description(&entry);
+        if !pairs.is_empty() {
+            self.tag_resource(&description.activity_arn, tags)?;
         }
-        let description = ActivityDescription {
-            activity_arn: format!(
-                "arn:aws:states:{}:{}:activity:{name}",
-                self.inner.options.region, self.inner.options.account
-            ),
-            name: name.to_string(),
-            created_ms: self.inner.options.clock.now_ms(),
-        };
-        registry.insert(name.to_string(), description.clone());
         Ok(description)
     }
 
     /// `DescribeActivity`.
     pub fn describe_activity(&self, activity_arn: &str) -> Result<ActivityDescription, Error> {
-        self.inner
-            .activities
-            .registry
-            .lock()
-            .values()
-            .find(|a| a.activity_arn == activity_arn)
-            .cloned()
+        self.activity_name_of(activity_arn)
+            .and_then(|name| self.inner.store.activity(name))
+            .map(|entry| self.activity_description(&entry))
             .ok_or_else(|| Error::ActivityDoesNotExist {
                 activity_arn: activity_arn.to_string(),
             })
@@ -265,26 +266,53 @@ impl Engine {
     /// `ListActivities`, by name.
     pub fn list_activities(&self) -> Vec<ActivityDescription> {
         self.inner
-            .activities
-            .registry
-            .lock()
-            .values()
-            .cloned()
+            .store
+            .activities()
+            .iter()
+            .map(|entry| self.activity_description(entry))
             .collect()
     }
 
-    /// `DeleteActivity`: forgets the activity (its queued tasks stay in their lists).
+    /// `DeleteActivity`: forgets the activity and its tags, durably (its queued tasks stay in
+    /// their lists).
     pub fn delete_activity(&self, activity_arn: &str) -> Result<(), Error> {
-        let mut registry = self.inner.activities.registry.lock();
-        let name = registry
-            .values()
-            .find(|a| a.activity_arn == activity_arn)
-            .map(|a| a.name.clone())
-            .ok_or_else(|| Error::ActivityDoesNotExist {
-                activity_arn: activity_arn.to_string(),
-            })?;
-        registry.remove(&name);
-        Ok(())
+        let missing = || Error::ActivityDoesNotExist {
+            activity_arn: activity_arn.to_string(),
+        };
+        let name = self.activity_name_of(activity_arn).ok_or_else(missing)?;
+        let now_ms = self.inner.options.clock.now_ms();
+        if self.inner.store.delete_activity(name, now_ms)? {
+            Ok(())
+        } else {
+            Err(missing())
+        }
+    }
+
+    /// `arn:aws:states:<region>:<account>:activity:<name>` of this engine.
+    fn activity_arn(&self, name: &str) -> String {
+        format!(
+            "arn:aws:states:{}:{}:activity:{name}",
+            self.inner.options.region, self.inner.options.account
+        )
+    }
+
+    /// The name in an activity ARN of this engine's region and account.
+    fn activity_name_of<'a>(&self, activity_arn: &'a str) -> Option<&'a str> {
+        let prefix = format!(
+            "arn:aws:states:{}:{}:activity:",
+            self.inner.options.region, self.inner.options.account
+        );
+        activity_arn
+            .strip_prefix(prefix.as_str())
+            .filter(|name| !name.is_empty())
+    }
+
+    fn activity_description(&self, entry: &crate::store::ActivityEntry) -> ActivityDescription {
+        ActivityDescription {
+            activity_arn: self.activity_arn(&entry.name),
+            name: entry.name.clone(),
+            created_ms: entry.created_ms,
+        }
     }
 
     /// `GetActivityTask`: long-polls the activity's default task list for up to 60 s; returns

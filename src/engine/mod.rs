@@ -11,8 +11,9 @@
 //! Invariants:
 //! - An event is durable before the engine acts on it or acknowledges the call that caused it.
 //! - Triggers of one execution are serialized by its slot lock; no engine-wide lock is held
-//!   across a log append (machine creation and deletion excepted), so executions share group
-//!   commits.
+//!   exclusively across a log append (machine creation, update and deletion and catalog changes
+//!   excepted), so executions share group commits. Starts hold `machine_changes` shared, so an
+//!   `UpdateStateMachine` waits for the starts in flight (see `catalog`).
 //! - Recovery is the same fold: `open` replays the log, re-arms every timer and re-dispatches
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
@@ -26,6 +27,7 @@
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
 
 mod activities;
+mod catalog;
 mod error;
 mod integrations;
 mod metrics;
@@ -59,6 +61,7 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
+pub use catalog::Tag;
 pub use error::Error;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
@@ -181,6 +184,9 @@ pub struct MachineDescription {
     pub role_arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// When this definition and role were set by `UpdateStateMachine`, ms since the epoch
+    /// (`None`: as created).
+    pub updated_ms: Option<u64>,
 }
 
 /// What `StartExecution` answers.
@@ -365,8 +371,11 @@ struct Inner {
     parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
-    /// Compiled definitions by the LSN of their machine's creation record.
+    /// Compiled definitions by the LSN of their machine revision's record.
     definitions: Mutex<HashMap<Lsn, Arc<StateMachine>>>,
+    /// Held shared by each start from its machine lookup until its first batch is durable,
+    /// exclusively by `update_state_machine` (see `catalog`).
+    machine_changes: RwLock<()>,
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
     /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
     heartbeats: tokens::Heartbeats,
@@ -496,6 +505,7 @@ impl Engine {
                 parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
+                machine_changes: RwLock::new(()),
                 timers: Mutex::new(BinaryHeap::new()),
                 heartbeats: tokens::Heartbeats::default(),
                 activities: activities::Activities::default(),
@@ -623,6 +633,9 @@ impl Engine {
         name: Option<&str>,
         input: &str,
     ) -> Result<StartedExecution, Error> {
+        // The revision looked up here is the one the log will assign to this start (recursive:
+        // a start may run inside another start's effects).
+        let _revision = self.inner.machine_changes.read_recursive();
         let machine = self.live_machine(state_machine)?;
         let input_text = input;
         let input = parse_input(input_text)?;
@@ -698,7 +711,7 @@ impl Engine {
             LIST_PAGE_EXECUTIONS_MAX,
         )?;
         let machine_lsn = match &request.state_machine {
-            Some(machine) => Some(self.live_machine(machine)?.lsn),
+            Some(machine) => Some(self.live_machine(machine)?.origin_lsn),
             None => None,
         };
         let before = match &request.next_token {
@@ -922,6 +935,7 @@ impl Engine {
             definition: machine.definition.to_string(),
             role_arn: machine.role_arn.clone(),
             created_ms: machine.created_ms,
+            updated_ms: machine.updated_ms,
         }
     }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::error::Error;
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
-    StartExecutionInput, StopExecutionInput, UpdateStateMachineInput,
+    StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
 
 /// Who is calling: the account (namespace) and region the request was signed for.
@@ -39,6 +39,8 @@ pub struct StateMachineInfo {
     pub role_arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// When its definition or role was last updated, ms since the epoch (`None`: never).
+    pub updated_ms: Option<u64>,
 }
 
 /// A state machine as ListStateMachines shows it.
@@ -284,6 +286,54 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
         let _ = (caller, name);
         not_supported("CreateActivity")
+    }
+
+    /// `CreateActivity` with `tags`; without tags it is [`Backend::create_activity`].
+    fn create_activity_with_tags(
+        &self,
+        caller: &Caller,
+        name: String,
+        tags: Vec<TagInput>,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        async move {
+            if tags.is_empty() {
+                self.create_activity(caller, name).await
+            } else {
+                not_supported("TagResource").await
+            }
+        }
+    }
+
+    /// `TagResource`: adds tags to a state machine or activity.
+    fn tag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tags: Vec<TagInput>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, resource_arn, tags);
+        not_supported("TagResource")
+    }
+
+    /// `UntagResource`: removes the tags with these keys.
+    fn untag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tag_keys: Vec<String>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, resource_arn, tag_keys);
+        not_supported("UntagResource")
+    }
+
+    /// `ListTagsForResource`: the tags of a state machine or activity, by key.
+    fn list_tags_for_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+    ) -> impl Future<Output = Result<Vec<TagInput>, Error>> + Send {
+        let _ = (caller, resource_arn);
+        not_supported("ListTagsForResource")
     }
 
     /// `DescribeActivity`.

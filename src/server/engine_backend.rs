@@ -31,11 +31,11 @@ use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
-    StartExecutionInput, StopExecutionInput,
+    StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
 use crate::engine::{
     ActivityDescription, Engine, EngineMetrics, EngineOptions, Error as EngineError,
-    ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, CLOSED_STATUSES,
+    ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
     COMMIT_LATENCY_BUCKETS_MICROS,
 };
 use crate::limits::ACTIVITY_POLL_MS_MAX;
@@ -68,6 +68,12 @@ struct Shared {
 
 /// Maps an engine error to the server's, keeping its AWS name.
 pub fn engine_error(error: EngineError) -> Error {
+    if let EngineError::TooManyTags { resource_arn, .. } = &error {
+        return Error::TooManyTags {
+            resource_name: resource_arn.clone(),
+            message: error.to_string(),
+        };
+    }
     let aws_name = error.aws_name();
     Error::Engine {
         aws_name,
@@ -93,6 +99,10 @@ fn activity_info(a: ActivityDescription) -> ActivityInfo {
     }
 }
 
+fn engine_tags(tags: Vec<TagInput>) -> Vec<Tag> {
+    tags.into_iter().map(|t| Tag::new(t.key, t.value)).collect()
+}
+
 fn machine_info(m: MachineDescription) -> StateMachineInfo {
     StateMachineInfo {
         arn: m.state_machine_arn,
@@ -100,6 +110,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         definition: m.definition,
         role_arn: m.role_arn,
         created_ms: m.created_ms,
+        updated_ms: m.updated_ms,
     }
 }
 
@@ -251,8 +262,14 @@ impl Backend for EngineBackend {
         input: CreateStateMachineInput,
     ) -> Result<StateMachineCreated, Error> {
         self.with_engine(caller, move |engine| {
+            let tags = engine_tags(input.tags.unwrap_or_default());
             let m = engine
-                .create_state_machine(&input.name, &input.definition, Some(&input.role_arn))
+                .create_state_machine_with_tags(
+                    &input.name,
+                    &input.definition,
+                    Some(&input.role_arn),
+                    &tags,
+                )
                 .map_err(engine_error)?;
             Ok(StateMachineCreated {
                 arn: m.state_machine_arn,
@@ -296,6 +313,87 @@ impl Backend for EngineBackend {
                     created_ms: m.created_ms,
                 },
             )
+        })
+        .await
+    }
+
+    async fn update_state_machine(
+        &self,
+        caller: &Caller,
+        input: UpdateStateMachineInput,
+    ) -> Result<u64, Error> {
+        self.with_engine(caller, move |engine| {
+            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            engine
+                .update_state_machine(
+                    &input.state_machine_arn,
+                    input.definition.as_deref(),
+                    input.role_arn.as_deref(),
+                )
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn create_activity_with_tags(
+        &self,
+        caller: &Caller,
+        name: String,
+        tags: Vec<TagInput>,
+    ) -> Result<ActivityInfo, Error> {
+        self.with_engine(caller, move |engine| {
+            engine
+                .create_activity_with_tags(&name, &engine_tags(tags))
+                .map(activity_info)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn tag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tags: Vec<TagInput>,
+    ) -> Result<(), Error> {
+        self.with_engine(caller, move |engine| {
+            engine
+                .tag_resource(&resource_arn, &engine_tags(tags))
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn untag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tag_keys: Vec<String>,
+    ) -> Result<(), Error> {
+        self.with_engine(caller, move |engine| {
+            engine
+                .untag_resource(&resource_arn, &tag_keys)
+                .map_err(engine_error)
+        })
+        .await
+    }
+
+    async fn list_tags_for_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+    ) -> Result<Vec<TagInput>, Error> {
+        self.with_engine(caller, move |engine| {
+            let tags = engine
+                .list_tags_for_resource(&resource_arn)
+                .map_err(engine_error)?;
+            Ok(tags
+                .into_iter()
+                .map(|t| TagInput {
+                    key: t.key,
+                    value: t.value,
+                })
+                .collect())
         })
         .await
     }
@@ -368,9 +466,8 @@ impl Backend for EngineBackend {
         let arn = execution_arn.to_owned();
         self.read_engine(caller, move |engine| {
             require_arn(&arn, ":execution:")?;
-            let execution = engine.describe_execution(&arn).map_err(engine_error)?;
             engine
-                .describe_state_machine(&execution.state_machine_arn)
+                .describe_state_machine_for_execution(&arn)
                 .map(machine_info)
                 .map_err(engine_error)
         })

@@ -131,6 +131,15 @@ pub enum Error {
         /// True when the fault is the server's (I/O, poisoned log), not the request's.
         server_fault: bool,
     },
+    /// A tag change would leave a resource with too many tags (`TooManyTags`, with the
+    /// `resourceName` member AWS adds).
+    #[error("{message}")]
+    TooManyTags {
+        /// The resource (its ARN).
+        resource_name: String,
+        /// The engine's message.
+        message: String,
+    },
     /// The credentials file cannot be used.
     #[error("credentials file {path}: {reason}")]
     Credentials {
@@ -187,6 +196,7 @@ impl Error {
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
+            Error::TooManyTags { .. } => "TooManyTags",
             Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }

@@ -32,6 +32,7 @@ use super::protocol::{
     SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
     TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
 };
+use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
 use super::sigv4::{self, Check, RequestParts};
 use super::swf;
 use super::ServerState;
@@ -70,7 +71,10 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
-            let body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            if let Error::TooManyTags { resource_name, .. } = &error {
+                body["resourceName"] = json!(resource_name);
+            }
             json_response(status, &body, &request_id, Some(error.aws_name()))
         }
     };
@@ -126,6 +130,9 @@ fn intern_outcome(name: &str) -> &'static str {
         "ActivityAlreadyExists",
         "UnknownResourceFault",
         "LimitExceededFault",
+        "MissingRequiredParameter",
+        "TooManyTags",
+        "ResourceNotFound",
     ];
     NAMES
         .iter()
@@ -492,7 +499,7 @@ async fn dispatch<B: Backend>(
                 "name": info.name,
                 "definition": info.definition,
                 "roleArn": info.role_arn,
-                "updateDate": Timestamp(info.created_ms),
+                "updateDate": Timestamp(info.updated_ms.unwrap_or(info.created_ms)),
                 "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
                 "tracingConfiguration": {"enabled": false},
             }))
@@ -550,7 +557,9 @@ async fn dispatch<B: Backend>(
         Operation::CreateActivity => {
             let input: CreateActivityInput = decode(operation, body)?;
             input.validate()?;
-            let created = backend.create_activity(caller, input.name).await?;
+            let created = backend
+                .create_activity_with_tags(caller, input.name, input.tags.unwrap_or_default())
+                .await?;
             Ok(json!({
                 "activityArn": created.arn,
                 "creationDate": Timestamp(created.created_ms),
@@ -635,6 +644,30 @@ async fn dispatch<B: Backend>(
                 .send_task_heartbeat(caller, input.task_token)
                 .await?;
             Ok(json!({}))
+        }
+        Operation::TagResource => {
+            let input: TagResourceInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .tag_resource(caller, input.resource_arn, input.tags)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::UntagResource => {
+            let input: UntagResourceInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .untag_resource(caller, input.resource_arn, input.tag_keys)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::ListTagsForResource => {
+            let input: ListTagsForResourceInput = decode(operation, body)?;
+            input.validate()?;
+            let tags = backend
+                .list_tags_for_resource(caller, input.resource_arn)
+                .await?;
+            Ok(json!({ "tags": tags }))
         }
         other => Err(Error::NotSupported {
             operation: other.name().to_owned(),

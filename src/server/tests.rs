@@ -56,6 +56,7 @@ impl Backend for FakeBackend {
                 definition: input.definition,
                 role_arn: input.role_arn,
                 created_ms: 1_500,
+                updated_ms: None,
             },
         );
         Ok(StateMachineCreated {

@@ -4,7 +4,9 @@
 //! WAL's LSN mapping, so every retained history stays readable and contiguous.
 //!
 //! Invariants: open executions are never dropped, whatever their age; machine records are always
-//! kept (they identify machines by their original LSN, see `Store::open`); readers by LSN are held off
+//! kept (they identify machines by their original LSN, see `Store::open`); catalog records are
+//! kept when live (`Catalog::is_live`: live activities, current tag sets, redrive tokens of
+//! executions kept) and only then; readers by LSN are held off
 //! (the store's `reads` lock) from the start of the copy until the index follows the mapping, so
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
@@ -15,7 +17,7 @@ use std::sync::Arc;
 
 use statelog_wal::{Lsn, Wal};
 
-use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
+use super::record::{self, BatchHeader, CatalogRecord, MachineRecord, KIND_CATALOG, KIND_EVENTS};
 use super::{Error, Store};
 use crate::limits::COMPACTION_CHUNK_SEGMENTS;
 
@@ -25,6 +27,8 @@ pub(super) enum Found {
     Machine(MachineRecord),
     /// An event batch header.
     Batch(BatchHeader),
+    /// A catalog record.
+    Catalog(CatalogRecord),
 }
 
 /// What one [`Store::compact`] did.
@@ -89,6 +93,9 @@ impl Store {
             for arn in &expired {
                 index.executions.remove(arn);
             }
+            index
+                .catalog
+                .forget_redrive_tokens(|arn| expired.contains(arn));
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         };
@@ -129,10 +136,24 @@ impl Store {
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
             let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
+            // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
+            let catalog = self.index.read().catalog.clone();
             // Executions with records copied forward: only their index entries change.
             let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
             let mut dropped: HashSet<Arc<str>> = HashSet::new();
             let done = wal.compact_below(chunk_below, |record| {
+                if record.kind.get() == KIND_CATALOG {
+                    return match record::decode_catalog(record.payload) {
+                        Ok(CatalogRecord::Redriven { execution_arn, .. })
+                            if droppable(&execution_arn) =>
+                        {
+                            false
+                        }
+                        Ok(other) => catalog.is_live(&other),
+                        // Keep what cannot be judged: open will report it.
+                        Err(_) => true,
+                    };
+                }
                 if record.kind.get() != KIND_EVENTS {
                     return true;
                 }
@@ -172,6 +193,9 @@ impl Store {
                 for arn in &dropped {
                     index.executions.remove(arn);
                 }
+                index
+                    .catalog
+                    .forget_redrive_tokens(|arn| dropped.contains(arn));
             }
             // An expired execution copied forward (it straddled the chunk's end) is kept whole
             // for a later compaction.

@@ -130,9 +130,10 @@ pub(crate) fn compact_below(
             });
             return ControlFlow::Break(());
         }
+        // A copy of a copy keeps the first original LSN: readers order copies by it.
         record::encode_copy_payload(
             &mut copy,
-            record.lsn.0,
+            record.copied_from.unwrap_or(record.lsn).0,
             begin,
             record.kind.get(),
             record.payload,

@@ -530,7 +530,10 @@ impl Inner {
         let mut recycled: Vec<Ready> = Vec::new();
         let mut result = Ok(());
         for meta in retired {
-            let room = state.ready.len() + recycled.len() < self.options.segments_ready_count;
+            // Not while a segment is prepared: its id is taken already, and a recycled file
+            // with a later id would be queued before it (segments used out of id order).
+            let room = !state.preparing
+                && state.ready.len() + recycled.len() < self.options.segments_ready_count;
             let outcome = if room && meta.size_bytes == self.options.segment_size_bytes {
                 let id = SegmentId(state.next_segment_id);
                 state.next_segment_id += 1;
