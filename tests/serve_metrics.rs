@@ -121,3 +121,44 @@ async fn engine_counters_move_after_a_run() {
     assert_eq!(value(&after, &pending), 1.0, "{after}");
     assert!(after.contains("# TYPE statelog_wal_commit_seconds histogram"));
 }
+
+/// Over a syncing log the WAL's fdatasync count moves too, and the latency histogram counts
+/// every commit.
+#[test]
+fn a_syncing_log_counts_its_fdatasyncs() {
+    use statelog::clock::ManualClock;
+    use statelog::engine::{Engine, EngineOptions};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = Engine::open(
+        dir.path(),
+        EngineOptions {
+            clock: Arc::new(ManualClock::new(NOW_MS)),
+            durability: statelog_wal::Durability::PerCommit,
+            background_timers: false,
+            worker_threads: 1,
+            ..EngineOptions::default()
+        },
+    )
+    .expect("engine");
+    let before = engine.metrics();
+    let machine = engine
+        .create_state_machine(
+            "m",
+            r#"{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}"#,
+            None,
+        )
+        .expect("machine")
+        .state_machine_arn;
+    engine
+        .start_execution(&machine, Some("e1"), "{}")
+        .expect("starts");
+    engine.wait_idle();
+    let after = engine.metrics();
+    assert!(after.wal_syncs > before.wal_syncs, "{after:?}");
+    assert_eq!(after.executions_started, 1);
+    assert_eq!(after.executions_closed[0], 1, "{after:?}");
+    assert_eq!(after.commit_buckets.iter().sum::<u64>(), after.commits);
+    assert!(after.commits >= 1, "{after:?}");
+}
