@@ -57,6 +57,14 @@ pub struct ActivityTask {
     pub task_token: String,
     /// The task's effective input, as JSON text.
     pub input: String,
+    /// The execution the task belongs to.
+    pub execution_arn: String,
+    /// The Task state's `Resource` (the activity ARN).
+    pub activity_arn: String,
+    /// The id of the task's `ActivityScheduled` event.
+    pub scheduled_event_id: u32,
+    /// The id of the `ActivityStarted` event the claim wrote.
+    pub started_event_id: u32,
 }
 
 /// Whether a Task `Resource` names an activity.
@@ -133,6 +141,18 @@ enum Found {
 }
 
 impl Activities {
+    /// Unclaimed tasks of every known list: `(namespace, list, count)`, sorted.
+    pub(crate) fn pending_counts(&self) -> Vec<(String, String, usize)> {
+        let mut counts: Vec<_> = self
+            .lists
+            .lock()
+            .iter()
+            .map(|((namespace, list), l)| (namespace.clone(), list.clone(), l.pending.len()))
+            .collect();
+        counts.sort();
+        counts
+    }
+
     /// Gives `task` to the first live poller of its list, else queues it. Returns the task
     /// back when the list is full.
     fn offer(&self, key: ListKey, task: Pending) -> Result<(), Pending> {
@@ -520,6 +540,7 @@ impl Engine {
                 return Err(error);
             }
         };
+        let started_event_id = guard.execution.event_count();
         drop(guard);
         if let Some(seconds) = waiting.heartbeat_seconds {
             let now_ms = self.inner.options.clock.now_ms();
@@ -534,6 +555,10 @@ impl Engine {
         Ok(Some(ActivityTask {
             task_token: waiting.token,
             input,
+            execution_arn: task.execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task.task_id.0,
+            started_event_id,
         }))
     }
 }
@@ -576,6 +601,10 @@ mod tests {
         let task = ActivityTask {
             task_token: "t".to_string(),
             input: "{}".to_string(),
+            execution_arn: "arn:aws:states:us-east-1:1:execution:m:e".to_string(),
+            activity_arn: arn.to_string(),
+            scheduled_event_id: 3,
+            started_event_id: 4,
         };
         assert!(reservation.deliver(&arn, EventId(3), task.clone()));
         let got = receiver.try_recv().expect("delivered");

@@ -33,6 +33,7 @@ mod catalog;
 mod error;
 mod integrations;
 mod jobs;
+mod metrics;
 mod naming;
 mod redrive;
 mod retention;
@@ -66,6 +67,7 @@ pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
+pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
@@ -217,8 +219,14 @@ pub struct ExecutionDescription {
     pub stop_ms: Option<u64>,
     /// Its input.
     pub input: Value,
+    /// Its input exactly as the caller sent it to `start_execution` (spacing and key order
+    /// kept).
+    pub input_text: String,
     /// Its output, once succeeded.
     pub output: Option<Value>,
+    /// Its output as JSON text, as AWS shows it: compact, except that the input keeps the
+    /// caller's text wherever it passes through unchanged (as in the history).
+    pub output_text: Option<String>,
     /// The error it failed, timed out or was stopped with.
     pub error: Option<String>,
     /// The cause it failed, timed out or was stopped with.
@@ -396,6 +404,8 @@ struct Inner {
     shutdown: AtomicBool,
     /// Redrive client tokens seen (see `redrive`).
     redrive_tokens: redrive::RedriveTokens,
+    /// Executions, transitions and commits counted (see `metrics`).
+    counters: metrics::Counters,
 }
 
 impl Engine {
@@ -518,6 +528,7 @@ impl Engine {
                 handle,
                 shutdown: AtomicBool::new(false),
                 redrive_tokens: Default::default(),
+                counters: metrics::Counters::default(),
             }),
         })
     }
@@ -658,6 +669,22 @@ impl Engine {
                 found: first.details.type_name(),
             }));
         };
+        let raw_input = started.input_text.as_deref().map(|t| (&started.input, t));
+        let input_text = match raw_input {
+            Some((_, text)) => text.to_string(),
+            None => serde_json::to_string(&started.input).map_err(|e| Error::Runtime {
+                reason: format!("cannot render an execution input: {e}"),
+            })?,
+        };
+        let output_text = match &last.details {
+            EventDetails::ExecutionSucceeded(_) => {
+                let rendered = crate::history::aws_json::render_event_with(&last, true, raw_input);
+                rendered["executionSucceededEventDetails"]["output"]
+                    .as_str()
+                    .map(str::to_string)
+            }
+            _ => None,
+        };
         let (output, error, cause) = match &last.details {
             EventDetails::ExecutionSucceeded(out) => (Some(out.output.clone()), None, None),
             EventDetails::ExecutionFailed(ec)
@@ -673,7 +700,9 @@ impl Engine {
             start_ms: summary.start_ms,
             stop_ms: summary.stop_ms,
             input: started.input.clone(),
+            input_text,
             output,
+            output_text,
             error,
             cause,
             event_count: summary.event_count,

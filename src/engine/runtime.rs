@@ -221,7 +221,12 @@ pub(crate) fn decide_and_append(
         &mut decision,
         now_ms,
     )?;
+    let commit_started = std::time::Instant::now();
     inner.store.append_events(execution_arn, &decision.events)?;
+    let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    inner
+        .counters
+        .record_commit(&decision.events, commit_micros);
     #[cfg(debug_assertions)]
     {
         // Paired check: the decided state is the fold of the events just made durable.
@@ -306,6 +311,10 @@ fn claim_for_waiting_pollers(
         let task = super::ActivityTask {
             task_token: waiting.token,
             input,
+            execution_arn: execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task_id.0,
+            started_event_id: decision.next_state.event_count(),
         };
         handovers.push((task_id, waiting.heartbeat_seconds, reservation, task));
     }

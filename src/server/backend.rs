@@ -146,6 +146,23 @@ pub struct ActivityTaskInfo {
     pub input: String,
 }
 
+/// A task handed to an SWF worker polling a task list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskListTask {
+    /// The token to answer it with.
+    pub task_token: String,
+    /// Its input, JSON text.
+    pub input: String,
+    /// The execution it belongs to.
+    pub execution_arn: String,
+    /// The activity ARN of its Task state.
+    pub activity_arn: String,
+    /// The id of its `ActivityScheduled` event.
+    pub scheduled_event_id: u32,
+    /// The id of the `ActivityStarted` event its claim wrote.
+    pub started_event_id: u32,
+}
+
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page<T> {
@@ -403,6 +420,28 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), Error>> + Send {
         let _ = (caller, task_token);
         not_supported("SendTaskHeartbeat")
+    }
+
+    /// `PollForActivityTask` (SWF): long-polls the caller's task list `list` (up to 60 s);
+    /// `identity` is the worker name; `None` when no task came.
+    fn poll_task_list(
+        &self,
+        caller: &Caller,
+        list: String,
+        identity: Option<String>,
+    ) -> impl Future<Output = Result<Option<TaskListTask>, Error>> + Send {
+        let _ = (caller, list, identity);
+        not_supported("PollForActivityTask")
+    }
+
+    /// `CountPendingActivityTasks` (SWF): how many tasks wait, unclaimed, in `list`.
+    fn count_pending_tasks(
+        &self,
+        caller: &Caller,
+        list: String,
+    ) -> impl Future<Output = Result<usize, Error>> + Send {
+        let _ = (caller, list);
+        not_supported("CountPendingActivityTasks")
     }
 
     /// Counters the engine exposes (transitions, WAL commits, executions by status).

@@ -113,6 +113,14 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// An SWF call refused with an SWF fault (`UnknownResourceFault`, `LimitExceededFault`).
+    #[error("{message}")]
+    SwfFault {
+        /// The SWF fault name.
+        fault: &'static str,
+        /// What is wrong, naming it.
+        message: String,
+    },
     /// The engine refused the call; `aws_name` is its AWS error name.
     #[error("{message}")]
     Engine {
@@ -187,6 +195,7 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::Engine { aws_name, .. } => aws_name,
+            Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",
             Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }

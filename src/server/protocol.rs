@@ -122,16 +122,24 @@ pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<
         operation: operation.name().to_owned(),
         reason,
     };
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(serde_json::Map::new())
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| serialization(format!("the body is not JSON: {e}")))?
+    // An empty body is an empty object, as AWS reads it.
+    let body: &[u8] = match body.iter().position(|b| !b.is_ascii_whitespace()) {
+        None => b"{}",
+        Some(first) if body[first] == b'{' => body,
+        // A struct would also read from an array: only an object is an input.
+        Some(_) => {
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                    Ok(_) => serialization("the body must be a JSON object".into()),
+                    Err(e) => serialization(format!("the body is not JSON: {e}")),
+                },
+            )
+        }
     };
-    if !value.is_object() {
-        return Err(serialization("the body must be a JSON object".into()));
-    }
-    serde_json::from_value(value).map_err(|e| {
+    serde_json::from_slice(body).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            return serialization(format!("the body is not JSON: {e}"));
+        }
         let text = e.to_string();
         match text.strip_prefix("missing field `") {
             Some(rest) => Error::Validation {

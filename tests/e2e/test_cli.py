@@ -420,6 +420,96 @@ def test_activity_worker_and_callback_round_trip(sfn):
     assert error_code(excinfo) == "ActivityDoesNotExist"
 
 
+def swf_client():
+    """An Amazon SWF client (SigV4 service `swf`) pointed at statelog; the read timeout is above
+    the 60 s a PollForActivityTask may be held."""
+    return boto3.client(
+        "swf",
+        endpoint_url=ENDPOINT,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 1}, read_timeout=70),
+    )
+
+
+DEV_DOMAIN = "000000000000"  # the SWF domain is the caller's account id
+
+
+def test_swf_worker_serves_a_task_list(sfn):
+    activity = sfn.create_activity(name=unique("swf-act"))["activityArn"]
+    task_list = unique("gpu")
+    definition = {
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Task", "Resource": activity, "TaskList": task_list, "End": True}},
+    }
+    machine = sfn.create_state_machine(name=unique("swf"), definition=json.dumps(definition), roleArn=ROLE)["stateMachineArn"]
+    ok_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": 21}')["executionArn"]
+    failed_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": -1}')["executionArn"]
+    swf = swf_client()
+    for _ in range(50):
+        if swf.count_pending_activity_tasks(domain=DEV_DOMAIN, taskList={"name": task_list})["count"] == 2:
+            break
+    pending = swf.count_pending_activity_tasks(domain=DEV_DOMAIN, taskList={"name": task_list})
+    assert pending["count"] == 2 and pending["truncated"] is False
+    seen = set()
+    for _ in range(2):
+        task = swf.poll_for_activity_task(domain=DEV_DOMAIN, taskList={"name": task_list}, identity="swf-e2e")
+        token = task["taskToken"]
+        assert token
+        assert task["activityType"]["name"] == activity.rsplit(":", 1)[1]
+        seen.add(task["workflowExecution"]["runId"])
+        n = json.loads(task["input"])["n"]
+        assert swf.record_activity_task_heartbeat(taskToken=token, details="working")["cancelRequested"] is False
+        if n < 0:
+            swf.respond_activity_task_failed(taskToken=token, reason="Negative", details=f"n = {n}")
+        else:
+            swf.respond_activity_task_completed(taskToken=token, result=json.dumps({"doubled": n * 2}))
+    assert seen == {ok_arn, failed_arn}
+    ok = described_closed(sfn, ok_arn)
+    assert ok["status"] == "SUCCEEDED" and json.loads(ok["output"]) == {"doubled": 42}
+    failed = described_closed(sfn, failed_arn)
+    assert failed["status"] == "FAILED" and failed["error"] == "Negative" and failed["cause"] == "n = -1"
+    # A spent token, another domain and an operation statelog does not serve: SWF-shaped errors.
+    with pytest.raises(ClientError) as excinfo:
+        swf.respond_activity_task_completed(taskToken=token, result="{}")
+    assert error_code(excinfo) == "UnknownResourceFault"
+    with pytest.raises(ClientError) as excinfo:
+        swf.count_pending_activity_tasks(domain="someone-else", taskList={"name": task_list})
+    assert error_code(excinfo) == "UnknownResourceFault"
+    with pytest.raises(ClientError) as excinfo:
+        swf.list_domains(registrationStatus="REGISTERED")
+    assert error_code(excinfo) == "UnsupportedOperation"
+    assert "ListDomains" in excinfo.value.response["Error"]["Message"]
+
+
+def test_describe_execution_returns_the_input_as_sent(sfn):
+    machine = sfn.create_state_machine(
+        name=unique("asis"),
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    sent = '{ "z" : [1,  2],\n  "a":\t{"y": true} }'
+    arn = sfn.start_execution(stateMachineArn=machine, input=sent)["executionArn"]
+    described = described_closed(sfn, arn)
+    assert described["input"] == sent
+    assert described["output"] == sent
+
+
+def test_metrics_show_engine_counters(sfn, five):
+    sfn.start_execution(stateMachineArn=five, input="{}")
+    text = requests.get(ENDPOINT + "/metrics", timeout=30).text
+    for family in (
+        "statelog_executions_started_total",
+        'statelog_executions_closed_total{account="000000000000",status="SUCCEEDED"}',
+        "statelog_state_transitions_total",
+        "statelog_wal_commits_total",
+        'statelog_wal_commit_seconds_bucket{account="000000000000",le="+Inf"}',
+        "# TYPE statelog_wal_commit_seconds histogram",
+    ):
+        assert family in text, family
+
+
 def test_update_state_machine_keeps_running_executions_on_their_definition(sfn):
     machine = sfn.create_state_machine(name=unique("upd"), definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
     old = sfn.start_execution(stateMachineArn=machine, name="old")["executionArn"]
