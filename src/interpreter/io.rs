@@ -191,11 +191,10 @@ pub(crate) fn quoted_value(value: &Value) -> String {
     }
 }
 
-/// The compact JSON text of a value, and its size in bytes.
+/// The size in bytes of a value's compact JSON text, counted without building the text (this
+/// runs at every state exit).
 pub(crate) fn json_size_bytes(value: &Value) -> usize {
-    serde_json::to_string(value)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX)
+    pipeline::json_size_bytes(value)
 }
 
 /// True when running `state` may read the Context object (`$$`): a path that starts with `$$`
