@@ -5,6 +5,8 @@
 //! Built on `paths::pipeline` (which words path misses as AWS does) and `Template::evaluate`.
 //! Must not: read a clock or draw randomness (templates get the caller's `Entropy`).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 use time::OffsetDateTime;
 
@@ -106,6 +108,19 @@ pub(crate) fn apply_io_path(
     }
 }
 
+/// InputPath borrowing from `value` where it can (absent means `$`: `value` itself, not
+/// copied; a definite path borrows what it finds).
+pub(crate) fn apply_io_path_cow<'a>(
+    field: Option<&InputOutputPath>,
+    value: &'a Value,
+    context: &'a Value,
+) -> Result<Cow<'a, Value>, StatesError> {
+    match field {
+        None => Ok(Cow::Borrowed(value)),
+        Some(field) => pipeline::process_input_cow(value, field, context),
+    }
+}
+
 /// OutputPath on an owned value: absent means `$` (the value itself, not copied).
 pub(crate) fn apply_output_path(
     field: Option<&InputOutputPath>,
@@ -176,11 +191,10 @@ pub(crate) fn quoted_value(value: &Value) -> String {
     }
 }
 
-/// The compact JSON text of a value, and its size in bytes.
+/// The size in bytes of a value's compact JSON text, counted without building the text (this
+/// runs at every state exit).
 pub(crate) fn json_size_bytes(value: &Value) -> usize {
-    serde_json::to_string(value)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX)
+    pipeline::json_size_bytes(value)
 }
 
 /// True when running `state` may read the Context object (`$$`): a path that starts with `$$`
@@ -189,7 +203,7 @@ pub(crate) fn json_size_bytes(value: &Value) -> usize {
 pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
     use crate::asl::{FailField, SecondsField, StateKind, WaitFor};
     let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
-    let template = |t: &Option<Template>| t.as_ref().is_some_and(|t| mentions_context(t.source()));
+    let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
     let seconds =
         |f: &Option<SecondsField>| matches!(f, Some(SecondsField::Path(p)) if p.is_context());
     if io(&state.input_path) || io(&state.output_path) {
@@ -229,18 +243,6 @@ fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
             variable.is_context()
                 || matches!(test, Test::Compare { operand: Operand::Path(p), .. } if p.is_context())
         }
-    }
-}
-
-/// True when a template's source mentions `$$` anywhere (a path or an intrinsic argument).
-fn mentions_context(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains("$$"),
-        Value::Array(items) => items.iter().any(mentions_context),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k.contains("$$") || mentions_context(v)),
-        _ => false,
     }
 }
 
