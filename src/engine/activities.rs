@@ -86,7 +86,7 @@ struct Pending {
     task_id: EventId,
     /// Already claimed for the receiving poller (scheduled and claimed in one commit, see
     /// `Activities::reserve_poller`): hand this out as is.
-    claimed: Option<ActivityTask>,
+    claimed: Option<Box<ActivityTask>>,
 }
 
 /// One waiting long poll; registered in every list it polls, served once.
@@ -116,7 +116,7 @@ impl Reservation {
         let pending = Pending {
             execution_arn: execution_arn.clone(),
             task_id,
-            claimed: Some(task),
+            claimed: Some(Box::new(task)),
         };
         self.sender.send(pending).is_ok()
     }
@@ -458,7 +458,7 @@ impl Engine {
                 return Ok(None);
             };
             if let Some(claimed) = task.claimed {
-                return Ok(Some(claimed));
+                return Ok(Some(*claimed));
             }
             if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
                 return Ok(Some(handed));
@@ -608,7 +608,7 @@ mod tests {
         };
         assert!(reservation.deliver(&arn, EventId(3), task.clone()));
         let got = receiver.try_recv().expect("delivered");
-        assert_eq!(got.claimed, Some(task));
+        assert_eq!(got.claimed, Some(Box::new(task)));
         // A poller nobody took reports no hand-off.
         let (sender, _receiver) = oneshot::channel();
         let idle = Arc::new(Poller {
