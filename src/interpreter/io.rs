@@ -161,13 +161,22 @@ pub(crate) fn apply_template(
 }
 
 /// The state output a Catcher passes on: `{"Error": ..., "Cause": ...}`.
+///
+/// A failure without an error name (`SendTaskFailure` may leave both fields out) shows both
+/// members as `null`, as AWS records it; with an error name, a missing cause is left out.
 pub(crate) fn error_output(error: &ErrorCause) -> Value {
     let mut map = Map::new();
-    if let Some(e) = &error.error {
-        map.insert("Error".into(), json!(e));
-    }
-    if let Some(c) = &error.cause {
-        map.insert("Cause".into(), json!(c));
+    match &error.error {
+        Some(e) => {
+            map.insert("Error".into(), json!(e));
+            if let Some(c) = &error.cause {
+                map.insert("Cause".into(), json!(c));
+            }
+        }
+        None => {
+            map.insert("Error".into(), Value::Null);
+            map.insert("Cause".into(), json!(error.cause));
+        }
     }
     Value::Object(map)
 }
@@ -254,5 +263,22 @@ mod tests {
     fn iso_time_has_millis_and_z() {
         assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_time(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn error_output_shows_nulls_only_without_an_error_name() {
+        let both = |error: Option<&str>, cause: Option<&str>| {
+            error_output(&ErrorCause {
+                error: error.map(str::to_string),
+                cause: cause.map(str::to_string),
+            })
+        };
+        assert_eq!(
+            both(Some("E"), Some("c")),
+            json!({"Error": "E", "Cause": "c"})
+        );
+        assert_eq!(both(Some("E"), None), json!({"Error": "E"}));
+        assert_eq!(both(None, None), json!({"Error": null, "Cause": null}));
+        assert_eq!(both(None, Some("c")), json!({"Error": null, "Cause": "c"}));
     }
 }
