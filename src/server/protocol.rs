@@ -118,11 +118,22 @@ pub fn operation_of_target(target: Option<&str>) -> Result<Operation, Error> {
 
 /// Reads an operation's input from the body. An empty body is `{}`, as AWS treats it.
 pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<T, Error> {
+    decode_input(operation.name(), MEMBERS, body)
+}
+
+/// Reads the input object of the operation named `operation` (named in errors): not JSON, not
+/// an object or a wrong member type is a `SerializationException`; a missing required member is a
+/// `ValidationException` naming it, when `members` (the names of the protocol's required members)
+/// knows the name, else `?`. An empty body is `{}`, as AWS reads it.
+pub(crate) fn decode_input<T: DeserializeOwned>(
+    operation: &str,
+    members: &[&'static str],
+    body: &[u8],
+) -> Result<T, Error> {
     let serialization = |reason: String| Error::Serialization {
-        operation: operation.name().to_owned(),
+        operation: operation.to_owned(),
         reason,
     };
-    // An empty body is an empty object, as AWS reads it.
     let body: &[u8] = match body.iter().position(|b| !b.is_ascii_whitespace()) {
         None => b"{}",
         Some(first) if body[first] == b'{' => body,
@@ -142,33 +153,34 @@ pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<
         }
         let text = e.to_string();
         match text.strip_prefix("missing field `") {
-            Some(rest) => Error::Validation {
-                member: leak_member(rest.split('`').next().unwrap_or("?")),
-                constraint: "Member must not be null".into(),
-            },
+            Some(rest) => {
+                let name = rest.split('`').next().unwrap_or("?");
+                Error::Validation {
+                    // A `'static` name from the known set (nothing leaks).
+                    member: members.iter().find(|m| **m == name).copied().unwrap_or("?"),
+                    constraint: "Member must not be null".into(),
+                }
+            }
             None => serialization(text),
         }
     })
 }
 
-/// Maps a member name reported by serde to a `'static` name from the known set (never leaks).
-fn leak_member(name: &str) -> &'static str {
-    const MEMBERS: &[&str] = &[
-        "name",
-        "definition",
-        "roleArn",
-        "stateMachineArn",
-        "executionArn",
-        "input",
-        "taskToken",
-        "activityArn",
-        "output",
-        "resourceArn",
-        "tags",
-        "tagKeys",
-    ];
-    MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
-}
+/// The required members of the Step Functions operations' inputs, as serde names them.
+const MEMBERS: &[&str] = &[
+    "name",
+    "definition",
+    "roleArn",
+    "stateMachineArn",
+    "executionArn",
+    "input",
+    "taskToken",
+    "activityArn",
+    "output",
+    "resourceArn",
+    "tags",
+    "tagKeys",
+];
 
 /// Milliseconds since the epoch, written as epoch seconds with a fraction (AWS `timestamp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

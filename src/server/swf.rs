@@ -30,6 +30,7 @@ use super::limits::{
     LONG_POLLS_CONCURRENT_MAX, SWF_DETAILS_CHARS_MAX, SWF_DOMAIN_CHARS_MAX, SWF_IDENTITY_CHARS_MAX,
     SWF_REASON_CHARS_MAX, SWF_RESULT_CHARS_MAX, SWF_TASK_LIST_NAME_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
+use super::protocol;
 use super::ServerState;
 
 /// The `X-Amz-Target` prefix of Amazon SWF operations.
@@ -159,41 +160,9 @@ pub struct RecordActivityTaskHeartbeatInput {
 /// Reads an SWF input: not JSON, not an object or a wrong member type is a
 /// `SerializationException`; a missing required member a `ValidationException` naming it.
 pub fn decode<T: DeserializeOwned>(operation: SwfOperation, body: &[u8]) -> Result<T, Error> {
-    let serialization = |reason: String| Error::Serialization {
-        operation: format!("{TARGET_PREFIX}{}", operation.name()),
-        reason,
-    };
-    // An empty body is an empty object, as AWS reads it.
-    let body: &[u8] = match body.iter().position(|b| !b.is_ascii_whitespace()) {
-        None => b"{}",
-        Some(first) if body[first] == b'{' => body,
-        // A struct would also read from an array: only an object is an input.
-        Some(_) => {
-            return Err(
-                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                    Ok(_) => serialization("the body must be a JSON object".into()),
-                    Err(e) => serialization(format!("the body is not JSON: {e}")),
-                },
-            )
-        }
-    };
-    serde_json::from_slice(body).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            return serialization(format!("the body is not JSON: {e}"));
-        }
-        let text = e.to_string();
-        match text.strip_prefix("missing field `") {
-            Some(rest) => {
-                const MEMBERS: &[&str] = &["domain", "taskList", "taskToken", "name"];
-                let name = rest.split('`').next().unwrap_or("?");
-                Error::Validation {
-                    member: MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?"),
-                    constraint: "Member must not be null".into(),
-                }
-            }
-            None => serialization(text),
-        }
-    })
+    const MEMBERS: &[&str] = &["domain", "taskList", "taskToken", "name"];
+    let name = format!("{TARGET_PREFIX}{}", operation.name());
+    protocol::decode_input(&name, MEMBERS, body)
 }
 
 fn check_len(
