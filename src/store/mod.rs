@@ -547,32 +547,19 @@ impl Store {
             role_arn: role_arn.to_string(),
             created_ms: now_ms,
         };
-        let bytes = record::encode_machine(&record)?;
-        let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
-        let mut index = self.index.write();
-        index.apply_machine(lsn, record);
-        Ok(index
-            .machines
-            .get(&lsn)
-            .cloned()
-            .expect("apply_machine inserted the machine under its lsn"))
+        let (_, revision) = self.append_machine(record)?;
+        Ok(revision.expect("apply_machine inserts a created machine under its lsn"))
     }
 
     /// Deletes the live state machine `name`.
     pub fn delete_machine(&self, name: &str, now_ms: u64) -> Result<(), Error> {
         let _serial = self.machine_writes.lock();
-        if !self.index.read().live_machines.contains_key(name) {
-            return Err(Error::UnknownMachine {
-                name: name.to_string(),
-            });
-        }
+        self.require_live_machine(name)?;
         let record = MachineRecord::Deleted {
             name: name.to_string(),
             deleted_ms: now_ms,
         };
-        let bytes = record::encode_machine(&record)?;
-        let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
-        self.index.write().apply_machine(lsn, record);
+        self.append_machine(record)?;
         Ok(())
     }
 
@@ -586,28 +573,37 @@ impl Store {
         now_ms: u64,
     ) -> Result<Arc<Machine>, Error> {
         let _serial = self.machine_writes.lock();
-        if !self.index.read().live_machines.contains_key(name) {
-            return Err(Error::UnknownMachine {
-                name: name.to_string(),
-            });
-        }
+        self.require_live_machine(name)?;
         let record = MachineRecord::Updated {
             name: name.to_string(),
             definition: definition.to_string(),
             role_arn: role_arn.to_string(),
             updated_ms: now_ms,
         };
+        let (lsn, revision) = self.append_machine(record)?;
+        debug_assert_eq!(self.index.read().live_machines.get(name), Some(&lsn));
+        Ok(revision.expect("apply_machine inserts an updated machine under its lsn"))
+    }
+
+    /// `UnknownMachine` unless a live state machine is named `name`.
+    fn require_live_machine(&self, name: &str) -> Result<(), Error> {
+        if self.index.read().live_machines.contains_key(name) {
+            return Ok(());
+        }
+        Err(Error::UnknownMachine {
+            name: name.to_string(),
+        })
+    }
+
+    /// Appends a state machine record, applies it to the index and returns its LSN with the
+    /// revision it made (a creation or an update; none for a deletion). The caller holds
+    /// `machine_writes`.
+    fn append_machine(&self, record: MachineRecord) -> Result<(Lsn, Option<Arc<Machine>>), Error> {
         let bytes = record::encode_machine(&record)?;
         let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
         let mut index = self.index.write();
         index.apply_machine(lsn, record);
-        let revision = index
-            .machines
-            .get(&lsn)
-            .cloned()
-            .expect("apply_machine inserted the revision under its lsn");
-        debug_assert_eq!(index.live_machines.get(name), Some(&lsn));
-        Ok(revision)
+        Ok((lsn, index.machines.get(&lsn).cloned()))
     }
 
     /// The live state machine named `name` (its current revision).
