@@ -1743,42 +1743,13 @@ impl<'d> Decider<'d, '_> {
         state: &State,
         error: ErrorCause,
     ) -> Step<Option<Outcome>> {
-        let running: Vec<usize> = match self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            Some(Phase::Map { iterations, .. }) => iterations
-                .iter()
-                .enumerate()
-                .filter(|(_, it)| it.outcome == IterationOutcome::Running)
-                .map(|(i, _)| i)
-                .collect(),
-            _ => return Err(inconsistent("fail_map without a running Map")),
-        };
-        for index in running {
-            self.abort(&child(scope, index))?;
-            let iteration = MapIteration {
-                name: state.name.clone(),
-                index: index as u32,
-            };
-            self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
-        }
-        let failed: Vec<usize> = match self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            Some(Phase::Map { iterations, .. }) => iterations
-                .iter()
-                .enumerate()
-                .filter(|(_, it)| it.outcome == IterationOutcome::Failed)
-                .map(|(i, _)| i)
-                .collect(),
-            _ => Vec::new(),
-        };
+        let running = self
+            .map_iterations(scope, IterationOutcome::Running)
+            .ok_or_else(|| inconsistent("fail_map without a running Map"))?;
+        self.abort_map_iterations(scope, state, running)?;
+        let failed = self
+            .map_iterations(scope, IterationOutcome::Failed)
+            .unwrap_or_default();
         for index in failed {
             self.abort_failed_task(&child(scope, index))?;
         }
@@ -1789,6 +1760,46 @@ impl<'d> Decider<'d, '_> {
             true,
             Some(EventDetails::MapStateFailed),
         )
+    }
+
+    /// The indices of the iterations of the Map running at `scope` whose outcome is `outcome`;
+    /// `None` when no Map runs there.
+    fn map_iterations(&self, scope: &[u32], outcome: IterationOutcome) -> Option<Vec<usize>> {
+        match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => Some(
+                iterations
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| it.outcome == outcome)
+                    .map(|(i, _)| i)
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Aborts the iterations `indices` of the Map `state` at `scope`, each followed by its
+    /// `MapIterationAborted`.
+    fn abort_map_iterations(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        indices: Vec<usize>,
+    ) -> Step<()> {
+        for index in indices {
+            self.abort(&child(scope, index))?;
+            let iteration = MapIteration {
+                name: state.name.clone(),
+                index: index as u32,
+            };
+            self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
+        }
+        Ok(())
     }
 
     /// AWS closes the Task state whose uncaught failure failed a Parallel branch or a Map
@@ -1820,28 +1831,10 @@ impl<'d> Decider<'d, '_> {
                 }
             }
             Shallow::Map => {
-                let running: Vec<usize> = match self
-                    .state
-                    .thread(scope)
-                    .and_then(Thread::run)
-                    .map(|r| &r.phase)
-                {
-                    Some(Phase::Map { iterations, .. }) => iterations
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, it)| it.outcome == IterationOutcome::Running)
-                        .map(|(i, _)| i)
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                for index in running {
-                    self.abort(&child(scope, index))?;
-                    let iteration = MapIteration {
-                        name: state.name.clone(),
-                        index: index as u32,
-                    };
-                    self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
-                }
+                let running = self
+                    .map_iterations(scope, IterationOutcome::Running)
+                    .unwrap_or_default();
+                self.abort_map_iterations(scope, state, running)?;
             }
             _ => {}
         }
