@@ -60,6 +60,7 @@ pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use error::Error;
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
+pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
 

@@ -13,11 +13,11 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use statelog_wal::{Lsn, Wal};
+use statelog_wal::{CompactionProgress, Lsn, Wal};
 
 use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
 use super::{Error, Store};
-use crate::limits::COMPACTION_CHUNK_SEGMENTS;
+use crate::limits::COMPACTION_CHUNK_SIZE_BYTES;
 
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
@@ -53,6 +53,18 @@ impl StoreCompaction {
     }
 }
 
+/// The execution ARN of an events record, read in place from its batch header (no allocation:
+/// compaction judges every record of the segments it scans). `None` when it cannot be read.
+fn batch_execution_arn(payload: &[u8]) -> Option<&str> {
+    let (&version, body) = payload.split_first()?;
+    if version != record::BATCH_ENVELOPE_VERSION {
+        return None;
+    }
+    // `BatchHeader` starts with the ARN; postcard reads a `&str` in place.
+    let (arn, _): (&str, _) = postcard::take_from_bytes(body).ok()?;
+    Some(arn)
+}
+
 /// The LSN that ends the sealed segments up to the one holding `newest`; never past the start of
 /// the active segment (it is never compacted).
 fn compact_bound(wal: &Wal, newest: Lsn) -> Lsn {
@@ -68,40 +80,68 @@ fn log_size_bytes(wal: &Wal) -> u64 {
     wal.segments().iter().map(|s| s.size_bytes).sum()
 }
 
+/// `done` (finished steps) plus `step` (the running one), with the whole compaction's total.
+fn progress_sum(
+    done: &CompactionProgress,
+    step: &CompactionProgress,
+    total: u64,
+) -> CompactionProgress {
+    CompactionProgress {
+        segments_total_count: total,
+        segments_scanned_count: done.segments_scanned_count + step.segments_scanned_count,
+        scanned_size_bytes: done.scanned_size_bytes + step.scanned_size_bytes,
+        records_copied_count: done.records_copied_count + step.records_copied_count,
+        copied_size_bytes: done.copied_size_bytes + step.copied_size_bytes,
+        records_dropped_count: done.records_dropped_count + step.records_dropped_count,
+        segments_deleted_count: done.segments_deleted_count + step.segments_deleted_count,
+        reclaimed_size_bytes: done.reclaimed_size_bytes + step.reclaimed_size_bytes,
+    }
+}
+
 impl Store {
     /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
     /// log's sealed segments. A log that is not a WAL (memory) only forgets.
     pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
-        let expired: HashSet<Arc<str>> = {
+        self.compact_with_progress(closed_before_ms, &mut |_| {})
+    }
+
+    /// [`Store::compact`], telling `progress` how far the whole compaction is after every
+    /// segment scanned and at the end of every step (counts cumulative over the steps;
+    /// `segments_total_count` is the sealed prefix to compact).
+    pub fn compact_with_progress(
+        &self,
+        closed_before_ms: u64,
+        progress: &mut dyn FnMut(&CompactionProgress),
+    ) -> Result<StoreCompaction, Error> {
+        // The newest record of each expired execution, in one pass (work outside the index
+        // lock later); an expired execution without records has none.
+        let (expired, mut newest): (Vec<Arc<str>>, HashMap<Arc<str>, Lsn>) = {
             let index = self.index.read();
-            index
-                .executions
-                .iter()
-                .filter(|(_, e)| {
-                    e.status.is_closed() && e.stop_ms.is_some_and(|s| s < closed_before_ms)
-                })
-                .map(|(arn, _)| arn.clone())
-                .collect()
+            let mut expired = Vec::new();
+            let mut newest = HashMap::new();
+            for (arn, entry) in &index.executions {
+                if !(entry.status.is_closed()
+                    && entry.stop_ms.is_some_and(|s| s < closed_before_ms))
+                {
+                    continue;
+                }
+                match entry.record_lsns.iter().max() {
+                    Some(lsn) => {
+                        newest.insert(arn.clone(), *lsn);
+                    }
+                    None => expired.push(arn.clone()),
+                }
+            }
+            (expired, newest)
         };
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
-            for arn in &expired {
+            for arn in expired.iter().chain(newest.keys()) {
                 index.executions.remove(arn);
             }
-            report.executions_expired_count = expired.len() as u64;
+            report.executions_expired_count = (expired.len() + newest.len()) as u64;
             return Ok(report);
-        };
-        // The newest record of each expired execution (work outside the index lock later).
-        let mut newest: HashMap<Arc<str>, Lsn> = {
-            let index = self.index.read();
-            expired
-                .iter()
-                .filter_map(|arn| {
-                    let entry = index.executions.get(arn)?;
-                    Some((arn.clone(), entry.record_lsns.iter().max().copied()?))
-                })
-                .collect()
         };
         // Compact up to the end of the segment holding the newest expired record.
         let below = newest
@@ -114,49 +154,79 @@ impl Store {
             .iter()
             .filter(|s| !s.active && s.first_lsn < below)
             .count() as u64;
-        // A few segments at a time: each chunk's copies are synced on their own, so appends
-        // running meanwhile never wait behind one long copy. Only an expired execution whose
-        // records all lie below the chunk is dropped: no history is ever cut in two (the
-        // others are copied forward whole and dropped by a later compaction).
+        // About COMPACTION_CHUNK_SIZE_BYTES of segments at a time, so readers by LSN are held
+        // off for one step only (the WAL itself writes and syncs its copies in bounded chunks,
+        // so appends never wait behind the copy). Only an expired execution whose records all
+        // lie below the chunk is dropped: no history is ever cut in two (the others are copied
+        // forward whole and dropped by a later compaction).
+        let mut done_progress = CompactionProgress {
+            segments_total_count: report.segments_scanned_count,
+            ..CompactionProgress::default()
+        };
         loop {
             let segments = wal.segments();
             if segments.first().map_or(true, |s| s.first_lsn >= below) {
                 break;
             }
+            let mut chunk_size_bytes = 0u64;
+            let chunk_segments = segments
+                .iter()
+                .take_while(|s| {
+                    let take = chunk_size_bytes < COMPACTION_CHUNK_SIZE_BYTES;
+                    chunk_size_bytes += s.size_bytes;
+                    take
+                })
+                .count()
+                .max(1);
             let chunk_below = segments
-                .get(COMPACTION_CHUNK_SEGMENTS)
+                .get(chunk_segments)
                 .map_or(below, |s| s.first_lsn.min(below));
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
             let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
             // Executions with records copied forward: only their index entries change.
             let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
-            let mut dropped: HashSet<Arc<str>> = HashSet::new();
-            let done = wal.compact_below(chunk_below, |record| {
-                if record.kind.get() != KIND_EVENTS {
-                    return true;
-                }
-                match record::decode_batch_header(record.payload) {
-                    Ok((header, _)) => {
-                        let keep = !droppable(&header.execution_arn);
-                        if keep {
-                            moved.borrow_mut().insert(Arc::from(header.execution_arn));
-                        }
-                        keep
+            let mut dropped: Vec<Arc<str>> = Vec::new();
+            let total = report.segments_scanned_count;
+            let mut last_step = CompactionProgress::default();
+            let done = wal.compact_below_with_progress(
+                chunk_below,
+                |record| {
+                    if record.kind.get() != KIND_EVENTS {
+                        return true;
                     }
-                    // Keep what cannot be judged: open will report it.
-                    Err(_) => true,
-                }
-            })?;
+                    let Some(arn) = batch_execution_arn(record.payload) else {
+                        // Keep what cannot be judged: open will report it.
+                        return true;
+                    };
+                    let keep = !droppable(arn);
+                    if keep {
+                        let mut moved = moved.borrow_mut();
+                        if !moved.contains(arn) {
+                            moved.insert(Arc::from(arn));
+                        }
+                    }
+                    keep
+                },
+                |step| {
+                    last_step = *step;
+                    progress(&progress_sum(&done_progress, step, total));
+                },
+            )?;
+            done_progress = progress_sum(&done_progress, &last_step, total);
             if done.segments_deleted.is_empty() {
                 break;
             }
-            for (arn, lsn) in &newest {
-                if *lsn < chunk_below {
-                    dropped.insert(arn.clone());
-                }
-            }
             let moved = moved.into_inner();
+            // Dropped: every expired execution wholly below the chunk. One copied forward (it
+            // straddled the chunk's end) is kept whole for a later compaction.
+            newest.retain(|arn, lsn| {
+                if *lsn < chunk_below {
+                    dropped.push(arn.clone());
+                    return false;
+                }
+                !moved.contains(arn)
+            });
             let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
             {
                 let mut index = self.index.write();
@@ -173,9 +243,6 @@ impl Store {
                     index.executions.remove(arn);
                 }
             }
-            // An expired execution copied forward (it straddled the chunk's end) is kept whole
-            // for a later compaction.
-            newest.retain(|arn, _| !dropped.contains(arn) && !moved.contains(arn));
             report.executions_expired_count += dropped.len() as u64;
             report.segments_deleted_count += done.segments_deleted.len() as u64;
             report.records_copied_count += done.lsn_mapping.len() as u64;

@@ -64,6 +64,7 @@ mod writer;
 
 use std::fmt;
 
+pub use crate::compaction::CompactionProgress;
 pub use crate::error::{Error, Result};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
