@@ -323,3 +323,98 @@ pub(crate) fn compact_below(
     progress(&state);
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::storage::sim::SimStorage;
+    use crate::{Durability, Lsn, RecordKind, Wal, WalOptions};
+
+    use super::CompactionProgress;
+
+    const SEGMENT_SIZE_BYTES: u64 = 4096;
+
+    /// A log of 12 segments' worth of records, every third one "live" (kind 2).
+    fn log() -> (Wal, Vec<(Lsn, Vec<u8>)>) {
+        let options = WalOptions {
+            segment_size_bytes: SEGMENT_SIZE_BYTES,
+            durability: Durability::GroupCommit,
+            background_preparation: false,
+            ..WalOptions::default()
+        };
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(SimStorage::new()), "/w", options).expect("opens");
+        let mut live = Vec::new();
+        for i in 0u32..400 {
+            let payload = format!("record {i} {}", "p".repeat(90)).into_bytes();
+            let kind = if i % 3 == 0 { 2 } else { 1 };
+            let lsn = wal
+                .append(RecordKind::new(kind).expect("kind"), &payload)
+                .expect("appends");
+            if kind == 2 {
+                live.push((lsn, payload));
+            }
+        }
+        (wal, live)
+    }
+
+    #[test]
+    fn progress_counts_segments_and_bytes_and_ends_with_the_reclaimed_total() {
+        let (wal, live) = log();
+        let segments = wal.segments();
+        let cut = segments[segments.len() - 2].first_lsn;
+        let covered: Vec<_> = segments.iter().filter(|s| s.first_lsn < cut).collect();
+        let covered_size_bytes: u64 = covered.iter().map(|s| s.size_bytes).sum();
+        let mut seen: Vec<CompactionProgress> = Vec::new();
+        let report = wal
+            .compact_below_with_progress(cut, |r| r.kind.get() == 2, |p| seen.push(*p))
+            .expect("compacts");
+        assert!(seen.len() >= 2, "one call per segment and a last one");
+        for pair in seen.windows(2) {
+            assert!(pair[0].segments_scanned_count <= pair[1].segments_scanned_count);
+            assert!(pair[0].scanned_size_bytes <= pair[1].scanned_size_bytes);
+            assert!(pair[0].records_copied_count <= pair[1].records_copied_count);
+            assert!(pair[0].copied_size_bytes <= pair[1].copied_size_bytes);
+        }
+        let last = seen.last().expect("a last call");
+        assert_eq!(last.segments_total_count, covered.len() as u64);
+        assert_eq!(last.segments_scanned_count, covered.len() as u64);
+        assert_eq!(last.scanned_size_bytes, covered_size_bytes);
+        assert_eq!(
+            last.segments_deleted_count,
+            report.segments_deleted.len() as u64
+        );
+        assert_eq!(last.records_copied_count, report.lsn_mapping.len() as u64);
+        assert_eq!(last.records_dropped_count, report.records_dropped_count);
+        assert!(last.copied_size_bytes > 0);
+        assert_eq!(
+            last.reclaimed_size_bytes,
+            covered_size_bytes - last.copied_size_bytes
+        );
+        // Every call but the last reports nothing deleted yet.
+        assert!(seen[..seen.len() - 1]
+            .iter()
+            .all(|p| p.segments_deleted_count == 0));
+        // The copies span several batches (small segments cap a batch at 256 bytes) and the
+        // live records read back in order under their new LSNs.
+        let moved: Vec<(Lsn, Vec<u8>)> = live
+            .iter()
+            .filter(|(lsn, _)| *lsn < cut)
+            .map(|(lsn, payload)| {
+                let new = report
+                    .lsn_mapping
+                    .iter()
+                    .find(|(old, _)| old == lsn)
+                    .map(|(_, new)| *new)
+                    .expect("mapped");
+                (new, payload.clone())
+            })
+            .collect();
+        assert!(moved.len() > 10);
+        for (new, payload) in moved {
+            let record = wal.read(new).expect("reads").expect("present");
+            assert_eq!(record.payload, payload);
+        }
+    }
+}
