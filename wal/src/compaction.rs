@@ -10,6 +10,11 @@
 //! originals visible and the copies hidden; a crash after it leaves the copies visible and the
 //! originals removed at open: nothing lost, nothing visible twice.
 //!
+//! Copies reach the writer in bounded batches (one lock of its state each) and are written out
+//! and synced in bounded chunks while the copy runs, so memory stays bounded and concurrent
+//! group commits never have the whole copy to write or flush; the caller's progress callback
+//! hears after every segment scanned and at the end (`CompactionProgress`).
+//!
 //! Invariants: only a prefix of the log is ever removed; the active segment is never removed;
 //! old segments are removed only after the COMMIT is durable. This module must not interpret
 //! payloads beyond calling the caller's predicate.
