@@ -110,6 +110,9 @@ pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
 /// About how many bytes of segments one compaction step covers before it lets readers by LSN in
 /// again (at least one segment). Each step pays one sync of its COMMIT and one directory sync.
 pub const COMPACTION_CHUNK_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most index entries a compaction updates or removes per hold of the index lock.
+pub const COMPACTION_INDEX_BATCH_COUNT: usize = 1024;
 /// The longest task token, in characters (AWS: 1..=2,048).
 pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
 

@@ -17,7 +17,7 @@ use statelog_wal::{CompactionProgress, Lsn, Wal};
 
 use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
 use super::{Error, Store};
-use crate::limits::COMPACTION_CHUNK_SIZE_BYTES;
+use crate::limits::{COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT};
 
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
@@ -115,10 +115,11 @@ impl Store {
     ) -> Result<StoreCompaction, Error> {
         // The newest record of each expired execution, in one pass (work outside the index
         // lock later); an expired execution without records has none.
-        let (expired, mut newest): (Vec<Arc<str>>, HashMap<Arc<str>, Lsn>) = {
+        // Only plain pushes happen under the lock (starts wait for it); the map is built after.
+        let (expired, with_records): (Vec<Arc<str>>, Vec<(Arc<str>, Lsn)>) = {
             let index = self.index.read();
             let mut expired = Vec::new();
-            let mut newest = HashMap::new();
+            let mut with_records = Vec::new();
             for (arn, entry) in &index.executions {
                 if !(entry.status.is_closed()
                     && entry.stop_ms.is_some_and(|s| s < closed_before_ms))
@@ -126,14 +127,13 @@ impl Store {
                     continue;
                 }
                 match entry.record_lsns.iter().max() {
-                    Some(lsn) => {
-                        newest.insert(arn.clone(), *lsn);
-                    }
+                    Some(lsn) => with_records.push((arn.clone(), *lsn)),
                     None => expired.push(arn.clone()),
                 }
             }
-            (expired, newest)
+            (expired, with_records)
         };
+        let mut newest: HashMap<Arc<str>, Lsn> = with_records.into_iter().collect();
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
@@ -228,10 +228,14 @@ impl Store {
                 !moved.contains(arn)
             });
             let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
-            {
+            // A bounded number of entries per hold of the index lock, so starts and other
+            // index writers never wait behind the whole update (readers by LSN are still held
+            // off by `reads`; the dropped executions are already invisible by their close time).
+            let moved_list: Vec<&Arc<str>> = moved.iter().collect();
+            for batch in moved_list.chunks(COMPACTION_INDEX_BATCH_COUNT) {
                 let mut index = self.index.write();
-                for arn in &moved {
-                    if let Some(entry) = index.executions.get_mut(arn) {
+                for arn in batch {
+                    if let Some(entry) = index.executions.get_mut(*arn) {
                         for lsn in &mut entry.record_lsns {
                             if let Some(new) = mapping.get(lsn) {
                                 *lsn = *new;
@@ -239,7 +243,10 @@ impl Store {
                         }
                     }
                 }
-                for arn in &dropped {
+            }
+            for batch in dropped.chunks(COMPACTION_INDEX_BATCH_COUNT) {
+                let mut index = self.index.write();
+                for arn in batch {
                     index.executions.remove(arn);
                 }
             }
