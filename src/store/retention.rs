@@ -9,7 +9,7 @@
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -80,6 +80,19 @@ fn log_size_bytes(wal: &Wal) -> u64 {
     wal.segments().iter().map(|s| s.size_bytes).sum()
 }
 
+/// An expired execution and the LSNs of its records (as the index knows them).
+struct Expired {
+    arn: Arc<str>,
+    lsns: Vec<Lsn>,
+}
+
+impl Expired {
+    /// Its newest record (records copied forward can sit after newer originals).
+    fn newest(&self) -> Option<Lsn> {
+        self.lsns.iter().max().copied()
+    }
+}
+
 /// `done` (finished steps) plus `step` (the running one), with the whole compaction's total.
 fn progress_sum(
     done: &CompactionProgress,
@@ -113,41 +126,39 @@ impl Store {
         closed_before_ms: u64,
         progress: &mut dyn FnMut(&CompactionProgress),
     ) -> Result<StoreCompaction, Error> {
-        // The newest record of each expired execution, in one pass (work outside the index
-        // lock later); an expired execution without records has none.
-        // Only plain pushes happen under the lock (starts wait for it); the map is built after.
-        let (expired, with_records): (Vec<Arc<str>>, Vec<(Arc<str>, Lsn)>) = {
+        // Every expired execution with its record LSNs, in one pass: only plain pushes happen
+        // under the index lock (starts wait for it). Records are later judged by LSN alone.
+        let mut expired: Vec<Expired> = {
             let index = self.index.read();
-            let mut expired = Vec::new();
-            let mut with_records = Vec::new();
-            for (arn, entry) in &index.executions {
-                if !(entry.status.is_closed()
-                    && entry.stop_ms.is_some_and(|s| s < closed_before_ms))
-                {
-                    continue;
-                }
-                match entry.record_lsns.iter().max() {
-                    Some(lsn) => with_records.push((arn.clone(), *lsn)),
-                    None => expired.push(arn.clone()),
-                }
-            }
-            (expired, with_records)
+            index
+                .executions
+                .iter()
+                .filter(|(_, entry)| {
+                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
+                })
+                .map(|(arn, entry)| Expired {
+                    arn: arn.clone(),
+                    lsns: entry.record_lsns.clone(),
+                })
+                .collect()
         };
-        let mut newest: HashMap<Arc<str>, Lsn> = with_records.into_iter().collect();
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
-            for arn in expired.iter().chain(newest.keys()) {
-                index.executions.remove(arn);
+            for execution in &expired {
+                index.executions.remove(&execution.arn);
             }
-            report.executions_expired_count = (expired.len() + newest.len()) as u64;
+            report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         };
+        // An expired execution without records has nothing to reclaim (kept as before).
+        expired.retain(|execution| execution.newest().is_some());
         // Compact up to the end of the segment holding the newest expired record.
-        let below = newest
-            .values()
+        let below = expired
+            .iter()
+            .filter_map(Expired::newest)
             .max()
-            .map_or(Lsn(0), |newest| compact_bound(wal, *newest));
+            .map_or(Lsn(0), |newest| compact_bound(wal, newest));
         report.size_bytes_before = log_size_bytes(wal);
         report.segments_scanned_count = wal
             .segments()
@@ -183,7 +194,24 @@ impl Store {
                 .map_or(below, |s| s.first_lsn.min(below));
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
-            let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
+            // The records to drop, sorted: those of every expired execution wholly below the
+            // chunk. The scan runs in LSN order, so a cursor judges each record in O(1).
+            let wholly_below = |e: &Expired| e.newest().is_some_and(|lsn| lsn < chunk_below);
+            let mut drop_lsns: Vec<Lsn> = expired
+                .iter()
+                .filter(|e| wholly_below(e))
+                .flat_map(|e| e.lsns.iter().copied())
+                .collect();
+            drop_lsns.sort_unstable();
+            let cursor = Cell::new(0usize);
+            let droppable = |lsn: Lsn| {
+                let mut at = cursor.get();
+                while drop_lsns.get(at).is_some_and(|d| *d < lsn) {
+                    at += 1;
+                }
+                cursor.set(at);
+                drop_lsns.get(at) == Some(&lsn)
+            };
             // Executions with records copied forward: only their index entries change.
             let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
             let mut dropped: Vec<Arc<str>> = Vec::new();
@@ -195,18 +223,18 @@ impl Store {
                     if record.kind.get() != KIND_EVENTS {
                         return true;
                     }
-                    let Some(arn) = batch_execution_arn(record.payload) else {
-                        // Keep what cannot be judged: open will report it.
-                        return true;
-                    };
-                    let keep = !droppable(arn);
-                    if keep {
+                    if droppable(record.lsn) {
+                        return false;
+                    }
+                    // Kept: its execution's index entry follows the copy. A record that cannot
+                    // be judged is kept too (open will report it).
+                    if let Some(arn) = batch_execution_arn(record.payload) {
                         let mut moved = moved.borrow_mut();
                         if !moved.contains(arn) {
                             moved.insert(Arc::from(arn));
                         }
                     }
-                    keep
+                    true
                 },
                 |step| {
                     last_step = *step;
@@ -220,12 +248,12 @@ impl Store {
             let moved = moved.into_inner();
             // Dropped: every expired execution wholly below the chunk. One copied forward (it
             // straddled the chunk's end) is kept whole for a later compaction.
-            newest.retain(|arn, lsn| {
-                if *lsn < chunk_below {
-                    dropped.push(arn.clone());
+            expired.retain(|e| {
+                if wholly_below(e) {
+                    dropped.push(e.arn.clone());
                     return false;
                 }
-                !moved.contains(arn)
+                !moved.contains(&e.arn)
             });
             let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
             // A bounded number of entries per hold of the index lock, so starts and other
