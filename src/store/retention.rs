@@ -80,17 +80,13 @@ fn log_size_bytes(wal: &Wal) -> u64 {
     wal.segments().iter().map(|s| s.size_bytes).sum()
 }
 
-/// An expired execution and the LSNs of its records (as the index knows them).
+/// An expired execution and where its record LSNs (as the index knows them) sit in a shared
+/// flat vector.
 struct Expired {
     arn: Arc<str>,
-    lsns: Vec<Lsn>,
-}
-
-impl Expired {
+    lsns: std::ops::Range<usize>,
     /// Its newest record (records copied forward can sit after newer originals).
-    fn newest(&self) -> Option<Lsn> {
-        self.lsns.iter().max().copied()
-    }
+    newest: Option<Lsn>,
 }
 
 /// `done` (finished steps) plus `step` (the running one), with the whole compaction's total.
@@ -128,19 +124,23 @@ impl Store {
     ) -> Result<StoreCompaction, Error> {
         // Every expired execution with its record LSNs, in one pass: only plain pushes happen
         // under the index lock (starts wait for it). Records are later judged by LSN alone.
-        let mut expired: Vec<Expired> = {
+        // All LSNs go to one flat vector (no allocation per execution under the lock).
+        let (mut expired, all_lsns) = {
             let index = self.index.read();
-            index
-                .executions
-                .iter()
-                .filter(|(_, entry)| {
-                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
-                })
-                .map(|(arn, entry)| Expired {
-                    arn: arn.clone(),
-                    lsns: entry.record_lsns.clone(),
-                })
-                .collect()
+            let mut expired: Vec<Expired> = Vec::new();
+            let mut all_lsns: Vec<Lsn> = Vec::new();
+            for (arn, entry) in &index.executions {
+                if entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms) {
+                    let start = all_lsns.len();
+                    all_lsns.extend_from_slice(&entry.record_lsns);
+                    expired.push(Expired {
+                        arn: arn.clone(),
+                        lsns: start..all_lsns.len(),
+                        newest: entry.record_lsns.iter().max().copied(),
+                    });
+                }
+            }
+            (expired, all_lsns)
         };
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
@@ -152,11 +152,11 @@ impl Store {
             return Ok(report);
         };
         // An expired execution without records has nothing to reclaim (kept as before).
-        expired.retain(|execution| execution.newest().is_some());
+        expired.retain(|execution| execution.newest.is_some());
         // Compact up to the end of the segment holding the newest expired record.
         let below = expired
             .iter()
-            .filter_map(Expired::newest)
+            .filter_map(|e| e.newest)
             .max()
             .map_or(Lsn(0), |newest| compact_bound(wal, newest));
         report.size_bytes_before = log_size_bytes(wal);
@@ -196,11 +196,11 @@ impl Store {
             let _exclusive = self.reads.write();
             // The records to drop, sorted: those of every expired execution wholly below the
             // chunk. The scan runs in LSN order, so a cursor judges each record in O(1).
-            let wholly_below = |e: &Expired| e.newest().is_some_and(|lsn| lsn < chunk_below);
+            let wholly_below = |e: &Expired| e.newest.is_some_and(|lsn| lsn < chunk_below);
             let mut drop_lsns: Vec<Lsn> = expired
                 .iter()
                 .filter(|e| wholly_below(e))
-                .flat_map(|e| e.lsns.iter().copied())
+                .flat_map(|e| all_lsns[e.lsns.clone()].iter().copied())
                 .collect();
             drop_lsns.sort_unstable();
             let cursor = Cell::new(0usize);
