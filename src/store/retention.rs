@@ -13,11 +13,14 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use statelog_wal::{CompactionProgress, Lsn, Wal};
 
 use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
 use super::{Error, Store};
-use crate::limits::{COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT};
+use crate::limits::{
+    COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT, COMPACTION_INDEX_READ_BATCH_COUNT,
+};
 
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
@@ -124,12 +127,24 @@ impl Store {
     ) -> Result<StoreCompaction, Error> {
         // Every expired execution with its record LSNs, in one pass: only plain pushes happen
         // under the index lock (starts wait for it). Records are later judged by LSN alone.
-        // All LSNs go to one flat vector (no allocation per execution under the lock).
-        let (mut expired, all_lsns) = {
+        // All LSNs go to one flat vector (no allocation per execution under the lock), and the
+        // index is read COMPACTION_INDEX_READ_BATCH_COUNT entries per hold of its lock so starts are
+        // not held off for the whole walk. A start that grows the map between two holds can
+        // reorder it: an expired execution may then be seen twice (deduplicated below) or
+        // missed (it is left for the next compaction).
+        let mut expired: Vec<Expired> = Vec::new();
+        let mut all_lsns: Vec<Lsn> = Vec::new();
+        let mut position = 0usize;
+        loop {
             let index = self.index.read();
-            let mut expired: Vec<Expired> = Vec::new();
-            let mut all_lsns: Vec<Lsn> = Vec::new();
-            for (arn, entry) in &index.executions {
+            let mut seen = 0usize;
+            for (arn, entry) in index
+                .executions
+                .iter()
+                .skip(position)
+                .take(COMPACTION_INDEX_READ_BATCH_COUNT)
+            {
+                seen += 1;
                 if entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms) {
                     let start = all_lsns.len();
                     all_lsns.extend_from_slice(&entry.record_lsns);
@@ -140,8 +155,14 @@ impl Store {
                     });
                 }
             }
-            (expired, all_lsns)
-        };
+            RwLockReadGuard::unlock_fair(index);
+            if seen < COMPACTION_INDEX_READ_BATCH_COUNT {
+                break;
+            }
+            position += seen;
+        }
+        expired.sort_unstable_by(|a, b| a.arn.cmp(&b.arn));
+        expired.dedup_by(|a, b| a.arn == b.arn);
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
@@ -271,12 +292,15 @@ impl Store {
                         }
                     }
                 }
+                // Hand the lock to a waiting start instead of taking it straight back.
+                RwLockWriteGuard::unlock_fair(index);
             }
             for batch in dropped.chunks(COMPACTION_INDEX_BATCH_COUNT) {
                 let mut index = self.index.write();
                 for arn in batch {
                     index.executions.remove(arn);
                 }
+                RwLockWriteGuard::unlock_fair(index);
             }
             report.executions_expired_count += dropped.len() as u64;
             report.segments_deleted_count += done.segments_deleted.len() as u64;

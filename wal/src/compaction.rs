@@ -279,6 +279,8 @@ pub(crate) fn compact_below(
             state.copied_size_bytes = copier.copied_size_bytes + copier.batch_size_bytes as u64;
             progress(&state);
             scanning += 1;
+            // A segment's worth of reading and checksumming done: let other threads run.
+            std::thread::yield_now();
         }
         if !live(&record) {
             state.records_dropped_count += 1;
