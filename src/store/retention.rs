@@ -125,44 +125,40 @@ impl Store {
         closed_before_ms: u64,
         progress: &mut dyn FnMut(&CompactionProgress),
     ) -> Result<StoreCompaction, Error> {
-        // Every expired execution with its record LSNs, in one pass: only plain pushes happen
-        // under the index lock (starts wait for it). Records are later judged by LSN alone.
-        // All LSNs go to one flat vector (no allocation per execution under the lock), and the
-        // index is read COMPACTION_INDEX_READ_BATCH_COUNT entries per hold of its lock so starts are
-        // not held off for the whole walk. A start that grows the map between two holds can
-        // reorder it: an expired execution may then be seen twice (deduplicated below) or
-        // missed (it is left for the next compaction).
-        let mut expired: Vec<Expired> = Vec::new();
-        let mut all_lsns: Vec<Lsn> = Vec::new();
-        let mut position = 0usize;
-        loop {
+        // Records are later judged by LSN alone.
+        // The expired executions' keys in one hold of the index lock (a cheap filter on the
+        // entries), then their record LSNs COMPACTION_INDEX_READ_BATCH_COUNT entries per hold,
+        // all into one flat vector: starts are never held off for the whole walk.
+        let keys: Vec<Arc<str>> = {
             let index = self.index.read();
-            let mut seen = 0usize;
-            for (arn, entry) in index
+            index
                 .executions
                 .iter()
-                .skip(position)
-                .take(COMPACTION_INDEX_READ_BATCH_COUNT)
-            {
-                seen += 1;
-                if entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms) {
-                    let start = all_lsns.len();
-                    all_lsns.extend_from_slice(&entry.record_lsns);
-                    expired.push(Expired {
-                        arn: arn.clone(),
-                        lsns: start..all_lsns.len(),
-                        newest: entry.record_lsns.iter().max().copied(),
-                    });
-                }
+                .filter(|(_, entry)| {
+                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
+                })
+                .map(|(arn, _)| arn.clone())
+                .collect()
+        };
+        let mut expired: Vec<Expired> = Vec::with_capacity(keys.len());
+        let mut all_lsns: Vec<Lsn> = Vec::new();
+        for batch in keys.chunks(COMPACTION_INDEX_READ_BATCH_COUNT) {
+            let index = self.index.read();
+            for arn in batch {
+                // Gone meanwhile (another compaction): nothing to do for it.
+                let Some(entry) = index.executions.get(arn) else {
+                    continue;
+                };
+                let start = all_lsns.len();
+                all_lsns.extend_from_slice(&entry.record_lsns);
+                expired.push(Expired {
+                    arn: arn.clone(),
+                    lsns: start..all_lsns.len(),
+                    newest: entry.record_lsns.iter().max().copied(),
+                });
             }
             RwLockReadGuard::unlock_fair(index);
-            if seen < COMPACTION_INDEX_READ_BATCH_COUNT {
-                break;
-            }
-            position += seen;
         }
-        expired.sort_unstable_by(|a, b| a.arn.cmp(&b.arn));
-        expired.dedup_by(|a, b| a.arn == b.arn);
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
