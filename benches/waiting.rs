@@ -6,6 +6,9 @@
 //! - `token_answer`: `send_task_success` on a parked task until the close is durable (1 commit).
 //! - `activity_round_trip`: start -> ActivityScheduled durable -> a worker's poll claims it
 //!   (ActivityStarted durable) -> `send_task_success` -> the close durable (3 commits).
+//! - `activity_round_trip_polling`: the round trip: a worker already long-polls the list
+//!   -> start -> the task is scheduled and claimed for it (one commit) -> the long poll returns
+//!   -> `send_task_success` -> the close durable (2 commits).
 //!
 //! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines).
 
@@ -74,6 +77,22 @@ fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activ
         .expect("answer");
 }
 
+fn activity_round_trip_polling(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) {
+    let task = runtime.block_on(async {
+        let poller = engine.clone();
+        let arn = activity.to_string();
+        let poll = tokio::spawn(async move { poller.get_activity_task(&arn, Some("bench")).await });
+        // Let the poll register before the task exists.
+        tokio::task::yield_now().await;
+        engine.start_execution("work", None, "{}").expect("start");
+        poll.await.expect("joined")
+    });
+    let task = task.expect("poll").expect("a task");
+    engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answer");
+}
+
 fn park(engine: &Engine, tokens: &mpsc::Receiver<String>, count: usize) -> Vec<String> {
     for _ in 0..count {
         engine.start_execution("ask", None, "{}").expect("start");
@@ -124,6 +143,9 @@ fn tokens(c: &mut Criterion) {
     group.bench_function("activity_round_trip", |b| {
         b.iter(|| activity_round_trip(&engine, &runtime, &activity))
     });
+    group.bench_function("activity_round_trip_polling", |b| {
+        b.iter(|| activity_round_trip_polling(&engine, &runtime, &activity))
+    });
     group.finish();
 
     let rounds = 200;
@@ -148,9 +170,13 @@ fn tokens(c: &mut Criterion) {
     let activity_us = p50((0..rounds)
         .map(|_| time_us(&mut || activity_round_trip(&engine, &runtime, &activity)))
         .collect());
+    let polling_us = p50((0..rounds)
+        .map(|_| time_us(&mut || activity_round_trip_polling(&engine, &runtime, &activity)))
+        .collect());
     println!(
-        "FIGURE p50 activity_round_trip_us: {activity_us:.1} (x{:.2})",
-        activity_us / sync_us
+        "FIGURE p50 activity_round_trip_us: {activity_us:.1} (x{:.2})  activity_round_trip_polling_us: {polling_us:.1} (x{:.2})",
+        activity_us / sync_us,
+        polling_us / sync_us
     );
     println!(
         "FIGURE p50 fdatasync_us: {sync_us:.1}  token_round_trip_us: {trip_us:.1} (x{:.2})  token_answer_us: {answer_us:.1} (x{:.2})",

@@ -134,8 +134,21 @@ pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
 
 /// The longest activity name (AWS: 80 characters).
 pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;
+
+/// The shortest status-poll interval of a `.sync` job integration, in ms (a smaller declared
+/// interval is raised to it).
+pub const JOB_POLL_INTERVAL_MS_MIN: u64 = 100;
 /// The most writer threads one `statelog wal append-test` run starts.
 pub const APPEND_TEST_THREADS_MAX: u32 = 1024;
 
 /// The most records one `statelog wal append-test` run appends.
 pub const APPEND_TEST_RECORDS_MAX: u64 = 1 << 32;
+
+/// Tags one state machine or activity may carry (AWS: 50).
+pub const TAGS_PER_RESOURCE_MAX: usize = 50;
+
+/// Characters of a tag key (AWS: 1 to 128).
+pub const TAG_KEY_CHARS_MAX: usize = 128;
+
+/// Characters of a tag value (AWS: 0 to 256).
+pub const TAG_VALUE_CHARS_MAX: usize = 256;

@@ -338,8 +338,8 @@ async fn engine_refusals_keep_their_aws_names() {
     refused(
         &s,
         "UpdateStateMachine",
-        json!({"stateMachineArn": machine, "definition": waiting()}),
-        "UnsupportedOperation",
+        json!({"stateMachineArn": machine}),
+        "MissingRequiredParameter",
     )
     .await;
 }
@@ -516,4 +516,71 @@ async fn concurrent_mixed_clients_never_see_a_5xx() {
         let described = ok(&s, "DescribeExecution", json!({"executionArn": arn})).await;
         assert_eq!(described["status"], "SUCCEEDED");
     }
+}
+
+#[tokio::test]
+async fn describe_execution_returns_the_input_as_sent_and_the_output_as_produced() {
+    let s = server(None);
+    // A pass-through machine and one that builds its output.
+    let through = json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}});
+    let built = json!({"StartAt": "P", "States": {"P": {"Type": "Pass",
+        "Parameters": {"zeta.$": "$.z", "alpha": 1, "whole.$": "$"}, "End": true}}});
+    let sent = "{ \"z\" : [1,  2],\n  \"a\":\t{\"y\": true, \"b\": null} }";
+    for (name, definition, expected_output) in [
+        ("through", through, sent.to_owned()),
+        (
+            "built",
+            built,
+            // Built output is compact, in the order the state made it; the input inside it
+            // keeps the caller's text, as the history shows it.
+            format!("{{\"zeta\":[1,2],\"alpha\":1,\"whole\":{sent}}}"),
+        ),
+    ] {
+        let machine = ok(
+            &s,
+            "CreateStateMachine",
+            json!({"name": name, "definition": definition.to_string(), "roleArn": ROLE}),
+        )
+        .await;
+        let started = ok(
+            &s,
+            "StartExecution",
+            json!({"stateMachineArn": machine["stateMachineArn"], "input": sent}),
+        )
+        .await;
+        let described = ok(
+            &s,
+            "DescribeExecution",
+            json!({"executionArn": started["executionArn"]}),
+        )
+        .await;
+        assert_eq!(described["status"], "SUCCEEDED", "{described}");
+        assert_eq!(described["input"], sent, "{name}: {described}");
+        assert_eq!(
+            described["output"],
+            expected_output.as_str(),
+            "{name}: {described}"
+        );
+    }
+    // A compact input stays as it was sent too.
+    let machine = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:through"}),
+    )
+    .await;
+    let started = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine["stateMachineArn"], "input": "{\"b\":1,\"a\":2}"}),
+    )
+    .await;
+    let described = ok(
+        &s,
+        "DescribeExecution",
+        json!({"executionArn": started["executionArn"]}),
+    )
+    .await;
+    assert_eq!(described["input"], "{\"b\":1,\"a\":2}");
+    assert_eq!(described["output"], "{\"b\":1,\"a\":2}");
 }

@@ -276,3 +276,64 @@ fn a_sync_parent_is_matched_with_its_child_again_after_a_restart() {
     assert_eq!(done.status, ExecutionStatus::Succeeded);
     assert_eq!(done.output.expect("output")["Output"], json!({"n": 1}));
 }
+
+/// A `.sync` parent whose task has `extra` (e.g. `TimeoutSeconds`), over a child that waits an
+/// hour.
+fn timed_sync_parent(h: &Harness, extra: &str) -> (String, String) {
+    let child = h
+        .engine
+        .create_state_machine(
+            "child",
+            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}"#,
+            None,
+        )
+        .expect("child");
+    let definition = format!(
+        r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task",
+        "Resource":"arn:aws:states:::states:startExecution.sync",
+        "Parameters":{{"StateMachineArn":"{}","Name":"kid"}}{extra},
+        "End":true}}}}}}"#,
+        child.state_machine_arn
+    );
+    h.engine
+        .create_state_machine("p", &definition, None)
+        .expect("parent");
+    let parent = h
+        .engine
+        .start_execution("p", Some("a"), "{}")
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    let kid = h.engine.execution_arn("child", "kid");
+    assert_eq!(
+        h.engine.describe_execution(&kid).expect("kid").status,
+        ExecutionStatus::Running
+    );
+    (parent, kid)
+}
+
+#[test]
+fn a_sync_tasks_timeout_stops_the_child() {
+    let h = Harness::new();
+    let (parent, kid) = timed_sync_parent(&h, r#","TimeoutSeconds":5"#);
+    h.clock.advance_ms(5_000);
+    h.engine.run_due_timers();
+    let done = h.engine.wait_until_closed(&parent).expect("parent closes");
+    assert_eq!(done.error.as_deref(), Some("States.Timeout"));
+    let kid = h.engine.wait_until_closed(&kid).expect("kid closes");
+    assert_eq!(kid.status, ExecutionStatus::Aborted);
+    assert!(h.engine.background_errors().is_empty());
+}
+
+#[test]
+fn a_sync_tasks_heartbeat_timeout_stops_the_child() {
+    let h = Harness::new();
+    let (parent, kid) = timed_sync_parent(&h, r#","HeartbeatSeconds":5"#);
+    h.clock.advance_ms(5_000);
+    h.engine.run_due_timers();
+    let done = h.engine.wait_until_closed(&parent).expect("parent closes");
+    assert_eq!(done.error.as_deref(), Some("States.HeartbeatTimeout"));
+    let kid = h.engine.wait_until_closed(&kid).expect("kid closes");
+    assert_eq!(kid.status, ExecutionStatus::Aborted);
+    assert!(h.engine.background_errors().is_empty());
+}

@@ -9,18 +9,21 @@
 //! / `TaskListPath` extensions. A task sits in exactly one list and is handed to one poller;
 //! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
 //! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
+//! A task scheduled while a poller waits on its list is claimed for that poller in the commit
+//! that schedules it (`reserve_poller`, used by `runtime::decide_and_append`): one commit less.
 //!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
-//! stays claimed until its answer, its heartbeat or its timeout. The registry is memory only too:
-//! the embedder creates its activities after `open` (like integrations); tasks of an activity
-//! that is not registered still queue in its list.
+//! stays claimed until its answer, its heartbeat or its timeout. The registry is persisted: each
+//! `create_activity` / `delete_activity` is a durable catalog record (`store::catalog`), so the
+//! activities of a data directory (its namespace) are there again after `open`, and survive
+//! compaction while they live. Tasks of an activity that does not exist still queue in its list.
 //!
 //! Invariants: no lock of this module is held across an await or a log append; a pending task
 //! and a poller are never both waiting in one list. Must not: sleep (the long poll waits on a
 //! channel with a deadline), or hand out a task that is not claimable.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,6 +57,14 @@ pub struct ActivityTask {
     pub task_token: String,
     /// The task's effective input, as JSON text.
     pub input: String,
+    /// The execution the task belongs to.
+    pub execution_arn: String,
+    /// The Task state's `Resource` (the activity ARN).
+    pub activity_arn: String,
+    /// The id of the task's `ActivityScheduled` event.
+    pub scheduled_event_id: u32,
+    /// The id of the `ActivityStarted` event the claim wrote.
+    pub started_event_id: u32,
 }
 
 /// Whether a Task `Resource` names an activity.
@@ -73,11 +84,42 @@ type ListKey = (String, String);
 struct Pending {
     execution_arn: Arc<str>,
     task_id: EventId,
+    /// Already claimed for the receiving poller (scheduled and claimed in one commit, see
+    /// `Activities::reserve_poller`): hand this out as is.
+    claimed: Option<Box<ActivityTask>>,
 }
 
 /// One waiting long poll; registered in every list it polls, served once.
 struct Poller {
     sender: Mutex<Option<oneshot::Sender<Pending>>>,
+    /// The worker name the poll gave (recorded in `ActivityStarted`).
+    worker_name: Option<String>,
+}
+
+/// A waiting poller taken out of its lists to receive a task claimed for it in the same commit
+/// that schedules the task (see `runtime::decide_and_append`).
+pub(crate) struct Reservation {
+    sender: oneshot::Sender<Pending>,
+    /// The worker name the poll gave.
+    pub(crate) worker_name: Option<String>,
+}
+
+impl Reservation {
+    /// Hands the claimed task to the poller; false when it stopped waiting meanwhile (the task
+    /// is then a claimed task whose worker vanished: its heartbeat or timeout frees it).
+    pub(crate) fn deliver(
+        self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+        task: ActivityTask,
+    ) -> bool {
+        let pending = Pending {
+            execution_arn: execution_arn.clone(),
+            task_id,
+            claimed: Some(Box::new(task)),
+        };
+        self.sender.send(pending).is_ok()
+    }
 }
 
 #[derive(Default)]
@@ -86,10 +128,9 @@ struct TaskList {
     pollers: VecDeque<Arc<Poller>>,
 }
 
-/// The registry and the task lists.
+/// The task lists (the registry is in the store).
 #[derive(Default)]
 pub(crate) struct Activities {
-    registry: Mutex<BTreeMap<String, ActivityDescription>>,
     lists: Mutex<HashMap<ListKey, TaskList>>,
 }
 
@@ -100,6 +141,18 @@ enum Found {
 }
 
 impl Activities {
+    /// Unclaimed tasks of every known list: `(namespace, list, count)`, sorted.
+    pub(crate) fn pending_counts(&self) -> Vec<(String, String, usize)> {
+        let mut counts: Vec<_> = self
+            .lists
+            .lock()
+            .iter()
+            .map(|((namespace, list), l)| (namespace.clone(), list.clone(), l.pending.len()))
+            .collect();
+        counts.sort();
+        counts
+    }
+
     /// Gives `task` to the first live poller of its list, else queues it. Returns the task
     /// back when the list is full.
     fn offer(&self, key: ListKey, task: Pending) -> Result<(), Pending> {
@@ -120,6 +173,27 @@ impl Activities {
         }
         list.pending.push_back(task);
         Ok(())
+    }
+
+    /// Takes the first poller still waiting on list `list` of the namespace of
+    /// `execution_arn`, if any, out of every list it polls.
+    pub(crate) fn reserve_poller(&self, execution_arn: &str, list: &str) -> Option<Reservation> {
+        let key = (account_of(execution_arn).to_string(), list.to_string());
+        let mut lists = self.lists.lock();
+        let list = lists.get_mut(&key)?;
+        while let Some(poller) = list.pollers.pop_front() {
+            let Some(sender) = poller.sender.lock().take() else {
+                continue;
+            };
+            if sender.is_closed() {
+                continue;
+            }
+            return Some(Reservation {
+                sender,
+                worker_name: poller.worker_name.clone(),
+            });
+        }
+        None
     }
 
     /// Puts back a task whose hand-out did not complete, first in line.
@@ -171,8 +245,10 @@ impl Activities {
     }
 
     /// Removes `poller` from its lists and closes it.
-    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) {
-        poller.sender.lock().take();
+    /// Returns true when a hand-off had already taken the poller's sender (its task is in the
+    /// channel, or on its way from a commit in flight).
+    fn deregister(&self, namespace: &str, lists: &[String], poller: &Arc<Poller>) -> bool {
+        let handed_off = poller.sender.lock().take().is_none();
         let mut all = self.lists.lock();
         for name in lists {
             let key = (namespace.to_string(), name.clone());
@@ -180,6 +256,29 @@ impl Activities {
                 list.pollers.retain(|p| !Arc::ptr_eq(p, poller));
             }
         }
+        handed_off
+    }
+
+    /// Withdraws the scheduled, unclaimed task `task_id` of `execution_arn` from whichever list
+    /// of its namespace holds it (its task was aborted or timed out). Scans the non-empty lists
+    /// of the namespace; false when no list held it (claimed, or not an activity task).
+    pub(crate) fn withdraw(&self, execution_arn: &str, task_id: EventId) -> bool {
+        let namespace = account_of(execution_arn);
+        let mut lists = self.lists.lock();
+        for ((list_namespace, _), list) in lists.iter_mut() {
+            if list_namespace != namespace || list.pending.is_empty() {
+                continue;
+            }
+            let found = list
+                .pending
+                .iter()
+                .position(|p| p.task_id == task_id && &*p.execution_arn == execution_arn);
+            if let Some(index) = found {
+                list.pending.remove(index);
+                return true;
+            }
+        }
+        false
     }
 
     /// How many tasks wait in a list.
@@ -202,9 +301,19 @@ fn check_list_name(name: &str) -> Result<(), Error> {
 }
 
 impl Engine {
-    /// `CreateActivity`: registers an activity (idempotent for an existing name) and returns
-    /// its ARN, `arn:aws:states:<region>:<account>:activity:<name>`.
+    /// `CreateActivity`: registers an activity durably (idempotent for an existing name) and
+    /// returns its ARN, `arn:aws:states:<region>:<account>:activity:<name>`.
     pub fn create_activity(&self, name: &str) -> Result<ActivityDescription, Error> {
+        self.create_activity_with_tags(name, &[])
+    }
+
+    /// `CreateActivity` with tags: checks the tags, creates the activity (or finds it), then
+    /// sets the tags on it.
+    pub fn create_activity_with_tags(
+        &self,
+        name: &str,
+        tags: &[super::Tag],
+    ) -> Result<ActivityDescription, Error> {
         super::naming::check_name(name)?;
         if name.chars().count() > ACTIVITY_NAME_CHARS_MAX {
             return Err(Error::InvalidName {
@@ -212,31 +321,22 @@ impl Engine {
                 reason: format!("longer than {ACTIVITY_NAME_CHARS_MAX} characters"),
             });
         }
-        let mut registry = self.inner.activities.registry.lock();
-        if let Some(existing) = registry.get(name) {
-            return Ok(existing.clone());
+        let pairs = super::catalog::check_tags(tags)?;
+        super::catalog::check_tag_count(&self.activity_arn(name), &pairs)?;
+        let now_ms = self.inner.options.clock.now_ms();
+        let (entry, _created) = self.inner.store.create_activity(name, now_ms)?;
+        let description = self.activity_description(&entry);
+        if !pairs.is_empty() {
+            self.tag_resource(&description.activity_arn, tags)?;
         }
-        let description = ActivityDescription {
-            activity_arn: format!(
-                "arn:aws:states:{}:{}:activity:{name}",
-                self.inner.options.region, self.inner.options.account
-            ),
-            name: name.to_string(),
-            created_ms: self.inner.options.clock.now_ms(),
-        };
-        registry.insert(name.to_string(), description.clone());
         Ok(description)
     }
 
     /// `DescribeActivity`.
     pub fn describe_activity(&self, activity_arn: &str) -> Result<ActivityDescription, Error> {
-        self.inner
-            .activities
-            .registry
-            .lock()
-            .values()
-            .find(|a| a.activity_arn == activity_arn)
-            .cloned()
+        self.activity_name_of(activity_arn)
+            .and_then(|name| self.inner.store.activity(name))
+            .map(|entry| self.activity_description(&entry))
             .ok_or_else(|| Error::ActivityDoesNotExist {
                 activity_arn: activity_arn.to_string(),
             })
@@ -245,26 +345,53 @@ impl Engine {
     /// `ListActivities`, by name.
     pub fn list_activities(&self) -> Vec<ActivityDescription> {
         self.inner
-            .activities
-            .registry
-            .lock()
-            .values()
-            .cloned()
+            .store
+            .activities()
+            .iter()
+            .map(|entry| self.activity_description(entry))
             .collect()
     }
 
-    /// `DeleteActivity`: forgets the activity (its queued tasks stay in their lists).
+    /// `DeleteActivity`: forgets the activity and its tags, durably (its queued tasks stay in
+    /// their lists).
     pub fn delete_activity(&self, activity_arn: &str) -> Result<(), Error> {
-        let mut registry = self.inner.activities.registry.lock();
-        let name = registry
-            .values()
-            .find(|a| a.activity_arn == activity_arn)
-            .map(|a| a.name.clone())
-            .ok_or_else(|| Error::ActivityDoesNotExist {
-                activity_arn: activity_arn.to_string(),
-            })?;
-        registry.remove(&name);
-        Ok(())
+        let missing = || Error::ActivityDoesNotExist {
+            activity_arn: activity_arn.to_string(),
+        };
+        let name = self.activity_name_of(activity_arn).ok_or_else(missing)?;
+        let now_ms = self.inner.options.clock.now_ms();
+        if self.inner.store.delete_activity(name, now_ms)? {
+            Ok(())
+        } else {
+            Err(missing())
+        }
+    }
+
+    /// `arn:aws:states:<region>:<account>:activity:<name>` of this engine.
+    fn activity_arn(&self, name: &str) -> String {
+        format!(
+            "arn:aws:states:{}:{}:activity:{name}",
+            self.inner.options.region, self.inner.options.account
+        )
+    }
+
+    /// The name in an activity ARN of this engine's region and account.
+    fn activity_name_of<'a>(&self, activity_arn: &'a str) -> Option<&'a str> {
+        let prefix = format!(
+            "arn:aws:states:{}:{}:activity:",
+            self.inner.options.region, self.inner.options.account
+        );
+        activity_arn
+            .strip_prefix(prefix.as_str())
+            .filter(|name| !name.is_empty())
+    }
+
+    fn activity_description(&self, entry: &crate::store::ActivityEntry) -> ActivityDescription {
+        ActivityDescription {
+            activity_arn: self.activity_arn(&entry.name),
+            name: entry.name.clone(),
+            created_ms: entry.created_ms,
+        }
     }
 
     /// `GetActivityTask`: long-polls the activity's default task list for up to 60 s; returns
@@ -301,6 +428,7 @@ impl Engine {
             let (sender, mut receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: worker_name.map(str::to_string),
             });
             let activities = &self.inner.activities;
             let found = match activities.take_or_register(namespace, lists, &poller)? {
@@ -315,14 +443,23 @@ impl Engine {
                     } else {
                         None
                     };
-                    activities.deregister(namespace, lists, &poller);
-                    // A hand-off that raced the deadline is still in the channel.
-                    got.or_else(|| receiver.try_recv().ok())
+                    let handed_off = activities.deregister(namespace, lists, &poller);
+                    match got {
+                        Some(task) => Some(task),
+                        // A hand-off that raced the deadline is in the channel, or comes once
+                        // the commit that claims the task for this poller is durable (the
+                        // sender is dropped if that commit fails): wait for it.
+                        None if handed_off => (&mut receiver).await.ok(),
+                        None => None,
+                    }
                 }
             };
             let Some(task) = found else {
                 return Ok(None);
             };
+            if let Some(claimed) = task.claimed {
+                return Ok(Some(*claimed));
+            }
             if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
                 return Ok(Some(handed));
             }
@@ -353,6 +490,7 @@ impl Engine {
         let pending = Pending {
             execution_arn: execution_arn.clone(),
             task_id,
+            claimed: None,
         };
         if self.inner.activities.offer(key, pending).is_err() {
             self.drive_in_background(
@@ -402,6 +540,7 @@ impl Engine {
                 return Err(error);
             }
         };
+        let started_event_id = guard.execution.event_count();
         drop(guard);
         if let Some(seconds) = waiting.heartbeat_seconds {
             let now_ms = self.inner.options.clock.now_ms();
@@ -416,6 +555,10 @@ impl Engine {
         Ok(Some(ActivityTask {
             task_token: waiting.token,
             input,
+            execution_arn: task.execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task.task_id.0,
+            started_event_id,
         }))
     }
 }
@@ -434,6 +577,52 @@ mod tests {
     }
 
     #[test]
+    fn a_reserved_poller_knows_its_task_is_on_its_way_and_receives_it() {
+        let activities = Activities::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
+        let (sender, mut receiver) = oneshot::channel();
+        let poller = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: Some("w".to_string()),
+        });
+        let lists = ["l".to_string()];
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &poller),
+            Ok(Found::Registered)
+        ));
+        let reservation = activities
+            .reserve_poller(&arn, "l")
+            .expect("a waiting poller");
+        assert_eq!(reservation.worker_name.as_deref(), Some("w"));
+        assert!(activities.reserve_poller(&arn, "l").is_none(), "taken once");
+        // The poll times out while the claiming commit is in flight: it must wait for the task.
+        assert!(activities.deregister("1", &lists, &poller), "handed off");
+        assert!(receiver.try_recv().is_err(), "not delivered yet");
+        let task = ActivityTask {
+            task_token: "t".to_string(),
+            input: "{}".to_string(),
+            execution_arn: "arn:aws:states:us-east-1:1:execution:m:e".to_string(),
+            activity_arn: arn.to_string(),
+            scheduled_event_id: 3,
+            started_event_id: 4,
+        };
+        assert!(reservation.deliver(&arn, EventId(3), task.clone()));
+        let got = receiver.try_recv().expect("delivered");
+        assert_eq!(got.claimed, Some(Box::new(task)));
+        // A poller nobody took reports no hand-off.
+        let (sender, _receiver) = oneshot::channel();
+        let idle = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: None,
+        });
+        assert!(matches!(
+            activities.take_or_register("1", &lists, &idle),
+            Ok(Found::Registered)
+        ));
+        assert!(!activities.deregister("1", &lists, &idle));
+    }
+
+    #[test]
     fn one_poller_past_the_maximum_is_refused() {
         let activities = Activities::default();
         let lists = ["l".to_string()];
@@ -441,6 +630,7 @@ mod tests {
             let (sender, receiver) = oneshot::channel();
             let poller = Arc::new(Poller {
                 sender: Mutex::new(Some(sender)),
+                worker_name: None,
             });
             (poller, receiver)
         };
@@ -476,12 +666,14 @@ mod tests {
         let task = |id| Pending {
             execution_arn: Arc::from("arn:aws:states:r:1:execution:m:e"),
             task_id: EventId(id),
+            claimed: None,
         };
         assert!(activities.offer(key.clone(), task(1)).is_ok());
         assert!(activities.offer(key.clone(), task(2)).is_ok());
         let (sender, _receiver) = oneshot::channel();
         let poller = Arc::new(Poller {
             sender: Mutex::new(Some(sender)),
+            worker_name: None,
         });
         let lists = ["l".to_string()];
         match activities.take_or_register("1", &lists, &poller) {

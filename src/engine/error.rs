@@ -126,6 +126,29 @@ pub enum Error {
         /// Why not.
         reason: String,
     },
+    /// A call lacks a parameter it needs (`MissingRequiredParameter`), e.g. an
+    /// `UpdateStateMachine` with neither a definition nor a role.
+    #[error("missing required parameter: {reason}")]
+    MissingRequiredParameter {
+        /// What is missing.
+        reason: String,
+    },
+    /// A tag change would leave a resource with more tags than allowed (`TooManyTags`).
+    #[error("{resource_arn} would have {count} tags; at most {limit} are allowed")]
+    TooManyTags {
+        /// The resource (its ARN).
+        resource_arn: String,
+        /// How many tags it would have.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// No state machine or activity has this ARN (`ResourceNotFound`).
+    #[error("resource not found: {resource_arn}")]
+    ResourceNotFound {
+        /// The ARN given.
+        resource_arn: String,
+    },
     /// The engine's async runtime could not be built.
     #[error("cannot start the engine runtime: {reason}")]
     Runtime {
@@ -154,6 +177,9 @@ impl Error {
             Error::TaskListLimitExceeded { .. } => "ActivityWorkerLimitExceeded",
             Error::InvalidArgument { .. } => "ValidationException",
             Error::ExecutionNotRedrivable { .. } => "ExecutionNotRedrivable",
+            Error::MissingRequiredParameter { .. } => "MissingRequiredParameter",
+            Error::TooManyTags { .. } => "TooManyTags",
+            Error::ResourceNotFound { .. } => "ResourceNotFound",
             Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
         }
     }

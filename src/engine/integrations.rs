@@ -19,8 +19,10 @@
 //! Registered by `Engine::register_builtin_integrations` (called by `open`); an embedder may
 //! replace any of them with `register_integration`. Errors of the engine API become task failures
 //! named `Sfn.<Name>Exception` (e.g. `Sfn.TaskTimedOutException`), with the message as cause.
-//! Not implemented: a general `.sync` integration trait for embedder-provided jobs (start, status
-//! poll, push, cancel); `.sync` works for the built-in `states:startExecution` only.
+//! The general `.sync` trait for embedder jobs is `jobs::JobIntegration`; the built-in start
+//! does not use it (its push is the child's close in this process, and open re-matches every
+//! child, so a status poll would only add wake-ups). A stop, an abort around the task, its
+//! TimeoutSeconds or its HeartbeatSeconds all stop the child (`job_cancelled`).
 //!
 //! Invariants: a built-in handler holds only a weak reference to the engine (no cycle); engine
 //! calls that append to the log run on the blocking pool, never on an async worker; a `.sync`

@@ -11,14 +11,17 @@
 //! Invariants:
 //! - An event is durable before the engine acts on it or acknowledges the call that caused it.
 //! - Triggers of one execution are serialized by its slot lock; no engine-wide lock is held
-//!   across a log append (machine creation and deletion excepted), so executions share group
-//!   commits.
+//!   exclusively across a log append (machine creation, update and deletion and catalog changes
+//!   excepted), so executions share group commits. Starts hold `machine_changes` shared, so an
+//!   `UpdateStateMachine` waits for the starts in flight (see `catalog`).
 //! - Recovery is the same fold: `open` replays the log, re-arms every timer and re-dispatches
 //!   every task whose outcome is not in the log. Handlers are therefore called **at least once**:
 //!   the context they receive carries `AttemptId` (`<execution ARN>/<task id>`), identical for
 //!   a re-dispatch of the same attempt, so a handler can deduplicate its side effects.
-//! - A task that no longer matters (its execution stopped or timed out, its branch aborted) has
-//!   its handler's future dropped (`CancelTask`); an answer that still arrives is ignored.
+//! - A task that no longer matters (its execution stopped or timed out, its branch aborted, its
+//!   own timeout or heartbeat ran out) has its handler's future dropped (`CancelTask`), its
+//!   heartbeat clock stopped, its unclaimed activity task withdrawn and its `.sync` job asked to
+//!   cancel; an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
 //!   register integrations right after `open` so recovered tasks resume.
 //!
@@ -26,8 +29,11 @@
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
 
 mod activities;
+mod catalog;
 mod error;
 mod integrations;
+mod jobs;
+mod metrics;
 mod naming;
 mod redrive;
 mod retention;
@@ -58,7 +64,10 @@ use crate::store::{self, ExecutionSummary, Log, Machine, Store};
 
 pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
+pub use catalog::Tag;
 pub use error::Error;
+pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
+pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
@@ -180,6 +189,9 @@ pub struct MachineDescription {
     pub role_arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// When this definition and role were set by `UpdateStateMachine`, ms since the epoch
+    /// (`None`: as created).
+    pub updated_ms: Option<u64>,
 }
 
 /// What `StartExecution` answers.
@@ -208,8 +220,14 @@ pub struct ExecutionDescription {
     pub stop_ms: Option<u64>,
     /// Its input.
     pub input: Value,
+    /// Its input exactly as the caller sent it to `start_execution` (spacing and key order
+    /// kept).
+    pub input_text: String,
     /// Its output, once succeeded.
     pub output: Option<Value>,
+    /// Its output as JSON text, as AWS shows it: compact, except that the input keeps the
+    /// caller's text wherever it passes through unchanged (as in the history).
+    pub output_text: Option<String>,
     /// The error it failed, timed out or was stopped with.
     pub error: Option<String>,
     /// The cause it failed, timed out or was stopped with.
@@ -358,8 +376,11 @@ struct Inner {
     parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
-    /// Compiled definitions by the LSN of their machine's creation record.
+    /// Compiled definitions by the LSN of their machine revision's record.
     definitions: Mutex<HashMap<Lsn, Arc<StateMachine>>>,
+    /// Held shared by each start from its machine lookup until its first batch is durable,
+    /// exclusively by `update_state_machine` (see `catalog`).
+    machine_changes: RwLock<()>,
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
     /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
     heartbeats: tokens::Heartbeats,
@@ -367,6 +388,8 @@ struct Inner {
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
     jobs: integrations::Jobs,
+    /// Job integrations and their running `.sync` jobs (see `jobs`).
+    job_table: jobs::JobTable,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -382,6 +405,8 @@ struct Inner {
     shutdown: AtomicBool,
     /// Redrive client tokens seen (see `redrive`).
     redrive_tokens: redrive::RedriveTokens,
+    /// Executions, transitions and commits counted (see `metrics`).
+    counters: metrics::Counters,
 }
 
 impl Engine {
@@ -487,10 +512,12 @@ impl Engine {
                 parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
+                machine_changes: RwLock::new(()),
                 timers: Mutex::new(BinaryHeap::new()),
                 heartbeats: tokens::Heartbeats::default(),
                 activities: activities::Activities::default(),
                 jobs: integrations::Jobs::default(),
+                job_table: jobs::JobTable::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -502,6 +529,7 @@ impl Engine {
                 handle,
                 shutdown: AtomicBool::new(false),
                 redrive_tokens: Default::default(),
+                counters: metrics::Counters::default(),
             }),
         })
     }
@@ -542,6 +570,7 @@ impl Engine {
                         .collect(),
                 }
             })?;
+        self.check_job_patterns(&compiled)?;
         let role_arn = match role_arn {
             Some(role) => role.to_string(),
             None => self.default_role_arn(),
@@ -613,6 +642,9 @@ impl Engine {
         name: Option<&str>,
         input: &str,
     ) -> Result<StartedExecution, Error> {
+        // The revision looked up here is the one the log will assign to this start (recursive:
+        // a start may run inside another start's effects).
+        let _revision = self.inner.machine_changes.read_recursive();
         let machine = self.live_machine(state_machine)?;
         let input_text = input;
         let input = parse_input(input_text)?;
@@ -638,6 +670,22 @@ impl Engine {
                 found: first.details.type_name(),
             }));
         };
+        let raw_input = started.input_text.as_deref().map(|t| (&started.input, t));
+        let input_text = match raw_input {
+            Some((_, text)) => text.to_string(),
+            None => serde_json::to_string(&started.input).map_err(|e| Error::Runtime {
+                reason: format!("cannot render an execution input: {e}"),
+            })?,
+        };
+        let output_text = match &last.details {
+            EventDetails::ExecutionSucceeded(_) => {
+                let rendered = crate::history::aws_json::render_event_with(&last, true, raw_input);
+                rendered["executionSucceededEventDetails"]["output"]
+                    .as_str()
+                    .map(str::to_string)
+            }
+            _ => None,
+        };
         let (output, error, cause) = match &last.details {
             EventDetails::ExecutionSucceeded(out) => (Some(out.output.clone()), None, None),
             EventDetails::ExecutionFailed(ec)
@@ -653,7 +701,9 @@ impl Engine {
             start_ms: summary.start_ms,
             stop_ms: summary.stop_ms,
             input: started.input.clone(),
+            input_text,
             output,
+            output_text,
             error,
             cause,
             event_count: summary.event_count,
@@ -670,7 +720,7 @@ impl Engine {
             LIST_PAGE_EXECUTIONS_MAX,
         )?;
         let machine_lsn = match &request.state_machine {
-            Some(machine) => Some(self.live_machine(machine)?.lsn),
+            Some(machine) => Some(self.live_machine(machine)?.origin_lsn),
             None => None,
         };
         let before = match &request.next_token {
@@ -833,7 +883,8 @@ impl Engine {
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
         let heartbeat = self.inner.heartbeats.next_due_ms();
-        timer.into_iter().chain(heartbeat).min()
+        let poll = self.inner.job_table.next_due_ms();
+        timer.into_iter().chain(heartbeat).chain(poll).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this
@@ -894,6 +945,7 @@ impl Engine {
             definition: machine.definition.to_string(),
             role_arn: machine.role_arn.clone(),
             created_ms: machine.created_ms,
+            updated_ms: machine.updated_ms,
         }
     }
 

@@ -11,8 +11,9 @@
 //! append.
 //!
 //! Not built: redrive of waiting tasks (task tokens, activities) and `.sync` children (issue #5),
-//! Distributed Map runs (so `REDRIVABLE_BY_MAP_RUN` is never reported). Client tokens are kept
-//! in memory only: after a restart a repeated token is judged like a new call.
+//! Distributed Map runs (so `REDRIVABLE_BY_MAP_RUN` is never reported). Client tokens are
+//! persisted (a catalog record written after the redrive is durable), so a repeated token
+//! answers the same after a restart; a crash between the two commits loses only the token.
 
 use std::sync::Arc;
 
@@ -86,6 +87,12 @@ impl Engine {
             if let Some(outcome) = tokens.get(&(key.clone(), token.to_string())) {
                 return Ok(outcome.clone());
             }
+            if let Some(answer) = self.inner.store.redrive_token(execution_arn, token) {
+                return Ok(RedriveOutcome {
+                    redrive_ms: answer.redrive_ms,
+                    redrive_count: answer.redrive_count,
+                });
+            }
         }
         let not = |reason: String| Error::ExecutionNotRedrivable {
             execution_arn: execution_arn.to_string(),
@@ -126,6 +133,13 @@ impl Engine {
                 .redrive_tokens
                 .lock()
                 .insert((key, token.to_string()), outcome.clone());
+            let answer = crate::store::RedriveToken {
+                redrive_ms: outcome.redrive_ms,
+                redrive_count: outcome.redrive_count,
+            };
+            self.inner
+                .store
+                .record_redrive_token(execution_arn, token, answer)?;
         }
         Ok(outcome)
     }

@@ -66,7 +66,7 @@ pub(crate) struct TimerSignal {
 }
 
 impl TimerSignal {
-    fn notify(&self) {
+    pub(crate) fn notify(&self) {
         *self.changed.lock() = true;
         self.condvar.notify_all();
     }
@@ -191,7 +191,7 @@ pub(crate) fn decide_and_append(
     let now_ms = inner.options.clock.now_ms();
     let mut entropy = &inner.entropy;
     let options = &inner.interpreter_options;
-    let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
+    let mut decision = if slot.execution.status() == ExecutionStatus::NotStarted {
         // Nothing to lose on failure: decide on a fresh state without copying it.
         decide_owned(
             &slot.definition,
@@ -214,7 +214,19 @@ pub(crate) fn decide_and_append(
     if decision.events.is_empty() {
         return Ok(decision.effects);
     }
+    let handovers = claim_for_waiting_pollers(
+        engine,
+        execution_arn,
+        &slot.definition,
+        &mut decision,
+        now_ms,
+    )?;
+    let commit_started = std::time::Instant::now();
     inner.store.append_events(execution_arn, &decision.events)?;
+    let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    inner
+        .counters
+        .record_commit(&decision.events, commit_micros);
     #[cfg(debug_assertions)]
     {
         // Paired check: the decided state is the fold of the events just made durable.
@@ -225,7 +237,88 @@ pub(crate) fn decide_and_append(
         debug_assert!(folded == decision.next_state, "decide and apply disagree");
     }
     slot.execution = decision.next_state;
+    if !handovers.is_empty() {
+        let key: Arc<str> = Arc::from(execution_arn);
+        for (task_id, heartbeat_seconds, reservation, task) in handovers {
+            if let Some(seconds) = heartbeat_seconds {
+                inner.heartbeats.arm(&key, task_id, seconds, now_ms);
+            }
+            reservation.deliver(&key, task_id, task);
+        }
+    }
     Ok(decision.effects)
+}
+
+/// A task claimed in the commit that schedules it, for the poller that waits for it.
+type Handover = (
+    EventId,
+    Option<u64>,
+    super::activities::Reservation,
+    super::ActivityTask,
+);
+
+/// For every activity task `decision` schedules into a list where a poller waits, takes that
+/// poller and adds the claim (`ActivityStarted` with its worker name) to the decision, so
+/// scheduling and claiming share one commit. The tasks are handed over once it is durable.
+fn claim_for_waiting_pollers(
+    engine: &Engine,
+    execution_arn: &str,
+    definition: &StateMachine,
+    decision: &mut crate::interpreter::Decision,
+    now_ms: u64,
+) -> Result<Vec<Handover>, Error> {
+    let mut handovers = Vec::new();
+    let scheduled: Vec<EventId> = decision
+        .effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::InvokeTask(task) if super::activities::is_activity_resource(&task.resource) => {
+                Some(task.task_id)
+            }
+            _ => None,
+        })
+        .collect();
+    for task_id in scheduled {
+        let Some(waiting) = decision.next_state.waiting_task(task_id) else {
+            continue;
+        };
+        let list = waiting
+            .task_list
+            .as_deref()
+            .unwrap_or(&waiting.resource_arn);
+        let Some(reservation) = engine.inner.activities.reserve_poller(execution_arn, list) else {
+            continue;
+        };
+        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::Runtime {
+            reason: format!("cannot render an activity input: {e}"),
+        })?;
+        let trigger = Trigger::ActivityStarted {
+            task_id,
+            worker_name: reservation.worker_name.clone(),
+        };
+        let mut entropy = &engine.inner.entropy;
+        let claim = decide(
+            definition,
+            &decision.next_state,
+            trigger,
+            now_ms,
+            &engine.inner.interpreter_options,
+            &mut entropy,
+        )?;
+        decision.events.extend(claim.events);
+        decision.effects.extend(claim.effects);
+        decision.next_state = claim.next_state;
+        let task = super::ActivityTask {
+            task_token: waiting.token,
+            input,
+            execution_arn: execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task_id.0,
+            started_event_id: decision.next_state.event_count(),
+        };
+        handovers.push((task_id, waiting.heartbeat_seconds, reservation, task));
+    }
+    Ok(handovers)
 }
 
 impl Engine {
@@ -274,14 +367,18 @@ impl Engine {
                     self.inner.timer_signal.notify();
                 }
                 // The handler's future is dropped; had it answered already, that answer is a
-                // stale trigger. A `.sync` child is stopped in the background.
+                // stale trigger. Its heartbeat clock stops, an unclaimed activity task leaves
+                // its list, and a `.sync` job is asked to cancel in the background.
                 Effect::CancelTask { task_id } => {
                     if let Some(running) =
                         self.inner.running.lock().remove(&(key.clone(), task_id.0))
                     {
                         running.abort();
                     }
+                    self.inner.heartbeats.disarm(execution_arn, task_id);
+                    self.inner.activities.withdraw(execution_arn, task_id);
                     self.job_cancelled(execution_arn, task_id);
+                    self.cancel_job(execution_arn, task_id);
                 }
                 Effect::Closed { .. } => {
                     {
@@ -328,6 +425,15 @@ impl Engine {
             .get(&invocation.resource)
             .cloned();
         let Some(handler) = handler else {
+            if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
+                let trigger = Trigger::TaskFailed {
+                    task_id: invocation.task_id,
+                    error: "States.Runtime".to_string(),
+                    cause,
+                };
+                self.drive_in_background(execution_arn, trigger);
+                return;
+            }
             self.inner
                 .parked
                 .lock()
@@ -421,7 +527,9 @@ pub(crate) fn run_due_timers(engine: &Engine) -> usize {
             }
         }
     }
-    let fired = due.len() + super::tokens::run_due_heartbeats(engine, now_ms);
+    let fired = due.len()
+        + super::tokens::run_due_heartbeats(engine, now_ms)
+        + super::jobs::run_due_polls(engine, now_ms);
     for entry in due {
         engine.drive_in_background(
             &entry.execution_arn,

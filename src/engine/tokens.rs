@@ -11,7 +11,8 @@
 //! Heartbeats write no history event: a deadline per task lives in memory only, in a min-heap
 //! checked by the engine's timer loop (`run_due_timers`), so a waiting task costs a map entry
 //! and nothing runs until its deadline. After a restart the clocks start afresh (a heartbeat is
-//! not durable, so the new engine gives the worker a full interval).
+//! not durable, so the new engine gives the worker a full interval: a live worker is never timed
+//! out by a crash, a vanished one is freed one interval after the open; `docs/waiting.md`).
 //!
 //! Namespaces: the engine serves one account (`EngineOptions::account`); the `_in` calls take
 //! the caller's namespace (account) and refuse, as if unknown, a token of another.
@@ -71,7 +72,7 @@ impl Heartbeats {
     }
 
     /// Moves the clock of an armed task to `now + its interval`; false when it is not armed.
-    fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
+    pub(crate) fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
         let mut inner = self.inner.lock();
         let key: TaskKey = (Arc::from(execution_arn), task_id.0);
         match inner.deadlines.get_mut(&key) {
@@ -84,7 +85,7 @@ impl Heartbeats {
     }
 
     /// Forgets a task's clock (it closed).
-    fn disarm(&self, execution_arn: &str, task_id: EventId) {
+    pub(crate) fn disarm(&self, execution_arn: &str, task_id: EventId) {
         let key: TaskKey = (Arc::from(execution_arn), task_id.0);
         self.inner.lock().deadlines.remove(&key);
     }

@@ -599,9 +599,37 @@ mod json_text {
     use serde::{Deserialize, Deserializer, Serializer};
     use serde_json::Value;
 
+    use std::cell::RefCell;
+
+    /// A scratch buffer kept this big at most between uses: the common payload is small, and
+    /// a thread that once wrote a 256 KiB payload must not hold that much for ever.
+    const SCRATCH_KEPT_BYTES_MAX: usize = 16 * 1024;
+
+    thread_local! {
+        /// Reused text buffer: encoding a payload then costs no allocation.
+        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+
     pub fn serialize<S: Serializer>(value: &Value, serializer: S) -> Result<S::Ok, S::Error> {
-        let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
-        serializer.serialize_str(&text)
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut buffer) => {
+                buffer.clear();
+                serde_json::to_writer(&mut *buffer, value).map_err(serde::ser::Error::custom)?;
+                let result = match std::str::from_utf8(&buffer) {
+                    Ok(text) => serializer.serialize_str(text),
+                    Err(e) => Err(serde::ser::Error::custom(e)),
+                };
+                if buffer.capacity() > SCRATCH_KEPT_BYTES_MAX {
+                    *buffer = Vec::new();
+                }
+                result
+            }
+            // Re-entered (cannot happen with postcard): fall back to a fresh string.
+            Err(_) => {
+                let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+                serializer.serialize_str(&text)
+            }
+        })
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {

@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 
 use super::effects::{difference, pending_effects};
 use super::io::*;
-use super::state::{apply, apply_timer, ExecutionState, IterationOutcome, Phase, Thread, Timer};
+use super::state::{
+    apply, apply_timer, ExecutionState, IterationOutcome, Phase, StateRun, Thread, Timer,
+};
 use super::{Decision, Effect, Error, Options, StartRequest, Trigger};
 use crate::asl::{
     CountField, FailField, IntegrationPattern, MapState, ParallelState, PercentageField,
@@ -27,7 +29,15 @@ use crate::history::{
     TaskScheduled, TimerArm, TimerPurpose,
 };
 use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
-use crate::paths::{Entropy, StatesError};
+use crate::paths::{Entropy, ResultPathField, StatesError};
+
+/// Room reserved for the events of a decision that starts an execution (it often runs a chain
+/// of states at once: a 10-state chain makes 22 events). Growing the vector instead moved every
+/// event again, a measurable share of `decide`.
+const START_EVENTS_RESERVED: usize = 32;
+
+/// Room reserved for the events of any other decision.
+const EVENTS_RESERVED: usize = 8;
 
 /// Decides what `trigger` does to the execution: the events to append and the effects to perform
 /// once they are durable. Pure: the same inputs give the same decision. `state` is untouched.
@@ -89,10 +99,14 @@ pub fn decide_owned(
             .collect(),
     };
     let first_id = state.event_count() + 1;
+    let events_reserved = match trigger {
+        Trigger::Start(_) => START_EVENTS_RESERVED,
+        _ => EVENTS_RESERVED,
+    };
     let mut decider = Decider {
         def: definition,
         state,
-        events: Vec::new(),
+        events: Vec::with_capacity(events_reserved),
         now_ms,
         options,
         entropy,
@@ -189,6 +203,15 @@ fn inconsistent(reason: impl Into<String>) -> Interrupt {
         event_type: "(decide)",
         reason: reason.into(),
     })
+}
+
+/// The state running at `scope` in `state` (a free function, so the borrow is of the state
+/// alone and the decider's other fields stay usable).
+fn running_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Step<&'s StateRun> {
+    state
+        .thread(scope)
+        .and_then(Thread::run)
+        .ok_or_else(|| inconsistent(format!("no running state at scope {scope:?}")))
 }
 
 fn child(scope: &[u32], index: usize) -> Vec<u32> {
@@ -353,9 +376,9 @@ impl<'d> Decider<'d, '_> {
     fn states_at(&self, scope: &[u32]) -> Step<&'d StateMap> {
         let mut states = &self.def.states;
         for depth in 0..scope.len() {
-            let name = self.run_name(&scope[..depth])?;
-            let state = states.get(&name).ok_or_else(|| Error::UnknownState {
-                state: name.clone(),
+            let name = self.running(&scope[..depth])?.name.as_str();
+            let state = states.get(name).ok_or_else(|| Error::UnknownState {
+                state: name.to_string(),
             })?;
             states = match &state.kind {
                 StateKind::Parallel(p) => match p.branches.get(scope[depth] as usize) {
@@ -369,20 +392,35 @@ impl<'d> Decider<'d, '_> {
         Ok(states)
     }
 
-    fn run_name(&self, scope: &[u32]) -> Step<String> {
-        match self.state.thread(scope).and_then(Thread::run) {
-            Some(run) => Ok(run.name.clone()),
-            None => Err(inconsistent(format!("no running state at scope {scope:?}"))),
-        }
+    /// The state running at `scope` (borrowed: copy out what must outlive a change).
+    fn running(&self, scope: &[u32]) -> Step<&StateRun> {
+        running_in(&self.state, scope)
     }
 
     /// The definition of the state running at `scope`.
     fn state_def(&self, scope: &[u32]) -> Step<&'d State> {
-        let name = self.run_name(scope)?;
         let states = self.states_at(scope)?;
-        states
-            .get(&name)
-            .ok_or(Interrupt::Fail(Error::UnknownState { state: name }))
+        let name = self.running(scope)?.name.as_str();
+        states.get(name).ok_or_else(|| {
+            Interrupt::Fail(Error::UnknownState {
+                state: name.to_string(),
+            })
+        })
+    }
+
+    /// The Context object for the state running at `scope` when `state` may read it
+    /// (`uses_context`), else `null`: most states never read `$$`, and building it costs a
+    /// dozen allocations.
+    fn context_if_used(&self, state: &State, run: &StateRun) -> Step<Value> {
+        if !uses_context(state) {
+            return Ok(Value::Null);
+        }
+        let info = self
+            .state
+            .info
+            .as_ref()
+            .ok_or_else(|| inconsistent("not started"))?;
+        Ok(context_object(info, run))
     }
 
     fn run_info(&self, scope: &[u32]) -> Step<RunInfo> {
@@ -483,7 +521,9 @@ impl<'d> Decider<'d, '_> {
                 };
                 self.task_failure(&scope, true, error, None)?;
                 self.advance_root()?;
-                Ok(Some(task_id))
+                // Not an answer from the task's integration: the task is cancelled (its
+                // handler dropped, its `.sync` job asked to stop), as on `TimeoutSeconds`.
+                Ok(None)
             }
             Trigger::TimerFired { timer_id } => {
                 if self.state.execution_timer.map(|t| t.id) == Some(timer_id.0) {
@@ -874,7 +914,7 @@ impl<'d> Decider<'d, '_> {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
         match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
-            Ok(output) => self.exit(scope, state, &run, output, &wait.next),
+            Ok(output) => self.exit(scope, state, output, &wait.next),
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
     }
@@ -918,12 +958,18 @@ impl<'d> Decider<'d, '_> {
             (Shallow::Entered, StateKind::Pass(_)) => self.run_pass(scope, state),
             (Shallow::Entered, StateKind::Choice(_)) => self.run_choice(scope, state),
             (Shallow::Entered, StateKind::Succeed) => {
-                let run = self.run_info(scope)?;
-                let output = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
-                    .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &run.context));
+                let run = self.running(scope)?;
+                let context = self.context_if_used(state, run)?;
+                let entered_event_id = run.entered_event_id;
+                let output = apply_io_path(state.input_path.as_ref(), &run.input, &context)
+                    .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &context));
                 match output {
-                    Ok(output) => self.exit(scope, state, &run, output, &Transition::End),
-                    Err(error) => Ok(Some(self.fail_in(&run, error))),
+                    Ok(output) => self.exit(scope, state, output, &Transition::End),
+                    Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                        &state.name,
+                        entered_event_id,
+                        error,
+                    )))),
                 }
             }
             (Shallow::Entered, StateKind::Fail(fail)) => self.run_fail(scope, fail).map(Some),
@@ -992,16 +1038,30 @@ impl<'d> Decider<'d, '_> {
         &mut self,
         scope: &[u32],
         state: &State,
-        run: &RunInfo,
         output: Value,
         next: &Transition,
+    ) -> Step<Option<Outcome>> {
+        let next = match next {
+            Transition::End => None,
+            Transition::Next(name) => Some(name.as_str()),
+        };
+        self.exit_to(scope, state, output, next)
+    }
+
+    /// [`Self::exit`] with the next state's name (`None`: the thread ends).
+    fn exit_to(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        output: Value,
+        next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
             return Ok(Some(Outcome::Failed(failure(
                 "States.DataLimitExceeded",
                 format!(
                     "The state/task '{}' returned a result with a size exceeding the maximum number of bytes service limit.",
-                    run.name
+                    state.name
                 ),
             ))));
         }
@@ -1009,8 +1069,8 @@ impl<'d> Decider<'d, '_> {
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
         match next {
-            Transition::End => Ok(Some(Outcome::Done(output))),
-            Transition::Next(name) => self.enter(scope, name, output),
+            None => Ok(Some(Outcome::Done(output))),
+            Some(name) => self.enter(scope, name, output),
         }
     }
 
@@ -1020,24 +1080,33 @@ impl<'d> Decider<'d, '_> {
         let StateKind::Pass(pass) = &state.kind else {
             return Err(inconsistent("not a Pass"));
         };
-        let run = self.run_info(scope)?;
+        // Borrows the running state instead of copying it: the input is copied at most once,
+        // into the output.
+        let run = running_in(&self.state, scope)?;
+        let context = self.context_if_used(state, run)?;
+        let entered_event_id = run.entered_event_id;
+        let entropy = &mut *self.entropy;
         let output = (|| {
-            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-            let result = match &pass.result {
-                Some(result) => result.clone(),
-                None => apply_template(
-                    pass.parameters.as_ref(),
-                    effective,
-                    &run.context,
-                    &mut *self.entropy,
-                )?,
+            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
+            let result = match (&pass.result, &pass.parameters) {
+                (Some(result), _) => result.clone(),
+                (None, Some(template)) => template.evaluate(&effective, &context, entropy)?,
+                // ResultPath null discards the result: no need to copy it.
+                (None, None) if matches!(pass.result_path, Some(ResultPathField::Discard)) => {
+                    Value::Null
+                }
+                (None, None) => effective.into_owned(),
             };
             let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
-            apply_output_path(state.output_path.as_ref(), combined, &run.context)
+            apply_output_path(state.output_path.as_ref(), combined, &context)
         })();
         match output {
-            Ok(output) => self.exit(scope, state, &run, output, &pass.next),
-            Err(error) => Ok(Some(self.fail_in(&run, error))),
+            Ok(output) => self.exit(scope, state, output, &pass.next),
+            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                &state.name,
+                entered_event_id,
+                error,
+            )))),
         }
     }
 
@@ -1045,16 +1114,23 @@ impl<'d> Decider<'d, '_> {
         let StateKind::Choice(choice) = &state.kind else {
             return Err(inconsistent("not a Choice"));
         };
-        let run = self.run_info(scope)?;
+        let run = self.running(scope)?;
+        let context = self.context_if_used(state, run)?;
+        let entered_event_id = run.entered_event_id;
         let decided = (|| {
-            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-            let next = choice.pick(&effective, &run.context)?.to_string();
-            let output = apply_output_path(state.output_path.as_ref(), effective, &run.context)?;
+            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
+            let next = choice.pick(&effective, &context)?;
+            let output =
+                apply_output_path(state.output_path.as_ref(), effective.into_owned(), &context)?;
             Ok((next, output))
         })();
         match decided {
-            Ok((next, output)) => self.exit(scope, state, &run, output, &Transition::Next(next)),
-            Err(error) => Ok(Some(self.fail_in(&run, error))),
+            Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
+            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                &state.name,
+                entered_event_id,
+                error,
+            )))),
         }
     }
 
@@ -1269,7 +1345,7 @@ impl<'d> Decider<'d, '_> {
             result,
         );
         match output {
-            Ok(output) => self.exit(scope, state, &run, output, &task.next),
+            Ok(output) => self.exit(scope, state, output, &task.next),
             Err(error) => {
                 let error = with_prefix(&run.name, run.entered_event_id, error);
                 self.handle_failure(scope, state, error, false, None)
@@ -1329,7 +1405,6 @@ impl<'d> Decider<'d, '_> {
             Ok(output) => self.exit(
                 scope,
                 state,
-                &run,
                 output,
                 &Transition::Next(catcher.next.clone()),
             ),
@@ -1394,6 +1469,7 @@ impl<'d> Decider<'d, '_> {
                     self.abort(&child(scope, index))?;
                 }
             }
+            self.abort_failed_task(&child(scope, failed))?;
             let Outcome::Failed(error) = outcomes.swap_remove(failed) else {
                 return Err(inconsistent("failed outcome vanished"));
             };
@@ -1425,7 +1501,7 @@ impl<'d> Decider<'d, '_> {
             Value::Array(results),
         );
         match output {
-            Ok(output) => self.exit(scope, state, &run, output, &parallel.next),
+            Ok(output) => self.exit(scope, state, output, &parallel.next),
             Err(e) => {
                 let error = with_prefix(&run.name, run.entered_event_id, e);
                 self.handle_failure(scope, state, error, false, None)
@@ -1630,7 +1706,7 @@ impl<'d> Decider<'d, '_> {
             Value::Array(results),
         );
         match output {
-            Ok(output) => self.exit(scope, state, &run, output, &map.next),
+            Ok(output) => self.exit(scope, state, output, &map.next),
             Err(e) => {
                 let error = with_prefix(&run.name, run.entered_event_id, e);
                 self.handle_failure(scope, state, error, false, None)
@@ -1696,6 +1772,23 @@ impl<'d> Decider<'d, '_> {
             };
             self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
         }
+        let failed: Vec<usize> = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => iterations
+                .iter()
+                .enumerate()
+                .filter(|(_, it)| it.outcome == IterationOutcome::Failed)
+                .map(|(i, _)| i)
+                .collect(),
+            _ => Vec::new(),
+        };
+        for index in failed {
+            self.abort_failed_task(&child(scope, index))?;
+        }
         self.handle_failure(
             scope,
             state,
@@ -1703,6 +1796,19 @@ impl<'d> Decider<'d, '_> {
             true,
             Some(EventDetails::MapStateFailed),
         )
+    }
+
+    /// AWS closes the Task state whose uncaught failure failed a Parallel branch or a Map
+    /// iteration with `TaskStateAborted`, after the siblings' aborts and before the
+    /// `ParallelStateFailed`/`MapStateFailed` (recorded: a Parallel over a failed
+    /// `.waitForTaskToken` task, a Map whose Task timed out). Other state types close no event.
+    fn abort_failed_task(&mut self, scope: &[u32]) -> Step<()> {
+        let is_task = matches!(self.state.thread(scope), Some(Thread::Running(_)))
+            && matches!(self.state_def(scope)?.kind, StateKind::Task(_));
+        if is_task {
+            self.emit(scope, EventDetails::TaskStateAborted, None)?;
+        }
+        Ok(())
     }
 
     /// Aborts whatever the thread at `scope` waits on, innermost first.

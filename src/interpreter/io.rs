@@ -5,6 +5,8 @@
 //! Built on `paths::pipeline` (which words path misses as AWS does) and `Template::evaluate`.
 //! Must not: read a clock or draw randomness (templates get the caller's `Entropy`).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 use time::OffsetDateTime;
 
@@ -106,6 +108,19 @@ pub(crate) fn apply_io_path(
     }
 }
 
+/// InputPath borrowing from `value` where it can (absent means `$`: `value` itself, not
+/// copied; a definite path borrows what it finds).
+pub(crate) fn apply_io_path_cow<'a>(
+    field: Option<&InputOutputPath>,
+    value: &'a Value,
+    context: &'a Value,
+) -> Result<Cow<'a, Value>, StatesError> {
+    match field {
+        None => Ok(Cow::Borrowed(value)),
+        Some(field) => pipeline::process_input_cow(value, field, context),
+    }
+}
+
 /// OutputPath on an owned value: absent means `$` (the value itself, not copied).
 pub(crate) fn apply_output_path(
     field: Option<&InputOutputPath>,
@@ -146,13 +161,22 @@ pub(crate) fn apply_template(
 }
 
 /// The state output a Catcher passes on: `{"Error": ..., "Cause": ...}`.
+///
+/// A failure without an error name (`SendTaskFailure` may leave both fields out) shows both
+/// members as `null`, as AWS records it; with an error name, a missing cause is left out.
 pub(crate) fn error_output(error: &ErrorCause) -> Value {
     let mut map = Map::new();
-    if let Some(e) = &error.error {
-        map.insert("Error".into(), json!(e));
-    }
-    if let Some(c) = &error.cause {
-        map.insert("Cause".into(), json!(c));
+    match &error.error {
+        Some(e) => {
+            map.insert("Error".into(), json!(e));
+            if let Some(c) = &error.cause {
+                map.insert("Cause".into(), json!(c));
+            }
+        }
+        None => {
+            map.insert("Error".into(), Value::Null);
+            map.insert("Cause".into(), json!(error.cause));
+        }
     }
     Value::Object(map)
 }
@@ -176,11 +200,10 @@ pub(crate) fn quoted_value(value: &Value) -> String {
     }
 }
 
-/// The compact JSON text of a value, and its size in bytes.
+/// The size in bytes of a value's compact JSON text, counted without building the text (this
+/// runs at every state exit).
 pub(crate) fn json_size_bytes(value: &Value) -> usize {
-    serde_json::to_string(value)
-        .map(|s| s.len())
-        .unwrap_or(usize::MAX)
+    pipeline::json_size_bytes(value)
 }
 
 /// True when running `state` may read the Context object (`$$`): a path that starts with `$$`
@@ -189,7 +212,7 @@ pub(crate) fn json_size_bytes(value: &Value) -> usize {
 pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
     use crate::asl::{FailField, SecondsField, StateKind, WaitFor};
     let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
-    let template = |t: &Option<Template>| t.as_ref().is_some_and(|t| mentions_context(t.source()));
+    let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
     let seconds =
         |f: &Option<SecondsField>| matches!(f, Some(SecondsField::Path(p)) if p.is_context());
     if io(&state.input_path) || io(&state.output_path) {
@@ -232,18 +255,6 @@ fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
     }
 }
 
-/// True when a template's source mentions `$$` anywhere (a path or an intrinsic argument).
-fn mentions_context(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains("$$"),
-        Value::Array(items) => items.iter().any(mentions_context),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k.contains("$$") || mentions_context(v)),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,5 +263,22 @@ mod tests {
     fn iso_time_has_millis_and_z() {
         assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_time(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn error_output_shows_nulls_only_without_an_error_name() {
+        let both = |error: Option<&str>, cause: Option<&str>| {
+            error_output(&ErrorCause {
+                error: error.map(str::to_string),
+                cause: cause.map(str::to_string),
+            })
+        };
+        assert_eq!(
+            both(Some("E"), Some("c")),
+            json!({"Error": "E", "Cause": "c"})
+        );
+        assert_eq!(both(Some("E"), None), json!({"Error": "E"}));
+        assert_eq!(both(None, None), json!({"Error": null, "Cause": null}));
+        assert_eq!(both(None, Some("c")), json!({"Error": null, "Cause": "c"}));
     }
 }

@@ -368,9 +368,12 @@ pub(crate) enum IterationOutcome {
 
 /// True for the events that do not move the `previousEventId` cursor.
 fn advances_cursor(details: &EventDetails) -> bool {
+    // AWS links nothing to a `TaskStateAborted` (recorded after Parallel and Map failures: the
+    // next event points to the event before it).
     !matches!(
         details,
         EventDetails::ExecutionStarted(_)
+            | EventDetails::TaskStateAborted
             | EventDetails::MapIterationFailed(_)
             | EventDetails::MapIterationAborted(_)
             | EventDetails::MapStateSucceeded
@@ -418,6 +421,40 @@ pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Err
         state.cursor_event_id = event.id.0;
     }
     Ok(())
+}
+
+/// How deep [`identical`] compares before it gives up (answers "not identical", so the caller
+/// copies): recursion stays shallow and allocation-free.
+const IDENTICAL_DEPTH_MAX: usize = 64;
+
+/// True when `a` and `b` are the same JSON text: equal values *and* object keys in the same
+/// order (`Value`'s `==` ignores key order, which history output shows). Moving one in place of
+/// a copy of the other is then invisible. Conservative: `false` beyond
+/// [`IDENTICAL_DEPTH_MAX`] levels of nesting.
+pub(crate) fn identical(a: &Value, b: &Value) -> bool {
+    fn walk(a: &Value, b: &Value, depth: usize) -> bool {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                depth < IDENTICAL_DEPTH_MAX
+                    && x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((kx, vx), (ky, vy))| kx == ky && walk(vx, vy, depth + 1))
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                depth < IDENTICAL_DEPTH_MAX
+                    && x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|(vx, vy)| walk(vx, vy, depth + 1))
+            }
+            (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => {
+                false
+            }
+            (x, y) => x == y,
+        }
+    }
+    walk(a, b, 0)
 }
 
 fn running<'a>(thread: &'a mut Thread, what: &str) -> Result<&'a mut StateRun, String> {
@@ -495,11 +532,17 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
                 return Err(format!("state entered on a {} thread", thread_name(thread)));
             }
+            // The thread's last output is usually this very input (a state's exit feeds the
+            // next entry): take it over instead of copying the event's.
+            let input = match std::mem::replace(thread, Thread::Pending) {
+                Thread::Done { output } if identical(&output, &d.input) => output,
+                _ => d.input.clone(),
+            };
             *thread = Thread::Running(Box::new(StateRun {
                 name: d.name.clone(),
                 entered_event_id: event.id.0,
                 entered_ms: event.timestamp_ms,
-                input: d.input.clone(),
+                input,
                 retried_errors: Vec::new(),
                 phase: Phase::Entered,
             }));
@@ -516,9 +559,14 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             if run.name != d.name {
                 return Err(format!("exit of '{}' while '{}' runs", d.name, run.name));
             }
-            *thread = Thread::Done {
-                output: d.output.clone(),
+            // A state that passes its input on (Pass, Choice, Succeed without paths): take the
+            // input over instead of copying the event's output.
+            let output = if identical(&run.input, &d.output) {
+                std::mem::take(&mut run.input)
+            } else {
+                d.output.clone()
             };
+            *thread = Thread::Done { output };
         }
         E::TaskStateAborted
         | E::WaitStateAborted
@@ -758,4 +806,38 @@ pub(crate) fn apply_timer(
         TimerPurpose::ExecutionTimeout => unreachable!("handled above"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn identical_needs_equal_values_in_the_same_key_order() {
+        let a = json!({"a": 1, "b": [1, {"c": "x"}]});
+        assert!(identical(&a, &a.clone()));
+        // Equal to serde_json, but another text: not identical.
+        let reordered = json!({"b": [1, {"c": "x"}], "a": 1});
+        assert_eq!(a, reordered);
+        assert!(!identical(&a, &reordered));
+        assert!(!identical(&json!(1), &json!(1.0)));
+        assert!(!identical(&json!([1, 2]), &json!([1, 2, 3])));
+        assert!(!identical(&json!({"a": null}), &json!({"a": {}})));
+        assert!(identical(&json!("s"), &json!("s")));
+    }
+
+    #[test]
+    fn identical_gives_up_beyond_its_depth() {
+        let mut deep = json!(0);
+        for _ in 0..IDENTICAL_DEPTH_MAX + 1 {
+            deep = json!([deep]);
+        }
+        assert!(!identical(&deep, &deep.clone()));
+        let mut shallow = json!(0);
+        for _ in 0..IDENTICAL_DEPTH_MAX {
+            shallow = json!([shallow]);
+        }
+        assert!(identical(&shallow, &shallow.clone()));
+    }
 }

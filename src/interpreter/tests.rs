@@ -142,3 +142,89 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
     // An event that does not follow is refused.
     assert!(apply(&mut state, &event(9, 7, EventDetails::MapStateSucceeded)).is_err());
 }
+
+/// Deterministic entropy for decisions in these tests.
+struct Zero;
+
+impl crate::paths::Entropy for Zero {
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+}
+
+#[test]
+fn values_taken_over_keep_their_key_order_and_replay_to_the_same_state() {
+    // `Reorder` outputs what serde_json calls equal to its input, with the keys in another
+    // order: `apply` must copy it (not take the input over), and the order must show.
+    let definition = crate::asl::parse_definition(
+        &json!({
+            "StartAt": "Reorder",
+            "States": {
+                "Reorder": {"Type": "Pass", "Parameters": {"b.$": "$.b", "a.$": "$.a"}, "Next": "Keep"},
+                "Keep": {"Type": "Pass", "Next": "Pick"},
+                "Pick": {"Type": "Choice", "Choices": [
+                    {"Variable": "$.a", "NumericEquals": 1, "Next": "Discard"}
+                ]},
+                "Discard": {"Type": "Pass", "Result": {"x": 1}, "ResultPath": null, "End": true}
+            }
+        })
+        .to_string(),
+        &crate::asl::ValidationOptions::default(),
+    )
+    .expect("valid definition");
+    let request = StartRequest {
+        input: json!({"a": 1, "b": 2}),
+        input_text: None,
+        execution_arn: "arn:aws:states:us-east-1:0:execution:sm:e".into(),
+        state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
+        role_arn: "r".into(),
+    };
+    let decision = decide(
+        &definition,
+        &ExecutionState::new(),
+        Trigger::Start(request),
+        0,
+        &Options::default(),
+        &mut Zero,
+    )
+    .expect("decides");
+    let texts: Vec<(String, String)> = decision
+        .events
+        .iter()
+        .filter_map(|e| {
+            let (name, value) = match &e.details {
+                EventDetails::PassStateEntered(d) | EventDetails::ChoiceStateEntered(d) => {
+                    (format!("{} entered", d.name), &d.input)
+                }
+                EventDetails::PassStateExited(d) | EventDetails::ChoiceStateExited(d) => {
+                    (format!("{} exited", d.name), &d.output)
+                }
+                EventDetails::ExecutionSucceeded(d) => ("succeeded".to_string(), &d.output),
+                _ => return None,
+            };
+            Some((name, serde_json::to_string(value).expect("serializes")))
+        })
+        .collect();
+    let expected = [
+        ("Reorder entered", r#"{"a":1,"b":2}"#),
+        ("Reorder exited", r#"{"b":2,"a":1}"#),
+        ("Keep entered", r#"{"b":2,"a":1}"#),
+        ("Keep exited", r#"{"b":2,"a":1}"#),
+        ("Pick entered", r#"{"b":2,"a":1}"#),
+        ("Pick exited", r#"{"b":2,"a":1}"#),
+        ("Discard entered", r#"{"b":2,"a":1}"#),
+        ("Discard exited", r#"{"b":2,"a":1}"#),
+        ("succeeded", r#"{"b":2,"a":1}"#),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    assert_eq!(texts, expected);
+    let replayed = ExecutionState::replay(&decision.events).expect("replays");
+    assert_eq!(replayed, decision.next_state);
+    assert_eq!(
+        serde_json::to_string(replayed.output().expect("succeeded")).expect("serializes"),
+        r#"{"b":2,"a":1}"#
+    );
+}

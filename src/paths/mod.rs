@@ -406,6 +406,8 @@ pub struct TemplateDiagnostic {
 pub struct Template {
     source: Value,
     root: template::Node,
+    /// Whether the source mentions `$$` anywhere (computed once at compile time).
+    mentions_context: bool,
 }
 
 impl Template {
@@ -418,6 +420,7 @@ impl Template {
             Ok(Template {
                 source: source.clone(),
                 root,
+                mentions_context: template::mentions_context(source),
             })
         } else {
             Err(problems)
@@ -427,6 +430,13 @@ impl Template {
     /// The template as written.
     pub fn source(&self) -> &Value {
         &self.source
+    }
+
+    /// True when the template may read the Context object: `$$` appears somewhere in its
+    /// source (a path, an intrinsic argument or a key). Conservative, known at compile time, so
+    /// a caller can skip building `$$` for templates that cannot read it.
+    pub fn mentions_context(&self) -> bool {
+        self.mentions_context
     }
 
     /// Builds the payload from the effective input and the Context object.

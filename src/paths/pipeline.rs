@@ -143,32 +143,56 @@ pub fn json_size_bytes(value: &Value) -> usize {
         }
         size
     }
-    // An explicit stack: payloads may nest deeper than the call stack should.
-    let mut size = 0usize;
-    let mut stack: Vec<&Value> = vec![value];
-    while let Some(node) = stack.pop() {
-        size += match node {
-            Value::Null => 4,
-            Value::Bool(true) => 4,
-            Value::Bool(false) => 5,
-            Value::Number(n) => {
-                let mut count = Count(0);
-                // Writing into a counter cannot fail.
-                let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
-                count.0
-            }
-            Value::String(s) => string_size_bytes(s),
-            Value::Array(items) => {
-                stack.extend(items);
+    /// Below this depth the count recurses (no allocation); deeper subtrees use an explicit
+    /// stack, since payloads may nest deeper than the call stack should.
+    const RECURSION_DEPTH_MAX: usize = 32;
+    fn recurse(value: &Value, depth: usize) -> usize {
+        match value {
+            Value::Array(items) if depth < RECURSION_DEPTH_MAX => {
                 2 + items.len().saturating_sub(1)
+                    + items.iter().map(|v| recurse(v, depth + 1)).sum::<usize>()
             }
-            Value::Object(map) => {
-                stack.extend(map.values());
-                let keys: usize = map.keys().map(|k| string_size_bytes(k) + 1).sum();
-                2 + keys + map.len().saturating_sub(1)
+            Value::Object(map) if depth < RECURSION_DEPTH_MAX => {
+                2 + map.len().saturating_sub(1)
+                    + map
+                        .iter()
+                        .map(|(k, v)| string_size_bytes(k) + 1 + recurse(v, depth + 1))
+                        .sum::<usize>()
             }
-        };
+            Value::Array(_) | Value::Object(_) => with_stack(value),
+            scalar => with_stack(scalar),
+        }
     }
+    fn with_stack(value: &Value) -> usize {
+        let mut size = 0usize;
+        let mut stack: Vec<&Value> = Vec::new();
+        let mut next = Some(value);
+        while let Some(node) = next.take().or_else(|| stack.pop()) {
+            size += match node {
+                Value::Null => 4,
+                Value::Bool(true) => 4,
+                Value::Bool(false) => 5,
+                Value::Number(n) => {
+                    let mut count = Count(0);
+                    // Writing into a counter cannot fail.
+                    let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+                    count.0
+                }
+                Value::String(s) => string_size_bytes(s),
+                Value::Array(items) => {
+                    stack.extend(items);
+                    2 + items.len().saturating_sub(1)
+                }
+                Value::Object(map) => {
+                    stack.extend(map.values());
+                    let keys: usize = map.keys().map(|k| string_size_bytes(k) + 1).sum();
+                    2 + keys + map.len().saturating_sub(1)
+                }
+            };
+        }
+        size
+    }
+    let size = recurse(value, 0);
     debug_assert_eq!(
         size,
         serde_json::to_string(value)

@@ -36,6 +36,26 @@ pub(crate) enum Entry {
     Call { field: String, call: Box<Call> },
 }
 
+/// True when `value` mentions `$$` anywhere (a string, or an object key). Walks with an
+/// explicit stack: templates may nest deeper than the call stack should.
+pub(crate) fn mentions_context(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::String(s) if s.contains("$$") => return true,
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                if map.keys().any(|k| k.contains("$$")) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Escapes a key for a JSON pointer (RFC 6901).
 fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")

@@ -781,6 +781,21 @@ fn payload_size_limit_is_exact() {
 }
 
 #[test]
+fn json_size_bytes_counts_deep_nesting_past_its_recursion_depth() {
+    // Deeper than the counter recurses: the rest is counted with its explicit stack.
+    let mut deep = json!({"k\"ey": [1.5, "x\u{1}", null, true]});
+    for i in 0..200 {
+        deep = if i % 2 == 0 {
+            json!([deep, i])
+        } else {
+            json!({"n": deep, "s": "t"})
+        };
+    }
+    let text = serde_json::to_string(&deep).expect("serializes");
+    assert_eq!(json_size_bytes(&deep), text.len());
+}
+
+#[test]
 fn ten_nested_calls_are_accepted_and_eleven_rejected() {
     let nested = |n: usize| format!("{}1{}", "States.Array(".repeat(n), ")".repeat(n));
     assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX)).is_ok());

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::error::Error;
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
-    StartExecutionInput, StopExecutionInput, UpdateStateMachineInput,
+    StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
 
 /// Who is calling: the account (namespace) and region the request was signed for.
@@ -39,6 +39,8 @@ pub struct StateMachineInfo {
     pub role_arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// When its definition or role was last updated, ms since the epoch (`None`: never).
+    pub updated_ms: Option<u64>,
 }
 
 /// A state machine as ListStateMachines shows it.
@@ -142,6 +144,23 @@ pub struct ActivityTaskInfo {
     pub task_token: String,
     /// Its input, JSON text.
     pub input: String,
+}
+
+/// A task handed to an SWF worker polling a task list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskListTask {
+    /// The token to answer it with.
+    pub task_token: String,
+    /// Its input, JSON text.
+    pub input: String,
+    /// The execution it belongs to.
+    pub execution_arn: String,
+    /// The activity ARN of its Task state.
+    pub activity_arn: String,
+    /// The id of its `ActivityScheduled` event.
+    pub scheduled_event_id: u32,
+    /// The id of the `ActivityStarted` event its claim wrote.
+    pub started_event_id: u32,
 }
 
 /// One page of a listing.
@@ -269,6 +288,54 @@ pub trait Backend: Send + Sync + 'static {
         not_supported("CreateActivity")
     }
 
+    /// `CreateActivity` with `tags`; without tags it is [`Backend::create_activity`].
+    fn create_activity_with_tags(
+        &self,
+        caller: &Caller,
+        name: String,
+        tags: Vec<TagInput>,
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
+        async move {
+            if tags.is_empty() {
+                self.create_activity(caller, name).await
+            } else {
+                not_supported("TagResource").await
+            }
+        }
+    }
+
+    /// `TagResource`: adds tags to a state machine or activity.
+    fn tag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tags: Vec<TagInput>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, resource_arn, tags);
+        not_supported("TagResource")
+    }
+
+    /// `UntagResource`: removes the tags with these keys.
+    fn untag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tag_keys: Vec<String>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = (caller, resource_arn, tag_keys);
+        not_supported("UntagResource")
+    }
+
+    /// `ListTagsForResource`: the tags of a state machine or activity, by key.
+    fn list_tags_for_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+    ) -> impl Future<Output = Result<Vec<TagInput>, Error>> + Send {
+        let _ = (caller, resource_arn);
+        not_supported("ListTagsForResource")
+    }
+
     /// `DescribeActivity`.
     fn describe_activity(
         &self,
@@ -353,6 +420,28 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), Error>> + Send {
         let _ = (caller, task_token);
         not_supported("SendTaskHeartbeat")
+    }
+
+    /// `PollForActivityTask` (SWF): long-polls the caller's task list `list` (up to 60 s);
+    /// `identity` is the worker name; `None` when no task came.
+    fn poll_task_list(
+        &self,
+        caller: &Caller,
+        list: String,
+        identity: Option<String>,
+    ) -> impl Future<Output = Result<Option<TaskListTask>, Error>> + Send {
+        let _ = (caller, list, identity);
+        not_supported("PollForActivityTask")
+    }
+
+    /// `CountPendingActivityTasks` (SWF): how many tasks wait, unclaimed, in `list`.
+    fn count_pending_tasks(
+        &self,
+        caller: &Caller,
+        list: String,
+    ) -> impl Future<Output = Result<usize, Error>> + Send {
+        let _ = (caller, list);
+        not_supported("CountPendingActivityTasks")
     }
 
     /// Counters the engine exposes (transitions, WAL commits, executions by status).

@@ -113,6 +113,14 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// An SWF call refused with an SWF fault (`UnknownResourceFault`, `LimitExceededFault`).
+    #[error("{message}")]
+    SwfFault {
+        /// The SWF fault name.
+        fault: &'static str,
+        /// What is wrong, naming it.
+        message: String,
+    },
     /// The engine refused the call; `aws_name` is its AWS error name.
     #[error("{message}")]
     Engine {
@@ -122,6 +130,15 @@ pub enum Error {
         message: String,
         /// True when the fault is the server's (I/O, poisoned log), not the request's.
         server_fault: bool,
+    },
+    /// A tag change would leave a resource with too many tags (`TooManyTags`, with the
+    /// `resourceName` member AWS adds).
+    #[error("{message}")]
+    TooManyTags {
+        /// The resource (its ARN).
+        resource_name: String,
+        /// The engine's message.
+        message: String,
     },
     /// The credentials file cannot be used.
     #[error("credentials file {path}: {reason}")]
@@ -178,6 +195,8 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::Engine { aws_name, .. } => aws_name,
+            Error::SwfFault { fault, .. } => fault,
+            Error::TooManyTags { .. } => "TooManyTags",
             Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }

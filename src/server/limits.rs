@@ -69,3 +69,28 @@ pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
 
 /// The longest `clientToken` of `RedriveExecution`, in characters (AWS: 64).
 pub const CLIENT_TOKEN_CHARS_MAX: usize = 64;
+
+/// The longest SWF `domain`, in characters (SWF: 256).
+pub const SWF_DOMAIN_CHARS_MAX: usize = 256;
+
+/// The longest SWF `taskList.name`, in characters (SWF: 256; statelog's list names are bounded
+/// by the engine's `TASK_LIST_NAME_CHARS_MAX`).
+pub const SWF_TASK_LIST_NAME_CHARS_MAX: usize = 256;
+
+/// The longest SWF `identity`, in characters (SWF: 256).
+pub const SWF_IDENTITY_CHARS_MAX: usize = 256;
+
+/// The longest SWF `result`, in characters (SWF: 32,768).
+pub const SWF_RESULT_CHARS_MAX: usize = 32_768;
+
+/// The longest SWF `reason`, in characters (SWF: 256).
+pub const SWF_REASON_CHARS_MAX: usize = 256;
+
+/// The longest SWF `details`, in characters (SWF: 32,768).
+pub const SWF_DETAILS_CHARS_MAX: usize = 32_768;
+
+const _: () = assert!(SWF_TASK_LIST_NAME_CHARS_MAX <= crate::limits::TASK_LIST_NAME_CHARS_MAX);
+
+/// The most SigV4 signing keys the server keeps derived (one per access key, day, region and
+/// service in use); past it the cache starts over.
+pub const SIGNING_KEYS_CACHED_MAX: usize = 4096;

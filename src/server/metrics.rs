@@ -80,9 +80,18 @@ impl Metrics {
         );
         let mut described = std::collections::BTreeSet::new();
         for sample in engine {
-            if described.insert(sample.name.clone()) {
-                let _ = writeln!(out, "# HELP {} {}", sample.name, sample.help);
-                let _ = writeln!(out, "# TYPE {} {}", sample.name, sample.kind);
+            // A histogram's `_bucket`, `_sum` and `_count` samples share one family header.
+            let family = if sample.kind == "histogram" {
+                ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|suffix| sample.name.strip_suffix(suffix))
+                    .unwrap_or(&sample.name)
+            } else {
+                &sample.name
+            };
+            if described.insert(family.to_owned()) {
+                let _ = writeln!(out, "# HELP {family} {}", sample.help);
+                let _ = writeln!(out, "# TYPE {family} {}", sample.kind);
             }
             let labels: Vec<String> = sample
                 .labels
@@ -138,5 +147,31 @@ mod tests {
         assert!(text.contains("statelog_api_executions_started_total 1"));
         assert!(text.contains("statelog_executions_closed_total{status=\"SUCCEEDED\"} 3"));
         assert!(text.contains("# TYPE statelog_executions_closed_total counter"));
+    }
+
+    #[test]
+    fn histogram_samples_share_one_family_header() {
+        let sample = |name: &str, le: Option<&str>, value| MetricSample {
+            name: name.into(),
+            kind: "histogram",
+            help: "Commit time.".into(),
+            labels: le.map_or_else(Vec::new, |le| vec![("le".into(), le.into())]),
+            value,
+        };
+        let text = Metrics::default().render(&[
+            sample("statelog_wal_commit_seconds_bucket", Some("0.001"), 1.0),
+            sample("statelog_wal_commit_seconds_bucket", Some("+Inf"), 2.0),
+            sample("statelog_wal_commit_seconds_sum", None, 0.5),
+            sample("statelog_wal_commit_seconds_count", None, 2.0),
+        ]);
+        assert_eq!(
+            text.matches("# TYPE statelog_wal_commit_seconds histogram")
+                .count(),
+            1,
+            "{text}"
+        );
+        assert!(!text.contains("# TYPE statelog_wal_commit_seconds_bucket"));
+        assert!(text.contains("statelog_wal_commit_seconds_bucket{le=\"+Inf\"} 2"));
+        assert!(text.contains("statelog_wal_commit_seconds_count 2"));
     }
 }

@@ -7,6 +7,7 @@
 //! - [`backend`]: the [`Backend`] seam the router calls; [`engine_backend`] implements it over
 //!   the engine.
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
+//! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
 //! - [`listener`]: connection limit; [`metrics`]: `/metrics`; [`limits`]: every bound.
 //!
 //! Invariants: every request is authenticated before it is decoded; the account of the
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod protocol;
 pub mod router;
 pub mod sigv4;
+pub mod swf;
 
 #[cfg(test)]
 mod tests;
@@ -52,6 +54,8 @@ pub struct ServerState<B> {
     /// Permits for long polls (`GetActivityTask`), at most
     /// [`limits::LONG_POLLS_CONCURRENT_MAX`] waiting at once.
     pub long_polls: Arc<tokio::sync::Semaphore>,
+    /// SigV4 signing keys already derived.
+    pub signing_keys: sigv4::SigningKeyCache,
 }
 
 impl<B: Backend> ServerState<B> {
@@ -65,6 +69,7 @@ impl<B: Backend> ServerState<B> {
             long_polls: Arc::new(tokio::sync::Semaphore::new(
                 limits::LONG_POLLS_CONCURRENT_MAX,
             )),
+            signing_keys: sigv4::SigningKeyCache::default(),
         })
     }
 }

@@ -79,11 +79,9 @@ operations! {
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
         SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
         DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
+        TagResource, UntagResource, ListTagsForResource,
     ],
     later: [
-        TagResource => "tags are not stored yet",
-        UntagResource => "tags are not stored yet",
-        ListTagsForResource => "tags are not stored yet",
         StartSyncExecution => "statelog runs STANDARD state machines only",
         TestState => "single-state tests are not served",
         DescribeMapRun => "Distributed Map is not supported",
@@ -124,16 +122,24 @@ pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<
         operation: operation.name().to_owned(),
         reason,
     };
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(serde_json::Map::new())
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| serialization(format!("the body is not JSON: {e}")))?
+    // An empty body is an empty object, as AWS reads it.
+    let body: &[u8] = match body.iter().position(|b| !b.is_ascii_whitespace()) {
+        None => b"{}",
+        Some(first) if body[first] == b'{' => body,
+        // A struct would also read from an array: only an object is an input.
+        Some(_) => {
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                    Ok(_) => serialization("the body must be a JSON object".into()),
+                    Err(e) => serialization(format!("the body is not JSON: {e}")),
+                },
+            )
+        }
     };
-    if !value.is_object() {
-        return Err(serialization("the body must be a JSON object".into()));
-    }
-    serde_json::from_value(value).map_err(|e| {
+    serde_json::from_slice(body).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            return serialization(format!("the body is not JSON: {e}"));
+        }
         let text = e.to_string();
         match text.strip_prefix("missing field `") {
             Some(rest) => Error::Validation {
@@ -157,6 +163,9 @@ fn leak_member(name: &str) -> &'static str {
         "taskToken",
         "activityArn",
         "output",
+        "resourceArn",
+        "tags",
+        "tagKeys",
     ];
     MEMBERS.iter().find(|m| **m == name).copied().unwrap_or("?")
 }
@@ -218,8 +227,8 @@ pub struct CreateStateMachineInput {
     pub logging_configuration: Option<Value>,
     /// Accepted and ignored.
     pub tracing_configuration: Option<Value>,
-    /// Accepted and ignored until tags are stored.
-    pub tags: Option<Value>,
+    /// Tags to set on the new machine.
+    pub tags: Option<Vec<TagInput>>,
     /// Accepted and ignored (no versions).
     pub publish: Option<bool>,
 }
@@ -316,14 +325,68 @@ pub struct UpdateStateMachineInput {
 impl UpdateStateMachineInput {
     /// Checks the service model's constraints.
     pub fn validate(&self) -> Result<(), Error> {
-        check_arn("stateMachineArn", &self.state_machine_arn)?;
-        if self.definition.is_none() && self.role_arn.is_none() {
-            return Err(Error::Validation {
-                member: "definition",
-                constraint: "at least one of definition or roleArn must be given".into(),
-            });
-        }
-        Ok(())
+        // Neither a definition nor a role is the engine's `MissingRequiredParameter`.
+        check_arn("stateMachineArn", &self.state_machine_arn)
+    }
+}
+
+/// One tag on the wire (`Tag`: `key`, `value`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct TagInput {
+    /// The key (the engine checks 1 to 128 characters).
+    #[serde(default)]
+    pub key: String,
+    /// The value (0 to 256 characters).
+    #[serde(default)]
+    pub value: String,
+}
+
+/// `TagResource` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TagResourceInput {
+    /// The state machine or activity.
+    pub resource_arn: String,
+    /// The tags to add.
+    pub tags: Vec<TagInput>,
+}
+
+impl TagResourceInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("resourceArn", &self.resource_arn)
+    }
+}
+
+/// `UntagResource` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UntagResourceInput {
+    /// The state machine or activity.
+    pub resource_arn: String,
+    /// The keys of the tags to remove.
+    pub tag_keys: Vec<String>,
+}
+
+impl UntagResourceInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("resourceArn", &self.resource_arn)
+    }
+}
+
+/// `ListTagsForResource` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTagsForResourceInput {
+    /// The state machine or activity.
+    pub resource_arn: String,
+}
+
+impl ListTagsForResourceInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("resourceArn", &self.resource_arn)
     }
 }
 
@@ -558,9 +621,14 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later = operation_of_target(Some("AWSStepFunctions.TagResource")).expect_err("later");
+        let later = operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion"))
+            .expect_err("later");
         assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("TagResource"));
+        assert!(later.to_string().contains("PublishStateMachineVersion"));
+        assert_eq!(
+            operation_of_target(Some("AWSStepFunctions.TagResource")).ok(),
+            Some(Operation::TagResource)
+        );
         // Names are case-sensitive, as in the service model.
         assert!(operation_of_target(Some("AWSStepFunctions.startexecution")).is_err());
     }
@@ -697,8 +765,8 @@ fn check_len_max(member: &'static str, text: Option<&str>, chars_max: usize) -> 
 pub struct CreateActivityInput {
     /// The activity's name.
     pub name: String,
-    /// Accepted and ignored (tags are not stored yet).
-    pub tags: Option<Value>,
+    /// Tags to set on the new activity.
+    pub tags: Option<Vec<TagInput>>,
     /// Accepted and ignored (no encryption configuration).
     pub encryption_configuration: Option<Value>,
 }

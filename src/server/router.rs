@@ -32,7 +32,9 @@ use super::protocol::{
     SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
     TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
 };
+use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
 use super::sigv4::{self, Check, RequestParts};
+use super::swf;
 use super::ServerState;
 use crate::asl::{parse_definition, Severity, ValidationOptions};
 
@@ -56,7 +58,7 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
     let started = Instant::now();
     let request_id = new_request_id();
     let (operation, result) = handle(&state, request).await;
-    let operation_name = operation.map_or("unknown", Operation::name);
+    let operation_name = operation.unwrap_or("unknown");
     let response = match result {
         Ok(value) => {
             tracing::debug!(operation = operation_name, %request_id, "ok");
@@ -69,7 +71,10 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
-            let body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            if let Error::TooManyTags { resource_name, .. } = &error {
+                body["resourceName"] = json!(resource_name);
+            }
             json_response(status, &body, &request_id, Some(error.aws_name()))
         }
     };
@@ -123,6 +128,11 @@ fn intern_outcome(name: &str) -> &'static str {
         "ActivityWorkerLimitExceeded",
         "ActivityLimitExceeded",
         "ActivityAlreadyExists",
+        "UnknownResourceFault",
+        "LimitExceededFault",
+        "MissingRequiredParameter",
+        "TooManyTags",
+        "ResourceNotFound",
     ];
     NAMES
         .iter()
@@ -152,9 +162,20 @@ fn json_response(
 }
 
 fn new_request_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    // A request id only correlates logs: a random per-process base (drawn once; zeros if the OS
+    // generator fails) plus a counter, so no request pays a system call for it.
+    static BASE: OnceLock<[u8; 8]> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let base = BASE.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::fill(&mut bytes);
+        bytes
+    });
     let mut bytes = [0u8; 16];
-    // A request id only correlates logs; if the OS generator fails, zeros still answer.
-    let _ = getrandom::fill(&mut bytes);
+    bytes[..8].copy_from_slice(base);
+    bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
     let hex = sigv4::hex(&bytes);
     format!(
         "{}-{}-{}-{}-{}",
@@ -186,7 +207,7 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
 async fn handle<B: Backend>(
     state: &ServerState<B>,
     request: Request,
-) -> (Option<Operation>, Result<Value, Error>) {
+) -> (Option<&'static str>, Result<Value, Error>) {
     let (parts, body) = request.into_parts();
     if parts.method != Method::POST || parts.uri.path() != "/" {
         return (
@@ -213,14 +234,32 @@ async fn handle<B: Backend>(
         headers: &parts.headers,
         body: &body,
     };
-    let caller = match authenticate(state, &request_parts) {
-        Ok(caller) => caller,
-        Err(error) => return (None, Err(error)),
-    };
     let target = parts
         .headers
         .get("x-amz-target")
         .and_then(|v| v.to_str().ok());
+    // SWF workers sign for the `swf` service; everything else is Step Functions (`states`).
+    let swf_name = target.and_then(|t| t.strip_prefix(swf::TARGET_PREFIX));
+    let signing_service = if swf_name.is_some() {
+        swf::SIGNING_SERVICE
+    } else {
+        SIGNING_SERVICE
+    };
+    let caller = match authenticate(state, &request_parts, signing_service) {
+        Ok(caller) => caller,
+        Err(error) => return (None, Err(error)),
+    };
+    if let Some(name) = swf_name {
+        let operation = match swf::SwfOperation::from_name(name) {
+            Ok(operation) => operation,
+            Err(error) => return (None, Err(error)),
+        };
+        if let Err(error) = check_content_type(&parts.headers) {
+            return (Some(operation.name()), Err(error));
+        }
+        let result = swf::dispatch(state, &caller, operation, &body).await;
+        return (Some(operation.name()), result);
+    }
     let operation = match operation_of_target(target) {
         Ok(operation) => operation,
         Err(error) => {
@@ -228,36 +267,42 @@ async fn handle<B: Backend>(
             let known = target
                 .and_then(|t| t.strip_prefix(super::protocol::TARGET_PREFIX))
                 .and_then(Operation::from_name);
-            return (known, Err(error));
+            return (known.map(Operation::name), Err(error));
         }
     };
-    let content_type = parts
-        .headers
+    if let Err(error) = check_content_type(&parts.headers) {
+        return (Some(operation.name()), Err(error));
+    }
+    let result = dispatch(state, &caller, operation, &body).await;
+    (Some(operation.name()), result)
+}
+
+/// The request must be AWS JSON 1.0.
+fn check_content_type(headers: &axum::http::HeaderMap) -> Result<(), Error> {
+    let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let media_type = content_type.split(';').next().unwrap_or("").trim();
-    if !media_type.eq_ignore_ascii_case(CONTENT_TYPE) {
-        return (
-            Some(operation),
-            Err(Error::UnsupportedContentType {
-                found: content_type.to_owned(),
-            }),
-        );
+    if media_type.eq_ignore_ascii_case(CONTENT_TYPE) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedContentType {
+            found: content_type.to_owned(),
+        })
     }
-    let result = dispatch(state, &caller, operation, &body).await;
-    (Some(operation), result)
 }
 
 fn authenticate<B: Backend>(
     state: &ServerState<B>,
     parts: &RequestParts<'_>,
+    signing_service: &str,
 ) -> Result<Caller, Error> {
     let auth = sigv4::authorization_of(parts)?;
-    if auth.service != SIGNING_SERVICE {
+    if auth.service != signing_service {
         return Err(Error::IncompleteSignature {
             reason: format!(
-                "Credential should be scoped to correct service: '{SIGNING_SERVICE}', not '{}'",
+                "Credential should be scoped to correct service: '{signing_service}', not '{}'",
                 auth.service
             ),
         });
@@ -274,13 +319,14 @@ fn authenticate<B: Backend>(
                     .ok_or_else(|| Error::UnrecognizedClient {
                         access_key_id: auth.access_key_id.clone(),
                     })?;
-            sigv4::verify(
+            sigv4::verify_with(
                 parts,
                 &auth,
                 Check::Secret {
                     secret_access_key: &credential.secret_access_key,
                     now_ms: state.clock.now_ms(),
                 },
+                Some(&state.signing_keys),
             )?;
             credential.account_id.clone()
         }
@@ -453,7 +499,7 @@ async fn dispatch<B: Backend>(
                 "name": info.name,
                 "definition": info.definition,
                 "roleArn": info.role_arn,
-                "updateDate": Timestamp(info.created_ms),
+                "updateDate": Timestamp(info.updated_ms.unwrap_or(info.created_ms)),
                 "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
                 "tracingConfiguration": {"enabled": false},
             }))
@@ -511,7 +557,9 @@ async fn dispatch<B: Backend>(
         Operation::CreateActivity => {
             let input: CreateActivityInput = decode(operation, body)?;
             input.validate()?;
-            let created = backend.create_activity(caller, input.name).await?;
+            let created = backend
+                .create_activity_with_tags(caller, input.name, input.tags.unwrap_or_default())
+                .await?;
             Ok(json!({
                 "activityArn": created.arn,
                 "creationDate": Timestamp(created.created_ms),
@@ -596,6 +644,30 @@ async fn dispatch<B: Backend>(
                 .send_task_heartbeat(caller, input.task_token)
                 .await?;
             Ok(json!({}))
+        }
+        Operation::TagResource => {
+            let input: TagResourceInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .tag_resource(caller, input.resource_arn, input.tags)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::UntagResource => {
+            let input: UntagResourceInput = decode(operation, body)?;
+            input.validate()?;
+            backend
+                .untag_resource(caller, input.resource_arn, input.tag_keys)
+                .await?;
+            Ok(json!({}))
+        }
+        Operation::ListTagsForResource => {
+            let input: ListTagsForResourceInput = decode(operation, body)?;
+            input.validate()?;
+            let tags = backend
+                .list_tags_for_resource(caller, input.resource_arn)
+                .await?;
+            Ok(json!({ "tags": tags }))
         }
         other => Err(Error::NotSupported {
             operation: other.name().to_owned(),

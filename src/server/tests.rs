@@ -56,6 +56,7 @@ impl Backend for FakeBackend {
                 definition: input.definition,
                 role_arn: input.role_arn,
                 created_ms: 1_500,
+                updated_ms: None,
             },
         );
         Ok(StateMachineCreated {
@@ -234,6 +235,49 @@ impl Backend for FakeBackend {
         }
     }
 
+    /// SWF: the list `busy` has a task; any other list answers empty.
+    async fn poll_task_list(
+        &self,
+        caller: &Caller,
+        list: String,
+        identity: Option<String>,
+    ) -> Result<Option<TaskListTask>, Error> {
+        if list != "busy" {
+            return Ok(None);
+        }
+        Ok(Some(TaskListTask {
+            task_token: format!("tok-for-{}", identity.unwrap_or_default()),
+            input: r#"{"n": 1}"#.into(),
+            execution_arn: format!(
+                "arn:aws:states:us-east-1:{}:execution:m:e1",
+                caller.account_id
+            ),
+            activity_arn: format!(
+                "arn:aws:states:us-east-1:{}:activity:resize",
+                caller.account_id
+            ),
+            scheduled_event_id: 3,
+            started_event_id: 5,
+        }))
+    }
+
+    async fn count_pending_tasks(&self, _: &Caller, list: String) -> Result<usize, Error> {
+        Ok(if list == "busy" { 2 } else { 0 })
+    }
+
+    /// Only the token `tok` is known.
+    async fn send_task_heartbeat(&self, _: &Caller, task_token: String) -> Result<(), Error> {
+        if task_token == "tok" {
+            Ok(())
+        } else {
+            Err(Error::Engine {
+                aws_name: "InvalidToken",
+                message: "Invalid Token: no such task".into(),
+                server_fault: false,
+            })
+        }
+    }
+
     fn metrics(&self) -> Vec<MetricSample> {
         vec![MetricSample {
             name: "statelog_fake_total".into(),
@@ -281,6 +325,18 @@ fn harness(with_credentials: bool) -> Harness {
 
 /// A request signed like an AWS SDK signs it.
 fn signed(target: &str, body: &[u8], key: &str, secret: &str, now_ms: u64) -> Request<Body> {
+    signed_for("states", target, body, key, secret, now_ms)
+}
+
+/// A request signed for the SigV4 scope service `service` (`states`, `swf`).
+fn signed_for(
+    service: &str,
+    target: &str,
+    body: &[u8],
+    key: &str,
+    secret: &str,
+    now_ms: u64,
+) -> Request<Body> {
     let mut headers = HeaderMap::new();
     headers.insert("host", HeaderValue::from_static("127.0.0.1:8080"));
     headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
@@ -298,7 +354,7 @@ fn signed(target: &str, body: &[u8], key: &str, secret: &str, now_ms: u64) -> Re
             access_key_id: key,
             secret_access_key: secret,
             region: "us-east-1",
-            service: "states",
+            service,
             now_ms,
         },
     )
@@ -1214,4 +1270,210 @@ async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls
         400,
         "ValidationException",
     );
+}
+
+/// An SWF call signed for the `swf` service as account 111111111111.
+async fn swf_call(h: &Harness, operation: &str, body: Value) -> (StatusCode, Value) {
+    let request = signed_for(
+        "swf",
+        &format!("SimpleWorkflowService.{operation}"),
+        body.to_string().as_bytes(),
+        KEY_A,
+        SECRET_A,
+        h.clock.now_ms_for_tests(),
+    );
+    send(h, request).await
+}
+
+#[tokio::test]
+async fn swf_poll_answers_an_activity_task_or_an_empty_token() {
+    let h = harness(true);
+    let task = swf_call(
+        &h,
+        "PollForActivityTask",
+        json!({"domain": "111111111111", "taskList": {"name": "busy"}, "identity": "w1"}),
+    )
+    .await;
+    assert_eq!(task.0, StatusCode::OK, "{:?}", task.1);
+    assert_eq!(
+        task.1,
+        json!({
+            "taskToken": "tok-for-w1",
+            "activityId": "3",
+            "startedEventId": 5,
+            "workflowExecution": {
+                "workflowId": "e1",
+                "runId": "arn:aws:states:us-east-1:111111111111:execution:m:e1",
+            },
+            "activityType": {"name": "resize", "version": "1"},
+            "input": "{\"n\": 1}",
+        })
+    );
+    let empty = swf_call(
+        &h,
+        "PollForActivityTask",
+        json!({"domain": "111111111111", "taskList": {"name": "idle"}}),
+    )
+    .await;
+    assert_eq!(empty.0, StatusCode::OK, "{:?}", empty.1);
+    assert_eq!(empty.1["taskToken"], "");
+    let count = swf_call(
+        &h,
+        "CountPendingActivityTasks",
+        json!({"domain": "111111111111", "taskList": {"name": "busy"}}),
+    )
+    .await;
+    assert_eq!(count.1, json!({"count": 2, "truncated": false}));
+    assert_eq!(h.state.metrics.requests("PollForActivityTask", "ok"), 2);
+}
+
+#[tokio::test]
+async fn swf_errors_are_swf_shaped_and_name_what_is_wrong() {
+    let h = harness(true);
+    // The domain is the caller's account; another account's id is unknown.
+    let foreign = swf_call(
+        &h,
+        "PollForActivityTask",
+        json!({"domain": "222222222222", "taskList": {"name": "busy"}}),
+    )
+    .await;
+    assert_error(&foreign, 400, "UnknownResourceFault");
+    assert!(foreign.1["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("222222222222")));
+    assert_error(
+        &swf_call(&h, "PollForActivityTask", json!({"domain": "111111111111"})).await,
+        400,
+        "ValidationException",
+    );
+    assert_error(
+        &swf_call(
+            &h,
+            "PollForActivityTask",
+            json!({"domain": "111111111111", "taskList": {"name": ""}}),
+        )
+        .await,
+        400,
+        "ValidationException",
+    );
+    // A bad token is SWF's UnknownResourceFault, not Step Functions' InvalidToken.
+    assert_error(
+        &swf_call(
+            &h,
+            "RecordActivityTaskHeartbeat",
+            json!({"taskToken": "forged"}),
+        )
+        .await,
+        400,
+        "UnknownResourceFault",
+    );
+    let beat = swf_call(
+        &h,
+        "RecordActivityTaskHeartbeat",
+        json!({"taskToken": "tok"}),
+    )
+    .await;
+    assert_eq!(beat.1, json!({"cancelRequested": false}));
+    // Any other SWF operation is named as unsupported.
+    let other = swf_call(&h, "StartWorkflowExecution", json!({})).await;
+    assert_error(&other, 400, "UnsupportedOperation");
+    assert!(other.1["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("SimpleWorkflowService.StartWorkflowExecution")));
+    // SWF requests are signed for `swf`, Step Functions requests for `states`.
+    let wrong_scope = send(
+        &h,
+        signed(
+            "SimpleWorkflowService.CountPendingActivityTasks",
+            json!({"domain": "111111111111", "taskList": {"name": "busy"}})
+                .to_string()
+                .as_bytes(),
+            KEY_A,
+            SECRET_A,
+            h.clock.now_ms_for_tests(),
+        ),
+    )
+    .await;
+    assert_error(&wrong_scope, 400, "IncompleteSignatureException");
+    let wrong_scope = send(
+        &h,
+        signed_for(
+            "swf",
+            "AWSStepFunctions.ListStateMachines",
+            b"{}",
+            KEY_A,
+            SECRET_A,
+            h.clock.now_ms_for_tests(),
+        ),
+    )
+    .await;
+    assert_error(&wrong_scope, 400, "IncompleteSignatureException");
+    // A wrong secret is still a signature mismatch.
+    let forged = send(
+        &h,
+        signed_for(
+            "swf",
+            "SimpleWorkflowService.CountPendingActivityTasks",
+            b"{}",
+            KEY_A,
+            "not-the-secret",
+            h.clock.now_ms_for_tests(),
+        ),
+    )
+    .await;
+    assert_error(&forged, 403, "InvalidSignatureException");
+}
+
+#[tokio::test]
+async fn swf_polls_share_the_long_poll_bound() {
+    let h = harness(true);
+    let held = h
+        .state
+        .long_polls
+        .clone()
+        .try_acquire_many_owned(
+            u32::try_from(super::limits::LONG_POLLS_CONCURRENT_MAX).expect("fits"),
+        )
+        .expect("all permits free");
+    let poll = json!({"domain": "111111111111", "taskList": {"name": "busy"}});
+    assert_error(
+        &swf_call(&h, "PollForActivityTask", poll.clone()).await,
+        400,
+        "ThrottlingException",
+    );
+    drop(held);
+    let task = swf_call(&h, "PollForActivityTask", poll).await;
+    assert_eq!(task.0, StatusCode::OK, "{:?}", task.1);
+    assert_eq!(
+        h.state.long_polls.available_permits(),
+        super::limits::LONG_POLLS_CONCURRENT_MAX
+    );
+}
+
+#[test]
+fn cached_signing_keys_equal_derived_ones_and_stay_bounded() {
+    use super::limits::SIGNING_KEYS_CACHED_MAX;
+    let cache = sigv4::SigningKeyCache::default();
+    assert!(cache.is_empty());
+    let derived = sigv4::signing_key("secret", "20261129", "us-east-1", "states");
+    assert_eq!(
+        cache.get("secret", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(
+        cache.get("secret", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(cache.len(), 1);
+    // Another service or secret is another key.
+    assert_ne!(cache.get("secret", "20261129", "us-east-1", "swf"), derived);
+    assert_ne!(
+        cache.get("other", "20261129", "us-east-1", "states"),
+        derived
+    );
+    assert_eq!(cache.len(), 3);
+    for n in 0..SIGNING_KEYS_CACHED_MAX {
+        cache.get(&n.to_string(), "20261129", "us-east-1", "states");
+    }
+    assert!(cache.len() <= SIGNING_KEYS_CACHED_MAX);
 }

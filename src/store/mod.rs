@@ -3,6 +3,8 @@
 //! time, event count, LSNs of its records), and reads a history back from the log on demand.
 //! `open` rebuilds the index by scanning the log, decoding only the small header in front of each
 //! event batch; the engine then reads back and folds the histories of the open executions.
+//! The same scan rebuilds the state machines (with every revision `UpdateStateMachine` made)
+//! and the catalog (`catalog`: activities, tags, redrive client tokens).
 //!
 //! Invariants:
 //! - An execution's events are dense from 1; every append is checked against the index before it
@@ -15,6 +17,7 @@
 //! Must not: depend on the interpreter, read a clock (times come in as arguments), or interpret
 //! a definition (it stores the text).
 
+mod catalog;
 mod log;
 mod record;
 mod retention;
@@ -28,8 +31,12 @@ use statelog_wal::Lsn;
 use crate::history::encoding::{self, EventBatch};
 use crate::history::{check_sequence, EventDetails, HistoryEvent};
 
+pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, VisitOrigin};
-pub use record::{BatchHeader, MachineRecord, StartedHeader, KIND_EVENTS, KIND_MACHINE};
+pub use record::{
+    BatchHeader, CatalogRecord, MachineRecord, StartedHeader, KIND_CATALOG, KIND_EVENTS,
+    KIND_MACHINE,
+};
 pub use retention::StoreCompaction;
 
 /// Errors of the store.
@@ -98,6 +105,22 @@ pub enum Error {
     MachineExists {
         /// The name.
         name: String,
+    },
+    /// A tag change names a resource (state machine or activity) that does not exist.
+    #[error("no resource {resource_arn}")]
+    UnknownResource {
+        /// The ARN given.
+        resource_arn: String,
+    },
+    /// A tag change would leave a resource with more tags than allowed.
+    #[error("{resource_arn} would have {count} tags; the limit is {limit}")]
+    TooManyTags {
+        /// The resource.
+        resource_arn: String,
+        /// How many tags it would have.
+        count: usize,
+        /// The limit.
+        limit: usize,
     },
     /// A record read back for an execution belongs to another one.
     #[error("record at lsn {lsn} belongs to {found}, not {execution_arn}")]
@@ -180,19 +203,25 @@ impl ExecutionStatus {
     }
 }
 
-/// A state machine as stored.
+/// One revision of a state machine as stored: its creation, or an update of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Machine {
     /// Its name.
     pub name: String,
-    /// Its definition text.
+    /// Its definition text (this revision's).
     pub definition: Arc<str>,
-    /// The role its executions run as.
+    /// The role its executions run as (this revision's).
     pub role_arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
-    /// The LSN of its creation record: identifies this machine among same-named ones over time.
+    /// The LSN of the record that made this revision (creation or update): an execution names
+    /// the revision it runs by it ([`ExecutionSummary::machine_lsn`]).
     pub lsn: Lsn,
+    /// The LSN of the machine's creation record: identifies this machine among same-named ones
+    /// over time, across its updates (`Store::executions` lists by it).
+    pub origin_lsn: Lsn,
+    /// When this revision was made by an update, ms since the epoch (`None`: the creation).
+    pub updated_ms: Option<u64>,
     /// Whether it has been deleted.
     pub deleted: bool,
 }
@@ -202,7 +231,7 @@ pub struct Machine {
 pub struct ExecutionSummary {
     /// The execution's ARN.
     pub execution_arn: Arc<str>,
-    /// The LSN of its machine's creation record (see [`Machine::lsn`]).
+    /// The LSN of the revision of its machine it runs (see [`Machine::lsn`]).
     pub machine_lsn: Lsn,
     /// How it stands.
     pub status: ExecutionStatus,
@@ -241,10 +270,12 @@ struct Index {
     started: Vec<Arc<str>>,
     /// Per machine (creation LSN): start indexes of its executions, in start order.
     by_machine: HashMap<Lsn, Vec<u64>>,
-    /// Every machine ever created, by creation LSN.
+    /// Every machine revision ever made, by the LSN of its record.
     machines: HashMap<Lsn, Arc<Machine>>,
-    /// Live machines by name.
+    /// Live machines by name: the LSN of their current revision.
     live_machines: HashMap<String, Lsn>,
+    /// Activities, tags and redrive client tokens.
+    catalog: catalog::Catalog,
 }
 
 impl Index {
@@ -279,16 +310,51 @@ impl Index {
                         role_arn,
                         created_ms,
                         lsn,
+                        origin_lsn: lsn,
+                        updated_ms: None,
                         deleted: false,
                     }),
                 );
             }
             MachineRecord::Deleted { name, .. } => {
                 if let Some(lsn) = self.live_machines.remove(&name) {
-                    if let Some(machine) = self.machines.get_mut(&lsn) {
-                        Arc::make_mut(machine).deleted = true;
+                    let origin = self.machines.get(&lsn).map(|m| m.origin_lsn);
+                    for machine in self.machines.values_mut() {
+                        if Some(machine.origin_lsn) == origin {
+                            Arc::make_mut(machine).deleted = true;
+                        }
                     }
+                    self.catalog.forget_machine_tags(&name);
                 }
+            }
+            MachineRecord::Updated {
+                name,
+                definition,
+                role_arn,
+                updated_ms,
+            } => {
+                // An update of a machine that is not live cannot be written (the writer checks
+                // under `machine_writes`); a log holding one changes nothing.
+                let Some(current) = self
+                    .live_machines
+                    .get(&name)
+                    .and_then(|live| self.machines.get(live))
+                else {
+                    return;
+                };
+                let revision = Machine {
+                    name: name.clone(),
+                    definition: definition.into(),
+                    role_arn,
+                    created_ms: current.created_ms,
+                    lsn,
+                    origin_lsn: current.origin_lsn,
+                    updated_ms: Some(updated_ms),
+                    deleted: false,
+                };
+                debug_assert!(revision.origin_lsn < lsn, "a revision follows its creation");
+                self.live_machines.insert(name, lsn);
+                self.machines.insert(lsn, Arc::new(revision));
             }
         }
     }
@@ -336,12 +402,16 @@ impl Index {
             None => {
                 let machine_lsn =
                     machine.expect("check_header names the machine of a new execution");
+                let origin_lsn = self
+                    .machines
+                    .get(&machine_lsn)
+                    .map_or(machine_lsn, |m| m.origin_lsn);
                 let start_ms = header.started.as_ref().map_or(0, |s| s.start_ms);
                 let key: Arc<str> = Arc::from(arn);
                 let start_index = self.started.len() as u64;
                 self.started.push(key.clone());
                 self.by_machine
-                    .entry(machine_lsn)
+                    .entry(origin_lsn)
                     .or_default()
                     .push(start_index);
                 self.executions.entry(key).or_insert(Entry {
@@ -387,7 +457,8 @@ pub fn machine_name(state_machine_arn: &str) -> &str {
 pub struct Store {
     log: Arc<dyn Log>,
     index: RwLock<Index>,
-    /// Serializes machine creation and deletion (rare; the only lock held across an append).
+    /// Serializes changes of machines and of the catalog (rare; the only lock held across an
+    /// append).
     machine_writes: Mutex<()>,
     /// Held (shared) by every read of records by LSN, and exclusively by a compaction, which
     /// moves records: appends never take it.
@@ -422,6 +493,15 @@ impl Store {
                         })?;
                     found.push((origin, lsn, retention::Found::Batch(header)));
                 }
+                KIND_CATALOG => {
+                    let record =
+                        record::decode_catalog(payload).map_err(|reason| Error::Decode {
+                            lsn: lsn.0,
+                            kind,
+                            reason,
+                        })?;
+                    found.push((origin, lsn, retention::Found::Catalog(record)));
+                }
                 _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
             }
             Ok(())
@@ -436,6 +516,7 @@ impl Store {
                     let machine = index.check_header(&header)?;
                     index.apply_header(&header, lsn, machine);
                 }
+                retention::Found::Catalog(record) => index.apply_catalog(origin, record),
             }
         }
         Ok(Store {
@@ -495,14 +576,48 @@ impl Store {
         Ok(())
     }
 
-    /// The live state machine named `name`.
+    /// Gives the live state machine `name` a new revision (definition and role, stored whole)
+    /// and returns it; executions started from now on run it.
+    pub fn update_machine(
+        &self,
+        name: &str,
+        definition: &str,
+        role_arn: &str,
+        now_ms: u64,
+    ) -> Result<Arc<Machine>, Error> {
+        let _serial = self.machine_writes.lock();
+        if !self.index.read().live_machines.contains_key(name) {
+            return Err(Error::UnknownMachine {
+                name: name.to_string(),
+            });
+        }
+        let record = MachineRecord::Updated {
+            name: name.to_string(),
+            definition: definition.to_string(),
+            role_arn: role_arn.to_string(),
+            updated_ms: now_ms,
+        };
+        let bytes = record::encode_machine(&record)?;
+        let lsn = self.log.append_batch(&[(KIND_MACHINE, &bytes)])?;
+        let mut index = self.index.write();
+        index.apply_machine(lsn, record);
+        let revision = index
+            .machines
+            .get(&lsn)
+            .cloned()
+            .expect("apply_machine inserted the revision under its lsn");
+        debug_assert_eq!(index.live_machines.get(name), Some(&lsn));
+        Ok(revision)
+    }
+
+    /// The live state machine named `name` (its current revision).
     pub fn machine(&self, name: &str) -> Option<Arc<Machine>> {
         let index = self.index.read();
         let lsn = index.live_machines.get(name)?;
         index.machines.get(lsn).cloned()
     }
 
-    /// The state machine created at `lsn`, live or deleted.
+    /// The state machine revision made at `lsn` (creation or update), live or deleted.
     pub fn machine_at(&self, lsn: Lsn) -> Option<Arc<Machine>> {
         self.index.read().machines.get(&lsn).cloned()
     }
@@ -575,7 +690,8 @@ impl Store {
         Some(index.summary(arn, entry))
     }
 
-    /// Executions newest first, of the machine created at `machine_lsn` (all when `None`),
+    /// Executions newest first, of the machine created at `machine_lsn` (all its revisions; all
+    /// machines when `None`),
     /// starting at start index `before_start_index` (exclusive) when given, at most `limit`.
     pub fn executions(
         &self,
@@ -855,6 +971,10 @@ struct EventBatchRef<'a> {
 
 /// Encodes `events` as one or more event batch records (header and bytes), each under the
 /// log's record limit.
+/// A guess at one encoded event's size (a state event with a small payload), to size the
+/// buffer of a batch once.
+const ENCODED_EVENT_BYTES_TYPICAL: usize = 64;
+
 fn encode_chunks(
     arn: &str,
     events: &[HistoryEvent],
@@ -872,6 +992,9 @@ fn encode_chunks(
         reason: e.to_string(),
     };
     let mut bytes = record::encode_batch(&header, &[encoding::FORMAT_VERSION])?;
+    // Room for typical small events up front: growing the buffer event by event reallocated
+    // it several times per batch (a measurable share of a start).
+    bytes.reserve(events.len() * ENCODED_EVENT_BYTES_TYPICAL);
     let batch = EventBatchRef {
         execution_arn: arn,
         events,

@@ -2,7 +2,8 @@
 //!
 //! Layout of every payload: one format-version byte, then postcard (wire format frozen at 1.0).
 //! Event batches use `history::encoding` (its own version byte); state machine records use
-//! [`MACHINE_FORMAT_VERSION`]. Invariants: `decode(encode(r)) == r`; a wrong version, trailing
+//! [`MACHINE_FORMAT_VERSION`]; catalog records (activities, tags, redrive client tokens) use
+//! [`CATALOG_FORMAT_VERSION`]. Invariants: `decode(encode(r)) == r`; a wrong version, trailing
 //! bytes or damage is a typed error. Field order is the wire format: append fields only, and
 //! bump the version for anything else. Must not: do I/O.
 
@@ -14,6 +15,13 @@ use super::Error;
 pub const KIND_EVENTS: u8 = 1;
 /// Record kind of a state machine creation ([`MachineRecord::Created`]).
 pub const KIND_MACHINE: u8 = 2;
+
+/// Record kind of a change to the catalog: activities, tags and redrive client tokens
+/// ([`CatalogRecord`]).
+pub const KIND_CATALOG: u8 = 3;
+
+/// The format version of catalog records this build writes and reads.
+pub const CATALOG_FORMAT_VERSION: u8 = 1;
 
 /// The format version of state machine records this build writes and reads.
 pub const MACHINE_FORMAT_VERSION: u8 = 1;
@@ -103,6 +111,87 @@ pub enum MachineRecord {
         /// When, in ms since the epoch.
         deleted_ms: u64,
     },
+    /// A live state machine got a new definition and role (both stored whole): executions
+    /// started after this record run it; those started before keep theirs.
+    Updated {
+        /// Its name.
+        name: String,
+        /// The definition text from now on.
+        definition: String,
+        /// The role from now on.
+        role_arn: String,
+        /// When, in ms since the epoch.
+        updated_ms: u64,
+    },
+}
+
+/// A change to the catalog: what statelog keeps besides histories and state machines.
+///
+/// Field and variant order is the wire format (append only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CatalogRecord {
+    /// An activity was created.
+    ActivityCreated {
+        /// Its name (unique in the log's namespace).
+        name: String,
+        /// When, in ms since the epoch.
+        created_ms: u64,
+    },
+    /// An activity was deleted (its tags go with it).
+    ActivityDeleted {
+        /// Its name.
+        name: String,
+        /// When, in ms since the epoch.
+        deleted_ms: u64,
+    },
+    /// The whole tag set of a resource after a change (empty: no tags). The latest record of a
+    /// resource wins.
+    TagsSet {
+        /// The state machine's or activity's ARN.
+        resource_arn: String,
+        /// `(key, value)` pairs, keys unique, in key order.
+        tags: Vec<(String, String)>,
+    },
+    /// A redrive made with a client token, so a repeat of the token answers it again.
+    Redriven {
+        /// The execution redriven.
+        execution_arn: String,
+        /// The caller's idempotency token.
+        client_token: String,
+        /// When it was redriven, ms since the epoch.
+        redrive_ms: u64,
+        /// The execution's redrive count after it.
+        redrive_count: u32,
+    },
+}
+
+/// Encodes a catalog record as `[CATALOG_FORMAT_VERSION] ++ postcard(record)`.
+pub fn encode_catalog(record: &CatalogRecord) -> Result<Vec<u8>, Error> {
+    let mut bytes = vec![CATALOG_FORMAT_VERSION];
+    let body = postcard::to_allocvec(record).map_err(|e| Error::Encode {
+        what: "catalog record",
+        reason: e.to_string(),
+    })?;
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
+}
+
+/// Decodes a record written by [`encode_catalog`].
+pub fn decode_catalog(bytes: &[u8]) -> Result<CatalogRecord, String> {
+    let (&version, body) = bytes
+        .split_first()
+        .ok_or_else(|| "empty record (no format version byte)".to_string())?;
+    if version != CATALOG_FORMAT_VERSION {
+        return Err(format!(
+            "catalog format version {version}, this build reads {CATALOG_FORMAT_VERSION}"
+        ));
+    }
+    let (record, rest): (CatalogRecord, &[u8]) =
+        postcard::take_from_bytes(body).map_err(|e| e.to_string())?;
+    if !rest.is_empty() {
+        return Err(format!("{} trailing bytes", rest.len()));
+    }
+    Ok(record)
 }
 
 /// Encodes a machine record as `[MACHINE_FORMAT_VERSION] ++ postcard(record)`.
@@ -173,7 +262,13 @@ mod tests {
             name: "orders".into(),
             deleted_ms: 18,
         };
-        for record in [created, deleted] {
+        let updated = MachineRecord::Updated {
+            name: "orders".into(),
+            definition: r#"{"StartAt":"B","States":{"B":{"Type":"Succeed"}}}"#.into(),
+            role_arn: "arn:aws:iam::000000000000:role/s".into(),
+            updated_ms: 19,
+        };
+        for record in [created, deleted, updated] {
             let bytes = encode_machine(&record).expect("encodes");
             assert_eq!(bytes[0], MACHINE_FORMAT_VERSION);
             assert_eq!(decode_machine(&bytes).expect("decodes"), record);
@@ -190,5 +285,61 @@ mod tests {
         }
         assert!(decode_machine(&[]).is_err());
         assert!(decode_machine(&[MACHINE_FORMAT_VERSION, 7]).is_err());
+    }
+
+    #[test]
+    fn machine_records_written_before_updates_existed_still_decode() {
+        // Variant 0 (`Created`) and 1 (`Deleted`) keep their tags: appending `Updated` moved
+        // nothing. These bytes are what the format wrote before `Updated` was added.
+        let deleted = [MACHINE_FORMAT_VERSION, 1, 1, b'a', 18];
+        assert_eq!(
+            decode_machine(&deleted).expect("decodes"),
+            MachineRecord::Deleted {
+                name: "a".into(),
+                deleted_ms: 18
+            }
+        );
+    }
+
+    #[test]
+    fn catalog_records_round_trip_and_reject_damage() {
+        let records = [
+            CatalogRecord::ActivityCreated {
+                name: "work".into(),
+                created_ms: 1,
+            },
+            CatalogRecord::ActivityDeleted {
+                name: "work".into(),
+                deleted_ms: 2,
+            },
+            CatalogRecord::TagsSet {
+                resource_arn: "arn:aws:states:us-east-1:000000000000:activity:work".into(),
+                tags: vec![("team".into(), "a".into()), ("x".into(), String::new())],
+            },
+            CatalogRecord::Redriven {
+                execution_arn: "arn:x".into(),
+                client_token: "t-1".into(),
+                redrive_ms: 3,
+                redrive_count: 1,
+            },
+        ];
+        for record in records {
+            let bytes = encode_catalog(&record).expect("encodes");
+            assert_eq!(bytes[0], CATALOG_FORMAT_VERSION);
+            assert_eq!(decode_catalog(&bytes).expect("decodes"), record);
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(decode_catalog(&longer)
+                .expect_err("refused")
+                .contains("trailing"));
+            let mut other_version = bytes.clone();
+            other_version[0] = 9;
+            assert!(decode_catalog(&other_version)
+                .expect_err("refused")
+                .contains("version 9"));
+            assert!(decode_catalog(&bytes[..bytes.len() - 1]).is_err());
+        }
+        assert!(decode_catalog(&[]).is_err());
+        assert!(decode_catalog(&[CATALOG_FORMAT_VERSION, 9]).is_err());
     }
 }

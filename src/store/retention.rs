@@ -4,7 +4,9 @@
 //! WAL's LSN mapping, so every retained history stays readable and contiguous.
 //!
 //! Invariants: open executions are never dropped, whatever their age; machine records are always
-//! kept (they identify machines by their original LSN, see `Store::open`); readers by LSN are held off
+//! kept (they identify machines by their original LSN, see `Store::open`); catalog records are
+//! kept when live (`Catalog::is_live`: live activities, current tag sets, redrive tokens of
+//! executions kept) and only then; readers by LSN are held off
 //! (the store's `reads` lock) from the start of the copy until the index follows the mapping, so
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use statelog_wal::{CompactionProgress, Lsn, Wal};
 
-use super::record::{self, BatchHeader, MachineRecord, KIND_EVENTS};
+use super::record::{self, BatchHeader, CatalogRecord, MachineRecord, KIND_CATALOG, KIND_EVENTS};
 use super::{Error, Store};
 use crate::limits::{
     COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT, COMPACTION_INDEX_READ_BATCH_COUNT,
@@ -28,6 +30,8 @@ pub(super) enum Found {
     Machine(MachineRecord),
     /// An event batch header.
     Batch(BatchHeader),
+    /// A catalog record.
+    Catalog(CatalogRecord),
 }
 
 /// What one [`Store::compact`] did.
@@ -165,6 +169,10 @@ impl Store {
             for execution in &expired {
                 index.executions.remove(&execution.arn);
             }
+            let gone: HashSet<&str> = expired.iter().map(|e| e.arn.as_ref()).collect();
+            index
+                .catalog
+                .forget_redrive_tokens(|arn| gone.contains(arn));
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         };
@@ -220,6 +228,14 @@ impl Store {
                 .flat_map(|e| all_lsns[e.lsns.clone()].iter().copied())
                 .collect();
             drop_lsns.sort_unstable();
+            // Catalog records (redrive tokens) of those executions go by ARN.
+            let droppable_arns: HashSet<&str> = expired
+                .iter()
+                .filter(|e| wholly_below(e))
+                .map(|e| e.arn.as_ref())
+                .collect();
+            // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
+            let catalog = self.index.read().catalog.clone();
             let cursor = Cell::new(0usize);
             let droppable = |lsn: Lsn| {
                 let mut at = cursor.get();
@@ -237,6 +253,18 @@ impl Store {
             let done = wal.compact_below_with_progress(
                 chunk_below,
                 |record| {
+                    if record.kind.get() == KIND_CATALOG {
+                        return match record::decode_catalog(record.payload) {
+                            Ok(CatalogRecord::Redriven { execution_arn, .. })
+                                if droppable_arns.contains(execution_arn.as_str()) =>
+                            {
+                                false
+                            }
+                            Ok(other) => catalog.is_live(&other),
+                            // Keep what cannot be judged: open will report it.
+                            Err(_) => true,
+                        };
+                    }
                     if record.kind.get() != KIND_EVENTS {
                         return true;
                     }
@@ -297,6 +325,13 @@ impl Store {
                     index.executions.remove(arn);
                 }
                 RwLockWriteGuard::unlock_fair(index);
+            }
+            if !dropped.is_empty() {
+                let gone: HashSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
+                self.index
+                    .write()
+                    .catalog
+                    .forget_redrive_tokens(|arn| gone.contains(arn));
             }
             report.executions_expired_count += dropped.len() as u64;
             report.segments_deleted_count += done.segments_deleted.len() as u64;

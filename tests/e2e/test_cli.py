@@ -197,9 +197,9 @@ def test_oversized_body_is_refused(sfn):
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
     with pytest.raises(ClientError) as excinfo:
-        sfn.list_tags_for_resource(resourceArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
+        sfn.publish_state_machine_version(stateMachineArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
     assert error_code(excinfo) == "UnsupportedOperation"
-    assert "ListTagsForResource" in str(excinfo.value)
+    assert "PublishStateMachineVersion" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"
@@ -418,3 +418,176 @@ def test_activity_worker_and_callback_round_trip(sfn):
     with pytest.raises(ClientError) as excinfo:
         sfn.describe_activity(activityArn=activity)
     assert error_code(excinfo) == "ActivityDoesNotExist"
+
+
+def swf_client():
+    """An Amazon SWF client (SigV4 service `swf`) pointed at statelog; the read timeout is above
+    the 60 s a PollForActivityTask may be held."""
+    return boto3.client(
+        "swf",
+        endpoint_url=ENDPOINT,
+        region_name=REGION,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 1}, read_timeout=70),
+    )
+
+
+DEV_DOMAIN = "000000000000"  # the SWF domain is the caller's account id
+
+
+def test_swf_worker_serves_a_task_list(sfn):
+    activity = sfn.create_activity(name=unique("swf-act"))["activityArn"]
+    task_list = unique("gpu")
+    definition = {
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Task", "Resource": activity, "TaskList": task_list, "End": True}},
+    }
+    machine = sfn.create_state_machine(name=unique("swf"), definition=json.dumps(definition), roleArn=ROLE)["stateMachineArn"]
+    ok_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": 21}')["executionArn"]
+    failed_arn = sfn.start_execution(stateMachineArn=machine, input='{"n": -1}')["executionArn"]
+    swf = swf_client()
+    for _ in range(50):
+        if swf.count_pending_activity_tasks(domain=DEV_DOMAIN, taskList={"name": task_list})["count"] == 2:
+            break
+    pending = swf.count_pending_activity_tasks(domain=DEV_DOMAIN, taskList={"name": task_list})
+    assert pending["count"] == 2 and pending["truncated"] is False
+    seen = set()
+    for _ in range(2):
+        task = swf.poll_for_activity_task(domain=DEV_DOMAIN, taskList={"name": task_list}, identity="swf-e2e")
+        token = task["taskToken"]
+        assert token
+        assert task["activityType"]["name"] == activity.rsplit(":", 1)[1]
+        seen.add(task["workflowExecution"]["runId"])
+        n = json.loads(task["input"])["n"]
+        assert swf.record_activity_task_heartbeat(taskToken=token, details="working")["cancelRequested"] is False
+        if n < 0:
+            swf.respond_activity_task_failed(taskToken=token, reason="Negative", details=f"n = {n}")
+        else:
+            swf.respond_activity_task_completed(taskToken=token, result=json.dumps({"doubled": n * 2}))
+    assert seen == {ok_arn, failed_arn}
+    ok = described_closed(sfn, ok_arn)
+    assert ok["status"] == "SUCCEEDED" and json.loads(ok["output"]) == {"doubled": 42}
+    failed = described_closed(sfn, failed_arn)
+    assert failed["status"] == "FAILED" and failed["error"] == "Negative" and failed["cause"] == "n = -1"
+    # A spent token, another domain and an operation statelog does not serve: SWF-shaped errors.
+    with pytest.raises(ClientError) as excinfo:
+        swf.respond_activity_task_completed(taskToken=token, result="{}")
+    assert error_code(excinfo) == "UnknownResourceFault"
+    with pytest.raises(ClientError) as excinfo:
+        swf.count_pending_activity_tasks(domain="someone-else", taskList={"name": task_list})
+    assert error_code(excinfo) == "UnknownResourceFault"
+    with pytest.raises(ClientError) as excinfo:
+        swf.list_domains(registrationStatus="REGISTERED")
+    assert error_code(excinfo) == "UnsupportedOperation"
+    assert "ListDomains" in excinfo.value.response["Error"]["Message"]
+
+
+def test_describe_execution_returns_the_input_as_sent(sfn):
+    machine = sfn.create_state_machine(
+        name=unique("asis"),
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    sent = '{ "z" : [1,  2],\n  "a":\t{"y": true} }'
+    arn = sfn.start_execution(stateMachineArn=machine, input=sent)["executionArn"]
+    described = described_closed(sfn, arn)
+    assert described["input"] == sent
+    assert described["output"] == sent
+
+
+def test_metrics_show_engine_counters(sfn, five):
+    sfn.start_execution(stateMachineArn=five, input="{}")
+    text = requests.get(ENDPOINT + "/metrics", timeout=30).text
+    for family in (
+        "statelog_executions_started_total",
+        'statelog_executions_closed_total{account="000000000000",status="SUCCEEDED"}',
+        "statelog_state_transitions_total",
+        "statelog_wal_commits_total",
+        'statelog_wal_commit_seconds_bucket{account="000000000000",le="+Inf"}',
+        "# TYPE statelog_wal_commit_seconds histogram",
+    ):
+        assert family in text, family
+
+
+def test_update_state_machine_keeps_running_executions_on_their_definition(sfn):
+    machine = sfn.create_state_machine(name=unique("upd"), definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+    old = sfn.start_execution(stateMachineArn=machine, name="old")["executionArn"]
+    updated = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(FIVE_PASS))
+    assert isinstance(updated["updateDate"], datetime.datetime)
+    assert json.loads(sfn.describe_state_machine(stateMachineArn=machine)["definition"]) == FIVE_PASS
+    for_old = sfn.describe_state_machine_for_execution(executionArn=old)
+    assert json.loads(for_old["definition"]) == WAIT
+    assert sfn.describe_execution(executionArn=old)["status"] == "RUNNING"
+    new = described_closed(sfn, sfn.start_execution(stateMachineArn=machine, input='{"a": 1}')["executionArn"])
+    assert new["status"] == "SUCCEEDED"
+    assert json.loads(sfn.describe_state_machine_for_execution(executionArn=new["executionArn"])["definition"]) == FIVE_PASS
+    role = "arn:aws:iam::000000000000:role/statelog-e2e-other"
+    sfn.update_state_machine(stateMachineArn=machine, roleArn=role)
+    assert sfn.describe_state_machine(stateMachineArn=machine)["roleArn"] == role
+    with pytest.raises(ClientError) as excinfo:
+        sfn.update_state_machine(stateMachineArn=machine)
+    assert error_code(excinfo) == "MissingRequiredParameter"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.update_state_machine(stateMachineArn=machine, definition='{"StartAt": "Nowhere", "States": {}}')
+    assert error_code(excinfo) == "InvalidDefinition"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.update_state_machine(stateMachineArn=machine + "-missing", definition=json.dumps(FIVE_PASS))
+    assert error_code(excinfo) == "StateMachineDoesNotExist"
+    sfn.stop_execution(executionArn=old)
+
+
+def test_tags_on_state_machines_and_activities(sfn):
+    machine = sfn.create_state_machine(
+        name=unique("tagged"), definition=json.dumps(FIVE_PASS), roleArn=ROLE, tags=[{"key": "team", "value": "a"}]
+    )["stateMachineArn"]
+    assert sfn.list_tags_for_resource(resourceArn=machine)["tags"] == [{"key": "team", "value": "a"}]
+    sfn.tag_resource(resourceArn=machine, tags=[{"key": "team", "value": "b"}, {"key": "env", "value": ""}])
+    sfn.untag_resource(resourceArn=machine, tagKeys=["env"])
+    assert sfn.list_tags_for_resource(resourceArn=machine)["tags"] == [{"key": "team", "value": "b"}]
+    activity = sfn.create_activity(name=unique("tagged-act"), tags=[{"key": "kind", "value": "gpu"}])["activityArn"]
+    assert sfn.list_tags_for_resource(resourceArn=activity)["tags"] == [{"key": "kind", "value": "gpu"}]
+    with pytest.raises(ClientError) as excinfo:
+        sfn.tag_resource(resourceArn=machine, tags=[{"key": f"k{i}", "value": "v"} for i in range(50)])
+    assert error_code(excinfo) == "TooManyTags"
+    assert excinfo.value.response.get("resourceName") == machine
+    with pytest.raises(ClientError) as excinfo:
+        sfn.tag_resource(resourceArn=machine, tags=[{"key": "k" * 129, "value": "v"}])
+    assert error_code(excinfo) == "ValidationException"
+    with pytest.raises(ClientError) as excinfo:
+        sfn.list_tags_for_resource(resourceArn=f"arn:aws:states:{REGION}:000000000000:activity:{unique('none')}")
+    assert error_code(excinfo) == "ResourceNotFound"
+    sfn.delete_state_machine(stateMachineArn=machine)
+    sfn.delete_activity(activityArn=activity)
+
+
+def test_catalog_survives_a_sigkill_and_restart():
+    """Activities, tags, an updated definition and a redrive client token are in the log: after a
+    SIGKILL and a restart on the same data directory they answer as before."""
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data:
+        process, endpoint = start_server(["--data-dir", data])
+        try:
+            sfn = client(endpoint)
+            activity = sfn.create_activity(name="kept", tags=[{"key": "kind", "value": "gpu"}])["activityArn"]
+            machine = sfn.create_state_machine(name="choose", definition=json.dumps(FIVE_PASS), roleArn=ROLE)["stateMachineArn"]
+            sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(CHOOSE))
+            failed = described_closed(sfn, sfn.start_execution(stateMachineArn=machine, input='{"amount": 500}')["executionArn"])
+            assert failed["status"] == "FAILED"
+            first = sfn.redrive_execution(executionArn=failed["executionArn"], clientToken="e2e-restart")
+        finally:
+            process.kill()
+            process.wait(timeout=30)
+        process, endpoint = start_server(["--data-dir", data])
+        try:
+            sfn = client(endpoint)
+            assert sfn.describe_activity(activityArn=activity)["name"] == "kept"
+            assert sfn.list_tags_for_resource(resourceArn=activity)["tags"] == [{"key": "kind", "value": "gpu"}]
+            assert json.loads(sfn.describe_state_machine(stateMachineArn=machine)["definition"]) == CHOOSE
+            again = sfn.redrive_execution(executionArn=failed["executionArn"], clientToken="e2e-restart")
+            assert again["redriveDate"] == first["redriveDate"]
+            assert sfn.describe_execution(executionArn=failed["executionArn"])["redriveCount"] == 1
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0

@@ -81,13 +81,32 @@ pub fn signed_request(
     secret: &str,
     now_ms: u64,
 ) -> Request<Body> {
+    signed_target(
+        "states",
+        &format!("AWSStepFunctions.{operation}"),
+        body,
+        key,
+        secret,
+        now_ms,
+    )
+}
+
+/// A request for `target`, signed for the SigV4 scope service `service` (`states`, `swf`).
+pub fn signed_target(
+    service: &str,
+    target: &str,
+    body: &Value,
+    key: &str,
+    secret: &str,
+    now_ms: u64,
+) -> Request<Body> {
     let body = body.to_string().into_bytes();
     let mut headers = HeaderMap::new();
     headers.insert("host", HeaderValue::from_static("localhost"));
     headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
     headers.insert(
         "x-amz-target",
-        HeaderValue::from_str(&format!("AWSStepFunctions.{operation}")).expect("ascii"),
+        HeaderValue::from_str(target).expect("ascii"),
     );
     let authorization = sign(
         "POST",
@@ -99,7 +118,7 @@ pub fn signed_request(
             access_key_id: key,
             secret_access_key: secret,
             region: "us-east-1",
-            service: "states",
+            service,
             now_ms,
         },
     )
@@ -152,4 +171,28 @@ pub async fn refused(s: &Server, operation: &str, body: Value, aws_name: &str) -
     assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
     assert_eq!(value["__type"], aws_name, "{operation}: {value}");
     value["message"].as_str().expect("message").to_owned()
+}
+
+/// An SWF call (`SimpleWorkflowService.<operation>`, signed for `swf`) as `key`.
+pub async fn swf_call_as(
+    s: &Server,
+    key: &str,
+    secret: &str,
+    operation: &str,
+    body: Value,
+) -> (StatusCode, Value) {
+    let request = signed_target(
+        "swf",
+        &format!("SimpleWorkflowService.{operation}"),
+        &body,
+        key,
+        secret,
+        s.clock.now_ms(),
+    );
+    send(s, request).await
+}
+
+/// An SWF call in development mode.
+pub async fn swf_call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
+    swf_call_as(s, "test", "test", operation, body).await
 }

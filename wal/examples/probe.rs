@@ -2,7 +2,9 @@
 //! rate on a zero-filled file, the WAL's durable append rate with 1 and 16 writers, and the
 //! open-to-ready time of a log of one million 100-byte records.
 //!
-//! Run: `cargo run --release -p statelog-wal --example probe -- [DIR]`
+//! Run: `cargo run --release -p statelog-wal --example probe -- [DIR] [recovery|commit|emulated]`
+//! (`commit`: the append figures only; `emulated`: 16 writers against a fixed-latency sync on
+//! DIR, best a tmpfs, to see what the commit path adds to the disk's latency).
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
@@ -118,7 +120,8 @@ fn minimal_group_commit(dir: &Path, threads: usize) -> f64 {
     rate
 }
 
-fn wal_rate(dir: &Path, threads: usize) -> (f64, u64) {
+/// Appends per second, syncs issued, and the median append latency.
+fn wal_rate(dir: &Path, threads: usize) -> (f64, u64, Duration) {
     let dir = dir.join(format!("wal-{threads}"));
     let _ = std::fs::remove_dir_all(&dir);
     let options = WalOptions {
@@ -139,21 +142,169 @@ fn wal_rate(dir: &Path, threads: usize) -> (f64, u64) {
             std::thread::spawn(move || {
                 let payload = [42u8; 100];
                 let kind = RecordKind::new(1).expect("kind");
-                let mut count = 0u64;
+                let mut latencies = Vec::new();
                 while started.elapsed() < RUN {
+                    let t = Instant::now();
                     wal.append(kind, &payload).expect("append");
-                    count += 1;
+                    latencies.push(t.elapsed());
                 }
-                count
+                latencies
             })
         })
         .collect();
-    let total: u64 = handles.into_iter().map(|h| h.join().expect("thread")).sum();
+    let mut latencies: Vec<Duration> = handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("thread"))
+        .collect();
+    latencies.sort();
+    let total = latencies.len() as u64;
+    let p50 = latencies
+        .get(latencies.len() / 2)
+        .copied()
+        .unwrap_or_default();
     let rate = total as f64 / started.elapsed().as_secs_f64();
     let syncs = wal.stats().syncs_count;
     drop(wal);
     let _ = std::fs::remove_dir_all(&dir);
-    (rate, syncs)
+    (rate, syncs, p50)
+}
+
+/// A disk with a fixed sync latency: real files (on tmpfs, where fdatasync costs nothing) whose
+/// `sync_data` also sleeps `delay`. With it the 16-writer figures show what the commit path
+/// itself adds to the disk (hand-offs, wake-ups) on a machine whose real disk is too noisy.
+#[derive(Debug)]
+struct SlowSync {
+    inner: statelog_wal::FsStorage,
+    delay: Duration,
+}
+
+#[derive(Debug)]
+struct SlowFile {
+    inner: Arc<dyn statelog_wal::StorageFile>,
+    delay: Duration,
+}
+
+impl statelog_wal::Storage for SlowSync {
+    fn create(&self, path: &Path) -> std::io::Result<Arc<dyn statelog_wal::StorageFile>> {
+        let inner = self.inner.create(path)?;
+        Ok(Arc::new(SlowFile {
+            inner,
+            delay: self.delay,
+        }))
+    }
+    fn open(&self, path: &Path) -> std::io::Result<Arc<dyn statelog_wal::StorageFile>> {
+        let inner = self.inner.open(path)?;
+        Ok(Arc::new(SlowFile {
+            inner,
+            delay: self.delay,
+        }))
+    }
+    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.remove(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+}
+
+impl statelog_wal::StorageFile for SlowFile {
+    fn write_at(&self, offset_bytes: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.inner.write_at(offset_bytes, buf)
+    }
+    fn read_at(&self, offset_bytes: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read_at(offset_bytes, buf)
+    }
+    fn set_len(&self, len_bytes: u64) -> std::io::Result<()> {
+        self.inner.set_len(len_bytes)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.inner.sync_data()?;
+        std::thread::sleep(self.delay);
+        Ok(())
+    }
+    fn sync_all(&self) -> std::io::Result<()> {
+        self.inner.sync_all()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn map(&self) -> std::io::Result<statelog_wal::Mapping> {
+        self.inner.map()
+    }
+}
+
+/// p50 of `pwrite` + `sync_data` (one writer) and of 16 writers' appends on a `SlowSync` disk.
+fn emulated(dir: &Path, delay: Duration) {
+    let storage = Arc::new(SlowSync {
+        inner: statelog_wal::FsStorage::new(),
+        delay,
+    });
+    let raw_path = dir.join("raw.emulated");
+    let raw = statelog_wal::Storage::create(storage.as_ref(), &raw_path).expect("create");
+    raw.write_at(0, &vec![0u8; 1 << 20]).expect("zero fill");
+    let mut raw_latencies = Vec::new();
+    let record = [7u8; 116];
+    for index in 0..2000u64 {
+        let t = Instant::now();
+        raw.write_at(index * 116, &record).expect("write");
+        raw.sync_data().expect("sync");
+        raw_latencies.push(t.elapsed());
+    }
+    raw_latencies.sort();
+    let raw_p50 = raw_latencies[raw_latencies.len() / 2];
+    let wal_dir = dir.join("wal-emulated");
+    let _ = std::fs::remove_dir_all(&wal_dir);
+    let options = WalOptions {
+        durability: Durability::GroupCommit,
+        background_preparation: false,
+        ..WalOptions::default()
+    };
+    let (wal, _) = Wal::open_with_storage(storage, &wal_dir, options).expect("open");
+    wal.append(RecordKind::new(1).expect("kind"), b"warm-up")
+        .expect("append");
+    wal.prepare_segments().expect("prepare");
+    let wal = Arc::new(wal);
+    let started = Instant::now();
+    let handles: Vec<_> = (0..16)
+        .map(|_| {
+            let wal = Arc::clone(&wal);
+            std::thread::spawn(move || {
+                let kind = RecordKind::new(1).expect("kind");
+                let mut latencies = Vec::new();
+                while started.elapsed() < RUN {
+                    let t = Instant::now();
+                    wal.append(kind, &[42u8; 100]).expect("append");
+                    latencies.push(t.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies: Vec<Duration> = handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("thread"))
+        .collect();
+    let rate = latencies.len() as f64 / started.elapsed().as_secs_f64();
+    latencies.sort();
+    let p50 = latencies[latencies.len() / 2];
+    let syncs = wal.stats().syncs_count;
+    println!(
+        "sync {delay:?}: raw p50 {raw_p50:?}; wal 16 writers {rate:.0}/s, p50 {p50:?} ({:.2}x raw), {:.1} appends per sync",
+        p50.as_secs_f64() / raw_p50.as_secs_f64(),
+        latencies.len() as f64 / syncs.max(1) as f64
+    );
+    drop(wal);
+    let _ = std::fs::remove_dir_all(&wal_dir);
+    let _ = std::fs::remove_file(&raw_path);
 }
 
 /// Time this thread spent on a CPU, from /proc (robust against a loaded machine).
@@ -217,6 +368,12 @@ fn main() {
         PathBuf::from,
     );
     std::fs::create_dir_all(&dir).expect("dir");
+    if std::env::args().nth(2).as_deref() == Some("emulated") {
+        for delay_us in [100u64, 300, 1000] {
+            emulated(&dir, Duration::from_micros(delay_us));
+        }
+        return;
+    }
     if std::env::args().nth(2).as_deref() == Some("recovery") {
         for _ in 0..5 {
             let (open, scan, bytes) = recovery(&dir);
@@ -232,12 +389,15 @@ fn main() {
     println!("raw write+fdatasync: {raw:.0}/s");
     for threads in [1usize, 16] {
         let reference = minimal_group_commit(&dir, threads);
-        let (rate, syncs) = wal_rate(&dir, threads);
+        let (rate, syncs, p50) = wal_rate(&dir, threads);
         println!(
-            "wal {threads:>2} writers: {rate:.0} appends/s ({syncs} syncs; {:.2}x raw fdatasync; minimal group-commit loop {reference:.0}/s -> {:.2}x)",
+            "wal {threads:>2} writers: {rate:.0} appends/s, p50 {p50:?} ({syncs} syncs; {:.2}x raw fdatasync; minimal group-commit loop {reference:.0}/s -> {:.2}x)",
             rate / raw,
             rate / reference
         );
+    }
+    if std::env::args().nth(2).as_deref() == Some("commit") {
+        return;
     }
     let (open, scan, bytes) = recovery(&dir);
     println!(

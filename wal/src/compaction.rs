@@ -147,9 +147,10 @@ impl Copier<'_> {
             self.flush()?;
         }
         let start = self.buffer.len();
+        // A copy of a copy keeps the first original LSN: readers order copies by it.
         record::encode_copy_payload(
             &mut self.buffer,
-            record.lsn.0,
+            record.copied_from.unwrap_or(record.lsn).0,
             self.begin,
             record.kind.get(),
             record.payload,

@@ -1,0 +1,585 @@
+//! jobs: the general `.sync` integration for jobs the embedder runs ([`JobIntegration`]).
+//!
+//! An integration is registered under its base ARN (no suffix) with the patterns it declares
+//! ([`JobIntegration::patterns`]); the engine serves `<base><suffix>` for each of them:
+//! - no suffix: `start` is called and the task succeeds with the job handle;
+//! - `.waitForTaskToken`: `start` is called (the input carries `$$.Task.Token` if the definition
+//!   puts it there), the handle is recorded as `TaskSubmitted` and the token answers the task;
+//! - `.sync` / `.sync:2`: `start` is called, the handle is recorded as `TaskSubmitted` (so a
+//!   restarted engine can poll or cancel the job), and the task completes when the job does:
+//!   the integration pushes the outcome with [`Engine::report_job`], and the engine polls
+//!   [`JobIntegration::status`] every [`JobIntegration::poll_interval_ms`] as a fallback, on a
+//!   timer of the injected clock (one heap entry per running job, no thread, no task).
+//!
+//! A definition asking a registered integration for a pattern it did not declare is rejected by
+//! `create_state_machine` (`InvalidDefinition`, code `InvalidResource`, naming the state). A
+//! resource registered later, or a machine created before the registration (machines outlive
+//! the process, integrations are registered after each `open`), is checked at dispatch: the
+//! task fails with `States.Runtime`.
+//!
+//! Cancel: when the engine stops waiting for a running `.sync` job (StopExecution, a failed
+//! Parallel branch or Map iteration around it, its TimeoutSeconds or HeartbeatSeconds), it calls
+//! [`JobIntegration::cancel`] in the background. The history records the request (the abort or
+//! timeout event follows the `TaskSubmitted` that holds the handle, both durable before cancel
+//! is called); a failed cancel is kept in `background_errors`. A cancel never blocks the stop.
+//! A job whose `start` had not returned when the task was cancelled is cancelled at its first
+//! poll (its task is no longer awaited); a `start` whose future was dropped before it answered
+//! leaves no handle and cannot be cancelled by the engine.
+//!
+//! Invariants: a job task completes at most once (push and poll both become a trigger decided
+//! under the execution's slot lock; the second finds no waiting task and is stale); a poll entry
+//! whose job is gone is dropped when it comes due. Must not: block a trigger on the
+//! integration (every call runs on the engine's runtime), or hold a lock across an await.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+
+use parking_lot::{Mutex, RwLock};
+use serde_json::Value;
+
+use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
+use crate::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
+use crate::history::EventId;
+use crate::interpreter::Trigger;
+
+/// One job: one attempt of one Task state (`<execution ARN>/<task id>`, the `AttemptId`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct JobKey {
+    /// The execution the task belongs to.
+    pub execution_arn: String,
+    /// The task (the id of its `TaskScheduled` event).
+    pub task_id: u32,
+}
+
+impl fmt::Display for JobKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.execution_arn, self.task_id)
+    }
+}
+
+impl JobKey {
+    /// Parses an `AttemptId` (`<execution ARN>/<task id>`).
+    pub fn parse(attempt_id: &str) -> Option<JobKey> {
+        let (arn, id) = attempt_id.rsplit_once('/')?;
+        Some(JobKey {
+            execution_arn: arn.to_string(),
+            task_id: id.parse().ok()?,
+        })
+    }
+}
+
+/// What `start` is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobStart {
+    /// The job's key; push its outcome with it ([`Engine::report_job`]).
+    pub key: JobKey,
+    /// The pattern the Task asked for.
+    pub pattern: IntegrationPattern,
+    /// The task's effective input.
+    pub input: Value,
+    /// The task's Context object (with `AttemptId`).
+    pub context: Value,
+}
+
+/// A started job, as `status` and `cancel` are given it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// The job's key.
+    pub key: JobKey,
+    /// The pattern the Task asked for.
+    pub pattern: IntegrationPattern,
+    /// What `start` returned (recorded in `TaskSubmitted`).
+    pub handle: Value,
+}
+
+/// How a job stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobStatus {
+    /// Still running (pushed, it restarts the task's heartbeat clock).
+    Running,
+    /// Done: the task succeeds with this output.
+    Succeeded(Value),
+    /// Failed: the task fails with this error and cause (Retry/Catch see `error`).
+    Failed {
+        /// The error name.
+        error: String,
+        /// The human cause.
+        cause: String,
+    },
+}
+
+/// What the calls of a [`JobIntegration`] return.
+pub type JobFuture<T> = Pin<Box<dyn Future<Output = Result<T, TaskError>> + Send + 'static>>;
+
+/// An integration that runs jobs (see the module docs). The engine keeps it until it drops: an
+/// integration that pushes through an [`Engine`] should hold one it can let go of (e.g. behind
+/// an `Option`), or the two keep each other alive.
+pub trait JobIntegration: Send + Sync + 'static {
+    /// The patterns it supports; a Task asking for another is rejected.
+    fn patterns(&self) -> Vec<IntegrationPattern>;
+    /// How often the engine asks `status` of a running `.sync` job, in ms (at least
+    /// `limits::JOB_POLL_INTERVAL_MS_MIN`).
+    fn poll_interval_ms(&self) -> u64;
+    /// Starts a job; the answer is its handle (any JSON), recorded in the history. Called at
+    /// least once per task attempt (again after a restart if the handle was not recorded):
+    /// deduplicate on `start.key`.
+    fn start(&self, start: JobStart) -> JobFuture<Value>;
+    /// How the job stands now.
+    fn status(&self, job: Job) -> JobFuture<JobStatus>;
+    /// Asks the job to stop; best effort. May come for a job that has just finished (a task
+    /// aborted while `start` ran is cancelled at its first poll): make it idempotent.
+    fn cancel(&self, job: Job) -> JobFuture<()>;
+}
+
+/// A running `.sync` job the engine waits for.
+#[derive(Clone)]
+struct Running {
+    integration: Arc<dyn JobIntegration>,
+    job: Job,
+}
+
+type Key = (Arc<str>, u32);
+
+/// A poll deadline: (due ms, execution, task id), earliest first.
+type PollEntry = Reverse<(u64, Arc<str>, u32)>;
+
+/// The registered job integrations, the running `.sync` jobs and their poll deadlines.
+#[derive(Default)]
+pub(crate) struct JobTable {
+    integrations: RwLock<HashMap<String, Arc<dyn JobIntegration>>>,
+    running: Mutex<HashMap<Key, Running>>,
+    polls: Mutex<BinaryHeap<PollEntry>>,
+}
+
+impl JobTable {
+    fn arm_poll(&self, key: &Key, due_ms: u64) {
+        self.polls
+            .lock()
+            .push(Reverse((due_ms, key.0.clone(), key.1)));
+    }
+
+    /// The earliest poll deadline (possibly of a finished job: waking early is fine).
+    pub(crate) fn next_due_ms(&self) -> Option<u64> {
+        self.polls.lock().peek().map(|Reverse((due, _, _))| *due)
+    }
+
+    /// The declared patterns of the integration registered under `base`, if any.
+    pub(crate) fn patterns(&self, base: &str) -> Option<Vec<IntegrationPattern>> {
+        self.integrations.read().get(base).map(|i| i.patterns())
+    }
+}
+
+fn is_sync(pattern: IntegrationPattern) -> bool {
+    matches!(
+        pattern,
+        IntegrationPattern::Sync | IntegrationPattern::Sync2
+    )
+}
+
+fn suffix_name(pattern: IntegrationPattern) -> &'static str {
+    match pattern {
+        IntegrationPattern::RequestResponse => "(no suffix)",
+        other => other.suffix(),
+    }
+}
+
+/// The handler the engine registers for `<base><suffix>` of a job integration.
+struct JobHandler {
+    engine: Weak<Inner>,
+    integration: Arc<dyn JobIntegration>,
+    pattern: IntegrationPattern,
+}
+
+impl TaskHandler for JobHandler {
+    fn call(&self, input: Value, context: Value) -> TaskFuture {
+        let engine = self.engine.clone();
+        let integration = self.integration.clone();
+        let pattern = self.pattern;
+        Box::pin(async move {
+            let key = context["AttemptId"]
+                .as_str()
+                .and_then(JobKey::parse)
+                .ok_or_else(|| TaskError::new("States.Runtime", "no AttemptId in the context"))?;
+            let start = JobStart {
+                key: key.clone(),
+                pattern,
+                input,
+                context,
+            };
+            let handle = integration.start(start).await?;
+            if is_sync(pattern) {
+                if let Some(inner) = engine.upgrade() {
+                    let engine = Engine { inner };
+                    let job = Job {
+                        key,
+                        pattern,
+                        handle: handle.clone(),
+                    };
+                    engine.track_job(integration, job);
+                }
+            }
+            Ok(handle)
+        })
+    }
+}
+
+/// Finds the first Task state (JSON pointer, resource) asking `table` for an undeclared pattern.
+fn undeclared(table: &JobTable, states: &StateMap, pointer: &str) -> Option<(String, String)> {
+    for state in states {
+        let here = format!("{pointer}/States/{}", state.name);
+        let found = match &state.kind {
+            StateKind::Task(task) => {
+                let resource = &task.resource;
+                table
+                    .patterns(resource.base())
+                    .filter(|patterns| !patterns.contains(&resource.pattern()))
+                    .map(|patterns| {
+                        let supported: Vec<&str> =
+                            patterns.iter().map(|p| suffix_name(*p)).collect();
+                        (
+                            format!("{here}/Resource"),
+                            format!(
+                                "resource '{}' does not support the pattern '{}'; it supports: {}",
+                                resource.base(),
+                                suffix_name(resource.pattern()),
+                                supported.join(", ")
+                            ),
+                        )
+                    })
+            }
+            StateKind::Parallel(parallel) => {
+                parallel.branches.iter().enumerate().find_map(|(i, b)| {
+                    undeclared(table, &b.states, &format!("{here}/Branches/{i}"))
+                })
+            }
+            StateKind::Map(map) => undeclared(
+                table,
+                &map.item_processor.states,
+                &format!("{here}/ItemProcessor"),
+            ),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+impl Engine {
+    /// Registers a job integration under `base_arn` (a Task `Resource` without suffix, e.g.
+    /// `arn:aws:states:::batch:submitJob`) for the patterns it declares, replacing any handler
+    /// of those resources; picks up the `.sync` jobs of open executions that were waiting for
+    /// it (after a restart) and polls them at once.
+    pub fn register_job_integration(&self, base_arn: &str, integration: impl JobIntegration) {
+        let integration: Arc<dyn JobIntegration> = Arc::new(integration);
+        self.inner
+            .job_table
+            .integrations
+            .write()
+            .insert(base_arn.to_string(), integration.clone());
+        for pattern in integration.patterns() {
+            let handler = JobHandler {
+                engine: Arc::downgrade(&self.inner),
+                integration: integration.clone(),
+                pattern,
+            };
+            self.register_integration(&format!("{base_arn}{}", pattern.suffix()), handler);
+        }
+        // Recovered `.sync` tasks already submitted: their handle is in the history.
+        let open: Vec<_> = self
+            .inner
+            .open
+            .lock()
+            .iter()
+            .map(|(arn, slot)| (arn.clone(), slot.clone()))
+            .collect();
+        for (arn, slot) in open {
+            let waiting = slot.state.lock().execution.waiting_tokens();
+            for task in waiting {
+                let Ok(resource) = crate::asl::parse_resource(&task.resource_arn) else {
+                    continue;
+                };
+                let (Some(handle), true) = (task.submitted_output, is_sync(resource.pattern()))
+                else {
+                    continue;
+                };
+                if resource.base() != base_arn {
+                    continue;
+                }
+                let job = Job {
+                    key: JobKey {
+                        execution_arn: arn.to_string(),
+                        task_id: task.task_id.0,
+                    },
+                    pattern: resource.pattern(),
+                    handle,
+                };
+                let key: Key = (arn.clone(), task.task_id.0);
+                self.inner.job_table.running.lock().insert(
+                    key.clone(),
+                    Running {
+                        integration: integration.clone(),
+                        job,
+                    },
+                );
+                let now_ms = self.inner.options.clock.now_ms();
+                self.inner.job_table.arm_poll(&key, now_ms);
+            }
+        }
+        self.inner.timer_signal.notify();
+    }
+
+    /// `create_state_machine`'s check: a Task may not ask a registered job integration for a
+    /// pattern it did not declare.
+    pub(crate) fn check_job_patterns(&self, definition: &StateMachine) -> Result<(), Error> {
+        if self.inner.job_table.integrations.read().is_empty() {
+            return Ok(());
+        }
+        match undeclared(&self.inner.job_table, &definition.states, "") {
+            None => Ok(()),
+            Some((path, message)) => Err(Error::InvalidDefinition {
+                diagnostics: vec![crate::asl::Diagnostic::error(
+                    path,
+                    crate::asl::DiagnosticCode::InvalidResource,
+                    message,
+                )],
+            }),
+        }
+    }
+
+    /// Dispatch's check for a resource with no handler: a job integration that does not
+    /// declare the pattern fails the task now instead of parking it forever.
+    pub(crate) fn undeclared_pattern(&self, resource_arn: &str) -> Option<String> {
+        let resource = crate::asl::parse_resource(resource_arn).ok()?;
+        let patterns = self.inner.job_table.patterns(resource.base())?;
+        (!patterns.contains(&resource.pattern())).then(|| {
+            format!(
+                "resource '{}' does not support the pattern '{}'",
+                resource.base(),
+                suffix_name(resource.pattern())
+            )
+        })
+    }
+
+    /// Starts waiting for a started `.sync` job: recorded, first poll armed.
+    fn track_job(&self, integration: Arc<dyn JobIntegration>, job: Job) {
+        let key: Key = (Arc::from(job.key.execution_arn.as_str()), job.key.task_id);
+        let interval_ms = integration
+            .poll_interval_ms()
+            .max(crate::limits::JOB_POLL_INTERVAL_MS_MIN);
+        self.inner
+            .job_table
+            .running
+            .lock()
+            .insert(key.clone(), Running { integration, job });
+        let now_ms = self.inner.options.clock.now_ms();
+        self.inner
+            .job_table
+            .arm_poll(&key, now_ms.saturating_add(interval_ms));
+        self.inner.timer_signal.notify();
+    }
+
+    /// How many `.sync` jobs of job integrations the engine waits for.
+    pub fn running_job_count(&self) -> usize {
+        self.inner.job_table.running.lock().len()
+    }
+
+    /// Pushes how a `.sync` job stands: `Succeeded`/`Failed` complete its task (once: a second
+    /// report, or one after the task closed, is `TaskTimedOut`), `Running` restarts the task's
+    /// heartbeat clock. `InvalidArgument` when `key` names no `.sync` task of an open execution.
+    pub fn report_job(&self, key: &JobKey, status: JobStatus) -> Result<(), Error> {
+        let arn = key.execution_arn.as_str();
+        let task_id = EventId(key.task_id);
+        let slot = self.inner.open.lock().get(arn).cloned();
+        let waiting = slot
+            .as_ref()
+            .and_then(|slot| slot.state.lock().execution.waiting_task(task_id));
+        let Some(waiting) = waiting else {
+            return match self.inner.store.execution(arn) {
+                Some(_) => Err(Error::TaskTimedOut {
+                    execution_arn: key.execution_arn.clone(),
+                    task_id: key.task_id,
+                }),
+                None => Err(Error::ExecutionDoesNotExist {
+                    execution_arn: key.execution_arn.clone(),
+                }),
+            };
+        };
+        let sync =
+            crate::asl::parse_resource(&waiting.resource_arn).is_ok_and(|r| is_sync(r.pattern()));
+        if !sync {
+            return Err(Error::InvalidArgument {
+                field: "job",
+                reason: format!("task {} of {arn} is not a .sync task", key.task_id),
+            });
+        }
+        let trigger = match status {
+            JobStatus::Running => {
+                let now_ms = self.inner.options.clock.now_ms();
+                self.inner.heartbeats.beat(arn, task_id, now_ms);
+                return Ok(());
+            }
+            JobStatus::Succeeded(output) => Trigger::TokenSucceeded { task_id, output },
+            JobStatus::Failed { error, cause } => Trigger::TokenFailed {
+                task_id,
+                error,
+                cause,
+            },
+        };
+        self.inner
+            .job_table
+            .running
+            .lock()
+            .remove(&(Arc::from(arn), key.task_id));
+        self.inner.heartbeats.disarm(arn, task_id);
+        let Some(slot) = slot else { return Ok(()) };
+        let effects = {
+            let mut guard = slot.state.lock();
+            if guard.execution.waiting_task(task_id).is_none() {
+                return Err(Error::TaskTimedOut {
+                    execution_arn: key.execution_arn.clone(),
+                    task_id: key.task_id,
+                });
+            }
+            super::runtime::decide_and_append(self, arn, &mut guard, trigger)?
+        };
+        self.perform(arn, &slot, effects);
+        Ok(())
+    }
+
+    /// The engine stopped waiting for task `task_id` of `execution_arn`: cancel its job, if it
+    /// is a running `.sync` job, in the background.
+    pub(crate) fn cancel_job(&self, execution_arn: &str, task_id: EventId) {
+        let running = self
+            .inner
+            .job_table
+            .running
+            .lock()
+            .remove(&(Arc::from(execution_arn), task_id.0));
+        let Some(running) = running else { return };
+        let call = running.integration.cancel(running.job.clone());
+        let job = running.job.key.to_string();
+        self.spawn_job_call(async move {
+            let outcome = call.await;
+            move |engine: &Engine| {
+                if let Err(error) = outcome {
+                    engine.inner.background_errors.lock().push(format!(
+                        "cancelling the .sync job {job} failed: {}: {}",
+                        error.error, error.cause
+                    ));
+                }
+            }
+        });
+    }
+
+    /// Runs a call to a job integration on the runtime, then `finish` on the blocking pool
+    /// (it may append); counted in `wait_idle`.
+    fn spawn_job_call<F, G>(&self, call: F)
+    where
+        F: Future<Output = G> + Send + 'static,
+        G: FnOnce(&Engine) + Send + 'static,
+    {
+        let weak = Arc::downgrade(&self.inner);
+        self.inner.in_flight.lock().in_flight += 1;
+        self.inner.handle.spawn(async move {
+            let finish = call.await;
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(inner) = weak.upgrade() {
+                    let engine = Engine { inner };
+                    finish(&engine);
+                    engine.inner.in_flight.lock().in_flight -= 1;
+                    engine.inner.in_flight_changed.notify_all();
+                }
+            })
+            .await;
+        });
+    }
+}
+
+/// Asks the status of every running job whose poll is due at `now_ms`; returns how many.
+pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
+    let mut due = Vec::new();
+    {
+        let mut polls = engine.inner.job_table.polls.lock();
+        while polls.peek().is_some_and(|Reverse((d, _, _))| *d <= now_ms) {
+            if let Some(Reverse((_, arn, task_id))) = polls.pop() {
+                due.push((arn, task_id));
+            }
+        }
+    }
+    let mut asked = 0;
+    for key in due {
+        let running = engine.inner.job_table.running.lock().get(&key).cloned();
+        let Some(running) = running else { continue };
+        // A job whose task is no longer awaited (aborted while `start` ran, or completed by a
+        // push that overtook the start's answer) is cancelled instead of polled.
+        let slot = engine.inner.open.lock().get(&key.0).cloned();
+        let waiting = slot.is_some_and(|s| {
+            s.state
+                .lock()
+                .execution
+                .waiting_task(EventId(key.1))
+                .is_some()
+        });
+        if !waiting {
+            engine.cancel_job(&key.0, EventId(key.1));
+            continue;
+        }
+        asked += 1;
+        let call = running.integration.status(running.job.clone());
+        let interval_ms = running
+            .integration
+            .poll_interval_ms()
+            .max(crate::limits::JOB_POLL_INTERVAL_MS_MIN);
+        engine.spawn_job_call(async move {
+            let outcome = call.await;
+            move |engine: &Engine| {
+                let job = &running.job;
+                let status = match outcome {
+                    Ok(status) => status,
+                    Err(error) => {
+                        engine.inner.background_errors.lock().push(format!(
+                            "the status of the .sync job {} failed: {}: {}",
+                            job.key, error.error, error.cause
+                        ));
+                        JobStatus::Running
+                    }
+                };
+                let still_running = engine.inner.job_table.running.lock().contains_key(&key);
+                match status {
+                    JobStatus::Running if still_running => {
+                        let now_ms = engine.inner.options.clock.now_ms();
+                        engine
+                            .inner
+                            .job_table
+                            .arm_poll(&key, now_ms.saturating_add(interval_ms));
+                        engine.inner.timer_signal.notify();
+                    }
+                    JobStatus::Running => {}
+                    done => {
+                        // Pushed meanwhile: the push completed it, this is stale.
+                        if still_running {
+                            // A push that won the race since the check: stale, not an error.
+                            let result = engine.report_job(&job.key, done);
+                            if let Err(error) = result.or_else(|e| match e {
+                                Error::TaskTimedOut { .. } => Ok(()),
+                                other => Err(other),
+                            }) {
+                                engine.inner.background_errors.lock().push(format!(
+                                    "completing the .sync job {} failed: {error}",
+                                    job.key
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+    asked
+}

@@ -1,0 +1,327 @@
+//! `statelog serve` over the real engine for what is persisted besides histories:
+//! UpdateStateMachine (the AWS answer shape, `MissingRequiredParameter`, `InvalidDefinition`,
+//! `StateMachineDoesNotExist`, running executions keeping their definition), and
+//! TagResource / UntagResource / ListTagsForResource plus tags at creation (`TooManyTags` with
+//! `resourceName`, `ResourceNotFound`, validation of keys and values, account isolation).
+#![cfg(feature = "server")]
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+mod serve_common;
+use serve_common::*;
+
+const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
+
+fn pass(result: u32) -> String {
+    json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": {"v": result}, "End": true}}})
+        .to_string()
+}
+
+fn waiting() -> String {
+    json!({"StartAt": "Sleep", "States": {"Sleep": {"Type": "Wait", "Seconds": 3600, "End": true}}})
+        .to_string()
+}
+
+fn tag_list(pairs: &[(&str, &str)]) -> Value {
+    Value::Array(
+        pairs
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": v}))
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn update_state_machine_over_http() {
+    let s = server(None);
+    let created = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "m", "definition": waiting(), "roleArn": ROLE}),
+    )
+    .await;
+    let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
+    let old = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "old"}),
+    )
+    .await["executionArn"]
+        .as_str()
+        .expect("arn")
+        .to_owned();
+    s.clock.advance_ms(2_000);
+    let updated = ok(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": machine, "definition": pass(2)}),
+    )
+    .await;
+    assert_eq!(
+        updated["updateDate"],
+        json!((NOW_MS + 2_000) as f64 / 1000.0)
+    );
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(described["definition"], pass(2));
+    assert_eq!(described["creationDate"], json!(NOW_MS as f64 / 1000.0));
+    assert_eq!(described["roleArn"], ROLE);
+    let for_old = ok(
+        &s,
+        "DescribeStateMachineForExecution",
+        json!({"executionArn": old}),
+    )
+    .await;
+    assert_eq!(for_old["definition"], waiting());
+    assert_eq!(for_old["updateDate"], json!(NOW_MS as f64 / 1000.0));
+    let new = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "new"}),
+    )
+    .await["executionArn"]
+        .as_str()
+        .expect("arn")
+        .to_owned();
+    let for_new = ok(
+        &s,
+        "DescribeStateMachineForExecution",
+        json!({"executionArn": new}),
+    )
+    .await;
+    assert_eq!(for_new["definition"], pass(2));
+    assert_eq!(
+        for_new["updateDate"],
+        json!((NOW_MS + 2_000) as f64 / 1000.0)
+    );
+    let old_status = ok(&s, "DescribeExecution", json!({"executionArn": old})).await;
+    assert_eq!(old_status["status"], "RUNNING");
+
+    // A role-only update keeps the definition.
+    let role = "arn:aws:iam::000000000000:role/other";
+    ok(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": machine, "roleArn": role}),
+    )
+    .await;
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(
+        (
+            described["definition"].clone(),
+            described["roleArn"].clone()
+        ),
+        (json!(pass(2)), json!(role))
+    );
+
+    refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": machine}),
+        "MissingRequiredParameter",
+    )
+    .await;
+    let message = refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": machine, "definition": "{\"StartAt\": \"X\", \"States\": {}}"}),
+        "InvalidDefinition",
+    )
+    .await;
+    assert!(message.contains("StartAt"), "{message}");
+    refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:nope", "definition": pass(1)}),
+        "StateMachineDoesNotExist",
+    )
+    .await;
+    refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"stateMachineArn": old, "definition": pass(1)}),
+        "InvalidArn",
+    )
+    .await;
+    refused(
+        &s,
+        "UpdateStateMachine",
+        json!({"definition": pass(1)}),
+        "ValidationException",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn tags_over_http() {
+    let s = server(None);
+    let machine = ok(
+        &s,
+        "CreateStateMachine",
+        json!({"name": "m", "definition": pass(1), "roleArn": ROLE,
+               "tags": tag_list(&[("team", "a"), ("cost", "")])}),
+    )
+    .await["stateMachineArn"]
+        .as_str()
+        .expect("arn")
+        .to_owned();
+    let listed = ok(&s, "ListTagsForResource", json!({"resourceArn": machine})).await;
+    assert_eq!(
+        listed,
+        json!({"tags": tag_list(&[("cost", ""), ("team", "a")])})
+    );
+    let answer = ok(
+        &s,
+        "TagResource",
+        json!({"resourceArn": machine, "tags": tag_list(&[("team", "b"), ("env", "prod")])}),
+    )
+    .await;
+    assert_eq!(answer, json!({}));
+    let answer = ok(
+        &s,
+        "UntagResource",
+        json!({"resourceArn": machine, "tagKeys": ["cost"]}),
+    )
+    .await;
+    assert_eq!(answer, json!({}));
+    let listed = ok(&s, "ListTagsForResource", json!({"resourceArn": machine})).await;
+    assert_eq!(listed["tags"], tag_list(&[("env", "prod"), ("team", "b")]));
+
+    let activity = ok(
+        &s,
+        "CreateActivity",
+        json!({"name": "work", "tags": tag_list(&[("kind", "gpu")])}),
+    )
+    .await["activityArn"]
+        .as_str()
+        .expect("arn")
+        .to_owned();
+    let listed = ok(&s, "ListTagsForResource", json!({"resourceArn": activity})).await;
+    assert_eq!(listed["tags"], tag_list(&[("kind", "gpu")]));
+
+    // 50 tags at most: the 51st is refused with the resource's name.
+    let many: Vec<(String, String)> = (0..48).map(|i| (format!("t{i}"), "x".into())).collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    ok(
+        &s,
+        "TagResource",
+        json!({"resourceArn": machine, "tags": tag_list(&many)}),
+    )
+    .await;
+    let (status, body) = call(
+        &s,
+        "TagResource",
+        json!({"resourceArn": machine, "tags": tag_list(&[("one-more", "x")])}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["__type"], "TooManyTags", "{body}");
+    assert_eq!(body["resourceName"], machine.as_str(), "{body}");
+    let listed = ok(&s, "ListTagsForResource", json!({"resourceArn": machine})).await;
+    assert_eq!(listed["tags"].as_array().map(Vec::len), Some(50));
+
+    let long_key = "k".repeat(129);
+    refused(
+        &s,
+        "TagResource",
+        json!({"resourceArn": activity, "tags": tag_list(&[(long_key.as_str(), "v")])}),
+        "ValidationException",
+    )
+    .await;
+    refused(
+        &s,
+        "TagResource",
+        json!({"resourceArn": activity, "tags": "not a list"}),
+        "SerializationException",
+    )
+    .await;
+    refused(
+        &s,
+        "TagResource",
+        json!({"resourceArn": activity}),
+        "ValidationException",
+    )
+    .await;
+    refused(
+        &s,
+        "ListTagsForResource",
+        json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:activity:nope"}),
+        "ResourceNotFound",
+    )
+    .await;
+    refused(
+        &s,
+        "UntagResource",
+        json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:stateMachine:nope", "tagKeys": ["a"]}),
+        "ResourceNotFound",
+    )
+    .await;
+    refused(
+        &s,
+        "ListTagsForResource",
+        json!({"resourceArn": "not-an-arn"}),
+        "InvalidArn",
+    )
+    .await;
+    // Deleting the machine takes its tags with it.
+    ok(
+        &s,
+        "DeleteStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    refused(
+        &s,
+        "ListTagsForResource",
+        json!({"resourceArn": machine}),
+        "ResourceNotFound",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn tags_are_scoped_to_the_account() {
+    let s = server(Some(two_accounts()));
+    let (status, created) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CreateStateMachine",
+        json!({"name": "m", "definition": pass(1), "roleArn": ROLE,
+               "tags": tag_list(&[("owner", "one")])}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    let arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
+    assert!(arn.contains(":111111111111:"));
+    let (status, mine) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "ListTagsForResource",
+        json!({"resourceArn": arn}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(mine["tags"], tag_list(&[("owner", "one")]));
+    let (status, theirs) = call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "ListTagsForResource",
+        json!({"resourceArn": arn}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(theirs["__type"], "InvalidArn", "{theirs}");
+}

@@ -1,0 +1,347 @@
+//! `statelog serve`'s Amazon SWF activity-worker operations over the real engine, in process: a
+//! state machine whose activity Task names a `TaskList`, served by SWF calls
+//! (PollForActivityTask, RecordActivityTaskHeartbeat, RespondActivityTaskCompleted /
+//! RespondActivityTaskFailed, CountPendingActivityTasks), with SWF's fault names for bad and
+//! spent tokens and account isolation. Time comes from a manual clock; nothing sleeps.
+#![cfg(feature = "server")]
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+
+use statelog::server::backend::Caller;
+use statelog::server::credentials::DEV_ACCOUNT_ID;
+
+mod serve_common;
+use serve_common::*;
+
+const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
+
+fn idle(s: &Server, account_id: &str) {
+    s.state
+        .backend
+        .engine(&Caller {
+            account_id: account_id.into(),
+            region: "us-east-1".into(),
+            access_key_id: String::new(),
+        })
+        .expect("engine")
+        .wait_idle();
+}
+
+async fn swf_ok(s: &Server, operation: &str, body: Value) -> Value {
+    let (status, value) = swf_call(s, operation, body).await;
+    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
+    value
+}
+
+async fn swf_refused(s: &Server, operation: &str, body: Value, fault: &str) -> String {
+    let (status, value) = swf_call(s, operation, body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
+    assert_eq!(value["__type"], fault, "{operation}: {value}");
+    value["message"].as_str().expect("message").to_owned()
+}
+
+/// Creates activity `resize` and a machine whose Task sends it to task list `gpu`, with a
+/// Catch so a failed task ends the execution with its error visible.
+async fn machine(s: &Server) -> (String, String) {
+    let created = ok(s, "CreateActivity", json!({"name": "resize"})).await;
+    let activity = created["activityArn"].as_str().expect("arn").to_owned();
+    let definition = json!({
+        "StartAt": "Work",
+        "States": {
+            "Work": {"Type": "Task", "Resource": activity, "TaskList": "gpu",
+                     "HeartbeatSeconds": 30, "End": true}
+        }
+    })
+    .to_string();
+    let machine = ok(
+        s,
+        "CreateStateMachine",
+        json!({"name": "swf-worked", "definition": definition, "roleArn": ROLE}),
+    )
+    .await;
+    let arn = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    (activity, arn)
+}
+
+fn poll_body(list: &str) -> Value {
+    json!({"domain": DEV_ACCOUNT_ID, "taskList": {"name": list}, "identity": "swf-worker-1"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_swf_worker_serves_a_task_list() {
+    let s = server(None);
+    let (activity, machine) = machine(&s).await;
+    let mut executions = Vec::new();
+    for n in 0..2 {
+        let started = ok(
+            &s,
+            "StartExecution",
+            json!({"stateMachineArn": machine, "name": format!("e{n}"),
+                   "input": format!("{{\"n\":{n}}}")}),
+        )
+        .await;
+        executions.push(started["executionArn"].as_str().expect("arn").to_owned());
+    }
+    idle(&s, DEV_ACCOUNT_ID);
+    let count = swf_ok(
+        &s,
+        "CountPendingActivityTasks",
+        json!({"domain": DEV_ACCOUNT_ID, "taskList": {"name": "gpu"}}),
+    )
+    .await;
+    assert_eq!(count, json!({"count": 2, "truncated": false}));
+    // The activity's default list is empty: the tasks went to `gpu`.
+    let count = swf_ok(
+        &s,
+        "CountPendingActivityTasks",
+        json!({"domain": DEV_ACCOUNT_ID, "taskList": {"name": activity}}),
+    )
+    .await;
+    assert_eq!(count["count"], 0);
+
+    // First task: heartbeat, then complete.
+    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
+    let token = task["taskToken"].as_str().expect("token").to_owned();
+    assert!(!token.is_empty(), "{task}");
+    assert_eq!(
+        task["activityType"],
+        json!({"name": "resize", "version": "1"})
+    );
+    let run_id = task["workflowExecution"]["runId"].as_str().expect("runId");
+    let first = executions
+        .iter()
+        .position(|e| e == run_id)
+        .expect("runId is one of the executions");
+    assert_eq!(
+        task["workflowExecution"]["workflowId"],
+        format!("e{first}"),
+        "{task}"
+    );
+    let input: Value = serde_json::from_str(task["input"].as_str().expect("input")).expect("JSON");
+    assert_eq!(input["n"], first);
+    assert_eq!(task["activityId"], "3", "{task}");
+    let beat = swf_ok(
+        &s,
+        "RecordActivityTaskHeartbeat",
+        json!({"taskToken": token, "details": "half way"}),
+    )
+    .await;
+    assert_eq!(beat, json!({"cancelRequested": false}));
+    swf_ok(
+        &s,
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": json!({"resized": first}).to_string()}),
+    )
+    .await;
+
+    // Second task: fail it.
+    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
+    let second_token = task["taskToken"].as_str().expect("token").to_owned();
+    let second_arn = task["workflowExecution"]["runId"]
+        .as_str()
+        .expect("runId")
+        .to_owned();
+    assert_ne!(second_arn, executions[first]);
+    swf_ok(
+        &s,
+        "RespondActivityTaskFailed",
+        json!({"taskToken": second_token, "reason": "Resize.Broken", "details": "bad pixels"}),
+    )
+    .await;
+    idle(&s, DEV_ACCOUNT_ID);
+
+    let done = ok(
+        &s,
+        "DescribeExecution",
+        json!({"executionArn": executions[first]}),
+    )
+    .await;
+    assert_eq!(done["status"], "SUCCEEDED", "{done}");
+    let output: Value =
+        serde_json::from_str(done["output"].as_str().expect("output")).expect("JSON");
+    assert_eq!(output, json!({"resized": first}));
+    let failed = ok(&s, "DescribeExecution", json!({"executionArn": second_arn})).await;
+    assert_eq!(failed["status"], "FAILED", "{failed}");
+    assert_eq!(failed["error"], "Resize.Broken");
+    assert_eq!(failed["cause"], "bad pixels");
+    // The worker's identity is in the history's ActivityStarted event.
+    let history = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": executions[first]}),
+    )
+    .await;
+    let started = history["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["type"] == "ActivityStarted")
+        .expect("ActivityStarted");
+    assert_eq!(
+        started["activityStartedEventDetails"]["workerName"],
+        "swf-worker-1"
+    );
+
+    // A spent token and a forged one are SWF's UnknownResourceFault.
+    swf_refused(
+        &s,
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": "{}"}),
+        "UnknownResourceFault",
+    )
+    .await;
+    swf_refused(
+        &s,
+        "RecordActivityTaskHeartbeat",
+        json!({"taskToken": "forged"}),
+        "UnknownResourceFault",
+    )
+    .await;
+    // Both tasks were handed out once: nothing is left in the list.
+    let count = swf_ok(
+        &s,
+        "CountPendingActivityTasks",
+        json!({"domain": DEV_ACCOUNT_ID, "taskList": {"name": "gpu"}}),
+    )
+    .await;
+    assert_eq!(count["count"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_that_is_not_json_is_a_validation_error_and_the_task_stays_open() {
+    let s = server(None);
+    let (_activity, machine) = machine(&s).await;
+    let started = ok(
+        &s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "name": "e1", "input": "{}"}),
+    )
+    .await;
+    idle(&s, DEV_ACCOUNT_ID);
+    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
+    let token = task["taskToken"].as_str().expect("token").to_owned();
+    let message = swf_refused(
+        &s,
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": "not json"}),
+        "ValidationException",
+    )
+    .await;
+    assert!(message.contains("result"), "{message}");
+    // No result at all is a null result.
+    swf_ok(
+        &s,
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token}),
+    )
+    .await;
+    idle(&s, DEV_ACCOUNT_ID);
+    let done = ok(
+        &s,
+        "DescribeExecution",
+        json!({"executionArn": started["executionArn"]}),
+    )
+    .await;
+    assert_eq!(done["status"], "SUCCEEDED", "{done}");
+    assert_eq!(done["output"], "null");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_are_swf_domains() {
+    let s = server(Some(two_accounts()));
+    // Account one schedules a task in its list `gpu`.
+    let (status, created) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CreateActivity",
+        json!({"name": "resize"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    let definition = json!({
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Task", "Resource": created["activityArn"],
+                            "TaskList": "gpu", "End": true}}
+    })
+    .to_string();
+    let (_, machine) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CreateStateMachine",
+        json!({"name": "m", "definition": definition, "roleArn": ROLE}),
+    )
+    .await;
+    let (status, _) = call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "StartExecution",
+        json!({"stateMachineArn": machine["stateMachineArn"], "input": "{}"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    idle(&s, "111111111111");
+    let list = json!({"name": "gpu"});
+    // Account two cannot name account one's domain, and its own `gpu` list is empty.
+    let (status, foreign) = swf_call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "CountPendingActivityTasks",
+        json!({"domain": "111111111111", "taskList": list}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(foreign["__type"], "UnknownResourceFault", "{foreign}");
+    let (_, theirs) = swf_call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "CountPendingActivityTasks",
+        json!({"domain": "222222222222", "taskList": list}),
+    )
+    .await;
+    assert_eq!(theirs["count"], 0, "{theirs}");
+    let (_, mine) = swf_call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "CountPendingActivityTasks",
+        json!({"domain": "111111111111", "taskList": list}),
+    )
+    .await;
+    assert_eq!(mine["count"], 1, "{mine}");
+    // Account one's worker takes it; its token is unknown to account two.
+    let (_, task) = swf_call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "PollForActivityTask",
+        json!({"domain": "111111111111", "taskList": list}),
+    )
+    .await;
+    let token = task["taskToken"].as_str().expect("token").to_owned();
+    assert!(!token.is_empty(), "{task}");
+    let (status, stolen) = swf_call_as(
+        &s,
+        "AKIDTWO",
+        "two-secret",
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": "{}"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(stolen["__type"], "UnknownResourceFault", "{stolen}");
+    let (status, done) = swf_call_as(
+        &s,
+        "AKIDONE",
+        "one-secret",
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": "{}"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+}

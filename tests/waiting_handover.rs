@@ -1,0 +1,160 @@
+//! An activity task scheduled while a worker long-polls its list is claimed for that worker in
+//! the commit that schedules it: `ActivityScheduled` and `ActivityStarted` (with the worker's
+//! name) are durable before the token leaves, in one commit; the claim survives a restart and
+//! the heartbeat clock is armed. No test sleeps: the poll is served by the hand-off.
+
+mod engine_common;
+
+use engine_common::{event_types, Harness};
+use statelog::engine::{ActivityTask, Engine, ExecutionStatus, HistoryQuery};
+use statelog::history::EventDetails;
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime")
+        .block_on(future)
+}
+
+/// Registers a long poll for `worker`, then starts execution `name`; returns the polled task.
+fn poll_then_start(engine: &Engine, activity: &str, name: &str, worker: &str) -> ActivityTask {
+    let engine = engine.clone();
+    let activity = activity.to_string();
+    let name = name.to_string();
+    let worker = worker.to_string();
+    block_on(async move {
+        let poller = engine.clone();
+        let poll =
+            tokio::spawn(async move { poller.get_activity_task(&activity, Some(&worker)).await });
+        tokio::task::yield_now().await;
+        engine
+            .start_execution("m", Some(&name), "{}")
+            .expect("start");
+        poll.await.expect("joined")
+    })
+    .expect("poll")
+    .expect("a task")
+}
+
+#[test]
+fn a_waiting_worker_gets_the_task_claimed_in_the_scheduling_commit() {
+    let h = Harness::new();
+    let activity = h.engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":30,"End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    h.engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let task = poll_then_start(&h.engine, &activity.activity_arn, "e1", "early");
+    let arn = h.engine.execution_arn("m", "e1");
+    assert_eq!(
+        event_types(&h.engine, &arn),
+        [
+            "ExecutionStarted",
+            "TaskStateEntered",
+            "ActivityScheduled",
+            "ActivityStarted"
+        ]
+    );
+    let history = h
+        .engine
+        .get_execution_history(&arn, &HistoryQuery::default())
+        .expect("history");
+    let EventDetails::ActivityStarted(started) = &history.events[3].details else {
+        panic!("ActivityStarted");
+    };
+    assert_eq!(started.worker_name.as_deref(), Some("early"));
+    assert_eq!(h.engine.heartbeat_clock_count(), 1);
+    assert_eq!(
+        h.engine
+            .task_list_pending_count("000000000000", &activity.activity_arn),
+        0
+    );
+    // The claim is durable: after a restart the task is not offered again, the token answers.
+    let h = h.restart(1_000);
+    h.engine.create_activity("work").expect("activity again");
+    assert_eq!(
+        h.engine
+            .task_list_pending_count("000000000000", &activity.activity_arn),
+        0
+    );
+    h.engine
+        .send_task_success(&task.task_token, r#"{"ok":1}"#)
+        .expect("answer");
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Succeeded);
+}
+
+/// A log that counts its commits (one `append_batch` = one fdatasync on the WAL).
+#[derive(Debug, Default)]
+struct CountingLog {
+    inner: statelog::store::MemoryLog,
+    commits: std::sync::atomic::AtomicUsize,
+}
+
+impl statelog::store::Log for CountingLog {
+    fn append_batch(
+        &self,
+        records: &[(u8, &[u8])],
+    ) -> Result<statelog_wal::Lsn, statelog::store::Error> {
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.append_batch(records)
+    }
+
+    fn read(
+        &self,
+        lsn: statelog_wal::Lsn,
+    ) -> Result<Option<(u8, Vec<u8>)>, statelog::store::Error> {
+        self.inner.read(lsn)
+    }
+
+    fn scan(
+        &self,
+        visit: &mut (dyn FnMut(statelog_wal::Lsn, u8, &[u8]) -> Result<(), statelog::store::Error>
+                  + '_),
+    ) -> Result<(), statelog::store::Error> {
+        self.inner.scan(visit)
+    }
+}
+
+#[test]
+fn the_round_trip_to_a_waiting_worker_takes_two_commits() {
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let log = Arc::new(CountingLog::default());
+    let clock = statelog::clock::ManualClock::new(engine_common::START_MS);
+    let options = statelog::engine::EngineOptions {
+        clock: Arc::new(clock),
+        background_timers: false,
+        ..Default::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let activity = engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let before = log.commits.load(Ordering::SeqCst);
+    let task = poll_then_start(&engine, &activity.activity_arn, "e1", "w");
+    assert_eq!(
+        log.commits.load(Ordering::SeqCst) - before,
+        1,
+        "scheduled and claimed in one commit"
+    );
+    engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answer");
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 2);
+    let arn = engine.execution_arn("m", "e1");
+    assert_eq!(
+        engine.describe_execution(&arn).expect("describe").status,
+        ExecutionStatus::Succeeded
+    );
+}
