@@ -107,8 +107,16 @@ pub const COMPACTION_INTERVAL_MS_DEFAULT: u64 = 24 * 3600 * 1000;
 /// The longest the compaction thread sleeps before looking at the clock again, in ms.
 pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
 
-/// The most segments one compaction step copies forward before it syncs and lets readers in.
-pub const COMPACTION_CHUNK_SEGMENTS: usize = 2;
+/// About how many bytes of segments one compaction step covers before it lets readers by LSN in
+/// again (at least one segment). Each step pays one sync of its COMMIT and one directory sync.
+pub const COMPACTION_CHUNK_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most index entries a compaction updates or removes per hold of the index lock.
+pub const COMPACTION_INDEX_BATCH_COUNT: usize = 256;
+
+/// The most index entries a compaction reads per hold of the index lock while choosing the
+/// expired executions (each hold also skips the entries already read).
+pub const COMPACTION_INDEX_READ_BATCH_COUNT: usize = 2048;
 /// The longest task token, in characters (AWS: 1..=2,048).
 pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
 

@@ -193,6 +193,18 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
         _ => None,
     });
     assert_eq!(count, Some(1));
+    // The rerun state is entered again, with the same name and input as the first time.
+    let entered: Vec<(String, serde_json::Value)> = history
+        .events
+        .iter()
+        .filter_map(|e| match &e.details {
+            EventDetails::TaskStateEntered(d) => Some((d.name.clone(), d.input.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(types[redriven + 1], "TaskStateEntered");
+    assert_eq!(entered.len(), 3, "A, B, then B again: {entered:?}");
+    assert_eq!(entered[2], entered[1]);
     let info = h.engine.describe_redrive(&arn).expect("describes");
     assert_eq!(info.redrive_count, 1);
     assert_eq!(info.redrive_ms, Some(outcome.redrive_ms));
@@ -391,6 +403,23 @@ fn parallel_reruns_only_its_failed_branch() {
     assert_eq!(handlers.calls(&lambda("a")), 1);
     assert_eq!(handlers.calls(&lambda("b")), 2);
     assert_eq!(handlers.calls(&lambda("c")), 1);
+    // Only the failed branch's state is entered again; the Parallel keeps its other branches.
+    let types = event_types(&h.engine, &arn);
+    let redriven = types
+        .iter()
+        .position(|t| t == "ExecutionRedriven")
+        .expect("redriven");
+    let after = &types[redriven..];
+    assert_eq!(after[1], "TaskStateEntered", "{after:?}");
+    assert_eq!(
+        after.iter().filter(|t| *t == "TaskStateEntered").count(),
+        1,
+        "{after:?}"
+    );
+    assert!(
+        !after.iter().any(|t| t == "ParallelStateEntered"),
+        "{after:?}"
+    );
 }
 
 #[test]
@@ -580,7 +609,8 @@ fn fail_state_and_caught_then_rethrown_error() {
     let types = event_types(&h.engine, &arn);
     assert_eq!(
         &types[before as usize..],
-        ["ExecutionRedriven", "ExecutionFailed"]
+        ["ExecutionRedriven", "FailStateEntered", "ExecutionFailed"],
+        "the rerun Fail state is entered again"
     );
     assert_eq!(h.engine.describe_redrive(&arn).expect("r").redrive_count, 1);
 }

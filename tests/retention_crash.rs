@@ -87,6 +87,14 @@ fn fixture() -> Fixture {
     ];
     let mut expired = Vec::new();
     for i in 0..40 {
+        // Open executions interleaved with the expiring ones: the compaction copies enough of
+        // them forward to write out and sync its copies in several chunks.
+        arns.push(
+            engine
+                .start_execution("wait", Some(&format!("keep{i}")), "{}")
+                .expect("starts")
+                .execution_arn,
+        );
         expired.push(
             engine
                 .start_execution("chain", Some(&format!("old{i}")), "{}")
@@ -142,6 +150,8 @@ fn a_crash_at_any_point_of_a_compaction_loses_nothing_retained() {
     let before = probe.op_count();
     let report = engine.compact().expect("compacts");
     assert!(report.segments_deleted_count > 0, "{report:?}");
+    // The interleaved open executions are copied forward (in several write/sync chunks).
+    assert!(report.records_copied_count >= 40, "{report:?}");
     let ops = probe.op_count() - before;
     check(&engine, &f, "no crash");
     drop(engine);

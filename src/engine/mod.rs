@@ -69,6 +69,7 @@ pub use error::Error;
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
+pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
 

@@ -17,6 +17,7 @@ use crate::limits::COMPACTION_POLL_MS_MAX;
 use crate::store::ExecutionSummary;
 
 pub use crate::store::StoreCompaction as CompactionSummary;
+pub use statelog_wal::CompactionProgress;
 
 impl Engine {
     /// True when `summary` is a closed execution past its retention.
@@ -36,12 +37,24 @@ impl Engine {
     /// Forgets every execution past retention and compacts the log (segments holding only
     /// expired records are deleted, live records of the others copied forward).
     pub fn compact(&self) -> Result<CompactionSummary, Error> {
+        self.compact_with_progress(|_| {})
+    }
+
+    /// [`Engine::compact`], telling `progress` how far it is (segments scanned of the total,
+    /// bytes copied, and at the end of each step segments deleted and bytes reclaimed).
+    pub fn compact_with_progress(
+        &self,
+        mut progress: impl FnMut(&CompactionProgress),
+    ) -> Result<CompactionSummary, Error> {
         let now_ms = self.inner.options.clock.now_ms();
         // Expired means closed at or before `now - retention`; the store drops `stop < cutoff`.
         let cutoff_ms = now_ms
             .saturating_sub(self.inner.options.retention_ms)
             .saturating_add(1);
-        Ok(self.inner.store.compact(cutoff_ms)?)
+        Ok(self
+            .inner
+            .store
+            .compact_with_progress(cutoff_ms, &mut progress)?)
     }
 
     /// The background schedule's step: compacts when at least `interval_ms` passed since

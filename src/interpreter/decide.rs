@@ -930,6 +930,13 @@ impl<'d> Decider<'d, '_> {
                 }
                 Some(Thread::Done { output }) => return Ok(Outcome::Done(output.clone())),
                 Some(Thread::Aborted) => return Ok(Outcome::Aborted),
+                // A state a redrive reruns is entered again (a Wait recomputes its time).
+                Some(Thread::Running(run)) if super::redrive::reentering(&self.state, scope) => {
+                    let (name, input) = (run.name.clone(), run.input.clone());
+                    if let Some(outcome) = self.enter(scope, &name, input)? {
+                        return Ok(outcome);
+                    }
+                }
                 Some(Thread::Running(_)) => {
                     if let Some(outcome) = self.step(scope)? {
                         return Ok(outcome);

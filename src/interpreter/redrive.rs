@@ -13,7 +13,7 @@
 //! Invariants: only `apply` calls these, so a replay of the log rebuilds exactly the same state.
 //! Must not: look at the definition, the clock, or anything but the folded state.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::state::{ExecutionState, ExecutionStatus, IterationOutcome, Phase, Thread};
 
@@ -30,6 +30,10 @@ pub(crate) struct RedriveMemory {
     pub(crate) last_ms: Option<u64>,
     /// Threads as they were before a failure/abort replaced them, by scope.
     stash: BTreeMap<Vec<u32>, Thread>,
+    /// Scopes whose state `reopen` put back to *entered*: each gets a fresh `*StateEntered`
+    /// event when `decide` next advances it (see [`reentering`]), as a rerun state does in AWS
+    /// histories; applying that event takes the scope out of this set.
+    reentry: BTreeSet<Vec<u32>>,
 }
 
 /// True when an execution in `status` may take an `ExecutionRedriven` event.
@@ -51,10 +55,51 @@ pub(crate) fn remember(state: &mut ExecutionState, scope: &[u32]) {
 
 /// A state was entered at `scope`: whatever was kept for that thread and below is history.
 pub(crate) fn forget_below(state: &mut ExecutionState, scope: &[u32]) {
-    if state.redrive.stash.is_empty() {
-        return;
+    if !state.redrive.stash.is_empty() {
+        state.redrive.stash.retain(|key, _| !key.starts_with(scope));
     }
-    state.redrive.stash.retain(|key, _| !key.starts_with(scope));
+    if !state.redrive.reentry.is_empty() {
+        state.redrive.reentry.retain(|key| !key.starts_with(scope));
+    }
+}
+
+/// A state-entered event is applied at `scope`: true (and the scope is no longer pending) when
+/// it is the re-entry of a state that `reopen` put back to *entered*, which then starts afresh.
+pub(crate) fn take_reentry(state: &mut ExecutionState, scope: &[u32]) -> bool {
+    state.redrive.reentry.remove(scope)
+}
+
+/// True when the state running at `scope` was put back to *entered* by a redrive and has not
+/// had its new `*StateEntered` event yet: `decide` enters it again before running it.
+pub(crate) fn reentering(state: &ExecutionState, scope: &[u32]) -> bool {
+    state.redrive.reentry.contains(scope)
+}
+
+/// Records every scope whose state is running and back at *entered* in `thread` and below.
+fn collect_reentry(thread: &Thread, scope: &mut Vec<u32>, out: &mut BTreeSet<Vec<u32>>) {
+    let Thread::Running(run) = thread else {
+        return;
+    };
+    match &run.phase {
+        Phase::Entered => {
+            out.insert(scope.clone());
+        }
+        Phase::Parallel { branches } => {
+            for (index, branch) in branches.iter().enumerate() {
+                scope.push(index as u32);
+                collect_reentry(branch, scope, out);
+                scope.pop();
+            }
+        }
+        Phase::Map { iterations, .. } => {
+            for (index, iteration) in iterations.iter().enumerate() {
+                scope.push(index as u32);
+                collect_reentry(&iteration.thread, scope, out);
+                scope.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Reopens a closed execution for `ExecutionRedriven` at `at_ms`.
@@ -74,6 +119,9 @@ pub(crate) fn reopen(state: &mut ExecutionState, at_ms: u64) -> Result<(), Strin
     let root = std::mem::replace(&mut state.root, Thread::Pending);
     state.root = rerun(root, &mut Vec::new(), &stash, whole)
         .ok_or_else(|| "the failed top-level state cannot be found in the history".to_string())?;
+    let mut reentry = BTreeSet::new();
+    collect_reentry(&state.root, &mut Vec::new(), &mut reentry);
+    state.redrive.reentry = reentry;
     state.status = ExecutionStatus::Running;
     state.close_ms = None;
     state.failure = None;

@@ -525,9 +525,11 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::SucceedStateEntered(d)
         | E::TaskStateEntered(d)
         | E::WaitStateEntered(d) => {
+            // A state a redrive put back to *entered* is entered afresh (see `redrive`).
+            let reentry = super::redrive::take_reentry(state, scope);
             super::redrive::forget_below(state, scope);
             let thread = state.thread_mut(scope)?;
-            if !matches!(thread, Thread::Pending | Thread::Done { .. }) {
+            if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
                 return Err(format!("state entered on a {} thread", thread_name(thread)));
             }
             // The thread's last output is usually this very input (a state's exit feeds the

@@ -11,15 +11,18 @@
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use statelog_wal::{Lsn, Wal};
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
+use statelog_wal::{CompactionProgress, Lsn, Wal};
 
 use super::record::{self, BatchHeader, CatalogRecord, MachineRecord, KIND_CATALOG, KIND_EVENTS};
 use super::{Error, Store};
-use crate::limits::COMPACTION_CHUNK_SEGMENTS;
+use crate::limits::{
+    COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT, COMPACTION_INDEX_READ_BATCH_COUNT,
+};
 
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
@@ -57,6 +60,18 @@ impl StoreCompaction {
     }
 }
 
+/// The execution ARN of an events record, read in place from its batch header (no allocation:
+/// compaction judges every record of the segments it scans). `None` when it cannot be read.
+fn batch_execution_arn(payload: &[u8]) -> Option<&str> {
+    let (&version, body) = payload.split_first()?;
+    if version != record::BATCH_ENVELOPE_VERSION {
+        return None;
+    }
+    // `BatchHeader` starts with the ARN; postcard reads a `&str` in place.
+    let (arn, _): (&str, _) = postcard::take_from_bytes(body).ok()?;
+    Some(arn)
+}
+
 /// The LSN that ends the sealed segments up to the one holding `newest`; never past the start of
 /// the active segment (it is never compacted).
 fn compact_bound(wal: &Wal, newest: Lsn) -> Lsn {
@@ -72,117 +87,228 @@ fn log_size_bytes(wal: &Wal) -> u64 {
     wal.segments().iter().map(|s| s.size_bytes).sum()
 }
 
+/// An expired execution and where its record LSNs (as the index knows them) sit in a shared
+/// flat vector.
+struct Expired {
+    arn: Arc<str>,
+    lsns: std::ops::Range<usize>,
+    /// Its newest record (records copied forward can sit after newer originals).
+    newest: Option<Lsn>,
+}
+
+/// `done` (finished steps) plus `step` (the running one), with the whole compaction's total.
+fn progress_sum(
+    done: &CompactionProgress,
+    step: &CompactionProgress,
+    total: u64,
+) -> CompactionProgress {
+    CompactionProgress {
+        segments_total_count: total,
+        segments_scanned_count: done.segments_scanned_count + step.segments_scanned_count,
+        scanned_size_bytes: done.scanned_size_bytes + step.scanned_size_bytes,
+        records_copied_count: done.records_copied_count + step.records_copied_count,
+        copied_size_bytes: done.copied_size_bytes + step.copied_size_bytes,
+        records_dropped_count: done.records_dropped_count + step.records_dropped_count,
+        segments_deleted_count: done.segments_deleted_count + step.segments_deleted_count,
+        reclaimed_size_bytes: done.reclaimed_size_bytes + step.reclaimed_size_bytes,
+    }
+}
+
 impl Store {
     /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
     /// log's sealed segments. A log that is not a WAL (memory) only forgets.
     pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
-        let expired: HashSet<Arc<str>> = {
+        self.compact_with_progress(closed_before_ms, &mut |_| {})
+    }
+
+    /// [`Store::compact`], telling `progress` how far the whole compaction is after every
+    /// segment scanned and at the end of every step (counts cumulative over the steps;
+    /// `segments_total_count` is the sealed prefix to compact).
+    pub fn compact_with_progress(
+        &self,
+        closed_before_ms: u64,
+        progress: &mut dyn FnMut(&CompactionProgress),
+    ) -> Result<StoreCompaction, Error> {
+        // Records are later judged by LSN alone.
+        // The expired executions' keys in one hold of the index lock (a cheap filter on the
+        // entries), then their record LSNs COMPACTION_INDEX_READ_BATCH_COUNT entries per hold,
+        // all into one flat vector: starts are never held off for the whole walk.
+        let keys: Vec<Arc<str>> = {
             let index = self.index.read();
             index
                 .executions
                 .iter()
-                .filter(|(_, e)| {
-                    e.status.is_closed() && e.stop_ms.is_some_and(|s| s < closed_before_ms)
+                .filter(|(_, entry)| {
+                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
                 })
                 .map(|(arn, _)| arn.clone())
                 .collect()
         };
+        let mut expired: Vec<Expired> = Vec::with_capacity(keys.len());
+        let mut all_lsns: Vec<Lsn> = Vec::new();
+        for batch in keys.chunks(COMPACTION_INDEX_READ_BATCH_COUNT) {
+            let index = self.index.read();
+            for arn in batch {
+                // Gone meanwhile (another compaction): nothing to do for it.
+                let Some(entry) = index.executions.get(arn) else {
+                    continue;
+                };
+                let start = all_lsns.len();
+                all_lsns.extend_from_slice(&entry.record_lsns);
+                expired.push(Expired {
+                    arn: arn.clone(),
+                    lsns: start..all_lsns.len(),
+                    newest: entry.record_lsns.iter().max().copied(),
+                });
+            }
+            RwLockReadGuard::unlock_fair(index);
+        }
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
             let mut index = self.index.write();
-            for arn in &expired {
-                index.executions.remove(arn);
+            for execution in &expired {
+                index.executions.remove(&execution.arn);
             }
+            let gone: HashSet<&str> = expired.iter().map(|e| e.arn.as_ref()).collect();
             index
                 .catalog
-                .forget_redrive_tokens(|arn| expired.contains(arn));
+                .forget_redrive_tokens(|arn| gone.contains(arn));
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         };
-        // The newest record of each expired execution (work outside the index lock later).
-        let mut newest: HashMap<Arc<str>, Lsn> = {
-            let index = self.index.read();
-            expired
-                .iter()
-                .filter_map(|arn| {
-                    let entry = index.executions.get(arn)?;
-                    Some((arn.clone(), entry.record_lsns.iter().max().copied()?))
-                })
-                .collect()
-        };
+        // An expired execution without records has nothing to reclaim (kept as before).
+        expired.retain(|execution| execution.newest.is_some());
         // Compact up to the end of the segment holding the newest expired record.
-        let below = newest
-            .values()
+        let below = expired
+            .iter()
+            .filter_map(|e| e.newest)
             .max()
-            .map_or(Lsn(0), |newest| compact_bound(wal, *newest));
+            .map_or(Lsn(0), |newest| compact_bound(wal, newest));
         report.size_bytes_before = log_size_bytes(wal);
         report.segments_scanned_count = wal
             .segments()
             .iter()
             .filter(|s| !s.active && s.first_lsn < below)
             .count() as u64;
-        // A few segments at a time: each chunk's copies are synced on their own, so appends
-        // running meanwhile never wait behind one long copy. Only an expired execution whose
-        // records all lie below the chunk is dropped: no history is ever cut in two (the
-        // others are copied forward whole and dropped by a later compaction).
+        // About COMPACTION_CHUNK_SIZE_BYTES of segments at a time, so readers by LSN are held
+        // off for one step only (the WAL itself writes and syncs its copies in bounded chunks,
+        // so appends never wait behind the copy). Only an expired execution whose records all
+        // lie below the chunk is dropped: no history is ever cut in two (the others are copied
+        // forward whole and dropped by a later compaction).
+        let mut done_progress = CompactionProgress {
+            segments_total_count: report.segments_scanned_count,
+            ..CompactionProgress::default()
+        };
         loop {
             let segments = wal.segments();
             if segments.first().map_or(true, |s| s.first_lsn >= below) {
                 break;
             }
+            let mut chunk_size_bytes = 0u64;
+            let chunk_segments = segments
+                .iter()
+                .take_while(|s| {
+                    let take = chunk_size_bytes < COMPACTION_CHUNK_SIZE_BYTES;
+                    chunk_size_bytes += s.size_bytes;
+                    take
+                })
+                .count()
+                .max(1);
             let chunk_below = segments
-                .get(COMPACTION_CHUNK_SEGMENTS)
+                .get(chunk_segments)
                 .map_or(below, |s| s.first_lsn.min(below));
             // Readers by LSN wait; appends go on (they never read old records).
             let _exclusive = self.reads.write();
-            let droppable = |arn: &str| newest.get(arn).is_some_and(|lsn| *lsn < chunk_below);
+            // The records to drop, sorted: those of every expired execution wholly below the
+            // chunk. The scan runs in LSN order, so a cursor judges each record in O(1).
+            let wholly_below = |e: &Expired| e.newest.is_some_and(|lsn| lsn < chunk_below);
+            let mut drop_lsns: Vec<Lsn> = expired
+                .iter()
+                .filter(|e| wholly_below(e))
+                .flat_map(|e| all_lsns[e.lsns.clone()].iter().copied())
+                .collect();
+            drop_lsns.sort_unstable();
+            // Catalog records (redrive tokens) of those executions go by ARN.
+            let droppable_arns: HashSet<&str> = expired
+                .iter()
+                .filter(|e| wholly_below(e))
+                .map(|e| e.arn.as_ref())
+                .collect();
             // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
             let catalog = self.index.read().catalog.clone();
+            let cursor = Cell::new(0usize);
+            let droppable = |lsn: Lsn| {
+                let mut at = cursor.get();
+                while drop_lsns.get(at).is_some_and(|d| *d < lsn) {
+                    at += 1;
+                }
+                cursor.set(at);
+                drop_lsns.get(at) == Some(&lsn)
+            };
             // Executions with records copied forward: only their index entries change.
             let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
-            let mut dropped: HashSet<Arc<str>> = HashSet::new();
-            let done = wal.compact_below(chunk_below, |record| {
-                if record.kind.get() == KIND_CATALOG {
-                    return match record::decode_catalog(record.payload) {
-                        Ok(CatalogRecord::Redriven { execution_arn, .. })
-                            if droppable(&execution_arn) =>
-                        {
-                            false
-                        }
-                        Ok(other) => catalog.is_live(&other),
-                        // Keep what cannot be judged: open will report it.
-                        Err(_) => true,
-                    };
-                }
-                if record.kind.get() != KIND_EVENTS {
-                    return true;
-                }
-                match record::decode_batch_header(record.payload) {
-                    Ok((header, _)) => {
-                        let keep = !droppable(&header.execution_arn);
-                        if keep {
-                            moved.borrow_mut().insert(Arc::from(header.execution_arn));
-                        }
-                        keep
+            let mut dropped: Vec<Arc<str>> = Vec::new();
+            let total = report.segments_scanned_count;
+            let mut last_step = CompactionProgress::default();
+            let done = wal.compact_below_with_progress(
+                chunk_below,
+                |record| {
+                    if record.kind.get() == KIND_CATALOG {
+                        return match record::decode_catalog(record.payload) {
+                            Ok(CatalogRecord::Redriven { execution_arn, .. })
+                                if droppable_arns.contains(execution_arn.as_str()) =>
+                            {
+                                false
+                            }
+                            Ok(other) => catalog.is_live(&other),
+                            // Keep what cannot be judged: open will report it.
+                            Err(_) => true,
+                        };
                     }
-                    // Keep what cannot be judged: open will report it.
-                    Err(_) => true,
-                }
-            })?;
+                    if record.kind.get() != KIND_EVENTS {
+                        return true;
+                    }
+                    if droppable(record.lsn) {
+                        return false;
+                    }
+                    // Kept: its execution's index entry follows the copy. A record that cannot
+                    // be judged is kept too (open will report it).
+                    if let Some(arn) = batch_execution_arn(record.payload) {
+                        let mut moved = moved.borrow_mut();
+                        if !moved.contains(arn) {
+                            moved.insert(Arc::from(arn));
+                        }
+                    }
+                    true
+                },
+                |step| {
+                    last_step = *step;
+                    progress(&progress_sum(&done_progress, step, total));
+                },
+            )?;
+            done_progress = progress_sum(&done_progress, &last_step, total);
             if done.segments_deleted.is_empty() {
                 break;
             }
-            for (arn, lsn) in &newest {
-                if *lsn < chunk_below {
-                    dropped.insert(arn.clone());
-                }
-            }
             let moved = moved.into_inner();
+            // Dropped: every expired execution wholly below the chunk. One copied forward (it
+            // straddled the chunk's end) is kept whole for a later compaction.
+            expired.retain(|e| {
+                if wholly_below(e) {
+                    dropped.push(e.arn.clone());
+                    return false;
+                }
+                !moved.contains(&e.arn)
+            });
             let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
-            {
+            // A bounded number of entries per hold of the index lock, so starts and other
+            // index writers never wait behind the whole update (readers by LSN are still held
+            // off by `reads`; the dropped executions are already invisible by their close time).
+            let moved_list: Vec<&Arc<str>> = moved.iter().collect();
+            for batch in moved_list.chunks(COMPACTION_INDEX_BATCH_COUNT) {
                 let mut index = self.index.write();
-                for arn in &moved {
-                    if let Some(entry) = index.executions.get_mut(arn) {
+                for arn in batch {
+                    if let Some(entry) = index.executions.get_mut(*arn) {
                         for lsn in &mut entry.record_lsns {
                             if let Some(new) = mapping.get(lsn) {
                                 *lsn = *new;
@@ -190,16 +316,23 @@ impl Store {
                         }
                     }
                 }
-                for arn in &dropped {
+                // Hand the lock to a waiting start instead of taking it straight back.
+                RwLockWriteGuard::unlock_fair(index);
+            }
+            for batch in dropped.chunks(COMPACTION_INDEX_BATCH_COUNT) {
+                let mut index = self.index.write();
+                for arn in batch {
                     index.executions.remove(arn);
                 }
-                index
-                    .catalog
-                    .forget_redrive_tokens(|arn| dropped.contains(arn));
+                RwLockWriteGuard::unlock_fair(index);
             }
-            // An expired execution copied forward (it straddled the chunk's end) is kept whole
-            // for a later compaction.
-            newest.retain(|arn, _| !dropped.contains(arn) && !moved.contains(arn));
+            if !dropped.is_empty() {
+                let gone: HashSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
+                self.index
+                    .write()
+                    .catalog
+                    .forget_redrive_tokens(|arn| gone.contains(arn));
+            }
             report.executions_expired_count += dropped.len() as u64;
             report.segments_deleted_count += done.segments_deleted.len() as u64;
             report.records_copied_count += done.lsn_mapping.len() as u64;

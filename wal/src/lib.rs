@@ -31,7 +31,8 @@
 //! - Retention: [`Wal::segments`] (id, LSN range, size, and the caller time range when opened
 //!   with [`Wal::open_timed`] and a [`TimeOf`] that reads a timestamp out of a record),
 //!   [`Wal::delete_below`], [`Wal::compact_below`]`(lsn, live)` → [`CompactionReport`] with the
-//!   `lsn_mapping` (old → new). Both remove only whole sealed segments at the front of the log. A
+//!   `lsn_mapping` (old → new), and [`Wal::compact_below_with_progress`] telling a callback how
+//!   far it is ([`CompactionProgress`]). Both remove only whole sealed segments at the front of the log. A
 //!   reader still walking a removed segment may get `Error::Corrupt` (its file can be recycled).
 //! - [`Wal::prepare_segments`]: the background step (a thread does it when
 //!   `WalOptions::background_preparation`); [`Wal::stats`]: counters.
@@ -64,6 +65,7 @@ mod writer;
 
 use std::fmt;
 
+pub use crate::compaction::CompactionProgress;
 pub use crate::error::{Error, Result};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};

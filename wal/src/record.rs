@@ -243,7 +243,7 @@ pub fn encode_frame(
     Ok(())
 }
 
-/// Encodes the payload of a copy record: original LSN, compaction begin LSN, original kind,
+/// Appends the payload of a copy record to `out`: original LSN, compaction begin LSN, original kind,
 /// then the original payload.
 pub(crate) fn encode_copy_payload(
     out: &mut Vec<u8>,
@@ -252,7 +252,6 @@ pub(crate) fn encode_copy_payload(
     kind: u8,
     payload: &[u8],
 ) {
-    out.clear();
     out.extend_from_slice(&original_lsn.to_le_bytes());
     out.extend_from_slice(&begin_lsn.to_le_bytes());
     out.push(kind);

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::compaction::CompactionProgress;
 use crate::error::{Error, Result};
 use crate::limits::{
     LOCK_RETRY_MS, LOCK_WAIT_MS_DEFAULT, SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT,
@@ -474,7 +475,18 @@ impl Wal {
         lsn: Lsn,
         live: impl Fn(&Record<'_>) -> bool,
     ) -> Result<CompactionReport> {
-        compaction::compact_below(&self.inner, lsn.0, &live)
+        compaction::compact_below(&self.inner, lsn.0, &live, &mut |_| {})
+    }
+
+    /// `compact_below`, telling `progress` how far it is after every segment scanned and once
+    /// at the end (segments deleted, bytes reclaimed).
+    pub fn compact_below_with_progress(
+        &self,
+        lsn: Lsn,
+        live: impl Fn(&Record<'_>) -> bool,
+        mut progress: impl FnMut(&CompactionProgress),
+    ) -> Result<CompactionReport> {
+        compaction::compact_below(&self.inner, lsn.0, &live, &mut progress)
     }
 
     /// The background step: prepares (zero-fills) segments until `segments_ready_count` are

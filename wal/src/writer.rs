@@ -518,42 +518,64 @@ impl Inner {
     }
 
     /// Removes or recycles whole segments already taken out of the catalog, then syncs the
-    /// directory. Recycled files join the ready queue only once their new name is durable.
+    /// directory. Recycled files join the ready queue only once their new name is durable. The
+    /// state lock is held only to reserve ids and to publish: appends go on during the renames,
+    /// removals and the directory sync.
     pub(crate) fn retire_segments(&self, retired: Vec<SegMeta>) -> Result<()> {
         if retired.is_empty() {
             return Ok(());
         }
-        let mut state = self.state.lock();
-        if let Some(cause) = &state.poisoned {
-            return Err(poisoned_error(cause));
-        }
+        // (segment, new id when recycled)
+        let plan: Vec<(SegMeta, Option<SegmentId>)> = {
+            let mut state = self.state.lock();
+            // Ready segments must join the queue in id order: wait out a preparation in flight
+            // and hold further ones off (`preparing`) until the recycled files are published.
+            while state.preparing && state.poisoned.is_none() {
+                self.prepare_cv.wait(&mut state);
+            }
+            if let Some(cause) = &state.poisoned {
+                return Err(poisoned_error(cause));
+            }
+            state.preparing = true;
+            let mut recycling = state.ready.len();
+            retired
+                .into_iter()
+                .map(|meta| {
+                    let recycle = recycling < self.options.segments_ready_count
+                        && meta.size_bytes == self.options.segment_size_bytes;
+                    let id = recycle.then(|| {
+                        recycling += 1;
+                        let id = SegmentId(state.next_segment_id);
+                        state.next_segment_id += 1;
+                        id
+                    });
+                    (meta, id)
+                })
+                .collect()
+        };
         let mut recycled: Vec<Ready> = Vec::new();
         let mut result = Ok(());
-        for meta in retired {
-            // Not while a segment is prepared: its id is taken already, and a recycled file
-            // with a later id would be queued before it (segments used out of id order).
-            let room = !state.preparing
-                && state.ready.len() + recycled.len() < self.options.segments_ready_count;
-            let outcome = if room && meta.size_bytes == self.options.segment_size_bytes {
-                let id = SegmentId(state.next_segment_id);
-                state.next_segment_id += 1;
-                let path = join(&self.dir, &segment::file_name(id));
-                let renamed = self
-                    .storage
-                    .rename(&meta.path, &path)
-                    .map_err(|e| Error::io("rename", &meta.path, e));
-                if renamed.is_ok() {
-                    recycled.push(Ready {
-                        id,
-                        file: meta.file,
-                        path: Arc::from(path),
-                    });
+        for (meta, id) in plan {
+            let outcome = match id {
+                Some(id) => {
+                    let path = join(&self.dir, &segment::file_name(id));
+                    let renamed = self
+                        .storage
+                        .rename(&meta.path, &path)
+                        .map_err(|e| Error::io("rename", &meta.path, e));
+                    if renamed.is_ok() {
+                        recycled.push(Ready {
+                            id,
+                            file: meta.file,
+                            path: Arc::from(path),
+                        });
+                    }
+                    renamed
                 }
-                renamed
-            } else {
-                self.storage
+                None => self
+                    .storage
                     .remove(&meta.path)
-                    .map_err(|e| Error::io("remove", &meta.path, e))
+                    .map_err(|e| Error::io("remove", &meta.path, e)),
             };
             if let Err(error) = outcome {
                 result = Err(error);
@@ -566,6 +588,9 @@ impl Inner {
                 .sync_dir(&self.dir)
                 .map_err(|e| Error::io("sync_dir", &self.dir, e));
         }
+        let mut state = self.state.lock();
+        state.preparing = false;
+        self.prepare_cv.notify_all();
         match result {
             Ok(()) => {
                 state.ready.extend(recycled);
