@@ -996,7 +996,7 @@ impl<'d> Decider<'d, '_> {
             (Shallow::Waiting(_) | Shallow::Backoff(_) | Shallow::Task, _) => {
                 Ok(Some(Outcome::Waiting))
             }
-            (Shallow::TaskSucceeded, StateKind::Task(task)) => {
+            (Shallow::TaskSucceeded, StateKind::Task(_)) => {
                 let output = match self
                     .state
                     .thread(scope)
@@ -1006,7 +1006,8 @@ impl<'d> Decider<'d, '_> {
                     Some(Phase::TaskSucceeded { output }) => output.clone(),
                     _ => return Err(inconsistent("task result vanished")),
                 };
-                self.finish_task(scope, state, task, output)
+                let run = self.run_info(scope)?;
+                self.finish_with_result(scope, state, &run, output)
             }
             (Shallow::Failed, _) => {
                 let error = match self
@@ -1329,23 +1330,26 @@ impl<'d> Decider<'d, '_> {
         Ok(Some(Outcome::Waiting))
     }
 
-    fn finish_task(
+    /// Ends a Task, Parallel or Map state with its `result`: ResultSelector, ResultPath and
+    /// OutputPath, then its transition. A failure there is caught or fails the thread; it is not
+    /// retried.
+    fn finish_with_result(
         &mut self,
         scope: &[u32],
         state: &State,
-        task: &TaskState,
+        run: &RunInfo,
         result: Value,
     ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let output = self.process_result(
-            state,
-            &run,
-            task.result_selector.as_ref(),
-            task.result_path.as_ref(),
-            result,
-        );
+        let (selector, result_path, next) = match &state.kind {
+            StateKind::Task(s) => (&s.result_selector, &s.result_path, &s.next),
+            StateKind::Parallel(s) => (&s.result_selector, &s.result_path, &s.next),
+            StateKind::Map(s) => (&s.result_selector, &s.result_path, &s.next),
+            _ => return Err(inconsistent("a result for a state that takes none")),
+        };
+        let output =
+            self.process_result(state, run, selector.as_ref(), result_path.as_ref(), result);
         match output {
-            Ok(output) => self.exit(scope, state, output, &task.next),
+            Ok(output) => self.exit(scope, state, output, next),
             Err(error) => {
                 let error = with_prefix(&run.name, run.entered_event_id, error);
                 self.handle_failure(scope, state, error, false, None)
@@ -1493,20 +1497,7 @@ impl<'d> Decider<'d, '_> {
             .collect();
         self.emit(scope, EventDetails::ParallelStateSucceeded, None)?;
         let run = self.run_info(scope)?;
-        let output = self.process_result(
-            state,
-            &run,
-            parallel.result_selector.as_ref(),
-            parallel.result_path.as_ref(),
-            Value::Array(results),
-        );
-        match output {
-            Ok(output) => self.exit(scope, state, output, &parallel.next),
-            Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
-                self.handle_failure(scope, state, error, false, None)
-            }
-        }
+        self.finish_with_result(scope, state, &run, Value::Array(results))
     }
 
     fn map_params(
@@ -1698,20 +1689,7 @@ impl<'d> Decider<'d, '_> {
             _ => return Err(inconsistent("Map iterations vanished")),
         };
         self.emit(scope, EventDetails::MapStateSucceeded, None)?;
-        let output = self.process_result(
-            state,
-            &run,
-            map.result_selector.as_ref(),
-            map.result_path.as_ref(),
-            Value::Array(results),
-        );
-        match output {
-            Ok(output) => self.exit(scope, state, output, &map.next),
-            Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
-                self.handle_failure(scope, state, error, false, None)
-            }
-        }
+        self.finish_with_result(scope, state, &run, Value::Array(results))
     }
 
     /// Reports an iteration that ended; returns its error when it failed.
