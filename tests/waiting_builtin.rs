@@ -133,11 +133,13 @@ fn start_describe_and_stop_through_the_sdk_integration() {
     assert_eq!(kid.error.as_deref(), Some("Enough"));
 }
 
-fn sync_parent(child_arn: &str, suffix: &str) -> String {
+/// A parent whose one Task starts `child_arn` as `kid` with pattern `suffix`, passing `n` on;
+/// `extra` adds fields to the Task (e.g. `,"TimeoutSeconds":5`).
+fn sync_parent(child_arn: &str, suffix: &str, extra: &str) -> String {
     format!(
         r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task",
         "Resource":"arn:aws:states:::states:startExecution{suffix}",
-        "Parameters":{{"StateMachineArn":"{child_arn}","Name":"kid","Input":{{"n.$":"$.n"}}}},
+        "Parameters":{{"StateMachineArn":"{child_arn}","Name":"kid","Input":{{"n.$":"$.n"}}}}{extra},
         "End":true}}}}}}"#
     )
 }
@@ -158,7 +160,7 @@ fn sync_waits_for_the_child_and_sync2_returns_json() {
         h.engine
             .create_state_machine(
                 machine,
-                &sync_parent(&child.state_machine_arn, suffix),
+                &sync_parent(&child.state_machine_arn, suffix, ""),
                 None,
             )
             .expect("parent");
@@ -196,7 +198,7 @@ fn sync_waits_for_the_child_and_sync2_returns_json() {
     h.engine
         .create_state_machine(
             "p2",
-            &sync_parent(&child.state_machine_arn, ".sync:2").replace("kid", "kid2"),
+            &sync_parent(&child.state_machine_arn, ".sync:2", "").replace("kid", "kid2"),
             None,
         )
         .expect("parent");
@@ -218,28 +220,7 @@ fn sync_waits_for_the_child_and_sync2_returns_json() {
 #[test]
 fn stopping_the_parent_stops_a_sync_child() {
     let h = Harness::new();
-    let child = h
-        .engine
-        .create_state_machine(
-            "child",
-            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}"#,
-            None,
-        )
-        .expect("child");
-    h.engine
-        .create_state_machine("p", &sync_parent(&child.state_machine_arn, ".sync"), None)
-        .expect("parent");
-    let parent = h
-        .engine
-        .start_execution("p", Some("a"), r#"{"n":1}"#)
-        .expect("start")
-        .execution_arn;
-    h.engine.wait_idle();
-    let kid = h.engine.execution_arn("child", "kid");
-    assert_eq!(
-        h.engine.describe_execution(&kid).expect("kid").status,
-        ExecutionStatus::Running
-    );
+    let (parent, kid) = running_sync_parent(&h, "");
     h.engine
         .stop_execution(&parent, Some("Stop"), None)
         .expect("stop");
@@ -260,7 +241,11 @@ fn a_sync_parent_is_matched_with_its_child_again_after_a_restart() {
         )
         .expect("child");
     h.engine
-        .create_state_machine("p", &sync_parent(&child.state_machine_arn, ".sync:2"), None)
+        .create_state_machine(
+            "p",
+            &sync_parent(&child.state_machine_arn, ".sync:2", ""),
+            None,
+        )
         .expect("parent");
     let parent = h
         .engine
@@ -277,9 +262,9 @@ fn a_sync_parent_is_matched_with_its_child_again_after_a_restart() {
     assert_eq!(done.output.expect("output")["Output"], json!({"n": 1}));
 }
 
-/// A `.sync` parent whose task has `extra` (e.g. `TimeoutSeconds`), over a child that waits an
-/// hour.
-fn timed_sync_parent(h: &Harness, extra: &str) -> (String, String) {
+/// A running `.sync` parent whose task has `extra` (e.g. `TimeoutSeconds`), over its running
+/// child `kid` that waits an hour: (parent, kid).
+fn running_sync_parent(h: &Harness, extra: &str) -> (String, String) {
     let child = h
         .engine
         .create_state_machine(
@@ -288,19 +273,16 @@ fn timed_sync_parent(h: &Harness, extra: &str) -> (String, String) {
             None,
         )
         .expect("child");
-    let definition = format!(
-        r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task",
-        "Resource":"arn:aws:states:::states:startExecution.sync",
-        "Parameters":{{"StateMachineArn":"{}","Name":"kid"}}{extra},
-        "End":true}}}}}}"#,
-        child.state_machine_arn
-    );
     h.engine
-        .create_state_machine("p", &definition, None)
+        .create_state_machine(
+            "p",
+            &sync_parent(&child.state_machine_arn, ".sync", extra),
+            None,
+        )
         .expect("parent");
     let parent = h
         .engine
-        .start_execution("p", Some("a"), "{}")
+        .start_execution("p", Some("a"), r#"{"n":1}"#)
         .expect("start")
         .execution_arn;
     h.engine.wait_idle();
@@ -315,7 +297,7 @@ fn timed_sync_parent(h: &Harness, extra: &str) -> (String, String) {
 #[test]
 fn a_sync_tasks_timeout_stops_the_child() {
     let h = Harness::new();
-    let (parent, kid) = timed_sync_parent(&h, r#","TimeoutSeconds":5"#);
+    let (parent, kid) = running_sync_parent(&h, r#","TimeoutSeconds":5"#);
     h.clock.advance_ms(5_000);
     h.engine.run_due_timers();
     let done = h.engine.wait_until_closed(&parent).expect("parent closes");
@@ -328,7 +310,7 @@ fn a_sync_tasks_timeout_stops_the_child() {
 #[test]
 fn a_sync_tasks_heartbeat_timeout_stops_the_child() {
     let h = Harness::new();
-    let (parent, kid) = timed_sync_parent(&h, r#","HeartbeatSeconds":5"#);
+    let (parent, kid) = running_sync_parent(&h, r#","HeartbeatSeconds":5"#);
     h.clock.advance_ms(5_000);
     h.engine.run_due_timers();
     let done = h.engine.wait_until_closed(&parent).expect("parent closes");
