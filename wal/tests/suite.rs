@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use statelog_wal::storage::sim::{CrashMode, Errno, FaultPlan, SimStorage};
-use statelog_wal::{Durability, Error, FsStorage, Lsn, RecordKind, Storage, Wal, WalOptions};
+use statelog_wal::{
+    Durability, Error, FsStorage, Lsn, RecordKind, RecoveryReport, Storage, Wal, WalOptions,
+};
 
 const SEGMENT_SIZE_BYTES: u64 = 8192;
 
@@ -27,6 +29,18 @@ struct Backend {
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     _temp: Option<tempfile::TempDir>,
+}
+
+impl Backend {
+    /// Opens (or reopens) the log with group commit, as most cases here do.
+    fn open_group_commit(&self) -> (Wal, RecoveryReport) {
+        Wal::open_with_storage(
+            Arc::clone(&self.storage),
+            &self.dir,
+            options(Durability::GroupCommit),
+        )
+        .expect("open")
+    }
 }
 
 fn backends() -> Vec<(&'static str, Backend)> {
@@ -123,12 +137,7 @@ fn append_read_reopen_across_rotations() {
 #[test]
 fn batches_are_dense_and_atomic_units() {
     for (name, backend) in backends() {
-        let (wal, _) = Wal::open_with_storage(
-            Arc::clone(&backend.storage),
-            &backend.dir,
-            options(Durability::GroupCommit),
-        )
-        .expect("open");
+        let (wal, _) = backend.open_group_commit();
         let a = payload(1, 100);
         let b = payload(2, 0);
         let c = payload(3, 1000);
@@ -210,12 +219,7 @@ fn limits_and_kinds_are_typed_errors() {
 #[test]
 fn delete_below_removes_only_whole_sealed_segments() {
     for (name, backend) in backends() {
-        let (wal, _) = Wal::open_with_storage(
-            Arc::clone(&backend.storage),
-            &backend.dir,
-            options(Durability::GroupCommit),
-        )
-        .expect("open");
+        let (wal, _) = backend.open_group_commit();
         for index in 0..100 {
             wal.append(kind(1), &payload(index, 200)).expect("append");
         }
@@ -242,12 +246,7 @@ fn delete_below_removes_only_whole_sealed_segments() {
         assert_eq!(wal.segments().len(), 1);
         assert_eq!(all_records(&wal).last().map(|r| r.0), Some(100));
         drop(wal);
-        let (wal, report) = Wal::open_with_storage(
-            Arc::clone(&backend.storage),
-            &backend.dir,
-            options(Durability::GroupCommit),
-        )
-        .expect("reopen");
+        let (wal, report) = backend.open_group_commit();
         assert_eq!(report.last_lsn, Some(Lsn(100)), "{name}");
         assert_eq!(wal.append(kind(1), b"x").expect("append"), Lsn(101));
     }
@@ -256,12 +255,7 @@ fn delete_below_removes_only_whole_sealed_segments() {
 #[test]
 fn compaction_copies_live_records_and_maps_lsns() {
     for (name, backend) in backends() {
-        let (wal, _) = Wal::open_with_storage(
-            Arc::clone(&backend.storage),
-            &backend.dir,
-            options(Durability::GroupCommit),
-        )
-        .expect("open");
+        let (wal, _) = backend.open_group_commit();
         for index in 0..300 {
             wal.append(kind((index % 2) as u8), &payload(index, 150))
                 .expect("append");
@@ -284,12 +278,7 @@ fn compaction_copies_live_records_and_maps_lsns() {
         let visible = all_records(&wal);
         assert_eq!(visible.len() as u64, copied + (300 - (cut.0 - 1)), "{name}");
         drop(wal);
-        let (wal, _) = Wal::open_with_storage(
-            Arc::clone(&backend.storage),
-            &backend.dir,
-            options(Durability::GroupCommit),
-        )
-        .expect("reopen");
+        let (wal, _) = backend.open_group_commit();
         assert_eq!(all_records(&wal), visible, "{name}: same view after reopen");
         // Compacting the copies again keeps them (new mapping hop).
         let cut = wal.segments().last().expect("segments").first_lsn;
@@ -487,12 +476,7 @@ fn mixed_commit_waits_all_complete_and_stay_dense() {
 fn read_only_open_changes_nothing_and_refuses_writes() {
     for (name, backend) in backends() {
         {
-            let (wal, _) = Wal::open_with_storage(
-                Arc::clone(&backend.storage),
-                &backend.dir,
-                options(Durability::GroupCommit),
-            )
-            .expect("open");
+            let (wal, _) = backend.open_group_commit();
             for index in 0..30 {
                 wal.append(kind(1), &payload(index, 300)).expect("append");
             }
