@@ -403,8 +403,6 @@ struct Inner {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     shutdown: AtomicBool,
-    /// Redrive client tokens seen (see `redrive`).
-    redrive_tokens: redrive::RedriveTokens,
     /// Executions, transitions and commits counted (see `metrics`).
     counters: metrics::Counters,
 }
@@ -528,7 +526,6 @@ impl Engine {
                 runtime: Mutex::new(Some(runtime)),
                 handle,
                 shutdown: AtomicBool::new(false),
-                redrive_tokens: Default::default(),
                 counters: metrics::Counters::default(),
             }),
         })

@@ -67,10 +67,6 @@ pub struct RedriveOutcome {
     pub redrive_count: u32,
 }
 
-/// Client tokens seen, per execution: `(execution ARN, token) -> outcome`.
-pub(crate) type RedriveTokens =
-    parking_lot::Mutex<std::collections::HashMap<(Arc<str>, String), RedriveOutcome>>;
-
 impl Engine {
     /// Redrives a failed, aborted or timed-out execution: appends `ExecutionRedriven` and
     /// continues from the unsuccessful step (successful steps keep their results). Returns once
@@ -82,11 +78,8 @@ impl Engine {
     ) -> Result<RedriveOutcome, Error> {
         let summary = self.visible_summary(execution_arn)?;
         let key: Arc<str> = Arc::from(execution_arn);
+        // A client token already answered (kept in the store's catalog, so across restarts).
         if let Some(token) = client_token {
-            let tokens = self.inner.redrive_tokens.lock();
-            if let Some(outcome) = tokens.get(&(key.clone(), token.to_string())) {
-                return Ok(outcome.clone());
-            }
             if let Some(answer) = self.inner.store.redrive_token(execution_arn, token) {
                 return Ok(RedriveOutcome {
                     redrive_ms: answer.redrive_ms,
@@ -129,10 +122,6 @@ impl Engine {
             redrive_count: after.redrive_count,
         };
         if let Some(token) = client_token {
-            self.inner
-                .redrive_tokens
-                .lock()
-                .insert((key, token.to_string()), outcome.clone());
             let answer = crate::store::RedriveToken {
                 redrive_ms: outcome.redrive_ms,
                 redrive_count: outcome.redrive_count,
