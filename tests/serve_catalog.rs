@@ -11,8 +11,6 @@ use serde_json::{json, Value};
 mod serve_common;
 use serve_common::*;
 
-const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
-
 fn pass(result: u32) -> String {
     json!({"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": {"v": result}, "End": true}}})
         .to_string()
@@ -35,22 +33,8 @@ fn tag_list(pairs: &[(&str, &str)]) -> Value {
 #[tokio::test]
 async fn update_state_machine_over_http() {
     let s = server(None);
-    let created = ok(
-        &s,
-        "CreateStateMachine",
-        json!({"name": "m", "definition": waiting(), "roleArn": ROLE}),
-    )
-    .await;
-    let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
-    let old = ok(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine, "name": "old"}),
-    )
-    .await["executionArn"]
-        .as_str()
-        .expect("arn")
-        .to_owned();
+    let machine = create_machine(&s, "m", &waiting()).await;
+    let old = start(&s, &machine, "old").await;
     s.clock.advance_ms(2_000);
     let updated = ok(
         &s,
@@ -79,15 +63,7 @@ async fn update_state_machine_over_http() {
     .await;
     assert_eq!(for_old["definition"], waiting());
     assert_eq!(for_old["updateDate"], json!(NOW_MS as f64 / 1000.0));
-    let new = ok(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine, "name": "new"}),
-    )
-    .await["executionArn"]
-        .as_str()
-        .expect("arn")
-        .to_owned();
+    let new = start(&s, &machine, "new").await;
     let for_new = ok(
         &s,
         "DescribeStateMachineForExecution",
@@ -124,13 +100,6 @@ async fn update_state_machine_over_http() {
         (json!(pass(2)), json!(role))
     );
 
-    refused(
-        &s,
-        "UpdateStateMachine",
-        json!({"stateMachineArn": machine}),
-        "MissingRequiredParameter",
-    )
-    .await;
     let message = refused(
         &s,
         "UpdateStateMachine",
@@ -139,27 +108,85 @@ async fn update_state_machine_over_http() {
     )
     .await;
     assert!(message.contains("StartAt"), "{message}");
-    refused(
+    let nope = "arn:aws:states:us-east-1:000000000000:stateMachine:nope";
+    refused_each(
         &s,
-        "UpdateStateMachine",
-        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:nope", "definition": pass(1)}),
-        "StateMachineDoesNotExist",
+        [
+            (
+                "UpdateStateMachine",
+                json!({"stateMachineArn": machine}),
+                "MissingRequiredParameter",
+            ),
+            (
+                "UpdateStateMachine",
+                json!({"stateMachineArn": nope, "definition": pass(1)}),
+                "StateMachineDoesNotExist",
+            ),
+            (
+                "UpdateStateMachine",
+                json!({"stateMachineArn": old, "definition": pass(1)}),
+                "InvalidArn",
+            ),
+            (
+                "UpdateStateMachine",
+                json!({"definition": pass(1)}),
+                "ValidationException",
+            ),
+        ],
     )
     .await;
-    refused(
-        &s,
-        "UpdateStateMachine",
-        json!({"stateMachineArn": old, "definition": pass(1)}),
-        "InvalidArn",
-    )
-    .await;
-    refused(
-        &s,
-        "UpdateStateMachine",
-        json!({"definition": pass(1)}),
-        "ValidationException",
-    )
-    .await;
+}
+
+/// `revisionId`: absent for the revision made at creation (AWS: "the first revision ID when
+/// you create the state machine is null"), a new id on each update, the same id on
+/// UpdateStateMachine's answer, DescribeStateMachine and DescribeStateMachineForExecution of an
+/// execution started on that revision, and the same ids after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revision_ids_name_each_update_and_survive_a_restart() {
+    let s = server(None);
+    let machine = create_machine(&s, "m", &waiting()).await;
+    let first = start(&s, &machine, "first").await;
+    let describe = json!({"stateMachineArn": machine});
+    let created = ok(&s, "DescribeStateMachine", describe.clone()).await;
+    assert!(created.get("revisionId").is_none(), "{created}");
+
+    let update = |definition: String| json!({"stateMachineArn": machine, "definition": definition});
+    let one = ok(&s, "UpdateStateMachine", update(pass(1))).await["revisionId"].clone();
+    let second = start(&s, &machine, "second").await;
+    let two = ok(&s, "UpdateStateMachine", update(pass(2))).await["revisionId"].clone();
+    let id = |v: &Value| v.as_str().map(str::to_owned).expect("a revisionId string");
+    let (one, two) = (id(&one), id(&two));
+    assert_ne!(one, two);
+    // UUID-shaped: 8-4-4-4-12 lower-case hex digits.
+    let groups: Vec<usize> = one.split('-').map(str::len).collect();
+    assert_eq!(groups, [8, 4, 4, 4, 12], "{one}");
+    assert!(
+        one.chars().all(|c| c == '-' || c.is_ascii_hexdigit()),
+        "{one}"
+    );
+
+    let s = restart(s).await;
+    for _ in 0..2 {
+        let described = ok(&s, "DescribeStateMachine", describe.clone()).await;
+        assert_eq!(described["revisionId"], two.as_str(), "{described}");
+        let for_first = json!({"executionArn": first});
+        let for_first = ok(&s, "DescribeStateMachineForExecution", for_first).await;
+        assert!(for_first.get("revisionId").is_none(), "{for_first}");
+        let for_second = json!({"executionArn": second});
+        let for_second = ok(&s, "DescribeStateMachineForExecution", for_second).await;
+        assert_eq!(for_second["revisionId"], one.as_str(), "{for_second}");
+        assert_eq!(for_second["definition"], pass(1));
+    }
+    // A machine deleted and created again under the same name starts over: no revisionId,
+    // and its first update's id is not one of the old machine's.
+    ok(&s, "DeleteStateMachine", describe.clone()).await;
+    let again = create_machine(&s, "m", &pass(3)).await;
+    assert_eq!(again, machine);
+    let described = ok(&s, "DescribeStateMachine", describe.clone()).await;
+    assert!(described.get("revisionId").is_none(), "{described}");
+    let three = ok(&s, "UpdateStateMachine", update(pass(4))).await;
+    let three = id(&three["revisionId"]);
+    assert!(three != one && three != two, "{three}");
 }
 
 #[tokio::test]

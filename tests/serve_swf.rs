@@ -8,38 +8,10 @@
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
-use statelog::server::backend::Caller;
 use statelog::server::credentials::DEV_ACCOUNT_ID;
 
 mod serve_common;
 use serve_common::*;
-
-const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
-
-fn idle(s: &Server, account_id: &str) {
-    s.state
-        .backend
-        .engine(&Caller {
-            account_id: account_id.into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine")
-        .wait_idle();
-}
-
-async fn swf_ok(s: &Server, operation: &str, body: Value) -> Value {
-    let (status, value) = swf_call(s, operation, body).await;
-    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
-    value
-}
-
-async fn swf_refused(s: &Server, operation: &str, body: Value, fault: &str) -> String {
-    let (status, value) = swf_call(s, operation, body).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
-    assert_eq!(value["__type"], fault, "{operation}: {value}");
-    value["message"].as_str().expect("message").to_owned()
-}
 
 /// Creates activity `resize` and a machine whose Task sends it to task list `gpu`, with a
 /// Catch so a failed task ends the execution with its error visible.
@@ -212,12 +184,7 @@ async fn an_swf_worker_serves_a_task_list() {
 async fn a_result_that_is_not_json_is_a_validation_error_and_the_task_stays_open() {
     let s = server(None);
     let (_activity, machine) = machine(&s).await;
-    let started = ok(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine, "name": "e1", "input": "{}"}),
-    )
-    .await;
+    let execution = start(&s, &machine, "e1").await;
     idle(&s, DEV_ACCOUNT_ID);
     let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
     let token = task["taskToken"].as_str().expect("token").to_owned();
@@ -237,12 +204,7 @@ async fn a_result_that_is_not_json_is_a_validation_error_and_the_task_stays_open
     )
     .await;
     idle(&s, DEV_ACCOUNT_ID);
-    let done = ok(
-        &s,
-        "DescribeExecution",
-        json!({"executionArn": started["executionArn"]}),
-    )
-    .await;
+    let done = ok(&s, "DescribeExecution", json!({"executionArn": execution})).await;
     assert_eq!(done["status"], "SUCCEEDED", "{done}");
     assert_eq!(done["output"], "null");
 }
@@ -344,4 +306,42 @@ async fn accounts_are_swf_domains() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{done}");
+}
+
+/// `cancelRequested` is always `false`: a stop closes the execution's open tasks at once, so
+/// the token a worker still holds is no longer answerable (SWF's `UnknownResourceFault`) and no
+/// heartbeat ever sees a cancellation in progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_execution_closes_the_task_a_worker_holds() {
+    let s = server(None);
+    let (_activity, machine) = machine(&s).await;
+    let execution = start(&s, &machine, "e1").await;
+    idle(&s, DEV_ACCOUNT_ID);
+    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
+    let token = task["taskToken"].as_str().expect("token").to_owned();
+    let beat = swf_ok(
+        &s,
+        "RecordActivityTaskHeartbeat",
+        json!({"taskToken": token}),
+    )
+    .await;
+    assert_eq!(beat, json!({"cancelRequested": false}));
+    ok(&s, "StopExecution", json!({"executionArn": execution})).await;
+    idle(&s, DEV_ACCOUNT_ID);
+    swf_refused(
+        &s,
+        "RecordActivityTaskHeartbeat",
+        json!({"taskToken": token, "details": "still going"}),
+        "UnknownResourceFault",
+    )
+    .await;
+    swf_refused(
+        &s,
+        "RespondActivityTaskCompleted",
+        json!({"taskToken": token, "result": "{}"}),
+        "UnknownResourceFault",
+    )
+    .await;
+    let stopped = ok(&s, "DescribeExecution", json!({"executionArn": execution})).await;
+    assert_eq!(stopped["status"], "ABORTED", "{stopped}");
 }

@@ -11,28 +11,17 @@ use parking_lot::Mutex;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
-use statelog::server::backend::Caller;
 use statelog::server::credentials::DEV_ACCOUNT_ID;
 
 mod serve_common;
 use serve_common::*;
-
-const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
 
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
 
 /// Registers a fake queue on `account`'s engine; returns where the tokens it receives go.
 fn queue(s: &Server, account_id: &str) -> Arc<Mutex<Vec<String>>> {
     let tokens: Arc<Mutex<Vec<String>>> = Arc::default();
-    let engine = s
-        .state
-        .backend
-        .engine(&Caller {
-            account_id: account_id.into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine");
+    let engine = engine(s, account_id);
     let sink = tokens.clone();
     engine.register_integration(SEND, move |input: Value, _context: Value| {
         let sink = sink.clone();
@@ -67,39 +56,16 @@ async fn start_waiting(
     name: &str,
     extra: &str,
 ) -> (String, String) {
-    let machine = ok(
-        s,
-        "CreateStateMachine",
-        json!({"name": name, "definition": callback_machine(extra), "roleArn": ROLE}),
-    )
-    .await;
+    let machine = create_machine(s, name, &callback_machine(extra)).await;
     let before = tokens.lock().len();
-    let started = ok(
-        s,
-        "StartExecution",
-        json!({"stateMachineArn": machine["stateMachineArn"], "name": "e1", "input": "{}"}),
-    )
-    .await;
-    let arn = started["executionArn"].as_str().expect("arn").to_owned();
-    idle(s);
+    let arn = start(s, &machine, "e1").await;
+    idle(s, DEV_ACCOUNT_ID);
     let token = {
         let tokens = tokens.lock();
         assert_eq!(tokens.len(), before + 1, "the queue got one token");
         tokens.last().cloned().expect("a token")
     };
     (arn, token)
-}
-
-fn idle(s: &Server) {
-    s.state
-        .backend
-        .engine(&Caller {
-            account_id: DEV_ACCOUNT_ID.into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine")
-        .wait_idle();
 }
 
 async fn describe(s: &Server, arn: &str) -> Value {
@@ -122,7 +88,7 @@ async fn send_task_success_over_http_completes_the_callback() {
     )
     .await;
     assert_eq!(answer, json!({}));
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     let described = describe(&s, &arn).await;
     assert_eq!(described["status"], "SUCCEEDED", "{described}");
     assert_eq!(described["output"], "{\"answer\":42}");
@@ -155,7 +121,7 @@ async fn send_task_failure_over_http_fails_the_execution() {
         json!({"taskToken": token, "error": "Worker.Broke", "cause": "the disk is full"}),
     )
     .await;
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     let described = describe(&s, &arn).await;
     assert_eq!(described["status"], "FAILED", "{described}");
     assert_eq!(described["error"], "Worker.Broke");
@@ -225,7 +191,7 @@ async fn bad_tokens_and_outputs_get_aws_errors() {
         json!({"taskToken": token, "output": "{}"}),
     )
     .await;
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     assert_eq!(describe(&s, &arn).await["status"], "SUCCEEDED");
 }
 
@@ -251,15 +217,7 @@ async fn a_token_sent_with_another_accounts_credentials_is_invalid() {
     )
     .await;
     assert_eq!(started.0, StatusCode::OK, "{}", started.1);
-    let engine_one = s
-        .state
-        .backend
-        .engine(&Caller {
-            account_id: "111111111111".into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine");
+    let engine_one = engine(&s, "111111111111");
     engine_one.wait_idle();
     let token = tokens.lock().last().cloned().expect("a token");
     let foreign = call_as(
@@ -313,7 +271,7 @@ async fn redrive_over_http_continues_from_the_failed_step() {
         json!({"taskToken": token, "error": "Worker.Broke"}),
     )
     .await;
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     let described = describe(&s, &arn).await;
     assert_eq!(described["status"], "FAILED");
     assert_eq!(described["redriveStatus"], "REDRIVABLE", "{described}");
@@ -335,7 +293,7 @@ async fn redrive_over_http_continues_from_the_failed_step() {
     )
     .await;
     assert_eq!(again["redriveDate"], redriven["redriveDate"]);
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
 
     let described = describe(&s, &arn).await;
     assert_eq!(described["status"], "RUNNING", "{described}");
@@ -351,7 +309,7 @@ async fn redrive_over_http_continues_from_the_failed_step() {
         json!({"taskToken": second, "output": "{}"}),
     )
     .await;
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     assert_eq!(describe(&s, &arn).await["status"], "SUCCEEDED");
 
     // ListExecutions shows the redrive and filters on it.
@@ -433,23 +391,18 @@ async fn an_activity_worker_loop_over_http() {
         "States": {"Work": {"Type": "Task", "Resource": activity, "End": true}}
     })
     .to_string();
-    let machine = ok(
-        &s,
-        "CreateStateMachine",
-        json!({"name": "worked", "definition": definition, "roleArn": ROLE}),
-    )
-    .await;
+    let machine = create_machine(&s, "worked", &definition).await;
     let mut executions = Vec::new();
     for n in 0..3 {
         let started = ok(
             &s,
             "StartExecution",
-            json!({"stateMachineArn": machine["stateMachineArn"], "input": format!("{{\"n\":{n}}}")}),
+            json!({"stateMachineArn": machine, "input": format!("{{\"n\":{n}}}")}),
         )
         .await;
         executions.push(started["executionArn"].as_str().expect("arn").to_owned());
     }
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
 
     // The worker: poll, do the work, answer; every queued task is handed out once.
     let mut seen = Vec::new();
@@ -474,7 +427,7 @@ async fn an_activity_worker_loop_over_http() {
     }
     seen.sort_unstable();
     assert_eq!(seen, vec![0, 1, 2]);
-    idle(&s);
+    idle(&s, DEV_ACCOUNT_ID);
     for (arn, n) in executions.iter().zip(0..) {
         let described = describe(&s, arn).await;
         assert_eq!(described["status"], "SUCCEEDED", "{described}");

@@ -7,7 +7,9 @@
 //! Invariants: an update never changes the definition of an execution already started (it runs
 //! the revision it started on, named by its `machine_lsn`); an update and a start of the same
 //! engine never interleave (`machine_changes`), so the revision the log assigns to a start is
-//! the one it ran. Tag text is checked here before anything is written; the store checks the
+//! the one it ran. A revision's `revisionId` is derived from the LSNs of the machine's creation
+//! and of the revision's own record, so it is stable across reopen and compaction (which keep
+//! LSNs) and never names two revisions. Tag text is checked here before anything is written; the store checks the
 //! resource and the count under its write lock. Must not: read wall time except through the
 //! clock; touch an execution's history.
 
@@ -15,6 +17,7 @@ use super::{Engine, Error, MachineDescription};
 use crate::asl::{parse_definition, Severity, ValidationOptions};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
 use crate::store;
+use crate::store::Machine;
 
 /// One tag: a key (1 to 128 characters) and a value (0 to 256).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,6 +96,24 @@ fn tag_error(error: store::Error) -> Error {
     }
 }
 
+/// The `revisionId` AWS shows for `machine`'s revision: `None` for the revision made at
+/// creation (AWS: "the first revision ID when you create the state machine is null"), else the
+/// creation LSN and the revision's LSN, in hex, laid out as a UUID
+/// (`oooooooo-oooo-oooo-rrrr-rrrrrrrrrrrr`, 64 bits of each).
+pub(crate) fn revision_id(machine: &Machine) -> Option<String> {
+    machine.updated_ms?;
+    let origin = machine.origin_lsn.0;
+    let revision = machine.lsn.0;
+    Some(format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        origin >> 32,
+        (origin >> 16) & 0xffff,
+        origin & 0xffff,
+        revision >> 48,
+        revision & 0xffff_ffff_ffff
+    ))
+}
+
 impl Engine {
     /// `UpdateStateMachine`: gives the live machine (name or ARN) a new definition, a new role,
     /// or both; returns the update time. Executions already running keep the definition they
@@ -105,6 +126,18 @@ impl Engine {
         definition: Option<&str>,
         role_arn: Option<&str>,
     ) -> Result<u64, Error> {
+        let revision = self.update_state_machine_revision(state_machine, definition, role_arn)?;
+        Ok(revision.updated_ms.unwrap_or(revision.created_ms))
+    }
+
+    /// [`Engine::update_state_machine`], answering the new revision as `DescribeStateMachine`
+    /// shows it (its `updated_ms` and `revision_id` are set).
+    pub fn update_state_machine_revision(
+        &self,
+        state_machine: &str,
+        definition: Option<&str>,
+        role_arn: Option<&str>,
+    ) -> Result<MachineDescription, Error> {
         if definition.is_none() && role_arn.is_none() {
             return Err(Error::MissingRequiredParameter {
                 reason: "UpdateStateMachine needs a definition, a roleArn, or both".to_string(),
@@ -145,7 +178,7 @@ impl Engine {
                 .lock()
                 .insert(revision.lsn, std::sync::Arc::new(compiled));
         }
-        Ok(revision.updated_ms.unwrap_or(now_ms))
+        Ok(self.machine_description(&revision))
     }
 
     /// `DescribeStateMachineForExecution`: the machine revision the execution runs (the

@@ -192,6 +192,9 @@ pub struct MachineDescription {
     /// When this definition and role were set by `UpdateStateMachine`, ms since the epoch
     /// (`None`: as created).
     pub updated_ms: Option<u64>,
+    /// The revision's id as AWS shows it (`revisionId`): `None` for the revision made at
+    /// creation, a stable UUID-shaped id for each update (see `catalog::revision_id`).
+    pub revision_id: Option<String>,
 }
 
 /// What `StartExecution` answers.
@@ -943,6 +946,7 @@ impl Engine {
             role_arn: machine.role_arn.clone(),
             created_ms: machine.created_ms,
             updated_ms: machine.updated_ms,
+            revision_id: catalog::revision_id(machine),
         }
     }
 

@@ -41,6 +41,17 @@ pub struct StateMachineInfo {
     pub created_ms: u64,
     /// When its definition or role was last updated, ms since the epoch (`None`: never).
     pub updated_ms: Option<u64>,
+    /// The revision's `revisionId` (`None` for the revision made at creation, as AWS shows it).
+    pub revision_id: Option<String>,
+}
+
+/// What `UpdateStateMachine` answers: the new revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateMachineUpdated {
+    /// When it was updated, ms since the epoch.
+    pub updated_ms: u64,
+    /// The new revision's `revisionId`.
+    pub revision_id: Option<String>,
 }
 
 /// A state machine as ListStateMachines shows it.
@@ -212,12 +223,12 @@ pub trait Backend: Send + Sync + 'static {
         next_token: Option<String>,
     ) -> impl Future<Output = Result<Page<StateMachineSummary>, Error>> + Send;
 
-    /// Updates a state machine; returns the update time (ms).
+    /// Updates a state machine; returns the update time and the new revision's id.
     fn update_state_machine(
         &self,
         caller: &Caller,
         input: UpdateStateMachineInput,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
+    ) -> impl Future<Output = Result<StateMachineUpdated, Error>> + Send {
         let _ = (caller, input);
         async {
             Err(Error::NotSupported {

@@ -25,7 +25,7 @@ use statelog_wal::Durability;
 use super::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
     ExecutionSummary, MetricSample, Page, StateMachineCreated, StateMachineInfo,
-    StateMachineSummary, TaskListTask,
+    StateMachineSummary, StateMachineUpdated, TaskListTask,
 };
 use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
@@ -111,6 +111,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         role_arn: m.role_arn,
         created_ms: m.created_ms,
         updated_ms: m.updated_ms,
+        revision_id: m.revision_id,
     }
 }
 
@@ -321,15 +322,19 @@ impl Backend for EngineBackend {
         &self,
         caller: &Caller,
         input: UpdateStateMachineInput,
-    ) -> Result<u64, Error> {
+    ) -> Result<StateMachineUpdated, Error> {
         self.with_engine(caller, move |engine| {
             require_arn(&input.state_machine_arn, ":stateMachine:")?;
             engine
-                .update_state_machine(
+                .update_state_machine_revision(
                     &input.state_machine_arn,
                     input.definition.as_deref(),
                     input.role_arn.as_deref(),
                 )
+                .map(|m| StateMachineUpdated {
+                    updated_ms: m.updated_ms.unwrap_or(m.created_ms),
+                    revision_id: m.revision_id,
+                })
                 .map_err(engine_error)
         })
         .await

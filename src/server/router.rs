@@ -339,7 +339,7 @@ fn authenticate<B: Backend>(
 }
 
 fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
-    json!({
+    let mut out = json!({
         "stateMachineArn": info.arn,
         "name": info.name,
         "status": "ACTIVE",
@@ -349,7 +349,16 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
         "creationDate": Timestamp(info.created_ms),
         "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
         "tracingConfiguration": {"enabled": false},
-    })
+    });
+    insert_revision_id(&mut out, info.revision_id.as_deref());
+    out
+}
+
+/// Adds `revisionId` when the revision has one (AWS leaves it out for the creation's).
+fn insert_revision_id(out: &mut Value, revision_id: Option<&str>) {
+    if let (Value::Object(object), Some(id)) = (out, revision_id) {
+        object.insert("revisionId".into(), Value::String(id.to_owned()));
+    }
 }
 
 fn activity_json(info: &super::backend::ActivityInfo) -> Value {
@@ -417,8 +426,10 @@ async fn dispatch<B: Backend>(
         Operation::UpdateStateMachine => {
             let input: UpdateStateMachineInput = decode(operation, body)?;
             input.validate()?;
-            let updated_ms = backend.update_state_machine(caller, input).await?;
-            Ok(json!({"updateDate": Timestamp(updated_ms)}))
+            let updated = backend.update_state_machine(caller, input).await?;
+            let mut out = json!({"updateDate": Timestamp(updated.updated_ms)});
+            insert_revision_id(&mut out, updated.revision_id.as_deref());
+            Ok(out)
         }
         Operation::DeleteStateMachine => {
             let input: StateMachineArnInput = decode(operation, body)?;
@@ -494,7 +505,7 @@ async fn dispatch<B: Backend>(
             let info = backend
                 .describe_state_machine_for_execution(caller, &input.execution_arn)
                 .await?;
-            Ok(json!({
+            let mut out = json!({
                 "stateMachineArn": info.arn,
                 "name": info.name,
                 "definition": info.definition,
@@ -502,7 +513,9 @@ async fn dispatch<B: Backend>(
                 "updateDate": Timestamp(info.updated_ms.unwrap_or(info.created_ms)),
                 "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
                 "tracingConfiguration": {"enabled": false},
-            }))
+            });
+            insert_revision_id(&mut out, info.revision_id.as_deref());
+            Ok(out)
         }
         Operation::ListExecutions => {
             let input: ListExecutionsInput = decode(operation, body)?;

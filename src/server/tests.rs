@@ -57,6 +57,7 @@ impl Backend for FakeBackend {
                 role_arn: input.role_arn,
                 created_ms: 1_500,
                 updated_ms: None,
+                revision_id: None,
             },
         );
         Ok(StateMachineCreated {
