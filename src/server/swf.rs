@@ -16,6 +16,16 @@
 //! failure become the task's error/cause. A bad, foreign or closed token is
 //! `UnknownResourceFault`, a full task list `LimitExceededFault`, as SWF names them.
 //!
+//! Heartbeats: `cancelRequested` is always `false`. In SWF it is `true` while a decider's
+//! cancel request waits for the worker to answer `RespondActivityTaskCanceled`; statelog has no
+//! such pending state: a stop, timeout or abort closes the task in the same commit, after which
+//! its token is `UnknownResourceFault`, so an answerable token is never being cancelled.
+//! Heartbeat `details` are checked and dropped: SWF shows the last ones in
+//! `ActivityTaskTimedOut`, but Step Functions has no heartbeat details, and the conformance
+//! recordings show a timed-out activity's `ActivityTimedOut` and a heartbeat-timed-out
+//! callback's `TaskTimedOut` as `error: States.Timeout` with no cause, so showing them there
+//! would change that recorded shape.
+//!
 //! Invariants: called only after the request is authenticated; a long poll holds one of the
 //! server's shared long-poll permits. Must not: hold engine logic (everything goes through the
 //! [`Backend`]).
@@ -153,7 +163,8 @@ pub struct RespondActivityTaskFailedInput {
 pub struct RecordActivityTaskHeartbeatInput {
     /// The task's token.
     pub task_token: String,
-    /// Progress details (accepted and not stored: a heartbeat writes no history event).
+    /// Progress details: length-checked, then dropped (see the module docs: Step Functions'
+    /// history has no place for them).
     pub details: Option<String>,
 }
 
@@ -349,7 +360,7 @@ async fn dispatch_inner<B: Backend>(
                 .send_task_heartbeat(caller, input.task_token)
                 .await?;
             // A stopped execution closes its tasks, so their tokens answer
-            // UnknownResourceFault: an open task is never being cancelled.
+            // UnknownResourceFault: an open task is never being cancelled (module docs).
             Ok(json!({"cancelRequested": false}))
         }
     }
