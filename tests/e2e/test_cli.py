@@ -512,19 +512,27 @@ def test_metrics_show_engine_counters(sfn, five):
 
 def test_update_state_machine_keeps_running_executions_on_their_definition(sfn):
     machine = sfn.create_state_machine(name=unique("upd"), definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+    assert "revisionId" not in sfn.describe_state_machine(stateMachineArn=machine)
     old = sfn.start_execution(stateMachineArn=machine, name="old")["executionArn"]
     updated = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(FIVE_PASS))
     assert isinstance(updated["updateDate"], datetime.datetime)
+    revision = updated["revisionId"]
+    assert sfn.describe_state_machine(stateMachineArn=machine)["revisionId"] == revision
+    assert "revisionId" not in sfn.describe_state_machine_for_execution(executionArn=old)
     assert json.loads(sfn.describe_state_machine(stateMachineArn=machine)["definition"]) == FIVE_PASS
     for_old = sfn.describe_state_machine_for_execution(executionArn=old)
     assert json.loads(for_old["definition"]) == WAIT
     assert sfn.describe_execution(executionArn=old)["status"] == "RUNNING"
     new = described_closed(sfn, sfn.start_execution(stateMachineArn=machine, input='{"a": 1}')["executionArn"])
     assert new["status"] == "SUCCEEDED"
-    assert json.loads(sfn.describe_state_machine_for_execution(executionArn=new["executionArn"])["definition"]) == FIVE_PASS
+    for_new = sfn.describe_state_machine_for_execution(executionArn=new["executionArn"])
+    assert json.loads(for_new["definition"]) == FIVE_PASS
+    assert for_new["revisionId"] == revision
     role = "arn:aws:iam::000000000000:role/statelog-e2e-other"
-    sfn.update_state_machine(stateMachineArn=machine, roleArn=role)
-    assert sfn.describe_state_machine(stateMachineArn=machine)["roleArn"] == role
+    role_revision = sfn.update_state_machine(stateMachineArn=machine, roleArn=role)["revisionId"]
+    assert role_revision != revision
+    described = sfn.describe_state_machine(stateMachineArn=machine)
+    assert (described["roleArn"], described["revisionId"]) == (role, role_revision)
     with pytest.raises(ClientError) as excinfo:
         sfn.update_state_machine(stateMachineArn=machine)
     assert error_code(excinfo) == "MissingRequiredParameter"
@@ -562,8 +570,8 @@ def test_tags_on_state_machines_and_activities(sfn):
 
 
 def test_catalog_survives_a_sigkill_and_restart():
-    """Activities, tags, an updated definition and a redrive client token are in the log: after a
-    SIGKILL and a restart on the same data directory they answer as before."""
+    """Activities, tags, an updated definition (with its revisionId) and a redrive client token are
+    in the log: after a SIGKILL and a restart on the same data directory they answer as before."""
     if not BIN:
         pytest.skip("STATELOG_BIN not set")
     with tempfile.TemporaryDirectory() as data:
@@ -572,7 +580,7 @@ def test_catalog_survives_a_sigkill_and_restart():
             sfn = client(endpoint)
             activity = sfn.create_activity(name="kept", tags=[{"key": "kind", "value": "gpu"}])["activityArn"]
             machine = sfn.create_state_machine(name="choose", definition=json.dumps(FIVE_PASS), roleArn=ROLE)["stateMachineArn"]
-            sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(CHOOSE))
+            revision = sfn.update_state_machine(stateMachineArn=machine, definition=json.dumps(CHOOSE))["revisionId"]
             failed = described_closed(sfn, sfn.start_execution(stateMachineArn=machine, input='{"amount": 500}')["executionArn"])
             assert failed["status"] == "FAILED"
             first = sfn.redrive_execution(executionArn=failed["executionArn"], clientToken="e2e-restart")
@@ -584,7 +592,10 @@ def test_catalog_survives_a_sigkill_and_restart():
             sfn = client(endpoint)
             assert sfn.describe_activity(activityArn=activity)["name"] == "kept"
             assert sfn.list_tags_for_resource(resourceArn=activity)["tags"] == [{"key": "kind", "value": "gpu"}]
-            assert json.loads(sfn.describe_state_machine(stateMachineArn=machine)["definition"]) == CHOOSE
+            described = sfn.describe_state_machine(stateMachineArn=machine)
+            assert json.loads(described["definition"]) == CHOOSE
+            assert described["revisionId"] == revision
+            assert sfn.describe_state_machine_for_execution(executionArn=failed["executionArn"])["revisionId"] == revision
             again = sfn.redrive_execution(executionArn=failed["executionArn"], clientToken="e2e-restart")
             assert again["redriveDate"] == first["redriveDate"]
             assert sfn.describe_execution(executionArn=failed["executionArn"])["redriveCount"] == 1
