@@ -7,16 +7,11 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use serde_json::json;
-
-use statelog::server::protocol::CONTENT_TYPE;
-use statelog::server::sigv4::{sign, SigningParams};
 
 mod serve_common;
 use serve_common::*;
-
-const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
 
 fn five_pass() -> String {
     json!({
@@ -258,13 +253,7 @@ async fn engine_refusals_keep_their_aws_names() {
         "InvalidName",
     )
     .await;
-    let machine = ok(
-        &s,
-        "CreateStateMachine",
-        json!({"name": "m", "definition": five_pass(), "roleArn": ROLE}),
-    )
-    .await;
-    let machine = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    let machine = create_machine(&s, "m", &five_pass()).await;
     refused(
         &s,
         "CreateStateMachine",
@@ -422,33 +411,13 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
     ));
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let request = signed_request("ListStateMachines", &json!({}), "test", "test", NOW_MS);
-    let body = axum::body::to_bytes(request.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    let mut headers = HeaderMap::new();
-    headers.insert("host", HeaderValue::from_static("localhost"));
-    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
-    headers.insert(
-        "x-amz-target",
-        HeaderValue::from_static("AWSStepFunctions.ListStateMachines"),
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.expect("body");
+    let mut text = format!(
+        "POST / HTTP/1.1\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
     );
-    let authorization = sign(
-        "POST",
-        "/",
-        "",
-        &mut headers,
-        &body,
-        &SigningParams {
-            access_key_id: "test",
-            secret_access_key: "test",
-            region: "us-east-1",
-            service: "states",
-            now_ms: NOW_MS,
-        },
-    )
-    .expect("signs");
-    let mut text = format!("POST / HTTP/1.1\r\ncontent-length: {}\r\nconnection: close\r\nauthorization: {authorization}\r\n", body.len());
-    for (name, value) in &headers {
+    for (name, value) in &parts.headers {
         text.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ascii")));
     }
     text.push_str("\r\n");
@@ -470,13 +439,7 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_mixed_clients_never_see_a_5xx() {
     let s = Arc::new(server(None));
-    let machine = ok(
-        &s,
-        "CreateStateMachine",
-        json!({"name": "five", "definition": five_pass(), "roleArn": ROLE}),
-    )
-    .await;
-    let machine = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    let machine = create_machine(&s, "five", &five_pass()).await;
     let clients: usize = 16;
     let requests_each: usize = 25;
     let mut tasks = Vec::new();
@@ -536,24 +499,8 @@ async fn describe_execution_returns_the_input_as_sent_and_the_output_as_produced
             format!("{{\"zeta\":[1,2],\"alpha\":1,\"whole\":{sent}}}"),
         ),
     ] {
-        let machine = ok(
-            &s,
-            "CreateStateMachine",
-            json!({"name": name, "definition": definition.to_string(), "roleArn": ROLE}),
-        )
-        .await;
-        let started = ok(
-            &s,
-            "StartExecution",
-            json!({"stateMachineArn": machine["stateMachineArn"], "input": sent}),
-        )
-        .await;
-        let described = ok(
-            &s,
-            "DescribeExecution",
-            json!({"executionArn": started["executionArn"]}),
-        )
-        .await;
+        let machine = create_machine(&s, name, &definition.to_string()).await;
+        let described = describe(&s, &start_with_input(&s, &machine, sent).await).await;
         assert_eq!(described["status"], "SUCCEEDED", "{described}");
         assert_eq!(described["input"], sent, "{name}: {described}");
         assert_eq!(
@@ -563,22 +510,10 @@ async fn describe_execution_returns_the_input_as_sent_and_the_output_as_produced
         );
     }
     // A compact input stays as it was sent too.
-    let machine = ok(
+    let machine = "arn:aws:states:us-east-1:000000000000:stateMachine:through";
+    let described = describe(
         &s,
-        "DescribeStateMachine",
-        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:through"}),
-    )
-    .await;
-    let started = ok(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine["stateMachineArn"], "input": "{\"b\":1,\"a\":2}"}),
-    )
-    .await;
-    let described = ok(
-        &s,
-        "DescribeExecution",
-        json!({"executionArn": started["executionArn"]}),
+        &start_with_input(&s, machine, "{\"b\":1,\"a\":2}").await,
     )
     .await;
     assert_eq!(described["input"], "{\"b\":1,\"a\":2}");

@@ -8,14 +8,11 @@ use axum::http::Request;
 use serde_json::json;
 use tower::ServiceExt;
 
-use statelog::server::backend::Caller;
 use statelog::server::credentials::DEV_ACCOUNT_ID;
 use statelog::server::router::router;
 
 mod serve_common;
 use serve_common::*;
-
-const ROLE: &str = "arn:aws:iam::000000000000:role/statelog";
 
 async fn scrape(s: &Server) -> String {
     let response = router(s.state.clone())
@@ -49,14 +46,7 @@ fn account(name: &str) -> String {
 async fn engine_counters_move_after_a_run() {
     let s = server(None);
     // Open the engine so its counters show, and take the baseline.
-    s.state
-        .backend
-        .engine(&Caller {
-            account_id: DEV_ACCOUNT_ID.into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine");
+    engine(&s, DEV_ACCOUNT_ID);
     let before = scrape(&s).await;
     let started = format!("statelog_executions_started_total{{{}}}", account(""));
     let succeeded = format!(
@@ -87,26 +77,12 @@ async fn engine_counters_move_after_a_run() {
         "W": {"Type": "Task", "Resource": activity, "TaskList": "gpu", "End": true}}});
     let mut machines = Vec::new();
     for (name, definition) in [("pass", pass), ("fail", fail), ("wait", wait)] {
-        let created = ok(
-            &s,
-            "CreateStateMachine",
-            json!({"name": name, "definition": definition.to_string(), "roleArn": ROLE}),
-        )
-        .await;
-        machines.push(created["stateMachineArn"].clone());
+        machines.push(create_machine(&s, name, &definition.to_string()).await);
     }
     for machine in &machines {
         ok(&s, "StartExecution", json!({"stateMachineArn": machine})).await;
     }
-    s.state
-        .backend
-        .engine(&Caller {
-            account_id: DEV_ACCOUNT_ID.into(),
-            region: "us-east-1".into(),
-            access_key_id: String::new(),
-        })
-        .expect("engine")
-        .wait_idle();
+    idle(&s, DEV_ACCOUNT_ID);
 
     let after = scrape(&s).await;
     assert_eq!(value(&after, &started), 3.0, "{after}");

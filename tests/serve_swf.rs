@@ -26,13 +26,7 @@ async fn machine(s: &Server) -> (String, String) {
         }
     })
     .to_string();
-    let machine = ok(
-        s,
-        "CreateStateMachine",
-        json!({"name": "swf-worked", "definition": definition, "roleArn": ROLE}),
-    )
-    .await;
-    let arn = machine["stateMachineArn"].as_str().expect("arn").to_owned();
+    let arn = create_machine(s, "swf-worked", &definition).await;
     (activity, arn)
 }
 

@@ -68,10 +68,6 @@ async fn start_waiting(
     (arn, token)
 }
 
-async fn describe(s: &Server, arn: &str) -> Value {
-    ok(s, "DescribeExecution", json!({"executionArn": arn})).await
-}
-
 #[tokio::test]
 async fn send_task_success_over_http_completes_the_callback() {
     let s = server(None);
@@ -394,13 +390,7 @@ async fn an_activity_worker_loop_over_http() {
     let machine = create_machine(&s, "worked", &definition).await;
     let mut executions = Vec::new();
     for n in 0..3 {
-        let started = ok(
-            &s,
-            "StartExecution",
-            json!({"stateMachineArn": machine, "input": format!("{{\"n\":{n}}}")}),
-        )
-        .await;
-        executions.push(started["executionArn"].as_str().expect("arn").to_owned());
+        executions.push(start_with_input(&s, &machine, &format!("{{\"n\":{n}}}")).await);
     }
     idle(&s, DEV_ACCOUNT_ID);
 

@@ -384,15 +384,25 @@ async fn send(h: &Harness, request: Request<Body>) -> (StatusCode, Value) {
     (status, value)
 }
 
+/// The one way the tests here make a signed call: `target` with `body`, signed for the SigV4
+/// scope service `service` (`states`, `swf`) with `key` and `secret` at the harness clock's now.
+async fn signed_call(
+    h: &Harness,
+    service: &str,
+    target: &str,
+    body: &[u8],
+    key: &str,
+    secret: &str,
+) -> (StatusCode, Value) {
+    let now_ms = h.clock.now_ms_for_tests();
+    send(h, signed_for(service, target, body, key, secret, now_ms)).await
+}
+
+/// A Step Functions call as account 111111111111.
 async fn call(h: &Harness, operation: &str, body: Value) -> (StatusCode, Value) {
-    let request = signed(
-        &format!("AWSStepFunctions.{operation}"),
-        body.to_string().as_bytes(),
-        KEY_A,
-        SECRET_A,
-        h.clock.now_ms_for_tests(),
-    );
-    send(h, request).await
+    let target = format!("AWSStepFunctions.{operation}");
+    let body = body.to_string();
+    signed_call(h, "states", &target, body.as_bytes(), KEY_A, SECRET_A).await
 }
 
 trait NowForTests {
@@ -866,41 +876,12 @@ async fn content_type_must_be_aws_json_1_0() {
 async fn signatures_are_checked_against_the_right_key_and_the_injected_clock() {
     let h = harness(true);
     let body = br#"{}"#;
-    let ok = send(
-        &h,
-        signed(
-            "AWSStepFunctions.ListStateMachines",
-            body,
-            KEY_A,
-            SECRET_A,
-            VECTOR_NOW_MS,
-        ),
-    )
-    .await;
+    const LIST: &str = "AWSStepFunctions.ListStateMachines";
+    let ok = signed_call(&h, "states", LIST, body, KEY_A, SECRET_A).await;
     assert_eq!(ok.0, StatusCode::OK);
-    let wrong_secret = send(
-        &h,
-        signed(
-            "AWSStepFunctions.ListStateMachines",
-            body,
-            KEY_A,
-            SECRET_B,
-            VECTOR_NOW_MS,
-        ),
-    )
-    .await;
+    let wrong_secret = signed_call(&h, "states", LIST, body, KEY_A, SECRET_B).await;
     assert_error(&wrong_secret, 403, "InvalidSignatureException");
-    let unknown = send(
-        &h,
-        signed(
-            "AWSStepFunctions.ListStateMachines",
-            body,
-            "AKIDNOBODY",
-            SECRET_A,
-            VECTOR_NOW_MS,
-        ),
-    )
-    .await;
+    let unknown = signed_call(&h, "states", LIST, body, "AKIDNOBODY", SECRET_A).await;
     assert_error(&unknown, 403, "UnrecognizedClientException");
     let unsigned = Request::builder()
         .method("POST")
@@ -933,19 +914,11 @@ async fn signatures_are_checked_against_the_right_key_and_the_injected_clock() {
 #[tokio::test]
 async fn accounts_are_namespaces() {
     let h = harness(true);
-    let create = |key: &'static str, secret: &'static str| {
-        signed(
-            "AWSStepFunctions.CreateStateMachine",
-            json!({"name": "same-name", "definition": PASS_DEFINITION, "roleArn": "arn:aws:iam::1:role/r"})
-                .to_string()
-                .as_bytes(),
-            key,
-            secret,
-            VECTOR_NOW_MS,
-        )
-    };
-    let a = send(&h, create(KEY_A, SECRET_A)).await;
-    let b = send(&h, create(KEY_B, SECRET_B)).await;
+    let body = json!({"name": "same-name", "definition": PASS_DEFINITION, "roleArn": "arn:aws:iam::1:role/r"})
+        .to_string();
+    const CREATE: &str = "AWSStepFunctions.CreateStateMachine";
+    let a = signed_call(&h, "states", CREATE, body.as_bytes(), KEY_A, SECRET_A).await;
+    let b = signed_call(&h, "states", CREATE, body.as_bytes(), KEY_B, SECRET_B).await;
     assert_eq!(
         a.1["stateMachineArn"],
         "arn:aws:states:us-east-1:111111111111:stateMachine:same-name"
@@ -954,15 +927,13 @@ async fn accounts_are_namespaces() {
         b.1["stateMachineArn"],
         "arn:aws:states:us-east-1:222222222222:stateMachine:same-name"
     );
-    let list_b = send(
+    let list_b = signed_call(
         &h,
-        signed(
-            "AWSStepFunctions.ListStateMachines",
-            b"{}",
-            KEY_B,
-            SECRET_B,
-            VECTOR_NOW_MS,
-        ),
+        "states",
+        "AWSStepFunctions.ListStateMachines",
+        b"{}",
+        KEY_B,
+        SECRET_B,
     )
     .await;
     let machines = list_b.1["stateMachines"].as_array().expect("array");
@@ -1275,15 +1246,9 @@ async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls
 
 /// An SWF call signed for the `swf` service as account 111111111111.
 async fn swf_call(h: &Harness, operation: &str, body: Value) -> (StatusCode, Value) {
-    let request = signed_for(
-        "swf",
-        &format!("SimpleWorkflowService.{operation}"),
-        body.to_string().as_bytes(),
-        KEY_A,
-        SECRET_A,
-        h.clock.now_ms_for_tests(),
-    );
-    send(h, request).await
+    let target = format!("SimpleWorkflowService.{operation}");
+    let body = body.to_string();
+    signed_call(h, "swf", &target, body.as_bytes(), KEY_A, SECRET_A).await
 }
 
 #[tokio::test]
@@ -1382,46 +1347,22 @@ async fn swf_errors_are_swf_shaped_and_name_what_is_wrong() {
         .as_str()
         .is_some_and(|m| m.contains("SimpleWorkflowService.StartWorkflowExecution")));
     // SWF requests are signed for `swf`, Step Functions requests for `states`.
-    let wrong_scope = send(
-        &h,
-        signed(
-            "SimpleWorkflowService.CountPendingActivityTasks",
-            json!({"domain": "111111111111", "taskList": {"name": "busy"}})
-                .to_string()
-                .as_bytes(),
-            KEY_A,
-            SECRET_A,
-            h.clock.now_ms_for_tests(),
-        ),
-    )
-    .await;
+    let count = json!({"domain": "111111111111", "taskList": {"name": "busy"}}).to_string();
+    const COUNT: &str = "SimpleWorkflowService.CountPendingActivityTasks";
+    let wrong_scope = signed_call(&h, "states", COUNT, count.as_bytes(), KEY_A, SECRET_A).await;
     assert_error(&wrong_scope, 400, "IncompleteSignatureException");
-    let wrong_scope = send(
+    let wrong_scope = signed_call(
         &h,
-        signed_for(
-            "swf",
-            "AWSStepFunctions.ListStateMachines",
-            b"{}",
-            KEY_A,
-            SECRET_A,
-            h.clock.now_ms_for_tests(),
-        ),
+        "swf",
+        "AWSStepFunctions.ListStateMachines",
+        b"{}",
+        KEY_A,
+        SECRET_A,
     )
     .await;
     assert_error(&wrong_scope, 400, "IncompleteSignatureException");
     // A wrong secret is still a signature mismatch.
-    let forged = send(
-        &h,
-        signed_for(
-            "swf",
-            "SimpleWorkflowService.CountPendingActivityTasks",
-            b"{}",
-            KEY_A,
-            "not-the-secret",
-            h.clock.now_ms_for_tests(),
-        ),
-    )
-    .await;
+    let forged = signed_call(&h, "swf", COUNT, b"{}", KEY_A, "not-the-secret").await;
     assert_error(&forged, 403, "InvalidSignatureException");
 }
 

@@ -118,6 +118,22 @@ pub async fn create_machine(s: &Server, name: &str, definition: &str) -> String 
     created["stateMachineArn"].as_str().expect("arn").to_owned()
 }
 
+/// Starts an unnamed execution of `machine` with `input` (JSON text, as sent); returns its ARN.
+pub async fn start_with_input(s: &Server, machine: &str, input: &str) -> String {
+    let started = ok(
+        s,
+        "StartExecution",
+        json!({"stateMachineArn": machine, "input": input}),
+    )
+    .await;
+    started["executionArn"].as_str().expect("arn").to_owned()
+}
+
+/// DescribeExecution of `arn` (development mode).
+pub async fn describe(s: &Server, arn: &str) -> Value {
+    ok(s, "DescribeExecution", json!({"executionArn": arn})).await
+}
+
 /// Starts execution `name` of `machine` with input `{}`; returns its ARN.
 pub async fn start(s: &Server, machine: &str, name: &str) -> String {
     let started = ok(
