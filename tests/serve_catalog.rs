@@ -258,46 +258,40 @@ async fn tags_over_http() {
     assert_eq!(listed["tags"].as_array().map(Vec::len), Some(50));
 
     let long_key = "k".repeat(129);
-    refused(
+    refused_each(
         &s,
-        "TagResource",
-        json!({"resourceArn": activity, "tags": tag_list(&[(long_key.as_str(), "v")])}),
-        "ValidationException",
-    )
-    .await;
-    refused(
-        &s,
-        "TagResource",
-        json!({"resourceArn": activity, "tags": "not a list"}),
-        "SerializationException",
-    )
-    .await;
-    refused(
-        &s,
-        "TagResource",
-        json!({"resourceArn": activity}),
-        "ValidationException",
-    )
-    .await;
-    refused(
-        &s,
-        "ListTagsForResource",
-        json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:activity:nope"}),
-        "ResourceNotFound",
-    )
-    .await;
-    refused(
-        &s,
-        "UntagResource",
-        json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:stateMachine:nope", "tagKeys": ["a"]}),
-        "ResourceNotFound",
-    )
-    .await;
-    refused(
-        &s,
-        "ListTagsForResource",
-        json!({"resourceArn": "not-an-arn"}),
-        "InvalidArn",
+        [
+            (
+                "TagResource",
+                json!({"resourceArn": activity, "tags": tag_list(&[(long_key.as_str(), "v")])}),
+                "ValidationException",
+            ),
+            (
+                "TagResource",
+                json!({"resourceArn": activity, "tags": "not a list"}),
+                "SerializationException",
+            ),
+            (
+                "TagResource",
+                json!({"resourceArn": activity}),
+                "ValidationException",
+            ),
+            (
+                "ListTagsForResource",
+                json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:activity:nope"}),
+                "ResourceNotFound",
+            ),
+            (
+                "UntagResource",
+                json!({"resourceArn": "arn:aws:states:us-east-1:000000000000:stateMachine:nope", "tagKeys": ["a"]}),
+                "ResourceNotFound",
+            ),
+            (
+                "ListTagsForResource",
+                json!({"resourceArn": "not-an-arn"}),
+                "InvalidArn",
+            ),
+        ],
     )
     .await;
     // Deleting the machine takes its tags with it.
@@ -319,36 +313,18 @@ async fn tags_over_http() {
 #[tokio::test]
 async fn tags_are_scoped_to_the_account() {
     let s = server(Some(two_accounts()));
-    let (status, created) = call_as(
+    let created = ok_as(
         &s,
-        "AKIDONE",
-        "one-secret",
+        ONE,
         "CreateStateMachine",
         json!({"name": "m", "definition": pass(1), "roleArn": ROLE,
                "tags": tag_list(&[("owner", "one")])}),
     )
     .await;
-    assert_eq!(status, StatusCode::OK, "{created}");
     let arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
     assert!(arn.contains(":111111111111:"));
-    let (status, mine) = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "ListTagsForResource",
-        json!({"resourceArn": arn}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    let tags_of = json!({"resourceArn": arn});
+    let mine = ok_as(&s, ONE, "ListTagsForResource", tags_of.clone()).await;
     assert_eq!(mine["tags"], tag_list(&[("owner", "one")]));
-    let (status, theirs) = call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "ListTagsForResource",
-        json!({"resourceArn": arn}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(theirs["__type"], "InvalidArn", "{theirs}");
+    refused_as(&s, TWO, "ListTagsForResource", tags_of, "InvalidArn").await;
 }

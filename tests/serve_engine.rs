@@ -254,18 +254,20 @@ async fn engine_refusals_keep_their_aws_names() {
     )
     .await;
     let machine = create_machine(&s, "m", &five_pass()).await;
-    refused(
+    refused_each(
         &s,
-        "CreateStateMachine",
-        json!({"name": "m", "definition": waiting(), "roleArn": ROLE}),
-        "StateMachineAlreadyExists",
-    )
-    .await;
-    refused(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine, "input": "{not json"}),
-        "InvalidExecutionInput",
+        [
+            (
+                "CreateStateMachine",
+                json!({"name": "m", "definition": waiting(), "roleArn": ROLE}),
+                "StateMachineAlreadyExists",
+            ),
+            (
+                "StartExecution",
+                json!({"stateMachineArn": machine, "input": "{not json"}),
+                "InvalidExecutionInput",
+            ),
+        ],
     )
     .await;
     let oversized = format!("\"{}\"", "x".repeat(256 * 1024));
@@ -282,53 +284,45 @@ async fn engine_refusals_keep_their_aws_names() {
         json!({"stateMachineArn": machine, "name": "once", "input": "{}"}),
     )
     .await;
-    refused(
+    refused_each(
         &s,
-        "StartExecution",
-        json!({"stateMachineArn": machine, "name": "once", "input": "{\"other\":1}"}),
-        "ExecutionAlreadyExists",
-    )
-    .await;
-    refused(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": "not-an-arn"}),
-        "InvalidArn",
-    )
-    .await;
-    refused(
-        &s,
-        "DescribeExecution",
-        json!({"executionArn": machine}),
-        "InvalidArn",
-    )
-    .await;
-    refused(
-        &s,
-        "StartExecution",
-        json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:ghost"}),
-        "StateMachineDoesNotExist",
-    )
-    .await;
-    refused(
-        &s,
-        "DescribeExecution",
-        json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:ghost"}),
-        "ExecutionDoesNotExist",
-    )
-    .await;
-    refused(
-        &s,
-        "GetExecutionHistory",
-        json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:once", "nextToken": "garbage"}),
-        "InvalidToken",
-    )
-    .await;
-    refused(
-        &s,
-        "UpdateStateMachine",
-        json!({"stateMachineArn": machine}),
-        "MissingRequiredParameter",
+        [
+            (
+                "StartExecution",
+                json!({"stateMachineArn": machine, "name": "once", "input": "{\"other\":1}"}),
+                "ExecutionAlreadyExists",
+            ),
+            (
+                "StartExecution",
+                json!({"stateMachineArn": "not-an-arn"}),
+                "InvalidArn",
+            ),
+            (
+                "DescribeExecution",
+                json!({"executionArn": machine}),
+                "InvalidArn",
+            ),
+            (
+                "StartExecution",
+                json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:ghost"}),
+                "StateMachineDoesNotExist",
+            ),
+            (
+                "DescribeExecution",
+                json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:ghost"}),
+                "ExecutionDoesNotExist",
+            ),
+            (
+                "GetExecutionHistory",
+                json!({"executionArn": "arn:aws:states:us-east-1:000000000000:execution:m:once", "nextToken": "garbage"}),
+                "InvalidToken",
+            ),
+            (
+                "UpdateStateMachine",
+                json!({"stateMachineArn": machine}),
+                "MissingRequiredParameter",
+            ),
+        ],
     )
     .await;
 }
@@ -337,16 +331,8 @@ async fn engine_refusals_keep_their_aws_names() {
 async fn accounts_are_separate_engines() {
     let s = server(Some(two_accounts()));
     let body = json!({"name": "shared-name", "definition": five_pass(), "roleArn": ROLE});
-    let (status, one) = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "CreateStateMachine",
-        body.clone(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{one}");
-    let (_, two) = call_as(&s, "AKIDTWO", "two-secret", "CreateStateMachine", body).await;
+    let one = ok_as(&s, ONE, "CreateStateMachine", body.clone()).await;
+    let two = ok_as(&s, TWO, "CreateStateMachine", body).await;
     assert_eq!(
         one["stateMachineArn"],
         "arn:aws:states:us-east-1:111111111111:stateMachine:shared-name"
@@ -355,38 +341,25 @@ async fn accounts_are_separate_engines() {
         two["stateMachineArn"],
         "arn:aws:states:us-east-1:222222222222:stateMachine:shared-name"
     );
-    let (_, started) = call_as(
+    let started = ok_as(
         &s,
-        "AKIDONE",
-        "one-secret",
+        ONE,
         "StartExecution",
         json!({"stateMachineArn": one["stateMachineArn"], "name": "mine"}),
     )
     .await;
-    let arn = started["executionArn"].clone();
     // Account two cannot see account one's execution, even with its exact ARN.
-    let (status, seen) = call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "DescribeExecution",
-        json!({"executionArn": arn}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(seen["__type"], "ExecutionDoesNotExist");
-    let (_, listed) = call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "ListExecutions",
-        json!({"stateMachineArn": two["stateMachineArn"]}),
-    )
-    .await;
+    let seen = json!({"executionArn": started["executionArn"]});
+    refused_as(&s, TWO, "DescribeExecution", seen, "ExecutionDoesNotExist").await;
+    let theirs = json!({"stateMachineArn": two["stateMachineArn"]});
+    let listed = ok_as(&s, TWO, "ListExecutions", theirs).await;
     assert_eq!(listed["executions"], json!([]));
     // The wrong secret for a known key is a signature failure, not an account switch.
-    let (status, wrong) =
-        call_as(&s, "AKIDONE", "two-secret", "ListStateMachines", json!({})).await;
+    let mixed = Key {
+        id: ONE.id,
+        secret: TWO.secret,
+    };
+    let (status, wrong) = call_as(&s, mixed, "ListStateMachines", json!({})).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(wrong["__type"], "InvalidSignatureException");
 }

@@ -5,7 +5,6 @@
 //! spent tokens and account isolation. Time comes from a manual clock; nothing sleeps.
 #![cfg(feature = "server")]
 
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use statelog::server::credentials::DEV_ACCOUNT_ID;
@@ -207,99 +206,41 @@ async fn a_result_that_is_not_json_is_a_validation_error_and_the_task_stays_open
 async fn accounts_are_swf_domains() {
     let s = server(Some(two_accounts()));
     // Account one schedules a task in its list `gpu`.
-    let (status, created) = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "CreateActivity",
-        json!({"name": "resize"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{created}");
+    let created = ok_as(&s, ONE, "CreateActivity", json!({"name": "resize"})).await;
     let definition = json!({
         "StartAt": "Work",
         "States": {"Work": {"Type": "Task", "Resource": created["activityArn"],
                             "TaskList": "gpu", "End": true}}
     })
     .to_string();
-    let (_, machine) = call_as(
+    let machine = ok_as(
         &s,
-        "AKIDONE",
-        "one-secret",
+        ONE,
         "CreateStateMachine",
         json!({"name": "m", "definition": definition, "roleArn": ROLE}),
     )
     .await;
-    let (status, _) = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "StartExecution",
-        json!({"stateMachineArn": machine["stateMachineArn"], "input": "{}"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    let start = json!({"stateMachineArn": machine["stateMachineArn"], "input": "{}"});
+    ok_as(&s, ONE, "StartExecution", start).await;
     idle(&s, "111111111111");
     let list = json!({"name": "gpu"});
+    let count = |domain: &str| json!({"domain": domain, "taskList": list});
     // Account two cannot name account one's domain, and its own `gpu` list is empty.
-    let (status, foreign) = swf_call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "CountPendingActivityTasks",
-        json!({"domain": "111111111111", "taskList": list}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(foreign["__type"], "UnknownResourceFault", "{foreign}");
-    let (_, theirs) = swf_call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "CountPendingActivityTasks",
-        json!({"domain": "222222222222", "taskList": list}),
-    )
-    .await;
+    let fault = "UnknownResourceFault";
+    let foreign = count("111111111111");
+    swf_refused_as(&s, TWO, "CountPendingActivityTasks", foreign, fault).await;
+    let theirs = swf_ok_as(&s, TWO, "CountPendingActivityTasks", count("222222222222")).await;
     assert_eq!(theirs["count"], 0, "{theirs}");
-    let (_, mine) = swf_call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "CountPendingActivityTasks",
-        json!({"domain": "111111111111", "taskList": list}),
-    )
-    .await;
+    let mine = swf_ok_as(&s, ONE, "CountPendingActivityTasks", count("111111111111")).await;
     assert_eq!(mine["count"], 1, "{mine}");
     // Account one's worker takes it; its token is unknown to account two.
-    let (_, task) = swf_call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "PollForActivityTask",
-        json!({"domain": "111111111111", "taskList": list}),
-    )
-    .await;
+    let task = swf_ok_as(&s, ONE, "PollForActivityTask", count("111111111111")).await;
     let token = task["taskToken"].as_str().expect("token").to_owned();
     assert!(!token.is_empty(), "{task}");
-    let (status, stolen) = swf_call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "RespondActivityTaskCompleted",
-        json!({"taskToken": token, "result": "{}"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(stolen["__type"], "UnknownResourceFault", "{stolen}");
-    let (status, done) = swf_call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "RespondActivityTaskCompleted",
-        json!({"taskToken": token, "result": "{}"}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{done}");
+    let answer = json!({"taskToken": token, "result": "{}"});
+    let completed = "RespondActivityTaskCompleted";
+    swf_refused_as(&s, TWO, completed, answer.clone(), fault).await;
+    swf_ok_as(&s, ONE, completed, answer).await;
 }
 
 /// `cancelRequested` is always `false`: a stop closes the execution's open tasks at once, so

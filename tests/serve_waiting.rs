@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 
 use statelog::server::credentials::DEV_ACCOUNT_ID;
@@ -90,18 +89,20 @@ async fn send_task_success_over_http_completes_the_callback() {
     assert_eq!(described["output"], "{\"answer\":42}");
 
     // The task has closed: a second answer is late.
-    refused(
+    refused_each(
         &s,
-        "SendTaskSuccess",
-        json!({"taskToken": token, "output": "{}"}),
-        "TaskTimedOut",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskHeartbeat",
-        json!({"taskToken": token}),
-        "TaskTimedOut",
+        [
+            (
+                "SendTaskSuccess",
+                json!({"taskToken": token, "output": "{}"}),
+                "TaskTimedOut",
+            ),
+            (
+                "SendTaskHeartbeat",
+                json!({"taskToken": token}),
+                "TaskTimedOut",
+            ),
+        ],
     )
     .await;
 }
@@ -129,54 +130,46 @@ async fn bad_tokens_and_outputs_get_aws_errors() {
     let s = server(None);
     let tokens = queue(&s, DEV_ACCOUNT_ID);
     let (arn, token) = start_waiting(&s, &tokens, "cb-bad", "").await;
-    refused(
+    refused_each(
         &s,
-        "SendTaskSuccess",
-        json!({"taskToken": "not-a-token", "output": "{}"}),
-        "InvalidToken",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskHeartbeat",
-        json!({"taskToken": "not-a-token"}),
-        "InvalidToken",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskFailure",
-        json!({"taskToken": "not-a-token"}),
-        "InvalidToken",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskSuccess",
-        json!({"taskToken": token, "output": "{not json"}),
-        "InvalidOutput",
-    )
-    .await;
-    // Member constraints are the service model's.
-    refused(
-        &s,
-        "SendTaskSuccess",
-        json!({"output": "{}"}),
-        "ValidationException",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskSuccess",
-        json!({"taskToken": "", "output": "{}"}),
-        "ValidationException",
-    )
-    .await;
-    refused(
-        &s,
-        "SendTaskFailure",
-        json!({"taskToken": token, "error": "e".repeat(257)}),
-        "ValidationException",
+        [
+            (
+                "SendTaskSuccess",
+                json!({"taskToken": "not-a-token", "output": "{}"}),
+                "InvalidToken",
+            ),
+            (
+                "SendTaskHeartbeat",
+                json!({"taskToken": "not-a-token"}),
+                "InvalidToken",
+            ),
+            (
+                "SendTaskFailure",
+                json!({"taskToken": "not-a-token"}),
+                "InvalidToken",
+            ),
+            (
+                "SendTaskSuccess",
+                json!({"taskToken": token, "output": "{not json"}),
+                "InvalidOutput",
+            ),
+            // Member constraints are the service model's.
+            (
+                "SendTaskSuccess",
+                json!({"output": "{}"}),
+                "ValidationException",
+            ),
+            (
+                "SendTaskSuccess",
+                json!({"taskToken": "", "output": "{}"}),
+                "ValidationException",
+            ),
+            (
+                "SendTaskFailure",
+                json!({"taskToken": token, "error": "e".repeat(257)}),
+                "ValidationException",
+            ),
+        ],
     )
     .await;
     // None of that touched the waiting task.
@@ -195,49 +188,24 @@ async fn bad_tokens_and_outputs_get_aws_errors() {
 async fn a_token_sent_with_another_accounts_credentials_is_invalid() {
     let s = server(Some(two_accounts()));
     let tokens = queue(&s, "111111111111");
-    let machine = call_as(
+    let created = json!({"name": "cb", "definition": callback_machine(""), "roleArn": ROLE});
+    let machine = ok_as(&s, ONE, "CreateStateMachine", created).await;
+    let started = ok_as(
         &s,
-        "AKIDONE",
-        "one-secret",
-        "CreateStateMachine",
-        json!({"name": "cb", "definition": callback_machine(""), "roleArn": ROLE}),
-    )
-    .await;
-    assert_eq!(machine.0, StatusCode::OK, "{}", machine.1);
-    let started = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
+        ONE,
         "StartExecution",
-        json!({"stateMachineArn": machine.1["stateMachineArn"], "name": "e1"}),
+        json!({"stateMachineArn": machine["stateMachineArn"], "name": "e1"}),
     )
     .await;
-    assert_eq!(started.0, StatusCode::OK, "{}", started.1);
     let engine_one = engine(&s, "111111111111");
     engine_one.wait_idle();
     let token = tokens.lock().last().cloned().expect("a token");
-    let foreign = call_as(
-        &s,
-        "AKIDTWO",
-        "two-secret",
-        "SendTaskSuccess",
-        json!({"taskToken": token, "output": "{}"}),
-    )
-    .await;
-    assert_eq!(foreign.0, StatusCode::BAD_REQUEST, "{}", foreign.1);
-    assert_eq!(foreign.1["__type"], "InvalidToken", "{}", foreign.1);
-    let own = call_as(
-        &s,
-        "AKIDONE",
-        "one-secret",
-        "SendTaskSuccess",
-        json!({"taskToken": token, "output": "{}"}),
-    )
-    .await;
-    assert_eq!(own.0, StatusCode::OK, "{}", own.1);
+    let answer = json!({"taskToken": token, "output": "{}"});
+    refused_as(&s, TWO, "SendTaskSuccess", answer.clone(), "InvalidToken").await;
+    ok_as(&s, ONE, "SendTaskSuccess", answer).await;
     engine_one.wait_idle();
     let described = engine_one
-        .describe_execution(started.1["executionArn"].as_str().expect("arn"))
+        .describe_execution(started["executionArn"].as_str().expect("arn"))
         .expect("describe");
     assert_eq!(described.status.aws_name(), "SUCCEEDED");
 }
@@ -335,25 +303,25 @@ async fn redrive_over_http_continues_from_the_failed_step() {
     .await;
 
     // A succeeded execution is not redrivable; unknown executions are named.
-    refused(
+    refused_each(
         &s,
-        "RedriveExecution",
-        json!({"executionArn": arn}),
-        "ExecutionNotRedrivable",
-    )
-    .await;
-    refused(
-        &s,
-        "RedriveExecution",
-        json!({"executionArn": format!("{arn}-nope")}),
-        "ExecutionDoesNotExist",
-    )
-    .await;
-    refused(
-        &s,
-        "RedriveExecution",
-        json!({"executionArn": "nope"}),
-        "InvalidArn",
+        [
+            (
+                "RedriveExecution",
+                json!({"executionArn": arn}),
+                "ExecutionNotRedrivable",
+            ),
+            (
+                "RedriveExecution",
+                json!({"executionArn": format!("{arn}-nope")}),
+                "ExecutionDoesNotExist",
+            ),
+            (
+                "RedriveExecution",
+                json!({"executionArn": "nope"}),
+                "InvalidArn",
+            ),
+        ],
     )
     .await;
 }
@@ -426,39 +394,31 @@ async fn an_activity_worker_loop_over_http() {
         assert_eq!(output["doubled"], n * 2);
     }
 
-    refused(
+    refused_each(
         &s,
-        "GetActivityTask",
-        json!({"activityArn": format!("{activity}-nope")}),
-        "ActivityDoesNotExist",
-    )
-    .await;
-    refused(
-        &s,
-        "DescribeActivity",
-        json!({"activityArn": format!("{activity}-nope")}),
-        "ActivityDoesNotExist",
-    )
-    .await;
-    refused(
-        &s,
-        "DescribeActivity",
-        json!({"activityArn": "nope"}),
-        "InvalidArn",
-    )
-    .await;
-    refused(
-        &s,
-        "CreateActivity",
-        json!({"name": "has space"}),
-        "InvalidName",
-    )
-    .await;
-    refused(
-        &s,
-        "CreateActivity",
-        json!({"name": ""}),
-        "ValidationException",
+        [
+            (
+                "GetActivityTask",
+                json!({"activityArn": format!("{activity}-nope")}),
+                "ActivityDoesNotExist",
+            ),
+            (
+                "DescribeActivity",
+                json!({"activityArn": format!("{activity}-nope")}),
+                "ActivityDoesNotExist",
+            ),
+            (
+                "DescribeActivity",
+                json!({"activityArn": "nope"}),
+                "InvalidArn",
+            ),
+            (
+                "CreateActivity",
+                json!({"name": "has space"}),
+                "InvalidName",
+            ),
+            ("CreateActivity", json!({"name": ""}), "ValidationException"),
+        ],
     )
     .await;
 

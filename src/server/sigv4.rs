@@ -7,7 +7,7 @@
 //! the `Authorization` header is an [`Error::IncompleteSignature`] naming it. Must not: log or
 //! echo secrets or signatures.
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
@@ -562,4 +562,30 @@ pub fn sign(
         params.access_key_id,
         names.join(";")
     ))
+}
+
+/// Every header of an AWS JSON 1.0 call (`POST /` to `host`, `X-Amz-Target: target`, carrying
+/// `body`), signed as an AWS SDK signs it: `host`, `content-type`, `x-amz-target`,
+/// `x-amz-date` and `authorization`. What a Rust client of `statelog serve` sends.
+pub fn signed_json_headers(
+    host: &str,
+    target: &str,
+    body: &[u8],
+    params: &SigningParams<'_>,
+) -> Result<HeaderMap, Error> {
+    let header = |what: &str, text: &str| {
+        HeaderValue::from_str(text).map_err(|_| Error::IncompleteSignature {
+            reason: format!("the {what} {text:?} is not a valid header value"),
+        })
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert("host", header("host", host)?);
+    headers.insert(
+        "content-type",
+        HeaderValue::from_static(super::protocol::CONTENT_TYPE),
+    );
+    headers.insert("x-amz-target", header("target", target)?);
+    let authorization = sign("POST", "/", "", &mut headers, body, params)?;
+    headers.insert("authorization", header("authorization", &authorization)?);
+    Ok(headers)
 }

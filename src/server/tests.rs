@@ -338,36 +338,19 @@ fn signed_for(
     secret: &str,
     now_ms: u64,
 ) -> Request<Body> {
-    let mut headers = HeaderMap::new();
-    headers.insert("host", HeaderValue::from_static("127.0.0.1:8080"));
-    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
-    headers.insert(
-        "x-amz-target",
-        HeaderValue::from_str(target).expect("ascii target"),
-    );
-    let authorization = sigv4::sign(
-        "POST",
-        "/",
-        "",
-        &mut headers,
-        body,
-        &SigningParams {
-            access_key_id: key,
-            secret_access_key: secret,
-            region: "us-east-1",
-            service,
-            now_ms,
-        },
-    )
-    .expect("signable");
-    let mut request = Request::builder().method("POST").uri("/");
-    for (name, value) in &headers {
-        request = request.header(name, value);
-    }
+    let params = SigningParams {
+        access_key_id: key,
+        secret_access_key: secret,
+        region: "us-east-1",
+        service,
+        now_ms,
+    };
+    let headers =
+        sigv4::signed_json_headers("127.0.0.1:8080", target, body, &params).expect("signable");
+    let mut request = Request::new(Body::from(body.to_vec()));
+    *request.method_mut() = axum::http::Method::POST;
+    *request.headers_mut() = headers;
     request
-        .header("authorization", authorization)
-        .body(Body::from(body.to_vec()))
-        .expect("valid request")
 }
 
 async fn send(h: &Harness, request: Request<Body>) -> (StatusCode, Value) {

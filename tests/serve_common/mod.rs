@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, Request, StatusCode};
+use axum::http::{Method, Request, StatusCode};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -16,9 +16,8 @@ use statelog::engine::{Engine, EngineOptions};
 use statelog::server::backend::{Backend, Caller};
 use statelog::server::credentials::{Credential, Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
-use statelog::server::protocol::CONTENT_TYPE;
 use statelog::server::router::router;
-use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::sigv4::{signed_json_headers, SigningParams};
 use statelog::server::ServerState;
 use statelog_wal::Durability;
 
@@ -145,22 +144,16 @@ pub async fn start(s: &Server, machine: &str, name: &str) -> String {
     started["executionArn"].as_str().expect("arn").to_owned()
 }
 
+/// Credentials of two accounts: [`ONE`] (111111111111) and [`TWO`] (222222222222).
 pub fn two_accounts() -> Credentials {
     let mut keys = BTreeMap::new();
-    keys.insert(
-        "AKIDONE".to_owned(),
-        Credential {
-            secret_access_key: "one-secret".into(),
-            account_id: "111111111111".into(),
-        },
-    );
-    keys.insert(
-        "AKIDTWO".to_owned(),
-        Credential {
-            secret_access_key: "two-secret".into(),
-            account_id: "222222222222".into(),
-        },
-    );
+    for (key, account_id) in [(ONE, "111111111111"), (TWO, "222222222222")] {
+        let credential = Credential {
+            secret_access_key: key.secret.into(),
+            account_id: account_id.into(),
+        };
+        keys.insert(key.id.to_owned(), credential);
+    }
     Credentials::from_map(keys, "test").expect("valid")
 }
 
@@ -191,36 +184,18 @@ pub fn signed_target(
     now_ms: u64,
 ) -> Request<Body> {
     let body = body.to_string().into_bytes();
-    let mut headers = HeaderMap::new();
-    headers.insert("host", HeaderValue::from_static("localhost"));
-    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
-    headers.insert(
-        "x-amz-target",
-        HeaderValue::from_str(target).expect("ascii"),
-    );
-    let authorization = sign(
-        "POST",
-        "/",
-        "",
-        &mut headers,
-        &body,
-        &SigningParams {
-            access_key_id: key,
-            secret_access_key: secret,
-            region: "us-east-1",
-            service,
-            now_ms,
-        },
-    )
-    .expect("signs");
-    let mut request = Request::builder().method("POST").uri("/");
-    for (name, value) in &headers {
-        request = request.header(name, value);
-    }
+    let params = SigningParams {
+        access_key_id: key,
+        secret_access_key: secret,
+        region: "us-east-1",
+        service,
+        now_ms,
+    };
+    let headers = signed_json_headers("localhost", target, &body, &params).expect("signs");
+    let mut request = Request::new(Body::from(body));
+    *request.method_mut() = Method::POST;
+    *request.headers_mut() = headers;
     request
-        .header("authorization", authorization)
-        .body(Body::from(body))
-        .expect("request")
 }
 
 pub async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
@@ -235,32 +210,86 @@ pub async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
     (status, serde_json::from_slice(&bytes).expect("JSON answer"))
 }
 
-pub async fn call_as(
-    s: &Server,
-    key: &str,
-    secret: &str,
-    operation: &str,
-    body: Value,
-) -> (StatusCode, Value) {
-    let request = signed_request(operation, &body, key, secret, s.clock.now_ms());
+/// An access key and its secret.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub id: &'static str,
+    pub secret: &'static str,
+}
+
+/// Any key: development mode accepts every well-formed signature.
+pub const DEV: Key = Key {
+    id: "test",
+    secret: "test",
+};
+/// Account 111111111111 of [`two_accounts`].
+pub const ONE: Key = Key {
+    id: "AKIDONE",
+    secret: "one-secret",
+};
+/// Account 222222222222 of [`two_accounts`].
+pub const TWO: Key = Key {
+    id: "AKIDTWO",
+    secret: "two-secret",
+};
+
+/// A Step Functions call signed with `key`.
+pub async fn call_as(s: &Server, key: Key, operation: &str, body: Value) -> (StatusCode, Value) {
+    let request = signed_request(operation, &body, key.id, key.secret, s.clock.now_ms());
     send(s, request).await
 }
 
-pub async fn call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
-    call_as(s, "test", "test", operation, body).await
+/// An SWF call (`SimpleWorkflowService.<operation>`, signed for `swf`) with `key`.
+pub async fn swf_call_as(
+    s: &Server,
+    key: Key,
+    operation: &str,
+    body: Value,
+) -> (StatusCode, Value) {
+    let target = format!("SimpleWorkflowService.{operation}");
+    let request = signed_target("swf", &target, &body, key.id, key.secret, s.clock.now_ms());
+    send(s, request).await
 }
 
-pub async fn ok(s: &Server, operation: &str, body: Value) -> Value {
-    let (status, value) = call(s, operation, body).await;
+/// The answer of a call that must have succeeded.
+fn expect_ok(operation: &str, (status, value): (StatusCode, Value)) -> Value {
     assert_eq!(status, StatusCode::OK, "{operation}: {value}");
     value
 }
 
-pub async fn refused(s: &Server, operation: &str, body: Value, aws_name: &str) -> String {
-    let (status, value) = call(s, operation, body).await;
+/// The message of a call that must have been refused with `aws_name`.
+fn expect_refused(operation: &str, (status, value): (StatusCode, Value), aws_name: &str) -> String {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
     assert_eq!(value["__type"], aws_name, "{operation}: {value}");
     value["message"].as_str().expect("message").to_owned()
+}
+
+pub async fn call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
+    call_as(s, DEV, operation, body).await
+}
+
+/// A call with `key` that must succeed; its answer.
+pub async fn ok_as(s: &Server, key: Key, operation: &str, body: Value) -> Value {
+    expect_ok(operation, call_as(s, key, operation, body).await)
+}
+
+/// A call with `key` that must be refused with `aws_name`; its message.
+pub async fn refused_as(
+    s: &Server,
+    key: Key,
+    operation: &str,
+    body: Value,
+    aws_name: &str,
+) -> String {
+    expect_refused(operation, call_as(s, key, operation, body).await, aws_name)
+}
+
+pub async fn ok(s: &Server, operation: &str, body: Value) -> Value {
+    ok_as(s, DEV, operation, body).await
+}
+
+pub async fn refused(s: &Server, operation: &str, body: Value, aws_name: &str) -> String {
+    refused_as(s, DEV, operation, body, aws_name).await
 }
 
 /// Each call `(operation, body, AWS error name)` must be refused with that name.
@@ -270,41 +299,33 @@ pub async fn refused_each<const N: usize>(s: &Server, cases: [(&str, Value, &str
     }
 }
 
-/// An SWF call (`SimpleWorkflowService.<operation>`, signed for `swf`) as `key`.
-pub async fn swf_call_as(
-    s: &Server,
-    key: &str,
-    secret: &str,
-    operation: &str,
-    body: Value,
-) -> (StatusCode, Value) {
-    let request = signed_target(
-        "swf",
-        &format!("SimpleWorkflowService.{operation}"),
-        &body,
-        key,
-        secret,
-        s.clock.now_ms(),
-    );
-    send(s, request).await
-}
-
 /// An SWF call in development mode.
 pub async fn swf_call(s: &Server, operation: &str, body: Value) -> (StatusCode, Value) {
-    swf_call_as(s, "test", "test", operation, body).await
+    swf_call_as(s, DEV, operation, body).await
+}
+
+/// An SWF call with `key` that must succeed; its answer.
+pub async fn swf_ok_as(s: &Server, key: Key, operation: &str, body: Value) -> Value {
+    expect_ok(operation, swf_call_as(s, key, operation, body).await)
+}
+
+/// An SWF call with `key` that must fail with `fault`; its message.
+pub async fn swf_refused_as(
+    s: &Server,
+    key: Key,
+    operation: &str,
+    body: Value,
+    fault: &str,
+) -> String {
+    expect_refused(operation, swf_call_as(s, key, operation, body).await, fault)
 }
 
 /// An SWF call in development mode that must succeed; its answer.
 pub async fn swf_ok(s: &Server, operation: &str, body: Value) -> Value {
-    let (status, value) = swf_call(s, operation, body).await;
-    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
-    value
+    swf_ok_as(s, DEV, operation, body).await
 }
 
 /// An SWF call in development mode that must fail with `fault`; its message.
 pub async fn swf_refused(s: &Server, operation: &str, body: Value, fault: &str) -> String {
-    let (status, value) = swf_call(s, operation, body).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{operation}: {value}");
-    assert_eq!(value["__type"], fault, "{operation}: {value}");
-    value["message"].as_str().expect("message").to_owned()
+    swf_refused_as(s, DEV, operation, body, fault).await
 }
