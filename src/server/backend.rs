@@ -198,8 +198,9 @@ pub struct MetricSample {
     pub value: f64,
 }
 
-/// What the router needs from the engine. Methods not overridden answer a typed
-/// [`Error::NotSupported`] naming the operation.
+/// What the router needs from the engine: one method per served operation, every one required
+/// (only `metrics` and `shutdown` have neutral defaults), so a backend states what it does with
+/// each; one it does not model answers a typed [`Error::NotSupported`] naming the operation.
 pub trait Backend: Send + Sync + 'static {
     /// Creates a state machine in the caller's account.
     fn create_state_machine(
@@ -228,15 +229,7 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         caller: &Caller,
         input: UpdateStateMachineInput,
-    ) -> impl Future<Output = Result<StateMachineUpdated, Error>> + Send {
-        let _ = (caller, input);
-        async {
-            Err(Error::NotSupported {
-                operation: "UpdateStateMachine".into(),
-                reason: "the engine cannot change a state machine's definition yet",
-            })
-        }
-    }
+    ) -> impl Future<Output = Result<StateMachineUpdated, Error>> + Send;
 
     /// Deletes a state machine.
     fn delete_state_machine(
@@ -289,31 +282,13 @@ pub trait Backend: Send + Sync + 'static {
         max_results: u32,
     ) -> impl Future<Output = Result<Page<Value>, Error>> + Send;
 
-    /// `CreateActivity`: registers an activity (idempotent for an existing name).
+    /// `CreateActivity`: registers an activity with `tags` (idempotent for an existing name).
     fn create_activity(
         &self,
         caller: &Caller,
         name: String,
-    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
-        let _ = (caller, name);
-        not_supported("CreateActivity")
-    }
-
-    /// `CreateActivity` with `tags`; without tags it is [`Backend::create_activity`].
-    fn create_activity_with_tags(
-        &self,
-        caller: &Caller,
-        name: String,
         tags: Vec<TagInput>,
-    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
-        async move {
-            if tags.is_empty() {
-                self.create_activity(caller, name).await
-            } else {
-                not_supported("TagResource").await
-            }
-        }
-    }
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send;
 
     /// `TagResource`: adds tags to a state machine or activity.
     fn tag_resource(
@@ -321,10 +296,7 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         resource_arn: String,
         tags: Vec<TagInput>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, resource_arn, tags);
-        not_supported("TagResource")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `UntagResource`: removes the tags with these keys.
     fn untag_resource(
@@ -332,30 +304,21 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         resource_arn: String,
         tag_keys: Vec<String>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, resource_arn, tag_keys);
-        not_supported("UntagResource")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `ListTagsForResource`: the tags of a state machine or activity, by key.
     fn list_tags_for_resource(
         &self,
         caller: &Caller,
         resource_arn: String,
-    ) -> impl Future<Output = Result<Vec<TagInput>, Error>> + Send {
-        let _ = (caller, resource_arn);
-        not_supported("ListTagsForResource")
-    }
+    ) -> impl Future<Output = Result<Vec<TagInput>, Error>> + Send;
 
     /// `DescribeActivity`.
     fn describe_activity(
         &self,
         caller: &Caller,
         arn: String,
-    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send {
-        let _ = (caller, arn);
-        not_supported("DescribeActivity")
-    }
+    ) -> impl Future<Output = Result<ActivityInfo, Error>> + Send;
 
     /// `ListActivities`, by name; `max_results == 0` means the default page size.
     fn list_activities(
@@ -363,20 +326,14 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         max_results: u32,
         next_token: Option<String>,
-    ) -> impl Future<Output = Result<Page<ActivityInfo>, Error>> + Send {
-        let _ = (caller, max_results, next_token);
-        not_supported("ListActivities")
-    }
+    ) -> impl Future<Output = Result<Page<ActivityInfo>, Error>> + Send;
 
     /// `DeleteActivity` (success for one already gone).
     fn delete_activity(
         &self,
         caller: &Caller,
         arn: String,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, arn);
-        not_supported("DeleteActivity")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `GetActivityTask`: long-polls the activity (up to 60 s); `None` when no task came.
     fn get_activity_task(
@@ -384,10 +341,7 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         arn: String,
         worker_name: Option<String>,
-    ) -> impl Future<Output = Result<Option<ActivityTaskInfo>, Error>> + Send {
-        let _ = (caller, arn, worker_name);
-        not_supported("GetActivityTask")
-    }
+    ) -> impl Future<Output = Result<Option<ActivityTaskInfo>, Error>> + Send;
 
     /// `RedriveExecution`: restarts a failed, aborted or timed-out execution from its
     /// unsuccessful step; returns the redrive time (ms).
@@ -395,10 +349,7 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         caller: &Caller,
         input: RedriveExecutionInput,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
-        let _ = (caller, input);
-        not_supported("RedriveExecution")
-    }
+    ) -> impl Future<Output = Result<u64, Error>> + Send;
 
     /// `SendTaskSuccess`: answers the task waiting on `task_token` with `output` (JSON text).
     fn send_task_success(
@@ -406,10 +357,7 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         task_token: String,
         output: String,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, task_token, output);
-        not_supported("SendTaskSuccess")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `SendTaskFailure`: fails the task waiting on `task_token` with `error` and `cause`.
     fn send_task_failure(
@@ -418,20 +366,14 @@ pub trait Backend: Send + Sync + 'static {
         task_token: String,
         error: String,
         cause: String,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, task_token, error, cause);
-        not_supported("SendTaskFailure")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `SendTaskHeartbeat`: resets the heartbeat clock of the task waiting on `task_token`.
     fn send_task_heartbeat(
         &self,
         caller: &Caller,
         task_token: String,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (caller, task_token);
-        not_supported("SendTaskHeartbeat")
-    }
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 
     /// `PollForActivityTask` (SWF): long-polls the caller's task list `list` (up to 60 s);
     /// `identity` is the worker name; `None` when no task came.
@@ -440,20 +382,14 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         list: String,
         identity: Option<String>,
-    ) -> impl Future<Output = Result<Option<TaskListTask>, Error>> + Send {
-        let _ = (caller, list, identity);
-        not_supported("PollForActivityTask")
-    }
+    ) -> impl Future<Output = Result<Option<TaskListTask>, Error>> + Send;
 
     /// `CountPendingActivityTasks` (SWF): how many tasks wait, unclaimed, in `list`.
     fn count_pending_tasks(
         &self,
         caller: &Caller,
         list: String,
-    ) -> impl Future<Output = Result<usize, Error>> + Send {
-        let _ = (caller, list);
-        not_supported("CountPendingActivityTasks")
-    }
+    ) -> impl Future<Output = Result<usize, Error>> + Send;
 
     /// Counters the engine exposes (transitions, WAL commits, executions by status).
     fn metrics(&self) -> Vec<MetricSample> {
@@ -465,12 +401,4 @@ pub trait Backend: Send + Sync + 'static {
     fn shutdown(&self) -> impl Future<Output = ()> + Send {
         async {}
     }
-}
-
-/// The answer of a backend that does not implement `operation`.
-async fn not_supported<T>(operation: &'static str) -> Result<T, Error> {
-    Err(Error::NotSupported {
-        operation: operation.into(),
-        reason: "this backend does not implement it",
-    })
 }

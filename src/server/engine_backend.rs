@@ -340,7 +340,7 @@ impl Backend for EngineBackend {
         .await
     }
 
-    async fn create_activity_with_tags(
+    async fn create_activity(
         &self,
         caller: &Caller,
         name: String,
@@ -580,16 +580,6 @@ impl Backend for EngineBackend {
                 items: events,
                 next_token: page.next_token,
             })
-        })
-        .await
-    }
-
-    async fn create_activity(&self, caller: &Caller, name: String) -> Result<ActivityInfo, Error> {
-        self.with_engine(caller, move |engine| {
-            engine
-                .create_activity(&name)
-                .map(activity_info)
-                .map_err(engine_error)
         })
         .await
     }

@@ -571,7 +571,7 @@ async fn dispatch<B: Backend>(
             let input: CreateActivityInput = decode(operation, body)?;
             input.validate()?;
             let created = backend
-                .create_activity_with_tags(caller, input.name, input.tags.unwrap_or_default())
+                .create_activity(caller, input.name, input.tags.unwrap_or_default())
                 .await?;
             Ok(json!({
                 "activityArn": created.arn,

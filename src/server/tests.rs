@@ -38,6 +38,15 @@ fn not_found(aws_name: &'static str, arn: &str) -> Error {
     }
 }
 
+/// What the fake answers for an operation it does not model (the engine's are tested in
+/// `tests/serve_*.rs`).
+fn unsupported(operation: &str) -> Error {
+    Error::NotSupported {
+        operation: operation.into(),
+        reason: "the router's test backend does not model it",
+    }
+}
+
 impl Backend for FakeBackend {
     async fn create_state_machine(
         &self,
@@ -277,6 +286,70 @@ impl Backend for FakeBackend {
                 server_fault: false,
             })
         }
+    }
+
+    async fn update_state_machine(
+        &self,
+        _: &Caller,
+        _: UpdateStateMachineInput,
+    ) -> Result<StateMachineUpdated, Error> {
+        Err(unsupported("UpdateStateMachine"))
+    }
+
+    async fn create_activity(
+        &self,
+        _: &Caller,
+        _: String,
+        _: Vec<TagInput>,
+    ) -> Result<ActivityInfo, Error> {
+        Err(unsupported("CreateActivity"))
+    }
+
+    async fn tag_resource(&self, _: &Caller, _: String, _: Vec<TagInput>) -> Result<(), Error> {
+        Err(unsupported("TagResource"))
+    }
+
+    async fn untag_resource(&self, _: &Caller, _: String, _: Vec<String>) -> Result<(), Error> {
+        Err(unsupported("UntagResource"))
+    }
+
+    async fn list_tags_for_resource(&self, _: &Caller, _: String) -> Result<Vec<TagInput>, Error> {
+        Err(unsupported("ListTagsForResource"))
+    }
+
+    async fn describe_activity(&self, _: &Caller, _: String) -> Result<ActivityInfo, Error> {
+        Err(unsupported("DescribeActivity"))
+    }
+
+    async fn list_activities(
+        &self,
+        _: &Caller,
+        _: u32,
+        _: Option<String>,
+    ) -> Result<Page<ActivityInfo>, Error> {
+        Err(unsupported("ListActivities"))
+    }
+
+    async fn delete_activity(&self, _: &Caller, _: String) -> Result<(), Error> {
+        Err(unsupported("DeleteActivity"))
+    }
+
+    async fn redrive_execution(&self, _: &Caller, _: RedriveExecutionInput) -> Result<u64, Error> {
+        Err(unsupported("RedriveExecution"))
+    }
+
+    async fn send_task_success(&self, _: &Caller, _: String, _: String) -> Result<(), Error> {
+        Err(unsupported("SendTaskSuccess"))
+    }
+
+    async fn send_task_failure(
+        &self,
+        _: &Caller,
+        _: String,
+        _: String,
+        _: String,
+    ) -> Result<(), Error> {
+        Err(unsupported("SendTaskFailure"))
     }
 
     fn metrics(&self) -> Vec<MetricSample> {
