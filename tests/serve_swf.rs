@@ -29,6 +29,17 @@ async fn machine(s: &Server) -> (String, String) {
     (activity, arn)
 }
 
+/// Starts one execution of [`machine`] and claims its task from `gpu` as an SWF worker;
+/// returns (execution ARN, task token).
+async fn claimed(s: &Server) -> (String, String) {
+    let (_activity, machine) = machine(s).await;
+    let execution = start(s, &machine, "e1").await;
+    idle(s, DEV_ACCOUNT_ID);
+    let task = swf_ok(s, "PollForActivityTask", poll_body("gpu")).await;
+    let token = task["taskToken"].as_str().expect("token").to_owned();
+    (execution, token)
+}
+
 fn poll_body(list: &str) -> Value {
     json!({"domain": DEV_ACCOUNT_ID, "taskList": {"name": list}, "identity": "swf-worker-1"})
 }
@@ -176,11 +187,7 @@ async fn an_swf_worker_serves_a_task_list() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_is_not_json_is_a_validation_error_and_the_task_stays_open() {
     let s = server(None);
-    let (_activity, machine) = machine(&s).await;
-    let execution = start(&s, &machine, "e1").await;
-    idle(&s, DEV_ACCOUNT_ID);
-    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
-    let token = task["taskToken"].as_str().expect("token").to_owned();
+    let (execution, token) = claimed(&s).await;
     let message = swf_refused(
         &s,
         "RespondActivityTaskCompleted",
@@ -249,11 +256,7 @@ async fn accounts_are_swf_domains() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_execution_closes_the_task_a_worker_holds() {
     let s = server(None);
-    let (_activity, machine) = machine(&s).await;
-    let execution = start(&s, &machine, "e1").await;
-    idle(&s, DEV_ACCOUNT_ID);
-    let task = swf_ok(&s, "PollForActivityTask", poll_body("gpu")).await;
-    let token = task["taskToken"].as_str().expect("token").to_owned();
+    let (execution, token) = claimed(&s).await;
     let beat = swf_ok(
         &s,
         "RecordActivityTaskHeartbeat",

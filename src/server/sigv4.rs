@@ -7,7 +7,8 @@
 //! the `Authorization` header is an [`Error::IncompleteSignature`] naming it. Must not: log or
 //! echo secrets or signatures.
 
-use axum::http::{HeaderMap, HeaderValue};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, Request};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
@@ -588,4 +589,18 @@ pub fn signed_json_headers(
     let authorization = sign("POST", "/", "", &mut headers, body, params)?;
     headers.insert("authorization", header("authorization", &authorization)?);
     Ok(headers)
+}
+
+/// [`signed_json_headers`] on a whole `POST /` request carrying `body`.
+pub fn signed_json_request(
+    host: &str,
+    target: &str,
+    body: Vec<u8>,
+    params: &SigningParams<'_>,
+) -> Result<Request<Body>, Error> {
+    let headers = signed_json_headers(host, target, &body, params)?;
+    let mut request = Request::new(Body::from(body));
+    *request.method_mut() = Method::POST;
+    *request.headers_mut() = headers;
+    Ok(request)
 }

@@ -418,12 +418,7 @@ fn signed_for(
         service,
         now_ms,
     };
-    let headers =
-        sigv4::signed_json_headers("127.0.0.1:8080", target, body, &params).expect("signable");
-    let mut request = Request::new(Body::from(body.to_vec()));
-    *request.method_mut() = axum::http::Method::POST;
-    *request.headers_mut() = headers;
-    request
+    sigv4::signed_json_request("127.0.0.1:8080", target, body.to_vec(), &params).expect("signable")
 }
 
 async fn send(h: &Harness, request: Request<Body>) -> (StatusCode, Value) {

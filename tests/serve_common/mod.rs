@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -17,7 +17,7 @@ use statelog::server::backend::{Backend, Caller};
 use statelog::server::credentials::{Credential, Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::router::router;
-use statelog::server::sigv4::{signed_json_headers, SigningParams};
+use statelog::server::sigv4::{signed_json_request, SigningParams};
 use statelog::server::ServerState;
 use statelog_wal::Durability;
 
@@ -191,11 +191,7 @@ pub fn signed_target(
         service,
         now_ms,
     };
-    let headers = signed_json_headers("localhost", target, &body, &params).expect("signs");
-    let mut request = Request::new(Body::from(body));
-    *request.method_mut() = Method::POST;
-    *request.headers_mut() = headers;
-    request
+    signed_json_request("localhost", target, body, &params).expect("signs")
 }
 
 pub async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
