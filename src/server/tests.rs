@@ -449,6 +449,13 @@ async fn signed_call(
     send(h, signed_for(service, target, body, key, secret, now_ms)).await
 }
 
+/// A Step Functions call as account 111111111111 that must succeed; its answer.
+async fn answer(h: &Harness, operation: &str, body: Value) -> Value {
+    let (status, value) = call(h, operation, body).await;
+    assert_eq!(status, StatusCode::OK, "{operation}: {value}");
+    value
+}
+
 /// A Step Functions call as account 111111111111.
 async fn call(h: &Harness, operation: &str, body: Value) -> (StatusCode, Value) {
     let target = format!("AWSStepFunctions.{operation}");
@@ -617,102 +624,70 @@ fn malformed_authorization_headers_are_incomplete_signatures() {
 #[tokio::test]
 async fn every_served_operation_round_trips_through_the_router() {
     let h = harness(true);
-    let created = call(
-        &h,
-        "CreateStateMachine",
-        json!({"name": "hello", "definition": PASS_DEFINITION, "roleArn": "arn:aws:iam::111111111111:role/r"}),
-    )
-    .await;
-    assert_eq!(created.0, StatusCode::OK, "{:?}", created.1);
-    let machine_arn = created.1["stateMachineArn"]
-        .as_str()
-        .expect("arn")
-        .to_owned();
+    let role = "arn:aws:iam::111111111111:role/r";
+    let create = json!({"name": "hello", "definition": PASS_DEFINITION, "roleArn": role});
+    let created = answer(&h, "CreateStateMachine", create).await;
+    let machine_arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
     assert_eq!(
         machine_arn,
         "arn:aws:states:us-east-1:111111111111:stateMachine:hello"
     );
-    assert_eq!(created.1["creationDate"], json!(1.5));
+    assert_eq!(created["creationDate"], json!(1.5));
+    let by_machine = json!({"stateMachineArn": machine_arn});
 
-    let described = call(
-        &h,
-        "DescribeStateMachine",
-        json!({"stateMachineArn": machine_arn}),
-    )
-    .await;
-    assert_eq!(described.0, StatusCode::OK);
-    assert_eq!(described.1["definition"], PASS_DEFINITION);
-    assert_eq!(described.1["status"], "ACTIVE");
-    assert_eq!(described.1["type"], "STANDARD");
+    let described = answer(&h, "DescribeStateMachine", by_machine.clone()).await;
+    assert_eq!(described["definition"], PASS_DEFINITION);
+    assert_eq!(described["status"], "ACTIVE");
+    assert_eq!(described["type"], "STANDARD");
 
-    let listed = call(&h, "ListStateMachines", json!({})).await;
-    assert_eq!(listed.1["stateMachines"][0]["name"], "hello");
+    let listed = answer(&h, "ListStateMachines", json!({})).await;
+    assert_eq!(listed["stateMachines"][0]["name"], "hello");
     assert!(
-        listed.1.get("nextToken").is_none(),
+        listed.get("nextToken").is_none(),
         "no nextToken on the last page"
     );
 
-    let started = call(
+    let started = answer(
         &h,
         "StartExecution",
         json!({"stateMachineArn": machine_arn, "name": "run-1", "input": "{\"x\":1}"}),
     )
     .await;
-    assert_eq!(started.0, StatusCode::OK, "{:?}", started.1);
-    let execution_arn = started.1["executionArn"].as_str().expect("arn").to_owned();
-    assert_eq!(started.1["startDate"], json!(2.0));
+    let execution_arn = started["executionArn"].as_str().expect("arn").to_owned();
+    let by_execution = json!({"executionArn": execution_arn});
+    assert_eq!(started["startDate"], json!(2.0));
 
-    let described = call(
-        &h,
-        "DescribeExecution",
-        json!({"executionArn": execution_arn}),
-    )
-    .await;
-    assert_eq!(described.1["status"], "RUNNING");
-    assert_eq!(described.1["input"], "{\"x\":1}");
-    assert_eq!(described.1["inputDetails"]["included"], true);
-    assert!(described.1.get("stopDate").is_none());
+    let described = answer(&h, "DescribeExecution", by_execution.clone()).await;
+    assert_eq!(described["status"], "RUNNING");
+    assert_eq!(described["input"], "{\"x\":1}");
+    assert_eq!(described["inputDetails"]["included"], true);
+    assert!(described.get("stopDate").is_none());
 
-    let for_execution = call(
-        &h,
-        "DescribeStateMachineForExecution",
-        json!({"executionArn": execution_arn}),
-    )
-    .await;
-    assert_eq!(for_execution.1["stateMachineArn"], machine_arn.as_str());
+    let for_execution = answer(&h, "DescribeStateMachineForExecution", by_execution.clone()).await;
+    assert_eq!(for_execution["stateMachineArn"], machine_arn.as_str());
 
-    let listed = call(
+    let listed = answer(
         &h,
         "ListExecutions",
         json!({"stateMachineArn": machine_arn, "maxResults": 10}),
     )
     .await;
-    assert_eq!(listed.1["executions"][0]["name"], "run-1");
-    assert_eq!(listed.1["nextToken"], "page-2");
+    assert_eq!(listed["executions"][0]["name"], "run-1");
+    assert_eq!(listed["nextToken"], "page-2");
 
-    let stopped = call(
+    let stopped = answer(
         &h,
         "StopExecution",
         json!({"executionArn": execution_arn, "error": "Oops", "cause": "test"}),
     )
     .await;
-    assert_eq!(stopped.1["stopDate"], json!(3.25));
-    let described = call(
-        &h,
-        "DescribeExecution",
-        json!({"executionArn": execution_arn}),
-    )
-    .await;
-    assert_eq!(described.1["status"], "ABORTED");
-    assert_eq!(described.1["error"], "Oops");
+    assert_eq!(stopped["stopDate"], json!(3.25));
+    let described = answer(&h, "DescribeExecution", by_execution.clone()).await;
+    assert_eq!(described["status"], "ABORTED");
+    assert_eq!(described["error"], "Oops");
 
-    let history = call(
-        &h,
-        "GetExecutionHistory",
-        json!({"executionArn": execution_arn}),
-    )
-    .await;
-    assert_eq!(history.1["events"][0]["type"], "ExecutionStarted");
+    let history = answer(&h, "GetExecutionHistory", by_execution.clone()).await;
+    assert_eq!(history["events"][0]["type"], "ExecutionStarted");
 
     let update = call(
         &h,
@@ -725,19 +700,9 @@ async fn every_served_operation_round_trips_through_the_router() {
         .as_str()
         .is_some_and(|m| m.contains("UpdateStateMachine")));
 
-    let deleted = call(
-        &h,
-        "DeleteStateMachine",
-        json!({"stateMachineArn": machine_arn}),
-    )
-    .await;
+    let deleted = call(&h, "DeleteStateMachine", by_machine.clone()).await;
     assert_eq!(deleted, (StatusCode::OK, json!({})));
-    let gone = call(
-        &h,
-        "DescribeStateMachine",
-        json!({"stateMachineArn": machine_arn}),
-    )
-    .await;
+    let gone = call(&h, "DescribeStateMachine", by_machine.clone()).await;
     assert_error(&gone, 400, "StateMachineDoesNotExist");
     assert_eq!(h.state.metrics.requests("StartExecution", "ok"), 1);
     assert_eq!(
