@@ -8,6 +8,8 @@
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
+use statelog::server::credentials::DEV_ACCOUNT_ID;
+
 mod serve_common;
 use serve_common::*;
 
@@ -187,6 +189,43 @@ async fn revision_ids_name_each_update_and_survive_a_restart() {
     let three = ok(&s, "UpdateStateMachine", update(pass(4))).await;
     let three = id(&three["revisionId"]);
     assert!(three != one && three != two, "{three}");
+}
+
+/// Compaction copies live records forward under new LSNs; a revision keeps its `revisionId`
+/// (made from original LSNs) through it and the restart after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revision_ids_survive_a_compaction_that_copies_their_records() {
+    const DAY_MS: u64 = 24 * 60 * 60 * 1000;
+    let s = server_with(None, |options| {
+        options.segment_size_bytes = 16 * 1024;
+        options.retention_ms = 30 * DAY_MS;
+    });
+    let machine = create_machine(&s, "m", &pass(1)).await;
+    let update = json!({"stateMachineArn": machine, "definition": pass(2)});
+    let revision = ok(&s, "UpdateStateMachine", update).await["revisionId"].clone();
+    assert!(revision.is_string(), "{revision}");
+    // Fill segments with executions that expire, so the machine's records are copied forward.
+    let padded = format!("{{\"pad\":\"{}\"}}", "x".repeat(100));
+    for _ in 0..200 {
+        start_with_input(&s, &machine, &padded).await;
+    }
+    idle(&s, DEV_ACCOUNT_ID);
+    s.clock.advance_ms(31 * DAY_MS);
+    let young = start(&s, &machine, "young").await;
+    idle(&s, DEV_ACCOUNT_ID);
+    let report = engine(&s, DEV_ACCOUNT_ID).compact().expect("compacts");
+    assert!(report.segments_deleted_count > 0, "{report:?}");
+    let s = restart(s).await;
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(described["revisionId"], revision, "{described}");
+    let for_young = json!({"executionArn": young});
+    let for_young = ok(&s, "DescribeStateMachineForExecution", for_young).await;
+    assert_eq!(for_young["revisionId"], revision, "{for_young}");
 }
 
 #[tokio::test]

@@ -30,17 +30,37 @@ pub struct Server {
     pub state: Arc<ServerState<EngineBackend>>,
     pub clock: ManualClock,
     pub credentials: Option<Credentials>,
+    /// What every engine of this server opens with (again after [`restart`]).
+    pub options: EngineOptions,
     pub _dir: tempfile::TempDir,
 }
 
 /// A server over a fresh data directory, with `credentials` (`None`: development mode).
 pub fn server(credentials: Option<Credentials>) -> Server {
+    server_with(credentials, |_| {})
+}
+
+/// [`server`], its engines opened with the test options (the manual clock, no fsync, no
+/// background timers, one worker thread) changed by `adjust`.
+pub fn server_with(
+    credentials: Option<Credentials>,
+    adjust: impl FnOnce(&mut EngineOptions),
+) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = ManualClock::new(NOW_MS);
+    let mut options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        durability: Durability::NoSync,
+        background_timers: false,
+        worker_threads: 1,
+        ..EngineOptions::default()
+    };
+    adjust(&mut options);
     Server {
-        state: open(dir.path(), credentials.clone(), &clock),
+        state: open(dir.path(), credentials.clone(), &options),
         clock,
         credentials,
+        options,
         _dir: dir,
     }
 }
@@ -48,15 +68,8 @@ pub fn server(credentials: Option<Credentials>) -> Server {
 fn open(
     dir: &std::path::Path,
     credentials: Option<Credentials>,
-    clock: &ManualClock,
+    options: &EngineOptions,
 ) -> Arc<ServerState<EngineBackend>> {
-    let options = EngineOptions {
-        clock: Arc::new(clock.clone()),
-        durability: Durability::NoSync,
-        background_timers: false,
-        worker_threads: 1,
-        ..EngineOptions::default()
-    };
     let layout = if credentials.is_some() {
         AccountLayout::PerAccount
     } else {
@@ -64,25 +77,27 @@ fn open(
             account_id: DEV_ACCOUNT_ID.into(),
         }
     };
-    let backend = EngineBackend::new(dir, layout, options);
-    ServerState::new(backend, credentials, Arc::new(clock.clone()))
+    let backend = EngineBackend::new(dir, layout, options.clone());
+    ServerState::new(backend, credentials, options.clock.clone())
 }
 
 /// Shuts `s` down (its engines close their logs) and serves the same data directory again,
-/// on the same clock and credentials: what a restart of `statelog serve` sees.
+/// with the same clock, options and credentials: what a restart of `statelog serve` sees.
 pub async fn restart(s: Server) -> Server {
     s.state.backend.shutdown().await;
     let Server {
         state,
         clock,
         credentials,
+        options,
         _dir,
     } = s;
     drop(state);
     Server {
-        state: open(_dir.path(), credentials.clone(), &clock),
+        state: open(_dir.path(), credentials.clone(), &options),
         clock,
         credentials,
+        options,
         _dir,
     }
 }
