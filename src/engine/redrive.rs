@@ -30,7 +30,8 @@ pub enum RedriveStatus {
     Redrivable,
     /// It cannot (see the reason).
     NotRedrivable,
-    /// Only its Distributed Map run can be redriven (never reported: no Distributed Map yet).
+    /// Only its Distributed Map run can be redriven. Never reported: the validator refuses a
+    /// Distributed Map, so no execution is a map run's child.
     RedrivableByMapRun,
 }
 
