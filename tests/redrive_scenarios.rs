@@ -738,11 +738,10 @@ fn a_distributed_map_is_refused_so_no_execution_is_redrivable_by_map_run() {
     use statelog::asl::DiagnosticCode;
     let h = Harness::new();
     let processor = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
-    let distributed = format!(
-        r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","End":true,
-        "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"}},
-          "StartAt":"P","States":{{"P":{{"Type":"Pass","End":true}}}}}}}}}}}}"#
-    );
+    let distributed = r#"{"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+        "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+          "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}"#
+        .to_string();
     let reader = format!(
         r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","End":true,
         "ItemReader":{{"Resource":"arn:aws:states:::s3:getObject","Parameters":{{"Bucket":"b","Key":"k"}}}},

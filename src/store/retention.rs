@@ -11,7 +11,6 @@
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -236,17 +235,15 @@ impl Store {
                 .collect();
             // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
             let catalog = self.index.read().catalog.clone();
-            let cursor = Cell::new(0usize);
-            let droppable = |lsn: Lsn| {
-                let mut at = cursor.get();
-                while drop_lsns.get(at).is_some_and(|d| *d < lsn) {
-                    at += 1;
+            let mut cursor = 0usize;
+            let mut droppable = |lsn: Lsn| {
+                while drop_lsns.get(cursor).is_some_and(|d| *d < lsn) {
+                    cursor += 1;
                 }
-                cursor.set(at);
-                drop_lsns.get(at) == Some(&lsn)
+                drop_lsns.get(cursor) == Some(&lsn)
             };
             // Executions with records copied forward: only their index entries change.
-            let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
+            let mut moved: HashSet<Arc<str>> = HashSet::new();
             let mut dropped: Vec<Arc<str>> = Vec::new();
             let total = report.segments_scanned_count;
             let mut last_step = CompactionProgress::default();
@@ -274,7 +271,6 @@ impl Store {
                     // Kept: its execution's index entry follows the copy. A record that cannot
                     // be judged is kept too (open will report it).
                     if let Some(arn) = batch_execution_arn(record.payload) {
-                        let mut moved = moved.borrow_mut();
                         if !moved.contains(arn) {
                             moved.insert(Arc::from(arn));
                         }
@@ -290,7 +286,6 @@ impl Store {
             if done.segments_deleted.is_empty() {
                 break;
             }
-            let moved = moved.into_inner();
             // Dropped: every expired execution wholly below the chunk. One copied forward (it
             // straddled the chunk's end) is kept whole for a later compaction.
             expired.retain(|e| {

@@ -85,3 +85,11 @@ pub const COMPACTION_WRITE_CHUNK_SIZE_BYTES: u64 = 512 * 1024;
 pub const COMPACTION_SYNC_CHUNK_SIZE_BYTES: u64 = 4 * 1024 * 1024;
 
 const _: () = assert!(COMPACTION_WRITE_CHUNK_SIZE_BYTES <= COMPACTION_SYNC_CHUNK_SIZE_BYTES);
+
+/// The nice value of a compaction's scanning thread (the lowest CPU priority): on a small
+/// machine the scan competes with the threads that append, which must win.
+pub const COMPACTION_SCAN_NICE: i32 = 19;
+
+/// Batches of copies a compaction's scanning thread may prepare ahead of the thread that
+/// appends them (memory: this many times `COMPACTION_BATCH_SIZE_BYTES_MAX`).
+pub const COMPACTION_SCAN_QUEUE_BATCHES: usize = 4;
