@@ -128,30 +128,30 @@ impl Store {
         closed_before_ms: u64,
         progress: &mut dyn FnMut(&CompactionProgress),
     ) -> Result<StoreCompaction, Error> {
-        // Records are later judged by LSN alone.
-        // The expired executions' keys in one hold of the index lock (a cheap filter on the
-        // entries), then their record LSNs COMPACTION_INDEX_READ_BATCH_COUNT entries per hold,
-        // all into one flat vector: starts are never held off for the whole walk.
-        let keys: Vec<Arc<str>> = {
-            let index = self.index.read();
-            index
-                .executions
-                .iter()
-                .filter(|(_, entry)| {
-                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
-                })
-                .map(|(arn, _)| arn.clone())
-                .collect()
-        };
-        let mut expired: Vec<Expired> = Vec::with_capacity(keys.len());
+        // Records are later judged by LSN alone. The expired executions and their record LSNs
+        // (into one flat vector) in one walk of the start order, COMPACTION_INDEX_READ_BATCH_COUNT
+        // positions per hold of the index lock: starts are never held off for the whole walk.
+        // The start order only grows (a forgotten execution keeps its place), so positions read
+        // in one hold stay valid in the next.
+        let started_count = self.index.read().started.len();
+        let mut expired: Vec<Expired> = Vec::new();
         let mut all_lsns: Vec<Lsn> = Vec::new();
-        for batch in keys.chunks(COMPACTION_INDEX_READ_BATCH_COUNT) {
+        let mut position = 0usize;
+        while position < started_count {
+            let until = (position + COMPACTION_INDEX_READ_BATCH_COUNT).min(started_count);
             let index = self.index.read();
-            for arn in batch {
-                // Gone meanwhile (another compaction): nothing to do for it.
+            for (start_index, arn) in (position..until).zip(&index.started[position..until]) {
+                // Forgotten (a compaction), or a later execution of the same name holds the
+                // entry now (it is judged at its own place).
                 let Some(entry) = index.executions.get(arn) else {
                     continue;
                 };
+                if entry.start_index != start_index as u64
+                    || !entry.status.is_closed()
+                    || !entry.stop_ms.is_some_and(|s| s < closed_before_ms)
+                {
+                    continue;
+                }
                 let start = all_lsns.len();
                 all_lsns.extend_from_slice(&entry.record_lsns);
                 expired.push(Expired {
@@ -161,6 +161,7 @@ impl Store {
                 });
             }
             RwLockReadGuard::unlock_fair(index);
+            position = until;
         }
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
