@@ -116,7 +116,7 @@ pub const COMPACTION_INDEX_BATCH_COUNT: usize = 256;
 
 /// The most index entries (positions in start order) a compaction reads per hold of the index
 /// lock while choosing the expired executions.
-pub const COMPACTION_INDEX_READ_BATCH_COUNT: usize = 2048;
+pub const COMPACTION_INDEX_READ_BATCH_COUNT: usize = 256;
 /// The longest task token, in characters (AWS: 1..=2,048).
 pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
 

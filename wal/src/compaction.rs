@@ -13,9 +13,9 @@
 //! The records are read, checksummed and judged on a scanning thread of the compaction's own,
 //! at the lowest CPU priority (`COMPACTION_SCAN_NICE`), which prepares batches of copies a
 //! bounded queue ahead; the calling thread only appends prepared batches (one lock of the
-//! writer's state each) and writes them out and syncs them in bounded chunks, so memory stays
-//! bounded, appenders win the CPU over the scan, and concurrent group commits never have the
-//! whole copy to write or flush. The caller's progress callback runs on the calling thread,
+//! writer's state each) and makes each durable before the next, so memory stays bounded,
+//! appenders win the CPU over the scan, and a concurrent group commit never has more than one
+//! batch of copies to wait for, write or flush. The caller's progress callback runs on the calling thread,
 //! after every segment scanned and at the end (`CompactionProgress`).
 //!
 //! Invariants: only a prefix of the log is ever removed; the active segment is never removed;
@@ -29,8 +29,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::limits::{
     COMPACTION_BATCH_SIZE_BYTES_MAX, COMPACTION_RECORDS_MAX, COMPACTION_SCAN_NICE,
-    COMPACTION_SCAN_QUEUE_BATCHES, COMPACTION_SYNC_CHUNK_SIZE_BYTES,
-    COMPACTION_WRITE_CHUNK_SIZE_BYTES,
+    COMPACTION_SCAN_QUEUE_BATCHES,
 };
 use crate::reader::View;
 use crate::record::{
@@ -272,23 +271,20 @@ fn lower_cpu_priority() {
     }
 }
 
-/// Hands the scanner's batches to the writer (one lock of its state each), writes them out and
-/// syncs them in bounded chunks, and keeps the LSN mapping.
+/// Hands the scanner's batches to the writer (one lock of its state each), makes each durable
+/// itself, and keeps the LSN mapping.
 struct Copier<'a> {
     inner: &'a Inner,
-    /// Write out / sync after this many bytes (the limits, scaled down for small segments).
-    write_chunk_size_bytes: u64,
-    sync_chunk_size_bytes: u64,
-    /// Bytes handed to the writer and not yet written out / not yet synced by this copier.
-    unwritten_size_bytes: u64,
-    unsynced_size_bytes: u64,
     mapping: Vec<(Lsn, Lsn)>,
     copied_size_bytes: u64,
 }
 
 impl Copier<'_> {
-    /// Appends one prepared batch; writes out or syncs once a chunk's worth is pending, then
-    /// yields so concurrent committers get the disk.
+    /// Appends one prepared batch and makes it durable (this thread writes and syncs it,
+    /// leading the group commit or joining one), then yields so that concurrent committers
+    /// go next. A committer that comes in meanwhile waits for at most this one batch's write
+    /// and sync, never for a backlog of copies, and its own fdatasync finds no copies of ours
+    /// left to flush.
     fn hand_over(
         &mut self,
         buffer: &[u8],
@@ -310,20 +306,9 @@ impl Copier<'_> {
                 .zip(first..)
                 .map(|((old, _, _), new)| (Lsn(*old), Lsn(new))),
         );
-        let size_bytes = framed_size_bytes as u64;
-        self.copied_size_bytes += size_bytes;
-        self.unwritten_size_bytes += size_bytes;
-        self.unsynced_size_bytes += size_bytes;
-        if self.unsynced_size_bytes >= self.sync_chunk_size_bytes {
-            self.inner.commit(last, Want::Durable)?;
-            self.unsynced_size_bytes = 0;
-            self.unwritten_size_bytes = 0;
-            std::thread::yield_now();
-        } else if self.unwritten_size_bytes >= self.write_chunk_size_bytes {
-            self.inner.commit(last, Want::Written)?;
-            self.unwritten_size_bytes = 0;
-            std::thread::yield_now();
-        }
+        self.copied_size_bytes += framed_size_bytes as u64;
+        self.inner.commit(last, Want::Durable)?;
+        std::thread::yield_now();
         Ok(())
     }
 }
@@ -335,11 +320,9 @@ impl Copier<'_> {
 /// checksum-verifying reader, asks `live`, and builds batches of at most
 /// `COMPACTION_BATCH_SIZE_BYTES_MAX` of copy payloads (re-framed under their new LSN later: the
 /// frame CRC covers the LSN), at most `COMPACTION_SCAN_QUEUE_BATCHES` ahead. The calling thread
-/// only appends prepared batches (one lock of the writer's state each), writes them out every
-/// `COMPACTION_WRITE_CHUNK_SIZE_BYTES` and syncs every `COMPACTION_SYNC_CHUNK_SIZE_BYTES` (at
-/// most half a segment and four segments: small logs take the same paths), so memory stays
-/// bounded, the writer's lock is never held while records are read or judged, and concurrent
-/// group commits never queue behind the whole copy.
+/// only appends prepared batches (one lock of the writer's state each) and makes each durable
+/// before the next, so memory stays bounded, the writer's lock is never held while records are
+/// read or judged, and a concurrent group commit waits for at most one batch of copies.
 pub(crate) fn compact_below(
     inner: &Inner,
     lsn: u64,
@@ -385,10 +368,6 @@ pub(crate) fn compact_below(
     };
     let mut copier = Copier {
         inner,
-        write_chunk_size_bytes: COMPACTION_WRITE_CHUNK_SIZE_BYTES.min(segment_size_bytes / 2),
-        sync_chunk_size_bytes: COMPACTION_SYNC_CHUNK_SIZE_BYTES.min(segment_size_bytes * 4),
-        unwritten_size_bytes: 0,
-        unsynced_size_bytes: 0,
         mapping: Vec::new(),
         copied_size_bytes: 0,
     };
