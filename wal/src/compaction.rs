@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::limits::{
-    COMPACTION_BATCH_SIZE_BYTES_MAX, COMPACTION_RECORDS_MAX, COMPACTION_SCAN_NICE,
-    COMPACTION_SCAN_QUEUE_BATCHES,
+    COMPACTION_BATCH_SIZE_BYTES_MAX, COMPACTION_RECORDS_MAX, COMPACTION_RETIRE_GROUP_COUNT,
+    COMPACTION_SCAN_NICE, COMPACTION_SCAN_QUEUE_BATCHES,
 };
 use crate::reader::View;
 use crate::record::{
@@ -438,7 +438,20 @@ pub(crate) fn compact_below(
         lsn_mapping: copier.mapping,
         records_dropped_count,
     };
-    inner.retire_segments(taken)?;
+    // A few segments at a time (each group's removals and directory sync, then a yield), so a
+    // concurrent append's fdatasync shares a journal commit with a few removals, not with all
+    // of them (traced: its sync took about 4x longer while 54 removals ran at once). Oldest
+    // first, so the removed segments stay a prefix; after a crash recovery removes the rest
+    // (the COMMIT is durable).
+    let mut taken = taken.into_iter();
+    loop {
+        let group: Vec<SegMeta> = taken.by_ref().take(COMPACTION_RETIRE_GROUP_COUNT).collect();
+        if group.is_empty() {
+            break;
+        }
+        inner.retire_segments(group)?;
+        std::thread::yield_now();
+    }
     state.segments_scanned_count = count as u64;
     state.scanned_size_bytes = bounds.iter().map(|(_, size)| size).sum();
     state.records_copied_count = report.lsn_mapping.len() as u64;

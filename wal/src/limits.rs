@@ -79,6 +79,10 @@ const _: () = assert!(LOCK_RETRY_MS <= LOCK_WAIT_MS_DEFAULT);
 /// tail wastes little of it.
 pub const COMPACTION_BATCH_SIZE_BYTES_MAX: usize = 16 * 1024;
 
+/// Old segments a compaction removes per directory sync (then it yields): the removals of one
+/// group share a journal commit, which a concurrent append's fdatasync may have to wait for.
+pub const COMPACTION_RETIRE_GROUP_COUNT: usize = 4;
+
 /// The nice value of a compaction's scanning thread (the lowest CPU priority): on a small
 /// machine the scan competes with the threads that append, which must win.
 pub const COMPACTION_SCAN_NICE: i32 = 19;
