@@ -114,9 +114,9 @@ pub const COMPACTION_CHUNK_SIZE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most index entries a compaction updates or removes per hold of the index lock.
 pub const COMPACTION_INDEX_BATCH_COUNT: usize = 256;
 
-/// The most index entries a compaction reads per hold of the index lock while choosing the
-/// expired executions (each hold also skips the entries already read).
-pub const COMPACTION_INDEX_READ_BATCH_COUNT: usize = 2048;
+/// The most index entries (positions in start order) a compaction reads per hold of the index
+/// lock while choosing the expired executions.
+pub const COMPACTION_INDEX_READ_BATCH_COUNT: usize = 256;
 /// The longest task token, in characters (AWS: 1..=2,048).
 pub const TASK_TOKEN_CHARS_MAX: usize = 2048;
 

@@ -2,7 +2,9 @@
 //! index k of `redrive_execution` (every later disk call fails), the disk loses what was not
 //! synced, and the engine reopens on what is left. Each time the execution is either exactly as
 //! before (FAILED, same history, redrivable) or redriven (`ExecutionRedriven` then the rerun, ids
-//! contiguous); a redrive after recovery, if none survived, runs it to success.
+//! contiguous); a redrive after recovery, if none survived, runs it to success. With a client
+//! token, the token is durable exactly when the redrive is: a retry with it after the reboot
+//! answers the surviving redrive (same date and count) and never redrives again.
 
 use std::sync::Arc;
 
@@ -67,8 +69,10 @@ fn events(engine: &Engine, arn: &str) -> Vec<HistoryEvent> {
     events
 }
 
-#[test]
-fn a_crash_at_any_point_of_a_redrive_keeps_the_history_whole() {
+/// The sweep: halt at every disk op of `redrive_execution(arn, token)`, reboot, check. With a
+/// client token, the same token after the reboot must answer the one redrive that happened (or
+/// make it, when none survived), never redrive a second time.
+fn sweep(token: Option<&str>) {
     let disk = SimStorage::new();
     let clock = ManualClock::new(START_MS);
     let arn = {
@@ -97,7 +101,7 @@ fn a_crash_at_any_point_of_a_redrive_keeps_the_history_whole() {
     let probe = base.crash(CrashMode::DropUnsynced);
     let engine = open(&probe, &clock, true).expect("opens");
     let from = probe.op_count();
-    engine.redrive_execution(&arn, None).expect("redrives");
+    engine.redrive_execution(&arn, token).expect("redrives");
     engine.wait_idle();
     let ops = probe.op_count() - from;
     drop(engine);
@@ -110,34 +114,67 @@ fn a_crash_at_any_point_of_a_redrive_keeps_the_history_whole() {
             halt_at_op: Some(disk.op_count() + k),
             ..FaultPlan::default()
         });
-        let _ = engine.redrive_execution(&arn, None);
+        let _ = engine.redrive_execution(&arn, token);
         engine.wait_idle();
         drop(engine);
         let rebooted = disk.crash(CrashMode::DropUnsynced);
         let engine = open(&rebooted, &clock, true).unwrap_or_else(|e| panic!("op {k}: {e}"));
         engine.wait_idle();
         let after = events(&engine, &arn);
-        let redriven = after
-            .iter()
-            .any(|e| matches!(e.details, EventDetails::ExecutionRedriven(_)));
-        if redriven {
+        let redriven_at = after.iter().find_map(|e| match e.details {
+            EventDetails::ExecutionRedriven(_) => Some(e.timestamp_ms),
+            _ => None,
+        });
+        if let Some(redrive_ms) = redriven_at {
             kept += 1;
             assert_eq!(&after[..before.len()], &before[..], "op {k}: prefix kept");
             // Recovery re-dispatched the rerun task: it succeeded.
             let d = engine.describe_execution(&arn).expect("d");
             assert_eq!(d.status, ExecutionStatus::Succeeded, "op {k}: {d:?}");
             assert_eq!(d.redrive.redrive_count, 1);
+            if token.is_some() {
+                // The token survived with the redrive: the retry answers it.
+                let again = engine
+                    .redrive_execution(&arn, token)
+                    .unwrap_or_else(|e| panic!("op {k}: retried token: {e}"));
+                assert_eq!(
+                    (again.redrive_count, again.redrive_ms),
+                    (1, redrive_ms),
+                    "op {k}"
+                );
+            }
         } else {
             lost += 1;
             assert_eq!(after, before, "op {k}: untouched");
-            engine
-                .redrive_execution(&arn, None)
+            let first = engine
+                .redrive_execution(&arn, token)
                 .unwrap_or_else(|e| panic!("op {k}: redrive after recovery: {e}"));
+            assert_eq!(first.redrive_count, 1, "op {k}");
             engine.wait_idle();
             let d = engine.describe_execution(&arn).expect("d");
             assert_eq!(d.status, ExecutionStatus::Succeeded, "op {k}: {d:?}");
+            if token.is_some() {
+                let again = engine
+                    .redrive_execution(&arn, token)
+                    .unwrap_or_else(|e| panic!("op {k}: retried token: {e}"));
+                assert_eq!(again, first, "op {k}");
+            }
         }
+        let d = engine.describe_execution(&arn).expect("d");
+        assert_eq!(d.redrive.redrive_count, 1, "op {k}: redriven once");
     }
-    println!("redrive crash sweep: {ops} ops, {kept} kept the redrive, {lost} lost it");
+    println!(
+        "redrive crash sweep (token {token:?}): {ops} ops, {kept} kept the redrive, {lost} lost it"
+    );
     assert!(kept > 0 && lost > 0);
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_redrive_keeps_the_history_whole() {
+    sweep(None);
+}
+
+#[test]
+fn a_client_token_is_durable_with_its_redrive() {
+    sweep(Some("retry-me"));
 }

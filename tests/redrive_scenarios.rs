@@ -729,3 +729,64 @@ fn after_data_limit_exceeded_a_parallel_reruns_whole() {
     assert_eq!(handlers.calls(&lambda("a")), 2, "the whole Parallel reran");
     assert_eq!(handlers.calls(&lambda("big")), 2);
 }
+
+/// `REDRIVABLE_BY_MAP_RUN` belongs to the child executions of a Distributed Map run, which
+/// statelog does not run: a definition that needs one is refused when created or updated, with
+/// `InvalidDefinition` naming the field, so no execution can ever be in that status.
+#[test]
+fn a_distributed_map_is_refused_so_no_execution_is_redrivable_by_map_run() {
+    use statelog::asl::DiagnosticCode;
+    let h = Harness::new();
+    let processor = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
+    let distributed = r#"{"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+        "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+          "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}"#
+        .to_string();
+    let reader = format!(
+        r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","End":true,
+        "ItemReader":{{"Resource":"arn:aws:states:::s3:getObject","Parameters":{{"Bucket":"b","Key":"k"}}}},
+        "ItemProcessor":{processor}}}}}}}"#
+    );
+    for (definition, path) in [
+        (&distributed, "/States/M/ItemProcessor/ProcessorConfig/Mode"),
+        (&reader, "/States/M/ItemReader"),
+    ] {
+        let refused = |result: Result<(), Error>| match result {
+            Err(Error::InvalidDefinition { diagnostics }) => {
+                assert!(
+                    diagnostics.iter().any(|d| d.path == path
+                        && d.code == DiagnosticCode::UnsupportedFeature
+                        && d.message.contains("Distributed Map")),
+                    "{diagnostics:?}"
+                );
+            }
+            other => panic!("{path}: {other:?}"),
+        };
+        refused(
+            h.engine
+                .create_state_machine("dm", definition, None)
+                .map(|_| ()),
+        );
+        // Nor can an existing machine become one.
+        h.engine
+            .create_state_machine("inline", &format!(
+                r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","End":true,"ItemProcessor":{processor}}}}}}}"#
+            ), None)
+            .map(|_| ())
+            .or_else(|e| match e {
+                Error::StateMachineAlreadyExists { .. } => Ok(()),
+                other => Err(other),
+            })
+            .expect("an inline Map is fine");
+        refused(
+            h.engine
+                .update_state_machine("inline", Some(definition), None)
+                .map(|_| ()),
+        );
+    }
+    assert!(h
+        .engine
+        .list_state_machines()
+        .iter()
+        .all(|m| m.name != "dm"));
+}

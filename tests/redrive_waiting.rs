@@ -261,3 +261,146 @@ fn a_wait_stopped_while_waiting_keeps_its_timer_and_is_not_entered_again() {
     h.engine.wait_idle();
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Succeeded);
 }
+
+/// A parent whose one Task runs `child_arn` through `states:startExecution.sync`; `name` gives
+/// the child a fixed name (`None`: a generated one, as AWS does).
+fn sync_parent(child_arn: &str, name: Option<&str>) -> String {
+    let name = name.map_or(String::new(), |n| format!(r#","Name":"{n}""#));
+    format!(
+        r#"{{"StartAt":"Prep","States":{{
+        "Prep":{{"Type":"Pass","Result":"p","ResultPath":"$.prep","Next":"Run"}},
+        "Run":{{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync",
+          "Parameters":{{"StateMachineArn":"{child_arn}"{name},"Input":{{"n.$":"$.n"}}}},
+          "ResultSelector":{{"status.$":"$.Status"}},"ResultPath":"$.run","End":true}}}}}}"#
+    )
+}
+
+/// A child that runs one Lambda task, failing while `broken` is set.
+fn flaky_child(h: &Harness, broken: &Arc<std::sync::atomic::AtomicBool>) -> String {
+    let lambda = format!("arn:aws:lambda:us-east-1:{ACCOUNT}:function:flaky");
+    let broken = broken.clone();
+    h.engine
+        .register_integration(&lambda, move |input: Value, _c: Value| {
+            let fail = broken.load(std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if fail {
+                    Err(statelog::engine::TaskError::new(
+                        "Boom",
+                        "the child's task is down",
+                    ))
+                } else {
+                    Ok(input)
+                }
+            }
+        });
+    h.engine
+        .create_state_machine(
+            "child",
+            &format!(r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{lambda}","End":true}}}}}}"#),
+            None,
+        )
+        .expect("child")
+        .state_machine_arn
+}
+
+#[test]
+fn a_parent_whose_sync_child_failed_is_rerun_with_a_new_child() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let h = Harness::new();
+    let broken = Arc::new(AtomicBool::new(true));
+    let child = flaky_child(&h, &broken);
+    h.engine
+        .create_state_machine("parent", &sync_parent(&child, None), None)
+        .expect("parent");
+    let parent = h
+        .engine
+        .start_execution("parent", Some("p1"), r#"{"n":4}"#)
+        .expect("starts")
+        .execution_arn;
+    let failed = h.engine.wait_until_closed(&parent).expect("closes");
+    assert_eq!(failed.status, ExecutionStatus::Failed);
+    assert_eq!(failed.error.as_deref(), Some("States.TaskFailed"));
+    let children = |status| {
+        h.engine
+            .list_executions(&statelog::engine::ListExecutions {
+                state_machine: Some(child.clone()),
+                status_filter: status,
+                ..Default::default()
+            })
+            .expect("lists")
+            .executions
+    };
+    assert_eq!(children(Some(ExecutionStatus::Failed)).len(), 1);
+
+    broken.store(false, Ordering::SeqCst);
+    h.clock.advance_ms(60_000);
+    let outcome = h.engine.redrive_execution(&parent, None).expect("redrives");
+    assert_eq!(outcome.redrive_count, 1);
+    let done = h.engine.wait_until_closed(&parent).expect("closes again");
+    assert_eq!(done.status, ExecutionStatus::Succeeded, "{done:?}");
+    assert_eq!(
+        done.output.expect("output"),
+        json!({"n": 4, "prep": "p", "run": {"status": "SUCCEEDED"}})
+    );
+    // The rerun started a second child (a new generated name); the failed one stays failed
+    // and is not redriven.
+    let all = children(None);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(children(Some(ExecutionStatus::Failed)).len(), 1);
+    assert_eq!(children(Some(ExecutionStatus::Succeeded)).len(), 1);
+    assert!(all.iter().all(|c| c.redrive_count == 0));
+    // Prep kept its result and was not entered again; Run was.
+    let rerun = since_redrive(&h.engine, &parent);
+    assert_eq!(
+        rerun,
+        [
+            "ExecutionRedriven",
+            "TaskStateEntered",
+            "TaskScheduled",
+            "TaskStarted",
+            "TaskSubmitted",
+            "TaskSucceeded",
+            "TaskStateExited",
+            "ExecutionSucceeded"
+        ],
+        "{rerun:?}"
+    );
+    assert!(h.engine.background_errors().is_empty());
+}
+
+#[test]
+fn a_parent_whose_named_sync_child_failed_fails_again_on_the_taken_name() {
+    use std::sync::atomic::AtomicBool;
+    let h = Harness::new();
+    let broken = Arc::new(AtomicBool::new(true));
+    let child = flaky_child(&h, &broken);
+    h.engine
+        .create_state_machine("parent", &sync_parent(&child, Some("kid")), None)
+        .expect("parent");
+    let parent = h
+        .engine
+        .start_execution("parent", Some("p1"), r#"{"n":4}"#)
+        .expect("starts")
+        .execution_arn;
+    assert_eq!(
+        h.engine.wait_until_closed(&parent).expect("closes").status,
+        ExecutionStatus::Failed
+    );
+    // The child's name is taken by the closed, failed child: StartExecution refuses it (as
+    // AWS does), so the rerun task fails with that error and the parent fails again.
+    h.clock.advance_ms(60_000);
+    h.engine.redrive_execution(&parent, None).expect("redrives");
+    let again = h.engine.wait_until_closed(&parent).expect("closes again");
+    assert_eq!(again.status, ExecutionStatus::Failed);
+    assert_eq!(
+        again.error.as_deref(),
+        Some("Sfn.ExecutionAlreadyExistsException"),
+        "{again:?}"
+    );
+    let kid = h.engine.execution_arn("child", "kid");
+    assert_eq!(status(&h.engine, &kid), ExecutionStatus::Failed);
+    assert_eq!(
+        h.engine.describe_redrive(&parent).expect("d").redrive_count,
+        1
+    );
+}

@@ -10,14 +10,14 @@
 //! again. Must not: read wall time except through the clock; hold the `open` lock across an
 //! append.
 //!
-//! Not built: redrive of waiting tasks (task tokens, activities) and `.sync` children (issue #5),
-//! Distributed Map runs (so `REDRIVABLE_BY_MAP_RUN` is never reported). Client tokens are
-//! persisted (a catalog record written after the redrive is durable), so a repeated token
-//! answers the same after a restart; a crash between the two commits loses only the token.
+//! Client tokens are persisted: the token's catalog record is the last record of the batch that
+//! appends `ExecutionRedriven`, so a crash keeps both or neither and a repeated token answers
+//! the same after a restart. Not built: Distributed Map (the validator rejects it), so
+//! `REDRIVABLE_BY_MAP_RUN` is never reported.
 
 use std::sync::Arc;
 
-use super::runtime::Slot;
+use super::runtime::{decide_and_append_with_token, Slot};
 use super::{Engine, Error, ExecutionStatus, ListExecutions};
 use crate::interpreter::{ExecutionState, Trigger};
 use crate::limits::REDRIVE_WINDOW_MS;
@@ -30,7 +30,8 @@ pub enum RedriveStatus {
     Redrivable,
     /// It cannot (see the reason).
     NotRedrivable,
-    /// Only its Distributed Map run can be redriven (never reported: no Distributed Map yet).
+    /// Only its Distributed Map run can be redriven. Never reported: the validator refuses a
+    /// Distributed Map, so no execution is a map run's child.
     RedrivableByMapRun,
 }
 
@@ -107,30 +108,36 @@ impl Engine {
             }
             open.insert(key.clone(), slot.clone());
         }
-        if let Err(error) = self.drive(execution_arn, Trigger::Redrive) {
-            let mut open = self.inner.open.lock();
-            if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
-                open.remove(&key);
+        // The decision (`ExecutionRedriven` and the rerun) and the client token are one atomic
+        // log batch: a crash keeps both or neither.
+        let decided = {
+            let mut guard = slot.state.lock();
+            decide_and_append_with_token(
+                self,
+                execution_arn,
+                &mut guard,
+                Trigger::Redrive,
+                client_token,
+            )
+        };
+        let effects = match decided {
+            Ok(effects) => effects,
+            Err(error) => {
+                let mut open = self.inner.open.lock();
+                if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                    open.remove(&key);
+                }
+                return Err(error);
             }
-            return Err(error);
-        }
+        };
+        self.perform(execution_arn, &slot, effects);
         let after = self.summary(execution_arn)?;
-        let outcome = RedriveOutcome {
+        Ok(RedriveOutcome {
             redrive_ms: after
                 .redrive_ms
                 .unwrap_or_else(|| self.inner.options.clock.now_ms()),
             redrive_count: after.redrive_count,
-        };
-        if let Some(token) = client_token {
-            let answer = crate::store::RedriveToken {
-                redrive_ms: outcome.redrive_ms,
-                redrive_count: outcome.redrive_count,
-            };
-            self.inner
-                .store
-                .record_redrive_token(execution_arn, token, answer)?;
-        }
-        Ok(outcome)
+        })
     }
 
     /// The redrive view of an execution: count, date, status and reason.

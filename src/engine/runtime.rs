@@ -187,6 +187,18 @@ pub(crate) fn decide_and_append(
     slot: &mut SlotState,
     trigger: Trigger,
 ) -> Result<Vec<Effect>, Error> {
+    decide_and_append_with_token(engine, execution_arn, slot, trigger, None)
+}
+
+/// `decide_and_append`; with `redrive_token`, the redrive's client token is written in the same
+/// atomic batch as `ExecutionRedriven` (`Store::append_events_with_redrive_token`).
+pub(crate) fn decide_and_append_with_token(
+    engine: &Engine,
+    execution_arn: &str,
+    slot: &mut SlotState,
+    trigger: Trigger,
+    redrive_token: Option<&str>,
+) -> Result<Vec<Effect>, Error> {
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
     let mut entropy = &inner.entropy;
@@ -222,7 +234,14 @@ pub(crate) fn decide_and_append(
         now_ms,
     )?;
     let commit_started = std::time::Instant::now();
-    inner.store.append_events(execution_arn, &decision.events)?;
+    match redrive_token {
+        Some(token) => {
+            inner
+                .store
+                .append_events_with_redrive_token(execution_arn, &decision.events, token)?
+        }
+        None => inner.store.append_events(execution_arn, &decision.events)?,
+    }
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner
         .counters

@@ -25,6 +25,7 @@ use statelog_wal::Lsn;
 
 use super::record::{self, CatalogRecord, KIND_CATALOG};
 use super::{machine_name, Error, Index, Store};
+use crate::history::{EventDetails, HistoryEvent};
 
 /// A tag set: `(key, value)` pairs, keys unique, in key order.
 pub type Tags = Vec<(String, String)>;
@@ -309,6 +310,40 @@ impl Store {
         })
     }
 
+    /// Appends a redrive's events (one decision, holding `ExecutionRedriven`) and the record of
+    /// its client token as one atomic batch: after a crash either both are in the log or
+    /// neither is, so a retried redrive with the same token never redrives twice. The answer
+    /// kept is the `ExecutionRedriven` event's time and redrive count.
+    pub fn append_events_with_redrive_token(
+        &self,
+        execution_arn: &str,
+        events: &[HistoryEvent],
+        client_token: &str,
+    ) -> Result<(), Error> {
+        let Some((redrive_ms, redrive_count)) =
+            events.iter().find_map(|event| match &event.details {
+                EventDetails::ExecutionRedriven(details) => {
+                    Some((event.timestamp_ms, details.redrive_count))
+                }
+                _ => None,
+            })
+        else {
+            return Err(Error::BadSequence {
+                execution_arn: execution_arn.to_string(),
+                reason: "a redrive client token goes with the batch holding ExecutionRedriven, \
+                         and this one has none"
+                    .to_string(),
+            });
+        };
+        let record = CatalogRecord::Redriven {
+            execution_arn: execution_arn.to_string(),
+            client_token: client_token.to_string(),
+            redrive_ms,
+            redrive_count,
+        };
+        self.append_events_and(execution_arn, events, Some(record))
+    }
+
     /// What the redrive of `execution_arn` with `client_token` answered, if there was one.
     pub fn redrive_token(&self, execution_arn: &str, client_token: &str) -> Option<RedriveToken> {
         let index = self.index.read();
@@ -522,5 +557,50 @@ mod tests {
         assert_eq!(store.redrive_token(arn, "other"), None);
         let reopened = Store::open(log).expect("reopens");
         assert_eq!(reopened.redrive_token(arn, "t"), Some(answer));
+    }
+
+    #[test]
+    fn a_redrive_token_is_written_in_the_batch_of_its_redrive() {
+        let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+        let store = Store::open(log.clone()).expect("opens");
+        store
+            .create_machine("orders", "v1", "r", 1)
+            .expect("creates");
+        let arn = "arn:aws:states:us-east-1:000000000000:execution:orders:a";
+        start(&store, "a");
+        let event = |details| HistoryEvent {
+            id: EventId(2),
+            previous_event_id: 0,
+            timestamp_ms: 7,
+            details,
+            scope: Vec::new(),
+            timer: None,
+        };
+        // Without ExecutionRedriven in the batch: refused, nothing appended.
+        let not_a_redrive = event(EventDetails::ExecutionSucceeded(crate::history::Output {
+            output: json!({}),
+            output_truncated: false,
+        }));
+        assert!(matches!(
+            store.append_events_with_redrive_token(arn, &[not_a_redrive], "t"),
+            Err(Error::BadSequence { .. })
+        ));
+        assert_eq!(store.execution(arn).map(|s| s.event_count), Some(1));
+        assert_eq!(store.redrive_token(arn, "t"), None);
+        let redriven = event(EventDetails::ExecutionRedriven(
+            crate::history::ExecutionRedriven { redrive_count: 1 },
+        ));
+        store
+            .append_events_with_redrive_token(arn, &[redriven], "t")
+            .expect("appends");
+        let answer = RedriveToken {
+            redrive_ms: 7,
+            redrive_count: 1,
+        };
+        assert_eq!(store.redrive_token(arn, "t"), Some(answer));
+        assert_eq!(store.execution(arn).map(|s| s.redrive_count), Some(1));
+        let reopened = Store::open(log).expect("reopens");
+        assert_eq!(reopened.redrive_token(arn, "t"), Some(answer));
+        assert_eq!(reopened.execution(arn).map(|s| s.event_count), Some(2));
     }
 }

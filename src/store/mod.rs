@@ -634,6 +634,17 @@ impl Store {
     /// durable. The first events of a new execution must begin with `ExecutionStarted` naming a
     /// live machine. The caller serializes appends per execution.
     pub fn append_events(&self, execution_arn: &str, events: &[HistoryEvent]) -> Result<(), Error> {
+        self.append_events_and(execution_arn, events, None)
+    }
+
+    /// `append_events`, with `catalog` (when given) as the last record of the same atomic batch,
+    /// applied to the index right after the events (see `Store::append_events_with_redrive_token`).
+    fn append_events_and(
+        &self,
+        execution_arn: &str,
+        events: &[HistoryEvent],
+        catalog: Option<CatalogRecord>,
+    ) -> Result<(), Error> {
         if events.is_empty() {
             return Ok(());
         }
@@ -659,9 +670,11 @@ impl Store {
         let mut chunks = Vec::new();
         encode_chunks(execution_arn, events, &mut chunks)?;
         let machine = self.index.read().check_header(&chunks[0].0)?;
+        let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
         let records: Vec<(u8, &[u8])> = chunks
             .iter()
             .map(|(_, bytes)| (KIND_EVENTS, bytes.as_slice()))
+            .chain(catalog_bytes.as_deref().map(|bytes| (KIND_CATALOG, bytes)))
             .collect();
         let first = self.log.append_batch(&records)?;
         let mut index = self.index.write();
@@ -675,6 +688,9 @@ impl Store {
         for (i, (header, _)) in chunks.iter().enumerate() {
             let machine = if i == 0 { machine } else { None };
             index.apply_header(header, Lsn(first.0 + i as u64), machine);
+        }
+        if let Some(catalog) = catalog {
+            index.apply_catalog(Lsn(first.0 + chunks.len() as u64), catalog);
         }
         Ok(())
     }

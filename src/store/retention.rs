@@ -11,7 +11,6 @@
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
 
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -129,30 +128,30 @@ impl Store {
         closed_before_ms: u64,
         progress: &mut dyn FnMut(&CompactionProgress),
     ) -> Result<StoreCompaction, Error> {
-        // Records are later judged by LSN alone.
-        // The expired executions' keys in one hold of the index lock (a cheap filter on the
-        // entries), then their record LSNs COMPACTION_INDEX_READ_BATCH_COUNT entries per hold,
-        // all into one flat vector: starts are never held off for the whole walk.
-        let keys: Vec<Arc<str>> = {
-            let index = self.index.read();
-            index
-                .executions
-                .iter()
-                .filter(|(_, entry)| {
-                    entry.status.is_closed() && entry.stop_ms.is_some_and(|s| s < closed_before_ms)
-                })
-                .map(|(arn, _)| arn.clone())
-                .collect()
-        };
-        let mut expired: Vec<Expired> = Vec::with_capacity(keys.len());
+        // Records are later judged by LSN alone. The expired executions and their record LSNs
+        // (into one flat vector) in one walk of the start order, COMPACTION_INDEX_READ_BATCH_COUNT
+        // positions per hold of the index lock: starts are never held off for the whole walk.
+        // The start order only grows (a forgotten execution keeps its place), so positions read
+        // in one hold stay valid in the next.
+        let started_count = self.index.read().started.len();
+        let mut expired: Vec<Expired> = Vec::new();
         let mut all_lsns: Vec<Lsn> = Vec::new();
-        for batch in keys.chunks(COMPACTION_INDEX_READ_BATCH_COUNT) {
+        let mut position = 0usize;
+        while position < started_count {
+            let until = (position + COMPACTION_INDEX_READ_BATCH_COUNT).min(started_count);
             let index = self.index.read();
-            for arn in batch {
-                // Gone meanwhile (another compaction): nothing to do for it.
+            for (start_index, arn) in (position..until).zip(&index.started[position..until]) {
+                // Forgotten (a compaction), or a later execution of the same name holds the
+                // entry now (it is judged at its own place).
                 let Some(entry) = index.executions.get(arn) else {
                     continue;
                 };
+                if entry.start_index != start_index as u64
+                    || !entry.status.is_closed()
+                    || !entry.stop_ms.is_some_and(|s| s < closed_before_ms)
+                {
+                    continue;
+                }
                 let start = all_lsns.len();
                 all_lsns.extend_from_slice(&entry.record_lsns);
                 expired.push(Expired {
@@ -162,6 +161,7 @@ impl Store {
                 });
             }
             RwLockReadGuard::unlock_fair(index);
+            position = until;
         }
         let mut report = StoreCompaction::default();
         let Some(wal) = self.log.as_wal() else {
@@ -236,17 +236,15 @@ impl Store {
                 .collect();
             // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
             let catalog = self.index.read().catalog.clone();
-            let cursor = Cell::new(0usize);
-            let droppable = |lsn: Lsn| {
-                let mut at = cursor.get();
-                while drop_lsns.get(at).is_some_and(|d| *d < lsn) {
-                    at += 1;
+            let mut cursor = 0usize;
+            let mut droppable = |lsn: Lsn| {
+                while drop_lsns.get(cursor).is_some_and(|d| *d < lsn) {
+                    cursor += 1;
                 }
-                cursor.set(at);
-                drop_lsns.get(at) == Some(&lsn)
+                drop_lsns.get(cursor) == Some(&lsn)
             };
             // Executions with records copied forward: only their index entries change.
-            let moved: RefCell<HashSet<Arc<str>>> = RefCell::default();
+            let mut moved: HashSet<Arc<str>> = HashSet::new();
             let mut dropped: Vec<Arc<str>> = Vec::new();
             let total = report.segments_scanned_count;
             let mut last_step = CompactionProgress::default();
@@ -274,7 +272,6 @@ impl Store {
                     // Kept: its execution's index entry follows the copy. A record that cannot
                     // be judged is kept too (open will report it).
                     if let Some(arn) = batch_execution_arn(record.payload) {
-                        let mut moved = moved.borrow_mut();
                         if !moved.contains(arn) {
                             moved.insert(Arc::from(arn));
                         }
@@ -290,7 +287,6 @@ impl Store {
             if done.segments_deleted.is_empty() {
                 break;
             }
-            let moved = moved.into_inner();
             // Dropped: every expired execution wholly below the chunk. One copied forward (it
             // straddled the chunk's end) is kept whole for a later compaction.
             expired.retain(|e| {

@@ -470,23 +470,25 @@ impl Wal {
     /// Copy-forward compaction of the sealed segments entirely below `lsn`: re-appends the
     /// records `live` keeps, makes the copies durable, then deletes the old segments. Crash-safe
     /// at every step.
+    /// `live` runs on a scanning thread of the log's own (at the lowest CPU priority), once per
+    /// record in LSN order.
     pub fn compact_below(
         &self,
         lsn: Lsn,
-        live: impl Fn(&Record<'_>) -> bool,
+        mut live: impl FnMut(&Record<'_>) -> bool + Send,
     ) -> Result<CompactionReport> {
-        compaction::compact_below(&self.inner, lsn.0, &live, &mut |_| {})
+        compaction::compact_below(&self.inner, lsn.0, &mut live, &mut |_| {})
     }
 
     /// `compact_below`, telling `progress` how far it is after every segment scanned and once
-    /// at the end (segments deleted, bytes reclaimed).
+    /// at the end (segments deleted, bytes reclaimed). `progress` runs on the calling thread.
     pub fn compact_below_with_progress(
         &self,
         lsn: Lsn,
-        live: impl Fn(&Record<'_>) -> bool,
+        mut live: impl FnMut(&Record<'_>) -> bool + Send,
         mut progress: impl FnMut(&CompactionProgress),
     ) -> Result<CompactionReport> {
-        compaction::compact_below(&self.inner, lsn.0, &live, &mut progress)
+        compaction::compact_below(&self.inner, lsn.0, &mut live, &mut progress)
     }
 
     /// The background step: prepares (zero-fills) segments until `segments_ready_count` are
