@@ -505,3 +505,51 @@ fn after_a_restart_a_stop_cancels_the_recorded_job() {
         "the handle recorded before the restart is cancelled"
     );
 }
+
+#[test]
+fn after_a_restart_a_stop_before_the_registration_cancels_the_job_once_registered() {
+    let h = Harness::new();
+    let batch = Batch::default();
+    let (arn, key) = start(&h, &batch, "");
+    let h = h.restart(1_000);
+    // The stop comes first: nothing can cancel the job yet, but the engine remembers it.
+    h.engine
+        .stop_execution(&arn, Some("Stop"), None)
+        .expect("stop");
+    h.engine.wait_idle();
+    assert_eq!(status(&h.engine, &arn), ExecutionStatus::Aborted);
+    assert!(batch.service.lock().cancelled.is_empty());
+    h.engine.register_job_integration(BASE, batch.clone());
+    h.engine.wait_idle();
+    assert_eq!(
+        batch.service.lock().cancelled,
+        vec![json!({"JobId": key.to_string(), "Queue": "q1"})],
+        "the queued cancel is called by the registration"
+    );
+    assert_eq!(h.engine.running_job_count(), 0);
+    // Registering again cancels nothing more, and nothing is polled.
+    h.engine.register_job_integration(BASE, batch.clone());
+    h.clock.advance_ms(POLL_MS);
+    h.engine.run_due_timers();
+    h.engine.wait_idle();
+    assert_eq!(batch.service.lock().cancelled.len(), 1);
+    assert_eq!(batch.service.lock().polls, 0);
+    assert!(h.engine.background_errors().is_empty());
+}
+
+#[test]
+fn after_a_restart_a_job_completed_before_the_registration_is_not_cancelled() {
+    let h = Harness::new();
+    let batch = Batch::default();
+    let (arn, key) = start(&h, &batch, "");
+    let h = h.restart(1_000);
+    h.engine
+        .report_job(&key, JobStatus::Succeeded(json!({"done": true})))
+        .expect("push");
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Succeeded);
+    h.engine.register_job_integration(BASE, batch.clone());
+    h.engine.wait_idle();
+    assert!(batch.service.lock().cancelled.is_empty());
+    assert_eq!(h.engine.running_job_count(), 0);
+}

@@ -293,6 +293,8 @@ impl Engine {
 
     /// Recovery: matches the submitted `.sync` tasks of a recovered execution with their
     /// children again; a child already closed completes its task now (the fallback check).
+    /// Submitted `.sync` jobs of embedder integrations are noted for `register_job_integration`
+    /// (`jobs::note_recovered_job`).
     pub(crate) fn recover_jobs(&self, parent_arn: &Arc<str>, waiting: Vec<WaitingTask>) {
         for task in waiting {
             let json_output = match START_EXECUTION_SYNC
@@ -300,7 +302,11 @@ impl Engine {
                 .find(|(resource, _)| *resource == task.resource_arn)
             {
                 Some((_, json_output)) => *json_output,
-                None => continue,
+                None => {
+                    // An embedder's job: kept until its integration is registered.
+                    self.note_recovered_job(parent_arn, &task);
+                    continue;
+                }
             };
             let Some(child) = task
                 .submitted_output

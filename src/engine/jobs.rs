@@ -24,7 +24,10 @@
 //! is called); a failed cancel is kept in `background_errors`. A cancel never blocks the stop.
 //! A job whose `start` had not returned when the task was cancelled is cancelled at its first
 //! poll (its task is no longer awaited); a `start` whose future was dropped before it answered
-//! leaves no handle and cannot be cancelled by the engine.
+//! leaves no handle and cannot be cancelled by the engine. After a restart, a job whose handle
+//! is recorded is known from `open` on (`note_recovered_job`): if the engine stops waiting for
+//! it before its integration is registered (a stop right after `open`), the cancel is queued
+//! and `register_job_integration` calls it.
 //!
 //! Invariants: a job task completes at most once (push and poll both become a trigger decided
 //! under the execution's slot lock; the second finds no waiting task and is stale); a poll entry
@@ -44,7 +47,7 @@ use serde_json::Value;
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
 use crate::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
 use crate::history::EventId;
-use crate::interpreter::Trigger;
+use crate::interpreter::{Trigger, WaitingTask};
 
 /// One job: one attempt of one Task state (`<execution ARN>/<task id>`, the `AttemptId`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -147,12 +150,25 @@ type Key = (Arc<str>, u32);
 /// A poll deadline: (due ms, execution, task id), earliest first.
 type PollEntry = Reverse<(u64, Arc<str>, u32)>;
 
+/// A `.sync` job recovered on open (its handle is in the history) whose integration was not
+/// registered yet.
+struct Recovered {
+    /// The base ARN its integration will be registered under.
+    base: String,
+    job: Job,
+    /// The engine stopped waiting for it before the integration came: cancel it then.
+    cancelled: bool,
+}
+
 /// The registered job integrations, the running `.sync` jobs and their poll deadlines.
 #[derive(Default)]
 pub(crate) struct JobTable {
     integrations: RwLock<HashMap<String, Arc<dyn JobIntegration>>>,
     running: Mutex<HashMap<Key, Running>>,
     polls: Mutex<BinaryHeap<PollEntry>>,
+    /// Recovered jobs waiting for `register_job_integration` (so a stop that comes first can
+    /// still cancel them); emptied per base by the registration.
+    recovered: Mutex<HashMap<Key, Recovered>>,
 }
 
 impl JobTable {
@@ -331,7 +347,55 @@ impl Engine {
                 self.inner.job_table.arm_poll(&key, now_ms);
             }
         }
+        // Recovered jobs of this base: the ones still awaited were picked up above; the ones
+        // the engine stopped waiting for before this registration are cancelled now.
+        let cancelled: Vec<Job> = {
+            let mut recovered = self.inner.job_table.recovered.lock();
+            let keys: Vec<Key> = recovered
+                .iter()
+                .filter(|(_, r)| r.base == base_arn)
+                .map(|(key, _)| key.clone())
+                .collect();
+            keys.iter()
+                .filter_map(|key| recovered.remove(key))
+                .filter(|r| r.cancelled)
+                .map(|r| r.job)
+                .collect()
+        };
+        for job in cancelled {
+            self.spawn_cancel(integration.clone(), job);
+        }
         self.inner.timer_signal.notify();
+    }
+
+    /// Recovery (`open`): remembers a submitted `.sync` task whose handle is recorded, so a
+    /// stop, abort or timeout that comes before its integration is registered still cancels
+    /// the job once it is (`register_job_integration`). Tasks of other patterns are ignored.
+    pub(crate) fn note_recovered_job(&self, execution_arn: &Arc<str>, task: &WaitingTask) {
+        let Ok(resource) = crate::asl::parse_resource(&task.resource_arn) else {
+            return;
+        };
+        let (Some(handle), true) = (&task.submitted_output, is_sync(resource.pattern())) else {
+            return;
+        };
+        let job = Job {
+            key: JobKey {
+                execution_arn: execution_arn.to_string(),
+                task_id: task.task_id.0,
+            },
+            pattern: resource.pattern(),
+            handle: handle.clone(),
+        };
+        let recovered = Recovered {
+            base: resource.base().to_string(),
+            job,
+            cancelled: false,
+        };
+        self.inner
+            .job_table
+            .recovered
+            .lock()
+            .insert((execution_arn.clone(), task.task_id.0), recovered);
     }
 
     /// `create_state_machine`'s check: a Task may not ask a registered job integration for a
@@ -431,11 +495,9 @@ impl Engine {
                 cause,
             },
         };
-        self.inner
-            .job_table
-            .running
-            .lock()
-            .remove(&(Arc::from(arn), key.task_id));
+        let job_key: Key = (Arc::from(arn), key.task_id);
+        self.inner.job_table.running.lock().remove(&job_key);
+        self.inner.job_table.recovered.lock().remove(&job_key);
         self.inner.heartbeats.disarm(arn, task_id);
         let Some(slot) = slot else { return Ok(()) };
         let effects = {
@@ -461,9 +523,21 @@ impl Engine {
             .running
             .lock()
             .remove(&(Arc::from(execution_arn), task_id.0));
-        let Some(running) = running else { return };
-        let call = running.integration.cancel(running.job.clone());
-        let job = running.job.key.to_string();
+        let Some(running) = running else {
+            // A recovered job whose integration is not registered yet: cancelled when it is.
+            let key: Key = (Arc::from(execution_arn), task_id.0);
+            if let Some(recovered) = self.inner.job_table.recovered.lock().get_mut(&key) {
+                recovered.cancelled = true;
+            }
+            return;
+        };
+        self.spawn_cancel(running.integration, running.job);
+    }
+
+    /// Calls `cancel` of `job` on the runtime; a failure goes to `background_errors`.
+    fn spawn_cancel(&self, integration: Arc<dyn JobIntegration>, job: Job) {
+        let call = integration.cancel(job.clone());
+        let job = job.key.to_string();
         self.spawn_job_call(async move {
             let outcome = call.await;
             move |engine: &Engine| {
