@@ -2,7 +2,9 @@
 //! fdatasync measured in the same run, every commit synced (`Durability::PerCommit`).
 //!
 //! - `token_round_trip`: start -> TaskScheduled durable -> the integration hands the token out
-//!   -> TaskSubmitted durable -> `send_task_success` -> the next state durable (3 commits).
+//!   (its answer, TaskSubmitted, is ready at once) -> `send_task_success` -> TaskSubmitted and
+//!   the next state durable (2 commits; 3 when the thread recording TaskSubmitted takes the
+//!   execution's lock before the answer does).
 //! - `token_answer`: `send_task_success` on a parked task until the close is durable (1 commit).
 //! - `activity_round_trip`: start -> ActivityScheduled durable -> a worker's poll claims it
 //!   (ActivityStarted durable) -> `send_task_success` -> the close durable (3 commits).
@@ -10,7 +12,9 @@
 //!   -> start -> the task is scheduled and claimed for it (one commit) -> the long poll returns
 //!   -> `send_task_success` -> the close durable (2 commits).
 //!
-//! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines).
+//! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines, each
+//! round trip alternating with one raw fdatasync; `cargo bench --bench waiting -- figures-only`
+//! skips the criterion groups and prints only those).
 
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc;
@@ -148,41 +152,42 @@ fn tokens(c: &mut Criterion) {
     });
     group.finish();
 
+    // Figures: each round trip is timed right after one raw fdatasync, alternating, so both
+    // p50s come from the same minutes of a shared machine's disk and scheduler.
     let rounds = 200;
     let time_us = |f: &mut dyn FnMut()| {
         let started = Instant::now();
         f();
         started.elapsed().as_secs_f64() * 1e6
     };
-    let sync_us = p50((0..rounds).map(|_| time_us(&mut || sync())).collect());
-    let trip_us = p50((0..rounds)
-        .map(|_| time_us(&mut || round_trip(&engine, &receiver)))
-        .collect());
+    let alternate = |f: &mut dyn FnMut()| {
+        let mut syncs = Vec::with_capacity(rounds);
+        let mut trips = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            syncs.push(time_us(&mut || sync()));
+            trips.push(time_us(f));
+        }
+        let (sync_us, trip_us) = (p50(syncs), p50(trips));
+        (sync_us, trip_us, trip_us / sync_us)
+    };
+    let token = alternate(&mut || round_trip(&engine, &receiver));
     let parked = park(&engine, &receiver, rounds);
-    let answer_us = p50(parked
-        .iter()
-        .map(|token| {
-            time_us(&mut || {
-                engine.send_task_success(token, "{}").expect("answer");
-            })
-        })
-        .collect());
-    let activity_us = p50((0..rounds)
-        .map(|_| time_us(&mut || activity_round_trip(&engine, &runtime, &activity)))
-        .collect());
-    let polling_us = p50((0..rounds)
-        .map(|_| time_us(&mut || activity_round_trip_polling(&engine, &runtime, &activity)))
-        .collect());
-    println!(
-        "FIGURE p50 activity_round_trip_us: {activity_us:.1} (x{:.2})  activity_round_trip_polling_us: {polling_us:.1} (x{:.2})",
-        activity_us / sync_us,
-        polling_us / sync_us
-    );
-    println!(
-        "FIGURE p50 fdatasync_us: {sync_us:.1}  token_round_trip_us: {trip_us:.1} (x{:.2})  token_answer_us: {answer_us:.1} (x{:.2})",
-        trip_us / sync_us,
-        answer_us / sync_us
-    );
+    let mut next = parked.iter();
+    let answer = alternate(&mut || {
+        if let Some(token) = next.next() {
+            engine.send_task_success(token, "{}").expect("answer");
+        }
+    });
+    let activity_trip = alternate(&mut || activity_round_trip(&engine, &runtime, &activity));
+    let polling = alternate(&mut || activity_round_trip_polling(&engine, &runtime, &activity));
+    for (name, (sync_us, trip_us, ratio)) in [
+        ("token_round_trip", token),
+        ("token_answer", answer),
+        ("activity_round_trip", activity_trip),
+        ("activity_round_trip_polling", polling),
+    ] {
+        println!("FIGURE p50 {name}_us: {trip_us:.1} (x{ratio:.2} of fdatasync_us {sync_us:.1})");
+    }
 }
 
 criterion_group!(benches, tokens);
