@@ -63,7 +63,7 @@ mod redrive;
 mod state;
 mod waiting;
 
-pub use decide::{decide, decide_owned};
+pub use decide::{decide, decide_owned, recycle_events};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
 pub use waiting::{compose_token, parse_token, TokenFormatError, TokenParts, WaitingTask};

@@ -457,6 +457,50 @@ pub(crate) fn identical(a: &Value, b: &Value) -> bool {
     walk(a, b, 0)
 }
 
+std::thread_local! {
+    /// The box of the last state that exited on this thread, reused by the next state entered
+    /// (with its name's buffer): a chain of states then allocates no box and no name per state.
+    static SPARE_RUN: std::cell::Cell<Option<Box<StateRun>>> = const { std::cell::Cell::new(None) };
+}
+
+/// The name length (bytes) beyond which a retired state's name buffer is not kept for reuse.
+const SPARE_RUN_NAME_BYTES_MAX: usize = 256;
+
+/// A freshly entered state: this thread's spare box when there is one, else a new box.
+fn new_run(name: &str, entered_event_id: u32, entered_ms: u64, input: Value) -> Box<StateRun> {
+    match SPARE_RUN.try_with(std::cell::Cell::take).ok().flatten() {
+        Some(mut run) => {
+            run.name.clear();
+            run.name.push_str(name);
+            run.entered_event_id = entered_event_id;
+            run.entered_ms = entered_ms;
+            run.input = input;
+            debug_assert!(run.retried_errors.is_empty() && run.phase == Phase::Entered);
+            run
+        }
+        None => Box::new(StateRun {
+            name: name.to_string(),
+            entered_event_id,
+            entered_ms,
+            input,
+            retried_errors: Vec::new(),
+            phase: Phase::Entered,
+        }),
+    }
+}
+
+/// Keeps the box of a state that left its thread for the next [`new_run`] on this thread; its
+/// contents are dropped now (only the name's buffer is kept, when small).
+fn retire_run(mut run: Box<StateRun>) {
+    if run.name.capacity() > SPARE_RUN_NAME_BYTES_MAX {
+        return;
+    }
+    run.input = Value::Null;
+    run.retried_errors = Vec::new();
+    run.phase = Phase::Entered;
+    let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
+}
+
 fn running<'a>(thread: &'a mut Thread, what: &str) -> Result<&'a mut StateRun, String> {
     match thread {
         Thread::Running(run) => Ok(run),
@@ -536,16 +580,13 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             // next entry): take it over instead of copying the event's.
             let input = match std::mem::replace(thread, Thread::Pending) {
                 Thread::Done { output } if identical(&output, &d.input) => output,
+                Thread::Running(run) => {
+                    retire_run(run);
+                    d.input.clone()
+                }
                 _ => d.input.clone(),
             };
-            *thread = Thread::Running(Box::new(StateRun {
-                name: d.name.clone(),
-                entered_event_id: event.id.0,
-                entered_ms: event.timestamp_ms,
-                input,
-                retried_errors: Vec::new(),
-                phase: Phase::Entered,
-            }));
+            *thread = Thread::Running(new_run(&d.name, event.id.0, event.timestamp_ms, input));
         }
         E::ChoiceStateExited(d)
         | E::MapStateExited(d)
@@ -566,7 +607,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             } else {
                 d.output.clone()
             };
-            *thread = Thread::Done { output };
+            if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
+                retire_run(run);
+            }
         }
         E::TaskStateAborted
         | E::WaitStateAborted
