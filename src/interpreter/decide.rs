@@ -25,8 +25,8 @@ use crate::asl::{
 };
 use crate::history::{
     ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent, MapIteration,
-    MapStateStarted, Output, StateEntered, StateExited, TaskError, TaskOutput, TaskResource,
-    TaskScheduled, TimerArm, TimerPurpose,
+    MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError, TaskOutput,
+    TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
 use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use crate::paths::{Entropy, ResultPathField, StatesError};
@@ -205,7 +205,7 @@ enum Outcome {
     /// It waits for a task, a timer or its children.
     Waiting,
     /// Its last state exited with this output.
-    Done(Value),
+    Done(Payload),
     /// It failed with this error (nobody caught it inside the thread).
     Failed(ErrorCause),
     /// It was aborted.
@@ -216,7 +216,7 @@ enum Outcome {
 struct RunInfo {
     name: String,
     entered_event_id: u32,
-    input: Value,
+    input: Payload,
     retried_errors: Vec<String>,
     context: Value,
 }
@@ -264,7 +264,7 @@ fn child(scope: &[u32], index: usize) -> Vec<u32> {
     path
 }
 
-fn entered_details(state: &State, input: Value) -> EventDetails {
+fn entered_details(state: &State, input: Payload) -> EventDetails {
     let d = StateEntered {
         name: state.name.clone(),
         input,
@@ -282,7 +282,7 @@ fn entered_details(state: &State, input: Value) -> EventDetails {
     }
 }
 
-fn exited_details(state: &State, output: Value) -> Option<EventDetails> {
+fn exited_details(state: &State, output: Payload) -> Option<EventDetails> {
     let d = StateExited {
         name: state.name.clone(),
         output,
@@ -308,6 +308,16 @@ fn aborted_details(state: &State) -> Option<EventDetails> {
         StateKind::Map(_) => Some(EventDetails::MapStateAborted),
         _ => None,
     }
+}
+
+/// Whether a Pass state's output is its input unchanged: no InputPath, OutputPath, Result or
+/// Parameters, and ResultPath absent or `null`.
+fn passes_input_on(state: &State, pass: &crate::asl::PassState) -> bool {
+    state.input_path.is_none()
+        && state.output_path.is_none()
+        && pass.result.is_none()
+        && pass.parameters.is_none()
+        && matches!(pass.result_path, None | Some(ResultPathField::Discard))
 }
 
 fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {
@@ -531,7 +541,7 @@ impl<'d> Decider<'d, '_> {
                     )?;
                 } else if self.is_activity_task(&scope) {
                     let details = crate::history::Output {
-                        output,
+                        output: output.into(),
                         output_truncated: false,
                     };
                     self.emit(&scope, EventDetails::ActivitySucceeded(details), None)?;
@@ -663,22 +673,25 @@ impl<'d> Decider<'d, '_> {
             owner: Vec::new(),
             purpose: TimerPurpose::ExecutionTimeout,
         };
+        let input_text = request.input_text.filter(|text| {
+            serde_json::from_str::<Value>(text).is_ok_and(|v| v == request.input)
+                && serde_json::to_string(&request.input).is_ok_and(|compact| &compact != text)
+        });
+        // One shared payload: the started event, the execution's info and the first state.
+        let input = Payload::new(request.input);
         let details = ExecutionStarted {
-            input: request.input.clone(),
+            input: Payload::clone(&input),
             input_truncated: false,
             role_arn: request.role_arn,
             state_machine_alias_arn: None,
             state_machine_version_arn: None,
             execution_arn: request.execution_arn,
             state_machine_arn: request.state_machine_arn,
-            input_text: request.input_text.filter(|text| {
-                serde_json::from_str::<Value>(text).is_ok_and(|v| v == request.input)
-                    && serde_json::to_string(&request.input).is_ok_and(|compact| &compact != text)
-            }),
+            input_text,
         };
         self.emit(&[], EventDetails::ExecutionStarted(details), Some(timer))?;
         let start_at = self.def.start_at.clone();
-        let outcome = self.enter_and_advance(&[], &start_at, request.input)?;
+        let outcome = self.enter_and_advance(&[], &start_at, input)?;
         self.finish_root(outcome)
     }
 
@@ -837,7 +850,12 @@ impl<'d> Decider<'d, '_> {
     // ------------------------------------------------------------------ threads
 
     /// Enters `name` in the thread at `scope` with `input`, then advances the thread.
-    fn enter_and_advance(&mut self, scope: &[u32], name: &str, input: Value) -> Step<Outcome> {
+    fn enter_and_advance(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        input: impl Into<Payload>,
+    ) -> Step<Outcome> {
         match self.enter(scope, name, input)? {
             Some(outcome) => Ok(outcome),
             None => self.advance(scope),
@@ -846,7 +864,13 @@ impl<'d> Decider<'d, '_> {
 
     /// Emits the state-entered event. A Wait arms its timer here (or exits at once when already
     /// due); `Some` when the thread ended already (a Wait that could not compute its time).
-    fn enter(&mut self, scope: &[u32], name: &str, input: Value) -> Step<Option<Outcome>> {
+    fn enter(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        input: impl Into<Payload>,
+    ) -> Step<Option<Outcome>> {
+        let input: Payload = input.into();
         let states = self.states_at(scope)?;
         let state = states.get(name).ok_or_else(|| Error::UnknownState {
             state: name.to_string(),
@@ -972,7 +996,7 @@ impl<'d> Decider<'d, '_> {
                         "advance of an unstarted thread {scope:?}"
                     )))
                 }
-                Some(Thread::Done { output }) => return Ok(Outcome::Done(output.clone())),
+                Some(Thread::Done { output }) => return Ok(Outcome::Done(Payload::clone(output))),
                 Some(Thread::Aborted) => return Ok(Outcome::Aborted),
                 // A state a redrive reruns is entered again (a Wait recomputes its time).
                 Some(Thread::Running(run)) if super::redrive::reentering(&self.state, scope) => {
@@ -1083,7 +1107,7 @@ impl<'d> Decider<'d, '_> {
         &mut self,
         scope: &[u32],
         state: &State,
-        output: Value,
+        output: impl Into<Payload>,
         next: &Transition,
     ) -> Step<Option<Outcome>> {
         let next = match next {
@@ -1098,9 +1122,10 @@ impl<'d> Decider<'d, '_> {
         &mut self,
         scope: &[u32],
         state: &State,
-        output: Value,
+        output: impl Into<Payload>,
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
+        let output: Payload = output.into();
         if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
             return Ok(Some(Outcome::Failed(failure(
                 "States.DataLimitExceeded",
@@ -1110,7 +1135,8 @@ impl<'d> Decider<'d, '_> {
                 ),
             ))));
         }
-        let details = exited_details(state, output.clone())
+        // The exited event, the next entered event and the next state share one payload.
+        let details = exited_details(state, Payload::clone(&output))
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
         match next {
@@ -1128,6 +1154,11 @@ impl<'d> Decider<'d, '_> {
         // Borrows the running state instead of copying it: the input is copied at most once,
         // into the output.
         let run = running_in(&self.state, scope)?;
+        if passes_input_on(state, pass) {
+            // Its output is its input: shared, not copied.
+            let output = Payload::clone(&run.input);
+            return self.exit(scope, state, output, &pass.next);
+        }
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
         let entropy = &mut *self.entropy;
@@ -1162,6 +1193,20 @@ impl<'d> Decider<'d, '_> {
         let run = self.running(scope)?;
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
+        if state.input_path.is_none() && state.output_path.is_none() {
+            // No paths: the output is the input, shared, not copied.
+            return match choice.pick(&run.input, &context) {
+                Ok(next) => {
+                    let output = Payload::clone(&run.input);
+                    self.exit_to(scope, state, output, Some(next))
+                }
+                Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                    &state.name,
+                    entered_event_id,
+                    error,
+                )))),
+            };
+        }
         let decided = (|| {
             let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
             let next = choice.pick(&effective, &context)?;
@@ -1535,7 +1580,7 @@ impl<'d> Decider<'d, '_> {
         let results: Vec<Value> = outcomes
             .into_iter()
             .map(|o| match o {
-                Outcome::Done(v) => v,
+                Outcome::Done(v) => Payload::unwrap_or_clone(v),
                 _ => Value::Null,
             })
             .collect();
@@ -1725,7 +1770,7 @@ impl<'d> Decider<'d, '_> {
                 .iter()
                 .map(|it| match &it.thread {
                     Thread::Done { output } if it.outcome == IterationOutcome::Succeeded => {
-                        output.clone()
+                        Value::clone(output)
                     }
                     _ => Value::Null,
                 })

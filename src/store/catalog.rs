@@ -340,7 +340,7 @@ mod tests {
             previous_event_id: 0,
             timestamp_ms: 1,
             details: EventDetails::ExecutionStarted(ExecutionStarted {
-                input: json!({}),
+                input: json!({}).into(),
                 input_text: None,
                 input_truncated: false,
                 role_arn: "role".into(),

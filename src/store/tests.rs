@@ -26,7 +26,7 @@ fn started(name: &str) -> HistoryEvent {
     event(
         1,
         EventDetails::ExecutionStarted(ExecutionStarted {
-            input: json!({"n": name}),
+            input: json!({"n": name}).into(),
             input_text: None,
             input_truncated: false,
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
@@ -43,7 +43,7 @@ fn entered(id: u32) -> HistoryEvent {
         id,
         EventDetails::PassStateEntered(StateEntered {
             name: "A".into(),
-            input: json!({}),
+            input: json!({}).into(),
             input_truncated: false,
         }),
     )
@@ -75,7 +75,7 @@ fn appends_index_and_rebuild_agree() {
             &[event(
                 3,
                 EventDetails::ExecutionSucceeded(Output {
-                    output: json!(1),
+                    output: json!(1).into(),
                     output_truncated: false,
                 }),
             )],
