@@ -41,7 +41,7 @@ const EVENTS_RESERVED: usize = 8;
 
 /// The largest events vector (in events) a thread keeps for reuse: a decision that made
 /// thousands of events (a big Map) must not pin that much memory on its thread for ever.
-const SPARE_EVENTS_KEPT_MAX: usize = 256;
+const SPARE_EVENTS_KEPT_MAX: usize = 64;
 
 std::thread_local! {
     /// An emptied events vector handed back by [`recycle_events`], reused by the next decision
@@ -310,14 +310,18 @@ fn aborted_details(state: &State) -> Option<EventDetails> {
     }
 }
 
-/// Whether a Pass state's output is its input unchanged: no InputPath, OutputPath, Result or
-/// Parameters, and ResultPath absent or `null`.
+/// Whether a Pass state's output is its input unchanged: no InputPath, OutputPath or
+/// Parameters (whose evaluation may fail), and either ResultPath `null` (a `Result` is then
+/// discarded) or neither ResultPath nor Result.
 fn passes_input_on(state: &State, pass: &crate::asl::PassState) -> bool {
     state.input_path.is_none()
         && state.output_path.is_none()
-        && pass.result.is_none()
         && pass.parameters.is_none()
-        && matches!(pass.result_path, None | Some(ResultPathField::Discard))
+        && match pass.result_path {
+            Some(ResultPathField::Discard) => true,
+            None => pass.result.is_none(),
+            Some(ResultPathField::Reference(_)) => false,
+        }
 }
 
 fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {

@@ -1060,7 +1060,7 @@ struct EncodeScratch {
 
 /// The largest encoding buffer a thread keeps between decisions: the common batch is 1 to
 /// 3 KiB, and a thread that once encoded a 256 KiB payload must not hold that much for ever.
-const ENCODE_SCRATCH_KEPT_BYTES_MAX: usize = 64 * 1024;
+const ENCODE_SCRATCH_KEPT_BYTES_MAX: usize = 16 * 1024;
 
 std::thread_local! {
     /// This thread's spare encoding buffers: an append then allocates nothing to encode (a
