@@ -198,7 +198,9 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
         .events
         .iter()
         .filter_map(|e| match &e.details {
-            EventDetails::TaskStateEntered(d) => Some((d.name.clone(), d.input.clone())),
+            EventDetails::TaskStateEntered(d) => {
+                Some((d.name.clone(), serde_json::Value::clone(&d.input)))
+            }
             _ => None,
         })
         .collect();

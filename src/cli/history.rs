@@ -211,7 +211,7 @@ mod tests {
                 1_000,
                 EventDetails::PassStateEntered(StateEntered {
                     name: "Init".into(),
-                    input: json!({"a": 1}),
+                    input: json!({"a": 1}).into(),
                     input_truncated: false,
                 }),
             ),

@@ -35,9 +35,43 @@ pub(crate) struct Counters {
     commit_buckets: [AtomicU64; BUCKETS],
 }
 
+/// What one decision's events add to the counters: counted from the events before the commit
+/// (so the events may be dropped while it waits), added once it is durable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    started: u64,
+    closed: [u64; 4],
+    transitions: u64,
+}
+
+impl Tally {
+    /// Counts `events`.
+    pub(crate) fn of(events: &[HistoryEvent]) -> Self {
+        let mut tally = Tally::default();
+        for event in events {
+            match &event.details {
+                EventDetails::ExecutionStarted(_) => tally.started += 1,
+                EventDetails::ExecutionSucceeded(_) => tally.closed[0] += 1,
+                EventDetails::ExecutionFailed(_) => tally.closed[1] += 1,
+                EventDetails::ExecutionTimedOut(_) => tally.closed[2] += 1,
+                EventDetails::ExecutionAborted(_) => tally.closed[3] += 1,
+                details => tally.transitions += u64::from(details.state_entered().is_some()),
+            }
+        }
+        tally
+    }
+}
+
 impl Counters {
     /// Counts one durable decision: its events and how long its commit took.
+    #[cfg(test)]
     pub(crate) fn record_commit(&self, events: &[HistoryEvent], micros: u64) {
+        self.record_tally(Tally::of(events), micros);
+    }
+
+    /// Counts one durable decision from the [`Tally`] of its events: one atomic add per
+    /// counter that changes (they are shared by every thread that commits).
+    pub(crate) fn record_tally(&self, tally: Tally, micros: u64) {
         self.commits.fetch_add(1, Ordering::Relaxed);
         self.commit_micros_sum.fetch_add(micros, Ordering::Relaxed);
         let bucket = COMMIT_LATENCY_BUCKETS_MICROS
@@ -45,26 +79,18 @@ impl Counters {
             .position(|bound| micros <= *bound)
             .unwrap_or(BUCKETS - 1);
         self.commit_buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        for event in events {
-            let closed = match &event.details {
-                EventDetails::ExecutionStarted(_) => {
-                    self.executions_started.fetch_add(1, Ordering::Relaxed);
-                    None
-                }
-                EventDetails::ExecutionSucceeded(_) => Some(0),
-                EventDetails::ExecutionFailed(_) => Some(1),
-                EventDetails::ExecutionTimedOut(_) => Some(2),
-                EventDetails::ExecutionAborted(_) => Some(3),
-                details => {
-                    if details.type_name().ends_with("StateEntered") {
-                        self.transitions.fetch_add(1, Ordering::Relaxed);
-                    }
-                    None
-                }
-            };
-            if let Some(index) = closed {
-                self.executions_closed[index].fetch_add(1, Ordering::Relaxed);
+        if tally.started > 0 {
+            self.executions_started
+                .fetch_add(tally.started, Ordering::Relaxed);
+        }
+        for (counter, &count) in self.executions_closed.iter().zip(&tally.closed) {
+            if count > 0 {
+                counter.fetch_add(count, Ordering::Relaxed);
             }
+        }
+        if tally.transitions > 0 {
+            self.transitions
+                .fetch_add(tally.transitions, Ordering::Relaxed);
         }
     }
 }

@@ -670,10 +670,10 @@ impl Engine {
                 found: first.details.type_name(),
             }));
         };
-        let raw_input = started.input_text.as_deref().map(|t| (&started.input, t));
+        let raw_input = started.input_text.as_deref().map(|t| (&*started.input, t));
         let input_text = match raw_input {
             Some((_, text)) => text.to_string(),
-            None => serde_json::to_string(&started.input).map_err(|e| Error::Runtime {
+            None => serde_json::to_string(&*started.input).map_err(|e| Error::Runtime {
                 reason: format!("cannot render an execution input: {e}"),
             })?,
         };
@@ -687,7 +687,7 @@ impl Engine {
             _ => None,
         };
         let (output, error, cause) = match &last.details {
-            EventDetails::ExecutionSucceeded(out) => (Some(out.output.clone()), None, None),
+            EventDetails::ExecutionSucceeded(out) => (Some(Value::clone(&out.output)), None, None),
             EventDetails::ExecutionFailed(ec)
             | EventDetails::ExecutionAborted(ec)
             | EventDetails::ExecutionTimedOut(ec) => (None, ec.error.clone(), ec.cause.clone()),
@@ -700,7 +700,7 @@ impl Engine {
             status: summary.status,
             start_ms: summary.start_ms,
             stop_ms: summary.stop_ms,
-            input: started.input.clone(),
+            input: Value::clone(&started.input),
             input_text,
             output,
             output_text,

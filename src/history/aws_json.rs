@@ -22,7 +22,7 @@ pub type InputText<'a> = Option<(&'a Value, &'a str)>;
 /// The raw input text of a history, taken from its `ExecutionStarted` event.
 pub fn input_text(events: &[HistoryEvent]) -> InputText<'_> {
     events.iter().find_map(|e| match &e.details {
-        EventDetails::ExecutionStarted(d) => d.input_text.as_deref().map(|t| (&d.input, t)),
+        EventDetails::ExecutionStarted(d) => d.input_text.as_deref().map(|t| (&*d.input, t)),
         _ => None,
     })
 }
@@ -367,7 +367,7 @@ mod tests {
             0,
             EventDetails::PassStateEntered(StateEntered {
                 name: "S".into(),
-                input: json!({"a": 1}),
+                input: json!({"a": 1}).into(),
                 input_truncated: false,
             }),
         );
@@ -391,7 +391,7 @@ mod tests {
             1,
             0,
             EventDetails::ExecutionStarted(ExecutionStarted {
-                input: json!([1, 2]),
+                input: json!([1, 2]).into(),
                 input_truncated: false,
                 role_arn: "role".into(),
                 state_machine_alias_arn: None,
@@ -410,7 +410,7 @@ mod tests {
             0,
             EventDetails::PassStateExited(StateExited {
                 name: "P".into(),
-                output: json!([[1, 2], [1, 2, 3]]),
+                output: json!([[1, 2], [1, 2, 3]]).into(),
                 output_truncated: false,
             }),
         );

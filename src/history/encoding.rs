@@ -68,7 +68,7 @@ mod tests {
                 previous_event_id: 0,
                 timestamp_ms: 1_700_000_000_123,
                 details: EventDetails::ExecutionStarted(ExecutionStarted {
-                    input: json!({"a": [1, 2.5, "x", null, {"b": true}]}),
+                    input: json!({"a": [1, 2.5, "x", null, {"b": true}]}).into(),
                     input_truncated: false,
                     role_arn: "arn:aws:iam::000000000000:role/r".into(),
                     state_machine_alias_arn: None,

@@ -10,7 +10,8 @@
 //! - The order of the variants of [`EventDetails`] and the fields of every detail struct are part
 //!   of the WAL format (postcard encodes variant indexes and fields by position): never reorder,
 //!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else.
-//! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory and stored as
+//! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory (state
+//!   inputs and outputs and execution input/output as a shared [`Payload`]) and stored as
 //!   compact JSON text, exactly the text AWS returns.
 //!
 //! Must not: do I/O, read a clock, or know about the WAL; `store` does that.
@@ -180,6 +181,12 @@ impl ErrorCause {
     }
 }
 
+/// A JSON payload that events and the interpreter's state share instead of copying: a state
+/// that passes its input on (a Pass or Choice without paths) hands the same payload to its
+/// exited event, the next entered event and the next state, so it costs no copy at all. Its
+/// stored form is the value's compact JSON text, as for any payload (`json_text`).
+pub type Payload = std::sync::Arc<Value>;
+
 /// `stateEnteredEventDetails`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateEntered {
@@ -187,7 +194,7 @@ pub struct StateEntered {
     pub name: String,
     /// The state's raw input.
     #[serde(with = "json_text")]
-    pub input: Value,
+    pub input: Payload,
     /// `inputDetails.truncated`.
     pub input_truncated: bool,
 }
@@ -199,7 +206,7 @@ pub struct StateExited {
     pub name: String,
     /// The state's output.
     #[serde(with = "json_text")]
-    pub output: Value,
+    pub output: Payload,
     /// `outputDetails.truncated`.
     pub output_truncated: bool,
 }
@@ -209,7 +216,7 @@ pub struct StateExited {
 pub struct ExecutionStarted {
     /// The execution input.
     #[serde(with = "json_text")]
-    pub input: Value,
+    pub input: Payload,
     /// `inputDetails.truncated`.
     pub input_truncated: bool,
     /// The role the execution runs as.
@@ -234,7 +241,7 @@ pub struct ExecutionStarted {
 pub struct Output {
     /// The output.
     #[serde(with = "json_text")]
-    pub output: Value,
+    pub output: Payload,
     /// `outputDetails.truncated`.
     pub output_truncated: bool,
 }
@@ -599,6 +606,7 @@ mod json_text {
     use serde::{Deserialize, Deserializer, Serializer};
     use serde_json::Value;
 
+    use std::borrow::Borrow;
     use std::cell::RefCell;
 
     /// A scratch buffer kept this big at most between uses: the common payload is small, and
@@ -610,7 +618,12 @@ mod json_text {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub fn serialize<S: Serializer>(value: &Value, serializer: S) -> Result<S::Ok, S::Error> {
+    /// Writes `value` (a `Value` or a shared [`super::Payload`]) as its compact JSON text.
+    pub fn serialize<S: Serializer, V: Borrow<Value>>(
+        value: &V,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let value = value.borrow();
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut buffer) => {
                 buffer.clear();
@@ -632,9 +645,14 @@ mod json_text {
         })
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+    /// Reads a payload written by [`serialize`].
+    pub fn deserialize<'de, D: Deserializer<'de>, V: From<Value>>(
+        deserializer: D,
+    ) -> Result<V, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+        serde_json::from_str::<Value>(&text)
+            .map(V::from)
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -68,7 +68,7 @@ pub(crate) fn context_with(
     json!({
         "Execution": {
             "Id": info.execution_arn,
-            "Input": info.input,
+            "Input": *info.input,
             "StartTime": iso_time(info.start_ms),
             "Name": arn_name(&info.execution_arn),
             "RoleArn": info.role_arn,

@@ -20,7 +20,8 @@
 //!   `timer_id` of an [`Effect::ArmTimer`], `Stop`.
 //! - Persist `decision.events` as one WAL record: `history::encoding::encode(&EventBatch {
 //!   execution_arn, events })`. After the commit adopt `decision.next_state` (or fold the events
-//!   with [`apply`]; the two are equal) and perform `decision.effects`.
+//!   with [`apply`]; the two are equal) and perform `decision.effects`. Once encoded, hand the
+//!   events to [`recycle_events`] (optional: the next decision on the thread reuses the vector).
 //! - Recovery: `ExecutionState::replay(events)` then [`pending_effects`] (every timer to re-arm,
 //!   every task to re-dispatch, or `Closed`). `apply` needs no definition; `decide` does.
 //! - Describe: [`ExecutionState::status`], `output`, `failure`, `event_count` (against the cap),
@@ -63,7 +64,7 @@ mod redrive;
 mod state;
 mod waiting;
 
-pub use decide::{decide, decide_owned};
+pub use decide::{decide, decide_owned, recycle_events};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
 pub use waiting::{compose_token, parse_token, TokenFormatError, TokenParts, WaitingTask};

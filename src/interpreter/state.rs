@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use super::Error;
-use crate::history::{ErrorCause, EventDetails, HistoryEvent, TimerPurpose};
+use crate::history::{ErrorCause, EventDetails, HistoryEvent, Payload, TimerPurpose};
 
 /// How an execution stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,7 +64,8 @@ pub(crate) struct Timer {
 /// What the execution knows about itself from `ExecutionStarted`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ExecutionInfo {
-    pub(crate) input: Value,
+    /// Shared with `ExecutionStarted` and the first state's input.
+    pub(crate) input: Payload,
     pub(crate) execution_arn: String,
     pub(crate) state_machine_arn: String,
     pub(crate) role_arn: String,
@@ -85,7 +86,7 @@ pub struct ExecutionState {
     pub(crate) cursor_before_iteration_succeeded: Option<u32>,
     pub(crate) root: Thread,
     pub(crate) execution_timer: Option<Timer>,
-    pub(crate) output: Option<Value>,
+    pub(crate) output: Option<Payload>,
     pub(crate) failure: Option<ErrorCause>,
     pub(crate) close_ms: Option<u64>,
     /// What redrive needs from the fold (see `redrive`).
@@ -147,7 +148,7 @@ impl ExecutionState {
 
     /// The execution's output, once it succeeded.
     pub fn output(&self) -> Option<&Value> {
-        self.output.as_ref()
+        self.output.as_deref()
     }
 
     /// The error and cause it failed, timed out or was aborted with.
@@ -157,7 +158,7 @@ impl ExecutionState {
 
     /// The execution input, once started.
     pub fn input(&self) -> Option<&Value> {
-        self.info.as_ref().map(|i| &i.input)
+        self.info.as_ref().map(|i| &*i.input)
     }
 
     /// The execution ARN, once started.
@@ -233,7 +234,7 @@ pub(crate) enum Thread {
     Running(Box<StateRun>),
     /// Its last state exited with this output (or, between an exit and the next entry inside
     /// one decision, the output that the next state receives).
-    Done { output: Value },
+    Done { output: Payload },
     /// Stopped because a sibling failed or the execution ended.
     Aborted,
 }
@@ -266,8 +267,8 @@ pub(crate) struct StateRun {
     pub(crate) name: String,
     pub(crate) entered_event_id: u32,
     pub(crate) entered_ms: u64,
-    /// The state's raw input (before InputPath).
-    pub(crate) input: Value,
+    /// The state's raw input (before InputPath), shared with its entered event.
+    pub(crate) input: Payload,
     /// The errors retried so far, in order (`$$.State.RetryCount` is its length).
     pub(crate) retried_errors: Vec<String>,
     pub(crate) phase: Phase,
@@ -423,38 +424,48 @@ pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Err
     Ok(())
 }
 
-/// How deep [`identical`] compares before it gives up (answers "not identical", so the caller
-/// copies): recursion stays shallow and allocation-free.
-const IDENTICAL_DEPTH_MAX: usize = 64;
+std::thread_local! {
+    /// The box of the last state that exited on this thread, reused by the next state entered
+    /// (with its name's buffer): a chain of states then allocates no box and no name per state.
+    static SPARE_RUN: std::cell::Cell<Option<Box<StateRun>>> = const { std::cell::Cell::new(None) };
+}
 
-/// True when `a` and `b` are the same JSON text: equal values *and* object keys in the same
-/// order (`Value`'s `==` ignores key order, which history output shows). Moving one in place of
-/// a copy of the other is then invisible. Conservative: `false` beyond
-/// [`IDENTICAL_DEPTH_MAX`] levels of nesting.
-pub(crate) fn identical(a: &Value, b: &Value) -> bool {
-    fn walk(a: &Value, b: &Value, depth: usize) -> bool {
-        match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                depth < IDENTICAL_DEPTH_MAX
-                    && x.len() == y.len()
-                    && x.iter()
-                        .zip(y.iter())
-                        .all(|((kx, vx), (ky, vy))| kx == ky && walk(vx, vy, depth + 1))
-            }
-            (Value::Array(x), Value::Array(y)) => {
-                depth < IDENTICAL_DEPTH_MAX
-                    && x.len() == y.len()
-                    && x.iter()
-                        .zip(y.iter())
-                        .all(|(vx, vy)| walk(vx, vy, depth + 1))
-            }
-            (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => {
-                false
-            }
-            (x, y) => x == y,
+/// The name length (bytes) beyond which a retired state's name buffer is not kept for reuse.
+const SPARE_RUN_NAME_BYTES_MAX: usize = 256;
+
+/// A freshly entered state: this thread's spare box when there is one, else a new box.
+fn new_run(name: &str, entered_event_id: u32, entered_ms: u64, input: Payload) -> Box<StateRun> {
+    match SPARE_RUN.try_with(std::cell::Cell::take).ok().flatten() {
+        Some(mut run) => {
+            run.name.clear();
+            run.name.push_str(name);
+            run.entered_event_id = entered_event_id;
+            run.entered_ms = entered_ms;
+            run.input = input;
+            debug_assert!(run.retried_errors.is_empty() && run.phase == Phase::Entered);
+            run
         }
+        None => Box::new(StateRun {
+            name: name.to_string(),
+            entered_event_id,
+            entered_ms,
+            input,
+            retried_errors: Vec::new(),
+            phase: Phase::Entered,
+        }),
     }
-    walk(a, b, 0)
+}
+
+/// Keeps the box of a state that left its thread for the next [`new_run`] on this thread; its
+/// contents are dropped now (only the name's buffer is kept, when small).
+fn retire_run(mut run: Box<StateRun>) {
+    if run.name.capacity() > SPARE_RUN_NAME_BYTES_MAX {
+        return;
+    }
+    run.input = Payload::default();
+    run.retried_errors = Vec::new();
+    run.phase = Phase::Entered;
+    let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
 }
 
 fn running<'a>(thread: &'a mut Thread, what: &str) -> Result<&'a mut StateRun, String> {
@@ -497,7 +508,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         }
         E::ExecutionSucceeded(d) => {
             close(state, ExecutionStatus::Succeeded, event.timestamp_ms);
-            state.output = Some(d.output.clone());
+            state.output = Some(Payload::clone(&d.output));
         }
         E::ExecutionFailed(d) => {
             close(state, ExecutionStatus::Failed, event.timestamp_ms);
@@ -532,20 +543,12 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
                 return Err(format!("state entered on a {} thread", thread_name(thread)));
             }
-            // The thread's last output is usually this very input (a state's exit feeds the
-            // next entry): take it over instead of copying the event's.
-            let input = match std::mem::replace(thread, Thread::Pending) {
-                Thread::Done { output } if identical(&output, &d.input) => output,
-                _ => d.input.clone(),
-            };
-            *thread = Thread::Running(Box::new(StateRun {
-                name: d.name.clone(),
-                entered_event_id: event.id.0,
-                entered_ms: event.timestamp_ms,
-                input,
-                retried_errors: Vec::new(),
-                phase: Phase::Entered,
-            }));
+            // The state shares its input with the event (no copy).
+            if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
+                retire_run(run);
+            }
+            let input = Payload::clone(&d.input);
+            *thread = Thread::Running(new_run(&d.name, event.id.0, event.timestamp_ms, input));
         }
         E::ChoiceStateExited(d)
         | E::MapStateExited(d)
@@ -559,14 +562,11 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             if run.name != d.name {
                 return Err(format!("exit of '{}' while '{}' runs", d.name, run.name));
             }
-            // A state that passes its input on (Pass, Choice, Succeed without paths): take the
-            // input over instead of copying the event's output.
-            let output = if identical(&run.input, &d.output) {
-                std::mem::take(&mut run.input)
-            } else {
-                d.output.clone()
-            };
-            *thread = Thread::Done { output };
+            // The thread's output is shared with the event (no copy).
+            let output = Payload::clone(&d.output);
+            if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
+                retire_run(run);
+            }
         }
         E::TaskStateAborted
         | E::WaitStateAborted
@@ -632,7 +632,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                 return Err("no activity task in flight".into());
             }
             run.phase = Phase::TaskSucceeded {
-                output: d.output.clone(),
+                output: Value::clone(&d.output),
             };
         }
         E::ActivityFailed(d) | E::ActivityTimedOut(d) | E::ActivityScheduleFailed(d) => {
@@ -810,34 +810,77 @@ pub(crate) fn apply_timer(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn identical_needs_equal_values_in_the_same_key_order() {
-        let a = json!({"a": 1, "b": [1, {"c": "x"}]});
-        assert!(identical(&a, &a.clone()));
-        // Equal to serde_json, but another text: not identical.
-        let reordered = json!({"b": [1, {"c": "x"}], "a": 1});
-        assert_eq!(a, reordered);
-        assert!(!identical(&a, &reordered));
-        assert!(!identical(&json!(1), &json!(1.0)));
-        assert!(!identical(&json!([1, 2]), &json!([1, 2, 3])));
-        assert!(!identical(&json!({"a": null}), &json!({"a": {}})));
-        assert!(identical(&json!("s"), &json!("s")));
+    fn event(id: u32, details: EventDetails) -> HistoryEvent {
+        HistoryEvent {
+            id: crate::history::EventId(id),
+            previous_event_id: id - 1,
+            timestamp_ms: u64::from(id),
+            details,
+            scope: Vec::new(),
+            timer: None,
+        }
+    }
+
+    fn entered(name: &str, input: &Payload) -> EventDetails {
+        EventDetails::PassStateEntered(crate::history::StateEntered {
+            name: name.to_string(),
+            input: Payload::clone(input),
+            input_truncated: false,
+        })
+    }
+
+    fn exited(name: &str, output: &Payload) -> EventDetails {
+        EventDetails::PassStateExited(crate::history::StateExited {
+            name: name.to_string(),
+            output: Payload::clone(output),
+            output_truncated: false,
+        })
     }
 
     #[test]
-    fn identical_gives_up_beyond_its_depth() {
-        let mut deep = json!(0);
-        for _ in 0..IDENTICAL_DEPTH_MAX + 1 {
-            deep = json!([deep]);
-        }
-        assert!(!identical(&deep, &deep.clone()));
-        let mut shallow = json!(0);
-        for _ in 0..IDENTICAL_DEPTH_MAX {
-            shallow = json!([shallow]);
-        }
-        assert!(identical(&shallow, &shallow.clone()));
+    fn states_share_payloads_with_events_and_a_reused_run_holds_only_the_new_state() {
+        let first = Payload::new(json!({"n": 1}));
+        let second = Payload::new(json!({"n": 2}));
+        let events = [
+            event(
+                1,
+                EventDetails::ExecutionStarted(crate::history::ExecutionStarted {
+                    input: Payload::clone(&first),
+                    input_truncated: false,
+                    role_arn: "role".into(),
+                    state_machine_alias_arn: None,
+                    state_machine_version_arn: None,
+                    execution_arn: "exec".into(),
+                    state_machine_arn: "machine".into(),
+                    input_text: None,
+                }),
+            ),
+            event(2, entered("A rather long first state name", &first)),
+            event(3, exited("A rather long first state name", &second)),
+            event(4, entered("B", &second)),
+        ];
+        let state = ExecutionState::replay(&events).expect("folds");
+        let Thread::Running(run) = &state.root else {
+            panic!("B runs: {:?}", state.root);
+        };
+        assert_eq!(run.name, "B");
+        assert_eq!((run.entered_event_id, run.entered_ms), (4, 4));
+        assert_eq!(*run.input, json!({"n": 2}));
+        assert!(
+            Arc::ptr_eq(&run.input, &second),
+            "the input is the event's, not a copy"
+        );
+        assert!(run.retried_errors.is_empty() && run.phase == Phase::Entered);
+        assert!(Arc::ptr_eq(
+            &state.info.as_ref().expect("started").input,
+            &first
+        ));
+        // Folding the same events again (the spare run of this thread now reused) agrees.
+        assert_eq!(ExecutionState::replay(&events).expect("folds"), state);
     }
 }

@@ -70,7 +70,7 @@ fn event(id: u32, previous: u32, details: EventDetails) -> HistoryEvent {
 fn the_cursor_skips_the_events_aws_does_not_link_to() {
     let mut state = ExecutionState::new();
     let started = crate::history::ExecutionStarted {
-        input: json!([1]),
+        input: json!([1]).into(),
         input_truncated: false,
         role_arn: "r".into(),
         state_machine_alias_arn: None,
@@ -86,7 +86,7 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
     .expect("started");
     let entered = |name: &str| StateEntered {
         name: name.into(),
-        input: json!([1]),
+        input: json!([1]).into(),
         input_truncated: false,
     };
     assert_eq!(
@@ -114,7 +114,7 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
     apply(&mut state, &inner).expect("inner entered");
     let exited = StateExited {
         name: "P".into(),
-        output: json!(1),
+        output: json!(1).into(),
         output_truncated: false,
     };
     let mut inner = event(6, 5, EventDetails::PassStateExited(exited));
@@ -202,7 +202,7 @@ fn values_taken_over_keep_their_key_order_and_replay_to_the_same_state() {
                 EventDetails::ExecutionSucceeded(d) => ("succeeded".to_string(), &d.output),
                 _ => return None,
             };
-            Some((name, serde_json::to_string(value).expect("serializes")))
+            Some((name, serde_json::to_string(&**value).expect("serializes")))
         })
         .collect();
     let expected = [
@@ -227,4 +227,74 @@ fn values_taken_over_keep_their_key_order_and_replay_to_the_same_state() {
         serde_json::to_string(replayed.output().expect("succeeded")).expect("serializes"),
         r#"{"b":2,"a":1}"#
     );
+}
+
+#[test]
+fn passing_states_share_one_payload_and_a_thread_reuses_its_events_vector() {
+    let definition = crate::asl::parse_definition(
+        &json!({
+            "StartAt": "A",
+            "States": {
+                "A": {"Type": "Pass", "Next": "B"},
+                "B": {"Type": "Choice", "Choices": [
+                    {"Variable": "$.n", "NumericGreaterThan": 5, "Next": "A"}
+                ], "Default": "C"},
+                "C": {"Type": "Pass", "ResultPath": null, "Result": 7, "End": true}
+            }
+        })
+        .to_string(),
+        &crate::asl::ValidationOptions::default(),
+    )
+    .expect("valid definition");
+    let start = || {
+        let request = StartRequest {
+            input: json!({"n": 1}),
+            input_text: None,
+            execution_arn: "arn:aws:states:us-east-1:0:execution:sm:e".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
+            role_arn: "r".into(),
+        };
+        decide(
+            &definition,
+            &ExecutionState::new(),
+            Trigger::Start(request),
+            0,
+            &Options::default(),
+            &mut Zero,
+        )
+        .expect("decides")
+    };
+    let decision = start();
+    let EventDetails::ExecutionStarted(started) = &decision.events[0].details else {
+        panic!("the first event starts the execution");
+    };
+    let input = crate::history::Payload::clone(&started.input);
+    let mut shared = 0;
+    for event in &decision.events[1..] {
+        let payload = match &event.details {
+            EventDetails::PassStateEntered(d) | EventDetails::ChoiceStateEntered(d) => &d.input,
+            EventDetails::PassStateExited(d) | EventDetails::ChoiceStateExited(d) => &d.output,
+            EventDetails::ExecutionSucceeded(d) => &d.output,
+            other => panic!("unexpected {}", other.type_name()),
+        };
+        assert!(
+            std::sync::Arc::ptr_eq(payload, &input),
+            "{} copied its payload",
+            event.details.type_name()
+        );
+        shared += 1;
+    }
+    assert_eq!(shared, 7, "3 states entered and exited, then the success");
+    assert_eq!(
+        ExecutionState::replay(&decision.events).expect("replays"),
+        decision.next_state
+    );
+    // The next decision on this thread reuses the vector handed back; one too big is not kept.
+    let reused = decision.events.as_ptr();
+    recycle_events(decision.events);
+    let again = start();
+    assert_eq!(again.events.as_ptr(), reused);
+    recycle_events(again.events);
+    recycle_events(Vec::with_capacity(100_000));
+    assert_eq!(start().events.as_ptr(), reused);
 }

@@ -375,7 +375,7 @@ mod tests {
             previous_event_id: 0,
             timestamp_ms: 1,
             details: EventDetails::ExecutionStarted(ExecutionStarted {
-                input: json!({}),
+                input: json!({}).into(),
                 input_text: None,
                 input_truncated: false,
                 role_arn: "role".into(),
@@ -578,7 +578,7 @@ mod tests {
         };
         // Without ExecutionRedriven in the batch: refused, nothing appended.
         let not_a_redrive = event(EventDetails::ExecutionSucceeded(crate::history::Output {
-            output: json!({}),
+            output: json!({}).into(),
             output_truncated: false,
         }));
         assert!(matches!(

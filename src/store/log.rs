@@ -45,11 +45,17 @@ pub type VisitOrigin<'a> = dyn FnMut(Lsn, Lsn, u8, &[u8]) -> Result<(), Error> +
 
 impl Log for Wal {
     fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
-        let mut framed = Vec::with_capacity(records.len());
-        for &(kind, payload) in records {
-            framed.push((RecordKind::new(kind)?, payload));
-        }
-        let range = Wal::append_batch(self, &framed)?;
+        let range = match records {
+            // The common case (one decision, one record) frames on the stack.
+            [(kind, payload)] => Wal::append_batch(self, &[(RecordKind::new(*kind)?, *payload)])?,
+            _ => {
+                let mut framed = Vec::with_capacity(records.len());
+                for &(kind, payload) in records {
+                    framed.push((RecordKind::new(kind)?, payload));
+                }
+                Wal::append_batch(self, &framed)?
+            }
+        };
         debug_assert!(range.last.0 - range.first.0 + 1 == records.len() as u64);
         Ok(range.first)
     }

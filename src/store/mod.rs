@@ -34,8 +34,8 @@ use crate::history::{check_sequence, EventDetails, HistoryEvent};
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, VisitOrigin};
 pub use record::{
-    BatchHeader, CatalogRecord, MachineRecord, StartedHeader, KIND_CATALOG, KIND_EVENTS,
-    KIND_MACHINE,
+    BatchHeader, BatchHeaderRef, CatalogRecord, MachineRecord, StartedHeader, StartedHeaderRef,
+    KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -361,18 +361,18 @@ impl Index {
 
     /// Checks that a batch with `header` may follow the index; returns the machine of a new
     /// execution.
-    fn check_header(&self, header: &BatchHeader) -> Result<Option<Lsn>, Error> {
-        let arn = &header.execution_arn;
-        let (last_id, new_machine) = match self.executions.get(arn.as_str()) {
+    fn check_header(&self, header: &BatchHeaderRef<'_>) -> Result<Option<Lsn>, Error> {
+        let arn = header.execution_arn;
+        let (last_id, new_machine) = match self.executions.get(arn) {
             Some(entry) => (entry.event_count, None),
             None => {
                 let Some(started) = &header.started else {
                     return Err(Error::NotStarted {
-                        execution_arn: arn.clone(),
+                        execution_arn: arn.to_string(),
                         found: "a batch without ExecutionStarted",
                     });
                 };
-                let name = machine_name(&started.state_machine_arn);
+                let name = machine_name(started.state_machine_arn);
                 let lsn = self
                     .live_machines
                     .get(name)
@@ -384,7 +384,7 @@ impl Index {
         };
         if u64::from(header.first_event_id) != u64::from(last_id) + 1 {
             return Err(Error::BadSequence {
-                execution_arn: arn.clone(),
+                execution_arn: arn.to_string(),
                 reason: format!(
                     "a batch starting at event {} follows event {last_id}",
                     header.first_event_id
@@ -394,9 +394,8 @@ impl Index {
         Ok(new_machine)
     }
 
-    /// Applies a checked batch header (the batch's record is at `lsn`).
-    fn apply_header(&mut self, header: &BatchHeader, lsn: Lsn, machine: Option<Lsn>) {
-        let arn = header.execution_arn.as_str();
+    /// Applies a checked batch of `arn` (its record is at `lsn`).
+    fn apply_header(&mut self, arn: &str, batch: Indexed, lsn: Lsn, machine: Option<Lsn>) {
         let entry = match self.executions.get_mut(arn) {
             Some(entry) => entry,
             None => {
@@ -406,7 +405,7 @@ impl Index {
                     .machines
                     .get(&machine_lsn)
                     .map_or(machine_lsn, |m| m.origin_lsn);
-                let start_ms = header.started.as_ref().map_or(0, |s| s.start_ms);
+                let start_ms = batch.start_ms.unwrap_or(0);
                 let key: Arc<str> = Arc::from(arn);
                 let start_index = self.started.len() as u64;
                 self.started.push(key.clone());
@@ -427,12 +426,12 @@ impl Index {
                 })
             }
         };
-        debug_assert_eq!(header.first_event_id, entry.event_count + 1);
+        debug_assert_eq!(batch.first_event_id, entry.event_count + 1);
         entry.record_lsns.push(lsn);
-        entry.event_count = header.last_event_id;
-        if let Some((status, at_ms)) = header.status {
+        entry.event_count = batch.last_event_id;
+        if let Some((status, at_ms)) = batch.status {
             // Only `ExecutionRedriven` moves an execution that has events back to running.
-            if status == ExecutionStatus::Running && header.started.is_none() {
+            if status == ExecutionStatus::Running && batch.start_ms.is_none() {
                 entry.redrive_count += 1;
                 entry.redrive_ms = Some(at_ms);
             }
@@ -441,6 +440,28 @@ impl Index {
         }
         if entry.status.is_closed() {
             entry.record_lsns.shrink_to_fit();
+        }
+    }
+}
+
+/// What the index takes from a batch header besides the ARN (all plain numbers, so encoded
+/// batches can carry it without borrowing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Indexed {
+    first_event_id: u32,
+    last_event_id: u32,
+    /// `Some` when the batch starts the execution: when it started.
+    start_ms: Option<u64>,
+    status: Option<(ExecutionStatus, u64)>,
+}
+
+impl Indexed {
+    fn of(header: &BatchHeaderRef<'_>) -> Self {
+        Self {
+            first_event_id: header.first_event_id,
+            last_event_id: header.last_event_id,
+            start_ms: header.started.map(|s| s.start_ms),
+            status: header.status,
         }
     }
 }
@@ -513,8 +534,9 @@ impl Store {
             match item {
                 retention::Found::Machine(record) => index.apply_machine(origin, record),
                 retention::Found::Batch(header) => {
+                    let header = header.borrowed();
                     let machine = index.check_header(&header)?;
-                    index.apply_header(&header, lsn, machine);
+                    index.apply_header(header.execution_arn, Indexed::of(&header), lsn, machine);
                 }
                 retention::Found::Catalog(record) => index.apply_catalog(origin, record),
             }
@@ -632,7 +654,8 @@ impl Store {
 
     /// Appends one decision's events for `execution_arn` as one atomic log batch; returns once
     /// durable. The first events of a new execution must begin with `ExecutionStarted` naming a
-    /// live machine. The caller serializes appends per execution.
+    /// live machine. The caller serializes appends per execution. The same as
+    /// [`Store::prepare_events`] then [`Store::append_prepared`].
     pub fn append_events(&self, execution_arn: &str, events: &[HistoryEvent]) -> Result<(), Error> {
         self.append_events_and(execution_arn, events, None)
     }
@@ -648,49 +671,106 @@ impl Store {
         if events.is_empty() {
             return Ok(());
         }
-        let last_id = {
+        let prepared = self.prepare_events(execution_arn, events)?;
+        self.append_prepared_and(prepared, catalog)
+    }
+
+    /// Checks `events` (not empty) against the index and encodes them as the records of one
+    /// batch, ready for [`Store::append_prepared`]. The encoded batch does not borrow the
+    /// events: the caller may drop them before the append waits for durability (they are hot
+    /// in its cache now, cold after the wait). Nothing is written yet.
+    pub fn prepare_events<'a>(
+        &self,
+        execution_arn: &'a str,
+        events: &[HistoryEvent],
+    ) -> Result<PreparedEvents<'a>, Error> {
+        let Some(first) = events.first() else {
+            return Err(Error::BadSequence {
+                execution_arn: execution_arn.to_string(),
+                reason: "an append of no events".to_string(),
+            });
+        };
+        let header = header_for(execution_arn, events);
+        let machine = {
             let index = self.index.read();
-            match index.executions.get(execution_arn) {
+            let last_id = match index.executions.get(execution_arn) {
                 Some(entry) => entry.event_count,
                 None => {
-                    if !matches!(events[0].details, EventDetails::ExecutionStarted(_)) {
+                    if !matches!(first.details, EventDetails::ExecutionStarted(_)) {
                         return Err(Error::NotStarted {
                             execution_arn: execution_arn.to_string(),
-                            found: events[0].details.type_name(),
+                            found: first.details.type_name(),
                         });
                     }
                     0
                 }
+            };
+            check_sequence(last_id, events).map_err(|e| Error::BadSequence {
+                execution_arn: execution_arn.to_string(),
+                reason: e.to_string(),
+            })?;
+            index.check_header(&header)?
+        };
+        let mut prepared = PreparedEvents {
+            execution_arn,
+            machine,
+            scratch: EncodeScratch::take(),
+        };
+        encode_chunks(execution_arn, events, &mut prepared.scratch)?;
+        Ok(prepared)
+    }
+
+    /// Appends a batch made by [`Store::prepare_events`] as one atomic log batch and indexes it;
+    /// returns once durable. The caller serializes appends per execution (nothing for the same
+    /// execution may be appended between the prepare and this call).
+    pub fn append_prepared(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
+        self.append_prepared_and(prepared, None)
+    }
+
+    /// `append_prepared`, with `catalog` (when given) as the last record of the same atomic
+    /// batch, applied to the index right after the events.
+    fn append_prepared_and(
+        &self,
+        prepared: PreparedEvents<'_>,
+        catalog: Option<CatalogRecord>,
+    ) -> Result<(), Error> {
+        let scratch = &prepared.scratch;
+        let Some(&(_, head)) = scratch.records.first() else {
+            return Ok(());
+        };
+        let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
+        let first = match (scratch.records.as_slice(), &catalog_bytes) {
+            ([(end, _)], None) => self
+                .log
+                .append_batch(&[(KIND_EVENTS, &scratch.bytes[..*end])])?,
+            (records, _) => {
+                let mut framed = Vec::with_capacity(records.len() + 1);
+                let mut start = 0;
+                for &(end, _) in records {
+                    framed.push((KIND_EVENTS, &scratch.bytes[start..end]));
+                    start = end;
+                }
+                if let Some(bytes) = &catalog_bytes {
+                    framed.push((KIND_CATALOG, bytes.as_slice()));
+                }
+                self.log.append_batch(&framed)?
             }
         };
-        check_sequence(last_id, events).map_err(|e| Error::BadSequence {
-            execution_arn: execution_arn.to_string(),
-            reason: e.to_string(),
-        })?;
-        let mut chunks = Vec::new();
-        encode_chunks(execution_arn, events, &mut chunks)?;
-        let machine = self.index.read().check_header(&chunks[0].0)?;
-        let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
-        let records: Vec<(u8, &[u8])> = chunks
-            .iter()
-            .map(|(_, bytes)| (KIND_EVENTS, bytes.as_slice()))
-            .chain(catalog_bytes.as_deref().map(|bytes| (KIND_CATALOG, bytes)))
-            .collect();
-        let first = self.log.append_batch(&records)?;
+        let execution_arn = prepared.execution_arn;
         let mut index = self.index.write();
         // Re-check under the write lock: a racing append to the same execution is a caller bug.
         let entry_count = index.executions.get(execution_arn).map(|e| e.event_count);
         assert_eq!(
             entry_count.unwrap_or(0) + 1,
-            events[0].id.0,
+            head.first_event_id,
             "appends to one execution must be serialized by the caller"
         );
-        for (i, (header, _)) in chunks.iter().enumerate() {
-            let machine = if i == 0 { machine } else { None };
-            index.apply_header(header, Lsn(first.0 + i as u64), machine);
+        for (i, &(_, batch)) in scratch.records.iter().enumerate() {
+            let machine = if i == 0 { prepared.machine } else { None };
+            index.apply_header(execution_arn, batch, Lsn(first.0 + i as u64), machine);
         }
         if let Some(catalog) = catalog {
-            index.apply_catalog(Lsn(first.0 + chunks.len() as u64), catalog);
+            index.apply_catalog(Lsn(first.0 + scratch.records.len() as u64), catalog);
         }
         Ok(())
     }
@@ -948,13 +1028,13 @@ fn partition_of(arn: &str, partitions: usize) -> usize {
     (hasher.finish() % partitions as u64) as usize
 }
 
-/// The index header of a batch of `events` of `arn`.
-fn header_for(arn: &str, events: &[HistoryEvent]) -> BatchHeader {
+/// The index header of a batch of `events` (not empty) of `arn`.
+fn header_for<'a>(arn: &'a str, events: &'a [HistoryEvent]) -> BatchHeaderRef<'a> {
     let first = events.first().expect("a batch has events");
     let last = events.last().expect("a batch has events");
     let started = match &first.details {
-        EventDetails::ExecutionStarted(details) if first.id.0 == 1 => Some(StartedHeader {
-            state_machine_arn: details.state_machine_arn.clone(),
+        EventDetails::ExecutionStarted(details) if first.id.0 == 1 => Some(StartedHeaderRef {
+            state_machine_arn: &details.state_machine_arn,
             start_ms: first.timestamp_ms,
         }),
         _ => None,
@@ -963,8 +1043,8 @@ fn header_for(arn: &str, events: &[HistoryEvent]) -> BatchHeader {
         .iter()
         .rev()
         .find_map(|e| ExecutionStatus::after(&e.details).map(|s| (s, e.timestamp_ms)));
-    BatchHeader {
-        execution_arn: arn.to_string(),
+    BatchHeaderRef {
+        execution_arn: arn,
         first_event_id: first.id.0,
         last_event_id: last.id.0,
         started,
@@ -981,17 +1061,70 @@ struct EventBatchRef<'a> {
     events: &'a [HistoryEvent],
 }
 
-/// Encodes `events` as one or more event batch records (header and bytes), each under the
-/// log's record limit.
-/// A guess at one encoded event's size (a state event with a small payload), to size the
-/// buffer of a batch once.
+/// The encoded records of one decision: checked against the index, not written yet. Made by
+/// [`Store::prepare_events`], written by [`Store::append_prepared`]; holds no borrow of the
+/// events. Its buffers go back to the thread that drops it, for the next decision.
+#[derive(Debug)]
+pub struct PreparedEvents<'a> {
+    execution_arn: &'a str,
+    /// The machine revision of a new execution (from its `ExecutionStarted`).
+    machine: Option<Lsn>,
+    scratch: EncodeScratch,
+}
+
+impl Drop for PreparedEvents<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.scratch).give_back();
+    }
+}
+
+/// The buffers a decision's records are encoded into: the records' bytes back to back, and for
+/// each record the end of its bytes and what the index takes from its header.
+#[derive(Debug, Default)]
+struct EncodeScratch {
+    bytes: Vec<u8>,
+    records: Vec<(usize, Indexed)>,
+}
+
+/// The largest encoding buffer a thread keeps between decisions: the common batch is 1 to
+/// 3 KiB, and a thread that once encoded a 256 KiB payload must not hold that much for ever.
+const ENCODE_SCRATCH_KEPT_BYTES_MAX: usize = 16 * 1024;
+
+std::thread_local! {
+    /// This thread's spare encoding buffers: an append then allocates nothing to encode (a
+    /// fresh buffer per decision was a large allocation that made glibc's malloc consolidate
+    /// its fast bins every time).
+    static ENCODE_SCRATCH: std::cell::Cell<EncodeScratch> = const {
+        std::cell::Cell::new(EncodeScratch { bytes: Vec::new(), records: Vec::new() })
+    };
+}
+
+impl EncodeScratch {
+    /// This thread's spare buffers (empty), or new ones.
+    fn take() -> Self {
+        let mut scratch = ENCODE_SCRATCH
+            .try_with(std::cell::Cell::take)
+            .unwrap_or_default();
+        scratch.bytes.clear();
+        scratch.records.clear();
+        scratch
+    }
+
+    /// Keeps the buffers for this thread's next decision, unless they grew too big.
+    fn give_back(self) {
+        if self.bytes.capacity() <= ENCODE_SCRATCH_KEPT_BYTES_MAX {
+            let _ = ENCODE_SCRATCH.try_with(|spare| spare.set(self));
+        }
+    }
+}
+
+/// A guess at one encoded event's size (a state event with a small payload), to size a fresh
+/// buffer once.
 const ENCODED_EVENT_BYTES_TYPICAL: usize = 64;
 
-fn encode_chunks(
-    arn: &str,
-    events: &[HistoryEvent],
-    out: &mut Vec<(BatchHeader, Vec<u8>)>,
-) -> Result<(), Error> {
+/// Encodes `events` (not empty) of `arn` as one or more event batch records appended to
+/// `out`, each under the log's record limit.
+fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut EncodeScratch) -> Result<(), Error> {
     // `ExecutionRedriven` gets a record of its own (in the same atomic batch), so its header
     // alone says "running again" and the index counts redrives without decoding events.
     if events.len() > 1 && matches!(events[0].details, EventDetails::ExecutionRedriven(_)) {
@@ -1003,27 +1136,33 @@ fn encode_chunks(
         what: "event batch",
         reason: e.to_string(),
     };
-    let mut bytes = record::encode_batch(&header, &[encoding::FORMAT_VERSION])?;
+    let start = out.bytes.len();
     // Room for typical small events up front: growing the buffer event by event reallocated
     // it several times per batch (a measurable share of a start).
-    bytes.reserve(events.len() * ENCODED_EVENT_BYTES_TYPICAL);
+    out.bytes
+        .reserve(events.len() * ENCODED_EVENT_BYTES_TYPICAL);
+    record::encode_batch_head_into(&header, &mut out.bytes)?;
+    out.bytes.push(encoding::FORMAT_VERSION);
     let batch = EventBatchRef {
         execution_arn: arn,
         events,
     };
-    bytes = postcard::to_extend(&batch, bytes).map_err(encode_error)?;
+    out.bytes =
+        postcard::to_extend(&batch, std::mem::take(&mut out.bytes)).map_err(encode_error)?;
+    let bytes = &out.bytes[start..];
     #[cfg(debug_assertions)]
     {
         let (_, history_bytes) =
-            record::decode_batch_header(&bytes).expect("a record just encoded decodes");
+            record::decode_batch_header(bytes).expect("a record just encoded decodes");
         let decoded = encoding::decode(history_bytes).expect("the borrowed batch decodes");
         debug_assert_eq!(decoded.events.len(), events.len());
         debug_assert_eq!(decoded.execution_arn, arn);
     }
     if bytes.len() <= statelog_wal::limits::RECORD_SIZE_BYTES_MAX || events.len() == 1 {
-        out.push((header, bytes));
+        out.records.push((out.bytes.len(), Indexed::of(&header)));
         return Ok(());
     }
+    out.bytes.truncate(start);
     let (left, right) = events.split_at(events.len() / 2);
     encode_chunks(arn, left, out)?;
     encode_chunks(arn, right, out)

@@ -56,17 +56,66 @@ pub struct StartedHeader {
     pub start_ms: u64,
 }
 
+/// The borrowed twin of [`BatchHeader`], for writing: postcard encodes `&str` as `String`, so
+/// it writes the same bytes without copying the ARNs (checked by the tests below).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct BatchHeaderRef<'a> {
+    /// The execution the events belong to.
+    pub execution_arn: &'a str,
+    /// The id of the batch's first event.
+    pub first_event_id: u32,
+    /// The id of the batch's last event.
+    pub last_event_id: u32,
+    /// Present when the batch starts the execution.
+    pub started: Option<StartedHeaderRef<'a>>,
+    /// The status the batch leaves the execution in, when it changes it, and when.
+    pub status: Option<(super::ExecutionStatus, u64)>,
+}
+
+/// The borrowed twin of [`StartedHeader`].
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StartedHeaderRef<'a> {
+    /// The machine's ARN.
+    pub state_machine_arn: &'a str,
+    /// When the execution started, ms since the epoch.
+    pub start_ms: u64,
+}
+
+impl BatchHeader {
+    /// The borrowed form of this header.
+    pub fn borrowed(&self) -> BatchHeaderRef<'_> {
+        BatchHeaderRef {
+            execution_arn: &self.execution_arn,
+            first_event_id: self.first_event_id,
+            last_event_id: self.last_event_id,
+            started: self.started.as_ref().map(|s| StartedHeaderRef {
+                state_machine_arn: &s.state_machine_arn,
+                start_ms: s.start_ms,
+            }),
+            status: self.status,
+        }
+    }
+}
+
 /// Encodes an event batch record: the envelope version, the header, then the history bytes.
+#[cfg(test)]
 pub fn encode_batch(header: &BatchHeader, history_bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    let mut bytes = vec![BATCH_ENVELOPE_VERSION];
-    let head = postcard::to_allocvec(header).map_err(|e| Error::Encode {
+    let mut bytes = Vec::new();
+    encode_batch_head_into(&header.borrowed(), &mut bytes)?;
+    bytes.extend_from_slice(history_bytes);
+    Ok(bytes)
+}
+
+/// Appends the envelope version and the header of an event batch record to `out` (the history
+/// bytes follow): the allocation-free form of [`encode_batch`] for a reused buffer.
+pub fn encode_batch_head_into(header: &BatchHeaderRef<'_>, out: &mut Vec<u8>) -> Result<(), Error> {
+    out.push(BATCH_ENVELOPE_VERSION);
+    let taken = std::mem::take(out);
+    *out = postcard::to_extend(header, taken).map_err(|e| Error::Encode {
         what: "event batch header",
         reason: e.to_string(),
     })?;
-    bytes.reserve(head.len() + history_bytes.len());
-    bytes.extend_from_slice(&head);
-    bytes.extend_from_slice(history_bytes);
-    Ok(bytes)
+    Ok(())
 }
 
 /// Splits an event batch record into its header and the history bytes that follow it.
@@ -243,6 +292,23 @@ mod tests {
         let (back, rest) = decode_batch_header(&bytes).expect("decodes");
         assert_eq!(back, header);
         assert_eq!(rest, b"tail");
+        // The borrowed twin writes exactly the owned header's bytes, with and without a start.
+        let mut owned = vec![BATCH_ENVELOPE_VERSION];
+        owned.extend(postcard::to_allocvec(&header).expect("encodes"));
+        let mut borrowed = Vec::new();
+        encode_batch_head_into(&header.borrowed(), &mut borrowed).expect("encodes");
+        assert_eq!(borrowed, owned);
+        let later = BatchHeader {
+            started: None,
+            status: None,
+            ..header.clone()
+        };
+        let mut owned = vec![BATCH_ENVELOPE_VERSION];
+        owned.extend(postcard::to_allocvec(&later).expect("encodes"));
+        let mut borrowed = vec![0xAA];
+        encode_batch_head_into(&later.borrowed(), &mut borrowed).expect("encodes");
+        assert_eq!(borrowed[0], 0xAA, "appends after what the buffer holds");
+        assert_eq!(&borrowed[1..], owned.as_slice());
         let mut other = bytes.clone();
         other[0] = 7;
         assert!(decode_batch_header(&other).is_err());

@@ -26,7 +26,7 @@ fn started(name: &str) -> HistoryEvent {
     event(
         1,
         EventDetails::ExecutionStarted(ExecutionStarted {
-            input: json!({"n": name}),
+            input: json!({"n": name}).into(),
             input_text: None,
             input_truncated: false,
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
@@ -43,7 +43,7 @@ fn entered(id: u32) -> HistoryEvent {
         id,
         EventDetails::PassStateEntered(StateEntered {
             name: "A".into(),
-            input: json!({}),
+            input: json!({}).into(),
             input_truncated: false,
         }),
     )
@@ -75,7 +75,7 @@ fn appends_index_and_rebuild_agree() {
             &[event(
                 3,
                 EventDetails::ExecutionSucceeded(Output {
-                    output: json!(1),
+                    output: json!(1).into(),
                     output_truncated: false,
                 }),
             )],
@@ -234,15 +234,24 @@ fn fold_open_batches_yields_only_open_executions_in_log_order() {
 #[test]
 fn batch_records_carry_exactly_the_history_encoding() {
     let events = [started("a"), entered(2)];
-    let mut chunks = Vec::new();
-    encode_chunks(&exec_arn("a"), &events, &mut chunks).expect("encodes");
-    assert_eq!(chunks.len(), 1);
-    let (header, bytes) = &chunks[0];
+    let arn = exec_arn("a");
+    // A reused buffer holding an earlier batch: the new record follows it untouched.
+    let mut scratch = EncodeScratch::default();
+    encode_chunks(&arn, &events[..1], &mut scratch).expect("encodes");
+    let earlier = scratch.bytes.clone();
+    encode_chunks(&arn, &events, &mut scratch).expect("encodes");
+    assert_eq!(scratch.records.len(), 2);
+    assert_eq!(&scratch.bytes[..earlier.len()], earlier.as_slice());
+    let (end, indexed) = scratch.records[1];
+    assert_eq!(end, scratch.bytes.len());
+    let bytes = &scratch.bytes[earlier.len()..end];
     let (decoded_header, history_bytes) =
         record::decode_batch_header(bytes).expect("header decodes");
-    assert_eq!(&decoded_header, header);
-    assert_eq!((header.first_event_id, header.last_event_id), (1, 2));
-    assert!(header.started.is_some());
+    assert_eq!(decoded_header.execution_arn, arn);
+    assert_eq!(Indexed::of(&decoded_header.borrowed()), indexed);
+    assert_eq!((indexed.first_event_id, indexed.last_event_id), (1, 2));
+    assert!(decoded_header.started.is_some());
+    assert_eq!(indexed.start_ms, decoded_header.started.map(|s| s.start_ms));
     let owned = EventBatch {
         execution_arn: exec_arn("a"),
         events: events.to_vec(),
@@ -266,14 +275,18 @@ fn a_header_that_disagrees_with_its_events_is_caught_on_read() {
     log.append_batch(&[(KIND_MACHINE, &machine)])
         .expect("appends");
     // The header claims events 1..=3, the batch holds only event 1.
-    let mut header = header_for(&exec_arn("a"), &[started("a")]);
+    let arn = exec_arn("a");
+    let first = [started("a")];
+    let mut header = header_for(&arn, &first);
     header.last_event_id = 3;
     let history_bytes = encoding::encode(&EventBatch {
         execution_arn: exec_arn("a"),
         events: vec![started("a")],
     })
     .expect("encodes");
-    let bytes = record::encode_batch(&header, &history_bytes).expect("encodes");
+    let mut bytes = Vec::new();
+    record::encode_batch_head_into(&header, &mut bytes).expect("encodes");
+    bytes.extend_from_slice(&history_bytes);
     log.append_batch(&[(KIND_EVENTS, &bytes)]).expect("appends");
     let store = open_store(log);
     assert_eq!(
