@@ -160,6 +160,25 @@ struct Recovered {
     cancelled: bool,
 }
 
+/// The `.sync` job of a submitted waiting task whose handle is in the history, with the base
+/// ARN of its integration; `None` for other patterns and for tasks not yet submitted.
+fn recorded_job(execution_arn: &str, task: &WaitingTask) -> Option<(String, Job)> {
+    let resource = crate::asl::parse_resource(&task.resource_arn).ok()?;
+    let handle = task.submitted_output.clone()?;
+    if !is_sync(resource.pattern()) {
+        return None;
+    }
+    let job = Job {
+        key: JobKey {
+            execution_arn: execution_arn.to_string(),
+            task_id: task.task_id.0,
+        },
+        pattern: resource.pattern(),
+        handle,
+    };
+    Some((resource.base().to_string(), job))
+}
+
 /// The registered job integrations, the running `.sync` jobs and their poll deadlines.
 #[derive(Default)]
 pub(crate) struct JobTable {
@@ -317,24 +336,12 @@ impl Engine {
         for (arn, slot) in open {
             let waiting = slot.state.lock().execution.waiting_tokens();
             for task in waiting {
-                let Ok(resource) = crate::asl::parse_resource(&task.resource_arn) else {
+                let Some((base, job)) = recorded_job(&arn, &task) else {
                     continue;
                 };
-                let (Some(handle), true) = (task.submitted_output, is_sync(resource.pattern()))
-                else {
-                    continue;
-                };
-                if resource.base() != base_arn {
+                if base != base_arn {
                     continue;
                 }
-                let job = Job {
-                    key: JobKey {
-                        execution_arn: arn.to_string(),
-                        task_id: task.task_id.0,
-                    },
-                    pattern: resource.pattern(),
-                    handle,
-                };
                 let key: Key = (arn.clone(), task.task_id.0);
                 self.inner.job_table.running.lock().insert(
                     key.clone(),
@@ -372,22 +379,11 @@ impl Engine {
     /// stop, abort or timeout that comes before its integration is registered still cancels
     /// the job once it is (`register_job_integration`). Tasks of other patterns are ignored.
     pub(crate) fn note_recovered_job(&self, execution_arn: &Arc<str>, task: &WaitingTask) {
-        let Ok(resource) = crate::asl::parse_resource(&task.resource_arn) else {
+        let Some((base, job)) = recorded_job(execution_arn, task) else {
             return;
-        };
-        let (Some(handle), true) = (&task.submitted_output, is_sync(resource.pattern())) else {
-            return;
-        };
-        let job = Job {
-            key: JobKey {
-                execution_arn: execution_arn.to_string(),
-                task_id: task.task_id.0,
-            },
-            pattern: resource.pattern(),
-            handle: handle.clone(),
         };
         let recovered = Recovered {
-            base: resource.base().to_string(),
+            base,
             job,
             cancelled: false,
         };
