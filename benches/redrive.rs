@@ -7,7 +7,10 @@
 //!   compactions run.
 //!
 //! The compaction figures are taken over three rounds (medians printed last); the append p99
-//! baseline is sampled right before and right after each compaction.
+//! baseline is sampled right before and right after each compaction. `FIGURE slow_appends`
+//! lists the appends slower than twice that p99 by phase (from the progress callbacks): `start`
+//! (before the first segment scanned), `copy`, `end` (last segment, COMMIT, removal of the old
+//! segments) and `index` (the store's index update after the WAL's step).
 //!
 //! Run: `cargo bench --bench redrive`. `STATELOG_BENCH_QUICK=1` shrinks the compaction log and
 //! runs one round; `STATELOG_BENCH_ONLY=redrive|throughput|p99` runs one part and
