@@ -7,7 +7,10 @@
 //!   compactions run.
 //!
 //! The compaction figures are taken over three rounds (medians printed last); the append p99
-//! baseline is sampled right before and right after each compaction.
+//! baseline is sampled right before and right after each compaction. `FIGURE slow_appends`
+//! lists the appends slower than twice that p99 by phase (from the progress callbacks): `start`
+//! (before the first segment scanned), `copy`, `end` (last segment, COMMIT, removal of the old
+//! segments) and `index` (the store's index update after the WAL's step).
 //!
 //! Run: `cargo bench --bench redrive`. `STATELOG_BENCH_QUICK=1` shrinks the compaction log and
 //! runs one round; `STATELOG_BENCH_ONLY=redrive|throughput|p99` runs one part and
@@ -247,10 +250,25 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
         let done = done.clone();
         std::thread::spawn(move || {
             let started = Instant::now();
-            let report = engine.compact().expect("compacts");
+            // When the first and the last "segment scanned" progress came (the copy phase
+            // lies between; the COMMIT and the removal of the old segments come after).
+            let mut scanned_at: Option<(Instant, Instant)> = None;
+            // When the WAL's step ended (old segments removed); the store's index update
+            // comes after.
+            let mut step_end: Option<Instant> = None;
+            let report = engine
+                .compact_with_progress(|p| {
+                    let now = Instant::now();
+                    if p.segments_deleted_count == 0 {
+                        scanned_at = Some(scanned_at.map_or((now, now), |(first, _)| (first, now)));
+                    } else {
+                        step_end = Some(now);
+                    }
+                })
+                .expect("compacts");
             let ended = Instant::now();
             done.store(true, Ordering::SeqCst);
-            (started, ended, report)
+            (started, ended, report, scanned_at, step_end)
         })
     };
     let mut during = Vec::new();
@@ -259,14 +277,46 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
         during.push(sample(&engine, "d", i));
         i += 1;
     }
-    let (from, to, report) = compaction.join().expect("joins");
+    let (from, to, report, scanned_at, step_end) = compaction.join().expect("joins");
+    let step_end = step_end.unwrap_or(to);
     baseline.extend((1_000..2_000).map(|i| sample(&engine, "b", i).1));
-    let inside: Vec<Duration> = during
+    let inside: Vec<(Instant, Duration)> = during
         .into_iter()
         .filter(|(at, _)| *at >= from && *at <= to)
-        .map(|(_, d)| d)
         .collect();
     let p99_base = percentile(baseline, 0.99);
+    // Where the appends slower than twice the p99 without compaction started: before the
+    // first segment was scanned (choosing the executions, the first segment), during the copy,
+    // or after the last "segment scanned" (last segment, COMMIT, removal of old segments).
+    let (scan_first, scan_last) = scanned_at.unwrap_or((to, to));
+    let slow: Vec<String> = inside
+        .iter()
+        .filter(|(_, d)| *d > p99_base * 2)
+        .map(|(at, d)| {
+            let phase = if *at < scan_first {
+                "start"
+            } else if *at <= scan_last {
+                "copy"
+            } else if *at <= step_end {
+                "end"
+            } else {
+                "index"
+            };
+            format!(
+                "{phase}@{:.1}ms:{:.0}us",
+                (*at - from).as_secs_f64() * 1e3,
+                d.as_secs_f64() * 1e6
+            )
+        })
+        .collect();
+    println!(
+        "FIGURE slow_appends (> 2x p99 without; copy phase {:.1}-{:.1} ms, step end {:.1} ms): {}",
+        (scan_first - from).as_secs_f64() * 1e3,
+        (scan_last - from).as_secs_f64() * 1e3,
+        (step_end - from).as_secs_f64() * 1e3,
+        slow.join(" ")
+    );
+    let inside: Vec<Duration> = inside.into_iter().map(|(_, d)| d).collect();
     println!(
         "FIGURE append_p99_us_without_compaction (1000 appends before + 1000 after): {:.0}",
         p99_base.as_secs_f64() * 1e6

@@ -79,10 +79,6 @@ const _: () = assert!(LOCK_RETRY_MS <= LOCK_WAIT_MS_DEFAULT);
 /// tail wastes little of it.
 pub const COMPACTION_BATCH_SIZE_BYTES_MAX: usize = 16 * 1024;
 
-/// Old segments a compaction removes per directory sync (then it yields): the removals of one
-/// group share a journal commit, which a concurrent append's fdatasync may have to wait for.
-pub const COMPACTION_RETIRE_GROUP_COUNT: usize = 4;
-
 /// The nice value of a compaction's scanning thread (the lowest CPU priority): on a small
 /// machine the scan competes with the threads that append, which must win.
 pub const COMPACTION_SCAN_NICE: i32 = 19;
@@ -90,3 +86,10 @@ pub const COMPACTION_SCAN_NICE: i32 = 19;
 /// Batches of copies a compaction's scanning thread may prepare ahead of the thread that
 /// appends them (memory: this many times `COMPACTION_BATCH_SIZE_BYTES_MAX`).
 pub const COMPACTION_SCAN_QUEUE_BATCHES: usize = 4;
+
+/// Times a compaction lets concurrent committers go first before each batch of copies and each
+/// segment removal (then it proceeds: compaction is never starved).
+pub const COMPACTION_GIVE_WAYS_MAX: usize = 4;
+
+/// The longest one give-way of a compaction waits for the commit in flight to end.
+pub const COMPACTION_GIVE_WAY_WAIT_MS: u64 = 5;

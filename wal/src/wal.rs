@@ -352,6 +352,12 @@ impl Wal {
         })
     }
 
+    /// The shared core, for the crate's unit tests.
+    #[cfg(test)]
+    pub(crate) fn inner_for_tests(&self) -> &Inner {
+        &self.inner
+    }
+
     /// Appends one record without waiting; pair with `wait_durable`.
     pub fn enqueue(&self, kind: RecordKind, payload: &[u8]) -> Result<Lsn> {
         self.check_payload(payload)?;

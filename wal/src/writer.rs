@@ -453,6 +453,28 @@ impl Inner {
         }
     }
 
+    /// Lets the committers in flight or pending go first: waits while a leader is writing or
+    /// syncing, or records after `own_upto` (the caller's own last LSN) are buffered unwritten,
+    /// up to `give_ways_max` times (each bounded by `wait_ms_max`), so a background job
+    /// (compaction) neither leads a commit of appenders' records nor puts its own bytes ahead
+    /// of theirs, and is never starved. Returns how many times it waited.
+    pub(crate) fn give_way(&self, own_upto: u64, give_ways_max: usize, wait_ms_max: u64) -> usize {
+        let mut state = self.state.lock();
+        let mut waited = 0usize;
+        while waited < give_ways_max
+            && state.poisoned.is_none()
+            && (state.leader_active
+                || (state.next_lsn - 1 > own_upto.max(state.written_lsn)
+                    && !state.chunks.is_empty()))
+        {
+            let _ = self
+                .commit_cv
+                .wait_for(&mut state, std::time::Duration::from_millis(wait_ms_max));
+            waited += 1;
+        }
+        waited
+    }
+
     /// The LSN up to which readers may see records.
     pub(crate) fn visible_lsn(&self) -> u64 {
         let state = self.state.lock();
@@ -518,10 +540,15 @@ impl Inner {
     }
 
     /// Removes or recycles whole segments already taken out of the catalog, then syncs the
-    /// directory. Recycled files join the ready queue only once their new name is durable. The
-    /// state lock is held only to reserve ids and to publish: appends go on during the renames,
-    /// removals and the directory sync.
-    pub(crate) fn retire_segments(&self, retired: Vec<SegMeta>) -> Result<()> {
+    /// directory once. Recycled files join the ready queue only once their new name is durable.
+    /// The state lock is held only to reserve ids and to publish: appends go on during the
+    /// renames, removals and the directory sync. `before_each` runs before every rename or
+    /// removal (compaction gives way to committers there).
+    pub(crate) fn retire_segments(
+        &self,
+        retired: Vec<SegMeta>,
+        before_each: &mut dyn FnMut(),
+    ) -> Result<()> {
         if retired.is_empty() {
             return Ok(());
         }
@@ -556,6 +583,7 @@ impl Inner {
         let mut recycled: Vec<Ready> = Vec::new();
         let mut result = Ok(());
         for (meta, id) in plan {
+            before_each();
             let outcome = match id {
                 Some(id) => {
                     let path = join(&self.dir, &segment::file_name(id));
