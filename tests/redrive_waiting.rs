@@ -303,14 +303,22 @@ fn flaky_child(h: &Harness, broken: &Arc<std::sync::atomic::AtomicBool>) -> Stri
         .state_machine_arn
 }
 
-#[test]
-fn a_parent_whose_sync_child_failed_is_rerun_with_a_new_child() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let h = Harness::new();
-    let broken = Arc::new(AtomicBool::new(true));
-    let child = flaky_child(&h, &broken);
+/// A `.sync` parent (its child named `child_name` when given) run once with a failing child
+/// until it closes FAILED: (child machine ARN, the child's failure switch, parent execution
+/// ARN, the parent's description).
+fn failed_sync_parent(
+    h: &Harness,
+    child_name: Option<&str>,
+) -> (
+    String,
+    Arc<std::sync::atomic::AtomicBool>,
+    String,
+    statelog::engine::ExecutionDescription,
+) {
+    let broken = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let child = flaky_child(h, &broken);
     h.engine
-        .create_state_machine("parent", &sync_parent(&child, None), None)
+        .create_state_machine("parent", &sync_parent(&child, child_name), None)
         .expect("parent");
     let parent = h
         .engine
@@ -319,6 +327,14 @@ fn a_parent_whose_sync_child_failed_is_rerun_with_a_new_child() {
         .execution_arn;
     let failed = h.engine.wait_until_closed(&parent).expect("closes");
     assert_eq!(failed.status, ExecutionStatus::Failed);
+    (child, broken, parent, failed)
+}
+
+#[test]
+fn a_parent_whose_sync_child_failed_is_rerun_with_a_new_child() {
+    use std::sync::atomic::Ordering;
+    let h = Harness::new();
+    let (child, broken, parent, failed) = failed_sync_parent(&h, None);
     assert_eq!(failed.error.as_deref(), Some("States.TaskFailed"));
     let children = |status| {
         h.engine
@@ -370,22 +386,8 @@ fn a_parent_whose_sync_child_failed_is_rerun_with_a_new_child() {
 
 #[test]
 fn a_parent_whose_named_sync_child_failed_fails_again_on_the_taken_name() {
-    use std::sync::atomic::AtomicBool;
     let h = Harness::new();
-    let broken = Arc::new(AtomicBool::new(true));
-    let child = flaky_child(&h, &broken);
-    h.engine
-        .create_state_machine("parent", &sync_parent(&child, Some("kid")), None)
-        .expect("parent");
-    let parent = h
-        .engine
-        .start_execution("parent", Some("p1"), r#"{"n":4}"#)
-        .expect("starts")
-        .execution_arn;
-    assert_eq!(
-        h.engine.wait_until_closed(&parent).expect("closes").status,
-        ExecutionStatus::Failed
-    );
+    let (_, _, parent, _) = failed_sync_parent(&h, Some("kid"));
     // The child's name is taken by the closed, failed child: StartExecution refuses it (as
     // AWS does), so the rerun task fails with that error and the parent fails again.
     h.clock.advance_ms(60_000);
