@@ -145,9 +145,7 @@ fn an_activity_task_that_timed_out_is_scheduled_again_on_redrive() {
         block_on(h.engine.poll_task_lists(ACCOUNT, &lists, Some(worker), 0)).expect("poll")
     };
     let lost = poll("silent").expect("a task");
-    h.clock.advance_ms(30_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(30_000);
     let failed = h.engine.describe_execution(&arn).expect("describe");
     assert_eq!(failed.status, ExecutionStatus::Failed);
     assert_eq!(failed.error.as_deref(), Some("States.Timeout"));
@@ -256,9 +254,7 @@ fn a_wait_stopped_while_waiting_keeps_its_timer_and_is_not_entered_again() {
     h.engine.wait_idle();
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Running);
     assert_eq!(since_redrive(&h.engine, &arn), ["ExecutionRedriven"]);
-    h.clock.advance_ms(60_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(60_000);
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Succeeded);
 }
 

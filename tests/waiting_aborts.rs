@@ -65,9 +65,7 @@ fn start(h: &Harness, definition: &str) -> String {
 
 /// Lets the failing sibling fail; the execution must close failed.
 fn fail_sibling(h: &Harness, arn: &str) {
-    h.clock.advance_ms(10_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(10_000);
     let done = h.engine.wait_until_closed(arn).expect("closes");
     assert_eq!(done.status, ExecutionStatus::Failed);
     assert_eq!(done.error.as_deref(), Some("Boom"));

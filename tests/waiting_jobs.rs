@@ -157,9 +157,7 @@ fn the_status_poll_completes_the_task_at_the_declared_interval() {
     let batch = Batch::default();
     let (arn, key) = start(&h, &batch, "");
     assert_eq!(h.engine.next_timer_due_ms(), Some(h.start_ms + POLL_MS));
-    h.clock.advance_ms(POLL_MS);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(POLL_MS);
     assert_eq!(batch.service.lock().polls, 1);
     assert_eq!(
         status(&h.engine, &arn),
@@ -172,9 +170,7 @@ fn the_status_poll_completes_the_task_at_the_declared_interval() {
         .lock()
         .statuses
         .insert(key, JobStatus::Succeeded(json!({"via": "poll"})));
-    h.clock.advance_ms(POLL_MS);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(POLL_MS);
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.output, Some(json!({"via": "poll"})));
     assert_eq!(batch.service.lock().polls, 2);
@@ -258,9 +254,7 @@ fn stopping_the_execution_cancels_the_job() {
     assert!(submitted < aborted && submitted.is_some(), "{types:?}");
     assert_eq!(h.engine.running_job_count(), 0);
     // A late poll finds nothing to ask.
-    h.clock.advance_ms(POLL_MS);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(POLL_MS);
     assert_eq!(batch.service.lock().polls, 0);
     assert!(h.engine.background_errors().is_empty());
 }
@@ -270,9 +264,7 @@ fn the_tasks_timeout_cancels_the_job() {
     let h = Harness::new();
     let batch = Batch::default();
     let (arn, _) = start(&h, &batch, r#","TimeoutSeconds":3"#);
-    h.clock.advance_ms(3_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(3_000);
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.error.as_deref(), Some("States.Timeout"));
     assert_eq!(batch.service.lock().cancelled.len(), 1);
@@ -283,19 +275,13 @@ fn the_tasks_heartbeat_timeout_cancels_the_job_and_a_running_push_beats() {
     let h = Harness::new();
     let batch = Batch::default();
     let (arn, key) = start(&h, &batch, r#","HeartbeatSeconds":8"#);
-    h.clock.advance_ms(6_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(6_000);
     h.engine
         .report_job(&key, JobStatus::Running)
         .expect("a running push is a heartbeat");
-    h.clock.advance_ms(6_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(6_000);
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Running, "beaten");
-    h.clock.advance_ms(3_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(3_000);
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.error.as_deref(), Some("States.HeartbeatTimeout"));
     assert_eq!(batch.service.lock().cancelled.len(), 1);
@@ -402,9 +388,7 @@ fn a_failed_parallel_branch_cancels_its_siblings_job() {
         .execution_arn;
     h.engine.wait_idle();
     assert_eq!(h.engine.running_job_count(), 1);
-    h.clock.advance_ms(10_000);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(10_000);
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.error.as_deref(), Some("Boom"));
     let types = event_types(&h.engine, &arn);
@@ -479,9 +463,7 @@ fn a_push_that_overtakes_the_start_completes_once_and_the_job_is_forgotten() {
     assert_eq!(count(&types, "TaskSucceeded"), 1, "{types:?}");
     assert_eq!(count(&types, "TaskSubmitted"), 0, "{types:?}");
     // The handle arrived after the close: its first poll forgets it (and cancels, idempotent).
-    h.clock.advance_ms(POLL_MS);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(POLL_MS);
     assert_eq!(h.engine.running_job_count(), 0);
     assert_eq!(batch.service.lock().polls, 0, "no status asked");
     assert!(h.engine.background_errors().is_empty());
@@ -529,9 +511,7 @@ fn after_a_restart_a_stop_before_the_registration_cancels_the_job_once_registere
     assert_eq!(h.engine.running_job_count(), 0);
     // Registering again cancels nothing more, and nothing is polled.
     h.engine.register_job_integration(BASE, batch.clone());
-    h.clock.advance_ms(POLL_MS);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(POLL_MS);
     assert_eq!(batch.service.lock().cancelled.len(), 1);
     assert_eq!(batch.service.lock().polls, 0);
     assert!(h.engine.background_errors().is_empty());

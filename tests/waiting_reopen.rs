@@ -24,9 +24,7 @@ fn status(engine: &Engine, arn: &str) -> ExecutionStatus {
 }
 
 fn tick(h: &Harness, advance_ms: u64) {
-    h.clock.advance_ms(advance_ms);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(advance_ms);
 }
 
 /// Runs the checks after a reopen 80 s after the last heartbeat of a 60 s clock.

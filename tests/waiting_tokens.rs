@@ -80,9 +80,7 @@ fn status(h: &Harness, arn: &str) -> ExecutionStatus {
 }
 
 fn advance_and_fire(h: &Harness, ms: u64) {
-    h.clock.advance_ms(ms);
-    h.engine.run_due_timers();
-    h.engine.wait_idle();
+    h.tick(ms);
 }
 
 #[test]

@@ -53,6 +53,14 @@ impl Harness {
         }
     }
 
+    /// Moves the clock by `advance_ms`, fires the timers now due and waits until the engine
+    /// has recorded everything they started.
+    pub fn tick(&self, advance_ms: u64) {
+        self.clock.advance_ms(advance_ms);
+        self.engine.run_due_timers();
+        self.engine.wait_idle();
+    }
+
     /// Drops the engine (as a crash would: nothing is flushed that was not already durable),
     /// moves the clock by `advance_ms` and reopens on the same log.
     pub fn restart(self, advance_ms: u64) -> Self {
