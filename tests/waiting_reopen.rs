@@ -23,23 +23,19 @@ fn status(engine: &Engine, arn: &str) -> ExecutionStatus {
     engine.describe_execution(arn).expect("describe").status
 }
 
-fn tick(h: &Harness, advance_ms: u64) {
-    h.tick(advance_ms);
-}
-
 /// Runs the checks after a reopen 80 s after the last heartbeat of a 60 s clock.
 fn freed_one_interval_after_the_reopen(h: Harness, arn: &str) {
     let h = h.restart(30_000);
     assert_eq!(h.engine.heartbeat_clock_count(), 1, "re-armed at open");
-    tick(&h, 0);
+    h.tick(0);
     assert_eq!(
         status(&h.engine, arn),
         ExecutionStatus::Running,
         "not at once"
     );
-    tick(&h, 59_999);
+    h.tick(59_999);
     assert_eq!(status(&h.engine, arn), ExecutionStatus::Running);
-    tick(&h, 1);
+    h.tick(1);
     let done = h.engine.wait_until_closed(arn).expect("closes");
     assert_eq!(done.error.as_deref(), Some("States.HeartbeatTimeout"));
 }
@@ -67,11 +63,11 @@ fn a_claimed_activity_tasks_clock_restarts_at_reopen() {
     )
     .expect("poll")
     .expect("a task");
-    tick(&h, 40_000);
+    h.tick(40_000);
     h.engine
         .send_task_heartbeat(&task.task_token)
         .expect("beat");
-    tick(&h, 50_000);
+    h.tick(50_000);
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Running);
     // Crash 50 s after the beat, reopen 30 s later: 80 s since the last beat.
     freed_one_interval_after_the_reopen(h, &arn);
@@ -97,19 +93,19 @@ fn a_submitted_token_tasks_clock_restarts_at_reopen_and_a_live_worker_keeps_it()
         .expect("start")
         .execution_arn;
     h.engine.wait_idle();
-    tick(&h, 50_000);
+    h.tick(50_000);
     let h = h.restart(30_000);
     h.engine
         .register_integration(SEND, |_input: Value, _context: Value| async {
             Ok(json!({}))
         });
-    tick(&h, 0);
+    h.tick(0);
     assert_eq!(
         status(&h.engine, &arn),
         ExecutionStatus::Running,
         "80 s after the schedule, but the clock restarted at the reopen"
     );
-    tick(&h, 60_000);
+    h.tick(60_000);
     let done = h.engine.wait_until_closed(&arn).expect("closes");
     assert_eq!(done.error.as_deref(), Some("States.HeartbeatTimeout"));
 }
@@ -140,8 +136,8 @@ fn a_claimed_activity_task_whose_worker_vanished_is_freed_after_the_reopen() {
     .expect("a task");
     let h = h.restart(10_000);
     h.engine.create_activity("work").expect("activity again");
-    tick(&h, 60_000);
-    tick(&h, 1_000);
+    h.tick(60_000);
+    h.tick(1_000);
     // The retry is scheduled again for a live worker; the vanished one's token is dead.
     let second = block_on(
         h.engine

@@ -79,10 +79,6 @@ fn status(h: &Harness, arn: &str) -> ExecutionStatus {
     h.engine.describe_execution(arn).expect("describe").status
 }
 
-fn advance_and_fire(h: &Harness, ms: u64) {
-    h.tick(ms);
-}
-
 #[test]
 fn a_token_round_trip_completes_the_task_once() {
     let h = Harness::new();
@@ -227,15 +223,15 @@ fn heartbeat_timeout_then_retry_then_success_with_the_second_token() {
     let first = queue.last();
 
     // Heartbeats keep it alive past its interval and write nothing.
-    advance_and_fire(&h, 8_000);
+    h.tick(8_000);
     h.engine.send_task_heartbeat(&first).expect("heartbeat");
     let before = event_types(&h.engine, &arn).len();
-    advance_and_fire(&h, 8_000);
+    h.tick(8_000);
     assert_eq!(event_types(&h.engine, &arn).len(), before, "no event");
     assert_eq!(status(&h, &arn), ExecutionStatus::Running);
 
     // Then silence: the heartbeat clock runs out.
-    advance_and_fire(&h, 2_000);
+    h.tick(2_000);
     let types = event_types(&h.engine, &arn);
     assert_eq!(types.last().map(String::as_str), Some("TaskTimedOut"));
     let history = h
@@ -249,7 +245,7 @@ fn heartbeat_timeout_then_retry_then_success_with_the_second_token() {
     assert_eq!(timed_out.error.as_deref(), Some("States.HeartbeatTimeout"));
 
     // The backoff, then the second attempt with a new token.
-    advance_and_fire(&h, 2_000);
+    h.tick(2_000);
     assert_eq!(queue.calls(), 2);
     let second = queue.last();
     assert_ne!(first, second);
@@ -297,10 +293,10 @@ fn timeout_seconds_bounds_the_task_whatever_the_heartbeats() {
     );
     let token = queue.last();
     for _ in 0..3 {
-        advance_and_fire(&h, 9_000);
+        h.tick(9_000);
         h.engine.send_task_heartbeat(&token).expect("heartbeat");
     }
-    advance_and_fire(&h, 3_000);
+    h.tick(3_000);
     let done = h.engine.describe_execution(&arn).expect("describe");
     assert_eq!(done.status, ExecutionStatus::Failed);
     assert_eq!(done.error.as_deref(), Some("States.Timeout"));
@@ -331,7 +327,7 @@ fn a_parked_task_survives_a_restart_and_is_not_submitted_again() {
     let h = h.restart(1_000);
     queue.register(&h.engine);
     // The heartbeat clock restarted with the engine: 60 s of silence time it out.
-    advance_and_fire(&h, 60_000);
+    h.tick(60_000);
     let types = event_types(&h.engine, &arn);
     assert_eq!(types.last().map(String::as_str), Some("ExecutionFailed"));
     let late = h
