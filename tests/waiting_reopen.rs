@@ -23,6 +23,36 @@ fn status(engine: &Engine, arn: &str) -> ExecutionStatus {
     engine.describe_execution(arn).expect("describe").status
 }
 
+/// Starts one execution of an activity Task with a 60 s heartbeat (and `extra` fields) and
+/// claims its task as `worker`: (activity ARN, execution ARN, the claimed task).
+fn claimed_activity_task(
+    h: &Harness,
+    extra: &str,
+    worker: &str,
+) -> (String, String, statelog::engine::ActivityTask) {
+    let activity = h.engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":60{extra},"End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    h.engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let arn = h
+        .engine
+        .start_execution("m", Some("e"), "{}")
+        .expect("start")
+        .execution_arn;
+    h.engine.wait_idle();
+    let task = block_on(
+        h.engine
+            .get_activity_task(&activity.activity_arn, Some(worker)),
+    )
+    .expect("poll")
+    .expect("a task");
+    (activity.activity_arn, arn, task)
+}
+
 /// Runs the checks after a reopen 80 s after the last heartbeat of a 60 s clock.
 fn freed_one_interval_after_the_reopen(h: Harness, arn: &str) {
     let h = h.restart(30_000);
@@ -43,26 +73,7 @@ fn freed_one_interval_after_the_reopen(h: Harness, arn: &str) {
 #[test]
 fn a_claimed_activity_tasks_clock_restarts_at_reopen() {
     let h = Harness::new();
-    let activity = h.engine.create_activity("work").expect("activity");
-    let definition = format!(
-        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":60,"End":true}}}}}}"#,
-        activity.activity_arn
-    );
-    h.engine
-        .create_state_machine("m", &definition, None)
-        .expect("machine");
-    let arn = h
-        .engine
-        .start_execution("m", Some("e"), "{}")
-        .expect("start")
-        .execution_arn;
-    h.engine.wait_idle();
-    let task = block_on(
-        h.engine
-            .get_activity_task(&activity.activity_arn, Some("w")),
-    )
-    .expect("poll")
-    .expect("a task");
+    let (_, arn, task) = claimed_activity_task(&h, "", "w");
     h.tick(40_000);
     h.engine
         .send_task_heartbeat(&task.task_token)
@@ -113,38 +124,19 @@ fn a_submitted_token_tasks_clock_restarts_at_reopen_and_a_live_worker_keeps_it()
 #[test]
 fn a_claimed_activity_task_whose_worker_vanished_is_freed_after_the_reopen() {
     let h = Harness::new();
-    let activity = h.engine.create_activity("work").expect("activity");
-    let definition = format!(
-        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":60,
-            "Retry":[{{"ErrorEquals":["States.HeartbeatTimeout"],"IntervalSeconds":1,"MaxAttempts":1}}],"End":true}}}}}}"#,
-        activity.activity_arn
+    let (activity_arn, arn, first) = claimed_activity_task(
+        &h,
+        r#","Retry":[{"ErrorEquals":["States.HeartbeatTimeout"],"IntervalSeconds":1,"MaxAttempts":1}]"#,
+        "gone",
     );
-    h.engine
-        .create_state_machine("m", &definition, None)
-        .expect("machine");
-    let arn = h
-        .engine
-        .start_execution("m", Some("e"), "{}")
-        .expect("start")
-        .execution_arn;
-    h.engine.wait_idle();
-    let first = block_on(
-        h.engine
-            .get_activity_task(&activity.activity_arn, Some("gone")),
-    )
-    .expect("poll")
-    .expect("a task");
     let h = h.restart(10_000);
     h.engine.create_activity("work").expect("activity again");
     h.tick(60_000);
     h.tick(1_000);
     // The retry is scheduled again for a live worker; the vanished one's token is dead.
-    let second = block_on(
-        h.engine
-            .get_activity_task(&activity.activity_arn, Some("live")),
-    )
-    .expect("poll")
-    .expect("the retried task");
+    let second = block_on(h.engine.get_activity_task(&activity_arn, Some("live")))
+        .expect("poll")
+        .expect("the retried task");
     assert_ne!(second.task_token, first.task_token);
     h.engine
         .send_task_success(&second.task_token, r#"{"ok":true}"#)
