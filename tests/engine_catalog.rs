@@ -6,6 +6,8 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
@@ -30,14 +32,6 @@ const V2: &str = r#"{"StartAt":"Answer","States":{
 
 const FAIL: &str =
     r#"{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"Boom","Cause":"always"}}}"#;
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 fn machine_arn(name: &str) -> String {
     format!("arn:aws:states:us-east-1:000000000000:stateMachine:{name}")

@@ -8,6 +8,8 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use std::sync::Arc;
 
 use engine_common::{event_types, Harness};
@@ -17,14 +19,6 @@ use statelog::engine::{Engine, Error, ExecutionStatus};
 
 const ACCOUNT: &str = "000000000000";
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 fn status(engine: &Engine, arn: &str) -> ExecutionStatus {
     engine.describe_execution(arn).expect("describe").status

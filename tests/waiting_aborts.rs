@@ -6,6 +6,8 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use std::sync::Arc;
 
 use engine_common::{event_types, Harness};
@@ -15,14 +17,6 @@ use statelog::engine::{Engine, Error, ExecutionStatus};
 
 const ACCOUNT: &str = "000000000000";
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 /// Registers a fake queue that keeps the tokens it is sent.
 fn queue(engine: &Engine) -> Arc<Mutex<Vec<String>>> {

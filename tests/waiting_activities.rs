@@ -6,20 +6,14 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use engine_common::{event_types, Harness};
 use serde_json::json;
 use statelog::engine::{Engine, Error, ExecutionStatus, HistoryQuery};
 use statelog::history::EventDetails;
 
 const ACCOUNT: &str = "000000000000";
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 fn machine(activity_arn: &str, extra: &str) -> String {
     format!(

@@ -5,17 +5,11 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use engine_common::{event_types, Harness};
 use statelog::engine::{ActivityTask, Engine, ExecutionStatus, HistoryQuery};
 use statelog::history::EventDetails;
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 /// Registers a long poll for `worker`, then starts execution `name`; returns the polled task.
 fn poll_then_start(engine: &Engine, activity: &str, name: &str, worker: &str) -> ActivityTask {

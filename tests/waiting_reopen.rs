@@ -5,19 +5,13 @@
 
 mod engine_common;
 
+use engine_common::block_on;
+
 use engine_common::Harness;
 use serde_json::{json, Value};
 use statelog::engine::{Engine, ExecutionStatus};
 
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime")
-        .block_on(future)
-}
 
 fn status(engine: &Engine, arn: &str) -> ExecutionStatus {
     engine.describe_execution(arn).expect("describe").status

@@ -103,6 +103,15 @@ fn open(backing: &Backing, clock: &ManualClock, tweak: fn(&mut EngineOptions)) -
     }
 }
 
+/// Runs `future` to its end on a current-thread runtime with timers (the engine's long polls).
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime")
+        .block_on(future)
+}
+
 /// The event types of an execution's history, in order.
 pub fn event_types(engine: &Engine, execution_arn: &str) -> Vec<String> {
     let query = HistoryQuery {
