@@ -234,15 +234,16 @@ pub(crate) fn decide_and_append_with_token(
         now_ms,
     )?;
     let commit_started = std::time::Instant::now();
-    // A redrive's client token rides in the batch of its `ExecutionRedriven` (rare: that
-    // batch is encoded from the events at the append).
+    // A redrive's client token rides in the batch of its `ExecutionRedriven`.
     let prepared = match redrive_token {
-        Some(_) => None,
-        None => Some(
+        Some(token) => {
             inner
                 .store
-                .prepare_events(execution_arn, &decision.events)?,
-        ),
+                .prepare_events_with_redrive_token(execution_arn, &decision.events, token)?
+        }
+        None => inner
+            .store
+            .prepare_events(execution_arn, &decision.events)?,
     };
     let tally = super::metrics::Tally::of(&decision.events);
     #[cfg(debug_assertions)]
@@ -256,15 +257,8 @@ pub(crate) fn decide_and_append_with_token(
     }
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
-    if let Some(token) = redrive_token {
-        inner
-            .store
-            .append_events_with_redrive_token(execution_arn, &decision.events, token)?;
-    }
     crate::interpreter::recycle_events(decision.events);
-    if let Some(prepared) = prepared {
-        inner.store.append_prepared(prepared)?;
-    }
+    inner.store.append_prepared(prepared)?;
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;

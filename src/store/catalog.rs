@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use statelog_wal::Lsn;
 
 use super::record::{self, CatalogRecord, KIND_CATALOG};
-use super::{machine_name, Error, Index, Store};
+use super::{machine_name, Error, Index, PreparedEvents, Store};
 use crate::history::{EventDetails, HistoryEvent};
 
 /// A tag set: `(key, value)` pairs, keys unique, in key order.
@@ -320,6 +320,20 @@ impl Store {
         events: &[HistoryEvent],
         client_token: &str,
     ) -> Result<(), Error> {
+        let prepared =
+            self.prepare_events_with_redrive_token(execution_arn, events, client_token)?;
+        self.append_prepared(prepared)
+    }
+
+    /// [`Store::prepare_events`] for a redrive's events (holding `ExecutionRedriven`), with the
+    /// record of its client token carried as the batch's last record: written by
+    /// [`Store::append_prepared`] in the same atomic batch.
+    pub fn prepare_events_with_redrive_token<'a>(
+        &self,
+        execution_arn: &'a str,
+        events: &[HistoryEvent],
+        client_token: &str,
+    ) -> Result<PreparedEvents<'a>, Error> {
         let Some((redrive_ms, redrive_count)) =
             events.iter().find_map(|event| match &event.details {
                 EventDetails::ExecutionRedriven(details) => {
@@ -341,7 +355,9 @@ impl Store {
             redrive_ms,
             redrive_count,
         };
-        self.append_events_and(execution_arn, events, Some(record))
+        let mut prepared = self.prepare_events(execution_arn, events)?;
+        prepared.catalog = Some(record);
+        Ok(prepared)
     }
 
     /// What the redrive of `execution_arn` with `client_token` answered, if there was one.

@@ -657,22 +657,11 @@ impl Store {
     /// live machine. The caller serializes appends per execution. The same as
     /// [`Store::prepare_events`] then [`Store::append_prepared`].
     pub fn append_events(&self, execution_arn: &str, events: &[HistoryEvent]) -> Result<(), Error> {
-        self.append_events_and(execution_arn, events, None)
-    }
-
-    /// `append_events`, with `catalog` (when given) as the last record of the same atomic batch,
-    /// applied to the index right after the events (see `Store::append_events_with_redrive_token`).
-    fn append_events_and(
-        &self,
-        execution_arn: &str,
-        events: &[HistoryEvent],
-        catalog: Option<CatalogRecord>,
-    ) -> Result<(), Error> {
         if events.is_empty() {
             return Ok(());
         }
         let prepared = self.prepare_events(execution_arn, events)?;
-        self.append_prepared_and(prepared, catalog)
+        self.append_prepared(prepared)
     }
 
     /// Checks `events` (not empty) against the index and encodes them as the records of one
@@ -714,6 +703,7 @@ impl Store {
         let mut prepared = PreparedEvents {
             execution_arn,
             machine,
+            catalog: None,
             scratch: EncodeScratch::take(),
         };
         encode_chunks(execution_arn, events, &mut prepared.scratch)?;
@@ -723,17 +713,11 @@ impl Store {
     /// Appends a batch made by [`Store::prepare_events`] as one atomic log batch and indexes it;
     /// returns once durable. The caller serializes appends per execution (nothing for the same
     /// execution may be appended between the prepare and this call).
-    pub fn append_prepared(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
-        self.append_prepared_and(prepared, None)
-    }
-
-    /// `append_prepared`, with `catalog` (when given) as the last record of the same atomic
-    /// batch, applied to the index right after the events.
-    fn append_prepared_and(
-        &self,
-        prepared: PreparedEvents<'_>,
-        catalog: Option<CatalogRecord>,
-    ) -> Result<(), Error> {
+    /// A catalog record the batch carries (a redrive's client token, see
+    /// [`Store::prepare_events_with_redrive_token`]) is its last record, applied to the index
+    /// right after the events.
+    pub fn append_prepared(&self, mut prepared: PreparedEvents<'_>) -> Result<(), Error> {
+        let catalog = prepared.catalog.take();
         let scratch = &prepared.scratch;
         let Some(&(_, head)) = scratch.records.first() else {
             return Ok(());
@@ -1069,6 +1053,8 @@ pub struct PreparedEvents<'a> {
     execution_arn: &'a str,
     /// The machine revision of a new execution (from its `ExecutionStarted`).
     machine: Option<Lsn>,
+    /// A catalog record written as the batch's last record (a redrive's client token).
+    catalog: Option<CatalogRecord>,
     scratch: EncodeScratch,
 }
 
