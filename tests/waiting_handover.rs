@@ -152,3 +152,138 @@ fn the_round_trip_to_a_waiting_worker_takes_two_commits() {
         ExecutionStatus::Succeeded
     );
 }
+
+/// Opens an engine over a commit-counting log, with a `.waitForTaskToken` queue integration
+/// that hands every token to the returned receiver and then answers when the test releases it
+/// (each call takes one release from the returned sender).
+fn token_engine() -> (
+    Engine,
+    std::sync::Arc<CountingLog>,
+    std::sync::mpsc::Receiver<String>,
+    tokio::sync::mpsc::UnboundedSender<()>,
+) {
+    use std::sync::Arc;
+    let log = Arc::new(CountingLog::default());
+    let clock = statelog::clock::ManualClock::new(engine_common::START_MS);
+    let options = statelog::engine::EngineOptions {
+        clock: Arc::new(clock),
+        background_timers: false,
+        ..Default::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let (sender, tokens) = std::sync::mpsc::channel();
+    let sender = parking_lot::Mutex::new(sender);
+    let (release, released) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let released = Arc::new(tokio::sync::Mutex::new(released));
+    engine.register_integration(
+        "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+        move |input: serde_json::Value, _context: serde_json::Value| {
+            let token = input["TaskToken"].as_str().unwrap_or_default().to_string();
+            let _ = sender.lock().send(token);
+            let released = released.clone();
+            async move {
+                released.lock().await.recv().await;
+                Ok(serde_json::json!({"MessageId": "m"}))
+            }
+        },
+    );
+    engine
+        .create_state_machine(
+            "ask",
+            r#"{"StartAt":"Ask","States":{"Ask":{"Type":"Task",
+                "Resource":"arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+                "Parameters":{"TaskToken.$":"$$.Task.Token"},"End":true}}}"#,
+            None,
+        )
+        .expect("machine");
+    (engine, log, tokens, release)
+}
+
+#[test]
+fn a_handler_answer_recorded_first_leaves_the_token_answer_one_commit() {
+    use std::sync::atomic::Ordering;
+    let (engine, log, tokens, release) = token_engine();
+    let before = log.commits.load(Ordering::SeqCst);
+    engine
+        .start_execution("ask", Some("e"), "{}")
+        .expect("start");
+    let token = tokens.recv().expect("the token went out");
+    release.send(()).expect("released");
+    engine.wait_idle();
+    let arn = engine.execution_arn("ask", "e");
+    assert_eq!(
+        event_types(&engine, &arn),
+        [
+            "ExecutionStarted",
+            "TaskStateEntered",
+            "TaskScheduled",
+            "TaskStarted",
+            "TaskSubmitted"
+        ]
+    );
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 2);
+    engine.send_task_success(&token, "{}").expect("answer");
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 3);
+    assert_eq!(
+        event_types(&engine, &arn),
+        [
+            "ExecutionStarted",
+            "TaskStateEntered",
+            "TaskScheduled",
+            "TaskStarted",
+            "TaskSubmitted",
+            "TaskSucceeded",
+            "TaskStateExited",
+            "ExecutionSucceeded"
+        ]
+    );
+    assert!(matches!(
+        engine.send_task_success(&token, "{}"),
+        Err(statelog::engine::Error::TaskTimedOut { .. })
+    ));
+    assert!(engine.background_errors().is_empty());
+}
+
+/// The answer comes while the integration's call has not returned: as in AWS, where
+/// `TaskSubmitted` records the call's return, the task completes without it, and the call's
+/// answer, when it comes, is stale (recorded nowhere, the task completes once).
+#[test]
+fn a_token_answer_while_the_handlers_call_is_pending_completes_the_task_once() {
+    use std::sync::atomic::Ordering;
+    let (engine, log, tokens, release) = token_engine();
+    let before = log.commits.load(Ordering::SeqCst);
+    engine
+        .start_execution("ask", Some("e"), "{}")
+        .expect("start");
+    let token = tokens.recv().expect("the token went out");
+    engine
+        .send_task_success(&token, r#"{"x":1}"#)
+        .expect("answer");
+    let arn = engine.execution_arn("ask", "e");
+    let expected = [
+        "ExecutionStarted",
+        "TaskStateEntered",
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskSucceeded",
+        "TaskStateExited",
+        "ExecutionSucceeded",
+    ];
+    assert_eq!(event_types(&engine, &arn), expected);
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 2);
+    let recorded = engine.answers_recorded();
+    release.send(()).expect("released");
+    engine.wait_idle();
+    assert_eq!(
+        engine.answers_recorded(),
+        recorded + 1,
+        "the call's answer came"
+    );
+    assert_eq!(event_types(&engine, &arn), expected, "and changed nothing");
+    assert_eq!(log.commits.load(Ordering::SeqCst) - before, 2);
+    assert_eq!(
+        engine.describe_execution(&arn).expect("describe").status,
+        ExecutionStatus::Succeeded
+    );
+    assert!(engine.background_errors().is_empty());
+}

@@ -387,6 +387,8 @@ struct Inner {
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
     /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
     heartbeats: tokens::Heartbeats,
+    /// Handler answers not recorded yet (see `tokens::HandlerAnswers`).
+    answers: tokens::HandlerAnswers,
     /// Activities and task lists (see `activities`).
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
@@ -516,6 +518,7 @@ impl Engine {
                 machine_changes: RwLock::new(()),
                 timers: Mutex::new(BinaryHeap::new()),
                 heartbeats: tokens::Heartbeats::default(),
+                answers: tokens::HandlerAnswers::default(),
                 activities: activities::Activities::default(),
                 jobs: integrations::Jobs::default(),
                 job_table: jobs::JobTable::default(),

@@ -203,7 +203,7 @@ pub(crate) fn decide_and_append_with_token(
     let now_ms = inner.options.clock.now_ms();
     let mut entropy = &inner.entropy;
     let options = &inner.interpreter_options;
-    let mut decision = if slot.execution.status() == ExecutionStatus::NotStarted {
+    let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
         // Nothing to lose on failure: decide on a fresh state without copying it.
         decide_owned(
             &slot.definition,
@@ -223,6 +223,68 @@ pub(crate) fn decide_and_append_with_token(
             &mut entropy,
         )?
     };
+    commit(engine, execution_arn, slot, decision, now_ms, redrive_token)
+}
+
+/// A token's answer (`trigger`, for task `task_id`) with, when given, the handler's answer
+/// that came before it but was not recorded yet (`before`): `before` is decided first and the
+/// token's answer on the state it leaves, both in one commit. Returns the effects and whether
+/// the token's answer found its task still waiting (a handler's failure may have closed it:
+/// then only `before` is recorded).
+pub(crate) fn decide_and_append_after(
+    engine: &Engine,
+    execution_arn: &str,
+    slot: &mut SlotState,
+    before: Option<Trigger>,
+    trigger: Trigger,
+    task_id: EventId,
+) -> Result<(Vec<Effect>, bool), Error> {
+    let Some(before) = before else {
+        return Ok((
+            decide_and_append(engine, execution_arn, slot, trigger)?,
+            true,
+        ));
+    };
+    let inner = &engine.inner;
+    let now_ms = inner.options.clock.now_ms();
+    let mut entropy = &inner.entropy;
+    let options = &inner.interpreter_options;
+    let mut first = decide(
+        &slot.definition,
+        &slot.execution,
+        before,
+        now_ms,
+        options,
+        &mut entropy,
+    )?;
+    let waiting = first.next_state.waiting_task(task_id).is_some();
+    if waiting {
+        let second = decide(
+            &slot.definition,
+            &first.next_state,
+            trigger,
+            now_ms,
+            options,
+            &mut entropy,
+        )?;
+        first.events.extend(second.events);
+        first.effects.extend(second.effects);
+        first.next_state = second.next_state;
+    }
+    let effects = commit(engine, execution_arn, slot, first, now_ms, None)?;
+    Ok((effects, waiting))
+}
+
+/// Makes a decision durable (one log batch) and adopts its state; returns its effects.
+fn commit(
+    engine: &Engine,
+    execution_arn: &str,
+    slot: &mut SlotState,
+    mut decision: crate::interpreter::Decision,
+    now_ms: u64,
+    redrive_token: Option<&str>,
+) -> Result<Vec<Effect>, Error> {
+    let inner = &engine.inner;
     if decision.events.is_empty() {
         return Ok(decision.effects);
     }
@@ -477,50 +539,93 @@ impl Engine {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let arn = execution_arn.clone();
         self.inner.in_flight.lock().in_flight += 1;
-        let running = self.inner.handle.spawn(call);
+        // The answer is kept in `answers` in the poll that finishes the call, so a token answer
+        // that comes after the call returned always finds it (see `tokens::HandlerAnswers`).
+        let keep = (weak.clone(), arn.clone());
+        let running = self.inner.handle.spawn(async move {
+            let outcome = call.await;
+            if let Some(inner) = keep.0.upgrade() {
+                inner.answers.put(&keep.1, task_id, outcome);
+            }
+        });
         let running_key = (arn.clone(), task_id.0);
         self.inner
             .running
             .lock()
-            .insert(running_key.clone(), running.abort_handle());
+            .insert(running_key, running.abort_handle());
         self.inner.handle.spawn(async move {
             let joined = running.await;
             let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
             // A panicking handler fails its task instead of leaving it unanswered forever.
-            let outcome = match joined {
-                Ok(outcome) => outcome,
-                Err(join) => Err(super::TaskError::new(
-                    "States.TaskFailed",
-                    format!("the task handler panicked: {join}"),
-                )),
-            };
-            let trigger = match outcome {
-                Ok(output) => Trigger::TaskSucceeded { task_id, output },
-                Err(failure) => Trigger::TaskFailed {
-                    task_id,
-                    error: failure.error,
-                    cause: failure.cause,
-                },
-            };
+            if let Err(join) = joined {
+                if !cancelled {
+                    if let Some(inner) = weak.upgrade() {
+                        let failure = super::TaskError::new(
+                            "States.TaskFailed",
+                            format!("the task handler panicked: {join}"),
+                        );
+                        inner.answers.put(&arn, task_id, Err(failure));
+                    }
+                }
+            }
             // The append blocks on an fsync: keep it off the async workers.
             let _ = tokio::task::spawn_blocking(move || {
-                if let Some(inner) = weak.upgrade() {
-                    let engine = Engine { inner };
-                    engine.inner.running.lock().remove(&running_key);
-                    if !cancelled {
-                        engine.drive_in_background(&arn, trigger);
-                    }
-                    {
-                        let mut counts = engine.inner.in_flight.lock();
-                        counts.in_flight -= 1;
-                        counts.recorded += u64::from(!cancelled);
-                    }
-                    engine.inner.in_flight_changed.notify_all();
-                }
+                record_answer(&weak, &arn, task_id, cancelled);
             })
             .await;
         });
     }
+
+    /// Records the handler answer kept for task `task_id`, taken under the execution's lock
+    /// (a token answer takes it under the same lock, so exactly one of the two records it).
+    pub(crate) fn drive_handler_answer(
+        &self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+    ) -> Result<(), Error> {
+        let slot = self.inner.open.lock().get(execution_arn).cloned();
+        let Some(slot) = slot else {
+            self.inner.answers.take(execution_arn, task_id);
+            return Ok(());
+        };
+        let effects = {
+            let mut guard = slot.state.lock();
+            let Some(outcome) = self.inner.answers.take(execution_arn, task_id) else {
+                return Ok(());
+            };
+            if guard.execution.status().is_closed() {
+                return Ok(());
+            }
+            let trigger = super::tokens::handler_trigger(task_id, outcome);
+            decide_and_append(self, execution_arn, &mut guard, trigger)?
+        };
+        self.perform(execution_arn, &slot, effects);
+        Ok(())
+    }
+}
+
+/// Records a handler's answer kept in `answers` (unless a token answer already took it into its
+/// own commit, see `tokens`), and counts it for `wait_idle`.
+fn record_answer(weak: &Weak<Inner>, execution_arn: &Arc<str>, task_id: EventId, cancelled: bool) {
+    let Some(inner) = weak.upgrade() else { return };
+    let engine = Engine { inner };
+    engine
+        .inner
+        .running
+        .lock()
+        .remove(&(execution_arn.clone(), task_id.0));
+    if let Err(error) = engine.drive_handler_answer(execution_arn, task_id) {
+        engine.inner.background_errors.lock().push(format!(
+            "TaskAnswer of task {} for {execution_arn}: {error}",
+            task_id.0
+        ));
+    }
+    {
+        let mut counts = engine.inner.in_flight.lock();
+        counts.in_flight -= 1;
+        counts.recorded += u64::from(!cancelled);
+    }
+    engine.inner.in_flight_changed.notify_all();
 }
 
 /// The Context object a handler receives: the task's, plus `AttemptId`.

@@ -28,8 +28,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::runtime::decide_and_append;
-use super::{Engine, Error};
+use super::runtime::decide_and_append_after;
+use super::{Engine, Error, TaskError};
 use crate::history::{EventDetails, EventId};
 use crate::interpreter::{parse_token, ExecutionState, Trigger};
 use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
@@ -156,6 +156,53 @@ pub(crate) fn arm_recovered(engine: &Engine, execution_arn: &Arc<str>, state: &E
                 .heartbeats
                 .arm(execution_arn, task.task_id, seconds, now_ms);
         }
+    }
+}
+
+/// Handler answers not recorded yet, by task. A handler's answer is put here by the future
+/// that ran the handler, in the same poll that finished it (so "the call returned" and "its
+/// answer is here" are one step), and taken, under the execution's slot lock, by exactly one
+/// of: the thread that records it (`runtime::record_answer`), or a token answer that got the
+/// lock first (the handler's answer is then decided first, in the token answer's commit).
+#[derive(Default)]
+pub(crate) struct HandlerAnswers {
+    inner: Mutex<HashMap<TaskKey, Result<Value, TaskError>>>,
+}
+
+impl HandlerAnswers {
+    /// Keeps the answer of task `task_id` until it is recorded.
+    pub(crate) fn put(
+        &self,
+        execution_arn: &Arc<str>,
+        task_id: EventId,
+        outcome: Result<Value, TaskError>,
+    ) {
+        self.inner
+            .lock()
+            .insert((execution_arn.clone(), task_id.0), outcome);
+    }
+
+    /// Takes the answer of task `task_id`, if it is still here.
+    pub(crate) fn take(
+        &self,
+        execution_arn: &str,
+        task_id: EventId,
+    ) -> Option<Result<Value, TaskError>> {
+        self.inner
+            .lock()
+            .remove(&(Arc::from(execution_arn), task_id.0))
+    }
+}
+
+/// The trigger a handler's answer to task `task_id` becomes.
+pub(crate) fn handler_trigger(task_id: EventId, outcome: Result<Value, TaskError>) -> Trigger {
+    match outcome {
+        Ok(output) => Trigger::TaskSucceeded { task_id, output },
+        Err(failure) => Trigger::TaskFailed {
+            task_id,
+            error: failure.error,
+            cause: failure.cause,
+        },
     }
 }
 
@@ -290,10 +337,31 @@ impl Engine {
                         cause,
                     },
                 };
-                let effects = decide_and_append(self, arn, &mut guard, trigger)?;
+                // The handler's call returned but its answer is not recorded yet (the thread
+                // recording it has not taken the lock): it happened first, so it is decided
+                // first, in this commit (AWS records `TaskSubmitted` before the answer). A call
+                // still pending has not returned: the task completes without `TaskSubmitted`
+                // and the call's later answer is stale.
+                let before = if task.submitted {
+                    None
+                } else {
+                    self.inner
+                        .answers
+                        .take(arn, parts.task_id)
+                        .map(|outcome| handler_trigger(parts.task_id, outcome))
+                };
+                let (effects, answered) =
+                    decide_and_append_after(self, arn, &mut guard, before, trigger, parts.task_id)?;
                 drop(guard);
                 self.inner.heartbeats.disarm(arn, parts.task_id);
                 self.perform(arn, &slot, effects);
+                if !answered {
+                    // The handler's failure closed the task before this answer.
+                    return Err(Error::TaskTimedOut {
+                        execution_arn: parts.execution_arn,
+                        task_id: parts.task_id.0,
+                    });
+                }
                 return Ok(());
             }
         }
@@ -360,5 +428,111 @@ mod tests {
         beats.disarm(&arn, EventId(5));
         assert!(beats.take_due(10_000).is_empty());
         assert_eq!(beats.len(), 0);
+    }
+    /// An engine over a memory log whose queue integration hands its token out and whose call
+    /// never returns by itself: the tests put its answer in `answers` as the finished call
+    /// would, and no recording thread ever runs, so the overtaking order is deterministic.
+    fn overtaken() -> (Engine, std::sync::mpsc::Receiver<String>) {
+        let log = Arc::new(crate::store::MemoryLog::new());
+        let options = crate::engine::EngineOptions {
+            background_timers: false,
+            ..Default::default()
+        };
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        let (sender, tokens) = std::sync::mpsc::channel();
+        let sender = Mutex::new(sender);
+        let resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
+        engine.register_integration(resource, move |input: Value, _context: Value| {
+            let token = input["T"].as_str().unwrap_or_default().to_string();
+            let _ = sender.lock().send(token);
+            std::future::pending::<Result<Value, TaskError>>()
+        });
+        let definition = format!(
+            r#"{{"StartAt":"Ask","States":{{"Ask":{{"Type":"Task","Resource":"{resource}",
+            "Parameters":{{"T.$":"$$.Task.Token"}},"End":true}}}}}}"#
+        );
+        engine
+            .create_state_machine("ask", &definition, None)
+            .expect("machine");
+        engine
+            .start_execution("ask", Some("e"), "{}")
+            .expect("start");
+        (engine, tokens)
+    }
+
+    fn types(engine: &Engine, arn: &str) -> Vec<&'static str> {
+        let events = engine.inner.store.history(arn).expect("history");
+        events.iter().map(|e| e.details.type_name()).collect()
+    }
+
+    fn records(engine: &Engine) -> usize {
+        let mut count = 0;
+        engine
+            .inner
+            .store
+            .log()
+            .scan(&mut |_, _, _| {
+                count += 1;
+                Ok(())
+            })
+            .expect("scan");
+        count
+    }
+
+    #[test]
+    fn a_token_answer_that_overtakes_the_handlers_answer_records_both_in_one_commit() {
+        let (engine, tokens) = overtaken();
+        let token = tokens.recv().expect("the token went out");
+        let arn: Arc<str> = Arc::from(engine.execution_arn("ask", "e").as_str());
+        let task_id = parse_token(&token).expect("a token").task_id;
+        // The call returned; the thread that records its answer has not taken the lock yet.
+        let answer = serde_json::json!({"MessageId": "m"});
+        engine.inner.answers.put(&arn, task_id, Ok(answer));
+        let before = records(&engine);
+        engine.send_task_success(&token, "{}").expect("answer");
+        assert_eq!(records(&engine) - before, 1, "one commit");
+        assert_eq!(
+            types(&engine, &arn),
+            [
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskSubmitted",
+                "TaskSucceeded",
+                "TaskStateExited",
+                "ExecutionSucceeded"
+            ]
+        );
+        // The recording thread comes late: nothing is left to record.
+        engine.drive_handler_answer(&arn, task_id).expect("stale");
+        assert_eq!(records(&engine) - before, 1);
+        assert!(engine.inner.answers.take(&arn, task_id).is_none());
+    }
+
+    #[test]
+    fn a_handler_failure_not_yet_recorded_closes_the_task_before_the_token_answer() {
+        let (engine, tokens) = overtaken();
+        let token = tokens.recv().expect("the token went out");
+        let arn: Arc<str> = Arc::from(engine.execution_arn("ask", "e").as_str());
+        let task_id = parse_token(&token).expect("a token").task_id;
+        let failure = TaskError::new("SQS.Down", "no queue");
+        engine.inner.answers.put(&arn, task_id, Err(failure));
+        let answered = engine.send_task_success(&token, "{}");
+        assert!(
+            matches!(answered, Err(Error::TaskTimedOut { task_id: id, .. }) if id == task_id.0),
+            "{answered:?}"
+        );
+        assert_eq!(
+            types(&engine, &arn),
+            [
+                "ExecutionStarted",
+                "TaskStateEntered",
+                "TaskScheduled",
+                "TaskStarted",
+                "TaskFailed",
+                "ExecutionFailed"
+            ]
+        );
     }
 }
