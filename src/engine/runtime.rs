@@ -4,9 +4,17 @@
 //! clock.
 //!
 //! Invariants: the slot lock of an execution is held from `decide` to `apply`, so triggers of
-//! one execution never interleave and the folded state always equals the durable log; effects
-//! are performed only after the append returned. Timers and handler answers are at-least-once:
-//! a stale one yields an empty decision. Must not: hold any engine-wide lock across an append.
+//! one execution never interleave and the folded state always equals the *written* log. Every
+//! decision is durable when its append returns, except one: a handler's answer that only
+//! records `TaskSubmitted` (no effect) is written without waiting for a sync
+//! (`decide_and_record_handler_answer`); the next synced commit makes it durable, a read of
+//! the history syncs first, and its loss in a crash equals a crash just before it was recorded
+//! (the task is dispatched again). So: effects are performed, and callers answered, only after
+//! their decision is durable, and nothing is done on the strength of a record that is not.
+//! Timers and handler answers are at-least-once: a stale one yields an empty decision. A
+//! handler's answer is kept (`tokens::HandlerAnswers`) from the poll that finished the call
+//! until one thread records it under the slot lock. Must not: hold any engine-wide lock
+//! across an append.
 
 use std::cmp::Reverse;
 use std::sync::atomic::Ordering;
@@ -223,7 +231,15 @@ pub(crate) fn decide_and_append_with_token(
             &mut entropy,
         )?
     };
-    commit(engine, execution_arn, slot, decision, now_ms, redrive_token)
+    commit(
+        engine,
+        execution_arn,
+        slot,
+        decision,
+        now_ms,
+        redrive_token,
+        true,
+    )
 }
 
 /// A token's answer (`trigger`, for task `task_id`) with, when given, the handler's answer
@@ -271,11 +287,51 @@ pub(crate) fn decide_and_append_after(
         first.effects.extend(second.effects);
         first.next_state = second.next_state;
     }
-    let effects = commit(engine, execution_arn, slot, first, now_ms, None)?;
+    let effects = commit(engine, execution_arn, slot, first, now_ms, None, true)?;
     Ok((effects, waiting))
 }
 
-/// Makes a decision durable (one log batch) and adopts its state; returns its effects.
+/// Records a handler's answer (`trigger`, a `TaskSucceeded`/`TaskFailed` of a handler). When
+/// its decision is only the `TaskSubmitted` of a waiting task, with no effect, it is written
+/// without waiting for a sync (`Store::append_prepared_unsynced`): nothing is done on the
+/// strength of it, the next synced commit of the log makes it durable (the token answer's
+/// commit is one), and losing it in a crash is a crash just before it was recorded (the task
+/// is dispatched again on open, its handler called again, as for any unrecorded answer).
+pub(crate) fn decide_and_record_handler_answer(
+    engine: &Engine,
+    execution_arn: &str,
+    slot: &mut SlotState,
+    trigger: Trigger,
+) -> Result<Vec<Effect>, Error> {
+    let inner = &engine.inner;
+    let now_ms = inner.options.clock.now_ms();
+    let mut entropy = &inner.entropy;
+    let decision = decide(
+        &slot.definition,
+        &slot.execution,
+        trigger,
+        now_ms,
+        &inner.interpreter_options,
+        &mut entropy,
+    )?;
+    let submission_only = decision.effects.is_empty()
+        && matches!(
+            decision.events.as_slice(),
+            [event] if matches!(event.details, crate::history::EventDetails::TaskSubmitted(_))
+        );
+    commit(
+        engine,
+        execution_arn,
+        slot,
+        decision,
+        now_ms,
+        None,
+        !submission_only,
+    )
+}
+
+/// Appends a decision (one log batch; durable unless `sync` is false, see
+/// `decide_and_record_handler_answer`) and adopts its state; returns its effects.
 fn commit(
     engine: &Engine,
     execution_arn: &str,
@@ -283,6 +339,7 @@ fn commit(
     mut decision: crate::interpreter::Decision,
     now_ms: u64,
     redrive_token: Option<&str>,
+    sync: bool,
 ) -> Result<Vec<Effect>, Error> {
     let inner = &engine.inner;
     if decision.events.is_empty() {
@@ -320,7 +377,11 @@ fn commit(
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
     crate::interpreter::recycle_events(decision.events);
-    inner.store.append_prepared(prepared)?;
+    if sync {
+        inner.store.append_prepared(prepared)?;
+    } else {
+        inner.store.append_prepared_unsynced(prepared)?;
+    }
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;
@@ -597,7 +658,7 @@ impl Engine {
                 return Ok(());
             }
             let trigger = super::tokens::handler_trigger(task_id, outcome);
-            decide_and_append(self, execution_arn, &mut guard, trigger)?
+            decide_and_record_handler_answer(self, execution_arn, &mut guard, trigger)?
         };
         self.perform(execution_arn, &slot, effects);
         Ok(())

@@ -484,6 +484,9 @@ pub struct Store {
     /// Held (shared) by every read of records by LSN, and exclusively by a compaction, which
     /// moves records: appends never take it.
     reads: RwLock<()>,
+    /// The last LSN appended by [`Store::append_prepared_unsynced`] that may not be durable yet
+    /// (0: none); a read at or below it syncs the log first.
+    unsynced_lsn: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
@@ -546,6 +549,7 @@ impl Store {
             index: RwLock::new(index),
             machine_writes: Mutex::new(()),
             reads: RwLock::new(()),
+            unsynced_lsn: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -716,18 +720,43 @@ impl Store {
     /// A catalog record the batch carries (a redrive's client token, see
     /// [`Store::prepare_events_with_redrive_token`]) is its last record, applied to the index
     /// right after the events.
-    pub fn append_prepared(&self, mut prepared: PreparedEvents<'_>) -> Result<(), Error> {
+    pub fn append_prepared(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
+        self.append_prepared_as(prepared, true)
+    }
+
+    /// Like [`Store::append_prepared`], but returns once the batch is written to the log, not
+    /// synced (`Wal::append_batch_unsynced`; a log that is not a WAL appends as usual): the
+    /// next synced append makes it durable, and a crash before that loses it with everything
+    /// after it. Only for a batch whose loss equals a crash just before it was appended. A read
+    /// of it (`history`) syncs the log first, so nothing not durable is ever read back.
+    pub fn append_prepared_unsynced(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
+        self.append_prepared_as(prepared, false)
+    }
+
+    fn append_prepared_as(
+        &self,
+        mut prepared: PreparedEvents<'_>,
+        sync: bool,
+    ) -> Result<(), Error> {
+        use std::sync::atomic::Ordering;
         let catalog = prepared.catalog.take();
         let scratch = &prepared.scratch;
         let Some(&(_, head)) = scratch.records.first() else {
             return Ok(());
         };
         let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
-        let first = match (scratch.records.as_slice(), &catalog_bytes) {
-            ([(end, _)], None) => self
+        let unsynced_wal = if sync { None } else { self.log.as_wal() };
+        let first = match (scratch.records.as_slice(), &catalog_bytes, unsynced_wal) {
+            ([(end, _)], None, Some(wal)) => {
+                let kind = statelog_wal::RecordKind::new(KIND_EVENTS)?;
+                let range = wal.append_batch_unsynced(&[(kind, &scratch.bytes[..*end])])?;
+                self.unsynced_lsn.fetch_max(range.last.0, Ordering::AcqRel);
+                range.first
+            }
+            ([(end, _)], None, _) => self
                 .log
                 .append_batch(&[(KIND_EVENTS, &scratch.bytes[..*end])])?,
-            (records, _) => {
+            (records, _, _) => {
                 let mut framed = Vec::with_capacity(records.len() + 1);
                 let mut start = 0;
                 for &(end, _) in records {
@@ -740,6 +769,18 @@ impl Store {
                 self.log.append_batch(&framed)?
             }
         };
+        if sync {
+            // A synced batch after the unsynced ones made them durable too (the log is ordered).
+            let unsynced = self.unsynced_lsn.load(Ordering::Acquire);
+            if unsynced != 0 && unsynced < first.0 {
+                let _ = self.unsynced_lsn.compare_exchange(
+                    unsynced,
+                    0,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
+        }
         let execution_arn = prepared.execution_arn;
         let mut index = self.index.write();
         // Re-check under the write lock: a racing append to the same execution is a caller bug.
@@ -952,6 +993,28 @@ impl Store {
         &self.log
     }
 
+    /// Makes the records of [`Store::append_prepared_unsynced`] durable before one of them
+    /// (at or below `lsn`) is read: nothing is read back before it is durable.
+    fn sync_unsynced_upto(&self, lsn: Lsn) -> Result<(), Error> {
+        use std::sync::atomic::Ordering;
+        let unsynced = self.unsynced_lsn.load(Ordering::Acquire);
+        if unsynced == 0 || lsn.0 > unsynced {
+            return Ok(());
+        }
+        if let Some(wal) = self.log.as_wal() {
+            let durable = wal.sync()?;
+            if durable.0 >= unsynced {
+                let _ = self.unsynced_lsn.compare_exchange(
+                    unsynced,
+                    0,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {
         let index = self.index.read();
         let entry = index
@@ -964,6 +1027,7 @@ impl Store {
     }
 
     fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {
+        self.sync_unsynced_upto(lsn)?;
         let (kind, payload) = self.log.read(lsn)?.ok_or_else(|| Error::MissingRecord {
             lsn: lsn.0,
             execution_arn: execution_arn.to_string(),

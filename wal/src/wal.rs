@@ -352,6 +352,28 @@ impl Wal {
         })
     }
 
+    /// Appends records as one atomic batch and returns once they are written to storage,
+    /// without waiting for a sync, whatever the durability mode: the next syncing commit (any
+    /// caller's) makes them durable, and a crash before it loses them together with everything
+    /// appended after them (the log stays a prefix). Reads see them only once durable
+    /// ([`Wal::sync`] makes them so). For records whose loss equals a crash just before they
+    /// were appended.
+    pub fn append_batch_unsynced(&self, records: &[(RecordKind, &[u8])]) -> Result<LsnRange> {
+        for (_, payload) in records {
+            self.check_payload(payload)?;
+        }
+        let items: Vec<(u8, &[u8])> = records
+            .iter()
+            .map(|(kind, payload)| (kind.get(), *payload))
+            .collect();
+        let (first, last) = self.inner.enqueue_batch(&items)?;
+        self.inner.commit(last, Want::Written)?;
+        Ok(LsnRange {
+            first: Lsn(first),
+            last: Lsn(last),
+        })
+    }
+
     /// The shared core, for the crate's unit tests.
     #[cfg(test)]
     pub(crate) fn inner_for_tests(&self) -> &Inner {
