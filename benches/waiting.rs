@@ -1,16 +1,24 @@
-//! Waiting benchmarks (criterion): the `.waitForTaskToken` round trip next to one raw
-//! fdatasync measured in the same run, every commit synced (`Durability::PerCommit`).
+//! Waiting benchmarks (criterion): the `.waitForTaskToken` and activity round trips next to one
+//! raw fdatasync measured in the same run, every commit synced (`Durability::PerCommit`).
+//!
+//! Each round trip has two figures:
+//! - `..._from_scheduled`: the interval, from the return of `start_execution` (the
+//!   task is scheduled: its `TaskScheduled` / `ActivityScheduled` (+ `ActivityStarted` for a
+//!   waiting poller) commit is durable and the task is handed to its handler or poller) to the
+//!   return of `send_task_success` (the next state durable);
+//! - `..._full_cycle`: from the call to `start_execution`, so it includes the scheduling commit.
 //!
 //! - `token_round_trip`: start -> TaskScheduled durable -> the integration hands the token out
-//!   (its answer, TaskSubmitted, is ready at once) -> `send_task_success` -> TaskSubmitted and
-//!   the next state durable (2 commits; 3 when the thread recording TaskSubmitted takes the
-//!   execution's lock before the answer does).
+//!   (its answer, TaskSubmitted, is ready at once and written without its own sync) ->
+//!   `send_task_success` -> the next state durable (full cycle: 2 synced commits; from
+//!   scheduled: 1).
 //! - `token_answer`: `send_task_success` on a parked task until the close is durable (1 commit).
 //! - `activity_round_trip`: start -> ActivityScheduled durable -> a worker's poll claims it
-//!   (ActivityStarted durable) -> `send_task_success` -> the close durable (3 commits).
-//! - `activity_round_trip_polling`: the round trip: a worker already long-polls the list
-//!   -> start -> the task is scheduled and claimed for it (one commit) -> the long poll returns
-//!   -> `send_task_success` -> the close durable (2 commits).
+//!   (ActivityStarted durable) -> `send_task_success` -> the close durable (full cycle: 3
+//!   commits; from scheduled: 2).
+//! - `activity_round_trip_polling`: a worker already long-polls the list -> start -> the task
+//!   is scheduled and claimed for it (one commit) -> the long poll returns ->
+//!   `send_task_success` -> the close durable (full cycle: 2 commits; from scheduled: 1).
 //!
 //! Run: `cargo bench --bench waiting` (figures also printed as `FIGURE name: value` lines, each
 //! round trip alternating with one raw fdatasync; `cargo bench --bench waiting -- figures-only`
@@ -63,15 +71,38 @@ fn engine(dir: &std::path::Path) -> (Engine, mpsc::Receiver<String>) {
     (engine, receiver)
 }
 
-fn round_trip(engine: &Engine, tokens: &mpsc::Receiver<String>) {
-    engine.start_execution("ask", None, "{}").expect("start");
-    let token = tokens.recv().expect("token handed out");
-    // The answer may overtake the TaskSubmitted commit; both orders complete the task once.
-    engine.send_task_success(&token, "{}").expect("answer");
+/// The two intervals of one round trip, in microseconds: from the call to `start_execution`
+/// (full cycle) and from its return (the task is scheduled: its scheduling commit is durable
+/// and it is handed to its handler or poller) to `send_task_success`'s return (the next state
+/// durable).
+#[derive(Clone, Copy)]
+struct Trip {
+    full_us: f64,
+    scheduled_us: f64,
 }
 
-fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) {
+fn trip(started: Instant, scheduled: Instant) -> Trip {
+    let done = Instant::now();
+    Trip {
+        full_us: (done - started).as_secs_f64() * 1e6,
+        scheduled_us: (done - scheduled).as_secs_f64() * 1e6,
+    }
+}
+
+fn round_trip(engine: &Engine, tokens: &mpsc::Receiver<String>) -> Trip {
+    let started = Instant::now();
+    engine.start_execution("ask", None, "{}").expect("start");
+    let scheduled = Instant::now();
+    let token = tokens.recv().expect("token handed out");
+    // The answer may overtake the TaskSubmitted record; both orders complete the task once.
+    engine.send_task_success(&token, "{}").expect("answer");
+    trip(started, scheduled)
+}
+
+fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) -> Trip {
+    let started = Instant::now();
     engine.start_execution("work", None, "{}").expect("start");
+    let scheduled = Instant::now();
     let task = runtime
         .block_on(engine.get_activity_task(activity, Some("bench")))
         .expect("poll")
@@ -79,22 +110,30 @@ fn activity_round_trip(engine: &Engine, runtime: &tokio::runtime::Runtime, activ
     engine
         .send_task_success(&task.task_token, "{}")
         .expect("answer");
+    trip(started, scheduled)
 }
 
-fn activity_round_trip_polling(engine: &Engine, runtime: &tokio::runtime::Runtime, activity: &str) {
-    let task = runtime.block_on(async {
+fn activity_round_trip_polling(
+    engine: &Engine,
+    runtime: &tokio::runtime::Runtime,
+    activity: &str,
+) -> Trip {
+    let (task, started, scheduled) = runtime.block_on(async {
         let poller = engine.clone();
         let arn = activity.to_string();
         let poll = tokio::spawn(async move { poller.get_activity_task(&arn, Some("bench")).await });
         // Let the poll register before the task exists.
         tokio::task::yield_now().await;
+        let started = Instant::now();
         engine.start_execution("work", None, "{}").expect("start");
-        poll.await.expect("joined")
+        let scheduled = Instant::now();
+        (poll.await.expect("joined"), started, scheduled)
     });
     let task = task.expect("poll").expect("a task");
     engine
         .send_task_success(&task.task_token, "{}")
         .expect("answer");
+    trip(started, scheduled)
 }
 
 fn park(engine: &Engine, tokens: &mpsc::Receiver<String>, count: usize) -> Vec<String> {
@@ -127,7 +166,7 @@ fn tokens(c: &mut Criterion) {
     group.sample_size(30);
     group.bench_function("fdatasync_4KiB", |b| b.iter(sync));
     group.bench_function("token_round_trip", |b| {
-        b.iter(|| round_trip(&engine, &receiver))
+        b.iter(|| round_trip(&engine, &receiver).full_us)
     });
     group.bench_function("token_answer", |b| {
         b.iter_custom(|iters| {
@@ -145,49 +184,65 @@ fn tokens(c: &mut Criterion) {
         .expect("runtime");
     let activity = engine.list_activities()[0].activity_arn.clone();
     group.bench_function("activity_round_trip", |b| {
-        b.iter(|| activity_round_trip(&engine, &runtime, &activity))
+        b.iter(|| activity_round_trip(&engine, &runtime, &activity).full_us)
     });
     group.bench_function("activity_round_trip_polling", |b| {
-        b.iter(|| activity_round_trip_polling(&engine, &runtime, &activity))
+        b.iter(|| activity_round_trip_polling(&engine, &runtime, &activity).full_us)
     });
     group.finish();
 
     // Figures: each round trip is timed right after one raw fdatasync, alternating, so both
     // p50s come from the same minutes of a shared machine's disk and scheduler.
     let rounds = 200;
-    let time_us = |f: &mut dyn FnMut()| {
+    let time_sync_us = || {
         let started = Instant::now();
-        f();
+        sync();
         started.elapsed().as_secs_f64() * 1e6
     };
-    let alternate = |f: &mut dyn FnMut()| {
+    // p50 of the fdatasyncs, of the full cycles, of the intervals from scheduled.
+    let alternate = |f: &mut dyn FnMut() -> Trip| {
         let mut syncs = Vec::with_capacity(rounds);
-        let mut trips = Vec::with_capacity(rounds);
+        let mut full = Vec::with_capacity(rounds);
+        let mut scheduled = Vec::with_capacity(rounds);
         for _ in 0..rounds {
-            syncs.push(time_us(&mut || sync()));
-            trips.push(time_us(f));
+            syncs.push(time_sync_us());
+            let t = f();
+            full.push(t.full_us);
+            scheduled.push(t.scheduled_us);
         }
-        let (sync_us, trip_us) = (p50(syncs), p50(trips));
-        (sync_us, trip_us, trip_us / sync_us)
+        (p50(syncs), p50(full), p50(scheduled))
     };
     let token = alternate(&mut || round_trip(&engine, &receiver));
     let parked = park(&engine, &receiver, rounds);
     let mut next = parked.iter();
     let answer = alternate(&mut || {
+        let started = Instant::now();
         if let Some(token) = next.next() {
             engine.send_task_success(token, "{}").expect("answer");
         }
+        trip(started, started)
     });
     let activity_trip = alternate(&mut || activity_round_trip(&engine, &runtime, &activity));
     let polling = alternate(&mut || activity_round_trip_polling(&engine, &runtime, &activity));
-    for (name, (sync_us, trip_us, ratio)) in [
+    for (name, (sync_us, full_us, scheduled_us)) in [
         ("token_round_trip", token),
-        ("token_answer", answer),
         ("activity_round_trip", activity_trip),
         ("activity_round_trip_polling", polling),
     ] {
-        println!("FIGURE p50 {name}_us: {trip_us:.1} (x{ratio:.2} of fdatasync_us {sync_us:.1})");
+        println!(
+            "FIGURE p50 {name}_from_scheduled_us: {scheduled_us:.1} (x{:.2} of fdatasync_us {sync_us:.1})",
+            scheduled_us / sync_us
+        );
+        println!(
+            "FIGURE p50 {name}_full_cycle_us: {full_us:.1} (x{:.2} of fdatasync_us {sync_us:.1})",
+            full_us / sync_us
+        );
     }
+    let (sync_us, answer_us, _) = answer;
+    println!(
+        "FIGURE p50 token_answer_us: {answer_us:.1} (x{:.2} of fdatasync_us {sync_us:.1})",
+        answer_us / sync_us
+    );
 }
 
 criterion_group!(benches, tokens);
