@@ -2,6 +2,13 @@
 //! the commit that schedules it: `ActivityScheduled` and `ActivityStarted` (with the worker's
 //! name) are durable before the token leaves, in one commit; the claim survives a restart and
 //! the heartbeat clock is armed. No test sleeps: the poll is served by the hand-off.
+//!
+//! Token tasks, both orders of the handler's answer and the token's answer, made deterministic
+//! by a handler that returns only when the test releases it: recorded first, the answer takes
+//! one commit after `TaskSubmitted`; while the call is still pending, the answer completes the
+//! task without `TaskSubmitted` and the call's later answer is stale. (The third order, the call
+//! returned but its answer not yet recorded, is a unit test in `src/engine/tokens.rs`: it needs
+//! the engine's kept answers.)
 
 mod engine_common;
 
