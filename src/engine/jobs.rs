@@ -498,7 +498,7 @@ impl Engine {
         let Some(slot) = slot else { return Ok(()) };
         let effects = {
             let mut guard = slot.state.lock();
-            if guard.execution.waiting_task(task_id).is_none() {
+            if guard.execution.waiting_ref(task_id).is_none() {
                 return Err(Error::TaskTimedOut {
                     execution_arn: key.execution_arn.clone(),
                     task_id: key.task_id,
@@ -593,7 +593,7 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
             s.state
                 .lock()
                 .execution
-                .waiting_task(EventId(key.1))
+                .waiting_ref(EventId(key.1))
                 .is_some()
         });
         if !waiting {

@@ -273,7 +273,7 @@ pub(crate) fn decide_and_append_after(
         options,
         &mut entropy,
     )?;
-    let waiting = first.next_state.waiting_task(task_id).is_some();
+    let waiting = first.next_state.waiting_ref(task_id).is_some();
     if waiting {
         let second = decide(
             &slot.definition,

@@ -319,8 +319,8 @@ impl Engine {
         let slot = self.inner.open.lock().get(arn).cloned();
         if let Some(slot) = slot {
             let mut guard = slot.state.lock();
-            if let Some(task) = guard.execution.waiting_task(parts.task_id) {
-                if !same_token(&task.token, token) {
+            if let Some(task) = guard.execution.waiting_ref(parts.task_id) {
+                if !same_token(task.token, token) {
                     return Err(unknown());
                 }
                 let trigger = match answer {
@@ -488,6 +488,21 @@ mod tests {
         let token = tokens.recv().expect("the token went out");
         let arn: Arc<str> = Arc::from(engine.execution_arn("ask", "e").as_str());
         let task_id = parse_token(&token).expect("a token").task_id;
+        {
+            // The borrowed lookup agrees with the full one, and finds nothing else.
+            let slot = engine.inner.open.lock().get(&*arn).cloned().expect("open");
+            let state = slot.state.lock();
+            let full = state.execution.waiting_task(task_id).expect("waiting");
+            let borrowed = state.execution.waiting_ref(task_id).expect("waiting");
+            assert_eq!(
+                (borrowed.token, borrowed.submitted, borrowed.activity),
+                (full.token.as_str(), false, false)
+            );
+            assert!(state
+                .execution
+                .waiting_ref(EventId(task_id.0 + 1))
+                .is_none());
+        }
         // The call returned; the thread that records its answer has not taken the lock yet.
         let answer = serde_json::json!({"MessageId": "m"});
         engine.inner.answers.put(&arn, task_id, Ok(answer));

@@ -67,7 +67,9 @@ mod waiting;
 pub use decide::{decide, decide_owned, recycle_events};
 pub use effects::pending_effects;
 pub use state::{apply, ExecutionState, ExecutionStatus};
-pub use waiting::{compose_token, parse_token, TokenFormatError, TokenParts, WaitingTask};
+pub use waiting::{
+    compose_token, parse_token, TokenFormatError, TokenParts, WaitingRef, WaitingTask,
+};
 
 use serde_json::Value;
 

@@ -1,7 +1,9 @@
 //! waiting: the pure side of `.waitForTaskToken` tasks. Owns the task-token text format
 //! ([`compose_token`], [`parse_token`]), the routing of triggers to a waiting task (a handler's
 //! answer submits the task, a token's answer completes it; [`route`]) and the queries the engine
-//! asks of a folded state ([`ExecutionState::waiting_task`], [`ExecutionState::waiting_tokens`]).
+//! asks of a folded state ([`ExecutionState::waiting_task`], [`ExecutionState::waiting_tokens`],
+//! and [`ExecutionState::waiting_ref`], the borrowed form that copies no payload, for the
+//! per-answer paths).
 //!
 //! A token is `<secret>.<execution>.<task id>`: `secret` is 192 bits drawn from the caller's
 //! [`Entropy`] (the engine's is the OS CSPRNG) in URL-safe base64 without padding, `execution`
@@ -163,16 +165,54 @@ fn runtime_error(cause: String) -> StatesError {
     }
 }
 
+/// A waiting task's token and hand-over state, borrowed from the folded state: what answering
+/// a token needs, without copying the task's input or output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitingRef<'a> {
+    /// The task (the id of its `TaskScheduled` event).
+    pub task_id: EventId,
+    /// Its token.
+    pub token: &'a str,
+    /// Whether it has been handed over (see [`WaitingTask::submitted`]).
+    pub submitted: bool,
+    /// Whether it is an activity task.
+    pub activity: bool,
+}
+
 impl ExecutionState {
     /// The `.waitForTaskToken` task `task_id`, if it is in flight.
     pub fn waiting_task(&self, task_id: EventId) -> Option<WaitingTask> {
-        let mut found = None;
-        self.each_waiting(&mut |task| {
-            if task.task_id == task_id {
-                found = Some(task);
-            }
-        });
-        found
+        let task = self.waiting_run(task_id)?;
+        let token = task.token.as_ref()?;
+        Some(WaitingTask {
+            task_id: EventId(task.task_id),
+            token: token.clone(),
+            heartbeat_seconds: task.heartbeat_seconds,
+            submitted: handed_over(task),
+            activity: task.activity.is_some(),
+            task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
+            input: task.parameters.clone(),
+            resource_arn: task.resource_arn.clone(),
+            submitted_output: task.submitted_output.as_deref().cloned(),
+        })
+    }
+
+    /// The token and hand-over state of waiting task `task_id`, borrowed (no copy).
+    pub fn waiting_ref(&self, task_id: EventId) -> Option<WaitingRef<'_>> {
+        let task = self.waiting_run(task_id)?;
+        Some(WaitingRef {
+            task_id,
+            token: task.token.as_deref()?,
+            submitted: handed_over(task),
+            activity: task.activity.is_some(),
+        })
+    }
+
+    fn waiting_run(&self, task_id: EventId) -> Option<&TaskRun> {
+        if self.status().is_closed() {
+            return None;
+        }
+        find_task(&self.root, task_id.0)
     }
 
     /// Every `.waitForTaskToken` task in flight, depth-first.
@@ -187,6 +227,22 @@ impl ExecutionState {
             return;
         }
         walk_tasks(&self.root, visit);
+    }
+}
+
+/// The token task `task_id` in flight under `thread` (the same walk as [`walk_tasks`]).
+fn find_task(thread: &Thread, task_id: u32) -> Option<&TaskRun> {
+    let Thread::Running(run) = thread else {
+        return None;
+    };
+    match &run.phase {
+        Phase::Task(task) if task.task_id == task_id && task.token.is_some() => Some(task),
+        Phase::Parallel { branches } => branches.iter().find_map(|b| find_task(b, task_id)),
+        Phase::Map { iterations, .. } => iterations
+            .iter()
+            .filter(|i| i.outcome == IterationOutcome::Running)
+            .find_map(|i| find_task(&i.thread, task_id)),
+        _ => None,
     }
 }
 
@@ -245,7 +301,7 @@ pub(crate) enum Routed {
 /// submitted); a token's success becomes the task's (a token's failure is decided as such).
 pub(crate) fn route(state: &ExecutionState, trigger: Trigger) -> Routed {
     match trigger {
-        Trigger::TaskSucceeded { task_id, output } => match state.waiting_task(task_id) {
+        Trigger::TaskSucceeded { task_id, output } => match state.waiting_ref(task_id) {
             Some(task) if task.submitted => Routed::Stale,
             Some(_) => Routed::Submit { task_id, output },
             None => Routed::Plain(Trigger::TaskSucceeded { task_id, output }),
@@ -254,7 +310,7 @@ pub(crate) fn route(state: &ExecutionState, trigger: Trigger) -> Routed {
             task_id,
             error,
             cause,
-        } if state.waiting_task(task_id).is_some_and(|t| t.submitted) => {
+        } if state.waiting_ref(task_id).is_some_and(|t| t.submitted) => {
             let _ = (error, cause);
             Routed::Stale
         }
