@@ -255,7 +255,7 @@ impl Engine {
                 cause: output.to_string(),
             }
         };
-        self.drive_in_background(&job.parent_arn, trigger);
+        self.drive_job_outcome(&job.parent_arn, job.task_id, trigger);
     }
 
     /// The parent stopped waiting for task `task_id`: stop its `.sync` child, best effort, off

@@ -30,7 +30,9 @@
 //! and `register_job_integration` calls it.
 //!
 //! Invariants: a job task completes at most once (push and poll both become a trigger decided
-//! under the execution's slot lock; the second finds no waiting task and is stale); a poll entry
+//! under the execution's slot lock; the second finds no waiting task and is stale); its start's
+//! answer (`TaskSubmitted`) is always recorded before its outcome, in the same commit when the
+//! outcome came first (`decide_job_outcome`); a poll entry
 //! whose job is gone is dropped when it comes due. Must not: block a trigger on the
 //! integration (every call runs on the engine's runtime), or hold a lock across an await.
 
@@ -44,10 +46,11 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
+use super::runtime::{decide_and_append, decide_and_append_after, SlotState};
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
 use crate::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
 use crate::history::EventId;
-use crate::interpreter::{Trigger, WaitingTask};
+use crate::interpreter::{Effect, Trigger, WaitingTask};
 
 /// One job: one attempt of one Task state (`<execution ARN>/<task id>`, the `AttemptId`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -498,16 +501,75 @@ impl Engine {
         let Some(slot) = slot else { return Ok(()) };
         let effects = {
             let mut guard = slot.state.lock();
-            if guard.execution.waiting_ref(task_id).is_none() {
-                return Err(Error::TaskTimedOut {
-                    execution_arn: key.execution_arn.clone(),
-                    task_id: key.task_id,
-                });
+            match self.decide_job_outcome(arn, &mut guard, task_id, trigger)? {
+                Some(effects) => effects,
+                None => {
+                    return Err(Error::TaskTimedOut {
+                        execution_arn: key.execution_arn.clone(),
+                        task_id: key.task_id,
+                    })
+                }
             }
-            super::runtime::decide_and_append(self, arn, &mut guard, trigger)?
         };
         self.perform(arn, &slot, effects);
         Ok(())
+    }
+
+    /// Decides a `.sync` job's outcome (`trigger`) for task `task_id` of `execution_arn`,
+    /// under its slot lock (`slot`); `None` when the task is not waiting. A job cannot end
+    /// before its start returned, and AWS records the start (`TaskSubmitted`) first: when the
+    /// start's answer is not recorded yet, it is decided first, in this commit, if the call
+    /// has returned; while the call is still pending, the outcome waits for it
+    /// (`HandlerAnswers::defer`) and the commit that records the start's answer decides it.
+    pub(crate) fn decide_job_outcome(
+        &self,
+        execution_arn: &str,
+        slot: &mut SlotState,
+        task_id: EventId,
+        trigger: Trigger,
+    ) -> Result<Option<Vec<Effect>>, Error> {
+        let Some(task) = slot.execution.waiting_ref(task_id) else {
+            return Ok(None);
+        };
+        if task.submitted {
+            return decide_and_append(self, execution_arn, slot, trigger).map(Some);
+        }
+        let Some(start) = self.inner.answers.take(execution_arn, task_id) else {
+            self.inner.answers.defer(execution_arn, task_id, trigger);
+            return Ok(Some(Vec::new()));
+        };
+        let before = super::tokens::handler_trigger(task_id, start);
+        let (effects, _) =
+            decide_and_append_after(self, execution_arn, slot, Some(before), trigger, task_id)?;
+        Ok(Some(effects))
+    }
+
+    /// A `.sync` job's outcome for task `task_id` of `execution_arn`, from the background
+    /// (a child execution that closed): decided as `decide_job_outcome` does; a failure is
+    /// kept in `background_errors`, a task no longer waiting ignores it.
+    pub(crate) fn drive_job_outcome(
+        &self,
+        execution_arn: &str,
+        task_id: EventId,
+        trigger: Trigger,
+    ) {
+        let Some(slot) = self.inner.open.lock().get(execution_arn).cloned() else {
+            return;
+        };
+        let what = trigger.name();
+        let decided = {
+            let mut guard = slot.state.lock();
+            self.decide_job_outcome(execution_arn, &mut guard, task_id, trigger)
+        };
+        match decided {
+            Ok(Some(effects)) => self.perform(execution_arn, &slot, effects),
+            Ok(None) => {}
+            Err(error) => self
+                .inner
+                .background_errors
+                .lock()
+                .push(format!("{what} for {execution_arn}: {error}")),
+        }
     }
 
     /// The engine stopped waiting for task `task_id` of `execution_arn`: cancel its job, if it
@@ -652,4 +714,178 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
         });
     }
     asked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.sync` integration whose `start` never returns by itself: the tests put its answer in
+    /// `answers` as the finished call would, and no recording thread ever runs, so the order of
+    /// the start's answer and the job's outcome is theirs to choose.
+    struct NeverStarts;
+
+    impl JobIntegration for NeverStarts {
+        fn patterns(&self) -> Vec<IntegrationPattern> {
+            vec![IntegrationPattern::Sync]
+        }
+
+        fn poll_interval_ms(&self) -> u64 {
+            60_000
+        }
+
+        fn start(&self, _start: JobStart) -> JobFuture<Value> {
+            Box::pin(std::future::pending())
+        }
+
+        fn status(&self, _job: Job) -> JobFuture<JobStatus> {
+            Box::pin(async { Ok(JobStatus::Running) })
+        }
+
+        fn cancel(&self, _job: Job) -> JobFuture<()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    const BASE: &str = "arn:aws:states:::batch:submitJob";
+
+    /// An engine over a memory log with one `.sync` task waiting for its pending `start`:
+    /// (engine, execution ARN, the job's key).
+    fn pending_start() -> (Engine, Arc<str>, JobKey) {
+        let log = Arc::new(crate::store::MemoryLog::new());
+        let options = crate::engine::EngineOptions {
+            background_timers: false,
+            ..Default::default()
+        };
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        engine.register_job_integration(BASE, NeverStarts);
+        let definition = format!(
+            r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task","Resource":"{BASE}.sync","End":true}}}}}}"#
+        );
+        engine
+            .create_state_machine("m", &definition, None)
+            .expect("machine");
+        let arn = engine
+            .start_execution("m", Some("e"), "{}")
+            .expect("start")
+            .execution_arn;
+        let slot = engine.inner.open.lock().get(arn.as_str()).cloned();
+        let task_id = slot
+            .expect("open")
+            .state
+            .lock()
+            .execution
+            .waiting_tokens()
+            .first()
+            .map(|t| t.task_id)
+            .expect("one waiting task");
+        let key = JobKey {
+            execution_arn: arn.clone(),
+            task_id: task_id.0,
+        };
+        (engine, Arc::from(arn.as_str()), key)
+    }
+
+    fn types(engine: &Engine, arn: &str) -> Vec<&'static str> {
+        let events = engine.inner.store.history(arn).expect("history");
+        events.iter().map(|e| e.details.type_name()).collect()
+    }
+
+    fn records(engine: &Engine) -> usize {
+        let mut count = 0;
+        engine
+            .inner
+            .store
+            .log()
+            .scan(&mut |_, _, _| {
+                count += 1;
+                Ok(())
+            })
+            .expect("scan");
+        count
+    }
+
+    const ORDERED: [&str; 8] = [
+        "ExecutionStarted",
+        "TaskStateEntered",
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskSubmitted",
+        "TaskSucceeded",
+        "TaskStateExited",
+        "ExecutionSucceeded",
+    ];
+
+    #[test]
+    fn an_outcome_after_the_start_returned_records_the_start_first_in_one_commit() {
+        let (engine, arn, key) = pending_start();
+        let task_id = EventId(key.task_id);
+        // The call returned; the thread that records its answer has not taken the lock yet.
+        engine
+            .inner
+            .answers
+            .put(&arn, task_id, Ok(serde_json::json!({"JobId": "j"})));
+        let before = records(&engine);
+        engine
+            .report_job(&key, JobStatus::Succeeded(serde_json::json!({"done": 1})))
+            .expect("accepted");
+        assert_eq!(records(&engine) - before, 1, "one commit");
+        assert_eq!(types(&engine, &arn), ORDERED);
+        // The recording thread comes late: nothing is left to record.
+        engine.drive_handler_answer(&arn, task_id).expect("stale");
+        assert_eq!(records(&engine) - before, 1);
+    }
+
+    #[test]
+    fn an_outcome_while_the_start_is_pending_waits_for_its_answer() {
+        let (engine, arn, key) = pending_start();
+        let task_id = EventId(key.task_id);
+        let before = records(&engine);
+        engine
+            .report_job(&key, JobStatus::Succeeded(serde_json::json!({"done": 1})))
+            .expect("accepted");
+        assert_eq!(
+            records(&engine),
+            before,
+            "nothing recorded before the start returned"
+        );
+        assert!(engine.inner.answers.take_deferred(&arn, task_id).is_some());
+        // Put it back as `report_job` left it, then let the start return and be recorded.
+        engine.inner.answers.defer(
+            &arn,
+            task_id,
+            Trigger::TokenSucceeded {
+                task_id,
+                output: serde_json::json!({"done": 1}),
+            },
+        );
+        engine
+            .inner
+            .answers
+            .put(&arn, task_id, Ok(serde_json::json!({"JobId": "j"})));
+        engine.drive_handler_answer(&arn, task_id).expect("records");
+        assert_eq!(records(&engine) - before, 1, "one commit");
+        assert_eq!(types(&engine, &arn), ORDERED);
+        let done = engine.describe_execution(&arn).expect("described");
+        assert_eq!(done.output, Some(serde_json::json!({"done": 1})));
+    }
+
+    #[test]
+    fn a_failed_start_closes_the_task_before_a_deferred_outcome() {
+        let (engine, arn, key) = pending_start();
+        let task_id = EventId(key.task_id);
+        engine
+            .report_job(&key, JobStatus::Succeeded(serde_json::json!({"done": 1})))
+            .expect("accepted");
+        engine.inner.answers.put(
+            &arn,
+            task_id,
+            Err(TaskError::new("Batch.Refused", "no capacity")),
+        );
+        engine.drive_handler_answer(&arn, task_id).expect("records");
+        let types = types(&engine, &arn);
+        assert!(types.contains(&"TaskFailed"), "{types:?}");
+        assert!(!types.contains(&"TaskSucceeded"), "{types:?}");
+        assert!(engine.inner.answers.take_deferred(&arn, task_id).is_none());
+    }
 }

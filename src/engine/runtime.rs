@@ -651,6 +651,7 @@ impl Engine {
         };
         let effects = {
             let mut guard = slot.state.lock();
+            let deferred = self.inner.answers.take_deferred(execution_arn, task_id);
             let Some(outcome) = self.inner.answers.take(execution_arn, task_id) else {
                 return Ok(());
             };
@@ -658,7 +659,22 @@ impl Engine {
                 return Ok(());
             }
             let trigger = super::tokens::handler_trigger(task_id, outcome);
-            decide_and_record_handler_answer(self, execution_arn, &mut guard, trigger)?
+            match deferred {
+                // A `.sync` job that ended before its start returned: the start's answer
+                // (`TaskSubmitted`), then the job's outcome, in one commit.
+                Some(outcome) => {
+                    decide_and_append_after(
+                        self,
+                        execution_arn,
+                        &mut guard,
+                        Some(trigger),
+                        outcome,
+                        task_id,
+                    )?
+                    .0
+                }
+                None => decide_and_record_handler_answer(self, execution_arn, &mut guard, trigger)?,
+            }
         };
         self.perform(execution_arn, &slot, effects);
         Ok(())

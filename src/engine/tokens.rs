@@ -164,9 +164,14 @@ pub(crate) fn arm_recovered(engine: &Engine, execution_arn: &Arc<str>, state: &E
 /// answer is here" are one step), and taken, under the execution's slot lock, by exactly one
 /// of: the thread that records it (`runtime::record_answer`), or a token answer that got the
 /// lock first (the handler's answer is then decided first, in the token answer's commit).
+///
+/// A `.sync` job's outcome that comes while its start call is still pending waits here too
+/// (`defer`): a job cannot end before its start returned, so the thread that records the start's
+/// answer decides the outcome after it, in the same commit.
 #[derive(Default)]
 pub(crate) struct HandlerAnswers {
     inner: Mutex<HashMap<TaskKey, Result<Value, TaskError>>>,
+    deferred: Mutex<HashMap<TaskKey, Trigger>>,
 }
 
 impl HandlerAnswers {
@@ -194,6 +199,24 @@ impl HandlerAnswers {
             return None;
         }
         inner.remove(&(Arc::from(execution_arn), task_id.0))
+    }
+
+    /// Keeps a `.sync` job's outcome (`trigger`) for task `task_id` until its start's answer
+    /// is recorded (taken with `take_deferred` by the thread that records it).
+    pub(crate) fn defer(&self, execution_arn: &str, task_id: EventId, trigger: Trigger) {
+        self.deferred
+            .lock()
+            .insert((Arc::from(execution_arn), task_id.0), trigger);
+    }
+
+    /// Takes the job outcome deferred for task `task_id`, if any.
+    pub(crate) fn take_deferred(&self, execution_arn: &str, task_id: EventId) -> Option<Trigger> {
+        let mut deferred = self.deferred.lock();
+        // The common case (no job ended before its start returned) allocates no key.
+        if deferred.is_empty() {
+            return None;
+        }
+        deferred.remove(&(Arc::from(execution_arn), task_id.0))
     }
 }
 
