@@ -520,7 +520,9 @@ impl Inner {
         if state.batches_count >= state.gather_until_batches || state.chunks.is_empty() {
             return;
         }
-        let bound_ns = (state.sync_ns_avg * COMMIT_GATHER_SYNC_NUMERATOR
+        let bound_ns = (state
+            .sync_ns_avg
+            .saturating_mul(COMMIT_GATHER_SYNC_NUMERATOR)
             / COMMIT_GATHER_SYNC_DENOMINATOR)
             .min(self.options.commit_gather_us_max.saturating_mul(1_000));
         if bound_ns == 0 {
@@ -778,6 +780,15 @@ mod tests {
             offset: 0,
             bytes: bytes.to_vec(),
         }
+    }
+
+    #[test]
+    fn sync_average_starts_at_the_first_sample_and_moves_an_eighth() {
+        assert_eq!(average(0, 80_000), 80_000);
+        assert_eq!(average(80_000, 160_000), 90_000);
+        assert_eq!(average(80_000, 0), 70_000);
+        assert_eq!(average(1, 0), 1, "never back to 0 (0 means unmeasured)");
+        assert_eq!(average(u64::MAX, u64::MAX), u64::MAX);
     }
 
     #[test]
