@@ -375,11 +375,21 @@ fn run_okaywal(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
 /// as the other contenders' files are preallocated before they are measured: the zero-filling
 /// of a fresh log's segments must not land inside anyone's measurement. (No measured run here
 /// fills a segment, so the background preparer would have nothing to do while measuring.)
+/// `STATELOG_BENCH_COMMIT_GATHER_US_MAX`, when set, replaces the default
+/// `WalOptions::commit_gather_us_max` (0 turns the gather off), to compare within one build.
 fn open_ours(dir: &Path, durability: Durability) -> Wal {
+    let defaults = WalOptions::default();
+    let commit_gather_us_max = match std::env::var("STATELOG_BENCH_COMMIT_GATHER_US_MAX") {
+        Ok(value) => value
+            .parse()
+            .expect("STATELOG_BENCH_COMMIT_GATHER_US_MAX is a number of microseconds"),
+        Err(_) => defaults.commit_gather_us_max,
+    };
     let options = WalOptions {
         durability,
         background_preparation: false,
-        ..WalOptions::default()
+        commit_gather_us_max,
+        ..defaults
     };
     let (wal, _report) = Wal::open(dir, options).expect("open statelog-wal");
     wal.prepare_segments()
@@ -665,6 +675,15 @@ fn report(sizes: &Sizes, log_dir: &Path, record_bytes: u64) {
          per fdatasync, minimal loop {:.1} per fdatasync, SQLite {:.1} per transaction.",
         loop_log.appends_per_flush(),
         sqlite_log.appends_per_flush()
+    );
+    let ours_1_stats = wal_1.stats();
+    println!(
+        "statelog-wal commit gathers (`WalOptions::commit_gather_us_max`): 16 writers {} taken, \
+         {} ended at their bound, over {} fdatasyncs; 1 writer {} taken.",
+        ours_stats.gathers_count,
+        ours_stats.gather_timeouts_count,
+        ours_stats.syncs_count,
+        ours_1_stats.gathers_count
     );
     println!();
     let cold_scan = mb_per_s(record_bytes, cold_open);

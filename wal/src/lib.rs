@@ -35,7 +35,11 @@
 //!   far it is ([`CompactionProgress`]). Both remove only whole sealed segments at the front of the log. A
 //!   reader still walking a removed segment may get `Error::Corrupt` (its file can be recycled).
 //! - [`Wal::prepare_segments`]: the background step (a thread does it when
-//!   `WalOptions::background_preparation`); [`Wal::stats`]: counters.
+//!   `WalOptions::background_preparation`); [`Wal::stats`]: counters, among them the commit
+//!   gather's ([`WalStats::gathers_count`], [`WalStats::gather_timeouts_count`]).
+//! - Group commit's gather: `WalOptions::commit_gather_us_max` (default 200 µs, 0 = off, only
+//!   with [`Durability::GroupCommit`]) bounds how long a commit leader waits for the committers
+//!   the previous sync released before it writes and syncs, so one sync covers them too.
 //! - [`Storage`] / [`StorageFile`] with [`FsStorage`] and, in tests or with feature `sim`,
 //!   `storage::sim::SimStorage` (crash modes, fault plan). [`record::decode_frame`] /
 //!   [`record::encode_frame`] for tools and fuzz targets.

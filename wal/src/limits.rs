@@ -93,3 +93,26 @@ pub const COMPACTION_GIVE_WAYS_MAX: usize = 4;
 
 /// The longest one give-way of a compaction waits for the commit in flight to end.
 pub const COMPACTION_GIVE_WAY_WAIT_MS: u64 = 5;
+
+/// The default of `WalOptions::commit_gather_us_max`: the longest a group-commit leader waits,
+/// before it writes and syncs, for the committers the previous sync released to append again.
+pub const COMMIT_GATHER_US_MAX_DEFAULT: u64 = 200;
+
+/// The largest `WalOptions::commit_gather_us_max` accepted (10 ms): past it a lone committer
+/// whose expected companions never come would wait longer than a slow disk's sync.
+pub const COMMIT_GATHER_US_LIMIT: u64 = 10_000;
+
+/// A gather waits at most this fraction (numerator over `COMMIT_GATHER_SYNC_DENOMINATOR`) of the
+/// running average sync duration, so its worst case adds at most half a sync to a commit.
+pub const COMMIT_GATHER_SYNC_NUMERATOR: u64 = 1;
+
+/// The denominator of the gather's fraction of the average sync duration.
+pub const COMMIT_GATHER_SYNC_DENOMINATOR: u64 = 2;
+
+/// The running average of sync durations moves by 1/2^this of the difference on each sync
+/// (an exponentially weighted average over about the last eight syncs).
+pub const SYNC_AVERAGE_WEIGHT_SHIFT: u32 = 3;
+
+const _: () = assert!(COMMIT_GATHER_US_MAX_DEFAULT <= COMMIT_GATHER_US_LIMIT);
+const _: () = assert!(COMMIT_GATHER_SYNC_NUMERATOR <= COMMIT_GATHER_SYNC_DENOMINATOR);
+const _: () = assert!(COMMIT_GATHER_SYNC_DENOMINATOR > 0);

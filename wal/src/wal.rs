@@ -15,8 +15,8 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::compaction::CompactionProgress;
 use crate::error::{Error, Result};
 use crate::limits::{
-    LOCK_RETRY_MS, LOCK_WAIT_MS_DEFAULT, SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT,
-    SEGMENT_SIZE_BYTES_MAX, SEGMENT_SIZE_BYTES_MIN,
+    COMMIT_GATHER_US_LIMIT, COMMIT_GATHER_US_MAX_DEFAULT, LOCK_RETRY_MS, LOCK_WAIT_MS_DEFAULT,
+    SEGMENTS_READY_MAX, SEGMENT_SIZE_BYTES_DEFAULT, SEGMENT_SIZE_BYTES_MAX, SEGMENT_SIZE_BYTES_MIN,
 };
 use crate::reader::{RecordIter, View};
 use crate::record::{OwnedRecord, Record};
@@ -46,6 +46,14 @@ pub struct WalOptions {
     /// [`Error::Locked`]: a log handle that is being dropped on another thread (an engine that
     /// is shutting down) releases it within moments, another process holding it does not.
     pub lock_wait_ms: u64,
+    /// Group commit only (`Durability::GroupCommit`; `PerCommit` and `NoSync` never gather):
+    /// the longest a commit leader waits, before it writes and syncs, for the committers that
+    /// the previous sync acknowledged to append again, so that one sync covers them too. The
+    /// wait is also capped at half the running average sync duration, ends as soon as they
+    /// have all appended, and never happens on an idle log (a lone writer is its own expected
+    /// committer). 0 turns the gather off. Default `COMMIT_GATHER_US_MAX_DEFAULT` (200 µs);
+    /// at most `COMMIT_GATHER_US_LIMIT`.
+    pub commit_gather_us_max: u64,
 }
 
 /// Reads a caller timestamp (e.g. milliseconds) out of a record, `None` when it has none.
@@ -65,6 +73,7 @@ impl Default for WalOptions {
             background_preparation: true,
             read_only: false,
             lock_wait_ms: LOCK_WAIT_MS_DEFAULT,
+            commit_gather_us_max: COMMIT_GATHER_US_MAX_DEFAULT,
         }
     }
 }
@@ -97,6 +106,15 @@ impl WalOptions {
                 reason: format!(
                     "{} is outside 1..={SEGMENTS_READY_MAX}",
                     self.segments_ready_count
+                ),
+            });
+        }
+        if self.commit_gather_us_max > COMMIT_GATHER_US_LIMIT {
+            return Err(Error::InvalidOptions {
+                field: "commit_gather_us_max",
+                reason: format!(
+                    "{} is above {COMMIT_GATHER_US_LIMIT}",
+                    self.commit_gather_us_max
                 ),
             });
         }
@@ -149,6 +167,12 @@ pub struct WalStats {
     pub writes_count: u64,
     /// Rotations that had to prepare a segment inline (no ready segment).
     pub inline_prepares_count: u64,
+    /// Commit gathers: a group-commit leader waited for committers the previous sync released
+    /// (`WalOptions::commit_gather_us_max`).
+    pub gathers_count: u64,
+    /// Gathers that ended at their time bound with some expected committer missing (the leader
+    /// then committed what it had).
+    pub gather_timeouts_count: u64,
 }
 
 /// A write-ahead log. `Send + Sync`; share it with `Arc`.
@@ -248,6 +272,7 @@ impl Wal {
             time_of,
             state: Mutex::new(state),
             commit_cv: Condvar::new(),
+            gather_cv: Condvar::new(),
             prepare_cv: Condvar::new(),
             catalog: RwLock::new(Catalog {
                 segments: recovered.segments,
@@ -487,6 +512,8 @@ impl Wal {
             syncs_count: state.syncs_count,
             writes_count: state.writes_count,
             inline_prepares_count: state.inline_prepares_count,
+            gathers_count: state.gathers_count,
+            gather_timeouts_count: state.gather_timeouts_count,
         }
     }
 

@@ -7,6 +7,15 @@
 //! fdatasync per touched file, and then wakes every waiter its sync covers. An idle caller thus
 //! syncs itself; under load one sync covers every record written so far.
 //!
+//! Commit gather (group commit only, `WalOptions::commit_gather_us_max`): each sync counts the
+//! batches it covered (`released`: those committers are the likely next appenders). A new
+//! leader that finds fewer than `released` batches appended since that sync ended waits on
+//! `gather_cv` (the state lock released) until they have appended or a bound passes (at most
+//! half the running average sync duration, at most the option), then takes every buffered chunk
+//! as usual; the append that completes the expected count wakes it. A lone writer is its own
+//! expected arrival, so an idle log never waits. The gather only delays when a leader takes the
+//! buffer: what is written, in which order, and when it is acknowledged are unchanged.
+//!
 //! Invariants: frames reach storage in LSN order (one leader at a time, chunks in order); an LSN
 //! is reported durable only after the sync of every file holding it returned Ok; after any write,
 //! sync or preparation error the log is poisoned and nothing more is acknowledged, and a sync is
@@ -17,13 +26,15 @@
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::error::{Error, Result};
 use crate::limits::{
-    BATCH_RECORDS_MAX, INDEX_STRIDE_RECORDS, LSN_MAX, RECORD_HEADER_SIZE_BYTES,
-    RECORD_SIZE_BYTES_MAX, SEGMENT_HEADER_SIZE_BYTES,
+    BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
+    INDEX_STRIDE_RECORDS, LSN_MAX, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX,
+    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
 use crate::recovery::{self, SegMeta};
@@ -97,6 +108,19 @@ pub(crate) struct State {
     pub syncs_count: u64,
     pub writes_count: u64,
     pub inline_prepares_count: u64,
+    /// Batches enqueued since open (commit gather: arrivals are counted in batches).
+    batches_count: u64,
+    /// `batches_count` when the last leader took the buffer.
+    batches_at_take: u64,
+    /// A gathering leader waits until `batches_count` reaches this: the count when the last
+    /// sync ended plus the batches that sync covered.
+    gather_until_batches: u64,
+    /// A leader is waiting on `gather_cv`.
+    gathering: bool,
+    /// Running average duration of a leader's write + sync, in nanoseconds.
+    sync_ns_avg: u64,
+    pub gathers_count: u64,
+    pub gather_timeouts_count: u64,
 }
 
 /// What a committing caller waits for.
@@ -121,6 +145,8 @@ pub(crate) struct Inner {
     pub state: Mutex<State>,
     /// Signalled when durable/written LSNs move, a leader finishes, or the log is poisoned.
     pub commit_cv: Condvar,
+    /// Signalled when a gathering leader's expected committers have all appended, or on poison.
+    pub gather_cv: Condvar,
     /// Signalled when a segment becomes ready or one is needed.
     pub prepare_cv: Condvar,
     pub catalog: RwLock<Catalog>,
@@ -154,6 +180,13 @@ impl State {
             syncs_count: 0,
             writes_count: 0,
             inline_prepares_count: 0,
+            batches_count: 0,
+            batches_at_take: 0,
+            gather_until_batches: 0,
+            gathering: false,
+            sync_ns_avg: 0,
+            gathers_count: 0,
+            gather_timeouts_count: 0,
         }
     }
 }
@@ -180,6 +213,7 @@ impl Inner {
             .get_or_insert_with(|| Arc::new(error))
             .clone();
         self.commit_cv.notify_all();
+        self.gather_cv.notify_all();
         self.prepare_cv.notify_all();
         poisoned_error(&cause)
     }
@@ -275,6 +309,10 @@ impl Inner {
         debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
         drop(catalog);
         state.next_lsn = last + 1;
+        state.batches_count += 1;
+        if state.gathering && state.batches_count >= state.gather_until_batches {
+            self.gather_cv.notify_one();
+        }
         Ok((first, last))
     }
 
@@ -412,15 +450,31 @@ impl Inner {
                 continue;
             }
             state.leader_active = true;
+            let sync = want != Want::Written;
+            if want == Want::Durable
+                && self.options.durability == Durability::GroupCommit
+                && self.options.commit_gather_us_max > 0
+            {
+                self.gather(&mut state);
+                if let Some(cause) = &state.poisoned {
+                    let error = poisoned_error(cause);
+                    state.leader_active = false;
+                    self.commit_cv.notify_all();
+                    return Err(error);
+                }
+            }
             let spare = std::mem::take(&mut state.chunks_spare);
             let mut chunks = std::mem::replace(&mut state.chunks, spare);
             let upto = state.next_lsn - 1;
-            let sync = want != Want::Written;
+            let covered_batches = state.batches_count - state.batches_at_take;
+            state.batches_at_take = state.batches_count;
             // Files with unsynced writes from earlier leaders: synced before a newer segment is
             // first written, and by any syncing commit.
             let mut targets: Vec<SyncTarget> = std::mem::take(&mut state.unsynced);
+            let started = Instant::now();
             let result =
                 MutexGuard::unlocked(&mut state, || write_and_sync(&chunks, &mut targets, sync));
+            let elapsed_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
             state.leader_active = false;
             state.writes_count += chunks.len() as u64;
             if sync {
@@ -437,6 +491,10 @@ impl Inner {
                     state.written_lsn = state.written_lsn.max(upto);
                     if sync {
                         state.durable_lsn = state.durable_lsn.max(upto);
+                        // The committers of the batches this sync covered are released now:
+                        // the next leader expects them back.
+                        state.gather_until_batches = state.batches_count + covered_batches;
+                        state.sync_ns_avg = average(state.sync_ns_avg, elapsed_ns);
                         targets.clear();
                         state.unsynced = targets;
                     } else {
@@ -451,6 +509,37 @@ impl Inner {
             synced_once |= sync;
             self.commit_cv.notify_all();
         }
+    }
+
+    /// The commit gather of a leader that has set `leader_active` and not yet taken the buffer:
+    /// when fewer batches were appended since the last sync than it covered, waits (the state
+    /// lock released) until they have been, or until the bound passes: half the average sync
+    /// duration, at most `commit_gather_us_max`. Never waits with an empty buffer (nothing of
+    /// its own to cover) or before a sync has been measured. Returns with the state locked.
+    fn gather(&self, state: &mut MutexGuard<'_, State>) {
+        if state.batches_count >= state.gather_until_batches || state.chunks.is_empty() {
+            return;
+        }
+        let bound_ns = (state
+            .sync_ns_avg
+            .saturating_mul(COMMIT_GATHER_SYNC_NUMERATOR)
+            / COMMIT_GATHER_SYNC_DENOMINATOR)
+            .min(self.options.commit_gather_us_max.saturating_mul(1_000));
+        if bound_ns == 0 {
+            return;
+        }
+        state.gathers_count += 1;
+        state.gathering = true;
+        let deadline = Instant::now() + Duration::from_nanos(bound_ns);
+        while state.batches_count < state.gather_until_batches && state.poisoned.is_none() {
+            if self.gather_cv.wait_until(state, deadline).timed_out() {
+                if state.batches_count < state.gather_until_batches {
+                    state.gather_timeouts_count += 1;
+                }
+                break;
+            }
+        }
+        state.gathering = false;
     }
 
     /// Lets the committers in flight or pending go first: waits while a leader is writing or
@@ -630,6 +719,16 @@ impl Inner {
     }
 }
 
+/// The running average of sync durations with one more sample (the first sample is taken as is).
+fn average(avg_ns: u64, sample_ns: u64) -> u64 {
+    if avg_ns == 0 {
+        return sample_ns;
+    }
+    let avg = i128::from(avg_ns);
+    let moved = avg + ((i128::from(sample_ns) - avg) >> SYNC_AVERAGE_WEIGHT_SHIFT);
+    u64::try_from(moved.max(1)).unwrap_or(u64::MAX)
+}
+
 /// Writes the chunks in order and, with `sync`, makes them durable. A segment's first write is
 /// issued only after every older segment with unsynced writes is durable, so a crash (or a failed
 /// sync, after which Linux drops the unsynced pages) can never keep a newer segment's records
@@ -681,6 +780,15 @@ mod tests {
             offset: 0,
             bytes: bytes.to_vec(),
         }
+    }
+
+    #[test]
+    fn sync_average_starts_at_the_first_sample_and_moves_an_eighth() {
+        assert_eq!(average(0, 80_000), 80_000);
+        assert_eq!(average(80_000, 160_000), 90_000);
+        assert_eq!(average(80_000, 0), 70_000);
+        assert_eq!(average(1, 0), 1, "never back to 0 (0 means unmeasured)");
+        assert_eq!(average(u64::MAX, u64::MAX), u64::MAX);
     }
 
     #[test]
