@@ -195,6 +195,22 @@ fn sync_files(dir: &Path) {
         .expect("syncs the directory");
 }
 
+/// The highest segment id among the files of `dir` (segment files are named by their id).
+fn segment_id_max(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("lists")
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+            (digits.len() == 20)
+                .then(|| digits.parse::<u64>().ok())
+                .flatten()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn engine_at(dir: &Path, clock: &ManualClock, segment: u64) -> Engine {
     engine(dir, clock, segment)
 }
@@ -245,6 +261,7 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
     };
     let mut baseline: Vec<Duration> = (0..1_000).map(|i| sample(&engine, "b", i).1).collect();
     let done = Arc::new(AtomicBool::new(false));
+    let id_before = segment_id_max(dir.path());
     let compaction = {
         let engine = engine.clone();
         let done = done.clone();
@@ -278,6 +295,12 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
         i += 1;
     }
     let (from, to, report, scanned_at, step_end) = compaction.join().expect("joins");
+    // Segment ids handed out during the compaction (rotations into ready segments, segments
+    // prepared or recycled): each new id is a zero-filled or a recycled file.
+    println!(
+        "FIGURE segment_ids_during_compaction: {}",
+        segment_id_max(dir.path()).saturating_sub(id_before)
+    );
     let step_end = step_end.unwrap_or(to);
     baseline.extend((1_000..2_000).map(|i| sample(&engine, "b", i).1));
     let inside: Vec<(Instant, Duration)> = during

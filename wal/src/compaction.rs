@@ -13,9 +13,10 @@
 //! The records are read, checksummed and judged on a scanning thread of the compaction's own,
 //! at the lowest CPU priority (`COMPACTION_SCAN_NICE`), which prepares batches of copies a
 //! bounded queue ahead; the calling thread only appends prepared batches (one lock of the
-//! writer's state each) and makes each durable before the next, so memory stays bounded,
-//! appenders win the CPU over the scan, and a concurrent group commit never has more than one
-//! batch of copies to wait for, write or flush; before each batch, and before each old segment
+//! writer's state each) and makes each durable before the next (a write led as any commit, then
+//! an fdatasync of its own outside the writer's leader role), so memory stays bounded,
+//! appenders win the CPU over the scan, and a concurrent group commit never waits behind a
+//! flush of copies nor has more than one batch of them to write; before each batch, and before each old segment
 //! is removed (on a lowest-priority thread too, one directory sync at the end), it lets the
 //! commits in flight or pending go first, a bounded number of times (`Inner::give_way`).
 //! The caller's progress callback runs on the calling thread,
@@ -39,6 +40,7 @@ use crate::record::{
     self, Record, COPY_PREFIX_SIZE_BYTES, KIND_COMPACT_BEGIN, KIND_COMPACT_COMMIT, KIND_COPY,
 };
 use crate::recovery::SegMeta;
+use crate::storage::StorageFile;
 use crate::wal::CompactionReport;
 use crate::writer::{Inner, Want};
 use crate::{Lsn, SegmentId};
@@ -286,11 +288,11 @@ struct Copier<'a> {
 }
 
 impl Copier<'_> {
-    /// Appends one prepared batch and makes it durable (this thread writes and syncs it,
-    /// leading the group commit or joining one), then yields so that concurrent committers
-    /// go next. A committer that comes in meanwhile waits for at most this one batch's write
-    /// and sync, never for a backlog of copies, and its own fdatasync finds no copies of ours
-    /// left to flush.
+    /// Appends one prepared batch and makes it durable (this thread writes it, leading a
+    /// commit that only writes or joining one, then syncs its files outside the leader role),
+    /// then yields so that concurrent committers go next. A committer that comes in meanwhile
+    /// waits for at most this one batch's write to the page cache, never for its flush nor for
+    /// a backlog of copies, and its own fdatasync finds at most one batch of ours to flush.
     fn hand_over(
         &mut self,
         buffer: &[u8],
@@ -319,8 +321,43 @@ impl Copier<'_> {
         );
         self.copied_size_bytes += framed_size_bytes as u64;
         self.own_upto = last;
-        self.inner.commit(last, Want::Durable)?;
+        // Led by this thread (or joined), the commit only writes: a committer that comes in
+        // meanwhile waits for one 16 KiB write to the page cache, not for a device flush.
+        self.inner.commit(last, Want::Written)?;
+        self.sync_outside_leader(first, last)?;
         std::thread::yield_now();
+        Ok(())
+    }
+
+    /// Flushes the segment files holding `first..=last` with an fdatasync of this thread's own,
+    /// outside the writer's leader role, so concurrent committers never queue behind it (their
+    /// own leader's fdatasync runs beside it and finds these pages already on their way). It
+    /// only paces the copy (each batch is on disk before the next is handed over) and keeps the
+    /// appenders' syncs from flushing a backlog of copies: the writer's own accounting is
+    /// untouched (the files stay in its unsynced set, and the COMMIT's durable commit covers
+    /// every copy). A failed sync poisons the log, as the writer's do.
+    fn sync_outside_leader(&self, first: u64, last: u64) -> Result<()> {
+        let files: Vec<(Arc<dyn StorageFile>, std::path::PathBuf)> = {
+            let catalog = self.inner.catalog.read();
+            let mut files = Vec::new();
+            for meta in catalog.segments.iter().rev() {
+                if meta.first_lsn > last {
+                    continue;
+                }
+                files.push((Arc::clone(&meta.file), meta.path.clone()));
+                if meta.first_lsn <= first {
+                    break;
+                }
+            }
+            files
+        };
+        for (file, path) in files {
+            if let Err(error) = file.sync_data() {
+                let error = Error::io("sync_data", &path, error);
+                let mut state = self.inner.state.lock();
+                return Err(self.inner.poison(&mut state, error));
+            }
+        }
         Ok(())
     }
 }
@@ -334,7 +371,7 @@ impl Copier<'_> {
 /// frame CRC covers the LSN), at most `COMPACTION_SCAN_QUEUE_BATCHES` ahead. The calling thread
 /// only appends prepared batches (one lock of the writer's state each) and makes each durable
 /// before the next, so memory stays bounded, the writer's lock is never held while records are
-/// read or judged, and a concurrent group commit waits for at most one batch of copies.
+/// read or judged, and a concurrent group commit waits for at most one batch's write (never its flush).
 pub(crate) fn compact_below(
     inner: &Inner,
     lsn: u64,
@@ -578,6 +615,33 @@ mod tests {
             let record = wal.read(new).expect("reads").expect("present");
             assert_eq!(record.payload, payload);
         }
+    }
+
+    #[test]
+    fn copy_batches_are_synced_outside_the_writers_leader_role() {
+        let (wal, _) = log();
+        let segments = wal.segments();
+        let cut = segments[segments.len() - 2].first_lsn;
+        wal.sync().expect("syncs");
+        let syncs_before = wal.stats().syncs_count;
+        let report = wal
+            .compact_below_with_progress(cut, |r| r.kind.get() == 2, |_| {})
+            .expect("compacts");
+        // Small segments cap a batch at 256 bytes: the copies span many batches.
+        let last_copy = report.lsn_mapping.last().expect("copies").1;
+        assert!(report.lsn_mapping.len() > 20, "many batches of copies");
+        // The writer's leaders synced only for the start (nothing pending here) and the
+        // COMMIT, not once per batch: each batch was flushed by the compaction's own
+        // fdatasync, outside the leader role.
+        let leader_syncs = wal.stats().syncs_count - syncs_before;
+        assert!(
+            leader_syncs <= 2,
+            "{leader_syncs} syncs led for {} copies",
+            report.lsn_mapping.len()
+        );
+        // Still every copy is durable, and reads back.
+        assert!(wal.stats().durable_lsn >= last_copy);
+        assert!(wal.read(last_copy).expect("reads").is_some());
     }
 
     #[test]
