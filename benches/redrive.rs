@@ -16,7 +16,8 @@
 //! runs one round; `STATELOG_BENCH_ONLY=redrive|throughput|p99` runs one part and
 //! `STATELOG_BENCH_ROUNDS=N` sets the rounds of the compaction parts.
 //! `STATELOG_BENCH_ONLY=removal` runs only a diagnostic of the file system, without the log:
-//! an append's fdatasync while 55 files of 1 MiB are removed, against while they are renamed.
+//! an append's fdatasync while 55 files of 1 MiB are removed, against while they are renamed
+//! or shrunk in durable steps of 256 KiB before removal.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -388,7 +389,7 @@ fn removal_probe(count: usize) {
             .and_then(|d| d.sync_all())
             .expect("syncs the directory");
     };
-    for mode in ["remove", "rename", "remove", "rename"] {
+    for mode in ["remove", "shrink", "punch", "remove", "shrink", "punch"] {
         let olds = dir.path().join("old");
         std::fs::create_dir_all(&olds).expect("creates");
         let block = vec![0x5au8; 1 << 20];
@@ -415,6 +416,38 @@ fn removal_probe(count: usize) {
                 for i in 0..count {
                     let path = olds.join(format!("{i:05}"));
                     if mode == "remove" {
+                        std::fs::remove_file(&path).expect("removes");
+                    } else if mode == "shrink" {
+                        // In steps of 256 KiB, each made durable, then the empty file.
+                        let file = std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .expect("opens");
+                        for len in [768u64 << 10, 512 << 10, 256 << 10, 0] {
+                            file.set_len(len).expect("shrinks");
+                            file.sync_data().expect("syncs");
+                        }
+                        std::fs::remove_file(&path).expect("removes");
+                    } else if mode == "punch" {
+                        // Holes of 256 KiB, each made durable, then the removal.
+                        use std::os::fd::AsRawFd;
+                        let file = std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .expect("opens");
+                        for start in (0..4i64).map(|k| k * (256 << 10)) {
+                            // SAFETY: plain integers on an fd this closure owns.
+                            let result = unsafe {
+                                libc::fallocate(
+                                    file.as_raw_fd(),
+                                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                                    start,
+                                    256 << 10,
+                                )
+                            };
+                            assert_eq!(result, 0, "punches a hole");
+                            file.sync_data().expect("syncs");
+                        }
                         std::fs::remove_file(&path).expect("removes");
                     } else {
                         std::fs::rename(&path, olds.join(format!("r{i:05}"))).expect("renames");

@@ -100,7 +100,7 @@ pub(crate) fn delete_below(inner: &Inner, lsn: u64) -> Result<Vec<SegmentId>> {
     inner.commit(end - 1, Want::Durable)?;
     let taken = take_prefix(inner, count, None);
     let ids = taken.iter().map(|meta| meta.id).collect();
-    inner.retire_segments(taken, &mut || {})?;
+    inner.retire_segments(taken, &mut || false)?;
     Ok(ids)
 }
 
@@ -489,23 +489,30 @@ pub(crate) fn compact_below(
         records_dropped_count,
     };
     // One segment at a time, each after the commits in flight or pending have gone (bounded
-    // give-way), one directory sync at the end, on a thread at the lowest CPU priority as the
-    // scan (unlinking is kernel CPU work). Measured: while segments are removed concurrent
-    // appends take about 2x as long, with groups of 4 per directory sync as with this; paced
-    // like this the whole compaction's append p99 came out a little lower. Oldest first, so
-    // the removed segments stay a prefix; after a crash recovery removes the rest (the COMMIT
-    // is durable).
+    // give-way), on a thread at the lowest CPU priority as the scan (freeing blocks is kernel
+    // CPU work): renamed out of the log oldest first (so the removed segments stay a prefix;
+    // after a crash recovery removes the rest, the COMMIT is durable), one directory sync,
+    // then removed, their blocks freed in durable steps while appends go on. Measured (bench
+    // `STATELOG_BENCH_ONLY=removal`, ext4 with `discard`): removing 55 files of 1 MiB at once
+    // tripled a concurrent append's fdatasync; freed in 256 KiB steps it rose by half.
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("statelog-wal-compact-retire".to_owned())
             .spawn_scoped(scope, || {
                 lower_cpu_priority();
+                // Appenders are active when the compaction had to give way, or the log grew
+                // since the last look.
+                let mut seen_next_lsn = commit_lsn + 1;
                 inner.retire_segments(taken, &mut || {
-                    inner.give_way(
+                    let waited = inner.give_way(
                         commit_lsn,
                         COMPACTION_GIVE_WAYS_MAX,
                         COMPACTION_GIVE_WAY_WAIT_MS,
                     );
+                    let next_lsn = inner.state.lock().next_lsn;
+                    let grew = next_lsn != seen_next_lsn;
+                    seen_next_lsn = next_lsn;
+                    waited > 0 || grew
                 })
             })
             .map_err(|e| Error::io("spawn", &inner.dir, e))?
@@ -615,6 +622,65 @@ mod tests {
             let record = wal.read(new).expect("reads").expect("present");
             assert_eq!(record.payload, payload);
         }
+    }
+
+    #[test]
+    fn retired_segments_leave_the_log_by_rename_and_are_freed_in_steps_while_appenders_run() {
+        let sim = Arc::new(SimStorage::new());
+        let options = WalOptions {
+            segment_size_bytes: SEGMENT_SIZE_BYTES,
+            durability: Durability::GroupCommit,
+            background_preparation: false,
+            ..WalOptions::default()
+        };
+        let (wal, _) = Wal::open_with_storage(sim.clone(), "/w", options).expect("opens");
+        for i in 0u32..200 {
+            let payload = format!("record {i} {}", "p".repeat(90)).into_bytes();
+            wal.append(RecordKind::new(1).expect("kind"), &payload)
+                .expect("appends");
+        }
+        wal.sync().expect("syncs");
+        let inner = wal.inner_for_tests();
+        let ready_before = wal.stats().segments_ready_count;
+        let taken = super::take_prefix(inner, 3, None);
+        let old_paths: Vec<_> = taken.iter().map(|meta| meta.path.clone()).collect();
+        let mut calls = 0usize;
+        inner
+            .retire_segments(taken, &mut || {
+                calls += 1;
+                true
+            })
+            .expect("retires");
+        let recycled = wal.stats().segments_ready_count - ready_before;
+        let removed = 3 - recycled;
+        assert!(removed >= 2, "segments_ready_count 1: at most one recycled");
+        // One call before each rename, and one per freeing step of each removed file (a
+        // 4 KiB segment is one step of RETIRE_RELEASE_STEP_BYTES).
+        assert_eq!(calls, 3 + removed);
+        let paths = sim.paths();
+        for old in &old_paths {
+            assert!(!paths.contains(old), "{} is gone", old.display());
+        }
+        assert!(
+            paths
+                .iter()
+                .all(|p| !p.to_string_lossy().ends_with(crate::segment::TEMP_SUFFIX)),
+            "no temporary file is left: {paths:?}"
+        );
+        // With no appender active the files are removed without freeing steps.
+        let taken = super::take_prefix(inner, 2, None);
+        let mut calls = 0usize;
+        inner
+            .retire_segments(taken, &mut || {
+                calls += 1;
+                false
+            })
+            .expect("retires");
+        assert_eq!(calls, 2 + 2, "one call per rename, one look per removal");
+        drop(wal);
+        let (_reopened, report) =
+            Wal::open_with_storage(sim, "/w", WalOptions::default()).expect("reopens");
+        assert_eq!(report.temp_files_removed_count, 0);
     }
 
     #[test]

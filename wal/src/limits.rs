@@ -93,3 +93,9 @@ pub const COMPACTION_GIVE_WAYS_MAX: usize = 4;
 
 /// The longest one give-way of a compaction waits for the commit in flight to end.
 pub const COMPACTION_GIVE_WAY_WAIT_MS: u64 = 5;
+
+/// The step in which the blocks of a retired segment are freed (hole punched, then synced)
+/// before its file is removed, while appenders are active: measured on ext4 mounted with
+/// `discard`, removing a whole 1 MiB file at once tripled a concurrent append's fdatasync
+/// (p50 ~110 us -> 320-680 us), freeing it in durable 256 KiB steps raised it to 143-216 us.
+pub const RETIRE_RELEASE_STEP_BYTES: u64 = 256 * 1024;
