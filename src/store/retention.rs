@@ -317,14 +317,10 @@ impl Store {
             }
             for batch in dropped.chunks(COMPACTION_INDEX_BATCH_COUNT) {
                 let mut index = self.index.write();
-                // Moved out under the lock, freed after it: the hold covers only the map's own
-                // work, not the deallocation of the entries.
-                let removed: Vec<_> = batch
-                    .iter()
-                    .filter_map(|arn| index.executions.remove_entry(arn))
-                    .collect();
+                for arn in batch {
+                    index.executions.remove(arn);
+                }
                 RwLockWriteGuard::unlock_fair(index);
-                drop(removed);
             }
             if !dropped.is_empty() {
                 let gone: HashSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
