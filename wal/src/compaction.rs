@@ -17,7 +17,8 @@
 //! an fdatasync of its own outside the writer's leader role), so memory stays bounded,
 //! appenders win the CPU over the scan, and a concurrent group commit never waits behind a
 //! flush of copies nor has more than one batch of them to write; before each batch, and before each old segment
-//! is removed (on a lowest-priority thread too, one directory sync at the end), it lets the
+//! leaves the log (on a lowest-priority thread too: renamed out, one directory sync, then
+//! removed, its blocks freed in durable steps while appenders are active), it lets the
 //! commits in flight or pending go first, a bounded number of times (`Inner::give_way`).
 //! The caller's progress callback runs on the calling thread,
 //! after every segment scanned and at the end (`CompactionProgress`).
