@@ -15,6 +15,9 @@
 //! Run: `cargo bench --bench redrive`. `STATELOG_BENCH_QUICK=1` shrinks the compaction log and
 //! runs one round; `STATELOG_BENCH_ONLY=redrive|throughput|p99` runs one part and
 //! `STATELOG_BENCH_ROUNDS=N` sets the rounds of the compaction parts.
+//! `STATELOG_BENCH_ONLY=removal` runs only a diagnostic of the file system, without the log:
+//! an append's fdatasync while 55 files of 1 MiB are removed, against while they are renamed
+//! or shrunk in durable steps of 256 KiB before removal.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -195,6 +198,22 @@ fn sync_files(dir: &Path) {
         .expect("syncs the directory");
 }
 
+/// The highest segment id among the files of `dir` (segment files are named by their id).
+fn segment_id_max(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("lists")
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+            (digits.len() == 20)
+                .then(|| digits.parse::<u64>().ok())
+                .flatten()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn engine_at(dir: &Path, clock: &ManualClock, segment: u64) -> Engine {
     engine(dir, clock, segment)
 }
@@ -245,6 +264,7 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
     };
     let mut baseline: Vec<Duration> = (0..1_000).map(|i| sample(&engine, "b", i).1).collect();
     let done = Arc::new(AtomicBool::new(false));
+    let id_before = segment_id_max(dir.path());
     let compaction = {
         let engine = engine.clone();
         let done = done.clone();
@@ -278,6 +298,12 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
         i += 1;
     }
     let (from, to, report, scanned_at, step_end) = compaction.join().expect("joins");
+    // Segment ids handed out during the compaction (rotations into ready segments, segments
+    // prepared or recycled): each new id is a zero-filled or a recycled file.
+    println!(
+        "FIGURE segment_ids_during_compaction: {}",
+        segment_id_max(dir.path()).saturating_sub(id_before)
+    );
     let step_end = step_end.unwrap_or(to);
     baseline.extend((1_000..2_000).map(|i| sample(&engine, "b", i).1));
     let inside: Vec<(Instant, Duration)> = during
@@ -339,6 +365,121 @@ fn append_p99_while_compacting(quick: bool) -> Option<f64> {
     Some(ratio)
 }
 
+/// How a file system takes the removal of old segments, without the log: one thread writes
+/// 900 bytes and fdatasyncs in a loop (an append) over a preallocated, zero-filled file, while
+/// another removes (or, to compare, renames) `count` files of 1 MiB that were written and
+/// synced before, then syncs the directory. Prints the writer's fdatasync p50/p99 before and
+/// during, and how long the removals and the directory sync took.
+fn removal_probe(count: usize) {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let log_size_bytes = 64u64 << 20;
+    let log = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.path().join("log"))
+        .expect("creates");
+    log.write_all_at(&vec![0u8; log_size_bytes as usize], 0)
+        .expect("fills");
+    log.sync_all().expect("syncs");
+    let sync_dir = |dir: &Path| {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .expect("syncs the directory");
+    };
+    for mode in ["remove", "shrink", "punch", "remove", "shrink", "punch"] {
+        let olds = dir.path().join("old");
+        std::fs::create_dir_all(&olds).expect("creates");
+        let block = vec![0x5au8; 1 << 20];
+        for i in 0..count {
+            std::fs::write(olds.join(format!("{i:05}")), &block).expect("writes");
+        }
+        sync_files(&olds);
+        let record = [b'x'; 900];
+        let mut offset = 0u64;
+        let mut append = |log: &std::fs::File| -> Duration {
+            let started = Instant::now();
+            log.write_at(&record, offset).expect("writes");
+            log.sync_data().expect("syncs");
+            offset = (offset + 1024) % log_size_bytes;
+            started.elapsed()
+        };
+        let before: Vec<Duration> = (0..500).map(|_| append(&log)).collect();
+        let done = Arc::new(AtomicBool::new(false));
+        let remover = {
+            let done = done.clone();
+            let olds = olds.clone();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                for i in 0..count {
+                    let path = olds.join(format!("{i:05}"));
+                    if mode == "remove" {
+                        std::fs::remove_file(&path).expect("removes");
+                    } else if mode == "shrink" {
+                        // In steps of 256 KiB, each made durable, then the empty file.
+                        let file = std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .expect("opens");
+                        for len in [768u64 << 10, 512 << 10, 256 << 10, 0] {
+                            file.set_len(len).expect("shrinks");
+                            file.sync_data().expect("syncs");
+                        }
+                        std::fs::remove_file(&path).expect("removes");
+                    } else if mode == "punch" {
+                        // Holes of 256 KiB, each made durable, then the removal.
+                        use std::os::fd::AsRawFd;
+                        let file = std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .expect("opens");
+                        for start in (0..4i64).map(|k| k * (256 << 10)) {
+                            // SAFETY: plain integers on an fd this closure owns.
+                            let result = unsafe {
+                                libc::fallocate(
+                                    file.as_raw_fd(),
+                                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                                    start,
+                                    256 << 10,
+                                )
+                            };
+                            assert_eq!(result, 0, "punches a hole");
+                            file.sync_data().expect("syncs");
+                        }
+                        std::fs::remove_file(&path).expect("removes");
+                    } else {
+                        std::fs::rename(&path, olds.join(format!("r{i:05}"))).expect("renames");
+                    }
+                }
+                let removed = started.elapsed();
+                sync_dir(&olds);
+                done.store(true, Ordering::SeqCst);
+                (removed, started.elapsed() - removed)
+            })
+        };
+        let mut during = Vec::new();
+        while !done.load(Ordering::SeqCst) {
+            during.push(append(&log));
+        }
+        let (removed, dir_sync) = remover.join().expect("joins");
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let n = during.len();
+        println!(
+            "FIGURE removal_probe {mode} {count} x 1 MiB: {:.1} ms, directory sync {:.2} ms; append fdatasync p50/p99 before {:.0}/{:.0} us, during {:.0}/{:.0} us ({n} appends)",
+            removed.as_secs_f64() * 1e3,
+            dir_sync.as_secs_f64() * 1e3,
+            us(percentile(before.clone(), 0.5)),
+            us(percentile(before, 0.99)),
+            us(percentile(during.clone(), 0.5)),
+            us(percentile(during, 0.99)),
+        );
+        std::fs::remove_dir_all(&olds).expect("cleans");
+        sync_dir(dir.path());
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
@@ -367,6 +508,10 @@ fn main() {
             median(compaction),
             median(copy)
         );
+    }
+    // Not part of a plain run: a diagnostic of the file system (`STATELOG_BENCH_ONLY=removal`).
+    if only.as_deref() == Some("removal") {
+        removal_probe(55);
     }
     if runs("p99") {
         let ratios: Vec<f64> = (0..rounds)

@@ -116,3 +116,9 @@ pub const SYNC_AVERAGE_WEIGHT_SHIFT: u32 = 3;
 const _: () = assert!(COMMIT_GATHER_US_MAX_DEFAULT <= COMMIT_GATHER_US_LIMIT);
 const _: () = assert!(COMMIT_GATHER_SYNC_NUMERATOR <= COMMIT_GATHER_SYNC_DENOMINATOR);
 const _: () = assert!(COMMIT_GATHER_SYNC_DENOMINATOR > 0);
+
+/// The step in which the blocks of a retired segment are freed (hole punched, then synced)
+/// before its file is removed, while appenders are active: measured on ext4 mounted with
+/// `discard`, removing a whole 1 MiB file at once tripled a concurrent append's fdatasync
+/// (p50 ~110 us -> 320-680 us), freeing it in durable 256 KiB steps raised it to 143-216 us.
+pub const RETIRE_RELEASE_STEP_BYTES: u64 = 256 * 1024;

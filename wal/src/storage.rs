@@ -60,6 +60,13 @@ pub trait StorageFile: Send + Sync + std::fmt::Debug {
     fn sync_all(&self) -> io::Result<()>;
     /// The file length.
     fn len(&self) -> io::Result<u64>;
+    /// Frees the blocks of `len_bytes` at `offset_bytes` without changing the file's length
+    /// (reads there then see zeros). Best effort: a storage that cannot free a range early
+    /// keeps its blocks until the file is removed, and returns Ok.
+    fn release_range(&self, offset_bytes: u64, len_bytes: u64) -> io::Result<()> {
+        let _ = (offset_bytes, len_bytes);
+        Ok(())
+    }
     /// Whether the file is empty.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)
@@ -206,6 +213,37 @@ impl StorageFile for FsFile {
     }
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
+    }
+    fn release_range(&self, offset_bytes: u64, len_bytes: u64) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (Ok(offset), Ok(len)) = (
+                libc::off_t::try_from(offset_bytes),
+                libc::off_t::try_from(len_bytes),
+            ) else {
+                return Ok(());
+            };
+            // SAFETY: `fallocate` takes plain integers and an fd this file owns.
+            let result = unsafe {
+                libc::fallocate(
+                    self.file.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    offset,
+                    len,
+                )
+            };
+            if result != 0 {
+                let error = io::Error::last_os_error();
+                // A file system without hole punching keeps the blocks until the removal.
+                if error.raw_os_error() != Some(libc::EOPNOTSUPP) {
+                    return Err(error);
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (offset_bytes, len_bytes);
+        Ok(())
     }
     fn map(&self) -> io::Result<Mapping> {
         if self.len()? == 0 {
