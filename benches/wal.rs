@@ -376,19 +376,28 @@ fn run_okaywal(dir: &Path, writers: usize, per_writer_count: usize) -> Run {
 /// of a fresh log's segments must not land inside anyone's measurement. (No measured run here
 /// fills a segment, so the background preparer would have nothing to do while measuring.)
 /// `STATELOG_BENCH_COMMIT_GATHER_US_MAX`, when set, replaces the default
-/// `WalOptions::commit_gather_us_max` (0 turns the gather off), to compare within one build.
+/// `WalOptions::commit_gather_us_max` (0 turns the gather off), and
+/// `STATELOG_BENCH_COMMIT_SPIN_US_MAX` `WalOptions::commit_spin_us_max` (0 turns the spin off),
+/// to compare within one build.
 fn open_ours(dir: &Path, durability: Durability) -> Wal {
     let defaults = WalOptions::default();
-    let commit_gather_us_max = match std::env::var("STATELOG_BENCH_COMMIT_GATHER_US_MAX") {
+    let micros = |name: &str, default: u64| match std::env::var(name) {
         Ok(value) => value
             .parse()
-            .expect("STATELOG_BENCH_COMMIT_GATHER_US_MAX is a number of microseconds"),
-        Err(_) => defaults.commit_gather_us_max,
+            .unwrap_or_else(|_| panic!("{name} is a number of microseconds")),
+        Err(_) => default,
     };
     let options = WalOptions {
         durability,
         background_preparation: false,
-        commit_gather_us_max,
+        commit_gather_us_max: micros(
+            "STATELOG_BENCH_COMMIT_GATHER_US_MAX",
+            defaults.commit_gather_us_max,
+        ),
+        commit_spin_us_max: micros(
+            "STATELOG_BENCH_COMMIT_SPIN_US_MAX",
+            defaults.commit_spin_us_max,
+        ),
         ..defaults
     };
     let (wal, _report) = Wal::open(dir, options).expect("open statelog-wal");
@@ -684,6 +693,11 @@ fn report(sizes: &Sizes, log_dir: &Path, record_bytes: u64) {
         ours_stats.gather_timeouts_count,
         ours_stats.syncs_count,
         ours_1_stats.gathers_count
+    );
+    println!(
+        "statelog-wal commit spins (`WalOptions::commit_spin_us_max`): 16 writers {} spun, {} saw \
+         their records durable within the bound; 1 writer {} spun.",
+        ours_stats.spins_count, ours_stats.spin_hits_count, ours_1_stats.spins_count
     );
     println!();
     let cold_scan = mb_per_s(record_bytes, cold_open);

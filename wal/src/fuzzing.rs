@@ -176,6 +176,7 @@ pub fn image_to_storage(data: &[u8]) -> (SimStorage, WalOptions) {
         read_only: false,
         lock_wait_ms: 0,
         commit_gather_us_max: 0,
+        commit_spin_us_max: 0,
     };
     let mut rest = data.get(1..).unwrap_or(&[]);
     while let Some((&name, after_name)) = rest.split_first() {

@@ -40,6 +40,10 @@
 //! - Group commit's gather: `WalOptions::commit_gather_us_max` (default 200 µs, 0 = off, only
 //!   with [`Durability::GroupCommit`]) bounds how long a commit leader waits for the committers
 //!   the previous sync released before it writes and syncs, so one sync covers them too.
+//! - Group commit's spin: `WalOptions::commit_spin_us_max` (default 200 µs, 0 = off, only with
+//!   [`Durability::GroupCommit`]): a committer whose records another thread's sync will cover
+//!   waits for it yielding the CPU, instead of sleeping, when syncs are that quick
+//!   ([`WalStats::spins_count`], [`WalStats::spin_hits_count`]).
 //! - [`Storage`] / [`StorageFile`] with [`FsStorage`] and, in tests or with feature `sim`,
 //!   `storage::sim::SimStorage` (crash modes, fault plan). [`record::decode_frame`] /
 //!   [`record::encode_frame`] for tools and fuzz targets.

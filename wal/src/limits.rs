@@ -117,6 +117,25 @@ const _: () = assert!(COMMIT_GATHER_US_MAX_DEFAULT <= COMMIT_GATHER_US_LIMIT);
 const _: () = assert!(COMMIT_GATHER_SYNC_NUMERATOR <= COMMIT_GATHER_SYNC_DENOMINATOR);
 const _: () = assert!(COMMIT_GATHER_SYNC_DENOMINATOR > 0);
 
+/// The default of `WalOptions::commit_spin_us_max`: the longest a committer whose records a
+/// running sync will cover spins (yielding the CPU) for it before it sleeps on the condvar.
+pub const COMMIT_SPIN_US_MAX_DEFAULT: u64 = 200;
+
+/// The largest `WalOptions::commit_spin_us_max` accepted (1 ms): spinning is only worth it
+/// for syncs quicker than a sleep-and-wake round trip, a few hundred microseconds at most.
+pub const COMMIT_SPIN_US_LIMIT: u64 = 1_000;
+
+/// A spin lasts at most this multiple (numerator over `COMMIT_SPIN_SYNC_DENOMINATOR`) of the
+/// running average sync duration: a committer that arrives during a gather and its sync waits
+/// for at most about 1.5 syncs.
+pub const COMMIT_SPIN_SYNC_NUMERATOR: u64 = 3;
+
+/// The denominator of the spin's multiple of the average sync duration.
+pub const COMMIT_SPIN_SYNC_DENOMINATOR: u64 = 2;
+
+const _: () = assert!(COMMIT_SPIN_US_MAX_DEFAULT <= COMMIT_SPIN_US_LIMIT);
+const _: () = assert!(COMMIT_SPIN_SYNC_DENOMINATOR > 0);
+
 /// The step in which the blocks of a retired segment are freed (hole punched, then synced)
 /// before its file is removed, while appenders are active: measured on ext4 mounted with
 /// `discard`, removing a whole 1 MiB file at once tripled a concurrent append's fdatasync

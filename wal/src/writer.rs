@@ -25,6 +25,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -33,8 +34,9 @@ use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 use crate::error::{Error, Result};
 use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
-    INDEX_STRIDE_RECORDS, LSN_MAX, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX,
-    RETIRE_RELEASE_STEP_BYTES, SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
+    COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR, INDEX_STRIDE_RECORDS, LSN_MAX,
+    RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
+    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
 use crate::recovery::{self, SegMeta};
@@ -121,6 +123,8 @@ pub(crate) struct State {
     sync_ns_avg: u64,
     pub gathers_count: u64,
     pub gather_timeouts_count: u64,
+    pub spins_count: u64,
+    pub spin_hits_count: u64,
 }
 
 /// What a committing caller waits for.
@@ -147,6 +151,10 @@ pub(crate) struct Inner {
     pub commit_cv: Condvar,
     /// Signalled when a gathering leader's expected committers have all appended, or on poison.
     pub gather_cv: Condvar,
+    /// `State::durable_lsn`, published (under the state lock) for spinning committers.
+    pub durable_hint: AtomicU64,
+    /// Set (under the state lock) when the log is poisoned, for spinning committers.
+    pub poisoned_hint: AtomicBool,
     /// Signalled when a segment becomes ready or one is needed.
     pub prepare_cv: Condvar,
     pub catalog: RwLock<Catalog>,
@@ -187,6 +195,8 @@ impl State {
             sync_ns_avg: 0,
             gathers_count: 0,
             gather_timeouts_count: 0,
+            spins_count: 0,
+            spin_hits_count: 0,
         }
     }
 }
@@ -212,6 +222,7 @@ impl Inner {
             .poisoned
             .get_or_insert_with(|| Arc::new(error))
             .clone();
+        self.poisoned_hint.store(true, Ordering::Release);
         self.commit_cv.notify_all();
         self.gather_cv.notify_all();
         self.prepare_cv.notify_all();
@@ -433,6 +444,7 @@ impl Inner {
     pub(crate) fn commit(&self, target: u64, want: Want) -> Result<()> {
         let mut state = self.state.lock();
         let mut synced_once = false;
+        let mut spun = false;
         loop {
             if let Some(cause) = &state.poisoned {
                 return Err(poisoned_error(cause));
@@ -446,6 +458,11 @@ impl Inner {
                 return Ok(());
             }
             if state.leader_active {
+                if want == Want::Durable && !spun {
+                    spun = true;
+                    self.spin_until_durable(&mut state, target);
+                    continue;
+                }
                 self.commit_cv.wait(&mut state);
                 continue;
             }
@@ -491,6 +508,8 @@ impl Inner {
                     state.written_lsn = state.written_lsn.max(upto);
                     if sync {
                         state.durable_lsn = state.durable_lsn.max(upto);
+                        self.durable_hint
+                            .store(state.durable_lsn, Ordering::Release);
                         // The committers of the batches this sync covered are released now:
                         // the next leader expects them back.
                         state.gather_until_batches = state.batches_count + covered_batches;
@@ -540,6 +559,45 @@ impl Inner {
             }
         }
         state.gathering = false;
+    }
+
+    /// The commit spin of a committer whose records another thread's commit will cover
+    /// (group commit, `WalOptions::commit_spin_us_max`): when the running average sync is
+    /// quick (at most the option), waits for `target` to be durable by checking
+    /// `durable_hint` between `yield_now` calls, the state lock released, for at most 1.5
+    /// average syncs; the caller then re-checks, and sleeps on `commit_cv` if it must. On a
+    /// quick disk a sleep-and-wake costs about as much as the sync itself. Returns with the
+    /// state locked.
+    fn spin_until_durable(&self, state: &mut MutexGuard<'_, State>, target: u64) {
+        let cap_ns = self.options.commit_spin_us_max.saturating_mul(1_000);
+        if self.options.durability != Durability::GroupCommit
+            || cap_ns == 0
+            || state.sync_ns_avg == 0
+            || state.sync_ns_avg > cap_ns
+        {
+            return;
+        }
+        let bound_ns = (state.sync_ns_avg.saturating_mul(COMMIT_SPIN_SYNC_NUMERATOR)
+            / COMMIT_SPIN_SYNC_DENOMINATOR)
+            .min(cap_ns);
+        state.spins_count += 1;
+        let reached = MutexGuard::unlocked(state, || {
+            let deadline = Instant::now() + Duration::from_nanos(bound_ns);
+            loop {
+                if self.durable_hint.load(Ordering::Acquire) >= target
+                    || self.poisoned_hint.load(Ordering::Acquire)
+                {
+                    return true;
+                }
+                if Instant::now() >= deadline {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+        });
+        if reached {
+            state.spin_hits_count += 1;
+        }
     }
 
     /// Lets the committers in flight or pending go first: waits while a leader is writing or
@@ -846,5 +904,107 @@ mod tests {
         assert_eq!(image.file_bytes(&new.path).expect("new"), b"");
         assert_eq!(targets.len(), 1);
         assert_eq!(targets[0].0, SegmentId(2));
+    }
+}
+
+#[cfg(test)]
+mod spin_tests {
+    use std::path::Path;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    use crate::storage::sim::SimStorage;
+    use crate::wal::{Wal, WalOptions};
+    use crate::{Durability, RecordKind};
+
+    fn wal(durability: Durability, commit_spin_us_max: u64) -> Wal {
+        let options = WalOptions {
+            segment_size_bytes: 64 * 1024,
+            background_preparation: false,
+            durability,
+            commit_spin_us_max,
+            ..WalOptions::default()
+        };
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(SimStorage::new()), Path::new("/s"), options)
+                .expect("open");
+        wal
+    }
+
+    /// Buffers one record (not written) and sets the running average sync to `avg_ns`:
+    /// returns its LSN. The spin is then decided by the options and that average alone.
+    fn pending(wal: &Wal, avg_ns: u64) -> u64 {
+        let kind = RecordKind::new(1).expect("kind");
+        let lsn = wal.enqueue(kind, b"pending").expect("enqueue").0;
+        wal.inner.state.lock().sync_ns_avg = avg_ns;
+        lsn
+    }
+
+    fn spin(wal: &Wal, target: u64) -> (u64, u64) {
+        let mut state = wal.inner.state.lock();
+        wal.inner.spin_until_durable(&mut state, target);
+        (state.spins_count, state.spin_hits_count)
+    }
+
+    #[test]
+    fn a_spin_whose_records_never_become_durable_ends_at_its_bound() {
+        let wal = wal(Durability::GroupCommit, 200);
+        let target = pending(&wal, 20_000);
+        // Nobody syncs: the spin ends by its bound (30 µs) and the caller would then sleep.
+        assert_eq!(spin(&wal, target), (1, 0));
+    }
+
+    #[test]
+    fn a_spin_sees_a_published_durable_lsn_or_poison() {
+        let wal = wal(Durability::GroupCommit, 200);
+        let target = pending(&wal, 20_000);
+        wal.inner.durable_hint.store(target, Ordering::Release);
+        assert_eq!(spin(&wal, target), (1, 1));
+        wal.inner.durable_hint.store(0, Ordering::Release);
+        wal.inner.poisoned_hint.store(true, Ordering::Release);
+        assert_eq!(
+            spin(&wal, target),
+            (2, 2),
+            "a poisoned log ends the spin at once"
+        );
+    }
+
+    #[test]
+    fn no_spin_when_off_unmeasured_slow_or_not_group_commit() {
+        for (durability, spin_us, avg_ns) in [
+            (Durability::GroupCommit, 0, 20_000),
+            (Durability::GroupCommit, 200, 0),
+            (Durability::GroupCommit, 200, 200_001),
+            (Durability::PerCommit, 200, 20_000),
+            (Durability::NoSync, 200, 20_000),
+        ] {
+            let wal = wal(durability, spin_us);
+            let target = pending(&wal, avg_ns);
+            assert_eq!(
+                spin(&wal, target),
+                (0, 0),
+                "{durability:?}, spin {spin_us} us, average sync {avg_ns} ns"
+            );
+        }
+    }
+
+    #[test]
+    fn a_spin_past_the_limit_is_refused() {
+        let options = WalOptions {
+            commit_spin_us_max: crate::limits::COMMIT_SPIN_US_LIMIT + 1,
+            ..WalOptions::default()
+        };
+        let error = Wal::open_with_storage(Arc::new(SimStorage::new()), Path::new("/s"), options)
+            .expect_err("refused");
+        assert!(
+            matches!(
+                error,
+                crate::Error::InvalidOptions {
+                    field: "commit_spin_us_max",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
     }
 }

@@ -51,7 +51,7 @@ fn body(thread: usize, index: usize) -> Vec<u8> {
 }
 
 #[test]
-fn one_writer_never_gathers() {
+fn one_writer_never_gathers_nor_spins() {
     let sim = Arc::new(SimStorage::new());
     let wal = open(sim.clone(), options(Durability::GroupCommit));
     for index in 0..200 {
@@ -60,6 +60,10 @@ fn one_writer_never_gathers() {
     let stats = wal.stats();
     assert_eq!(stats.gathers_count, 0, "{stats:?}");
     assert_eq!(stats.gather_timeouts_count, 0, "{stats:?}");
+    assert_eq!(
+        stats.spins_count, 0,
+        "no other committer to wait for: {stats:?}"
+    );
     assert_eq!(
         stats.syncs_count, 200,
         "a lone writer syncs itself: {stats:?}"
