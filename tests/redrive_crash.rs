@@ -6,15 +6,17 @@
 //! token, the token is durable exactly when the redrive is: a retry with it after the reboot
 //! answers the surviving redrive (same date and count) and never redrives again.
 
+mod engine_common;
+use engine_common::open_on_sim;
+
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use statelog::clock::ManualClock;
 use statelog::engine::{Engine, EngineOptions, ExecutionStatus, HistoryQuery, TaskError};
 use statelog::history::{check_sequence, EventDetails, HistoryEvent};
-use statelog::store::Log;
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
-use statelog_wal::{Durability, Wal, WalOptions};
+use statelog_wal::Durability;
 
 const START_MS: u64 = 1_704_067_200_000;
 const DIR: &str = "/data";
@@ -28,15 +30,6 @@ const DEFINITION: &str = r#"{
 }"#;
 
 fn open(disk: &SimStorage, clock: &ManualClock, healthy: bool) -> Result<Engine, String> {
-    let wal_options = WalOptions {
-        durability: Durability::GroupCommit,
-        segment_size_bytes: 64 * 1024,
-        background_preparation: false,
-        ..WalOptions::default()
-    };
-    let (wal, _) = Wal::open_with_storage(Arc::new(disk.clone()), DIR, wal_options)
-        .map_err(|e| e.to_string())?;
-    let log: Arc<dyn Log> = Arc::new(wal);
     let options = EngineOptions {
         clock: Arc::new(clock.clone()),
         background_timers: false,
@@ -44,7 +37,7 @@ fn open(disk: &SimStorage, clock: &ManualClock, healthy: bool) -> Result<Engine,
         worker_threads: 1,
         ..EngineOptions::default()
     };
-    let engine = Engine::open_with_log(log, options).map_err(|e| e.to_string())?;
+    let engine = open_on_sim(disk, DIR, Durability::GroupCommit, 64 * 1024, options)?;
     engine.register_integration(RESOURCE, move |input: Value, _c: Value| async move {
         if healthy {
             Ok(json!({"ok": input["prep"]}))

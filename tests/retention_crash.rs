@@ -5,15 +5,17 @@
 //! histories are contiguous, the open execution is intact, nothing expired is visible, and a
 //! second compaction on the recovered disk succeeds.
 
+mod engine_common;
+use engine_common::open_on_sim;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use statelog::clock::ManualClock;
 use statelog::engine::{Engine, EngineOptions, Error, HistoryQuery};
 use statelog::history::check_sequence;
-use statelog::store::Log;
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
-use statelog_wal::{Durability, Wal, WalOptions};
+use statelog_wal::Durability;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 const START_MS: u64 = 1_704_067_200_000;
@@ -33,15 +35,6 @@ const LONG_WAIT: &str = r#"{
 }"#;
 
 fn open(disk: &SimStorage, clock: &ManualClock) -> Result<Engine, String> {
-    let wal_options = WalOptions {
-        durability: Durability::GroupCommit,
-        segment_size_bytes: SEGMENT_SIZE_BYTES,
-        background_preparation: false,
-        ..WalOptions::default()
-    };
-    let (wal, _) = Wal::open_with_storage(Arc::new(disk.clone()), DIR, wal_options)
-        .map_err(|e| e.to_string())?;
-    let log: Arc<dyn Log> = Arc::new(wal);
     let options = EngineOptions {
         clock: Arc::new(clock.clone()),
         background_timers: false,
@@ -49,7 +42,13 @@ fn open(disk: &SimStorage, clock: &ManualClock) -> Result<Engine, String> {
         retention_ms: 90 * DAY_MS,
         ..EngineOptions::default()
     };
-    Engine::open_with_log(log, options).map_err(|e| e.to_string())
+    open_on_sim(
+        disk,
+        DIR,
+        Durability::GroupCommit,
+        SEGMENT_SIZE_BYTES,
+        options,
+    )
 }
 
 fn history(engine: &Engine, arn: &str) -> Result<serde_json::Value, Error> {

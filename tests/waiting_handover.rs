@@ -251,9 +251,10 @@ fn a_handler_answer_recorded_first_leaves_the_token_answer_one_commit() {
     assert!(engine.background_errors().is_empty());
 }
 
-/// The answer comes while the integration's call has not returned: as in AWS, where
-/// `TaskSubmitted` records the call's return, the task completes without it, and the call's
-/// answer, when it comes, is stale (recorded nowhere, the task completes once).
+/// The answer comes while the integration's call has not returned: `TaskSubmitted` records the
+/// call's return (our reading of AWS; no recording shows this order), so the task completes
+/// without it, and the call's answer, when it comes, is stale (recorded nowhere, the task
+/// completes once).
 #[test]
 fn a_token_answer_while_the_handlers_call_is_pending_completes_the_task_once() {
     use std::sync::atomic::Ordering;

@@ -6,6 +6,9 @@
 //! token answer that follows leaves a history that completes once, with one `TaskSubmitted`
 //! before the answer, never the answer without it.
 
+mod engine_common;
+use engine_common::open_on_sim;
+
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -13,9 +16,8 @@ use serde_json::{json, Value};
 use statelog::clock::ManualClock;
 use statelog::engine::{Engine, EngineOptions, ExecutionStatus, HistoryQuery};
 use statelog::history::check_sequence;
-use statelog::store::Log;
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
-use statelog_wal::{Durability, Wal, WalOptions};
+use statelog_wal::Durability;
 
 const START_MS: u64 = 1_704_067_200_000;
 const DIR: &str = "/data";
@@ -28,15 +30,6 @@ const MACHINE: &str = r#"{"StartAt":"Ask","States":{"Ask":{"Type":"Task",
 type Calls = Arc<Mutex<Vec<String>>>;
 
 fn open(disk: &SimStorage, clock: &ManualClock, calls: &Calls) -> Result<Engine, String> {
-    let wal_options = WalOptions {
-        durability: Durability::PerCommit,
-        segment_size_bytes: 64 * 1024,
-        background_preparation: false,
-        ..WalOptions::default()
-    };
-    let (wal, _) = Wal::open_with_storage(Arc::new(disk.clone()), DIR, wal_options)
-        .map_err(|e| e.to_string())?;
-    let log: Arc<dyn Log> = Arc::new(wal);
     let options = EngineOptions {
         clock: Arc::new(clock.clone()),
         background_timers: false,
@@ -44,7 +37,7 @@ fn open(disk: &SimStorage, clock: &ManualClock, calls: &Calls) -> Result<Engine,
         worker_threads: 1,
         ..EngineOptions::default()
     };
-    let engine = Engine::open_with_log(log, options).map_err(|e| e.to_string())?;
+    let engine = open_on_sim(disk, DIR, Durability::PerCommit, 64 * 1024, options)?;
     let seen = calls.clone();
     engine.register_integration(SEND, move |input: Value, _context: Value| {
         seen.lock()

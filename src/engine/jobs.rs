@@ -719,6 +719,7 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::test_support::{records, types};
 
     /// A `.sync` integration whose `start` never returns by itself: the tests put its answer in
     /// `answers` as the finished call would, and no recording thread ever runs, so the order of
@@ -784,25 +785,6 @@ mod tests {
             task_id: task_id.0,
         };
         (engine, Arc::from(arn.as_str()), key)
-    }
-
-    fn types(engine: &Engine, arn: &str) -> Vec<&'static str> {
-        let events = engine.inner.store.history(arn).expect("history");
-        events.iter().map(|e| e.details.type_name()).collect()
-    }
-
-    fn records(engine: &Engine) -> usize {
-        let mut count = 0;
-        engine
-            .inner
-            .store
-            .log()
-            .scan(&mut |_, _, _| {
-                count += 1;
-                Ok(())
-            })
-            .expect("scan");
-        count
     }
 
     const ORDERED: [&str; 8] = [

@@ -1027,3 +1027,30 @@ fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
         }),
     }
 }
+
+/// Helpers of the engine's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::Engine;
+
+    /// The event types of `execution_arn`'s history, as the store reads them.
+    pub(crate) fn types(engine: &Engine, execution_arn: &str) -> Vec<&'static str> {
+        let events = engine.inner.store.history(execution_arn).expect("history");
+        events.iter().map(|e| e.details.type_name()).collect()
+    }
+
+    /// How many records the engine's log holds (a commit of events is one record).
+    pub(crate) fn records(engine: &Engine) -> usize {
+        let mut count = 0;
+        engine
+            .inner
+            .store
+            .log()
+            .scan(&mut |_, _, _| {
+                count += 1;
+                Ok(())
+            })
+            .expect("scan");
+        count
+    }
+}

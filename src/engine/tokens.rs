@@ -417,6 +417,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::test_support::{records, types};
 
     #[test]
     fn same_token_compares_whole_texts() {
@@ -484,25 +485,6 @@ mod tests {
             .start_execution("ask", Some("e"), "{}")
             .expect("start");
         (engine, tokens)
-    }
-
-    fn types(engine: &Engine, arn: &str) -> Vec<&'static str> {
-        let events = engine.inner.store.history(arn).expect("history");
-        events.iter().map(|e| e.details.type_name()).collect()
-    }
-
-    fn records(engine: &Engine) -> usize {
-        let mut count = 0;
-        engine
-            .inner
-            .store
-            .log()
-            .scan(&mut |_, _, _| {
-                count += 1;
-                Ok(())
-            })
-            .expect("scan");
-        count
     }
 
     #[test]

@@ -182,19 +182,7 @@ pub struct WaitingRef<'a> {
 impl ExecutionState {
     /// The `.waitForTaskToken` task `task_id`, if it is in flight.
     pub fn waiting_task(&self, task_id: EventId) -> Option<WaitingTask> {
-        let task = self.waiting_run(task_id)?;
-        let token = task.token.as_ref()?;
-        Some(WaitingTask {
-            task_id: EventId(task.task_id),
-            token: token.clone(),
-            heartbeat_seconds: task.heartbeat_seconds,
-            submitted: handed_over(task),
-            activity: task.activity.is_some(),
-            task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
-            input: task.parameters.clone(),
-            resource_arn: task.resource_arn.clone(),
-            submitted_output: task.submitted_output.as_deref().cloned(),
-        })
+        waiting_of(self.waiting_run(task_id)?)
     }
 
     /// The token and hand-over state of waiting task `task_id`, borrowed (no copy).
@@ -230,6 +218,21 @@ impl ExecutionState {
     }
 }
 
+/// A token task in flight as the engine needs it (a copy); `None` when it has no token.
+fn waiting_of(task: &TaskRun) -> Option<WaitingTask> {
+    Some(WaitingTask {
+        task_id: EventId(task.task_id),
+        token: task.token.clone()?,
+        heartbeat_seconds: task.heartbeat_seconds,
+        submitted: handed_over(task),
+        activity: task.activity.is_some(),
+        task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
+        input: task.parameters.clone(),
+        resource_arn: task.resource_arn.clone(),
+        submitted_output: task.submitted_output.as_deref().cloned(),
+    })
+}
+
 /// The token task `task_id` in flight under `thread` (the same walk as [`walk_tasks`]).
 fn find_task(thread: &Thread, task_id: u32) -> Option<&TaskRun> {
     let Thread::Running(run) = thread else {
@@ -250,18 +253,8 @@ fn walk_tasks(thread: &Thread, visit: &mut dyn FnMut(WaitingTask)) {
     let Thread::Running(run) = thread else { return };
     match &run.phase {
         Phase::Task(task) => {
-            if let Some(token) = &task.token {
-                visit(WaitingTask {
-                    task_id: EventId(task.task_id),
-                    token: token.clone(),
-                    heartbeat_seconds: task.heartbeat_seconds,
-                    submitted: handed_over(task),
-                    activity: task.activity.is_some(),
-                    task_list: task.activity.as_ref().and_then(|a| a.task_list.clone()),
-                    input: task.parameters.clone(),
-                    resource_arn: task.resource_arn.clone(),
-                    submitted_output: task.submitted_output.as_deref().cloned(),
-                });
+            if let Some(waiting) = waiting_of(task) {
+                visit(waiting);
             }
         }
         Phase::Parallel { branches } => {

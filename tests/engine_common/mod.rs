@@ -126,3 +126,25 @@ pub fn event_types(engine: &Engine, execution_arn: &str) -> Vec<String> {
         .map(|e| e.details.type_name().to_string())
         .collect()
 }
+
+/// An engine over a WAL at `dir` on the simulated disk `disk` (segments of
+/// `segment_size_bytes`, prepared inline), for the crash sweeps: the clock, seed and other
+/// engine options are the caller's. An open the disk refuses is an `Err` with its message.
+pub fn open_on_sim(
+    disk: &statelog_wal::storage::sim::SimStorage,
+    dir: &str,
+    durability: statelog_wal::Durability,
+    segment_size_bytes: u64,
+    options: EngineOptions,
+) -> Result<Engine, String> {
+    let wal_options = statelog_wal::WalOptions {
+        durability,
+        segment_size_bytes,
+        background_preparation: false,
+        ..statelog_wal::WalOptions::default()
+    };
+    let (wal, _) = statelog_wal::Wal::open_with_storage(Arc::new(disk.clone()), dir, wal_options)
+        .map_err(|e| e.to_string())?;
+    let log: Arc<dyn Log> = Arc::new(wal);
+    Engine::open_with_log(log, options).map_err(|e| e.to_string())
+}
