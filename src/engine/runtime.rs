@@ -209,27 +209,19 @@ pub(crate) fn decide_and_append_with_token(
 ) -> Result<Vec<Effect>, Error> {
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
-    let mut entropy = &inner.entropy;
-    let options = &inner.interpreter_options;
     let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
         // Nothing to lose on failure: decide on a fresh state without copying it.
+        let mut entropy = &inner.entropy;
         decide_owned(
             &slot.definition,
             ExecutionState::new(),
             trigger,
             now_ms,
-            options,
+            &inner.interpreter_options,
             &mut entropy,
         )?
     } else {
-        decide(
-            &slot.definition,
-            &slot.execution,
-            trigger,
-            now_ms,
-            options,
-            &mut entropy,
-        )?
+        decide_at(inner, slot, &slot.execution, trigger, now_ms)?
     };
     commit(
         engine,
@@ -263,26 +255,10 @@ pub(crate) fn decide_and_append_after(
     };
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
-    let mut entropy = &inner.entropy;
-    let options = &inner.interpreter_options;
-    let mut first = decide(
-        &slot.definition,
-        &slot.execution,
-        before,
-        now_ms,
-        options,
-        &mut entropy,
-    )?;
+    let mut first = decide_at(inner, slot, &slot.execution, before, now_ms)?;
     let waiting = first.next_state.waiting_ref(task_id).is_some();
     if waiting {
-        let second = decide(
-            &slot.definition,
-            &first.next_state,
-            trigger,
-            now_ms,
-            options,
-            &mut entropy,
-        )?;
+        let second = decide_at(inner, slot, &first.next_state, trigger, now_ms)?;
         first.events.extend(second.events);
         first.effects.extend(second.effects);
         first.next_state = second.next_state;
@@ -305,15 +281,7 @@ pub(crate) fn decide_and_record_handler_answer(
 ) -> Result<Vec<Effect>, Error> {
     let inner = &engine.inner;
     let now_ms = inner.options.clock.now_ms();
-    let mut entropy = &inner.entropy;
-    let decision = decide(
-        &slot.definition,
-        &slot.execution,
-        trigger,
-        now_ms,
-        &inner.interpreter_options,
-        &mut entropy,
-    )?;
+    let decision = decide_at(inner, slot, &slot.execution, trigger, now_ms)?;
     let submission_only = decision.effects.is_empty()
         && matches!(
             decision.events.as_slice(),
@@ -328,6 +296,26 @@ pub(crate) fn decide_and_record_handler_answer(
         None,
         !submission_only,
     )
+}
+
+/// `interpreter::decide` of `trigger` on `state` (the slot's, or one decided from it) with the
+/// slot's definition and the engine's interpreter options and entropy, at `now_ms`.
+fn decide_at(
+    inner: &Inner,
+    slot: &SlotState,
+    state: &ExecutionState,
+    trigger: Trigger,
+    now_ms: u64,
+) -> Result<crate::interpreter::Decision, Error> {
+    let mut entropy = &inner.entropy;
+    Ok(decide(
+        &slot.definition,
+        state,
+        trigger,
+        now_ms,
+        &inner.interpreter_options,
+        &mut entropy,
+    )?)
 }
 
 /// Appends a decision (one log batch; durable unless `sync` is false, see
