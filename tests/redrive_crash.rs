@@ -7,14 +7,14 @@
 //! answers the surviving redrive (same date and count) and never redrives again.
 
 mod engine_common;
-use engine_common::open_on_sim;
+use engine_common::{checked_history, open_on_sim};
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use statelog::clock::ManualClock;
-use statelog::engine::{Engine, EngineOptions, ExecutionStatus, HistoryQuery, TaskError};
-use statelog::history::{check_sequence, EventDetails, HistoryEvent};
+use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
+use statelog::history::{EventDetails, HistoryEvent};
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
 use statelog_wal::Durability;
 
@@ -50,16 +50,7 @@ fn open(disk: &SimStorage, clock: &ManualClock, healthy: bool) -> Result<Engine,
 }
 
 fn events(engine: &Engine, arn: &str) -> Vec<HistoryEvent> {
-    let query = HistoryQuery {
-        max_results: 1000,
-        ..HistoryQuery::default()
-    };
-    let events = engine
-        .get_execution_history(arn, &query)
-        .expect("history")
-        .events;
-    check_sequence(0, &events).expect("contiguous from 1");
-    events
+    checked_history(engine, arn)
 }
 
 /// The sweep: halt at every disk op of `redrive_execution(arn, token)`, reboot, check. With a

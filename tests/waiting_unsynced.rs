@@ -7,15 +7,14 @@
 //! before the answer, never the answer without it.
 
 mod engine_common;
-use engine_common::open_on_sim;
+use engine_common::{checked_history, open_on_sim, ONE_TASK_SUBMITTED, ONE_TASK_SUCCEEDED};
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 use statelog::clock::ManualClock;
-use statelog::engine::{Engine, EngineOptions, ExecutionStatus, HistoryQuery};
-use statelog::history::check_sequence;
+use statelog::engine::{Engine, EngineOptions, ExecutionStatus};
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, SimStorage};
 use statelog_wal::Durability;
 
@@ -49,38 +48,11 @@ fn open(disk: &SimStorage, clock: &ManualClock, calls: &Calls) -> Result<Engine,
 }
 
 fn types(engine: &Engine, arn: &str) -> Vec<String> {
-    let query = HistoryQuery {
-        max_results: 1000,
-        ..HistoryQuery::default()
-    };
-    let events = engine
-        .get_execution_history(arn, &query)
-        .expect("history")
-        .events;
-    check_sequence(0, &events).expect("contiguous from 1");
-    events
+    checked_history(engine, arn)
         .iter()
         .map(|e| e.details.type_name().to_string())
         .collect()
 }
-
-const SUBMITTED: [&str; 5] = [
-    "ExecutionStarted",
-    "TaskStateEntered",
-    "TaskScheduled",
-    "TaskStarted",
-    "TaskSubmitted",
-];
-const SUCCEEDED: [&str; 8] = [
-    "ExecutionStarted",
-    "TaskStateEntered",
-    "TaskScheduled",
-    "TaskStarted",
-    "TaskSubmitted",
-    "TaskSucceeded",
-    "TaskStateExited",
-    "ExecutionSucceeded",
-];
 
 /// A fresh disk with machine `ask` and execution `name` started, its handler's answer
 /// recorded (unsynced) and nothing synced after it; the engine is kept running.
@@ -119,13 +91,13 @@ fn a_lost_task_submitted_is_a_crash_before_it_was_recorded() {
     // Recovery found the task not submitted: dispatched again, the handler called again with
     // the same token (it is in TaskScheduled), and its answer recorded.
     assert_eq!(*calls.lock(), [token.clone(), token.clone()]);
-    assert_eq!(types(&engine, &arn), SUBMITTED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUBMITTED);
     engine.send_task_success(&token, "{}").expect("answers");
-    assert_eq!(types(&engine, &arn), SUCCEEDED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
     // Durable: survives another crash as it is.
     let again = rebooted.crash(CrashMode::DropUnsynced);
     let engine = open(&again, &clock, &calls).expect("reopens");
-    assert_eq!(types(&engine, &arn), SUCCEEDED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
     assert_eq!(calls.lock().len(), 2);
 }
 
@@ -140,10 +112,10 @@ fn the_next_synced_commit_makes_task_submitted_durable() {
     engine.wait_idle();
     let rebooted = disk.crash(CrashMode::DropUnsynced);
     let engine = open(&rebooted, &clock, &calls).expect("reopens");
-    assert_eq!(types(&engine, &arn), SUBMITTED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUBMITTED);
     assert_eq!(calls_with(&calls, &token), 1, "not dispatched again");
     engine.send_task_success(&token, "{}").expect("answers");
-    assert_eq!(types(&engine, &arn), SUCCEEDED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
 }
 
 #[test]
@@ -151,11 +123,11 @@ fn a_read_of_the_history_makes_task_submitted_durable_first() {
     let (engine, disk, clock, calls, arn) = parked("e");
     let token = calls.lock()[0].clone();
     assert!(disk.pending_bytes() > 0);
-    assert_eq!(types(&engine, &arn), SUBMITTED, "read back");
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUBMITTED, "read back");
     assert_eq!(disk.pending_bytes(), 0, "synced by the read");
     let rebooted = disk.crash(CrashMode::DropUnsynced);
     let engine = open(&rebooted, &clock, &calls).expect("reopens");
-    assert_eq!(types(&engine, &arn), SUBMITTED);
+    assert_eq!(types(&engine, &arn), ONE_TASK_SUBMITTED);
     assert_eq!(calls_with(&calls, &token), 1, "what was read survived");
 }
 
@@ -184,7 +156,7 @@ fn a_crash_at_any_point_of_the_answer_completes_the_task_once() {
         let engine = open(&rebooted, &clock, &calls).unwrap_or_else(|e| panic!("op {k}: {e}"));
         engine.wait_idle();
         let after = types(&engine, &arn);
-        if after == SUCCEEDED {
+        if after == ONE_TASK_SUCCEEDED {
             kept += 1;
         } else {
             assert!(
@@ -192,13 +164,13 @@ fn a_crash_at_any_point_of_the_answer_completes_the_task_once() {
                 "op {k}: acknowledged, then lost: {after:?}"
             );
             // Lost with the answer, or before it: the task was dispatched again.
-            assert_eq!(after, SUBMITTED, "op {k}");
+            assert_eq!(after, ONE_TASK_SUBMITTED, "op {k}");
             assert!(calls_with(&calls, &token) <= 2, "op {k}");
             lost += 1;
             engine
                 .send_task_success(&token, "{}")
                 .unwrap_or_else(|e| panic!("op {k}: answer after reboot: {e}"));
-            assert_eq!(types(&engine, &arn), SUCCEEDED, "op {k}");
+            assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED, "op {k}");
         }
         let d = engine.describe_execution(&arn).expect("describe");
         assert_eq!(d.status, ExecutionStatus::Succeeded, "op {k}");

@@ -1033,6 +1033,18 @@ fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
 pub(crate) mod test_support {
     use super::Engine;
 
+    /// The history of a one-Task machine whose handed-over task then succeeded.
+    pub(crate) const ONE_TASK_SUCCEEDED: [&str; 8] = [
+        "ExecutionStarted",
+        "TaskStateEntered",
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskSubmitted",
+        "TaskSucceeded",
+        "TaskStateExited",
+        "ExecutionSucceeded",
+    ];
+
     /// The event types of `execution_arn`'s history, as the store reads them.
     pub(crate) fn types(engine: &Engine, execution_arn: &str) -> Vec<&'static str> {
         let events = engine.inner.store.history(execution_arn).expect("history");

@@ -148,3 +148,41 @@ pub fn open_on_sim(
     let log: Arc<dyn Log> = Arc::new(wal);
     Engine::open_with_log(log, options).map_err(|e| e.to_string())
 }
+
+/// The history of a one-Task machine whose task was handed over (`TaskSubmitted`), waiting.
+pub const ONE_TASK_SUBMITTED: [&str; 5] = [
+    "ExecutionStarted",
+    "TaskStateEntered",
+    "TaskScheduled",
+    "TaskStarted",
+    "TaskSubmitted",
+];
+
+/// The history of a one-Task machine whose handed-over task then succeeded.
+pub const ONE_TASK_SUCCEEDED: [&str; 8] = [
+    "ExecutionStarted",
+    "TaskStateEntered",
+    "TaskScheduled",
+    "TaskStarted",
+    "TaskSubmitted",
+    "TaskSucceeded",
+    "TaskStateExited",
+    "ExecutionSucceeded",
+];
+
+/// The whole history of `execution_arn` (up to 1000 events), checked contiguous from 1.
+pub fn checked_history(
+    engine: &Engine,
+    execution_arn: &str,
+) -> Vec<statelog::history::HistoryEvent> {
+    let query = HistoryQuery {
+        max_results: 1000,
+        ..HistoryQuery::default()
+    };
+    let events = engine
+        .get_execution_history(execution_arn, &query)
+        .expect("history reads")
+        .events;
+    statelog::history::check_sequence(0, &events).expect("contiguous from 1");
+    events
+}
