@@ -862,6 +862,8 @@ fn write_and_sync(chunks: &[Chunk], targets: &mut Vec<SyncTarget>, sync: bool) -
 mod tests {
     use super::*;
     use crate::storage::sim::{CrashMode, SimStorage};
+    use crate::wal::Wal;
+    use crate::RecordKind;
 
     fn chunk(sim: &SimStorage, id: u64, bytes: &[u8]) -> Chunk {
         let path = Path::new("/w").join(segment::file_name(SegmentId(id)));
@@ -905,17 +907,6 @@ mod tests {
         assert_eq!(targets.len(), 1);
         assert_eq!(targets[0].0, SegmentId(2));
     }
-}
-
-#[cfg(test)]
-mod spin_tests {
-    use std::path::Path;
-    use std::sync::atomic::Ordering;
-    use std::sync::Arc;
-
-    use crate::storage::sim::SimStorage;
-    use crate::wal::{Wal, WalOptions};
-    use crate::{Durability, RecordKind};
 
     fn wal(durability: Durability, commit_spin_us_max: u64) -> Wal {
         let options = WalOptions {
