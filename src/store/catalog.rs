@@ -71,6 +71,11 @@ impl Catalog {
             .retain(|arn, _| !(arn.contains(":stateMachine:") && machine_name(arn) == name));
     }
 
+    /// Whether any redrive client token is kept (compaction skips forgetting them otherwise).
+    pub(super) fn has_redrive_tokens(&self) -> bool {
+        !self.redrive_tokens.is_empty()
+    }
+
     /// Forgets the redrive tokens of executions no longer in the index.
     pub(super) fn forget_redrive_tokens(&mut self, gone: impl Fn(&str) -> bool) {
         self.redrive_tokens.retain(|(arn, _), _| !gone(arn));

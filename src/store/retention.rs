@@ -23,6 +23,9 @@ use crate::limits::{
     COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT, COMPACTION_INDEX_READ_BATCH_COUNT,
 };
 
+/// A set of execution ARNs, hashed as the index's map is (`ArnMap`).
+type ArnSet<T> = HashSet<T, foldhash::quality::RandomState>;
+
 /// One record found by the open scan, applied in original-LSN order.
 pub(super) enum Found {
     /// A state machine record.
@@ -228,12 +231,9 @@ impl Store {
                 .flat_map(|e| all_lsns[e.lsns.clone()].iter().copied())
                 .collect();
             drop_lsns.sort_unstable();
-            // Catalog records (redrive tokens) of those executions go by ARN.
-            let droppable_arns: HashSet<&str> = expired
-                .iter()
-                .filter(|e| wholly_below(e))
-                .map(|e| e.arn.as_ref())
-                .collect();
+            // Catalog records (redrive tokens) of those executions go by ARN: the set is built
+            // at the first such record (most logs have none, and it costs a hash per ARN).
+            let mut droppable_arns: Option<ArnSet<&str>> = None;
             // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
             let catalog = self.index.read().catalog.clone();
             let mut cursor = 0usize;
@@ -244,7 +244,7 @@ impl Store {
                 drop_lsns.get(cursor) == Some(&lsn)
             };
             // Executions with records copied forward: only their index entries change.
-            let mut moved: HashSet<Arc<str>> = HashSet::new();
+            let mut moved: ArnSet<Arc<str>> = ArnSet::default();
             let mut dropped: Vec<Arc<str>> = Vec::new();
             let total = report.segments_scanned_count;
             let mut last_step = CompactionProgress::default();
@@ -254,7 +254,15 @@ impl Store {
                     if record.kind.get() == KIND_CATALOG {
                         return match record::decode_catalog(record.payload) {
                             Ok(CatalogRecord::Redriven { execution_arn, .. })
-                                if droppable_arns.contains(execution_arn.as_str()) =>
+                                if droppable_arns
+                                    .get_or_insert_with(|| {
+                                        expired
+                                            .iter()
+                                            .filter(|e| wholly_below(e))
+                                            .map(|e| e.arn.as_ref())
+                                            .collect()
+                                    })
+                                    .contains(execution_arn.as_str()) =>
                             {
                                 false
                             }
@@ -322,8 +330,8 @@ impl Store {
                 }
                 RwLockWriteGuard::unlock_fair(index);
             }
-            if !dropped.is_empty() {
-                let gone: HashSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
+            if !dropped.is_empty() && self.index.read().catalog.has_redrive_tokens() {
+                let gone: ArnSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
                 self.index
                     .write()
                     .catalog
