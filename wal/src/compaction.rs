@@ -34,7 +34,8 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::limits::{
     COMPACTION_BATCH_SIZE_BYTES_MAX, COMPACTION_GIVE_WAYS_MAX, COMPACTION_GIVE_WAY_WAIT_MS,
-    COMPACTION_RECORDS_MAX, COMPACTION_SCAN_NICE, COMPACTION_SCAN_QUEUE_BATCHES,
+    COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX, COMPACTION_RECORDS_MAX, COMPACTION_SCAN_NICE,
+    COMPACTION_SCAN_QUEUE_BATCHES,
 };
 use crate::reader::View;
 use crate::record::{
@@ -286,6 +287,10 @@ struct Copier<'a> {
     /// The last LSN this compaction appended (BEGIN, then each batch's last copy): buffered
     /// records after it are an appender's, which go first (`Inner::give_way`).
     own_upto: u64,
+    /// The first copy written but not yet synced by this thread, and the framed bytes from it
+    /// on (only while no appender is active: `COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX`).
+    unsynced_from: Option<u64>,
+    unsynced_size_bytes: usize,
 }
 
 impl Copier<'_> {
@@ -294,6 +299,8 @@ impl Copier<'_> {
     /// then yields so that concurrent committers go next. A committer that comes in meanwhile
     /// waits for at most this one batch's write to the page cache, never for its flush nor for
     /// a backlog of copies, and its own fdatasync finds at most one batch of ours to flush.
+    /// While no appender is active (none to give way to, none appended since our last batch),
+    /// the sync waits until `COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX` of copies are written.
     fn hand_over(
         &mut self,
         buffer: &[u8],
@@ -307,13 +314,15 @@ impl Copier<'_> {
             .iter()
             .map(|(_, start, end)| (KIND_COPY, &buffer[*start..*end]))
             .collect();
-        self.inner.give_way(
+        let waited = self.inner.give_way(
             self.own_upto,
             COMPACTION_GIVE_WAYS_MAX,
             COMPACTION_GIVE_WAY_WAIT_MS,
         );
         let (first, last) = self.inner.enqueue_batch(&items)?;
         drop(items);
+        // An appender's records sit between our last batch and this one, or we gave way.
+        let appenders_active = waited > 0 || first != self.own_upto + 1;
         self.mapping.extend(
             spans
                 .iter()
@@ -325,7 +334,13 @@ impl Copier<'_> {
         // Led by this thread (or joined), the commit only writes: a committer that comes in
         // meanwhile waits for one 16 KiB write to the page cache, not for a device flush.
         self.inner.commit(last, Want::Written)?;
-        self.sync_outside_leader(first, last)?;
+        let unsynced_from = *self.unsynced_from.get_or_insert(first);
+        self.unsynced_size_bytes += framed_size_bytes;
+        if appenders_active || self.unsynced_size_bytes >= COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX {
+            self.sync_outside_leader(unsynced_from, last)?;
+            self.unsynced_from = None;
+            self.unsynced_size_bytes = 0;
+        }
         std::thread::yield_now();
         Ok(())
     }
@@ -359,6 +374,7 @@ impl Copier<'_> {
                 return Err(self.inner.poison(&mut state, error));
             }
         }
+        self.inner.state.lock().compaction_syncs_count += 1;
         Ok(())
     }
 }
@@ -421,6 +437,8 @@ pub(crate) fn compact_below(
         mapping: Vec::new(),
         copied_size_bytes: 0,
         own_upto: begin,
+        unsynced_from: None,
+        unsynced_size_bytes: 0,
     };
     let mut state = CompactionProgress {
         segments_total_count: count as u64,
@@ -685,7 +703,9 @@ mod tests {
     }
 
     #[test]
-    fn copy_batches_are_synced_outside_the_writers_leader_role() {
+    fn copy_batches_are_synced_outside_the_writers_leader_role_and_only_while_appenders_run() {
+        // Idle: no appender. The copies (well under COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX)
+        // are written batch by batch and made durable by the COMMIT's commit alone.
         let (wal, _) = log();
         let segments = wal.segments();
         let cut = segments[segments.len() - 2].first_lsn;
@@ -698,17 +718,86 @@ mod tests {
         let last_copy = report.lsn_mapping.last().expect("copies").1;
         assert!(report.lsn_mapping.len() > 20, "many batches of copies");
         // The writer's leaders synced only for the start (nothing pending here) and the
-        // COMMIT, not once per batch: each batch was flushed by the compaction's own
-        // fdatasync, outside the leader role.
+        // COMMIT, not once per batch.
         let leader_syncs = wal.stats().syncs_count - syncs_before;
         assert!(
             leader_syncs <= 2,
             "{leader_syncs} syncs led for {} copies",
             report.lsn_mapping.len()
         );
-        // Still every copy is durable, and reads back.
+        assert_eq!(
+            wal.stats().compaction_syncs_count,
+            0,
+            "idle: no sync per batch"
+        );
         assert!(wal.stats().durable_lsn >= last_copy);
         assert!(wal.read(last_copy).expect("reads").is_some());
+
+        // Busy: an appender commits while the records are judged, so its records come between
+        // the batches: those batches are flushed by the compaction's own fdatasync, outside
+        // the leader role, before the next is handed over.
+        let (wal, _) = log();
+        let segments = wal.segments();
+        let cut = segments[segments.len() - 2].first_lsn;
+        wal.sync().expect("syncs");
+        let appender = RecordKind::new(1).expect("kind");
+        let report = wal
+            .compact_below_with_progress(
+                cut,
+                |r| {
+                    wal.append(appender, b"an appender's record")
+                        .expect("appends");
+                    r.kind.get() == 2
+                },
+                |_| {},
+            )
+            .expect("compacts");
+        let last_copy = report.lsn_mapping.last().expect("copies").1;
+        // The first batch always follows an appender's record (the scan judged a record, so
+        // appended, before it sent the batch); later ones do while the scan is still running.
+        assert!(
+            wal.stats().compaction_syncs_count >= 1,
+            "busy: batches synced by the compaction"
+        );
+        assert!(wal.stats().durable_lsn >= last_copy);
+        assert!(wal.read(last_copy).expect("reads").is_some());
+    }
+
+    #[test]
+    fn idle_copies_are_synced_at_most_every_idle_bound() {
+        use crate::limits::COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX;
+        // Segments of 64 KiB (batches of 4 KiB), 2.5 MiB of live records to copy.
+        let options = WalOptions {
+            segment_size_bytes: 64 * 1024,
+            durability: Durability::GroupCommit,
+            background_preparation: false,
+            ..WalOptions::default()
+        };
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(SimStorage::new()), "/w", options).expect("opens");
+        let payload = vec![b'p'; 1000];
+        for _ in 0..2600 {
+            wal.enqueue(RecordKind::new(2).expect("kind"), &payload)
+                .expect("enqueues");
+        }
+        wal.sync().expect("syncs");
+        let segments = wal.segments();
+        let cut = segments[segments.len() - 1].first_lsn;
+        let mut copied_size_bytes = 0u64;
+        let report = wal
+            .compact_below_with_progress(cut, |_| true, |p| copied_size_bytes = p.copied_size_bytes)
+            .expect("compacts");
+        assert!(copied_size_bytes > 2 * COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX as u64);
+        // One sync each time the written-but-unsynced copies reach the bound; the rest is
+        // made durable by the COMMIT.
+        let syncs = wal.stats().compaction_syncs_count;
+        assert_eq!(
+            syncs,
+            copied_size_bytes / COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX as u64,
+            "{copied_size_bytes} bytes copied"
+        );
+        let last_copy = report.lsn_mapping.last().expect("copies").1;
+        assert!(wal.stats().durable_lsn >= last_copy);
     }
 
     #[test]

@@ -198,6 +198,10 @@ pub struct WalStats {
     pub spins_count: u64,
     /// Spins that saw their records durable before their bound (the others then slept).
     pub spin_hits_count: u64,
+    /// fdatasyncs a compaction ran itself, outside the leader role, for its batches of copies:
+    /// one per batch while appenders are active, fewer while none is
+    /// (`limits::COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX`).
+    pub compaction_syncs_count: u64,
 }
 
 /// A write-ahead log. `Send + Sync`; share it with `Arc`.
@@ -543,6 +547,7 @@ impl Wal {
             gather_timeouts_count: state.gather_timeouts_count,
             spins_count: state.spins_count,
             spin_hits_count: state.spin_hits_count,
+            compaction_syncs_count: state.compaction_syncs_count,
         }
     }
 

@@ -125,6 +125,7 @@ pub(crate) struct State {
     pub gather_timeouts_count: u64,
     pub spins_count: u64,
     pub spin_hits_count: u64,
+    pub compaction_syncs_count: u64,
 }
 
 /// What a committing caller waits for.
@@ -197,6 +198,7 @@ impl State {
             gather_timeouts_count: 0,
             spins_count: 0,
             spin_hits_count: 0,
+            compaction_syncs_count: 0,
         }
     }
 }
