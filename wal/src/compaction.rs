@@ -513,7 +513,8 @@ pub(crate) fn compact_below(
     // after a crash recovery removes the rest, the COMMIT is durable), one directory sync,
     // then removed, their blocks freed in durable steps while appends go on. Measured (bench
     // `STATELOG_BENCH_ONLY=removal`, ext4 with `discard`): removing 55 files of 1 MiB at once
-    // tripled a concurrent append's fdatasync; freed in 256 KiB steps it rose by half.
+    // tripled a concurrent append's fdatasync; freed in 256 KiB steps it rose by half (now
+    // 64 KiB steps: `RETIRE_RELEASE_STEP_BYTES`).
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("statelog-wal-compact-retire".to_owned())
