@@ -765,7 +765,7 @@ mod tests {
     }
 
     #[test]
-    fn idle_copies_are_synced_at_most_every_idle_bound() {
+    fn idle_copies_are_synced_once_per_idle_bound() {
         use crate::limits::COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX;
         // Segments of 64 KiB (batches of 4 KiB), 2.5 MiB of live records to copy.
         let options = WalOptions {
