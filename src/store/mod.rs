@@ -503,36 +503,26 @@ impl Store {
         // their original LSN (machines keep it as identity; reads use the current LSN).
         let mut found = Vec::new();
         log.scan_with_origin(&mut |origin, lsn, kind, payload| {
-            match kind {
-                KIND_MACHINE => {
-                    let record =
-                        record::decode_machine(payload).map_err(|reason| Error::Decode {
-                            lsn: lsn.0,
-                            kind,
-                            reason,
-                        })?;
-                    found.push((origin, lsn, retention::Found::Machine(record)));
-                }
-                KIND_EVENTS => {
-                    let (header, _) =
-                        record::decode_batch_header(payload).map_err(|reason| Error::Decode {
-                            lsn: lsn.0,
-                            kind,
-                            reason,
-                        })?;
-                    found.push((origin, lsn, retention::Found::Batch(header)));
-                }
-                KIND_CATALOG => {
-                    let record =
-                        record::decode_catalog(payload).map_err(|reason| Error::Decode {
-                            lsn: lsn.0,
-                            kind,
-                            reason,
-                        })?;
-                    found.push((origin, lsn, retention::Found::Catalog(record)));
-                }
+            let decode_error = |reason: String| Error::Decode {
+                lsn: lsn.0,
+                kind,
+                reason,
+            };
+            let item = match kind {
+                KIND_MACHINE => retention::Found::Machine(
+                    record::decode_machine(payload).map_err(decode_error)?,
+                ),
+                KIND_EVENTS => retention::Found::Batch(
+                    record::decode_batch_header(payload)
+                        .map_err(decode_error)?
+                        .0,
+                ),
+                KIND_CATALOG => retention::Found::Catalog(
+                    record::decode_catalog(payload).map_err(decode_error)?,
+                ),
                 _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
-            }
+            };
+            found.push((origin, lsn, item));
             Ok(())
         })?;
         if found.windows(2).any(|pair| pair[0].0 > pair[1].0) {
