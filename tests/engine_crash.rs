@@ -9,9 +9,10 @@
 //!
 //! `STATELOG_CRASH_CYCLES` (default 100) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
+mod kill_common;
+use kill_common::{run_to_end, run_until_killed, seed_and_cycles, spawn_child, XorShift};
+
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,33 +97,12 @@ fn crash_child() {
     }
 }
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn spawn_child(dir: &str, finish: bool) -> std::process::Child {
-    let exe = std::env::current_exe().expect("test binary path");
-    Command::new(exe)
-        .args([
-            "--exact",
-            "crash_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, dir)
-        .env(MODE_ENV, if finish { "finish" } else { "crash" })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("child starts")
+fn spawn(dir: &str, finish: bool) -> std::process::Child {
+    let mode = if finish { "finish" } else { "crash" };
+    spawn_child(
+        "crash_child",
+        &[(CHILD_ENV, dir.to_string()), (MODE_ENV, mode.to_string())],
+    )
 }
 
 #[test]
@@ -130,63 +110,33 @@ fn killed_children_lose_nothing_and_every_execution_finishes() {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
-    let seed: u64 = std::env::var("STATELOG_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_1234_abcd);
-    let cycles: u64 = std::env::var("STATELOG_CRASH_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
-    println!("engine crash test: seed {seed}, {cycles} cycles (STATELOG_CRASH_SEED to replay)");
-    let mut rng = XorShift(seed | 1);
+    let (seed, cycles) = seed_and_cycles("engine crash test", 0x5eed_1234_abcd, 100);
+    let mut rng = XorShift::new(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let mut acknowledged = BTreeSet::new();
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut kills = 0;
-    for cycle in 0..cycles {
-        let mut child = spawn_child(&dir, false);
-        let stdout = child.stdout.take().expect("piped");
+    for _ in 0..cycles {
         let lines_before_kill = 1 + rng.next() % 30;
-        let mut read = 0;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
+        let killed = run_until_killed(spawn(&dir, false), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack ") {
                 acknowledged.insert(name.to_string());
             }
             if let Some(attempt) = line.strip_prefix("call ") {
                 *calls.entry(attempt.to_string()).or_default() += 1;
             }
-            if line.starts_with("ack ") || line.starts_with("call ") {
-                read += 1;
-            }
-            if read >= lines_before_kill {
-                child.kill().expect("SIGKILL");
-                kills += 1;
-                break;
-            }
-        }
-        let status = child.wait().expect("child reaped");
-        assert!(
-            status.success() || read >= lines_before_kill,
-            "cycle {cycle}: child failed on its own: {status}"
-        );
+            line.starts_with("ack ") || line.starts_with("call ")
+        });
+        kills += usize::from(killed);
     }
-    let mut child = spawn_child(&dir, true);
-    let stdout = child.stdout.take().expect("piped");
     let mut done = false;
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
+    run_to_end(spawn(&dir, true), |line| {
         if let Some(attempt) = line.strip_prefix("call ") {
             *calls.entry(attempt.to_string()).or_default() += 1;
         }
         done |= line == "done";
-    }
-    assert!(
-        child.wait().expect("reaped").success(),
-        "the last child finishes"
-    );
+    });
     assert!(done);
     println!(
         "engine crash test: {kills} kills, {} handler calls for {} distinct attempts",

@@ -11,9 +11,10 @@
 //!
 //! `STATELOG_CRASH_CYCLES` (default 40) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
+mod kill_common;
+use kill_common::{run_to_end, run_until_killed, seed_and_cycles, spawn_child, XorShift};
+
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -109,34 +110,16 @@ fn redrive_kill_child() {
     println!("done");
 }
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn spawn_child(dir: &str, cycle: u64, finish: bool) -> std::process::Child {
-    let exe = std::env::current_exe().expect("test binary path");
-    Command::new(exe)
-        .args([
-            "--exact",
-            "redrive_kill_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, dir)
-        .env(MODE_ENV, if finish { "finish" } else { "crash" })
-        .env(CYCLE_ENV, cycle.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("child starts")
+fn spawn(dir: &str, cycle: u64, finish: bool) -> std::process::Child {
+    let mode = if finish { "finish" } else { "crash" };
+    spawn_child(
+        "redrive_kill_child",
+        &[
+            (CHILD_ENV, dir.to_string()),
+            (MODE_ENV, mode.to_string()),
+            (CYCLE_ENV, cycle.to_string()),
+        ],
+    )
 }
 
 #[test]
@@ -144,65 +127,33 @@ fn killed_redrives_happen_once_and_every_execution_succeeds() {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
-    let seed: u64 = std::env::var("STATELOG_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x00d1_5c0d_eed5);
-    let cycles: u64 = std::env::var("STATELOG_CRASH_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
-    println!("redrive kill test: seed {seed}, {cycles} cycles (STATELOG_CRASH_SEED to replay)");
-    let mut rng = XorShift(seed | 1);
+    let (seed, cycles) = seed_and_cycles("redrive kill test", 0x00d1_5c0d_eed5, 40);
+    let mut rng = XorShift::new(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let (mut started, mut redriven) = (BTreeSet::new(), BTreeSet::new());
     let mut kills = 0u64;
     for cycle in 0..cycles {
-        let mut child = spawn_child(&dir, cycle, false);
-        let stdout = child.stdout.take().expect("piped");
         // Three lines per execution, its own and the previous child's: kills land anywhere.
         let lines_before_kill = 1 + rng.next() % (3 * 2 * PER_CHILD);
-        let (mut read, mut killed) = (0u64, false);
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
+        let killed = run_until_killed(spawn(&dir, cycle, false), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack start ") {
                 started.insert(name.to_string());
             }
             if let Some(name) = line.strip_prefix("ack redrive ") {
                 redriven.insert(name.to_string());
             }
-            if !line.starts_with("ack ") {
-                continue;
-            }
-            read += 1;
-            if read >= lines_before_kill {
-                child.kill().expect("SIGKILL");
-                kills += 1;
-                killed = true;
-                break;
-            }
-        }
-        let status = child.wait().expect("child reaped");
-        assert!(
-            status.success() || killed,
-            "cycle {cycle}: child failed on its own: {status}"
-        );
+            line.starts_with("ack ")
+        });
+        kills += u64::from(killed);
     }
-    let mut child = spawn_child(&dir, cycles, true);
-    let stdout = child.stdout.take().expect("piped");
     let mut done = false;
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
+    run_to_end(spawn(&dir, cycles, true), |line| {
         if let Some(name) = line.strip_prefix("ack redrive ") {
             redriven.insert(name.to_string());
         }
         done |= line == "done";
-    }
-    assert!(
-        child.wait().expect("reaped").success(),
-        "the last child finishes"
-    );
+    });
     assert!(done, "the last child took every execution to its end");
     println!(
         "redrive kill test: {kills} kills, {} starts and {} redrives acknowledged",

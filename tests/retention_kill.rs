@@ -18,9 +18,10 @@
 //!
 //! `STATELOG_CRASH_CYCLES` (default 40) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
+mod kill_common;
+use kill_common::{run_until_killed, seed_and_cycles, spawn_child, XorShift};
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 
@@ -135,34 +136,15 @@ fn retention_kill_child() {
     println!("done");
 }
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn spawn_child(dir: &str, cycle: u64) -> std::process::Child {
-    let exe = std::env::current_exe().expect("test binary path");
-    Command::new(exe)
-        .args([
-            "--exact",
-            "retention_kill_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, dir)
-        .env(NOW_ENV, (START_MS + cycle * DAY_MS).to_string())
-        .env(CYCLE_ENV, cycle.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("child starts")
+fn spawn(dir: &str, cycle: u64) -> std::process::Child {
+    spawn_child(
+        "retention_kill_child",
+        &[
+            (CHILD_ENV, dir.to_string()),
+            (NOW_ENV, (START_MS + cycle * DAY_MS).to_string()),
+            (CYCLE_ENV, cycle.to_string()),
+        ],
+    )
 }
 
 fn history(engine: &Engine, arn: &str) -> Vec<Value> {
@@ -183,31 +165,20 @@ fn killed_compactions_keep_every_retained_history() {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
-    let seed: u64 = std::env::var("STATELOG_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x0c0f_fee5_eed5);
-    let cycles: u64 = std::env::var("STATELOG_CRASH_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40)
-        // A child's clock is a day after the last one's: the open executions' 300-day Wait (and
-        // the 1-year limit) must outlast the run.
-        .min(CYCLES_MAX);
-    println!("retention kill test: seed {seed}, {cycles} cycles (STATELOG_CRASH_SEED to replay)");
-    let mut rng = XorShift(seed | 1);
+    let (seed, cycles) = seed_and_cycles("retention kill test", 0x0c0f_fee5_eed5, 40);
+    // A child's clock is a day after the last one's: the open executions' 300-day Wait (and the
+    // 1-year limit) must outlast the run.
+    let cycles = cycles.min(CYCLES_MAX);
+    let mut rng = XorShift::new(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     // Acknowledged executions: name -> machine.
     let mut acknowledged: HashMap<String, &'static str> = HashMap::new();
     let (mut kills, mut kills_in_compaction, mut deleted_total) = (0u64, 0u64, 0u64);
     for cycle in 0..cycles {
-        let mut child = spawn_child(&dir, cycle);
-        let stdout = child.stdout.take().expect("piped");
         let lines_before_kill = 1 + rng.next() % (STARTS_PER_CHILD + 10);
-        let (mut read, mut compacting, mut killed) = (0u64, false, false);
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
+        let mut compacting = false;
+        let killed = run_until_killed(spawn(&dir, cycle), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack chain ") {
                 acknowledged.insert(name.to_string(), "chain");
             } else if let Some(name) = line.strip_prefix("ack wait ") {
@@ -221,23 +192,13 @@ fn killed_compactions_keep_every_retained_history() {
                     .next()
                     .and_then(|n| n.parse::<u64>().ok())
                     .expect("segments deleted");
-            } else if line != "done" {
-                continue;
+            } else {
+                return line == "done";
             }
-            read += 1;
-            if read >= lines_before_kill {
-                child.kill().expect("SIGKILL");
-                kills += 1;
-                kills_in_compaction += u64::from(compacting);
-                killed = true;
-                break;
-            }
-        }
-        let status = child.wait().expect("child reaped");
-        assert!(
-            status.success() || killed,
-            "cycle {cycle}: child failed on its own: {status}"
-        );
+            true
+        });
+        kills += u64::from(killed);
+        kills_in_compaction += u64::from(killed && compacting);
     }
     println!(
         "retention kill test: {kills} kills, {kills_in_compaction} during a compaction, \

@@ -1,0 +1,93 @@
+//! The SIGKILL crash tests' harness. A child is this test binary run again with one test selected
+//! (`--exact NAME`) and environment variables that put that test in child mode; the parent reads
+//! the child's progress lines and kills it with SIGKILL after a seeded random number of them, so
+//! it never sleeps. `STATELOG_CRASH_SEED` and `STATELOG_CRASH_CYCLES` tune every such test.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A small seeded generator (xorshift64) for kill points.
+pub struct XorShift(u64);
+
+impl XorShift {
+    /// A generator from `seed` (any value: the low bit is forced, so it is never stuck at 0).
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    /// The next value.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The seed and the number of cycles, from `STATELOG_CRASH_SEED` and `STATELOG_CRASH_CYCLES`, or
+/// these defaults; printed under `name` so that a failure can be replayed.
+pub fn seed_and_cycles(name: &str, default_seed: u64, default_cycles: u64) -> (u64, u64) {
+    let read = |var: &str| std::env::var(var).ok().and_then(|s| s.parse().ok());
+    let seed = read("STATELOG_CRASH_SEED").unwrap_or(default_seed);
+    let cycles = read("STATELOG_CRASH_CYCLES").unwrap_or(default_cycles);
+    println!("{name}: seed {seed}, {cycles} cycles (STATELOG_CRASH_SEED to replay)");
+    (seed, cycles)
+}
+
+/// Runs this test binary again with only the test `test` selected and `env` set, its standard
+/// output piped to the caller.
+pub fn spawn_child(test: &str, env: &[(&str, String)]) -> Child {
+    let exe = std::env::current_exe().expect("test binary path");
+    Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads", "1"])
+        .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("child starts")
+}
+
+/// Hands each line of `child` to `on_line`, which says whether it counts, and SIGKILLs the
+/// child at the `lines_before_kill`-th line that counts. Reaps it; a child that ends before
+/// that must have succeeded. Returns whether it was killed.
+pub fn run_until_killed(
+    mut child: Child,
+    lines_before_kill: u64,
+    mut on_line: impl FnMut(&str) -> bool,
+) -> bool {
+    let stdout = child.stdout.take().expect("piped");
+    let (mut counted, mut killed) = (0u64, false);
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        if !on_line(&line) {
+            continue;
+        }
+        counted += 1;
+        if counted >= lines_before_kill {
+            child.kill().expect("SIGKILL");
+            killed = true;
+            break;
+        }
+    }
+    let status = child.wait().expect("child reaped");
+    assert!(
+        status.success() || killed,
+        "the child failed on its own: {status}"
+    );
+    killed
+}
+
+/// Hands every line of `child` to `on_line` (to the end: a closed pipe would fail the child's
+/// last prints) and asserts that it succeeded.
+pub fn run_to_end(mut child: Child, mut on_line: impl FnMut(&str)) {
+    let stdout = child.stdout.take().expect("piped");
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        on_line(&line);
+    }
+    assert!(
+        child.wait().expect("child reaped").success(),
+        "the last child finishes"
+    );
+}
