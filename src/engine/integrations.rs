@@ -166,9 +166,11 @@ fn start_job(
         .and_then(|(arn, id)| Some((arn, id.parse::<u32>().ok()?)))
         .ok_or_else(|| TaskError::new("States.TaskFailed", "no AttemptId in the context"))?;
     let machine = text(input, "StateMachineArn")?;
-    let name = match optional_text(input, "Name") {
-        Some(name) => name.to_string(),
-        None => super::naming::random_name().map_err(sdk_error)?,
+    // Without a `Name`, the child is named after this attempt (not at random): a start repeated
+    // after a crash that lost its answer then finds the child it started before.
+    let (name, ours) = match optional_text(input, "Name") {
+        Some(name) => (name.to_string(), false),
+        None => (super::naming::derived_name(attempt), true),
     };
     let child: Arc<str> = Arc::from(
         engine
@@ -189,6 +191,19 @@ fn start_job(
             "ExecutionArn": started.execution_arn,
             "StartDate": date(started.start_ms),
         })),
+        // This attempt's own child, started before a crash that lost the start's answer (a
+        // running one with the same input was returned above). Its close was pushed to a task
+        // that no longer waited: push it again, deferred until this answer is recorded.
+        Err(Error::ExecutionAlreadyExists { .. }) if ours => {
+            let described = engine.describe_execution(&child).map_err(sdk_error)?;
+            if described.status.is_closed() {
+                engine.job_closed(&child);
+            }
+            Ok(json!({
+                "ExecutionArn": described.execution_arn,
+                "StartDate": date(described.start_ms),
+            }))
+        }
         Err(error) => {
             engine.inner.jobs.by_child.lock().remove(&child);
             Err(sdk_error(error))

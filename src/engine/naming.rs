@@ -46,6 +46,25 @@ pub(crate) fn random_name() -> Result<String, Error> {
     ))
 }
 
+/// A name in the same UUID form that is a function of `seed`: the first 16 bytes of its SHA-256.
+/// The `.sync` start names an unnamed child after its task attempt with it, so that a start
+/// repeated after a crash (its answer was lost) finds the child it started before.
+pub(crate) fn derived_name(seed: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(seed.as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    let hex = format!("{:032x}", u128::from_be_bytes(bytes));
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[13..16],
+        &hex[17..20],
+        &hex[20..32]
+    )
+}
+
 /// The execution name: the last `:`-separated part of its ARN.
 pub(crate) fn execution_name(execution_arn: &str) -> &str {
     execution_arn
@@ -56,6 +75,29 @@ pub(crate) fn execution_name(execution_arn: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn derived_names_are_valid_uuids_fixed_by_their_seed() {
+        let arn = "arn:aws:states:us-east-1:000000000000:execution:parent:p1";
+        let name = derived_name(&format!("{arn}/5"));
+        assert_eq!(
+            name,
+            derived_name(&format!("{arn}/5")),
+            "the same attempt, the same name"
+        );
+        assert_ne!(
+            name,
+            derived_name(&format!("{arn}/6")),
+            "another attempt, another name"
+        );
+        assert!(check_name(&name).is_ok());
+        let parts: Vec<usize> = name.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12], "{name}");
+        assert!(
+            name.chars().all(|c| c == '-' || c.is_ascii_hexdigit()),
+            "{name}"
+        );
+    }
 
     #[test]
     fn names_follow_aws_rules() {
