@@ -35,15 +35,7 @@ pub(crate) fn random_name() -> Result<String, Error> {
     getrandom::fill(&mut bytes).map_err(|e| Error::Runtime {
         reason: format!("the OS random generator failed: {e}"),
     })?;
-    let hex = format!("{:032x}", u128::from_be_bytes(bytes));
-    Ok(format!(
-        "{}-{}-4{}-a{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[13..16],
-        &hex[17..20],
-        &hex[20..32]
-    ))
+    Ok(uuid_form(bytes))
 }
 
 /// A name in the same UUID form that is a function of `seed`: the first 16 bytes of its SHA-256.
@@ -54,6 +46,11 @@ pub(crate) fn derived_name(seed: &str) -> String {
     let digest = Sha256::digest(seed.as_bytes());
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
+    uuid_form(bytes)
+}
+
+/// 16 bytes as a version-4-form UUID (the version and variant digits set, as AWS's names look).
+fn uuid_form(bytes: [u8; 16]) -> String {
     let hex = format!("{:032x}", u128::from_be_bytes(bytes));
     format!(
         "{}-{}-4{}-a{}-{}",
