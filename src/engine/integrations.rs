@@ -195,7 +195,10 @@ fn start_job(
         // running one with the same input was returned above). Its close was pushed to a task
         // that no longer waited: push it again, deferred until this answer is recorded.
         Err(Error::ExecutionAlreadyExists { .. }) if ours => {
-            let described = engine.describe_execution(&child).map_err(sdk_error)?;
+            let described = engine.describe_execution(&child).map_err(|error| {
+                engine.inner.jobs.by_child.lock().remove(&child);
+                sdk_error(error)
+            })?;
             if described.status.is_closed() {
                 engine.job_closed(&child);
             }
