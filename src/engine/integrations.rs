@@ -167,10 +167,20 @@ fn start_job(
         .ok_or_else(|| TaskError::new("States.TaskFailed", "no AttemptId in the context"))?;
     let machine = text(input, "StateMachineArn")?;
     // Without a `Name`, the child is named after this attempt (not at random): a start repeated
-    // after a crash that lost its answer then finds the child it started before.
+    // after a crash that lost its answer then finds the child it started before. The parent's
+    // start time is in the seed too: a later execution reusing the parent's name (after
+    // retention) must not find the children of the earlier one.
     let (name, ours) = match optional_text(input, "Name") {
         Some(name) => (name.to_string(), false),
-        None => (super::naming::derived_name(attempt), true),
+        None => {
+            let started = context["Execution"]["StartTime"]
+                .as_str()
+                .unwrap_or_default();
+            (
+                super::naming::derived_name(&format!("{attempt}@{started}")),
+                true,
+            )
+        }
     };
     let child: Arc<str> = Arc::from(
         engine
