@@ -6,7 +6,7 @@
 //! second compaction on the recovered disk succeeds.
 
 mod engine_common;
-use engine_common::open_on_sim;
+use engine_common::{open_on_sim, CHAIN, LONG_WAIT};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,18 +21,6 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 const START_MS: u64 = 1_704_067_200_000;
 const SEGMENT_SIZE_BYTES: u64 = 8 * 1024;
 const DIR: &str = "/data";
-
-const CHAIN: &str = r#"{
-  "StartAt": "One",
-  "States": {
-    "One": {"Type": "Pass", "Result": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, "ResultPath": "$.one", "Next": "Two"},
-    "Two": {"Type": "Pass", "End": true}
-  }
-}"#;
-const LONG_WAIT: &str = r#"{
-  "StartAt": "Sleep",
-  "States": {"Sleep": {"Type": "Wait", "Seconds": 25920000, "End": true}}
-}"#;
 
 fn open(disk: &SimStorage, clock: &ManualClock) -> Result<Engine, String> {
     let options = EngineOptions {

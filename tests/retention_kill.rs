@@ -18,7 +18,9 @@
 //!
 //! `STATELOG_CRASH_CYCLES` (default 40) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
+mod engine_common;
 mod kill_common;
+use engine_common::{CHAIN, LONG_WAIT, START_MS};
 use kill_common::{run_until_killed, seed_and_cycles, spawn_child, XorShift};
 
 use std::collections::HashMap;
@@ -34,7 +36,6 @@ const CHILD_ENV: &str = "STATELOG_RETENTION_KILL_DIR";
 const NOW_ENV: &str = "STATELOG_RETENTION_KILL_NOW_MS";
 const CYCLE_ENV: &str = "STATELOG_RETENTION_KILL_CYCLE";
 const DAY_MS: u64 = 24 * 3600 * 1000;
-const START_MS: u64 = 1_704_067_200_000;
 const RETENTION_MS: u64 = 10 * DAY_MS;
 /// Small segments, so that a few children's executions fill many of them.
 const SEGMENT_SIZE_BYTES: u64 = 16 * 1024;
@@ -42,19 +43,6 @@ const SEGMENT_SIZE_BYTES: u64 = 16 * 1024;
 const CYCLES_MAX: u64 = 280;
 /// Executions one child starts when it is not killed first.
 const STARTS_PER_CHILD: u64 = 40;
-
-const CHAIN: &str = r#"{
-  "StartAt": "One",
-  "States": {
-    "One": {"Type": "Pass", "Result": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, "ResultPath": "$.one", "Next": "Two"},
-    "Two": {"Type": "Pass", "End": true}
-  }
-}"#;
-/// 300 days: longer than any run of this test (a day per child), shorter than the 1-year limit.
-const LONG_WAIT: &str = r#"{
-  "StartAt": "Sleep",
-  "States": {"Sleep": {"Type": "Wait", "Seconds": 25920000, "End": true}}
-}"#;
 
 fn options(now_ms: u64) -> EngineOptions {
     EngineOptions {
@@ -72,7 +60,7 @@ fn chain_input(name: &str) -> Value {
 }
 
 fn chain_output(name: &str) -> Value {
-    json!({ "name": name, "one": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"} })
+    json!({ "name": name, "one": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"} })
 }
 
 /// The start time of the child that started `name` (`c{cycle}-{i}`).

@@ -149,6 +149,23 @@ pub fn open_on_sim(
     Engine::open_with_log(log, options).map_err(|e| e.to_string())
 }
 
+/// The retention tests' closing machine: two Pass states, the first adding
+/// `{"one": {"pad": <40 x>}}` to the input.
+pub const CHAIN: &str = r#"{
+  "StartAt": "One",
+  "States": {
+    "One": {"Type": "Pass", "Result": {"pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, "ResultPath": "$.one", "Next": "Two"},
+    "Two": {"Type": "Pass", "End": true}
+  }
+}"#;
+
+/// The retention tests' open machine: a 300-day Wait (shorter than the 1-year limit), so an
+/// execution of it stays open through any run.
+pub const LONG_WAIT: &str = r#"{
+  "StartAt": "Sleep",
+  "States": {"Sleep": {"Type": "Wait", "Seconds": 25920000, "End": true}}
+}"#;
+
 /// The history of a one-Task machine whose task was handed over (`TaskSubmitted`), waiting.
 pub const ONE_TASK_SUBMITTED: [&str; 5] = [
     "ExecutionStarted",
