@@ -135,12 +135,14 @@ fn state_data_nested_past_the_reader_limit_reads_back_and_survives_restarts() {
     });
 }
 
-/// A state that wraps its input eight levels deeper and loops to itself: the depth limit ends
-/// it.
+/// A state that wraps its input eight levels deeper, looping back to itself until a field that
+/// never appears does: only the depth limit ends it.
 const WRAP_FOREVER: &str = r#"{
   "StartAt": "Wrap",
   "States": {
-    "Wrap": {"Type": "Pass", "Parameters": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h.$": "$"}}}}}}}}, "Next": "Wrap"}
+    "Wrap": {"Type": "Pass", "Parameters": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h.$": "$"}}}}}}}}, "Next": "Again?"},
+    "Again?": {"Type": "Choice", "Choices": [{"Variable": "$.never", "IsPresent": true, "Next": "Done"}], "Default": "Wrap"},
+    "Done": {"Type": "Succeed"}
   }
 }"#;
 
