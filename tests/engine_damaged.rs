@@ -19,7 +19,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use statelog::clock::ManualClock;
-use statelog::engine::{Engine, EngineOptions, Error, ExecutionStatus, HistoryQuery, ListExecutions};
+use statelog::engine::{
+    Engine, EngineOptions, Error, ExecutionStatus, HistoryQuery, ListExecutions,
+};
 use statelog::history::encoding::{self, EventBatch};
 use statelog::history::{EventDetails, EventId, HistoryEvent, StateExited};
 use statelog::limits::{JSON_READER_DEPTH_DEFAULT, PAYLOAD_JSON_DEPTH_MAX};
@@ -127,7 +129,10 @@ fn state_data_nested_past_the_reader_limit_reads_back_and_survives_restarts() {
         let engine = open(dir.path(), &clock);
         let d = engine.describe_execution(&arn).expect("describes");
         assert_eq!(d.status, ExecutionStatus::Succeeded);
-        assert_eq!(history(&engine, &arn).expect("reads").len(), d.event_count as usize);
+        assert_eq!(
+            history(&engine, &arn).expect("reads").len(),
+            d.event_count as usize
+        );
         let listed = engine
             .list_executions(&ListExecutions::default())
             .expect("lists");
@@ -156,7 +161,11 @@ fn nesting_past_the_payload_depth_limit_fails_with_states_runtime_before_the_com
             .create_state_machine("forever", WRAP_FOREVER, None)
             .expect("creates");
         let started = engine
-            .start_execution("forever", Some("e"), &nested_text(JSON_READER_DEPTH_DEFAULT - 1))
+            .start_execution(
+                "forever",
+                Some("e"),
+                &nested_text(JSON_READER_DEPTH_DEFAULT - 1),
+            )
             .expect("starts");
         let arn = started.execution_arn;
         let d = engine.describe_execution(&arn).expect("describes");
@@ -164,7 +173,10 @@ fn nesting_past_the_payload_depth_limit_fails_with_states_runtime_before_the_com
         assert_eq!(d.error.as_deref(), Some("States.Runtime"));
         let cause = d.cause.expect("a cause");
         assert!(cause.contains("'Wrap'"), "{cause}");
-        assert!(cause.contains(&PAYLOAD_JSON_DEPTH_MAX.to_string()), "{cause}");
+        assert!(
+            cause.contains(&PAYLOAD_JSON_DEPTH_MAX.to_string()),
+            "{cause}"
+        );
         let events = history(&engine, &arn).expect("history reads");
         assert!(matches!(
             events.last().map(|e| &e.details),
@@ -259,8 +271,12 @@ fn one_undecodable_record_damages_only_its_execution() {
         let dir = tempfile::tempdir().expect("temp dir");
         let clock = ManualClock::new(START_MS);
         let engine = open(dir.path(), &clock);
-        engine.create_state_machine("sleep", SLEEP, None).expect("creates");
-        engine.create_state_machine("pass", PASS, None).expect("creates");
+        engine
+            .create_state_machine("sleep", SLEEP, None)
+            .expect("creates");
+        engine
+            .create_state_machine("pass", PASS, None)
+            .expect("creates");
         let victim = engine
             .start_execution("sleep", Some("victim"), "{}")
             .expect("starts")
@@ -278,7 +294,10 @@ fn one_undecodable_record_damages_only_its_execution() {
             .expect("starts")
             .execution_arn;
         let victim_events = engine.describe_execution(&victim).expect("d").event_count;
-        let closed_events = engine.describe_execution(&closed_victim).expect("d").event_count;
+        let closed_events = engine
+            .describe_execution(&closed_victim)
+            .expect("d")
+            .event_count;
         drop(engine);
         let bad = append_undecodable(dir.path(), &victim, victim_events + 1);
         let bad_closed = append_undecodable(dir.path(), &closed_victim, closed_events + 1);
@@ -292,7 +311,9 @@ fn one_undecodable_record_damages_only_its_execution() {
         let stderr = String::from_utf8_lossy(&verify.stderr);
         assert_eq!(verify.status.code(), Some(1), "{stderr}");
         assert!(
-            stderr.contains(&format!("undecodable: segment 1 lsn {bad} kind 1 execution {victim}:")),
+            stderr.contains(&format!(
+                "undecodable: segment 1 lsn {bad} kind 1 execution {victim}:"
+            )),
             "{stderr}"
         );
         assert!(stderr.contains(&format!("lsn {bad_closed} ")), "{stderr}");
@@ -315,7 +336,10 @@ fn one_undecodable_record_damages_only_its_execution() {
         );
         assert!(!history(&engine, &done).expect("reads").is_empty());
         assert_eq!(
-            engine.describe_execution(&sleeper).expect("describes").status,
+            engine
+                .describe_execution(&sleeper)
+                .expect("describes")
+                .status,
             ExecutionStatus::Running
         );
         let listed = engine
@@ -333,7 +357,11 @@ fn one_undecodable_record_damages_only_its_execution() {
         engine.stop_execution(&sleeper, None, None).expect("stops");
 
         // A closed execution is not read on open: its damage shows on the first read.
-        is_damaged(engine.describe_execution(&closed_victim), &closed_victim, bad_closed);
+        is_damaged(
+            engine.describe_execution(&closed_victim),
+            &closed_victim,
+            bad_closed,
+        );
         assert_eq!(engine.damaged_executions().len(), 2);
         drop(engine);
 
@@ -341,7 +369,10 @@ fn one_undecodable_record_damages_only_its_execution() {
         let engine = open(dir.path(), &clock);
         is_damaged(engine.describe_execution(&victim), &victim, bad);
         assert_eq!(
-            engine.describe_execution(&sleeper).expect("describes").status,
+            engine
+                .describe_execution(&sleeper)
+                .expect("describes")
+                .status,
             ExecutionStatus::Aborted
         );
     });

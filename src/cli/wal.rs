@@ -294,7 +294,12 @@ fn check_payloads(wal: &Wal) -> Result<(), Error> {
         match decode_record(kind, record.payload) {
             RecordCheck::Readable { .. } => {}
             RecordCheck::UnknownKind => {
-                undecodable.push((record.lsn, kind, None, "a record kind this build does not know".to_owned()));
+                undecodable.push((
+                    record.lsn,
+                    kind,
+                    None,
+                    "a record kind this build does not know".to_owned(),
+                ));
             }
             RecordCheck::Damaged {
                 execution_arn,

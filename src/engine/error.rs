@@ -117,7 +117,9 @@ pub enum Error {
     /// The execution has a record that does not read although the log's checksum held (a
     /// software bug, not damage on the disk). Every call on it answers this; the other
     /// executions are not affected. `Engine::damaged_executions` lists them.
-    #[error("execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}")]
+    #[error(
+        "execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}"
+    )]
     ExecutionDamaged {
         /// The execution.
         execution_arn: String,

@@ -444,9 +444,8 @@ impl Engine {
             |states: &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
-                    apply(state, event).map_err(|error| {
-                        format!("event {} does not fold: {error}", event.id)
-                    })?;
+                    apply(state, event)
+                        .map_err(|error| format!("event {} does not fold: {error}", event.id))?;
                 }
                 Ok(())
             },

@@ -87,7 +87,11 @@ mod tests {
         assert_eq!(depth_up_to(&json!(1), 10), 0);
         assert_eq!(depth_up_to(&json!([]), 10), 1);
         assert_eq!(depth_up_to(&json!({"a": [1, {"b": {}}], "c": 2}), 10), 4);
-        assert_eq!(depth_up_to(&json!([[[[[1]]]]]), 2), 3, "stops one level past");
+        assert_eq!(
+            depth_up_to(&json!([[[[[1]]]]]), 2),
+            3,
+            "stops one level past"
+        );
         assert!(exceeds(&json!([[1]]), 1));
         assert!(!exceeds(&json!([[1]]), 2));
     }
@@ -96,7 +100,10 @@ mod tests {
     fn stored_text_reads_past_the_default_recursion_limit() {
         let depth = 10_000;
         let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-        assert!(serde_json::from_str::<Value>(&text).is_err(), "the default reader refuses");
+        assert!(
+            serde_json::from_str::<Value>(&text).is_err(),
+            "the default reader refuses"
+        );
         let value = parse_stored(&text).expect("reads");
         assert_eq!(depth_up_to(&value, usize::MAX), depth);
         // Drop it without recursing as deep: take it apart from the top.
@@ -131,7 +138,9 @@ mod tests {
 
     #[test]
     fn every_operation_on_the_deepest_payload_fits_a_2_mib_stack() {
-        use crate::history::{aws_json, encoding, EventDetails, EventId, HistoryEvent, StateExited};
+        use crate::history::{
+            aws_json, encoding, EventDetails, EventId, HistoryEvent, StateExited,
+        };
         use crate::limits::PAYLOAD_JSON_DEPTH_MAX;
         use crate::paths::{Entropy, Path, Template};
         struct Fixed;
@@ -154,7 +163,9 @@ mod tests {
                     .evaluate(&value, &Value::Null, &mut Fixed)
                     .expect("evaluates");
                 assert!(exceeds(&wrapped, PAYLOAD_JSON_DEPTH_MAX));
-                let selected = Path::parse("$..k").expect("parses").select(&value, &Value::Null);
+                let selected = Path::parse("$..k")
+                    .expect("parses")
+                    .select(&value, &Value::Null);
                 assert!(selected.is_some());
                 let event = HistoryEvent {
                     id: EventId(1),

@@ -222,7 +222,10 @@ mod tests {
         // decoded again.
         let input = nested(json!("leaf"), crate::limits::JSON_READER_DEPTH_DEFAULT - 1);
         let output = json!({"a": {"b": {"c": input}}});
-        for value in [output, nested(json!(1), crate::limits::PAYLOAD_JSON_DEPTH_MAX)] {
+        for value in [
+            output,
+            nested(json!(1), crate::limits::PAYLOAD_JSON_DEPTH_MAX),
+        ] {
             let batch = carrying(&value);
             let bytes = encode(&batch).expect("encodes");
             assert_eq!(decode(&bytes).expect("decodes"), batch);

@@ -34,8 +34,9 @@ use crate::history::{check_sequence, EventDetails, HistoryEvent};
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, VisitOrigin};
 pub use record::{
-    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, MachineRecord, RecordCheck,
-    StartedHeader, StartedHeaderRef, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord,
+    MachineRecord, RecordCheck, StartedHeader, StartedHeaderRef, KIND_CATALOG, KIND_EVENTS,
+    KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -135,7 +136,9 @@ pub enum Error {
     /// An execution with a record the store cannot read although the log's checksum held (a
     /// software bug, not damage on the disk): calls on it answer this, every other execution
     /// stays available. [`Store::damaged`] lists them.
-    #[error("execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}")]
+    #[error(
+        "execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}"
+    )]
     Damaged {
         /// The execution.
         execution_arn: String,
@@ -1035,10 +1038,9 @@ impl Store {
                                 continue;
                             }
                             let folded = match encoding::decode(&bytes) {
-                                Ok(batch) if *batch.execution_arn != *arn => Err(format!(
-                                    "the events belong to {}",
-                                    batch.execution_arn
-                                )),
+                                Ok(batch) if *batch.execution_arn != *arn => {
+                                    Err(format!("the events belong to {}", batch.execution_arn))
+                                }
                                 Ok(batch) => fold(&mut state, batch),
                                 Err(error) => Err(error.to_string()),
                             };
@@ -1127,7 +1129,12 @@ impl Store {
     /// The LSN of the last record the index holds for `execution_arn`.
     pub fn last_record_lsn(&self, execution_arn: &str) -> Option<Lsn> {
         let index = self.index.read();
-        index.executions.get(execution_arn)?.record_lsns.last().copied()
+        index
+            .executions
+            .get(execution_arn)?
+            .record_lsns
+            .last()
+            .copied()
     }
 
     fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {

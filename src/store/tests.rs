@@ -362,7 +362,10 @@ fn an_undecodable_batch_damages_only_its_execution() {
     let damaged = store.damaged();
     assert_eq!(damaged.len(), 1);
     assert_eq!(damaged[0].lsn, bad_lsn);
-    assert_eq!(damaged[0].execution_arn.as_deref(), Some(exec_arn("b").as_str()));
+    assert_eq!(
+        damaged[0].execution_arn.as_deref(),
+        Some(exec_arn("b").as_str())
+    );
     // Nothing more is appended to a damaged execution; the others go on.
     assert!(matches!(
         store.append_events(&exec_arn("b"), &[entered(3)]),
@@ -382,7 +385,10 @@ fn an_undecodable_batch_damages_only_its_execution() {
         .expect("folds");
     let mut seen: Vec<String> = folded.into_iter().flatten().collect();
     seen.sort();
-    assert_eq!(seen, [exec_arn("a"), exec_arn("a"), exec_arn("a"), exec_arn("b")]);
+    assert_eq!(
+        seen,
+        [exec_arn("a"), exec_arn("a"), exec_arn("a"), exec_arn("b")]
+    );
     assert_eq!(
         store.damage_of(&exec_arn("b")).map(|d| d.lsn),
         Some(bad_lsn)
@@ -425,8 +431,17 @@ fn a_batch_header_that_does_not_read_damages_its_execution_from_there() {
     let damaged = store.damaged();
     assert_eq!(damaged.len(), 1, "{damaged:?}");
     assert_eq!(damaged[0].lsn, bad_lsn);
-    assert_eq!(damaged[0].execution_arn.as_deref(), Some(exec_arn("b").as_str()));
-    assert_eq!(store.execution(&exec_arn("b")).expect("indexed").event_count, 1);
+    assert_eq!(
+        damaged[0].execution_arn.as_deref(),
+        Some(exec_arn("b").as_str())
+    );
+    assert_eq!(
+        store
+            .execution(&exec_arn("b"))
+            .expect("indexed")
+            .event_count,
+        1
+    );
     assert!(matches!(
         store.history(&exec_arn("b")),
         Err(Error::Damaged { lsn, .. }) if lsn == bad_lsn.0
