@@ -262,17 +262,17 @@ mod tests {
     /// Any JSON value: scalars, then arrays and objects of them, wide or nested.
     fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
-        scalar().prop_recursive(8, 256, 8, |inner| {
+        scalar().prop_recursive(6, 96, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..8).prop_map(serde_json::Value::from),
-                prop::collection::vec((any::<String>(), inner), 0..8)
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                prop::collection::vec((any::<String>(), inner), 0..6)
                     .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
             ]
         })
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
 
         /// Whatever the interpreter can hold in a payload (any value within the depth limit,
         /// any unicode, any number) decodes back to itself.
