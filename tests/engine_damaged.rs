@@ -140,6 +140,47 @@ fn state_data_nested_past_the_reader_limit_reads_back_and_survives_restarts() {
     });
 }
 
+#[test]
+fn inputs_nest_up_to_the_payload_depth_limit() {
+    on_small_stack(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let clock = ManualClock::new(START_MS);
+        let engine = open(dir.path(), &clock);
+        engine
+            .create_state_machine("pass", PASS, None)
+            .expect("creates");
+        // Past the JSON reader's default (127 levels) up to the payload limit: accepted.
+        let arn = engine
+            .start_execution("pass", Some("deep"), &nested_text(PAYLOAD_JSON_DEPTH_MAX))
+            .expect("starts")
+            .execution_arn;
+        let d = engine.describe_execution(&arn).expect("describes");
+        assert_eq!(d.status, ExecutionStatus::Succeeded);
+        assert_eq!(depth(&d.output.expect("output")), PAYLOAD_JSON_DEPTH_MAX);
+        // One level more: refused before anything is written, naming the limit.
+        let refused = engine.start_execution(
+            "pass",
+            Some("deeper"),
+            &nested_text(PAYLOAD_JSON_DEPTH_MAX + 1),
+        );
+        match refused {
+            Err(Error::InvalidExecutionInput { reason }) => {
+                assert!(
+                    reason.contains(&PAYLOAD_JSON_DEPTH_MAX.to_string()),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected InvalidExecutionInput, got {other:?}"),
+        }
+        drop(engine);
+        let engine = open(dir.path(), &clock);
+        assert_eq!(
+            history(&engine, &arn).expect("reads").len(),
+            d.event_count as usize
+        );
+    });
+}
+
 /// A state that wraps its input eight levels deeper, looping back to itself until a field that
 /// never appears does: only the depth limit ends it.
 const WRAP_FOREVER: &str = r#"{

@@ -1033,8 +1033,8 @@ fn parse_input(input: &str) -> Result<Value, Error> {
             ),
         });
     }
-    serde_json::from_str(input).map_err(|e| Error::InvalidExecutionInput {
-        reason: format!("the input is not valid JSON: {e}"),
+    crate::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
+        reason: format!("the input {e}"),
     })
 }
 

@@ -48,6 +48,63 @@ pub fn exceeds(value: &Value, limit: usize) -> bool {
     depth_up_to(value, limit) > limit
 }
 
+/// The nesting depth of JSON `text` (its deepest chain of `[` and `{` outside strings), found
+/// by one pass over the bytes without parsing, so a reader can refuse text too deep before it
+/// builds anything. Text that is not JSON gets some depth; the reader then refuses it.
+pub fn text_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Why [`parse_payload`] refused a text.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadTextError {
+    /// The text nests deeper than [`PAYLOAD_JSON_DEPTH_MAX`](crate::limits::PAYLOAD_JSON_DEPTH_MAX).
+    #[error("nests {depth} levels of objects and arrays deep; the limit is {depth_max}")]
+    TooDeep {
+        /// How deep it nests.
+        depth: usize,
+        /// The limit.
+        depth_max: usize,
+    },
+    /// The text is not one JSON value.
+    #[error("is not valid JSON: {0}")]
+    Invalid(#[from] serde_json::Error),
+}
+
+/// Reads a payload a caller sends (an execution input, a task result) up to
+/// [`PAYLOAD_JSON_DEPTH_MAX`](crate::limits::PAYLOAD_JSON_DEPTH_MAX) levels deep: deeper text
+/// is refused before it is parsed.
+pub fn parse_payload(text: &str) -> Result<Value, PayloadTextError> {
+    let depth_max = crate::limits::PAYLOAD_JSON_DEPTH_MAX;
+    let depth = text_depth(text);
+    if depth > depth_max {
+        return Err(PayloadTextError::TooDeep { depth, depth_max });
+    }
+    Ok(parse_stored(text)?)
+}
+
 /// Reads stored payload text at any depth, growing the stack as the reader descends.
 pub fn parse_stored(text: &str) -> Result<Value, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -94,6 +151,25 @@ mod tests {
         );
         assert!(exceeds(&json!([[1]]), 1));
         assert!(!exceeds(&json!([[1]]), 2));
+    }
+
+    #[test]
+    fn text_depth_skips_strings_and_caller_payloads_stop_at_the_limit() {
+        assert_eq!(text_depth("1"), 0);
+        assert_eq!(text_depth(r#"{"a": [1, {"b": "[[[{"}], "c": "\\\"{"}"#), 3);
+        let max = crate::limits::PAYLOAD_JSON_DEPTH_MAX;
+        let at_limit = format!("{}{}", "[".repeat(max), "]".repeat(max));
+        let value = parse_payload(&at_limit).expect("reads at the limit");
+        assert_eq!(depth_up_to(&value, usize::MAX), max);
+        let deeper = format!("[{at_limit}]");
+        assert!(matches!(
+            parse_payload(&deeper),
+            Err(PayloadTextError::TooDeep { depth, .. }) if depth == max + 1
+        ));
+        assert!(matches!(
+            parse_payload("[1,"),
+            Err(PayloadTextError::Invalid(_))
+        ));
     }
 
     #[test]
