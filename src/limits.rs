@@ -163,7 +163,8 @@ pub const TAG_VALUE_CHARS_MAX: usize = 256;
 pub const PAYLOAD_JSON_DEPTH_MAX: usize = 512;
 
 /// `serde_json`'s default recursion limit: its default reader refuses text nested this deep
-/// (it reads 127 levels). Execution inputs and task results are read with it.
+/// (it reads 127 levels). Definitions and `States.StringToJson` are read with it; execution
+/// inputs and task results were, before they were read up to [`PAYLOAD_JSON_DEPTH_MAX`].
 pub const JSON_READER_DEPTH_DEFAULT: usize = 128;
 
 // A template may wrap an input the reader accepted; the payload limit must leave it room.

@@ -1,10 +1,12 @@
 //! depth: how deeply a JSON payload nests, and reading stored payload text at any depth.
 //!
 //! A payload nests as deep as its chain of objects and arrays: a scalar is 0, `[]` is 1,
-//! `{"a":[1]}` is 2. The interpreter keeps what it produces within
-//! [`PAYLOAD_JSON_DEPTH_MAX`](crate::limits::PAYLOAD_JSON_DEPTH_MAX), so every operation on it
-//! fits a thread's stack. Records are read back at any depth: older builds committed payloads
-//! deeper than `serde_json`'s recursion limit (128), and a committed record must always read.
+//! `{"a":[1]}` is 2. What callers send is read up to
+//! [`PAYLOAD_JSON_DEPTH_MAX`](crate::limits::PAYLOAD_JSON_DEPTH_MAX) ([`parse_payload`]), and
+//! the interpreter keeps what it produces within it, so every operation on a payload fits a
+//! thread's stack. Records are read back at any depth ([`parse_stored`]): older builds
+//! committed payloads deeper than `serde_json`'s recursion limit (128), and a committed record
+//! must always read.
 //!
 //! Invariants: nothing here recurses on the call stack over a value's depth (the reader grows
 //! its stack on the heap as it descends). Must not: do I/O.
