@@ -56,7 +56,7 @@ pub fn decode(bytes: &[u8]) -> Result<EventBatch, Error> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::history::*;
     use serde_json::json;
@@ -204,7 +204,7 @@ mod tests {
     }
 
     /// `value` wrapped `depth` times, alternating objects and arrays.
-    fn nested(mut value: serde_json::Value, depth: usize) -> serde_json::Value {
+    pub(crate) fn nested(mut value: serde_json::Value, depth: usize) -> serde_json::Value {
         for level in 0..depth {
             value = if level % 2 == 0 {
                 json!({ "k": value })
@@ -260,7 +260,7 @@ mod tests {
     }
 
     /// Any JSON value: scalars, then arrays and objects of them, wide or nested.
-    fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    pub(crate) fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
         scalar().prop_recursive(6, 96, 6, |inner| {
             prop_oneof![
