@@ -25,22 +25,39 @@ const _: () = assert!(READER_RED_ZONE_BYTES < READER_STACK_GROWTH_BYTES);
 
 /// The nesting depth of `value`, counting at most up to `limit + 1` (the walk stops there, so
 /// checking a huge payload against a limit costs no more than the limit's worth of levels per
-/// branch). Iterative: it never recurses.
+/// branch). Iterative: it never recurses. Only containers are queued, so a payload of scalars
+/// (or one level of containers) is walked without allocating.
 pub fn depth_up_to(value: &Value, limit: usize) -> usize {
+    fn is_container(value: &&Value) -> bool {
+        matches!(value, Value::Array(_) | Value::Object(_))
+    }
     let mut deepest = 0;
-    let mut pending: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((value, depth)) = pending.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
+    let mut pending: Vec<(&Value, usize)> = Vec::new();
+    let mut next = Some((value, 0usize));
+    while let Some((value, depth)) = next.take().or_else(|| pending.pop()) {
         let depth = depth + 1;
+        match value {
+            Value::Array(items) => {
+                pending.extend(
+                    items
+                        .iter()
+                        .filter(is_container)
+                        .map(|child| (child, depth)),
+                );
+            }
+            Value::Object(map) => {
+                pending.extend(
+                    map.values()
+                        .filter(is_container)
+                        .map(|child| (child, depth)),
+                );
+            }
+            _ => continue,
+        }
         deepest = deepest.max(depth);
         if deepest > limit {
             return deepest;
         }
-        pending.extend(children.map(|child| (child, depth)));
     }
     deepest
 }
