@@ -13,6 +13,9 @@
 //!   numbers and the LSNs of its records), whatever the size of its history.
 //! - Appends for one execution are serialized by the caller (the engine); the store never holds
 //!   its index lock across a log append, so executions share group commits.
+//! - A record that passes the log's checksum but does not decode (a bug, not the disk) damages
+//!   only what it belongs to: `open` and reads list it ([`Store::damaged`]), its execution
+//!   answers [`Error::Damaged`] and takes no more appends, every other execution is served.
 //!
 //! Must not: depend on the interpreter, read a clock (times come in as arguments), or interpret
 //! a definition (it stores the text).
