@@ -154,3 +154,19 @@ pub const TAG_KEY_CHARS_MAX: usize = 128;
 
 /// Characters of a tag value (AWS: 0 to 256).
 pub const TAG_VALUE_CHARS_MAX: usize = 256;
+
+/// The deepest nesting of objects and arrays a payload the interpreter produces may have (a
+/// state's input, output, parameters or a task's result); a deeper one fails the execution
+/// with `States.Runtime` before it is committed. Every recursive operation on a payload
+/// (clone, compare, drop, serialize, paths, templates) stays within a 2 MiB thread stack at
+/// this depth, even unoptimised; records are read back at any depth.
+pub const PAYLOAD_JSON_DEPTH_MAX: usize = 512;
+
+/// `serde_json`'s default recursion limit: its default reader refuses text nested this deep
+/// (it reads 127 levels). Definitions and `States.StringToJson` are read with it; execution
+/// inputs and task results were, before they were read up to [`PAYLOAD_JSON_DEPTH_MAX`].
+pub const JSON_READER_DEPTH_DEFAULT: usize = 128;
+
+// A template may wrap an input the reader accepted; the payload limit must leave it room.
+const _: () = assert!(JSON_READER_DEPTH_DEFAULT + TEMPLATE_DEPTH_MAX <= PAYLOAD_JSON_DEPTH_MAX);
+const _: () = assert!(DEFINITION_JSON_DEPTH_MAX <= PAYLOAD_JSON_DEPTH_MAX);

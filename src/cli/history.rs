@@ -37,15 +37,27 @@ pub fn run(args: HistoryArgs) -> ExitCode {
     }
 }
 
-/// Opens the engine in `dir` read-only, for inspection.
+/// Opens the engine in `dir` read-only, for inspection. Each record that does not decode (its
+/// execution is damaged, the others are served) is reported on stderr as
+/// `damaged: lsn L kind K execution ARN: reason`.
 pub fn open_read_only(dir: &std::path::Path) -> Result<Engine, String> {
     let options = EngineOptions {
         read_only: true,
         background_timers: false,
         ..EngineOptions::default()
     };
-    Engine::open(dir, options)
-        .map_err(|e| format!("cannot open the data directory {}: {e}", dir.display()))
+    let engine = Engine::open(dir, options)
+        .map_err(|e| format!("cannot open the data directory {}: {e}", dir.display()))?;
+    for damaged in engine.damaged_executions() {
+        eprintln!(
+            "damaged: lsn {} kind {} execution {}: {}",
+            damaged.lsn,
+            damaged.kind,
+            damaged.execution_arn.as_deref().unwrap_or("unknown"),
+            damaged.reason
+        );
+    }
+    Ok(engine)
 }
 
 fn run_inner(args: &HistoryArgs) -> Result<(), String> {

@@ -11,9 +11,15 @@
 //! - `append-test` prints `ack <lsn> <crc32-of-payload-as-8-hex>` only after the append is
 //!   durable, one whole line per write with stdout locked and flushed.
 //!
+//! - `verify DIR` also decodes every payload of a statelog store's log (one that holds a state
+//!   machine or catalog record) through the store's own decoder, `store::decode_record`: a
+//!   record whose checksum held but that does not decode is printed as `undecodable: segment S
+//!   lsn L kind K execution ARN: reason` and verify exits 1. A log of bare records (as
+//!   `append-test` writes) has only its frames checked.
+//!
 //! Invariants: verify, dump and stats open the log read-only and never change a byte of it.
-//! This module must not interpret records (it knows nothing of workflows) and never panics on
-//! bad input: every failure is an [`Error`] printed with its evidence.
+//! This module must not interpret records itself (verify asks the store's decoder) and never
+//! panics on bad input: every failure is an [`Error`] printed with its evidence.
 
 use std::io::{self, Write};
 use std::ops::ControlFlow;
@@ -38,6 +44,8 @@ const APPEND_TEST_KIND: u8 = 1;
 #[derive(Debug, Subcommand)]
 pub enum WalCommand {
     /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt.
+    /// The payloads of a store's log are decoded too: 1 with segment, LSN and execution when
+    /// one does not decode.
     Verify {
         /// The log directory.
         dir: PathBuf,
@@ -122,6 +130,12 @@ pub enum Error {
         /// The LSN read after it.
         next: Lsn,
     },
+    /// Records of a store's log passed their checksum but do not decode (each printed above).
+    #[error("{count} records pass their checksum but do not decode")]
+    Undecodable {
+        /// How many.
+        count: usize,
+    },
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
     Random(String),
@@ -164,6 +178,10 @@ pub fn run(command: WalCommand) -> ExitCode {
             reason,
         })) => {
             eprintln!("corrupt: segment {segment_id} offset {offset_bytes}: {reason}");
+            ExitCode::from(EXIT_CORRUPT)
+        }
+        Err(e @ Error::Undecodable { .. }) => {
+            eprintln!("corrupt: {e}");
             ExitCode::from(EXIT_CORRUPT)
         }
         Err(e @ Error::LsnOrder { .. }) => {
@@ -238,6 +256,7 @@ fn verify(dir: &Path) -> Result<(), Error> {
     // Open already checked every frame; scanning reads every record back through the public
     // path, so a reader-side fault shows up here too.
     let summary = scan_all(&wal)?;
+    check_payloads(&wal)?;
     let segments_count = wal.segments().len();
     let mut out = io::stdout().lock();
     writeln!(
@@ -258,6 +277,55 @@ fn verify(dir: &Path) -> Result<(), Error> {
         .map_err(Error::Output)?;
     }
     Ok(())
+}
+
+/// Decodes every payload of a store's log with the store's own decoder and prints each record
+/// that does not read (`undecodable: segment S lsn L kind K execution ARN: reason`, on
+/// stderr). A log without a state machine or catalog record holds no store records (every
+/// execution needs its machine, and machine records are never compacted): its payloads are
+/// not the store's, and only their frames are checked.
+fn check_payloads(wal: &Wal) -> Result<(), Error> {
+    use statelog::store::{decode_record, RecordCheck, KIND_CATALOG, KIND_MACHINE};
+    let mut store_log = false;
+    let mut undecodable = Vec::new();
+    wal.scan_from(Lsn(0), |record| {
+        let kind = record.kind.get();
+        store_log |= kind == KIND_MACHINE || kind == KIND_CATALOG;
+        match decode_record(kind, record.payload) {
+            RecordCheck::Readable { .. } => {}
+            RecordCheck::UnknownKind => {
+                undecodable.push((
+                    record.lsn,
+                    kind,
+                    None,
+                    "a record kind this build does not know".to_owned(),
+                ));
+            }
+            RecordCheck::Damaged {
+                execution_arn,
+                reason,
+            } => undecodable.push((record.lsn, kind, execution_arn, reason)),
+        }
+        ControlFlow::Continue(())
+    })?;
+    if !store_log || undecodable.is_empty() {
+        return Ok(());
+    }
+    let segments = wal.segments();
+    for (lsn, kind, execution_arn, reason) in &undecodable {
+        let segment = segments
+            .iter()
+            .rev()
+            .find(|s| s.first_lsn <= *lsn)
+            .map_or_else(|| "?".to_owned(), |s| s.segment_id.to_string());
+        let execution = execution_arn.as_deref().unwrap_or("unknown");
+        eprintln!(
+            "undecodable: segment {segment} lsn {lsn} kind {kind} execution {execution}: {reason}"
+        );
+    }
+    Err(Error::Undecodable {
+        count: undecodable.len(),
+    })
 }
 
 fn dump(dir: &Path, from: Option<Lsn>, json: bool) -> Result<(), Error> {

@@ -92,7 +92,7 @@ fn tag_error(error: store::Error) -> Error {
             count,
             limit,
         },
-        other => Error::Store(other),
+        other => Error::from(other),
     }
 }
 
@@ -170,7 +170,7 @@ impl Engine {
                 store::Error::UnknownMachine { name } => Error::StateMachineDoesNotExist {
                     state_machine: name,
                 },
-                other => Error::Store(other),
+                other => Error::from(other),
             })?;
         if let Some(compiled) = compiled {
             self.inner

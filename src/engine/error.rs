@@ -113,7 +113,21 @@ pub enum Error {
     },
     /// The store (or the log under it) failed: I/O, corruption, a poisoned log.
     #[error("store: {0}")]
-    Store(#[from] crate::store::Error),
+    Store(#[source] crate::store::Error),
+    /// The execution has a record that does not read although the log's checksum held (a
+    /// software bug, not damage on the disk). Every call on it answers this; the other
+    /// executions are not affected. `Engine::damaged_executions` lists them.
+    #[error(
+        "execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}"
+    )]
+    ExecutionDamaged {
+        /// The execution.
+        execution_arn: String,
+        /// The LSN of its first record that does not read.
+        lsn: u64,
+        /// What is wrong with the record.
+        reason: String,
+    },
     /// The interpreter refused a trigger or a recorded history (a bug or a foreign log).
     #[error("interpreter: {0}")]
     Interpreter(#[from] crate::interpreter::Error),
@@ -181,6 +195,25 @@ impl Error {
             Error::TooManyTags { .. } => "TooManyTags",
             Error::ResourceNotFound { .. } => "ResourceNotFound",
             Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
+            Error::ExecutionDamaged { .. } => "InternalError",
+        }
+    }
+}
+
+impl From<crate::store::Error> for Error {
+    /// A damaged execution is its own variant; every other store failure is [`Error::Store`].
+    fn from(error: crate::store::Error) -> Self {
+        match error {
+            crate::store::Error::Damaged {
+                execution_arn,
+                lsn,
+                reason,
+            } => Error::ExecutionDamaged {
+                execution_arn,
+                lsn,
+                reason,
+            },
+            other => Error::Store(other),
         }
     }
 }

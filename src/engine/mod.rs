@@ -436,16 +436,16 @@ impl Engine {
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
         type Folded = HashMap<String, ExecutionState>;
+        // An execution whose records do not read or fold is damaged: the store marks it, and
+        // it is not recovered; the others are.
         let folded: Vec<Folded> = engine.inner.store.fold_open_batches(
             partitions.min(RECOVERY_THREADS_MAX),
             HashMap::new,
             |states: &mut Folded, batch| {
                 let state = states.entry(batch.execution_arn.clone()).or_default();
                 for event in &batch.events {
-                    apply(state, event).map_err(|error| store::Error::BadSequence {
-                        execution_arn: batch.execution_arn.clone(),
-                        reason: format!("event {} does not fold: {error}", event.id),
-                    })?;
+                    apply(state, event)
+                        .map_err(|error| format!("event {} does not fold: {error}", event.id))?;
                 }
                 Ok(())
             },
@@ -454,13 +454,19 @@ impl Engine {
         let mut recovered = Vec::with_capacity(states.len());
         for (arn, state) in states {
             let arn: Arc<str> = Arc::from(arn);
+            if engine.inner.store.damage_of(&arn).is_some() {
+                continue;
+            }
             let summary = engine.summary(&arn)?;
             if state.status().is_closed() {
-                // The record headers said open, the events say closed: a damaged log.
-                return Err(Error::Store(store::Error::BadSequence {
-                    execution_arn: arn.to_string(),
-                    reason: "the batch headers leave it open but its events close it".to_string(),
-                }));
+                // The record headers said open, the events say closed: this one is damaged.
+                let last_lsn = engine.inner.store.last_record_lsn(&arn).unwrap_or(Lsn(0));
+                engine.inner.store.mark_damaged(
+                    &arn,
+                    last_lsn,
+                    "the batch headers leave it open but its events close it".to_string(),
+                );
+                continue;
             }
             let definition = engine.definition_at(summary.machine_lsn)?;
             let effects = pending_effects(&state);
@@ -595,7 +601,7 @@ impl Engine {
                 store::Error::MachineExists { name } => Error::StateMachineAlreadyExists {
                     state_machine_arn: self.state_machine_arn(&name),
                 },
-                other => Error::Store(other),
+                other => Error::from(other),
             })?;
         self.inner
             .definitions
@@ -631,7 +637,7 @@ impl Engine {
                 store::Error::UnknownMachine { name } => Error::StateMachineDoesNotExist {
                     state_machine: name,
                 },
-                other => Error::Store(other),
+                other => Error::from(other),
             })
     }
 
@@ -901,6 +907,14 @@ impl Engine {
         self.inner.open.lock().len()
     }
 
+    /// The records that do not read although the log's checksum held (a software bug, not
+    /// damage on the disk), in LSN order: the first of each damaged execution's (calls on it
+    /// answer [`Error::ExecutionDamaged`]), and records that name no execution (a state
+    /// machine's, a catalog record). Found by `open`, or later by a read. Empty in a healthy log.
+    pub fn damaged_executions(&self) -> Vec<store::DamagedRecord> {
+        self.inner.store.damaged()
+    }
+
     /// Failures of background work (a handler's answer that could not be recorded, a timer that
     /// could not fire), oldest first. Empty in a healthy engine.
     pub fn background_errors(&self) -> Vec<String> {
@@ -974,6 +988,13 @@ impl Engine {
     }
 
     fn summary(&self, execution_arn: &str) -> Result<ExecutionSummary, Error> {
+        if let Some(damage) = self.inner.store.damage_of(execution_arn) {
+            return Err(Error::ExecutionDamaged {
+                execution_arn: execution_arn.to_string(),
+                lsn: damage.lsn.0,
+                reason: damage.reason,
+            });
+        }
         self.inner
             .store
             .execution(execution_arn)
@@ -1012,8 +1033,8 @@ fn parse_input(input: &str) -> Result<Value, Error> {
             ),
         });
     }
-    serde_json::from_str(input).map_err(|e| Error::InvalidExecutionInput {
-        reason: format!("the input is not valid JSON: {e}"),
+    crate::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
+        reason: format!("the input {e}"),
     })
 }
 

@@ -285,9 +285,10 @@ impl Engine {
                 ),
             });
         }
-        let output: Value = serde_json::from_str(output).map_err(|e| Error::InvalidOutput {
-            reason: format!("the output is not valid JSON: {e}"),
-        })?;
+        let output: Value =
+            crate::history::depth::parse_payload(output).map_err(|e| Error::InvalidOutput {
+                reason: format!("the output {e}"),
+            })?;
         self.answer_token(namespace, token, Answer::Success(output))
     }
 

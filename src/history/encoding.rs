@@ -56,7 +56,7 @@ pub fn decode(bytes: &[u8]) -> Result<EventBatch, Error> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::history::*;
     use serde_json::json;
@@ -146,6 +146,158 @@ mod tests {
                 decode(&bytes[..len]).is_err(),
                 "prefix of {len} bytes decoded"
             );
+        }
+    }
+
+    /// A batch carrying `value` in every kind of payload an event holds.
+    fn carrying(value: &serde_json::Value) -> EventBatch {
+        let payload = || Payload::new(value.clone());
+        let details = vec![
+            EventDetails::PassStateEntered(StateEntered {
+                name: "S".into(),
+                input: payload(),
+                input_truncated: false,
+            }),
+            EventDetails::PassStateExited(StateExited {
+                name: "S".into(),
+                output: payload(),
+                output_truncated: false,
+            }),
+            EventDetails::TaskScheduled(TaskScheduled {
+                resource_type: "lambda".into(),
+                resource: "invoke".into(),
+                region: "us-east-1".into(),
+                parameters: value.clone(),
+                timeout_in_seconds: None,
+                heartbeat_in_seconds: None,
+                task_credentials_role_arn: None,
+                resource_arn: "arn:aws:states:::lambda:invoke".into(),
+                task_token: None,
+            }),
+            EventDetails::TaskSucceeded(TaskOutput {
+                resource_type: "lambda".into(),
+                resource: "invoke".into(),
+                output: value.clone(),
+                output_truncated: false,
+            }),
+            EventDetails::ExecutionSucceeded(Output {
+                output: payload(),
+                output_truncated: false,
+            }),
+        ];
+        let events = details
+            .into_iter()
+            .enumerate()
+            .map(|(index, details)| HistoryEvent {
+                id: EventId(index as u32 + 1),
+                previous_event_id: index as u32,
+                timestamp_ms: 1,
+                details,
+                scope: vec![],
+                timer: None,
+            })
+            .collect();
+        EventBatch {
+            execution_arn: "exec".into(),
+            events,
+        }
+    }
+
+    /// `value` wrapped `depth` times, alternating objects and arrays.
+    pub(crate) fn nested(mut value: serde_json::Value, depth: usize) -> serde_json::Value {
+        for level in 0..depth {
+            value = if level % 2 == 0 {
+                json!({ "k": value })
+            } else {
+                json!([value])
+            };
+        }
+        value
+    }
+
+    #[test]
+    fn payloads_nested_past_the_json_reader_default_round_trip() {
+        // The issue's record: an input 127 levels deep (the most the reader accepts), wrapped
+        // three levels deeper by a Pass state's Parameters. Before, it encoded but never
+        // decoded again.
+        let input = nested(json!("leaf"), crate::limits::JSON_READER_DEPTH_DEFAULT - 1);
+        let output = json!({"a": {"b": {"c": input}}});
+        for value in [
+            output,
+            nested(json!(1), crate::limits::PAYLOAD_JSON_DEPTH_MAX),
+        ] {
+            let batch = carrying(&value);
+            let bytes = encode(&batch).expect("encodes");
+            assert_eq!(decode(&bytes).expect("decodes"), batch);
+        }
+    }
+
+    /// Any JSON scalar, the extremes included.
+    fn scalar() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("JSON numbers are finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            prop::sample::select(vec![
+                json!(1e308),
+                json!(-1e308),
+                json!(f64::MIN_POSITIVE),
+                json!(5e-324),
+                json!(-0.0),
+                json!(u64::MAX),
+                json!(i64::MIN),
+                json!(0.1),
+                json!(""),
+                json!("\u{1F600}\u{10FFFF}\u{0}\"\\\n\u{7f}\u{2028}"),
+            ]),
+            any::<String>().prop_map(serde_json::Value::from),
+        ]
+    }
+
+    /// Any JSON value: scalars, then arrays and objects of them, wide or nested.
+    pub(crate) fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        scalar().prop_recursive(6, 96, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                prop::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Whatever the interpreter can hold in a payload (any value within the depth limit,
+        /// any unicode, any number) decodes back to itself.
+        #[test]
+        fn any_payload_round_trips(
+            value in any_value(),
+            depth in 0..=crate::limits::PAYLOAD_JSON_DEPTH_MAX,
+        ) {
+            let depth = depth.saturating_sub(crate::history::depth::depth_up_to(&value, usize::MAX));
+            let value = nested(value, depth);
+            let batch = carrying(&value);
+            let bytes = encode(&batch).expect("encodes");
+            proptest::prop_assert_eq!(decode(&bytes).expect("decodes"), batch);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+        /// A large payload (up to hundreds of KiB of text) round-trips too.
+        #[test]
+        fn large_payloads_round_trip(item in scalar(), count in 1usize..4096) {
+            let value = serde_json::Value::from(vec![item; count]);
+            let batch = carrying(&value);
+            let bytes = encode(&batch).expect("encodes");
+            proptest::prop_assert_eq!(decode(&bytes).expect("decodes"), batch);
         }
     }
 

@@ -12,11 +12,14 @@
 //!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else.
 //! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory (state
 //!   inputs and outputs and execution input/output as a shared [`Payload`]) and stored as
-//!   compact JSON text, exactly the text AWS returns.
+//!   compact JSON text, exactly the text AWS returns. Stored text reads back at any nesting
+//!   depth ([`depth`]); the interpreter keeps what it produces within
+//!   [`crate::limits::PAYLOAD_JSON_DEPTH_MAX`].
 //!
 //! Must not: do I/O, read a clock, or know about the WAL; `store` does that.
 
 pub mod aws_json;
+pub mod depth;
 pub mod encoding;
 
 use serde::{Deserialize, Serialize};
@@ -570,6 +573,25 @@ impl EventDetails {
         )
     }
 
+    /// The JSON payload the event carries (an input, output, parameters or result), if any:
+    /// every event carries at most one.
+    pub fn payload(&self) -> Option<&Value> {
+        match self {
+            EventDetails::ActivityScheduled(d) => Some(&d.input),
+            EventDetails::LambdaFunctionScheduled(d) => Some(&d.input),
+            EventDetails::TaskScheduled(d) => Some(&d.parameters),
+            EventDetails::ExecutionStarted(d) => Some(&d.input),
+            EventDetails::ActivitySucceeded(d)
+            | EventDetails::ExecutionSucceeded(d)
+            | EventDetails::LambdaFunctionSucceeded(d) => Some(&d.output),
+            EventDetails::TaskSubmitted(d) | EventDetails::TaskSucceeded(d) => Some(&d.output),
+            other => other
+                .state_entered()
+                .map(|d| &*d.input)
+                .or_else(|| other.state_exited().map(|d| &*d.output)),
+        }
+    }
+
     /// The `stateEnteredEventDetails` of a `*StateEntered` event.
     pub fn state_entered(&self) -> Option<&StateEntered> {
         match self {
@@ -650,7 +672,8 @@ mod json_text {
         deserializer: D,
     ) -> Result<V, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        serde_json::from_str::<Value>(&text)
+        // At any depth: a committed payload must read back, whatever nests in it.
+        super::depth::parse_stored(&text)
             .map(V::from)
             .map_err(serde::de::Error::custom)
     }

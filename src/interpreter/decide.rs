@@ -28,7 +28,7 @@ use crate::history::{
     MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError, TaskOutput,
     TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
-use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
+use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use crate::paths::{Entropy, ResultPathField, StatesError};
 
 /// Room reserved for the events of a decision that starts an execution (it often runs a chain
@@ -241,6 +241,23 @@ struct Decider<'d, 'e> {
     fired: Option<u32>,
 }
 
+/// The `States.Runtime` cause for an event whose payload nests deeper than
+/// [`PAYLOAD_JSON_DEPTH_MAX`]: it names the state where the event says it.
+fn too_deep_cause(details: &EventDetails) -> String {
+    let state = details
+        .state_entered()
+        .map(|d| d.name.as_str())
+        .or_else(|| details.state_exited().map(|d| d.name.as_str()));
+    let what = match state {
+        Some(name) => format!("The state '{name}'"),
+        None => format!("The {} event", details.type_name()),
+    };
+    format!(
+        "{what} produced a payload nested deeper than the maximum of \
+         {PAYLOAD_JSON_DEPTH_MAX} levels of objects and arrays."
+    )
+}
+
 fn inconsistent(reason: impl Into<String>) -> Interrupt {
     Interrupt::Fail(Error::Inconsistent {
         event_id: 0,
@@ -380,6 +397,19 @@ impl<'d> Decider<'d, '_> {
                 None,
             )?;
             return Err(Interrupt::Closed);
+        }
+        // A payload nested deeper than every operation on it can safely go fails the execution
+        // here, before anything is committed (AWS's `States.Runtime` is not caught by Catch).
+        if let Some(payload) = details.payload() {
+            if crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
+                let cause = too_deep_cause(&details);
+                self.push(
+                    &[],
+                    EventDetails::ExecutionFailed(failure(STATES_RUNTIME, cause)),
+                    None,
+                )?;
+                return Err(Interrupt::Closed);
+            }
         }
         self.push(scope, details, timer)
     }
@@ -659,6 +689,12 @@ impl<'d> Decider<'d, '_> {
     }
 
     fn start(&mut self, request: StartRequest) -> Step<()> {
+        if crate::history::depth::exceeds(&request.input, PAYLOAD_JSON_DEPTH_MAX) {
+            return Err(Interrupt::Fail(Error::PayloadTooDeep {
+                what: "execution input",
+                depth_max: PAYLOAD_JSON_DEPTH_MAX,
+            }));
+        }
         let size_bytes = json_size_bytes(&request.input);
         if size_bytes > PAYLOAD_SIZE_BYTES_MAX {
             return Err(Interrupt::Fail(Error::PayloadTooLarge {

@@ -127,6 +127,15 @@ pub enum Error {
         /// The limit.
         limit_bytes: usize,
     },
+    /// A payload nested deeper than [`crate::limits::PAYLOAD_JSON_DEPTH_MAX`] where AWS
+    /// rejects the call (the execution input) rather than failing the execution.
+    #[error("{what} nests deeper than {depth_max} levels of objects and arrays")]
+    PayloadTooDeep {
+        /// Which payload.
+        what: &'static str,
+        /// The limit.
+        depth_max: usize,
+    },
     /// A feature the interpreter does not run yet.
     #[error("not supported yet: {feature} (state '{state}')")]
     Unsupported {

@@ -251,6 +251,18 @@ impl Shared {
         };
         let engine = Engine::open(&dir, options).map_err(engine_error)?;
         tracing::info!(account = %caller.account_id, dir = %dir.display(), "engine opened");
+        // Records that do not decode damage only their executions: the engine serves the rest,
+        // and the operator learns which (docs/operations.md).
+        for damaged in engine.damaged_executions() {
+            tracing::error!(
+                account = %caller.account_id,
+                lsn = damaged.lsn.0,
+                kind = damaged.kind,
+                execution = damaged.execution_arn.as_deref().unwrap_or("unknown"),
+                reason = %damaged.reason,
+                "damaged record: it passed its checksum but does not decode; calls on its execution answer an error naming it"
+            );
+        }
         engines.insert(caller.account_id.clone(), engine.clone());
         Ok(engine)
     }

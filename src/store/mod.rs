@@ -13,6 +13,9 @@
 //!   numbers and the LSNs of its records), whatever the size of its history.
 //! - Appends for one execution are serialized by the caller (the engine); the store never holds
 //!   its index lock across a log append, so executions share group commits.
+//! - A record that passes the log's checksum but does not decode (a bug, not the disk) damages
+//!   only what it belongs to: `open` and reads list it ([`Store::damaged`]), its execution
+//!   answers [`Error::Damaged`] and takes no more appends, every other execution is served.
 //!
 //! Must not: depend on the interpreter, read a clock (times come in as arguments), or interpret
 //! a definition (it stores the text).
@@ -34,8 +37,9 @@ use crate::history::{check_sequence, EventDetails, HistoryEvent};
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, VisitOrigin};
 pub use record::{
-    BatchHeader, BatchHeaderRef, CatalogRecord, MachineRecord, StartedHeader, StartedHeaderRef,
-    KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord,
+    MachineRecord, RecordCheck, StartedHeader, StartedHeaderRef, KIND_CATALOG, KIND_EVENTS,
+    KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -131,6 +135,20 @@ pub enum Error {
         execution_arn: String,
         /// The execution the record names.
         found: String,
+    },
+    /// An execution with a record the store cannot read although the log's checksum held (a
+    /// software bug, not damage on the disk): calls on it answer this, every other execution
+    /// stays available. [`Store::damaged`] lists them.
+    #[error(
+        "execution {execution_arn} is damaged: its record at lsn {lsn} does not read: {reason}"
+    )]
+    Damaged {
+        /// The execution.
+        execution_arn: String,
+        /// The LSN of the first of its records that does not read.
+        lsn: u64,
+        /// What is wrong with it.
+        reason: String,
     },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
@@ -249,6 +267,31 @@ pub struct ExecutionSummary {
     pub redrive_ms: Option<u64>,
 }
 
+/// A record that passed the log's checksum but does not read: a software bug (an encoder and
+/// decoder that disagree), never damage on the disk, which the log itself reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedRecord {
+    /// The record's LSN.
+    pub lsn: Lsn,
+    /// The record's kind ([`KIND_EVENTS`], [`KIND_MACHINE`], [`KIND_CATALOG`]).
+    pub kind: u8,
+    /// The execution the record belongs to, where that much of it reads.
+    pub execution_arn: Option<Arc<str>>,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl DamagedRecord {
+    /// The error calls on the damaged execution answer.
+    fn error(&self, execution_arn: &str) -> Error {
+        Error::Damaged {
+            execution_arn: execution_arn.to_string(),
+            lsn: self.lsn.0,
+            reason: self.reason.clone(),
+        }
+    }
+}
+
 /// One execution in the index. Kept small: no payloads.
 #[derive(Debug)]
 struct Entry {
@@ -281,6 +324,12 @@ struct Index {
     live_machines: HashMap<String, Lsn>,
     /// Activities, tags and redrive client tokens.
     catalog: catalog::Catalog,
+    /// Executions with a record that does not read, each with its first such record. Later
+    /// batches of a damaged execution are not indexed.
+    damaged: ArnMap<DamagedRecord>,
+    /// Records that do not read and name no execution (state machines, catalog records, a
+    /// batch whose header does not read), in log order.
+    damaged_records: Vec<DamagedRecord>,
 }
 
 impl Index {
@@ -361,6 +410,16 @@ impl Index {
                 self.live_machines.insert(name, lsn);
                 self.machines.insert(lsn, Arc::new(revision));
             }
+        }
+    }
+
+    /// Records that `record` does not read; the first damage of an execution is kept.
+    fn mark_damaged(&mut self, record: DamagedRecord) {
+        match &record.execution_arn {
+            Some(arn) => {
+                self.damaged.entry(arn.clone()).or_insert(record);
+            }
+            None => self.damaged_records.push(record),
         }
     }
 
@@ -502,27 +561,35 @@ impl Store {
         // Records copied forward by compaction sit at the tail under new LSNs: apply in order of
         // their original LSN (machines keep it as identity; reads use the current LSN).
         let mut found = Vec::new();
+        // A record that does not read (its checksum held: a bug, not the disk) damages only
+        // what it belongs to; the rest of the log opens.
         log.scan_with_origin(&mut |origin, lsn, kind, payload| {
-            let decode_error = |reason: String| Error::Decode {
-                lsn: lsn.0,
-                kind,
-                reason,
+            let item = match record::decode(kind, payload) {
+                Ok(record::Decoded::Machine(record)) => retention::Found::Machine(record),
+                Ok(record::Decoded::Batch(header)) => retention::Found::Batch(header),
+                Ok(record::Decoded::Catalog(record)) => retention::Found::Catalog(record),
+                Err(record::Undecodable::UnknownKind) => {
+                    return Err(Error::UnknownKind { lsn: lsn.0, kind })
+                }
+                Err(record::Undecodable::Damaged {
+                    execution_arn,
+                    reason,
+                }) => {
+                    // Marked in log order below: the execution's earlier batches still index.
+                    found.push((
+                        origin,
+                        lsn,
+                        Err(DamagedRecord {
+                            lsn,
+                            kind,
+                            execution_arn: execution_arn.map(Arc::from),
+                            reason,
+                        }),
+                    ));
+                    return Ok(());
+                }
             };
-            let item = match kind {
-                KIND_MACHINE => retention::Found::Machine(
-                    record::decode_machine(payload).map_err(decode_error)?,
-                ),
-                KIND_EVENTS => retention::Found::Batch(
-                    record::decode_batch_header(payload)
-                        .map_err(decode_error)?
-                        .0,
-                ),
-                KIND_CATALOG => retention::Found::Catalog(
-                    record::decode_catalog(payload).map_err(decode_error)?,
-                ),
-                _ => return Err(Error::UnknownKind { lsn: lsn.0, kind }),
-            };
-            found.push((origin, lsn, item));
+            found.push((origin, lsn, Ok(item)));
             Ok(())
         })?;
         if found.windows(2).any(|pair| pair[0].0 > pair[1].0) {
@@ -530,13 +597,32 @@ impl Store {
         }
         for (origin, lsn, item) in found {
             match item {
-                retention::Found::Machine(record) => index.apply_machine(origin, record),
-                retention::Found::Batch(header) => {
+                Err(damaged) => index.mark_damaged(damaged),
+                Ok(retention::Found::Machine(record)) => index.apply_machine(origin, record),
+                Ok(retention::Found::Batch(header)) => {
                     let header = header.borrowed();
-                    let machine = index.check_header(&header)?;
-                    index.apply_header(header.execution_arn, Indexed::of(&header), lsn, machine);
+                    if index.damaged.contains_key(header.execution_arn) {
+                        continue;
+                    }
+                    match index.check_header(&header) {
+                        Ok(machine) => index.apply_header(
+                            header.execution_arn,
+                            Indexed::of(&header),
+                            lsn,
+                            machine,
+                        ),
+                        // A batch that does not follow its execution's history (one before it
+                        // did not read, or names a machine that did not): that execution is
+                        // damaged, the others are not.
+                        Err(error) => index.mark_damaged(DamagedRecord {
+                            lsn,
+                            kind: KIND_EVENTS,
+                            execution_arn: Some(Arc::from(header.execution_arn)),
+                            reason: error.to_string(),
+                        }),
+                    }
                 }
-                retention::Found::Catalog(record) => index.apply_catalog(origin, record),
+                Ok(retention::Found::Catalog(record)) => index.apply_catalog(origin, record),
             }
         }
         Ok(Store {
@@ -681,6 +767,9 @@ impl Store {
         let header = header_for(execution_arn, events);
         let machine = {
             let index = self.index.read();
+            if let Some(damage) = index.damaged.get(execution_arn) {
+                return Err(damage.error(execution_arn));
+            }
             let last_id = match index.executions.get(execution_arn) {
                 Some(entry) => entry.event_count,
                 None => {
@@ -795,6 +884,32 @@ impl Store {
         Ok(())
     }
 
+    /// Every record that does not read although the log's checksum held, in LSN order: the
+    /// first of each damaged execution's, then those that name no execution.
+    pub fn damaged(&self) -> Vec<DamagedRecord> {
+        let index = self.index.read();
+        let mut damaged: Vec<DamagedRecord> = index.damaged.values().cloned().collect();
+        damaged.extend(index.damaged_records.iter().cloned());
+        damaged.sort_by_key(|record| record.lsn);
+        damaged
+    }
+
+    /// The first record of `execution_arn` that does not read, if it is damaged.
+    pub fn damage_of(&self, execution_arn: &str) -> Option<DamagedRecord> {
+        self.index.read().damaged.get(execution_arn).cloned()
+    }
+
+    /// Marks `execution_arn` damaged by its record at `lsn` (a caller that found its events do
+    /// not fold, as recovery does): from now on every call on it answers [`Error::Damaged`].
+    pub fn mark_damaged(&self, execution_arn: &str, lsn: Lsn, reason: String) {
+        self.index.write().mark_damaged(DamagedRecord {
+            lsn,
+            kind: KIND_EVENTS,
+            execution_arn: Some(Arc::from(execution_arn)),
+            reason,
+        });
+    }
+
     /// What the index knows of one execution.
     pub fn execution(&self, execution_arn: &str) -> Option<ExecutionSummary> {
         let index = self.index.read();
@@ -863,11 +978,15 @@ impl Store {
     /// sequential scan of the log picks their records (batches of closed executions are skipped
     /// without decoding their events), then `partitions` threads decode and fold them, each
     /// execution always in the same partition. Returns each partition's state.
+    ///
+    /// A batch that does not decode, or that `fold` refuses (its reason), marks its execution
+    /// damaged ([`Store::damage_of`]) and none of its later batches are folded: the caller drops
+    /// what it folded of a damaged execution. The other executions fold on.
     pub fn fold_open_batches<S: Send>(
         &self,
         partitions: usize,
         init: impl Fn() -> S + Sync,
-        fold: impl Fn(&mut S, EventBatch) -> Result<(), Error> + Sync,
+        fold: impl Fn(&mut S, EventBatch) -> Result<(), String> + Sync,
     ) -> Result<Vec<S>, Error> {
         let partitions = partitions.max(1);
         let open: std::collections::HashSet<Arc<str>> = {
@@ -893,12 +1012,10 @@ impl Store {
                 if kind != KIND_EVENTS {
                     return Ok(());
                 }
-                let (header, history_bytes) =
-                    record::decode_batch_header(payload).map_err(|reason| Error::Decode {
-                        lsn: lsn.0,
-                        kind,
-                        reason,
-                    })?;
+                // A header that does not read was marked damaged by `open`.
+                let Ok((header, history_bytes)) = record::decode_batch_header(payload) else {
+                    return Ok(());
+                };
                 let Some(arn) = open.get(header.execution_arn.as_str()) else {
                     return Ok(());
                 };
@@ -918,20 +1035,22 @@ impl Store {
                     let (init, fold) = (&init, &fold);
                     scope.spawn(move || {
                         let mut state = init();
+                        let mut damaged: std::collections::HashSet<Arc<str>> = Default::default();
                         for (lsn, arn, bytes) in bucket {
-                            let batch = encoding::decode(&bytes).map_err(|e| Error::Decode {
-                                lsn: lsn.0,
-                                kind: KIND_EVENTS,
-                                reason: e.to_string(),
-                            })?;
-                            if *batch.execution_arn != *arn {
-                                return Err(Error::ForeignRecord {
-                                    lsn: lsn.0,
-                                    execution_arn: arn.to_string(),
-                                    found: batch.execution_arn,
-                                });
+                            if damaged.contains(&arn) {
+                                continue;
                             }
-                            fold(&mut state, batch)?;
+                            let folded = match encoding::decode(&bytes) {
+                                Ok(batch) if *batch.execution_arn != *arn => {
+                                    Err(format!("the events belong to {}", batch.execution_arn))
+                                }
+                                Ok(batch) => fold(&mut state, batch),
+                                Err(error) => Err(error.to_string()),
+                            };
+                            if let Err(reason) = folded {
+                                self.mark_damaged(&arn, lsn, reason);
+                                damaged.insert(arn);
+                            }
                         }
                         Ok(state)
                     })
@@ -1010,8 +1129,22 @@ impl Store {
         Ok(())
     }
 
+    /// The LSN of the last record the index holds for `execution_arn`.
+    pub fn last_record_lsn(&self, execution_arn: &str) -> Option<Lsn> {
+        let index = self.index.read();
+        index
+            .executions
+            .get(execution_arn)?
+            .record_lsns
+            .last()
+            .copied()
+    }
+
     fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {
         let index = self.index.read();
+        if let Some(damage) = index.damaged.get(execution_arn) {
+            return Err(damage.error(execution_arn));
+        }
         let entry = index
             .executions
             .get(execution_arn)
@@ -1039,7 +1172,19 @@ impl Store {
         }
         let (header, history_bytes) =
             record::decode_batch_header(&payload).map_err(decode_error)?;
-        let batch = encoding::decode(history_bytes).map_err(|e| decode_error(e.to_string()))?;
+        let batch = match encoding::decode(history_bytes) {
+            Ok(batch) => batch,
+            Err(error) => {
+                // Its checksum held: a record this build cannot read damages its execution.
+                let reason = error.to_string();
+                self.mark_damaged(execution_arn, lsn, reason.clone());
+                return Err(Error::Damaged {
+                    execution_arn: execution_arn.to_string(),
+                    lsn: lsn.0,
+                    reason,
+                });
+            }
+        };
         if batch.execution_arn != execution_arn || header.execution_arn != execution_arn {
             return Err(Error::ForeignRecord {
                 lsn: lsn.0,

@@ -139,6 +139,135 @@ pub fn decode_batch_header(bytes: &[u8]) -> Result<(BatchHeader, &[u8]), String>
     Ok((header, rest))
 }
 
+/// A record of the store read as far as `open` reads it: machines and catalog records whole,
+/// event batches only their header.
+pub(crate) enum Decoded {
+    /// A state machine record.
+    Machine(MachineRecord),
+    /// The header of an event batch.
+    Batch(BatchHeader),
+    /// A catalog record.
+    Catalog(CatalogRecord),
+}
+
+/// Why a record does not read.
+pub(crate) enum Undecodable {
+    /// A kind this build does not know (a newer build's log).
+    UnknownKind,
+    /// The bytes do not decode as their kind.
+    Damaged {
+        /// The execution the record names, where that much of it reads.
+        execution_arn: Option<String>,
+        /// What the decoder reported.
+        reason: String,
+    },
+}
+
+/// Reads a record of `kind` as `Store::open` does (an event batch's header only).
+pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
+    let damaged = |reason: String| Undecodable::Damaged {
+        execution_arn: None,
+        reason,
+    };
+    match kind {
+        KIND_MACHINE => decode_machine(payload)
+            .map(Decoded::Machine)
+            .map_err(damaged),
+        KIND_CATALOG => decode_catalog(payload)
+            .map(Decoded::Catalog)
+            .map_err(damaged),
+        KIND_EVENTS => match decode_batch_header(payload) {
+            Ok((header, _)) => Ok(Decoded::Batch(header)),
+            Err(reason) => Err(Undecodable::Damaged {
+                execution_arn: batch_execution_arn(payload),
+                reason,
+            }),
+        },
+        _ => Err(Undecodable::UnknownKind),
+    }
+}
+
+/// The execution ARN at the front of an event batch record whose header does not read whole
+/// (it is the header's first field), if that much reads.
+fn batch_execution_arn(payload: &[u8]) -> Option<String> {
+    let (&version, body) = payload.split_first()?;
+    if version != BATCH_ENVELOPE_VERSION {
+        return None;
+    }
+    postcard::take_from_bytes::<String>(body)
+        .ok()
+        .map(|(arn, _)| arn)
+}
+
+/// What [`decode_record`] found in one record of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordCheck {
+    /// The record reads whole: for an event batch, its header and every event, which agree.
+    Readable {
+        /// The execution an event batch belongs to (`None` for other kinds).
+        execution_arn: Option<String>,
+    },
+    /// A record kind this build does not know.
+    UnknownKind,
+    /// The record does not read as its kind (its checksum held: a software bug).
+    Damaged {
+        /// The execution it belongs to, where that much of it reads.
+        execution_arn: Option<String>,
+        /// What the decoder reported.
+        reason: String,
+    },
+}
+
+/// Reads one record of the store's log whole, as a history read would (`statelog wal verify`
+/// checks every record with it): the same decoders the store uses, nothing copied.
+pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
+    match decode(kind, payload) {
+        Err(Undecodable::UnknownKind) => RecordCheck::UnknownKind,
+        Err(Undecodable::Damaged {
+            execution_arn,
+            reason,
+        }) => RecordCheck::Damaged {
+            execution_arn,
+            reason,
+        },
+        Ok(Decoded::Machine(_) | Decoded::Catalog(_)) => RecordCheck::Readable {
+            execution_arn: None,
+        },
+        Ok(Decoded::Batch(header)) => {
+            let check = check_batch_events(&header, payload);
+            let execution_arn = Some(header.execution_arn);
+            match check {
+                Ok(()) => RecordCheck::Readable { execution_arn },
+                Err(reason) => RecordCheck::Damaged {
+                    execution_arn,
+                    reason,
+                },
+            }
+        }
+    }
+}
+
+/// Decodes the events behind an event batch's header and checks they agree with it.
+fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), String> {
+    let (_, history_bytes) = decode_batch_header(payload)?;
+    let batch = crate::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
+    if batch.execution_arn != header.execution_arn {
+        return Err(format!(
+            "the events belong to {}, the header names {}",
+            batch.execution_arn, header.execution_arn
+        ));
+    }
+    let first = batch.events.first().map(|e| e.id.0);
+    let last = batch.events.last().map(|e| e.id.0);
+    if first != Some(header.first_event_id) || last != Some(header.last_event_id) {
+        return Err(format!(
+            "header says events {}..={} but the batch holds {first:?}..={last:?}",
+            header.first_event_id, header.last_event_id
+        ));
+    }
+    Ok(())
+}
+
 /// A change to the set of state machines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MachineRecord {
