@@ -408,14 +408,23 @@ pub(crate) fn recover(
         used_count = index;
         break;
     }
-    // Files after the used ones: a damaged header there is a torn header of an unused segment,
-    // unless records of that segment follow it.
+    // Files after the used ones: a damaged header there is a torn header of an unused segment
+    // (reported, like any torn write), unless records of that segment follow it.
+    let mut torn_header: Option<TornTail> = None;
     for entry in entries.iter().skip(used_count) {
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
-            if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
-            {
+            let found = find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1);
+            if found.is_none() && torn_header.is_none() {
+                torn_header = Some(TornTail {
+                    segment_id: entry.id,
+                    offset_bytes: 0,
+                    reason: format!("torn segment header: {reason}"),
+                    records_dropped_count: 0,
+                    dropped_bytes: SEGMENT_HEADER_SIZE_BYTES as u64,
+                });
+            }
+            if let Some((offset, lsn)) = found {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
                 );
@@ -638,6 +647,11 @@ pub(crate) fn recover(
     }
     if let Some(repair) = repair.as_mut() {
         repair.segments_removed = removed;
+    }
+    // A torn tail of the newest used segment says more (it concerns records) than the torn
+    // header of an unused one; both at once would take two crashes.
+    if report.torn_tail.is_none() {
+        report.torn_tail = torn_header;
     }
     report.repair = repair;
 
