@@ -36,8 +36,10 @@ use crate::{Lsn, RecordKind, RepairMode, SegmentId};
 pub struct RecoveryReport {
     /// Segments whose records were scanned.
     pub segments_scanned_count: usize,
-    /// Records found valid (including the log's own markers).
+    /// Records found valid (including the log's own compaction markers, which take LSNs).
     pub records_count: u64,
+    /// Sync marks found valid (they end syncing writes and take no LSN; not in `records_count`).
+    pub sync_marks_count: u64,
     /// Record bytes checked.
     pub bytes_scanned: u64,
     /// The first retained LSN, if any record is retained.
@@ -136,6 +138,7 @@ struct Scan {
     /// Where and why the scan stopped, when it stopped on an invalid frame.
     stop: Option<(u64, Invalid)>,
     records_count: u64,
+    sync_marks_count: u64,
     index: Vec<(u64, u32)>,
     /// (lsn, begin lsn, first segment, last segment) of every compaction commit.
     commits: Vec<(u64, u64, u64, u64)>,
@@ -168,14 +171,14 @@ fn scan(
                 debug_assert_eq!(frame.payload.len(), SYNC_MARK_PAYLOAD_SIZE_BYTES);
                 debug_assert!(frame.is_batch_end(), "a sync mark is its own batch");
                 offset += frame.size_bytes;
-                out.records_count += 1;
+                out.sync_marks_count += 1;
                 out.last_batch_end = Some((frame.lsn, offset as u64));
                 out.last_batch_end_is_mark = true;
                 out.time_range_at_batch_end = time_range;
                 mark_allowed = false;
             }
             Ok(frame) => {
-                if (expected - first_lsn) % INDEX_STRIDE_RECORDS == 0 {
+                if out.records_count % INDEX_STRIDE_RECORDS == 0 {
                     let offset_u32 = u32::try_from(offset)
                         .expect("segment offsets fit u32 (SEGMENT_SIZE_BYTES_MAX)");
                     out.index.push((expected, offset_u32));
@@ -475,6 +478,7 @@ pub(crate) fn recover(
         let scanned = scan(&map, seed, header.first_lsn.0, next_first, time_of);
         report.segments_scanned_count += 1;
         report.records_count += scanned.records_count;
+        report.sync_marks_count += scanned.sync_marks_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
         // Decide where this segment ends and whether that is corruption.
         let mut problem: Option<(u64, String)> = None;
