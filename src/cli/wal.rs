@@ -2,9 +2,10 @@
 //! `append-test` workload that external crash tests kill with SIGKILL.
 //!
 //! Contracts (scripts and `tests/wal_crash.rs` depend on them):
-//! - `verify DIR` exits 0 for a clean log (a torn tail of the newest segment, which open would
-//!   truncate, is reported but is not corruption), 1 with `segment S offset O` on corruption,
-//!   2 on any other failure (missing directory, I/O error).
+//! - `verify DIR` exits 0 for a clean log; 1 with `segment S offset O` on corruption; 2 on a
+//!   torn tail of the newest segment (not corruption: the unacknowledged end of a crashed write,
+//!   which open truncates), with a line `torn tail: segment S offset O: ... N bytes dropped ...`;
+//!   2 also on any other failure (missing directory, I/O error), with an `error:` line.
 //! - `dump DIR [--from LSN] [--json]` prints one line per record: `lsn kind length crc payload`;
 //!   `crc` is the CRC32 of the payload as 8 hex digits (the value `append-test` acknowledges),
 //!   the payload is hex, or base64 in `--json` (one JSON object per line).
@@ -29,6 +30,8 @@ use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
 
 /// Exit code of `verify` when the log is corrupt.
 const EXIT_CORRUPT: u8 = 1;
+/// Exit code of `verify` when the newest segment ends in a torn tail.
+const EXIT_TORN_TAIL: u8 = 2;
 /// Exit code of any other failure.
 const EXIT_FAILURE: u8 = 2;
 /// The record kind `append-test` writes.
@@ -37,7 +40,8 @@ const APPEND_TEST_KIND: u8 = 1;
 /// The `wal` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum WalCommand {
-    /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt.
+    /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt,
+    /// 2 with the bytes dropped when the newest segment ends in a torn tail.
     Verify {
         /// The log directory.
         dir: PathBuf,
@@ -125,6 +129,12 @@ pub enum Error {
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
     Random(String),
+    /// `verify` found a torn tail (already reported on stdout): the log is not clean.
+    #[error("torn tail of {dropped_bytes} bytes")]
+    TornTail {
+        /// The bytes open drops.
+        dropped_bytes: u64,
+    },
 }
 
 /// Runs one `wal` subcommand.
@@ -166,6 +176,8 @@ pub fn run(command: WalCommand) -> ExitCode {
             eprintln!("corrupt: segment {segment_id} offset {offset_bytes}: {reason}");
             ExitCode::from(EXIT_CORRUPT)
         }
+        // The torn-tail line is already on stdout.
+        Err(Error::TornTail { .. }) => ExitCode::from(EXIT_TORN_TAIL),
         Err(e @ Error::LsnOrder { .. }) => {
             eprintln!("corrupt: {e}");
             ExitCode::from(EXIT_CORRUPT)
@@ -250,12 +262,20 @@ fn verify(dir: &Path) -> Result<(), Error> {
     .map_err(Error::Output)?;
     if let Some(torn) = &report.torn_tail {
         // Not corruption: the unacknowledged end of the newest segment, which open truncates.
+        // Still not a clean log: a crash tore a write, and the operator should know.
         writeln!(
             out,
-            "torn tail: segment {} offset {}: {} ({} records past it are dropped on open)",
-            torn.segment_id, torn.offset_bytes, torn.reason, torn.records_dropped_count
+            "torn tail: segment {} offset {}: {}; {} bytes dropped ({} complete records past it are dropped on open)",
+            torn.segment_id,
+            torn.offset_bytes,
+            torn.reason,
+            torn.dropped_bytes,
+            torn.records_dropped_count
         )
         .map_err(Error::Output)?;
+        return Err(Error::TornTail {
+            dropped_bytes: torn.dropped_bytes,
+        });
     }
     Ok(())
 }
@@ -406,8 +426,8 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
     let (wal, report) = Wal::open(&args.dir, options)?;
     if let Some(torn) = &report.torn_tail {
         eprintln!(
-            "append-test: truncated a torn tail in segment {} at offset {}: {}",
-            torn.segment_id, torn.offset_bytes, torn.reason
+            "append-test: truncated a torn tail in segment {} at offset {}: {}; {} bytes dropped",
+            torn.segment_id, torn.offset_bytes, torn.reason, torn.dropped_bytes
         );
     }
     let kind = RecordKind::new(APPEND_TEST_KIND)?;

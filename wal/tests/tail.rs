@@ -19,8 +19,10 @@ use statelog_wal::record::decode_frame;
 use statelog_wal::storage::sim::{CrashMode, SimStorage};
 use statelog_wal::{Durability, Error, SegmentId, Wal, WalOptions};
 
-/// Bytes of a segment header and of a sync mark frame (`docs/wal-format.md`).
+/// Bytes of a segment header (`docs/wal-format.md`).
 const SEGMENT_HEADER_SIZE_BYTES: usize = 64;
+/// The kind value of the log's sync mark (`docs/wal-format.md`).
+const SYNC_MARK_KIND: u8 = 124;
 
 /// One valid frame found by walking a segment image.
 #[derive(Debug, Clone, Copy)]
@@ -58,8 +60,10 @@ fn frames(bytes: &[u8], segment_id: SegmentId) -> Vec<Span> {
             start: offset as u64,
             end: (offset + frame.size_bytes) as u64,
             batch_end: frame.is_batch_end(),
-            sync_mark: frame.is_sync_mark(),
-            id: (!frame.is_sync_mark()).then(|| id_of(frame.payload)).flatten(),
+            sync_mark: frame.kind_value() == SYNC_MARK_KIND,
+            id: (frame.kind_value() != SYNC_MARK_KIND)
+                .then(|| id_of(frame.payload))
+                .flatten(),
         });
         offset += frame.size_bytes;
     }
@@ -227,10 +231,10 @@ fn flip_every_bit_of_the_last_batch(image: &SimStorage, opts: &WalOptions, acked
     let mark_index = spans[record_index..]
         .iter()
         .position(|span| span.sync_mark)
-        .map(|index| record_index + index)
-        .unwrap_or_else(|| panic!("{context}: no sync mark after the last acknowledged record"));
+        .map(|index| record_index + index);
+    let last_index = mark_index.unwrap_or(record_index);
     let mut flips = 0;
-    for span in &spans[batch_start_index..=mark_index] {
+    for span in &spans[batch_start_index..=last_index] {
         for offset in span.start..span.end {
             for bit in 0..8u8 {
                 let damaged = image.crash(CrashMode::DropUnsynced);
@@ -244,7 +248,7 @@ fn flip_every_bit_of_the_last_batch(image: &SimStorage, opts: &WalOptions, acked
                     }) => {
                         // A damaged mark is corruption only when valid frames follow it.
                         assert!(
-                            !span.sync_mark || spans.len() > mark_index + 1,
+                            !span.sync_mark || spans.len() > last_index + 1,
                             "{where_}: a flip in the final mark refused"
                         );
                         assert_eq!(found_segment, segment_id, "{where_}");
@@ -268,6 +272,10 @@ fn flip_every_bit_of_the_last_batch(image: &SimStorage, opts: &WalOptions, acked
             }
         }
     }
+    assert!(
+        mark_index.is_some(),
+        "{context}: no sync mark after the last acknowledged record"
+    );
     flips
 }
 
