@@ -26,7 +26,8 @@ pub const SYNC_MARK_PAYLOAD_SIZE_BYTES: usize = 8;
 
 /// Bytes of the sync mark that ends every syncing write (framing plus payload). Every segment
 /// keeps this much room behind its last record, so a mark always fits.
-pub const SYNC_MARK_FRAME_SIZE_BYTES: usize = RECORD_HEADER_SIZE_BYTES + SYNC_MARK_PAYLOAD_SIZE_BYTES;
+pub const SYNC_MARK_FRAME_SIZE_BYTES: usize =
+    RECORD_HEADER_SIZE_BYTES + SYNC_MARK_PAYLOAD_SIZE_BYTES;
 
 /// The smallest segment size accepted by `WalOptions`.
 pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4096;

@@ -7,9 +7,12 @@
 //!   remains of a tail that an earlier recovery fenced off, never records;
 //! - the newest segment ends at its first invalid frame. If any valid frame of this segment
 //!   follows, that is corruption. Otherwise the tail is torn or zeroed: the log ends at the last
-//!   complete batch, and if records had to be dropped the writer is *fenced*: its next append
-//!   rotates to a new segment whose header records where the old one ends, so the dropped
-//!   frames can never be mistaken for records;
+//!   complete batch (a record's or a sync mark's), and if a tail was cut (reported with the
+//!   bytes it dropped) the writer is *fenced*: its next append rotates to a new segment whose
+//!   header records where the old one ends, so the dropped frames can never be mistaken for
+//!   records. Every syncing write ends with a sync mark, so an acknowledged record is never the
+//!   last valid frame: damage to it is always followed by a valid frame, and is corruption;
+//! - a version-1 newest segment (no sync marks) is fenced too: marks never enter it;
 //! - an interrupted compaction whose commit record is durable is finished (old segments removed).
 //!
 //! Invariants: nothing is skipped silently: every truncation is in the `RecoveryReport`, every
@@ -527,9 +530,13 @@ pub(crate) fn recover(
                 }
                 let torn = matches!(scanned.stop, Some((_, invalid)) if !matches!(invalid, Invalid::Zeroed | Invalid::ShortHeader));
                 if torn || dropped > 0 {
-                    let damaged_bytes = scanned
-                        .stop
-                        .map_or(0, |(offset, invalid)| damaged_frame_bytes(&map, offset, invalid));
+                    // The torn bytes stay where they are; appends move on to a new segment, so
+                    // a later open never finds them behind new records (a clean log after a
+                    // clean close, whatever crash came before).
+                    fence = true;
+                    let damaged_bytes = scanned.stop.map_or(0, |(offset, invalid)| {
+                        damaged_frame_bytes(&map, offset, invalid)
+                    });
                     report.torn_tail = Some(TornTail {
                         segment_id: entry.id,
                         offset_bytes: end.0,
@@ -583,8 +590,8 @@ pub(crate) fn recover(
             active_records_count = kept_last.map_or(0, |l| l + 1 - header.first_lsn.0);
             active_time_range = scanned.time_range_at_batch_end;
             // The kept end is a batch end: a record's, or a sync mark's (then nothing is open).
-            let ends_with_mark =
-                scanned.last_batch_end_is_mark && scanned.last_batch_end.map(|(_, o)| o) == Some(end.0);
+            let ends_with_mark = scanned.last_batch_end_is_mark
+                && scanned.last_batch_end.map(|(_, o)| o) == Some(end.0);
             active_needs_mark = kept_last.is_some()
                 && !ends_with_mark
                 && header.format_version >= segment::FORMAT_VERSION;

@@ -16,6 +16,11 @@
 //! expected arrival, so an idle log never waits. The gather only delays when a leader takes the
 //! buffer: what is written, in which order, and when it is acknowledged are unchanged.
 //!
+//! Sync marks: a syncing leader ends the buffer with a sync mark (repeating the last LSN, no LSN
+//! of its own) when a record went into the active segment after its last mark, so every record
+//! a sync acknowledges is followed on disk by a frame synced with it. Every batch is admitted
+//! only with room for a mark behind it.
+//!
 //! Invariants: frames reach storage in LSN order (one leader at a time, chunks in order); an LSN
 //! is reported durable only after the sync of every file holding it returned Ok; after any write,
 //! sync or preparation error the log is poisoned and nothing more is acknowledged, and a sync is
@@ -342,12 +347,18 @@ impl Inner {
         if !active.needs_mark {
             return;
         }
-        assert!(active.records_count > 0, "a mark follows a record of its segment");
+        assert!(
+            active.records_count > 0,
+            "a mark follows a record of its segment"
+        );
         assert!(
             active.offset + SYNC_MARK_FRAME_SIZE_BYTES as u64 <= active.size_bytes,
             "room for a mark is kept behind every batch"
         );
-        assert!(durable_lsn <= lsn, "the durable LSN never passes the last one");
+        assert!(
+            durable_lsn <= lsn,
+            "the durable LSN never passes the last one"
+        );
         let chunk = active_chunk(&mut state.chunks, &mut state.spare, active);
         record::encode_into(
             &mut chunk.bytes,

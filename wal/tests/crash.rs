@@ -428,7 +428,9 @@ fn c7_bit_flips_detected() {
                 .contains(&format!("{:020}", newest.0));
             let end = offset + 16 + len;
             // The newest segment's last frame: zeros follow it.
-            let last = bytes.get(end..end + 16).is_some_and(|next| next.iter().all(|&b| b == 0));
+            let last = bytes
+                .get(end..end + 16)
+                .is_some_and(|next| next.iter().all(|&b| b == 0));
             let is_mark = (word >> 56) & 0x7f == 124;
             frames.push((
                 path.clone(),
@@ -448,8 +450,7 @@ fn c7_bit_flips_detected() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let (path, start, end, final_mark, in_newest) =
-            &frames[(x % frames.len() as u64) as usize];
+        let (path, start, end, final_mark, in_newest) = &frames[(x % frames.len() as u64) as usize];
         let offset = start + (x >> 20) % (end - start);
         let image = durable.crash(CrashMode::DropUnsynced);
         assert!(image.flip_bit(path, offset, (x >> 8) as u8 % 8));

@@ -70,7 +70,10 @@ fn frames(bytes: &[u8], segment_id: SegmentId) -> Vec<Span> {
     spans
 }
 
-fn open(image: &SimStorage, options: &WalOptions) -> Result<(Wal, statelog_wal::RecoveryReport), Error> {
+fn open(
+    image: &SimStorage,
+    options: &WalOptions,
+) -> Result<(Wal, statelog_wal::RecoveryReport), Error> {
     Wal::open_with_storage(Arc::new(image.clone()), DIR, options.clone())
 }
 
@@ -157,7 +160,8 @@ fn a_torn_tail_after_a_crash_is_truncated_and_reported_with_its_bytes() {
             for cut in 0..=pending {
                 let context = format!("{durability:?} halt_at={halt_at} cut={cut}");
                 let image = sim.crash(CrashMode::TornTail { cut_bytes: cut });
-                let (wal, report) = open(&image, &opts).unwrap_or_else(|e| panic!("{context}: {e}"));
+                let (wal, report) =
+                    open(&image, &opts).unwrap_or_else(|e| panic!("{context}: {e}"));
                 check_recovered(&read_all(&wal), &mut model.clone(), &context);
                 images += 1;
                 // Zeros the write put where zeros already were count as persisted.
@@ -175,10 +179,16 @@ fn a_torn_tail_after_a_crash_is_truncated_and_reported_with_its_bytes() {
                     .last()
                     .unwrap_or(written_from);
                 let Some(torn) = report.torn_tail else {
-                    assert_eq!(kept_to, persisted_to, "{context}: bytes past the log's end unreported");
+                    assert_eq!(
+                        kept_to, persisted_to,
+                        "{context}: bytes past the log's end unreported"
+                    );
                     continue;
                 };
-                assert!(kept_to < persisted_to, "{context}: torn tail reported at a clean end: {torn:?}");
+                assert!(
+                    kept_to < persisted_to,
+                    "{context}: torn tail reported at a clean end: {torn:?}"
+                );
                 assert_eq!(torn.segment_id, segment_id, "{context}");
                 assert_eq!(torn.offset_bytes, kept_to, "{context}");
                 let damaged_end = spans
@@ -197,9 +207,9 @@ fn a_torn_tail_after_a_crash_is_truncated_and_reported_with_its_bytes() {
                     "{context}: {} bytes dropped reach past the damaged frame",
                     torn.dropped_bytes
                 );
-                let cut_in_mark = spans
-                    .iter()
-                    .any(|span| span.sync_mark && span.start < persisted_to && persisted_to < span.end);
+                let cut_in_mark = spans.iter().any(|span| {
+                    span.sync_mark && span.start < persisted_to && persisted_to < span.end
+                });
                 if cut_in_mark {
                     assert_eq!(torn.records_dropped_count, 0, "{context}");
                     in_marks += 1;
@@ -209,20 +219,71 @@ fn a_torn_tail_after_a_crash_is_truncated_and_reported_with_its_bytes() {
         }
     }
     println!("torn tails: {images} images, {reported} reported, {in_marks} cut inside a sync mark");
-    assert!(reported > 500 && in_marks > 10, "{reported} reported, {in_marks} in marks");
+    assert!(
+        reported > 500 && in_marks > 10,
+        "{reported} reported, {in_marks} in marks"
+    );
+}
+
+/// After a torn tail was cut, a short append and a clean close leave a clean log: the torn
+/// bytes are never found behind new records (`wal verify` would say exit 0, not 2).
+#[test]
+fn a_torn_tail_is_gone_after_the_next_clean_close() {
+    let ops = vec![
+        Op::Append { size_bytes: 300 },
+        Op::Append { size_bytes: 900 },
+    ];
+    let opts = options(64 * 1024, Durability::GroupCommit);
+    let (clean, _) = run_halted(&ops, &opts, None);
+    let mut checked = 0;
+    for halt_at in 0..=clean.op_count() {
+        let (sim, model) = run_halted(&ops, &opts, Some(halt_at));
+        for cut in 0..=sim.pending_bytes() {
+            let image = sim.crash(CrashMode::TornTail { cut_bytes: cut });
+            let context = format!("halt_at={halt_at} cut={cut}");
+            let Ok((wal, report)) = open(&image, &opts) else {
+                panic!("{context}: recovery failed");
+            };
+            if report.torn_tail.is_none() {
+                continue;
+            }
+            let mut model = model.clone();
+            check_recovered(&read_all(&wal), &mut model, &context);
+            wal.append(kind_for(99), &99u64.to_le_bytes())
+                .expect("append after recovery");
+            drop(wal);
+            let (wal, report) = open(&image.crash(CrashMode::DropUnsynced), &opts)
+                .unwrap_or_else(|e| panic!("{context}: reopen: {e}"));
+            assert_eq!(report.torn_tail, None, "{context}: the old tail came back");
+            assert_eq!(
+                read_all(&wal).last().and_then(|r| id_of(&r.payload)),
+                Some(99),
+                "{context}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "{checked} torn tails checked");
 }
 
 /// Every bit of the final batch (its records and its sync mark) of the image is flipped in
 /// turn: a flip in a record is `Corrupt` at that record's offset; a flip in the mark is a torn
 /// tail that loses no record. Returns the flips checked.
-fn flip_every_bit_of_the_last_batch(image: &SimStorage, opts: &WalOptions, acked: &[u64], context: &str) -> u64 {
+fn flip_every_bit_of_the_last_batch(
+    image: &SimStorage,
+    opts: &WalOptions,
+    acked: &[u64],
+    context: &str,
+) -> u64 {
     let (path, segment_id) = newest_segment(image).expect("a used segment");
     let spans = frames(&image.file_bytes(&path).expect("segment"), segment_id);
     let last_acked = *acked.last().expect("something acknowledged");
     let record_index = spans
         .iter()
         .rposition(|span| span.id == Some(last_acked))
-        .unwrap_or_else(|| panic!("{context}: the last acknowledged record is not in the newest segment"));
+        .unwrap_or_else(|| {
+            panic!("{context}: the last acknowledged record is not in the newest segment")
+        });
     // The batch of the last acknowledged record, and the mark that closed its write.
     let batch_start_index = spans[..record_index]
         .iter()
@@ -256,13 +317,20 @@ fn flip_every_bit_of_the_last_batch(image: &SimStorage, opts: &WalOptions, acked
                     }
                     Err(other) => panic!("{where_}: unexpected error {other}"),
                     Ok((wal, report)) => {
-                        assert!(span.sync_mark, "{where_}: a flipped acknowledged record opened: {report:?}");
-                        let torn = report.torn_tail.unwrap_or_else(|| panic!("{where_}: unreported"));
+                        assert!(
+                            span.sync_mark,
+                            "{where_}: a flipped acknowledged record opened: {report:?}"
+                        );
+                        let torn = report
+                            .torn_tail
+                            .unwrap_or_else(|| panic!("{where_}: unreported"));
                         assert_eq!(torn.offset_bytes, span.start, "{where_}");
                         assert_eq!(torn.records_dropped_count, 0, "{where_}");
                         assert!(torn.dropped_bytes > 0, "{where_}");
-                        let ids: Vec<u64> =
-                            read_all(&wal).iter().filter_map(|r| id_of(&r.payload)).collect();
+                        let ids: Vec<u64> = read_all(&wal)
+                            .iter()
+                            .filter_map(|r| id_of(&r.payload))
+                            .collect();
                         for id in acked {
                             assert!(ids.contains(id), "{where_}: acknowledged id {id} lost");
                         }
@@ -322,7 +390,12 @@ fn b_a_flip_in_the_last_acknowledged_record_after_a_clean_close_is_corruption() 
         let (sim, model) = run_halted(ops, opts, None);
         let acked: Vec<u64> = model.acked.iter().copied().collect();
         let image = sim.crash(CrashMode::DropUnsynced);
-        flips += flip_every_bit_of_the_last_batch(&image, opts, &acked, &format!("{:?} clean", opts.durability));
+        flips += flip_every_bit_of_the_last_batch(
+            &image,
+            opts,
+            &acked,
+            &format!("{:?} clean", opts.durability),
+        );
     }
     println!("clean close: {flips} flips checked");
     assert!(flips > 1000);
@@ -361,7 +434,12 @@ fn c_a_flip_in_the_last_acknowledged_record_after_a_crash_is_corruption() {
             },
         ] {
             let image = sim.crash(mode);
-            flips += flip_every_bit_of_the_last_batch(&image, &opts, &acked, &format!("halt_at={halt_at} {mode:?}"));
+            flips += flip_every_bit_of_the_last_batch(
+                &image,
+                &opts,
+                &acked,
+                &format!("halt_at={halt_at} {mode:?}"),
+            );
             crashes += 1;
         }
     }
@@ -407,9 +485,14 @@ fn version_one_segments_open_read_and_are_never_appended_to() {
     {
         let (wal, report) = open(&sim, &opts).expect("a version-1 log opens");
         assert_eq!(report.torn_tail, None);
-        let ids: Vec<u64> = read_all(&wal).iter().filter_map(|r| id_of(&r.payload)).collect();
+        let ids: Vec<u64> = read_all(&wal)
+            .iter()
+            .filter_map(|r| id_of(&r.payload))
+            .collect();
         assert_eq!(ids, [1, 2, 3]);
-        let lsn = wal.append(kind_for(4), &4u64.to_le_bytes()).expect("append");
+        let lsn = wal
+            .append(kind_for(4), &4u64.to_le_bytes())
+            .expect("append");
         assert_eq!(lsn, statelog_wal::Lsn(4));
         let segments = wal.segments();
         assert_eq!(segments.len(), 2, "{segments:?}");
@@ -422,6 +505,9 @@ fn version_one_segments_open_read_and_are_never_appended_to() {
         "the version-1 segment is unchanged"
     );
     let (wal, _) = open(&after, &opts).expect("reopens");
-    let ids: Vec<u64> = read_all(&wal).iter().filter_map(|r| id_of(&r.payload)).collect();
+    let ids: Vec<u64> = read_all(&wal)
+        .iter()
+        .filter_map(|r| id_of(&r.payload))
+        .collect();
     assert_eq!(ids, [1, 2, 3, 4]);
 }
