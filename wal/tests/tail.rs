@@ -176,7 +176,7 @@ fn a_torn_tail_after_a_crash_is_truncated_and_reported_with_its_bytes() {
                     .iter()
                     .filter(|span| span.batch_end && span.end <= persisted_to)
                     .map(|span| span.end)
-                    .last()
+                    .next_back()
                     .unwrap_or(written_from);
                 let Some(torn) = report.torn_tail else {
                     assert_eq!(
