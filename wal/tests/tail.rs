@@ -447,21 +447,99 @@ fn c_a_flip_in_the_last_acknowledged_record_after_a_crash_is_corruption() {
     assert!(crashes >= 8, "{crashes} crash images");
 }
 
+/// A segment header as `docs/wal-format.md` lays it out, of any format version.
+fn segment_header(format_version: u32, segment_id: u64, first_lsn: u64) -> [u8; 64] {
+    let mut bytes = [0u8; 64];
+    bytes[..8].copy_from_slice(b"SLWALSEG");
+    bytes[8..12].copy_from_slice(&format_version.to_le_bytes());
+    bytes[16..24].copy_from_slice(&segment_id.to_le_bytes());
+    bytes[24..32].copy_from_slice(&first_lsn.to_le_bytes());
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&bytes[0..12]);
+    hasher.update(&bytes[16..64]);
+    bytes[12..16].copy_from_slice(&hasher.finalize().to_le_bytes());
+    bytes
+}
+
+/// Puts one durable segment file of `bytes` into a fresh simulated disk.
+fn disk_with_segment(segment_id: u64, bytes: &[u8]) -> (SimStorage, PathBuf) {
+    let sim = SimStorage::new();
+    let path = Path::new(DIR).join(format!("{segment_id:020}.wal"));
+    <SimStorage as statelog_wal::Storage>::create_dir_all(&sim, Path::new(DIR)).expect("dir");
+    let file = <SimStorage as statelog_wal::Storage>::create(&sim, &path).expect("create");
+    file.write_at(0, bytes).expect("write");
+    file.sync_data().expect("sync");
+    <SimStorage as statelog_wal::Storage>::sync_dir(&sim, Path::new(DIR)).expect("sync dir");
+    (sim, path)
+}
+
+/// A segment of a newer format than this build reads is refused by name, never misread.
+#[test]
+fn a_newer_format_version_is_refused_with_a_typed_error() {
+    let mut bytes = vec![0u8; 8192];
+    bytes[..64].copy_from_slice(&segment_header(3, 1, 1));
+    let (sim, _) = disk_with_segment(1, &bytes);
+    let error = open(&sim, &options(8192, Durability::GroupCommit)).expect_err("refused");
+    assert!(
+        matches!(
+            error,
+            Error::UnsupportedFormatVersion {
+                segment_id: SegmentId(1),
+                version: 3,
+                supported_min: 1,
+                supported_max: 2,
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+/// The trailer costs one small frame per sync, none per record and none for an idle sync.
+#[test]
+fn one_sync_mark_per_syncing_write_not_per_record() {
+    let (wal, _) = Wal::open_with_storage(
+        Arc::new(SimStorage::new()),
+        DIR,
+        options(64 * 1024, Durability::NoSync),
+    )
+    .expect("open");
+    for id in 0..10u64 {
+        wal.append(kind_for(id), &id.to_le_bytes()).expect("append");
+    }
+    assert_eq!(
+        wal.stats().sync_marks_count,
+        0,
+        "unsynced writes get no mark"
+    );
+    wal.sync().expect("sync");
+    assert_eq!(
+        wal.stats().sync_marks_count,
+        1,
+        "one mark for the sync of ten records"
+    );
+    wal.sync().expect("idle sync");
+    assert_eq!(
+        wal.stats().sync_marks_count,
+        1,
+        "an idle sync writes nothing"
+    );
+    let batch: Vec<(statelog_wal::RecordKind, &[u8])> =
+        (0..5).map(|_| (kind_for(1), &b"batched"[..])).collect();
+    wal.append_batch(&batch).expect("batch");
+    wal.sync().expect("sync");
+    assert_eq!(
+        wal.stats().sync_marks_count,
+        2,
+        "one mark for a batch of five"
+    );
+}
+
 /// A version-1 log (written before sync marks existed) still opens and reads as before, and the
 /// next append goes into a new version-2 segment, so marks never enter a version-1 file.
 #[test]
 fn version_one_segments_open_read_and_are_never_appended_to() {
-    let sim = SimStorage::new();
     let mut bytes = vec![0u8; 8192];
-    bytes[..8].copy_from_slice(b"SLWALSEG");
-    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-    bytes[16..24].copy_from_slice(&1u64.to_le_bytes());
-    bytes[24..32].copy_from_slice(&1u64.to_le_bytes());
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(&bytes[0..12]);
-    hasher.update(&bytes[16..64]);
-    let crc = hasher.finalize();
-    bytes[12..16].copy_from_slice(&crc.to_le_bytes());
+    bytes[..64].copy_from_slice(&segment_header(1, 1, 1));
     let mut frames_bytes = Vec::new();
     for lsn in 1..=3u64 {
         statelog_wal::record::encode_frame(
@@ -475,12 +553,7 @@ fn version_one_segments_open_read_and_are_never_appended_to() {
         .expect("frame");
     }
     bytes[64..64 + frames_bytes.len()].copy_from_slice(&frames_bytes);
-    let path = Path::new(DIR).join(format!("{:020}.wal", 1));
-    <SimStorage as statelog_wal::Storage>::create_dir_all(&sim, Path::new(DIR)).expect("dir");
-    let file = <SimStorage as statelog_wal::Storage>::create(&sim, &path).expect("create");
-    file.write_at(0, &bytes).expect("write");
-    file.sync_data().expect("sync");
-    <SimStorage as statelog_wal::Storage>::sync_dir(&sim, Path::new(DIR)).expect("sync dir");
+    let (sim, path) = disk_with_segment(1, &bytes);
     let opts = options(8192, Durability::GroupCommit);
     {
         let (wal, report) = open(&sim, &opts).expect("a version-1 log opens");
