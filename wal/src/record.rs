@@ -227,6 +227,11 @@ pub(crate) fn decode_next(
     }
     let frame = decode(bytes, offset, seed, Some(expected - 1))?;
     debug_assert!(frame.is_sync_mark());
+    // The writer makes every mark its own batch with an 8-byte payload; anything else with a
+    // valid checksum is not a frame this log wrote here.
+    if !frame.is_batch_end() || frame.payload.len() != SYNC_MARK_PAYLOAD_SIZE_BYTES {
+        return Err(Invalid::BadLsn { found: frame.lsn });
+    }
     Ok(frame)
 }
 
@@ -487,6 +492,19 @@ mod tests {
             Err(Invalid::BadLsn { found: 7 }),
             "not for another record"
         );
+        // A mark that is not its own batch, or has another payload size, is refused.
+        let mut odd = Vec::new();
+        encode_into(
+            &mut odd,
+            seed,
+            7,
+            KIND_SYNC_MARK,
+            &encode_sync_mark_payload(6),
+        );
+        assert!(decode_next(&odd, 0, seed, 8, true).is_err());
+        odd.clear();
+        encode_into(&mut odd, seed, 7, KIND_SYNC_MARK | FLAG_BATCH_END, b"short");
+        assert!(decode_next(&odd, 0, seed, 8, true).is_err());
         // A record of the previous LSN is no mark.
         assert_eq!(
             decode_next(&bytes, 0, seed, 8, true),
