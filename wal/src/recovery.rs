@@ -512,9 +512,22 @@ pub(crate) fn recover(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
                 );
+                // A sync mark behind the damage means the damaged bytes were synced with it.
+                let follower = usize::try_from(offset)
+                    .ok()
+                    .and_then(|at| record::peek_header(&map, at))
+                    .map_or("record", |(_, _, kind_byte)| {
+                        if kind_byte & record::KIND_MASK == record::KIND_SYNC_MARK {
+                            "sync mark"
+                        } else {
+                            "record"
+                        }
+                    });
                 problem = Some((
                     stop_offset,
-                    format!("{what}, yet a valid record (lsn {lsn}) follows at offset {offset}"),
+                    format!(
+                        "{what}, yet a valid {follower} (lsn {lsn}) follows at offset {offset}"
+                    ),
                 ));
             } else {
                 let (batch_lsn, batch_offset) = scanned
