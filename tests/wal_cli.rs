@@ -1,7 +1,8 @@
 //! The `statelog wal` command line contracts, run against the built binary: `append-test` acks
 //! exactly what `dump` then shows; `dump` text and `--json` agree and honour `--from`; `stats`
-//! counts; `verify` exits 0 on a clean log and on a torn tail (reported), 1 naming segment and
-//! offset on corruption, 2 on a missing directory; bad arguments are refused with exit 2.
+//! counts; `verify` exits 0 on a clean log, 2 on a torn tail (with the bytes dropped), 1 naming
+//! segment and offset on corruption (a flipped bit in the last record after a clean close
+//! included), 2 on a missing directory; bad arguments are refused with exit 2.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use base64::Engine as _;
 /// Segment header bytes and record framing bytes, per `docs/wal-format.md`.
 const SEGMENT_HEADER_SIZE_BYTES: u64 = 64;
 const RECORD_HEADER_SIZE_BYTES: u64 = 16;
+/// The sync mark that ends every syncing write: framing plus an 8-byte durable LSN.
+const SYNC_MARK_SIZE_BYTES: u64 = 24;
 
 fn statelog(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_statelog"))
@@ -147,12 +150,22 @@ fn flip_byte(path: &Path, offset: u64) {
     std::fs::write(path, bytes).expect("write the segment back");
 }
 
+/// Writes `bytes` at `offset` of a segment file.
+fn write_at(path: &Path, offset: u64, bytes: &[u8]) {
+    let mut image = std::fs::read(path).expect("read the segment");
+    let start = usize::try_from(offset).expect("offset fits usize");
+    image[start..start + bytes.len()].copy_from_slice(bytes);
+    std::fs::write(path, image).expect("write the segment back");
+}
+
 #[test]
 fn verify_exit_codes_clean_torn_tail_and_corrupt() {
     let dir = fresh_dir("wal_cli_verify");
-    append(&dir, 2, 10, 20);
+    // One writer: each append is its own write, a 36-byte record then its 24-byte sync mark.
+    append(&dir, 1, 10, 20);
     let clean = statelog(&["verify"], &dir);
     let clean_text = stdout_of(&clean);
+    assert_eq!(clean.status.code(), Some(0));
     assert!(
         clean_text.starts_with("ok: 10 records, lsn 1..=10"),
         "{clean_text}"
@@ -160,27 +173,47 @@ fn verify_exit_codes_clean_torn_tail_and_corrupt() {
     assert!(!clean_text.contains("torn tail"), "{clean_text}");
 
     let record_size_bytes = RECORD_HEADER_SIZE_BYTES + 20;
+    let write_size_bytes = record_size_bytes + SYNC_MARK_SIZE_BYTES;
+    let end = SEGMENT_HEADER_SIZE_BYTES + 10 * write_size_bytes;
     let segment = segment_file(&dir, 1);
-    // Damage inside the last record: a torn tail, which open would truncate. Not corruption.
-    flip_byte(
-        &segment,
-        SEGMENT_HEADER_SIZE_BYTES + 9 * record_size_bytes + RECORD_HEADER_SIZE_BYTES + 3,
-    );
+    // A crash tore the write of an eleventh record: its header and half its payload reached
+    // the disk. A torn tail: exit 2, with the bytes open drops (the frame its header states).
+    let mut torn_frame = vec![0xa5u8; 4];
+    torn_frame.extend_from_slice(&20u32.to_le_bytes());
+    torn_frame.extend_from_slice(&(11u64 | (0x81u64 << 56)).to_le_bytes());
+    torn_frame.extend_from_slice(&[0x3c; 10]);
+    write_at(&segment, end, &torn_frame);
     let torn = statelog(&["verify"], &dir);
-    let torn_text = stdout_of(&torn);
-    assert!(torn_text.contains("ok: 9 records"), "{torn_text}");
+    assert_eq!(torn.status.code(), Some(2), "{torn:?}");
+    let torn_text = String::from_utf8(torn.stdout.clone()).expect("UTF-8 output");
+    assert!(torn_text.starts_with("ok: 10 records"), "{torn_text}");
     assert!(
-        torn_text.contains(&format!(
-            "torn tail: segment 1 offset {}",
-            SEGMENT_HEADER_SIZE_BYTES + 9 * record_size_bytes
-        )),
+        torn_text.contains(&format!("torn tail: segment 1 offset {end}")),
         "{torn_text}"
     );
-    // Verify changed nothing: the damage is still there to be found again.
-    assert_eq!(stdout_of(&statelog(&["verify"], &dir)), torn_text);
+    assert!(torn_text.contains("; 36 bytes dropped"), "{torn_text}");
+    // Verify changed nothing: the tail is still there to be found again.
+    assert_eq!(statelog(&["verify"], &dir).stdout, torn.stdout);
+    write_at(&segment, end, &vec![0; torn_frame.len()]);
+    assert_eq!(statelog(&["verify"], &dir).status.code(), Some(0));
+
+    // A flipped bit in the last, acknowledged record after a clean close: corruption, exit 1.
+    let last = SEGMENT_HEADER_SIZE_BYTES + 9 * write_size_bytes;
+    flip_byte(&segment, last + RECORD_HEADER_SIZE_BYTES + 3);
+    let corrupt = statelog(&["verify"], &dir);
+    assert_eq!(corrupt.status.code(), Some(1), "{corrupt:?}");
+    let stderr = String::from_utf8_lossy(&corrupt.stderr);
+    assert!(
+        stderr.contains(&format!("corrupt: segment 1 offset {last}")),
+        "{stderr}"
+    );
+    // dump and stats refuse the corrupt log the same way.
+    assert_eq!(statelog(&["dump"], &dir).status.code(), Some(1));
+    assert_eq!(statelog(&["stats"], &dir).status.code(), Some(1));
+    flip_byte(&segment, last + RECORD_HEADER_SIZE_BYTES + 3);
 
     // Damage inside record 3 with valid records after it: corruption, exit 1, named.
-    let offset = SEGMENT_HEADER_SIZE_BYTES + 2 * record_size_bytes;
+    let offset = SEGMENT_HEADER_SIZE_BYTES + 2 * write_size_bytes;
     flip_byte(&segment, offset + RECORD_HEADER_SIZE_BYTES + 1);
     let corrupt = statelog(&["verify"], &dir);
     assert_eq!(corrupt.status.code(), Some(1), "{corrupt:?}");
@@ -189,18 +222,16 @@ fn verify_exit_codes_clean_torn_tail_and_corrupt() {
         stderr.contains(&format!("segment 1 offset {offset}")),
         "{stderr}"
     );
-    // dump and stats refuse the corrupt log the same way.
-    assert_eq!(statelog(&["dump"], &dir).status.code(), Some(1));
-    assert_eq!(statelog(&["stats"], &dir).status.code(), Some(1));
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
 #[test]
-fn missing_directory_and_bad_arguments_exit_2() {
+fn missing_directory_and_bad_arguments_exit_2_or_3_for_verify() {
     let missing = fresh_dir("wal_cli_missing");
-    for command in ["verify", "dump", "stats"] {
+    // `verify` keeps 2 for a torn tail: a log it could not check at all is 3.
+    for (command, code) in [("verify", 3), ("dump", 2), ("stats", 2)] {
         let output = statelog(&[command], &missing);
-        assert_eq!(output.status.code(), Some(2), "{command}: {output:?}");
+        assert_eq!(output.status.code(), Some(code), "{command}: {output:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("is not a log directory"), "{stderr}");
     }

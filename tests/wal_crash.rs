@@ -184,8 +184,12 @@ fn verify(dir: &Path) {
         .arg(dir)
         .output()
         .expect("run wal verify");
+    // Exit 2 with a `torn tail:` line is a SIGKILL that landed inside a write: legitimate here
+    // (nothing acknowledged is in it; the next open cuts it off). Anything else fails.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let torn_tail = output.status.code() == Some(2) && stdout.contains("torn tail: segment ");
     assert!(
-        output.status.success(),
+        output.status.success() || torn_tail,
         "wal verify failed ({}): stdout {} stderr {}",
         output.status,
         String::from_utf8_lossy(&output.stdout),

@@ -2,9 +2,12 @@
 //! `append-test` workload that external crash tests kill with SIGKILL.
 //!
 //! Contracts (scripts and `tests/wal_crash.rs` depend on them):
-//! - `verify DIR` exits 0 for a clean log (a torn tail of the newest segment, which open would
-//!   truncate, is reported but is not corruption), 1 with `segment S offset O` on corruption,
-//!   2 on any other failure (missing directory, I/O error).
+//! - `verify DIR` exits 0 for a clean log; 1 with `segment S offset O` on corruption; 2 on a
+//!   torn tail of the newest segment (not corruption: the unacknowledged end of a crashed write,
+//!   which open truncates), with a line `torn tail: segment S offset O: ... N bytes dropped ...`;
+//!   3 when it could not check the log at all (missing directory, I/O error), with an `error:`
+//!   line, so each exit code of `verify` means one thing. The other commands exit 2 on any
+//!   failure.
 //! - `dump DIR [--from LSN] [--json]` prints one line per record: `lsn kind length crc payload`;
 //!   `crc` is the CRC32 of the payload as 8 hex digits (the value `append-test` acknowledges),
 //!   the payload is hex, or base64 in `--json` (one JSON object per line).
@@ -35,6 +38,10 @@ use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
 
 /// Exit code of `verify` when the log is corrupt.
 const EXIT_CORRUPT: u8 = 1;
+/// Exit code of `verify` when the newest segment ends in a torn tail.
+const EXIT_TORN_TAIL: u8 = 2;
+/// Exit code of `verify` when it could not check the log (missing directory, I/O error).
+const EXIT_VERIFY_FAILURE: u8 = 3;
 /// Exit code of any other failure.
 const EXIT_FAILURE: u8 = 2;
 /// The record kind `append-test` writes.
@@ -43,9 +50,9 @@ const APPEND_TEST_KIND: u8 = 1;
 /// The `wal` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum WalCommand {
-    /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt.
-    /// The payloads of a store's log are decoded too: 1 with segment, LSN and execution when
-    /// one does not decode.
+    /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt,
+    /// 2 with the bytes dropped when the newest segment ends in a torn tail. The payloads of a
+    /// store's log are decoded too: 1 with segment, LSN and execution when one does not decode.
     Verify {
         /// The log directory.
         dir: PathBuf,
@@ -139,10 +146,20 @@ pub enum Error {
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
     Random(String),
+    /// `verify` found a torn tail (already reported on stdout): the log is not clean.
+    #[error("torn tail of {dropped_bytes} bytes")]
+    TornTail {
+        /// The bytes open drops.
+        dropped_bytes: u64,
+    },
 }
 
 /// Runs one `wal` subcommand.
 pub fn run(command: WalCommand) -> ExitCode {
+    let failure_code = match command {
+        WalCommand::Verify { .. } => EXIT_VERIFY_FAILURE,
+        _ => EXIT_FAILURE,
+    };
     let result = match command {
         // Compaction goes through the engine (it must know which executions are retained).
         WalCommand::Compact {
@@ -184,13 +201,15 @@ pub fn run(command: WalCommand) -> ExitCode {
             eprintln!("corrupt: {e}");
             ExitCode::from(EXIT_CORRUPT)
         }
+        // The torn-tail line is already on stdout.
+        Err(Error::TornTail { .. }) => ExitCode::from(EXIT_TORN_TAIL),
         Err(e @ Error::LsnOrder { .. }) => {
             eprintln!("corrupt: {e}");
             ExitCode::from(EXIT_CORRUPT)
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(EXIT_FAILURE)
+            ExitCode::from(failure_code)
         }
     }
 }
@@ -269,12 +288,20 @@ fn verify(dir: &Path) -> Result<(), Error> {
     .map_err(Error::Output)?;
     if let Some(torn) = &report.torn_tail {
         // Not corruption: the unacknowledged end of the newest segment, which open truncates.
+        // Still not a clean log: a crash tore a write, and the operator should know.
         writeln!(
             out,
-            "torn tail: segment {} offset {}: {} ({} records past it are dropped on open)",
-            torn.segment_id, torn.offset_bytes, torn.reason, torn.records_dropped_count
+            "torn tail: segment {} offset {}: {}; {} bytes dropped ({} complete records past it are dropped on open)",
+            torn.segment_id,
+            torn.offset_bytes,
+            torn.reason,
+            torn.dropped_bytes,
+            torn.records_dropped_count
         )
         .map_err(Error::Output)?;
+        return Err(Error::TornTail {
+            dropped_bytes: torn.dropped_bytes,
+        });
     }
     Ok(())
 }
@@ -474,8 +501,8 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
     let (wal, report) = Wal::open(&args.dir, options)?;
     if let Some(torn) = &report.torn_tail {
         eprintln!(
-            "append-test: truncated a torn tail in segment {} at offset {}: {}",
-            torn.segment_id, torn.offset_bytes, torn.reason
+            "append-test: truncated a torn tail in segment {} at offset {}: {}; {} bytes dropped",
+            torn.segment_id, torn.offset_bytes, torn.reason, torn.dropped_bytes
         );
     }
     let kind = RecordKind::new(APPEND_TEST_KIND)?;

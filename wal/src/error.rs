@@ -117,6 +117,19 @@ pub enum Error {
         /// `SEGMENTS_MAX`.
         limit: usize,
     },
+    /// A segment was written in a format version this build does not read (a newer build wrote
+    /// it). Open refuses the log rather than misread it.
+    #[error("segment {segment_id} has format version {version}; this build reads versions {supported_min}..={supported_max}")]
+    UnsupportedFormatVersion {
+        /// The segment.
+        segment_id: SegmentId,
+        /// The version its header names.
+        version: u32,
+        /// The oldest version this build reads.
+        supported_min: u32,
+        /// The newest version this build reads (and the one it writes).
+        supported_max: u32,
+    },
     /// A path that is not implemented.
     #[error("not supported: {what}")]
     Unsupported {

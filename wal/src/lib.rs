@@ -16,10 +16,12 @@
 //!
 //! # Public API (the contract other crates build on)
 //! - [`Wal::open`] / [`Wal::open_with_storage`] → `(Wal, RecoveryReport)`: scan the directory,
-//!   cut a torn tail of the newest segment (reported in [`RecoveryReport::torn_tail`]), finish an
-//!   interrupted compaction, fail with [`Error::Corrupt`] `{ segment_id, offset_bytes, reason }`
-//!   on any other damage unless [`RepairMode::TruncateAtCorruption`] (reported in
-//!   [`RecoveryReport::repair`]). `WalOptions::read_only` changes nothing on disk (for `verify`,
+//!   cut a torn tail of the newest segment (reported in [`RecoveryReport::torn_tail`] with the
+//!   bytes dropped), finish an interrupted compaction, fail with [`Error::Corrupt`]
+//!   `{ segment_id, offset_bytes, reason }` on any other damage (a flipped bit in the last
+//!   acknowledged record included: every syncing write ends with a sync mark) unless
+//!   [`RepairMode::TruncateAtCorruption`] (reported in [`RecoveryReport::repair`]), and with
+//!   [`Error::UnsupportedFormatVersion`] on a segment of a newer format. `WalOptions::read_only` changes nothing on disk (for `verify`,
 //!   `dump`, `stats`).
 //! - Appends: [`Wal::append`]`(kind, payload) -> Lsn`, [`Wal::append_batch`] (one atomic batch in
 //!   one commit, never split across segments), or [`Wal::enqueue`] + [`Wal::wait_durable`];
@@ -53,7 +55,8 @@
 //! Invariants: an acknowledged append is on disk; a newer segment is never written before older
 //! segments' writes are durable; after any write or sync error the log is poisoned (fail-stop)
 //! and every later call returns [`Error::Poisoned`]; damage before the end of the newest segment
-//! is never skipped silently. This crate depends on no workspace crate and must not learn about
+//! is never skipped silently, and damage to an acknowledged record is never taken for a torn
+//! write. This crate depends on no workspace crate and must not learn about
 //! workflows.
 #![deny(missing_docs)]
 

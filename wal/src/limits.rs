@@ -21,6 +21,14 @@ pub const FRAME_PAYLOAD_SIZE_BYTES_MAX: usize = RECORD_SIZE_BYTES_MAX + COPY_PRE
 /// Bytes reserved at the start of every segment file for its header.
 pub const SEGMENT_HEADER_SIZE_BYTES: usize = 64;
 
+/// Payload bytes of a sync mark: the durable LSN before the write it ends.
+pub const SYNC_MARK_PAYLOAD_SIZE_BYTES: usize = 8;
+
+/// Bytes of the sync mark that ends every syncing write (framing plus payload). Every segment
+/// keeps this much room behind its last record, so a mark always fits.
+pub const SYNC_MARK_FRAME_SIZE_BYTES: usize =
+    RECORD_HEADER_SIZE_BYTES + SYNC_MARK_PAYLOAD_SIZE_BYTES;
+
 /// The smallest segment size accepted by `WalOptions`.
 pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4096;
 
@@ -57,6 +65,14 @@ const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT <= SEGMENT_SIZE_BYTES_MAX);
 const _: () = assert!(SEGMENT_SIZE_BYTES_MAX <= u32::MAX as u64);
 const _: () = assert!(
     (SEGMENT_HEADER_SIZE_BYTES + RECORD_HEADER_SIZE_BYTES) as u64 <= SEGMENT_SIZE_BYTES_MIN
+);
+// The smallest segment holds a header, a record with a copy prefix, and its sync mark.
+const _: () = assert!(
+    (SEGMENT_HEADER_SIZE_BYTES
+        + RECORD_HEADER_SIZE_BYTES
+        + COPY_PREFIX_SIZE_BYTES
+        + SYNC_MARK_FRAME_SIZE_BYTES) as u64
+        <= SEGMENT_SIZE_BYTES_MIN
 );
 const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX as u64 <= SEGMENT_SIZE_BYTES_MAX);
 const _: () = assert!(FRAME_PAYLOAD_SIZE_BYTES_MAX <= u32::MAX as usize);

@@ -3,7 +3,8 @@
 //! A `View` is a snapshot of the catalog (segment mappings, the visible LSN and the committed
 //! compactions) taken when a read starts. Within a segment it walks frames from the nearest
 //! sparse-index entry, checking every frame's CRC and exact LSN, up to the visible LSN or the
-//! next segment's first LSN.
+//! next segment's first LSN. Sync marks (which repeat the LSN of the record before them) are
+//! checked and stepped over.
 //!
 //! Invariants: a reader never returns bytes that failed their checksum (it returns
 //! `Error::Corrupt` instead), never returns a record past the acknowledged end, and hides the
@@ -149,14 +150,18 @@ impl View {
                 }
             }
             let offset = usize::try_from(self.position_offset).expect("offsets fit usize");
-            let frame = record::decode(&segment.map, offset, segment.seed, Some(lsn)).map_err(
-                |invalid| Error::Corrupt {
+            // A sync mark may sit between two records (never first in a segment): stepped over.
+            let mark_allowed = offset > crate::limits::SEGMENT_HEADER_SIZE_BYTES;
+            let frame = record::decode_next(&segment.map, offset, segment.seed, lsn, mark_allowed)
+                .map_err(|invalid| Error::Corrupt {
                     segment_id: segment.id,
                     offset_bytes: self.position_offset,
                     reason: format!("reading acknowledged lsn {lsn}: {invalid}"),
-                },
-            )?;
+                })?;
             self.position_offset += frame.size_bytes as u64;
+            if frame.is_sync_mark() {
+                continue;
+            }
             self.position_lsn += 1;
             if lsn < self.from {
                 continue;

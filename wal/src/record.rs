@@ -10,13 +10,20 @@
 //! Invariants: `decode` never reads past the slice it is given, never allocates, and returns a
 //! frame only when its CRC, length and expected LSN all agree. This module does no I/O.
 
-use crate::limits::{FRAME_PAYLOAD_SIZE_BYTES_MAX, LSN_MAX, RECORD_HEADER_SIZE_BYTES};
+use crate::limits::{
+    FRAME_PAYLOAD_SIZE_BYTES_MAX, LSN_MAX, RECORD_HEADER_SIZE_BYTES, SYNC_MARK_PAYLOAD_SIZE_BYTES,
+};
 use crate::{Lsn, RecordKind, SegmentId};
 
 /// Bit of the kind byte marking the last record of an atomic batch.
 pub(crate) const FLAG_BATCH_END: u8 = 0x80;
 /// Mask of the kind value inside the kind byte.
 pub(crate) const KIND_MASK: u8 = 0x7f;
+/// Internal kind: the sync mark that ends every syncing write. It carries the LSN of the record
+/// before it (it takes no LSN of its own) and, as payload, the durable LSN before that write. An
+/// acknowledged record is therefore always followed on disk by a valid frame, so recovery can
+/// tell damage to it (corruption) from a torn write (which only reaches unsynced bytes).
+pub(crate) const KIND_SYNC_MARK: u8 = 124;
 /// Internal kind: start of a compaction; its LSN names the compaction.
 pub(crate) const KIND_COMPACT_BEGIN: u8 = 125;
 /// Internal kind: a live record copied forward by compaction.
@@ -83,6 +90,10 @@ impl Frame<'_> {
     /// The kind value without flags.
     pub fn kind_value(&self) -> u8 {
         self.kind_byte & KIND_MASK
+    }
+    /// Whether this is the log's sync mark (it repeats the LSN of the record before it).
+    pub fn is_sync_mark(&self) -> bool {
+        self.kind_value() == KIND_SYNC_MARK
     }
 }
 
@@ -192,6 +203,41 @@ pub(crate) fn decode(
     };
     debug_assert!(frame.size_bytes <= bytes.len() - offset);
     Ok(frame)
+}
+
+/// Decodes the frame at `bytes[offset..]` as the next frame of a walk through a segment: the
+/// record `expected`, or, when `mark_allowed` (a record of this segment precedes it), a sync mark
+/// closing record `expected - 1`. The LSN and kind are peeked first, so any other frame fails
+/// exactly as `decode(.., Some(expected))` would.
+pub(crate) fn decode_next(
+    bytes: &[u8],
+    offset: usize,
+    seed: u32,
+    expected: u64,
+    mark_allowed: bool,
+) -> Result<Frame<'_>, Invalid> {
+    let closes_previous = match peek_header(bytes, offset) {
+        Some((_, lsn, kind_byte)) => {
+            mark_allowed && kind_byte & KIND_MASK == KIND_SYNC_MARK && lsn + 1 == expected
+        }
+        None => false,
+    };
+    if !closes_previous {
+        return decode(bytes, offset, seed, Some(expected));
+    }
+    let frame = decode(bytes, offset, seed, Some(expected - 1))?;
+    debug_assert!(frame.is_sync_mark());
+    // The writer makes every mark its own batch with an 8-byte payload; anything else with a
+    // valid checksum is not a frame this log wrote here.
+    if !frame.is_batch_end() || frame.payload.len() != SYNC_MARK_PAYLOAD_SIZE_BYTES {
+        return Err(Invalid::BadLsn { found: frame.lsn });
+    }
+    Ok(frame)
+}
+
+/// The payload of a sync mark: the durable LSN before the write it ends.
+pub(crate) fn encode_sync_mark_payload(durable_lsn: u64) -> [u8; SYNC_MARK_PAYLOAD_SIZE_BYTES] {
+    durable_lsn.to_le_bytes()
 }
 
 /// Decodes and validates the frame at `bytes[offset_bytes..]` of segment `segment_id`, as recovery
@@ -418,6 +464,60 @@ mod tests {
         );
         assert!(decode_frame(&out, 0, SegmentId(5), None).is_err());
         assert!(encode_frame(&mut out, SegmentId(4), Lsn(0), kind, true, b"").is_err());
+    }
+
+    #[test]
+    fn a_sync_mark_closes_only_the_record_before_it() {
+        let seed = segment_seed(SegmentId(2));
+        let mut bytes = one(seed, 7, 1 | FLAG_BATCH_END, b"record");
+        let mark_at = bytes.len();
+        encode_into(
+            &mut bytes,
+            seed,
+            7,
+            KIND_SYNC_MARK | FLAG_BATCH_END,
+            &encode_sync_mark_payload(6),
+        );
+        let mark = decode_next(&bytes, mark_at, seed, 8, true).expect("mark after lsn 7");
+        assert!(mark.is_sync_mark());
+        assert_eq!(mark.lsn, 7);
+        assert_eq!(mark.payload, &6u64.to_le_bytes()[..]);
+        assert_eq!(
+            decode_next(&bytes, mark_at, seed, 8, false),
+            Err(Invalid::BadLsn { found: 7 }),
+            "not as a segment's first frame"
+        );
+        assert_eq!(
+            decode_next(&bytes, mark_at, seed, 9, true),
+            Err(Invalid::BadLsn { found: 7 }),
+            "not for another record"
+        );
+        // A mark that is not its own batch, or has another payload size, is refused.
+        let mut odd = Vec::new();
+        encode_into(
+            &mut odd,
+            seed,
+            7,
+            KIND_SYNC_MARK,
+            &encode_sync_mark_payload(6),
+        );
+        assert!(decode_next(&odd, 0, seed, 8, true).is_err());
+        odd.clear();
+        encode_into(&mut odd, seed, 7, KIND_SYNC_MARK | FLAG_BATCH_END, b"short");
+        assert!(decode_next(&odd, 0, seed, 8, true).is_err());
+        // A record of the previous LSN is no mark.
+        assert_eq!(
+            decode_next(&bytes, 0, seed, 8, true),
+            Err(Invalid::BadLsn { found: 7 })
+        );
+        for bit in 0..(bytes.len() - mark_at) * 8 {
+            let mut damaged = bytes.clone();
+            damaged[mark_at + bit / 8] ^= 1 << (bit % 8);
+            assert!(
+                decode_next(&damaged, mark_at, seed, 8, true).is_err(),
+                "bit {bit} of the mark undetected"
+            );
+        }
     }
 
     #[test]

@@ -7,9 +7,12 @@
 //!   remains of a tail that an earlier recovery fenced off, never records;
 //! - the newest segment ends at its first invalid frame. If any valid frame of this segment
 //!   follows, that is corruption. Otherwise the tail is torn or zeroed: the log ends at the last
-//!   complete batch, and if records had to be dropped the writer is *fenced*: its next append
-//!   rotates to a new segment whose header records where the old one ends, so the dropped
-//!   frames can never be mistaken for records;
+//!   complete batch (a record's or a sync mark's), and if a tail was cut (reported with the
+//!   bytes it dropped) the writer is *fenced*: its next append rotates to a new segment whose
+//!   header records where the old one ends, so the dropped frames can never be mistaken for
+//!   records. Every syncing write ends with a sync mark, so an acknowledged record is never the
+//!   last valid frame: damage to it is always followed by a valid frame, and is corruption;
+//! - a version-1 newest segment (no sync marks) is fenced too: marks never enter it;
 //! - an interrupted compaction whose commit record is durable is finished (old segments removed).
 //!
 //! Invariants: nothing is skipped silently: every truncation is in the `RecoveryReport`, every
@@ -23,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, Result};
 use crate::limits::{
     INDEX_STRIDE_RECORDS, RECORD_HEADER_SIZE_BYTES, SEGMENTS_MAX, SEGMENT_HEADER_SIZE_BYTES,
+    SYNC_MARK_PAYLOAD_SIZE_BYTES,
 };
 use crate::record::{self, Frame, Invalid, KIND_COMPACT_COMMIT};
 use crate::segment::{self, HeaderState, TEMP_SUFFIX};
@@ -35,8 +39,10 @@ use crate::{Lsn, RecordKind, RepairMode, SegmentId};
 pub struct RecoveryReport {
     /// Segments whose records were scanned.
     pub segments_scanned_count: usize,
-    /// Records found valid (including the log's own markers).
+    /// Records found valid (including the log's own compaction markers, which take LSNs).
     pub records_count: u64,
+    /// Sync marks found valid (they end syncing writes and take no LSN; not in `records_count`).
+    pub sync_marks_count: u64,
     /// Record bytes checked.
     pub bytes_scanned: u64,
     /// The first retained LSN, if any record is retained.
@@ -66,6 +72,9 @@ pub struct TornTail {
     pub reason: String,
     /// Complete records dropped because their batch was incomplete.
     pub records_dropped_count: u64,
+    /// Bytes cut off: the complete records dropped plus the damaged frame as far as its header
+    /// states its length (its header alone when the length is out of bounds; nothing for zeros).
+    pub dropped_bytes: u64,
 }
 
 /// What repair dropped.
@@ -110,6 +119,9 @@ pub(crate) struct Recovered {
     pub active_end_offset: u64,
     pub active_records_count: u64,
     pub active_time_range: Option<(u64, u64)>,
+    /// The active segment's last kept frame is a record, not a sync mark: the next syncing
+    /// write must end with one even if it carries no new record.
+    pub active_needs_mark: bool,
     pub fence: bool,
     pub committed: HashSet<u64>,
     pub next_segment_id: u64,
@@ -124,9 +136,12 @@ struct Scan {
     last_lsn: Option<u64>,
     /// (lsn, offset after) of the last frame that ends a batch.
     last_batch_end: Option<(u64, u64)>,
+    /// The frame ending the last batch is a sync mark.
+    last_batch_end_is_mark: bool,
     /// Where and why the scan stopped, when it stopped on an invalid frame.
     stop: Option<(u64, Invalid)>,
     records_count: u64,
+    sync_marks_count: u64,
     index: Vec<(u64, u32)>,
     /// (lsn, begin lsn, first segment, last segment) of every compaction commit.
     commits: Vec<(u64, u64, u64, u64)>,
@@ -148,11 +163,23 @@ fn scan(
     };
     let mut offset = SEGMENT_HEADER_SIZE_BYTES;
     let mut expected = first_lsn;
+    // A sync mark may follow a record of this segment, never open it or follow another mark.
+    let mut mark_allowed = false;
     loop {
         if Some(expected) == stop_before {
             break;
         }
-        match record::decode(bytes, offset, seed, Some(expected)) {
+        match record::decode_next(bytes, offset, seed, expected, mark_allowed) {
+            Ok(frame) if frame.is_sync_mark() => {
+                debug_assert_eq!(frame.payload.len(), SYNC_MARK_PAYLOAD_SIZE_BYTES);
+                debug_assert!(frame.is_batch_end(), "a sync mark is its own batch");
+                offset += frame.size_bytes;
+                out.sync_marks_count += 1;
+                out.last_batch_end = Some((frame.lsn, offset as u64));
+                out.last_batch_end_is_mark = true;
+                out.time_range_at_batch_end = time_range;
+                mark_allowed = false;
+            }
             Ok(frame) => {
                 if out.records_count % INDEX_STRIDE_RECORDS == 0 {
                     let offset_u32 = u32::try_from(offset)
@@ -168,9 +195,11 @@ fn scan(
                 out.last_lsn = Some(expected);
                 if frame.is_batch_end() {
                     out.last_batch_end = Some((expected, offset as u64));
+                    out.last_batch_end_is_mark = false;
                     out.time_range_at_batch_end = time_range;
                 }
                 expected += 1;
+                mark_allowed = true;
             }
             Err(invalid) => {
                 out.stop = Some((offset as u64, invalid));
@@ -225,6 +254,24 @@ fn note_marker(frame: &Frame<'_>, commits: &mut Vec<(u64, u64, u64, u64)>) {
         u64::from_le_bytes(w)
     };
     commits.push((frame.lsn, word(0), word(8), word(16)));
+}
+
+/// How many bytes the invalid frame at `offset` spans, as far as its header says: the stated
+/// frame when its length is in bounds, the header alone when not, nothing for zeros.
+fn damaged_frame_bytes(bytes: &[u8], offset: u64, invalid: Invalid) -> u64 {
+    let remaining = (bytes.len() as u64).saturating_sub(offset);
+    match invalid {
+        // Fewer bytes than a header at the end of the file: never a frame the writer began.
+        Invalid::Zeroed | Invalid::ShortHeader => 0,
+        Invalid::BadLength { .. } => (RECORD_HEADER_SIZE_BYTES as u64).min(remaining),
+        Invalid::BadLsn { .. } | Invalid::BadCrc { .. } => {
+            let stated = usize::try_from(offset)
+                .ok()
+                .and_then(|offset| record::peek_header(bytes, offset))
+                .map_or(0, |(len, _, _)| u64::from(len));
+            (RECORD_HEADER_SIZE_BYTES as u64 + stated).min(remaining)
+        }
+    }
 }
 
 /// Zeroed space is skipped in blocks of this size while hunting for valid frames.
@@ -322,6 +369,17 @@ pub(crate) fn recover(
         });
     }
     entries.sort_by_key(|entry| entry.id);
+    // A segment of a newer format anywhere: this build must not guess what it holds.
+    for entry in &entries {
+        if let HeaderState::UnsupportedVersion { version } = entry.header {
+            return Err(Error::UnsupportedFormatVersion {
+                segment_id: entry.id,
+                version,
+                supported_min: segment::FORMAT_VERSION_MIN,
+                supported_max: segment::FORMAT_VERSION,
+            });
+        }
+    }
     let next_segment_id = entries.last().map_or(1, |entry| entry.id.0 + 1);
 
     // Which files are used segments: every file up to the last one with a valid header.
@@ -340,6 +398,9 @@ pub(crate) fn recover(
             HeaderState::Recycled { found } => format!("segment header names segment {found}"),
             HeaderState::Damaged(reason) => reason.clone(),
             HeaderState::Valid(_) => unreachable!("valid headers skipped above"),
+            HeaderState::UnsupportedVersion { .. } => {
+                unreachable!("unsupported versions refused above")
+            }
         };
         if options.repair != RepairMode::TruncateAtCorruption {
             return Err(corrupt(entry.id, 0, reason));
@@ -353,14 +414,23 @@ pub(crate) fn recover(
         used_count = index;
         break;
     }
-    // Files after the used ones: a damaged header there is a torn header of an unused segment,
-    // unless records of that segment follow it.
+    // Files after the used ones: a damaged header there is a torn header of an unused segment
+    // (reported, like any torn write), unless records of that segment follow it.
+    let mut torn_header: Option<TornTail> = None;
     for entry in entries.iter().skip(used_count) {
         if let HeaderState::Damaged(reason) = &entry.header {
             let seed = record::segment_seed(entry.id);
-            if let Some((offset, lsn)) =
-                find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1)
-            {
+            let found = find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1);
+            if found.is_none() && torn_header.is_none() {
+                torn_header = Some(TornTail {
+                    segment_id: entry.id,
+                    offset_bytes: 0,
+                    reason: format!("torn segment header: {reason}"),
+                    records_dropped_count: 0,
+                    dropped_bytes: SEGMENT_HEADER_SIZE_BYTES as u64,
+                });
+            }
+            if let Some((offset, lsn)) = found {
                 let reason = format!(
                     "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
                 );
@@ -387,6 +457,7 @@ pub(crate) fn recover(
     let mut active_end_offset = SEGMENT_HEADER_SIZE_BYTES as u64;
     let mut active_records_count = 0u64;
     let mut active_time_range: Option<(u64, u64)> = None;
+    let mut active_needs_mark = false;
     let mut index = 0usize;
     while index < used_count {
         let entry = &entries[index];
@@ -410,6 +481,7 @@ pub(crate) fn recover(
         let scanned = scan(&map, seed, header.first_lsn.0, next_first, time_of);
         report.segments_scanned_count += 1;
         report.records_count += scanned.records_count;
+        report.sync_marks_count += scanned.sync_marks_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
         // Decide where this segment ends and whether that is corruption.
         let mut problem: Option<(u64, String)> = None;
@@ -440,9 +512,22 @@ pub(crate) fn recover(
                     || "end of scan".to_owned(),
                     |(_, invalid)| invalid.to_string(),
                 );
+                // A sync mark behind the damage means the damaged bytes were synced with it.
+                let follower = usize::try_from(offset)
+                    .ok()
+                    .and_then(|at| record::peek_header(&map, at))
+                    .map_or("record", |(_, _, kind_byte)| {
+                        if kind_byte & record::KIND_MASK == record::KIND_SYNC_MARK {
+                            "sync mark"
+                        } else {
+                            "record"
+                        }
+                    });
                 problem = Some((
                     stop_offset,
-                    format!("{what}, yet a valid record (lsn {lsn}) follows at offset {offset}"),
+                    format!(
+                        "{what}, yet a valid {follower} (lsn {lsn}) follows at offset {offset}"
+                    ),
                 ));
             } else {
                 let (batch_lsn, batch_offset) = scanned
@@ -458,6 +543,13 @@ pub(crate) fn recover(
                 }
                 let torn = matches!(scanned.stop, Some((_, invalid)) if !matches!(invalid, Invalid::Zeroed | Invalid::ShortHeader));
                 if torn || dropped > 0 {
+                    // The torn bytes stay where they are; appends move on to a new segment, so
+                    // a later open never finds them behind new records (a clean log after a
+                    // clean close, whatever crash came before).
+                    fence = true;
+                    let damaged_bytes = scanned.stop.map_or(0, |(offset, invalid)| {
+                        damaged_frame_bytes(&map, offset, invalid)
+                    });
                     report.torn_tail = Some(TornTail {
                         segment_id: entry.id,
                         offset_bytes: end.0,
@@ -466,6 +558,7 @@ pub(crate) fn recover(
                             |(_, invalid)| invalid.to_string(),
                         ),
                         records_dropped_count: dropped,
+                        dropped_bytes: stop_offset - end.0 + damaged_bytes,
                     });
                 }
             }
@@ -509,6 +602,16 @@ pub(crate) fn recover(
             active_end_offset = end.0;
             active_records_count = kept_last.map_or(0, |l| l + 1 - header.first_lsn.0);
             active_time_range = scanned.time_range_at_batch_end;
+            // The kept end is a batch end: a record's, or a sync mark's (then nothing is open).
+            let ends_with_mark = scanned.last_batch_end_is_mark
+                && scanned.last_batch_end.map(|(_, o)| o) == Some(end.0);
+            active_needs_mark = kept_last.is_some()
+                && !ends_with_mark
+                && header.format_version >= segment::FORMAT_VERSION;
+            // A version-1 segment gets no sync marks: the writer moves on to a new segment.
+            if header.format_version < segment::FORMAT_VERSION {
+                fence = true;
+            }
         }
         segments.push(SegMeta {
             id: entry.id,
@@ -546,7 +649,9 @@ pub(crate) fn recover(
                 let seed = record::segment_seed(entry.id);
                 find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1).is_none()
             }
-            HeaderState::Recycled { .. } | HeaderState::Valid(_) => false,
+            HeaderState::Recycled { .. }
+            | HeaderState::Valid(_)
+            | HeaderState::UnsupportedVersion { .. } => false,
         };
         let keep =
             repair.is_none() && reusable && entry.map.len() as u64 == options.segment_size_bytes;
@@ -566,6 +671,11 @@ pub(crate) fn recover(
     }
     if let Some(repair) = repair.as_mut() {
         repair.segments_removed = removed;
+    }
+    // A torn tail of the newest used segment says more (it concerns records) than the torn
+    // header of an unused one; both at once would take two crashes.
+    if report.torn_tail.is_none() {
+        report.torn_tail = torn_header;
     }
     report.repair = repair;
 
@@ -613,6 +723,8 @@ pub(crate) fn recover(
         active_end_offset,
         active_records_count,
         active_time_range,
+        // A fenced segment takes no more bytes, not even a mark.
+        active_needs_mark: active_needs_mark && !fence,
         fence,
         committed,
         next_segment_id,
@@ -627,6 +739,7 @@ mod tests {
 
     fn segment(id: u64, first_lsn: u64, frames: &[(u64, bool, usize)], size: usize) -> Vec<u8> {
         let mut bytes = crate::segment::SegmentHeader {
+            format_version: crate::segment::FORMAT_VERSION,
             segment_id: SegmentId(id),
             first_lsn: Lsn(first_lsn),
         }

@@ -22,8 +22,11 @@ use crate::{Lsn, SegmentId};
 
 /// The magic bytes opening every segment header.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"SLWALSEG";
-/// The segment format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The segment format version this build writes. Version 2 ends every syncing write with a sync
+/// mark (`docs/wal-format.md`); version 1 segments (no marks) are still read.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest segment format version this build reads.
+pub const FORMAT_VERSION_MIN: u32 = 1;
 /// File name suffix of segments.
 pub(crate) const SEGMENT_SUFFIX: &str = ".wal";
 /// File name suffix of segments being preallocated.
@@ -32,6 +35,8 @@ pub(crate) const TEMP_SUFFIX: &str = ".wal.tmp";
 /// The decoded header of a segment in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentHeader {
+    /// The format version the segment was written in (`FORMAT_VERSION_MIN..=FORMAT_VERSION`).
+    pub format_version: u32,
     /// The segment's id (also its file name).
     pub segment_id: SegmentId,
     /// The LSN of its first record.
@@ -43,7 +48,7 @@ impl SegmentHeader {
     pub(crate) fn encode(&self) -> [u8; SEGMENT_HEADER_SIZE_BYTES] {
         let mut out = [0u8; SEGMENT_HEADER_SIZE_BYTES];
         out[0..8].copy_from_slice(&SEGMENT_MAGIC);
-        out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out[8..12].copy_from_slice(&self.format_version.to_le_bytes());
         out[16..24].copy_from_slice(&self.segment_id.0.to_le_bytes());
         out[24..32].copy_from_slice(&self.first_lsn.0.to_le_bytes());
         let crc = header_crc(&out);
@@ -68,6 +73,8 @@ pub(crate) enum HeaderState {
     Zeroed,
     /// A valid header naming another segment: a recycled file, never used under this name.
     Recycled { found: SegmentId },
+    /// A valid header of a format version this build does not read (a newer build wrote it).
+    UnsupportedVersion { version: u32 },
     /// Anything else; the reason says what is wrong.
     Damaged(String),
 }
@@ -96,8 +103,8 @@ pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
         ));
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-    if version != FORMAT_VERSION {
-        return HeaderState::Damaged(format!("unsupported segment format version {version}"));
+    if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&version) {
+        return HeaderState::UnsupportedVersion { version };
     }
     let mut word = [0u8; 8];
     word.copy_from_slice(&header[16..24]);
@@ -119,6 +126,7 @@ pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
         ));
     }
     HeaderState::Valid(SegmentHeader {
+        format_version: version,
         segment_id,
         first_lsn,
     })
@@ -177,6 +185,7 @@ mod tests {
     #[test]
     fn header_round_trip_and_states() {
         let header = SegmentHeader {
+            format_version: FORMAT_VERSION,
             segment_id: SegmentId(7),
             first_lsn: Lsn(100),
         };
@@ -204,6 +213,32 @@ mod tests {
                 "bit {bit} undetected"
             );
         }
+    }
+
+    #[test]
+    fn version_one_is_read_and_an_unknown_version_is_named() {
+        for format_version in [FORMAT_VERSION_MIN, FORMAT_VERSION] {
+            let header = SegmentHeader {
+                format_version,
+                segment_id: SegmentId(3),
+                first_lsn: Lsn(1),
+            };
+            assert_eq!(
+                read_header(&header.encode(), SegmentId(3)),
+                HeaderState::Valid(header)
+            );
+        }
+        let newer = SegmentHeader {
+            format_version: FORMAT_VERSION + 1,
+            segment_id: SegmentId(3),
+            first_lsn: Lsn(1),
+        };
+        assert_eq!(
+            read_header(&newer.encode(), SegmentId(3)),
+            HeaderState::UnsupportedVersion {
+                version: FORMAT_VERSION + 1
+            }
+        );
     }
 
     #[test]

@@ -202,6 +202,8 @@ pub struct WalStats {
     /// one per batch while appenders are active, fewer while none is
     /// (`limits::COMPACTION_IDLE_UNSYNCED_SIZE_BYTES_MAX`).
     pub compaction_syncs_count: u64,
+    /// Sync marks written: one per syncing write that carried new records (`docs/wal-format.md`).
+    pub sync_marks_count: u64,
 }
 
 /// A write-ahead log. `Send + Sync`; share it with `Arc`.
@@ -277,6 +279,7 @@ impl Wal {
             offset: recovered.active_end_offset,
             records_count: recovered.active_records_count,
             time_range: recovered.active_time_range,
+            needs_mark: recovered.active_needs_mark,
         });
         let ready: VecDeque<Ready> = recovered
             .ready
@@ -548,6 +551,7 @@ impl Wal {
             spins_count: state.spins_count,
             spin_hits_count: state.spin_hits_count,
             compaction_syncs_count: state.compaction_syncs_count,
+            sync_marks_count: state.sync_marks_count,
         }
     }
 

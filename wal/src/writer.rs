@@ -16,6 +16,11 @@
 //! expected arrival, so an idle log never waits. The gather only delays when a leader takes the
 //! buffer: what is written, in which order, and when it is acknowledged are unchanged.
 //!
+//! Sync marks: a syncing leader ends the buffer with a sync mark (repeating the last LSN, no LSN
+//! of its own) when a record went into the active segment after its last mark, so every record
+//! a sync acknowledges is followed on disk by a frame synced with it. Every batch is admitted
+//! only with room for a mark behind it.
+//!
 //! Invariants: frames reach storage in LSN order (one leader at a time, chunks in order); an LSN
 //! is reported durable only after the sync of every file holding it returned Ok; after any write,
 //! sync or preparation error the log is poisoned and nothing more is acknowledged, and a sync is
@@ -36,9 +41,9 @@ use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
     COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR, INDEX_STRIDE_RECORDS, LSN_MAX,
     RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
-    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
+    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT, SYNC_MARK_FRAME_SIZE_BYTES,
 };
-use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
+use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END, KIND_SYNC_MARK};
 use crate::recovery::{self, SegMeta};
 use crate::segment::{self, SegmentHeader, TEMP_SUFFIX};
 use crate::storage::{join, Storage, StorageFile};
@@ -68,6 +73,9 @@ pub(crate) struct Active {
     pub records_count: u64,
     /// (min, max) caller time of its records (`Wal::open_timed`).
     pub time_range: Option<(u64, u64)>,
+    /// A record was encoded after the segment's last sync mark: the next syncing write must
+    /// end with one. Never set for a version-1 segment or a fenced one.
+    pub needs_mark: bool,
 }
 
 #[derive(Debug)]
@@ -126,6 +134,8 @@ pub(crate) struct State {
     pub spins_count: u64,
     pub spin_hits_count: u64,
     pub compaction_syncs_count: u64,
+    /// Sync marks written (one per syncing write that carried new records).
+    pub sync_marks_count: u64,
 }
 
 /// What a committing caller waits for.
@@ -199,6 +209,7 @@ impl State {
             spins_count: 0,
             spin_hits_count: 0,
             compaction_syncs_count: 0,
+            sync_marks_count: 0,
         }
     }
 }
@@ -210,11 +221,13 @@ fn poisoned_error(cause: &Arc<Error>) -> Error {
 }
 
 impl Inner {
-    /// The largest payload a caller may append (room is kept for the copy prefix compaction adds).
+    /// The largest payload a caller may append (room is kept for the copy prefix compaction adds
+    /// and for the sync mark behind it).
     pub(crate) fn payload_size_bytes_max(&self) -> usize {
         let room = self.options.segment_size_bytes as usize
             - SEGMENT_HEADER_SIZE_BYTES
-            - RECORD_HEADER_SIZE_BYTES;
+            - RECORD_HEADER_SIZE_BYTES
+            - SYNC_MARK_FRAME_SIZE_BYTES;
         RECORD_SIZE_BYTES_MAX.min(room - COPY_PREFIX_SIZE_BYTES)
     }
 
@@ -251,7 +264,10 @@ impl Inner {
             }
             total += record::framed_size(payload.len());
         }
-        let room = self.options.segment_size_bytes as usize - SEGMENT_HEADER_SIZE_BYTES;
+        // Room for a sync mark stays behind every batch, so a syncing write never lacks it.
+        let room = self.options.segment_size_bytes as usize
+            - SEGMENT_HEADER_SIZE_BYTES
+            - SYNC_MARK_FRAME_SIZE_BYTES;
         if items.len() > BATCH_RECORDS_MAX || total > room {
             return Err(Error::BatchTooLarge {
                 records_count: items.len(),
@@ -261,7 +277,7 @@ impl Inner {
             });
         }
         let mut state = self.state.lock();
-        self.ensure_room(&mut state, total as u64)?;
+        self.ensure_room(&mut state, (total + SYNC_MARK_FRAME_SIZE_BYTES) as u64)?;
         let first = state.next_lsn;
         let last = first + items.len() as u64 - 1;
         if last > LSN_MAX {
@@ -273,25 +289,10 @@ impl Inner {
             .as_mut()
             .expect("rotation leaves an active segment");
         assert!(
-            active.offset + total as u64 <= active.size_bytes,
-            "batch fits after rotation"
+            active.offset + (total + SYNC_MARK_FRAME_SIZE_BYTES) as u64 <= active.size_bytes,
+            "batch and its sync mark fit after rotation"
         );
-        let append_to_last = matches!(state.chunks.last(), Some(chunk) if chunk.segment_id == active.id && chunk.offset + chunk.bytes.len() as u64 == active.offset);
-        if !append_to_last {
-            let mut bytes = state.spare.pop().unwrap_or_default();
-            bytes.clear();
-            state.chunks.push(Chunk {
-                segment_id: active.id,
-                file: Arc::clone(&active.file),
-                path: Arc::clone(&active.path),
-                offset: active.offset,
-                bytes,
-            });
-        }
-        let chunk = state
-            .chunks
-            .last_mut()
-            .expect("a chunk for the active segment");
+        let chunk = active_chunk(&mut state.chunks, &mut state.spare, active);
         // Sparse index entries go straight into the catalog; its lock is taken only for a
         // batch that crosses an index stride (once per INDEX_STRIDE_RECORDS records).
         let mut catalog: Option<parking_lot::RwLockWriteGuard<'_, Catalog>> = None;
@@ -319,6 +320,9 @@ impl Inner {
             active.offset += record::framed_size(payload.len()) as u64;
             active.records_count += 1;
         }
+        // Version-1 segments get no marks; a v1 active segment is always fenced, so records
+        // only ever go into segments this build created.
+        active.needs_mark = true;
         debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
         drop(catalog);
         state.next_lsn = last + 1;
@@ -327,6 +331,46 @@ impl Inner {
             self.gather_cv.notify_one();
         }
         Ok((first, last))
+    }
+
+    /// Ends the buffer with a sync mark when a record was encoded into the active segment after
+    /// its last mark. Called by a syncing leader, with the state locked, just before it takes
+    /// the buffer: the mark is then written and synced with the records it follows, so every
+    /// record a sync acknowledges has a valid frame behind it on disk. It repeats the LSN of the
+    /// record before it and carries the durable LSN before this write.
+    fn append_sync_mark(&self, state: &mut State) {
+        let durable_lsn = state.durable_lsn;
+        let lsn = state.next_lsn - 1;
+        let Some(active) = state.active.as_mut() else {
+            return;
+        };
+        if !active.needs_mark {
+            return;
+        }
+        assert!(
+            active.records_count > 0,
+            "a mark follows a record of its segment"
+        );
+        assert!(
+            active.offset + SYNC_MARK_FRAME_SIZE_BYTES as u64 <= active.size_bytes,
+            "room for a mark is kept behind every batch"
+        );
+        assert!(
+            durable_lsn <= lsn,
+            "the durable LSN never passes the last one"
+        );
+        let chunk = active_chunk(&mut state.chunks, &mut state.spare, active);
+        record::encode_into(
+            &mut chunk.bytes,
+            active.seed,
+            lsn,
+            KIND_SYNC_MARK | FLAG_BATCH_END,
+            &record::encode_sync_mark_payload(durable_lsn),
+        );
+        active.offset += SYNC_MARK_FRAME_SIZE_BYTES as u64;
+        active.needs_mark = false;
+        debug_assert_eq!(chunk.offset + chunk.bytes.len() as u64, active.offset);
+        state.sync_marks_count += 1;
     }
 
     /// Makes a pending fence durable now: rotates to a new segment (header only) and syncs it,
@@ -399,6 +443,7 @@ impl Inner {
             }
         }
         let header = SegmentHeader {
+            format_version: segment::FORMAT_VERSION,
             segment_id: ready.id,
             first_lsn: Lsn(first_lsn),
         }
@@ -436,6 +481,7 @@ impl Inner {
             offset: SEGMENT_HEADER_SIZE_BYTES as u64,
             records_count: 0,
             time_range: None,
+            needs_mark: false,
         });
         state.fence = false;
         self.prepare_cv.notify_all();
@@ -481,6 +527,9 @@ impl Inner {
                     self.commit_cv.notify_all();
                     return Err(error);
                 }
+            }
+            if sync {
+                self.append_sync_mark(&mut state);
             }
             let spare = std::mem::take(&mut state.chunks_spare);
             let mut chunks = std::mem::replace(&mut state.chunks, spare);
@@ -812,6 +861,28 @@ impl Inner {
             .remove(path)
             .map_err(|e| Error::io("remove", path, e))
     }
+}
+
+/// The buffered chunk that ends at the active segment's next offset, started (from a spare
+/// buffer) if the last chunk is for another segment or place.
+fn active_chunk<'a>(
+    chunks: &'a mut Vec<Chunk>,
+    spare: &mut Vec<Vec<u8>>,
+    active: &Active,
+) -> &'a mut Chunk {
+    let append_to_last = matches!(chunks.last(), Some(chunk) if chunk.segment_id == active.id && chunk.offset + chunk.bytes.len() as u64 == active.offset);
+    if !append_to_last {
+        let mut bytes = spare.pop().unwrap_or_default();
+        bytes.clear();
+        chunks.push(Chunk {
+            segment_id: active.id,
+            file: Arc::clone(&active.file),
+            path: Arc::clone(&active.path),
+            offset: active.offset,
+            bytes,
+        });
+    }
+    chunks.last_mut().expect("a chunk for the active segment")
 }
 
 /// The running average of sync durations with one more sample (the first sample is taken as is).

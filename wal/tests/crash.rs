@@ -377,8 +377,9 @@ fn c4_stale_frames_never_validate() {
     assert!(stale_images >= 100);
 }
 
-/// C7: bit flips inside durable records are detected: `Corrupt`, or, only for the final batch
-/// of the newest segment (indistinguishable from a torn write), a *reported* torn tail.
+/// C7: bit flips inside durable records are detected: `Corrupt`, or, only for the sync mark that
+/// ends a segment (it holds no record), nothing lost: a *reported* torn tail in the newest
+/// segment, bytes past the last record (never read) in a sealed one.
 #[test]
 fn c7_bit_flips_detected() {
     let opts = options(4096, Durability::GroupCommit);
@@ -397,14 +398,14 @@ fn c7_bit_flips_detected() {
     let durable = sim.crash(CrashMode::DropUnsynced);
     // Where the records are: read each segment file and walk its frames.
     let paths = durable.paths();
-    let mut frames: Vec<(std::path::PathBuf, u64, u64, bool)> = Vec::new(); // path, start, end, in final batch of newest
+    // path, start, end, the sync mark ending its segment, in the newest segment
+    let mut frames: Vec<(std::path::PathBuf, u64, u64, bool, bool)> = Vec::new();
     let (wal, _) = Wal::open_with_storage(
         Arc::new(durable.crash(CrashMode::DropUnsynced)),
         DIR,
         opts.clone(),
     )
     .expect("open");
-    let last_lsn = wal.stats().next_lsn.0 - 1;
     let newest = wal
         .segments()
         .last()
@@ -417,22 +418,28 @@ fn c7_bit_flips_detected() {
         while offset + 16 <= bytes.len() {
             let len = u32::from_le_bytes(bytes[offset + 4..offset + 8].try_into().expect("4 bytes"))
                 as usize;
-            let lsn =
-                u64::from_le_bytes(bytes[offset + 8..offset + 16].try_into().expect("8 bytes"))
-                    & ((1 << 56) - 1);
-            if lsn == 0 {
+            let word =
+                u64::from_le_bytes(bytes[offset + 8..offset + 16].try_into().expect("8 bytes"));
+            if word & ((1 << 56) - 1) == 0 {
                 break;
             }
             let is_newest = path
                 .to_string_lossy()
                 .contains(&format!("{:020}", newest.0));
+            let end = offset + 16 + len;
+            // The newest segment's last frame: zeros follow it.
+            let last = bytes
+                .get(end..end + 16)
+                .is_some_and(|next| next.iter().all(|&b| b == 0));
+            let is_mark = (word >> 56) & 0x7f == 124;
             frames.push((
                 path.clone(),
                 offset as u64,
-                (offset + 16 + len) as u64,
-                is_newest && lsn == last_lsn,
+                end as u64,
+                last && is_mark,
+                is_newest,
             ));
-            offset += 16 + len;
+            offset = end;
         }
     }
     assert!(frames.len() >= 14);
@@ -443,7 +450,7 @@ fn c7_bit_flips_detected() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let (path, start, end, final_batch) = &frames[(x % frames.len() as u64) as usize];
+        let (path, start, end, final_mark, in_newest) = &frames[(x % frames.len() as u64) as usize];
         let offset = start + (x >> 20) % (end - start);
         let image = durable.crash(CrashMode::DropUnsynced);
         assert!(image.flip_bit(path, offset, (x >> 8) as u8 % 8));
@@ -452,19 +459,20 @@ fn c7_bit_flips_detected() {
             Err(other) => panic!("flip at {path:?}+{offset}: unexpected error {other}"),
             Ok((wal, report)) => {
                 assert!(
-                    *final_batch,
+                    *final_mark,
                     "flip at {path:?}+{offset} undetected: {report:?}"
                 );
-                assert!(
+                assert_eq!(
                     report.torn_tail.is_some(),
-                    "flip in the final batch must be reported"
+                    *in_newest,
+                    "flip in the newest segment's final sync mark must be reported"
                 );
-                assert!(read_all(&wal).len() < model.acked.len());
+                assert_eq!(read_all(&wal).len(), model.acked.len(), "nothing lost");
                 reported += 1;
             }
         }
     }
-    println!("C7: {flips} flips: {corrupt} corrupt, {reported} reported torn tails (final batch)");
+    println!("C7: {flips} flips: {corrupt} corrupt, {reported} in a sync mark ending a segment (nothing lost)");
     assert_eq!(corrupt + reported, flips);
 }
 
@@ -486,7 +494,9 @@ fn repair_mode_truncates_at_corruption_and_says_so() {
         .into_iter()
         .find(|p| p.to_string_lossy().ends_with("1.wal"))
         .expect("first segment");
-    assert!(image.flip_bit(&first, 64 + 16 + 700 + 20, 3)); // inside the second record
+    // Each record (716 bytes) is followed by its write's sync mark (24 bytes).
+    let second = 64 + 716 + 24;
+    assert!(image.flip_bit(&first, second + 20, 3)); // inside the second record
     let err =
         Wal::open_with_storage(Arc::new(image.clone()), DIR, opts.clone()).expect_err("corrupt");
     let Error::Corrupt {
@@ -498,7 +508,7 @@ fn repair_mode_truncates_at_corruption_and_says_so() {
         panic!("{err:?}")
     };
     assert_eq!(segment_id.0, 1);
-    assert_eq!(offset_bytes, 64 + 716);
+    assert_eq!(offset_bytes, second);
     let repair = statelog_wal::WalOptions {
         repair: statelog_wal::RepairMode::TruncateAtCorruption,
         ..opts.clone()
@@ -506,7 +516,7 @@ fn repair_mode_truncates_at_corruption_and_says_so() {
     let (wal, report) =
         Wal::open_with_storage(Arc::new(image.clone()), DIR, repair).expect("repaired");
     let repaired = report.repair.expect("repair reported");
-    assert_eq!(repaired.offset_bytes, 64 + 716);
+    assert_eq!(repaired.offset_bytes, second);
     assert!(!repaired.segments_removed.is_empty());
     assert_eq!(read_all(&wal).len(), 1);
     let next = wal.append(kind_for(1), b"after repair").expect("append");
