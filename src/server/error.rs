@@ -113,6 +113,12 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The caller's account already has its share of long polls waiting.
+    #[error("this account already has {limit} long polls waiting (its limit); retry later")]
+    AccountLongPollsExceeded {
+        /// The per-account limit.
+        limit: usize,
+    },
     /// An SWF call refused with an SWF fault (`UnknownResourceFault`, `LimitExceededFault`).
     #[error("{message}")]
     SwfFault {
@@ -194,6 +200,7 @@ impl Error {
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
+            Error::AccountLongPollsExceeded { .. } => "ActivityWorkerLimitExceeded",
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",

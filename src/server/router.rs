@@ -22,9 +22,7 @@ use serde_json::{json, Map, Value};
 use super::backend::{Backend, Caller};
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
-use super::limits::{
-    LONG_POLLS_CONCURRENT_MAX, REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT,
-};
+use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
 use super::protocol::{
     decode, operation_of_target, ActivityArnInput, CreateActivityInput, CreateStateMachineInput,
     ExecutionArnInput, GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput,
@@ -609,11 +607,7 @@ async fn dispatch<B: Backend>(
         Operation::GetActivityTask => {
             let input: GetActivityTaskInput = decode(operation, body)?;
             input.validate()?;
-            let Ok(_permit) = state.long_polls.clone().try_acquire_owned() else {
-                return Err(Error::TooManyLongPolls {
-                    limit: LONG_POLLS_CONCURRENT_MAX,
-                });
-            };
+            let _permit = state.long_polls.admit(&caller.account_id)?;
             let task = backend
                 .get_activity_task(caller, input.activity_arn, input.worker_name)
                 .await?;
