@@ -11,8 +11,11 @@ use std::sync::Arc;
 use engine_common::{event_types, Harness};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
-use statelog::engine::{Engine, Error, ExecutionStatus, HistoryQuery};
+use statelog::engine::{
+    Engine, EngineOptions, Error, ExecutionStatus, HistoryQuery, OsRandom, RandomSource,
+};
 use statelog::history::EventDetails;
+use statelog::store::{Log, MemoryLog};
 
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
 
@@ -364,4 +367,111 @@ fn parked_tasks_answered_after_a_restart_complete() {
         assert_eq!(status(&h, arn), ExecutionStatus::Succeeded);
     }
     assert_eq!(h.engine.open_execution_count(), 0);
+}
+
+/// A random source the test breaks and repairs; it draws from the OS while it works.
+#[derive(Debug, Default)]
+struct Breakable {
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl Breakable {
+    fn set_broken(&self, broken: bool) {
+        self.broken
+            .store(broken, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl RandomSource for Breakable {
+    fn fill(&self, bytes: &mut [u8]) -> Result<(), std::io::Error> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::other("the test broke the generator"));
+        }
+        OsRandom.fill(bytes)
+    }
+}
+
+/// How many records `log` holds.
+fn record_count(log: &MemoryLog) -> usize {
+    let mut count = 0;
+    log.scan(&mut |_, _, _| {
+        count += 1;
+        Ok(())
+    })
+    .expect("the memory log scans");
+    count
+}
+
+/// With the random source failing, a start that needs a token (its first state waits for
+/// one) or a generated name fails with `RandomSourceFailed` and writes nothing; no fixed
+/// fallback token or name is ever issued. Once the source works again, the same start works.
+#[test]
+fn a_failing_random_source_fails_token_and_name_generation_and_writes_nothing() {
+    let log = Arc::new(MemoryLog::new());
+    let source = Arc::new(Breakable::default());
+    let clock = statelog::clock::ManualClock::new(engine_common::START_MS);
+    let options = EngineOptions {
+        clock: Arc::new(clock),
+        background_timers: false,
+        random_source: source.clone(),
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let queue = Queue::default();
+    queue.register(&engine);
+    engine
+        .create_state_machine("waiter", &machine(""), None)
+        .expect("machine");
+    engine
+        .create_state_machine(
+            "plain",
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#,
+            None,
+        )
+        .expect("machine");
+    let before = record_count(&log);
+
+    source.set_broken(true);
+    let refused = engine
+        .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
+        .expect_err("no token can be made");
+    assert!(
+        matches!(refused, Error::RandomSourceFailed { .. }),
+        "{refused}"
+    );
+    assert_eq!(refused.aws_name(), "InternalError");
+    let unnamed = engine
+        .start_execution("plain", None, "{}")
+        .expect_err("no name can be made");
+    assert!(
+        matches!(unnamed, Error::RandomSourceFailed { .. }),
+        "{unnamed}"
+    );
+    engine.wait_idle();
+    assert_eq!(record_count(&log), before, "a refused start writes nothing");
+    assert_eq!(queue.calls(), 0, "no token went out");
+    let arn = engine.execution_arn("waiter", "e1");
+    assert!(
+        engine.describe_execution(&arn).is_err(),
+        "no execution exists"
+    );
+    // What draws nothing still works.
+    engine
+        .start_execution("plain", Some("named"), "{}")
+        .expect("a named Pass execution draws nothing");
+
+    source.set_broken(false);
+    engine
+        .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
+        .expect("the source works again");
+    engine.wait_idle();
+    assert_eq!(queue.calls(), 1);
+    let token = queue.last();
+    engine
+        .send_task_success(&token, "{}")
+        .expect("a real token");
+    assert_eq!(
+        engine.describe_execution(&arn).expect("describe").status,
+        ExecutionStatus::Succeeded
+    );
 }

@@ -35,6 +35,7 @@ use super::sigv4::{self, Check, RequestParts};
 use super::swf;
 use super::ServerState;
 use crate::asl::{parse_definition, Severity, ValidationOptions};
+use crate::clock::Clock;
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -54,7 +55,7 @@ async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Respon
 
 async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
     let started = Instant::now();
-    let request_id = new_request_id();
+    let request_id = new_request_id(state.clock.as_ref());
     let (operation, result) = handle(&state, request).await;
     let operation_name = operation.unwrap_or("unknown");
     let response = match result {
@@ -159,18 +160,15 @@ fn json_response(
     response
 }
 
-fn new_request_id() -> String {
+/// A request id: it only correlates logs, so it is unique rather than secret. The base is the
+/// server's clock at its first request (in ms; distinct across restarts) and a counter follows
+/// it, so no request pays a system call and nothing depends on the OS random generator.
+fn new_request_id(clock: &dyn Clock) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::OnceLock;
-    // A request id only correlates logs: a random per-process base (drawn once; zeros if the OS
-    // generator fails) plus a counter, so no request pays a system call for it.
     static BASE: OnceLock<[u8; 8]> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let base = BASE.get_or_init(|| {
-        let mut bytes = [0u8; 8];
-        let _ = getrandom::fill(&mut bytes);
-        bytes
-    });
+    let base = BASE.get_or_init(|| clock.now_ms().to_be_bytes());
     let mut bytes = [0u8; 16];
     bytes[..8].copy_from_slice(base);
     bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
