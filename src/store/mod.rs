@@ -29,10 +29,10 @@ use parking_lot::{Mutex, RwLock};
 use statelog_wal::Lsn;
 
 use crate::history::encoding::{self, EventBatch};
-use crate::history::{check_sequence, EventDetails, HistoryEvent};
+use crate::history::{check_sequence, EventDetails, EventId, HistoryEvent};
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
-pub use log::{Log, MemoryLog, VisitOrigin};
+pub use log::{Log, MemoryLog, Visit, VisitOrigin};
 pub use record::{
     BatchHeader, BatchHeaderRef, CatalogRecord, MachineRecord, StartedHeader, StartedHeaderRef,
     KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
@@ -259,6 +259,9 @@ struct Entry {
     event_count: u32,
     start_index: u64,
     record_lsns: Vec<Lsn>,
+    /// The id of the first event of each record in `record_lsns` (same order): finds the one
+    /// record holding an event without reading the others (`Store::event`).
+    record_first_event_ids: Vec<u32>,
     redrive_count: u32,
     redrive_ms: Option<u64>,
 }
@@ -426,6 +429,7 @@ impl Index {
                     event_count: 0,
                     start_index,
                     record_lsns: Vec::with_capacity(1),
+                    record_first_event_ids: Vec::with_capacity(1),
                     redrive_count: 0,
                     redrive_ms: None,
                 })
@@ -433,6 +437,8 @@ impl Index {
         };
         debug_assert_eq!(batch.first_event_id, entry.event_count + 1);
         entry.record_lsns.push(lsn);
+        entry.record_first_event_ids.push(batch.first_event_id);
+        debug_assert_eq!(entry.record_lsns.len(), entry.record_first_event_ids.len());
         entry.event_count = batch.last_event_id;
         if let Some((status, at_ms)) = batch.status {
             // Only `ExecutionRedriven` moves an execution that has events back to running.
@@ -445,6 +451,7 @@ impl Index {
         }
         if entry.status.is_closed() {
             entry.record_lsns.shrink_to_fit();
+            entry.record_first_event_ids.shrink_to_fit();
         }
     }
 }
@@ -958,6 +965,49 @@ impl Store {
             reason: format!("read back from the log: {e}"),
         })?;
         Ok(events)
+    }
+
+    /// One event of one execution, read from the log: only the record holding it is read
+    /// (found in the index), whatever the length of the history. `None` when the execution has
+    /// no event with this id.
+    pub fn event(
+        &self,
+        execution_arn: &str,
+        event_id: EventId,
+    ) -> Result<Option<HistoryEvent>, Error> {
+        let _reading = self.reads.read();
+        let lsn = {
+            let index = self.index.read();
+            let entry =
+                index
+                    .executions
+                    .get(execution_arn)
+                    .ok_or_else(|| Error::UnknownExecution {
+                        execution_arn: execution_arn.to_string(),
+                    })?;
+            if event_id.0 == 0 || event_id.0 > entry.event_count {
+                return Ok(None);
+            }
+            // Records hold dense, ascending ids: the last record starting at or before the
+            // event holds it.
+            let after = entry
+                .record_first_event_ids
+                .partition_point(|first| *first <= event_id.0);
+            let Some(position) = after.checked_sub(1) else {
+                unreachable!("the first record starts at event 1");
+            };
+            entry.record_lsns[position]
+        };
+        let batch = self.read_batch(execution_arn, lsn)?;
+        let event = batch.events.into_iter().find(|e| e.id == event_id);
+        // Paired check: the index said this record holds the event.
+        if event.is_none() {
+            return Err(Error::BadSequence {
+                execution_arn: execution_arn.to_string(),
+                reason: format!("record at lsn {} does not hold event {}", lsn.0, event_id.0),
+            });
+        }
+        Ok(event)
     }
 
     /// The first and the last event of one execution, read from the log (two records at most).
