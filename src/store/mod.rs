@@ -258,12 +258,20 @@ struct Entry {
     stop_ms: Option<u64>,
     event_count: u32,
     start_index: u64,
-    record_lsns: Vec<Lsn>,
-    /// The id of the first event of each record in `record_lsns` (same order): finds the one
-    /// record holding an event without reading the others (`Store::event`).
-    record_first_event_ids: Vec<u32>,
+    /// Its records in event order: where each is and its first event, so that the one record
+    /// holding an event is found without reading the others (`Store::event`).
+    records: Vec<RecordRef>,
     redrive_count: u32,
     redrive_ms: Option<u64>,
+}
+
+/// One record of an execution's history in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RecordRef {
+    /// Where the record is.
+    lsn: Lsn,
+    /// The id of its first event.
+    first_event_id: u32,
 }
 
 /// A map keyed by execution ARN. Hashed with foldhash's quality hasher (seeded per map) rather
@@ -428,17 +436,17 @@ impl Index {
                     stop_ms: None,
                     event_count: 0,
                     start_index,
-                    record_lsns: Vec::with_capacity(1),
-                    record_first_event_ids: Vec::with_capacity(1),
+                    records: Vec::with_capacity(1),
                     redrive_count: 0,
                     redrive_ms: None,
                 })
             }
         };
         debug_assert_eq!(batch.first_event_id, entry.event_count + 1);
-        entry.record_lsns.push(lsn);
-        entry.record_first_event_ids.push(batch.first_event_id);
-        debug_assert_eq!(entry.record_lsns.len(), entry.record_first_event_ids.len());
+        entry.records.push(RecordRef {
+            lsn,
+            first_event_id: batch.first_event_id,
+        });
         entry.event_count = batch.last_event_id;
         if let Some((status, at_ms)) = batch.status {
             // Only `ExecutionRedriven` moves an execution that has events back to running.
@@ -450,8 +458,7 @@ impl Index {
             entry.stop_ms = status.is_closed().then_some(at_ms);
         }
         if entry.status.is_closed() {
-            entry.record_lsns.shrink_to_fit();
-            entry.record_first_event_ids.shrink_to_fit();
+            entry.records.shrink_to_fit();
         }
     }
 }
@@ -991,12 +998,12 @@ impl Store {
             // Records hold dense, ascending ids: the last record starting at or before the
             // event holds it.
             let after = entry
-                .record_first_event_ids
-                .partition_point(|first| *first <= event_id.0);
+                .records
+                .partition_point(|record| record.first_event_id <= event_id.0);
             let Some(position) = after.checked_sub(1) else {
                 unreachable!("the first record starts at event 1");
             };
-            entry.record_lsns[position]
+            entry.records[position].lsn
         };
         let batch = self.read_batch(execution_arn, lsn)?;
         let event = batch.events.into_iter().find(|e| e.id == event_id);
@@ -1068,7 +1075,7 @@ impl Store {
             .ok_or_else(|| Error::UnknownExecution {
                 execution_arn: execution_arn.to_string(),
             })?;
-        Ok(entry.record_lsns.clone())
+        Ok(entry.records.iter().map(|record| record.lsn).collect())
     }
 
     fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {
