@@ -8,6 +8,7 @@
 //!   the engine.
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
 //! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
+//! - [`health`]: `GET /health` (poisoned log) and the start-up disk-room check.
 //! - [`listener`]: connection limit; [`long_polls`]: the server's and each account's long-poll
 //!   permits; [`metrics`]: `/metrics`; [`limits`]: every bound.
 //!
@@ -26,6 +27,7 @@ pub mod backend;
 pub mod credentials;
 pub mod engine_backend;
 pub mod error;
+pub mod health;
 pub mod limits;
 pub mod listener;
 pub mod long_polls;

@@ -40,10 +40,12 @@ use crate::clock::Clock;
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
 
-/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus.
+/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus, `GET /health` for
+/// a supervisor.
 pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
     Router::new()
         .route("/metrics", get(metrics::<B>))
+        .route("/health", get(super::health::health::<B>))
         .fallback(api::<B>)
         .with_state(state)
 }

@@ -38,9 +38,8 @@ use crate::error::{Error, Result};
 use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
     COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR, INDEX_STRIDE_RECORDS, LSN_MAX,
-    PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN,
-    RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
-    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
+    PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX,
+    RETIRE_RELEASE_STEP_BYTES, SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END};
 use crate::recovery::{self, SegMeta};
@@ -391,7 +390,7 @@ impl Inner {
                         id,
                         file,
                         path: Arc::from(join(&self.dir, &segment::file_name(id))),
-                    }
+                    };
                 }
                 Err(error) => {
                     // Nothing of this batch was written and no LSN was given out: refuse it

@@ -82,7 +82,10 @@ fn real_enospc_is_a_typed_error_and_nothing_acknowledged_is_lost() {
         assert!(is_enospc(&failure), "typed ENOSPC, got {failure}");
         // The disk filled while preparing a segment: that wrote no log data, so the log is
         // not poisoned, and each later append that needs the segment is refused the same way.
-        assert!(wal.poisoned().is_none(), "a failed preparation poisons nothing");
+        assert!(
+            wal.poisoned().is_none(),
+            "a failed preparation poisons nothing"
+        );
         assert!(matches!(
             wal.append(kind, &[0u8; 1000]),
             Err(Error::SegmentUnavailable { .. })
@@ -131,12 +134,15 @@ fn a_failed_preparation_is_reported_and_retried_and_poisons_nothing() {
         background_preparation: false,
         ..WalOptions::default()
     };
-    let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), "/log", options.clone())
-        .expect("opens");
+    let (wal, _) =
+        Wal::open_with_storage(Arc::new(sim.clone()), "/log", options.clone()).expect("opens");
     let kind = RecordKind::new(1).expect("kind");
     let payload = [7u8; 200];
     let mut acked = Vec::new();
-    acked.push(wal.append(kind, b"first").expect("the first segment is made inline"));
+    acked.push(
+        wal.append(kind, b"first")
+            .expect("the first segment is made inline"),
+    );
     assert_eq!(wal.prepare_segments().expect("one ready segment"), 1);
     // Rotate into the ready segment: now the writer wants the next one prepared.
     while wal.stats().segments_count < 2 {
@@ -159,7 +165,9 @@ fn a_failed_preparation_is_reported_and_retried_and_poisons_nothing() {
     assert!(wal.poisoned().is_none(), "a preparation poisons nothing");
     let stats = wal.stats();
     assert_eq!(stats.prepare_failures_count, 1);
-    assert!(stats.prepare_failure.is_some_and(|m| m.contains("write_at")));
+    assert!(stats
+        .prepare_failure
+        .is_some_and(|m| m.contains("write_at")));
     // The rest of the active segment takes appends.
     let before = acked.len();
     let refused = loop {
@@ -177,7 +185,10 @@ fn a_failed_preparation_is_reported_and_retried_and_poisons_nothing() {
         matches!(&refused, Error::SegmentUnavailable { .. }),
         "the append that needs a third segment is refused: {refused}"
     );
-    assert!(wal.poisoned().is_none(), "a refused rotation poisons nothing");
+    assert!(
+        wal.poisoned().is_none(),
+        "a refused rotation poisons nothing"
+    );
     assert!(matches!(
         wal.append(kind, &payload),
         Err(Error::SegmentUnavailable { .. })
@@ -189,10 +200,12 @@ fn a_failed_preparation_is_reported_and_retried_and_poisons_nothing() {
     assert_eq!(wal.stats().prepare_failure, None, "cleared by a success");
     drop(wal);
     let image = sim.crash(CrashMode::DropUnsynced);
-    let (reopened, _) =
-        Wal::open_with_storage(Arc::new(image), "/log", options).expect("reopens");
+    let (reopened, _) = Wal::open_with_storage(Arc::new(image), "/log", options).expect("reopens");
     for lsn in &acked {
-        assert!(reopened.read(*lsn).expect("read").is_some(), "{lsn:?} survived");
+        assert!(
+            reopened.read(*lsn).expect("read").is_some(),
+            "{lsn:?} survived"
+        );
     }
     assert_eq!(
         reopened.stats().next_lsn.0,
@@ -219,8 +232,7 @@ fn the_background_thread_retries_a_failed_preparation() {
         background_preparation: true,
         ..WalOptions::default()
     };
-    let (wal, _) =
-        Wal::open_with_storage(Arc::new(sim.clone()), "/log", options).expect("opens");
+    let (wal, _) = Wal::open_with_storage(Arc::new(sim.clone()), "/log", options).expect("opens");
     let deadline = Instant::now() + Duration::from_secs(10);
     while wal.stats().prepare_failures_count < 2 {
         assert!(Instant::now() < deadline, "the thread retries");
@@ -229,7 +241,10 @@ fn the_background_thread_retries_a_failed_preparation() {
     assert!(wal.poisoned().is_none());
     sim.set_faults(FaultPlan::default());
     while wal.stats().segments_ready_count == 0 {
-        assert!(Instant::now() < deadline, "a retry succeeds once space is back");
+        assert!(
+            Instant::now() < deadline,
+            "a retry succeeds once space is back"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(wal.stats().prepare_failure, None);
