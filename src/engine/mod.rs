@@ -101,7 +101,8 @@ pub struct EngineOptions {
     pub worker_threads: usize,
     /// Size of each log segment file.
     pub segment_size_bytes: u64,
-    /// Draw retry jitter from this seed instead of the OS (reproducible tests).
+    /// Draw every decision's random numbers (retry jitter, and task tokens too, so for tests
+    /// only) from this seed instead of `random_source` (reproducible tests).
     pub entropy_seed: Option<u64>,
     /// Where task tokens and generated names come from (and, without `entropy_seed`, every
     /// other draw): the OS generator by default. When it fails, the operation fails with
