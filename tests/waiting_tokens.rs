@@ -11,8 +11,12 @@ use std::sync::Arc;
 use engine_common::{event_types, Harness};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
-use statelog::engine::{Engine, Error, ExecutionStatus, HistoryQuery};
+use statelog::engine::{
+    Engine, EngineOptions, Error, ExecutionStatus, HistoryQuery, OsRandom, RandomSource,
+};
 use statelog::history::EventDetails;
+use statelog::store::{Error as StoreError, Log, MemoryLog, Visit};
+use statelog_wal::Lsn;
 
 const SEND: &str = "arn:aws:states:::sqs:sendMessage.waitForTaskToken";
 
@@ -364,4 +368,239 @@ fn parked_tasks_answered_after_a_restart_complete() {
         assert_eq!(status(&h, arn), ExecutionStatus::Succeeded);
     }
     assert_eq!(h.engine.open_execution_count(), 0);
+}
+
+/// A random source the test breaks and repairs; it draws from the OS while it works.
+#[derive(Debug, Default)]
+struct Breakable {
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl Breakable {
+    fn set_broken(&self, broken: bool) {
+        self.broken
+            .store(broken, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl RandomSource for Breakable {
+    fn fill(&self, bytes: &mut [u8]) -> Result<(), std::io::Error> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::other("the test broke the generator"));
+        }
+        OsRandom.fill(bytes)
+    }
+}
+
+/// How many records `log` holds.
+fn record_count(log: &MemoryLog) -> usize {
+    let mut count = 0;
+    log.scan(&mut |_, _, _| {
+        count += 1;
+        Ok(())
+    })
+    .expect("the memory log scans");
+    count
+}
+
+/// With the random source failing, a start that needs a token (its first state waits for
+/// one) or a generated name fails with `RandomSourceFailed` and writes nothing; no fixed
+/// fallback token or name is ever issued. Once the source works again, the same start works.
+#[test]
+fn a_failing_random_source_fails_token_and_name_generation_and_writes_nothing() {
+    let log = Arc::new(MemoryLog::new());
+    let source = Arc::new(Breakable::default());
+    let clock = statelog::clock::ManualClock::new(engine_common::START_MS);
+    let options = EngineOptions {
+        clock: Arc::new(clock),
+        background_timers: false,
+        random_source: source.clone(),
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let queue = Queue::default();
+    queue.register(&engine);
+    engine
+        .create_state_machine("waiter", &machine(""), None)
+        .expect("machine");
+    engine
+        .create_state_machine(
+            "plain",
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#,
+            None,
+        )
+        .expect("machine");
+    let before = record_count(&log);
+
+    source.set_broken(true);
+    let refused = engine
+        .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
+        .expect_err("no token can be made");
+    assert!(
+        matches!(refused, Error::RandomSourceFailed { .. }),
+        "{refused}"
+    );
+    assert_eq!(refused.aws_name(), "InternalError");
+    let unnamed = engine
+        .start_execution("plain", None, "{}")
+        .expect_err("no name can be made");
+    assert!(
+        matches!(unnamed, Error::RandomSourceFailed { .. }),
+        "{unnamed}"
+    );
+    engine.wait_idle();
+    assert_eq!(record_count(&log), before, "a refused start writes nothing");
+    assert_eq!(queue.calls(), 0, "no token went out");
+    let arn = engine.execution_arn("waiter", "e1");
+    assert!(
+        engine.describe_execution(&arn).is_err(),
+        "no execution exists"
+    );
+    // What draws nothing still works.
+    engine
+        .start_execution("plain", Some("named"), "{}")
+        .expect("a named Pass execution draws nothing");
+
+    source.set_broken(false);
+    engine
+        .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
+        .expect("the source works again");
+    engine.wait_idle();
+    assert_eq!(queue.calls(), 1);
+    let token = queue.last();
+    engine
+        .send_task_success(&token, "{}")
+        .expect("a real token");
+    assert_eq!(
+        engine.describe_execution(&arn).expect("describe").status,
+        ExecutionStatus::Succeeded
+    );
+}
+
+/// A memory log that counts the records read back by LSN (history reads).
+#[derive(Debug, Default)]
+struct CountingLog {
+    log: MemoryLog,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingLog {
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Log for CountingLog {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, StoreError> {
+        self.log.append_batch(records)
+    }
+
+    fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, StoreError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.log.read(lsn)
+    }
+
+    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), StoreError> {
+        self.log.scan(visit)
+    }
+}
+
+/// A forged token that names a real, closed execution of 24,000 events (3,000 answered task
+/// attempts, one log record per decision) is refused as before, and checking it reads at most
+/// one record: the one the named task's event is in, never the whole history. The genuine
+/// token of a closed task is still `TaskTimedOut`, at the same cost.
+#[test]
+fn checking_a_token_reads_one_record_whatever_the_history_it_names() {
+    const ROUNDS: usize = 3_000;
+    let log = Arc::new(CountingLog::default());
+    let options = EngineOptions {
+        clock: Arc::new(statelog::clock::ManualClock::new(engine_common::START_MS)),
+        background_timers: false,
+        entropy_seed: Some(7),
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let queue = Queue::default();
+    queue.register(&engine);
+    let definition = format!(
+        r#"{{"StartAt":"Ask","States":{{
+            "Ask":{{"Type":"Task","Resource":"{SEND}",
+                "Parameters":{{"QueueUrl":"q","MessageBody":{{"TaskToken.$":"$$.Task.Token"}}}},
+                "Next":"Again"}},
+            "Again":{{"Type":"Choice","Choices":[{{"Variable":"$.more","BooleanEquals":true,"Next":"Ask"}}],
+                "Default":"Done"}},
+            "Done":{{"Type":"Succeed"}}}}}}"#
+    );
+    engine
+        .create_state_machine("long", &definition, None)
+        .expect("machine");
+    let arn = engine
+        .start_execution("long", Some("e"), "{}")
+        .expect("start")
+        .execution_arn;
+    engine.wait_idle();
+    for round in 1..=ROUNDS {
+        let more = if round < ROUNDS { "true" } else { "false" };
+        engine
+            .send_task_success(&queue.last(), &format!(r#"{{"more":{more}}}"#))
+            .expect("answer");
+        engine.wait_idle();
+    }
+    let closed = engine.describe_execution(&arn).expect("describe");
+    assert_eq!(closed.status, ExecutionStatus::Succeeded);
+    let page = engine
+        .get_execution_history(
+            &arn,
+            &HistoryQuery {
+                max_results: 1,
+                reverse_order: true,
+                ..HistoryQuery::default()
+            },
+        )
+        .expect("history");
+    let events = page.events[0].id.0;
+    assert!(events >= 24_000, "{events} events");
+
+    let token = queue.last();
+    let (secret, rest) = token.split_once('.').expect("three parts");
+    let mut forged_secret = secret.to_string().into_bytes();
+    forged_secret[0] = if forged_secret[0] == b'A' { b'B' } else { b'A' };
+    let forged_secret = String::from_utf8(forged_secret).expect("ascii");
+    let (execution_part, task_part) = rest.split_once('.').expect("three parts");
+    let forged = [
+        // The last task's id with another secret.
+        format!("{forged_secret}.{rest}"),
+        // The first task's id.
+        format!("{forged_secret}.{execution_part}.3"),
+        // An event that is no task.
+        format!("{secret}.{execution_part}.1"),
+        // Past the end of the history: no read at all.
+        format!("{secret}.{execution_part}.{}", u32::MAX),
+    ];
+    assert_ne!(task_part, "3");
+    for case in &forged {
+        let before = log.reads();
+        let refused = engine
+            .send_task_success(case, "{}")
+            .expect_err("a forged token is refused");
+        assert!(
+            matches!(refused, Error::InvalidTaskToken { .. }),
+            "{refused}"
+        );
+        assert!(
+            log.reads() - before <= 1,
+            "a forged token read {} records",
+            log.reads() - before
+        );
+    }
+    let before = log.reads();
+    let late = engine
+        .send_task_heartbeat(&token)
+        .expect_err("the task closed");
+    assert!(matches!(late, Error::TaskTimedOut { .. }), "{late}");
+    assert_eq!(
+        log.reads() - before,
+        1,
+        "one record read for a genuine late token"
+    );
 }

@@ -15,6 +15,7 @@ use statelog::clock::{Clock, SystemClock};
 use statelog::engine::EngineOptions;
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
+use statelog::server::health::check_room_for_segment;
 use statelog::server::limits::CONNECTIONS_MAX;
 use statelog::server::{resolve_listen, serve, shutdown_signal, ServerState};
 
@@ -76,6 +77,8 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     } else {
         AccountLayout::PerAccount
     };
+    // A disk too small for the first log segment stops the server here, not at the first write.
+    check_room_for_segment(&args.data_dir, options.segment_size_bytes)?;
     let backend = EngineBackend::new(&args.data_dir, layout, options);
     backend.open_eagerly().map_err(|e| {
         format!(

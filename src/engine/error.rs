@@ -163,6 +163,16 @@ pub enum Error {
         /// The ARN given.
         resource_arn: String,
     },
+    /// The random source failed while the operation needed it (a task token, a generated
+    /// name): the operation is refused and nothing is written, since a fallback value would be
+    /// predictable.
+    #[error("the random source failed while making {what}: {reason}")]
+    RandomSourceFailed {
+        /// What needed the random bytes.
+        what: &'static str,
+        /// What the source reported.
+        reason: String,
+    },
     /// The engine's async runtime could not be built.
     #[error("cannot start the engine runtime: {reason}")]
     Runtime {
@@ -194,7 +204,10 @@ impl Error {
             Error::MissingRequiredParameter { .. } => "MissingRequiredParameter",
             Error::TooManyTags { .. } => "TooManyTags",
             Error::ResourceNotFound { .. } => "ResourceNotFound",
-            Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
+            Error::Store(_)
+            | Error::Interpreter(_)
+            | Error::Runtime { .. }
+            | Error::RandomSourceFailed { .. } => "InternalError",
             Error::ExecutionDamaged { .. } => "InternalError",
         }
     }

@@ -33,8 +33,10 @@ mod catalog;
 mod error;
 mod integrations;
 mod jobs;
+mod log_health;
 mod metrics;
 mod naming;
+mod random;
 mod redrive;
 mod retention;
 mod runtime;
@@ -67,7 +69,9 @@ pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
+pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
+pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
@@ -97,8 +101,13 @@ pub struct EngineOptions {
     pub worker_threads: usize,
     /// Size of each log segment file.
     pub segment_size_bytes: u64,
-    /// Draw retry jitter from this seed instead of the OS (reproducible tests).
+    /// Draw every decision's random numbers (retry jitter, and task tokens too, so for tests
+    /// only) from this seed instead of `random_source` (reproducible tests).
     pub entropy_seed: Option<u64>,
+    /// Where task tokens and generated names come from (and, without `entropy_seed`, every
+    /// other draw): the OS generator by default. When it fails, the operation fails with
+    /// [`Error::RandomSourceFailed`]; nothing falls back to a fixed value.
+    pub random_source: Arc<dyn RandomSource>,
     /// Open the log read-only (inspection commands): every call that would append fails.
     pub read_only: bool,
     /// How long a closed execution stays visible after its close, in ms (default 90 days); then
@@ -128,6 +137,7 @@ impl Default for EngineOptions {
             worker_threads: 2,
             segment_size_bytes: statelog_wal::limits::SEGMENT_SIZE_BYTES_DEFAULT,
             entropy_seed: None,
+            random_source: Arc::new(OsRandom),
             read_only: false,
             retention_ms: crate::limits::RETENTION_MS_DEFAULT,
             compaction_interval_ms: crate::limits::COMPACTION_INTERVAL_MS_DEFAULT,
@@ -404,7 +414,7 @@ struct Inner {
     /// recorded so far.
     in_flight: Mutex<HandlerCounts>,
     in_flight_changed: Condvar,
-    entropy: runtime::EntropySource,
+    entropy: random::EntropySource,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     shutdown: AtomicBool,
@@ -510,7 +520,8 @@ impl Engine {
             history_events_max: options.history_events_max,
             execution_open_ms_max: options.execution_open_ms_max,
         };
-        let entropy = runtime::EntropySource::new(options.entropy_seed);
+        let entropy =
+            random::EntropySource::new(options.random_source.clone(), options.entropy_seed);
         Ok(Engine {
             inner: Arc::new(Inner {
                 store,
@@ -662,7 +673,7 @@ impl Engine {
                 naming::check_name(name)?;
                 name.to_string()
             }
-            None => naming::random_name()?,
+            None => naming::random_name(&self.inner.entropy)?,
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;

@@ -1,6 +1,7 @@
 //! naming: AWS's rules for state machine and execution names, and generated names.
 //! Must not: touch any state.
 
+use super::random::EntropySource;
 use super::Error;
 use crate::limits::RESOURCE_NAME_CHARS_MAX;
 
@@ -28,13 +29,12 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// A random UUID (version 4 form) from the OS generator.
-pub(crate) fn random_name() -> Result<String, Error> {
+/// A random UUID (version 4 form) from the engine's random source; when the source fails, so
+/// does the call (a fixed fallback would repeat names).
+pub(crate) fn random_name(entropy: &EntropySource) -> Result<String, Error> {
     // One draw of 16 bytes: each call is a system call, a measurable share of a start.
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Runtime {
-        reason: format!("the OS random generator failed: {e}"),
-    })?;
+    entropy.fill(&mut bytes, "a generated execution name")?;
     Ok(uuid_form(bytes))
 }
 
@@ -107,10 +107,11 @@ mod tests {
             );
         }
         assert!(check_name(&"x".repeat(81)).is_err());
-        let generated = random_name().expect("the OS generator works");
+        let os = EntropySource::new(std::sync::Arc::new(super::super::OsRandom), None);
+        let generated = random_name(&os).expect("the OS generator works");
         assert_eq!(generated.len(), 36);
         assert!(check_name(&generated).is_ok());
-        assert_ne!(generated, random_name().expect("the OS generator works"));
+        assert_ne!(generated, random_name(&os).expect("the OS generator works"));
         assert_eq!(execution_name("arn:aws:states:r:a:execution:m:n1"), "n1");
     }
 }

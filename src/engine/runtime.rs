@@ -30,8 +30,8 @@ use crate::history::EventId;
 #[cfg(debug_assertions)]
 use crate::interpreter::apply;
 use crate::interpreter::{
-    decide, decide_owned, Effect, Entropy, ExecutionState, ExecutionStatus, StartRequest,
-    TaskInvocation, Trigger,
+    decide, decide_owned, Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation,
+    Trigger,
 };
 use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use crate::store::Machine;
@@ -77,38 +77,6 @@ impl TimerSignal {
     pub(crate) fn notify(&self) {
         *self.changed.lock() = true;
         self.condvar.notify_all();
-    }
-}
-
-/// Where retry jitter comes from: the OS, or a seeded generator for reproducible tests.
-pub(crate) enum EntropySource {
-    Os,
-    Seeded(Mutex<u64>),
-}
-
-impl EntropySource {
-    pub(crate) fn new(seed: Option<u64>) -> Self {
-        match seed {
-            Some(seed) => EntropySource::Seeded(Mutex::new(seed | 1)),
-            None => EntropySource::Os,
-        }
-    }
-}
-
-impl Entropy for &EntropySource {
-    fn next_u64(&mut self) -> u64 {
-        match self {
-            // A failing OS generator is not a reason to stop an execution: jitter is recorded,
-            // so any value is as good as another for replay.
-            EntropySource::Os => getrandom::u64().unwrap_or(0x2545_f491_4f6c_dd1d),
-            EntropySource::Seeded(state) => {
-                let mut x = state.lock();
-                *x ^= *x << 13;
-                *x ^= *x >> 7;
-                *x ^= *x << 17;
-                *x
-            }
-        }
     }
 }
 
@@ -211,15 +179,18 @@ pub(crate) fn decide_and_append_with_token(
     let now_ms = inner.options.clock.now_ms();
     let decision = if slot.execution.status() == ExecutionStatus::NotStarted {
         // Nothing to lose on failure: decide on a fresh state without copying it.
-        let mut entropy = &inner.entropy;
-        decide_owned(
+        let mut draws = inner.entropy.draws();
+        let decision = decide_owned(
             &slot.definition,
             ExecutionState::new(),
             trigger,
             now_ms,
             &inner.interpreter_options,
-            &mut entropy,
-        )?
+            &mut draws,
+        )?;
+        // A failed draw (a task token) refuses the decision before anything is written.
+        draws.finish()?;
+        decision
     } else {
         decide_at(inner, slot, &slot.execution, trigger, now_ms)?
     };
@@ -307,15 +278,18 @@ fn decide_at(
     trigger: Trigger,
     now_ms: u64,
 ) -> Result<crate::interpreter::Decision, Error> {
-    let mut entropy = &inner.entropy;
-    Ok(decide(
+    let mut draws = inner.entropy.draws();
+    let decision = decide(
         &slot.definition,
         state,
         trigger,
         now_ms,
         &inner.interpreter_options,
-        &mut entropy,
-    )?)
+        &mut draws,
+    )?;
+    // A failed draw (a task token, jitter) refuses the decision before anything is written.
+    draws.finish()?;
+    Ok(decision)
 }
 
 /// Appends a decision (one log batch; durable unless `sync` is false, see
@@ -432,15 +406,16 @@ fn claim_for_waiting_pollers(
             task_id,
             worker_name: reservation.worker_name.clone(),
         };
-        let mut entropy = &engine.inner.entropy;
+        let mut draws = engine.inner.entropy.draws();
         let claim = decide(
             definition,
             &decision.next_state,
             trigger,
             now_ms,
             &engine.inner.interpreter_options,
-            &mut entropy,
+            &mut draws,
         )?;
+        draws.finish()?;
         decision.events.extend(claim.events);
         decision.effects.extend(claim.effects);
         decision.next_state = claim.next_state;

@@ -6,7 +6,9 @@
 //! in the execution's folded state and compares the whole token in constant time. No token index
 //! is kept: the folded state of an open execution holds the tokens of its waiting tasks (folded
 //! from `TaskScheduled` on open), and a closed task's token is looked up in its history, so a
-//! late answer is `TaskTimedOut` and anything else `InvalidToken`.
+//! late answer is `TaskTimedOut` and anything else `InvalidToken`. That lookup reads one record,
+//! the one holding the event the token names (`Store::event`), never the whole history: a
+//! token's check costs at most one record's read (`RECORD_SIZE_BYTES_MAX`) whatever it names.
 //!
 //! Heartbeats write no history event: a deadline per task lives in memory only, in a min-heap
 //! checked by the engine's timer loop (`run_due_timers`), so a waiting task costs a map entry
@@ -393,18 +395,22 @@ impl Engine {
             }
         }
         // Not waiting: the token of a task that closed is `TaskTimedOut`, any other unknown.
+        // Only the one record holding the named event is read (the index finds it), so a
+        // forged token costs the same whatever the length of the history it names.
         if self.inner.store.execution(arn).is_none() {
             return Err(unknown());
         }
-        let events = self.inner.store.history(arn)?;
-        let issued = events
-            .iter()
-            .find(|e| e.id == parts.task_id)
-            .and_then(|e| match &e.details {
-                EventDetails::TaskScheduled(d) => d.task_token.as_deref(),
-                EventDetails::ActivityScheduled(d) => d.task_token.as_deref(),
-                _ => None,
-            });
+        let event = match self.inner.store.event(arn, parts.task_id) {
+            Ok(event) => event,
+            // Compacted away since the check above: as unknown as any other.
+            Err(crate::store::Error::UnknownExecution { .. }) => return Err(unknown()),
+            Err(e) => return Err(e.into()),
+        };
+        let issued = event.as_ref().and_then(|e| match &e.details {
+            EventDetails::TaskScheduled(d) => d.task_token.as_deref(),
+            EventDetails::ActivityScheduled(d) => d.task_token.as_deref(),
+            _ => None,
+        });
         match issued {
             Some(issued) if same_token(issued, token) => Err(Error::TaskTimedOut {
                 execution_arn: parts.execution_arn,

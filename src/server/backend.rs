@@ -396,6 +396,12 @@ pub trait Backend: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// `Some(reason)` when an engine's log is poisoned (no write is accepted until a restart);
+    /// `/health` answers 503 with the reason. The reason names no path, account or secret.
+    fn log_poisoned(&self) -> Option<String> {
+        None
+    }
+
     /// Called once after the server stopped accepting and in-flight requests finished: finish
     /// commits and close the log.
     fn shutdown(&self) -> impl Future<Output = ()> + Send {

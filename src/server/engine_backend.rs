@@ -68,6 +68,13 @@ struct Shared {
 
 /// Maps an engine error to the server's, keeping its AWS name.
 pub fn engine_error(error: EngineError) -> Error {
+    if let Some(refusal) = error.log_refusal() {
+        // The detail (paths included) goes to the server's log; the client gets what to do.
+        tracing::error!(%error, "the log refused a write");
+        return Error::LogUnavailable {
+            message: refusal.message(),
+        };
+    }
     if let EngineError::TooManyTags { resource_arn, .. } = &error {
         return Error::TooManyTags {
             resource_name: resource_arn.clone(),
@@ -131,6 +138,29 @@ impl EngineBackend {
                 engines: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// A backend serving `engine`, already open, as the one account of `layout` (a
+    /// [`AccountLayout::Single`]): for embedders and tests that open the engine themselves.
+    pub fn with_open_engine(
+        data_dir: impl Into<PathBuf>,
+        account_id: &str,
+        engine: Engine,
+        options: EngineOptions,
+    ) -> Self {
+        let backend = Self::new(
+            data_dir,
+            AccountLayout::Single {
+                account_id: account_id.to_owned(),
+            },
+            options,
+        );
+        backend
+            .shared
+            .engines
+            .lock()
+            .insert(account_id.to_owned(), engine);
+        backend
     }
 
     /// Opens the development account's engine now, so a broken data directory stops the server
@@ -768,6 +798,15 @@ impl Backend for EngineBackend {
             });
         }
         samples
+    }
+
+    fn log_poisoned(&self) -> Option<String> {
+        let engines = self.shared.engines.lock();
+        engines.iter().find_map(|(account, engine)| {
+            let refusal = engine.log_poisoned()?;
+            tracing::error!(account = %account, reason = %refusal.message(), "the log is poisoned");
+            Some(refusal.message())
+        })
     }
 
     async fn shutdown(&self) {

@@ -113,6 +113,19 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The log refuses writes (poisoned after a failed write or sync, or a full disk with no
+    /// new segment): `message` says which and what the operator does (no paths).
+    #[error("{message}")]
+    LogUnavailable {
+        /// What is wrong and how to recover.
+        message: String,
+    },
+    /// The caller's account already has its share of long polls waiting.
+    #[error("this account already has {limit} long polls waiting (its limit); retry later")]
+    AccountLongPollsExceeded {
+        /// The per-account limit.
+        limit: usize,
+    },
     /// An SWF call refused with an SWF fault (`UnknownResourceFault`, `LimitExceededFault`).
     #[error("{message}")]
     SwfFault {
@@ -194,6 +207,8 @@ impl Error {
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
+            Error::AccountLongPollsExceeded { .. } => "ActivityWorkerLimitExceeded",
+            Error::LogUnavailable { .. } => "ServiceUnavailable",
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",
@@ -215,6 +230,7 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
             Error::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::LogUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Error::Engine {
                 server_fault: true, ..
             } => StatusCode::INTERNAL_SERVER_ERROR,

@@ -16,6 +16,11 @@ pub const CONNECTIONS_MAX: usize = 1024;
 /// error instead of tying up another connection.
 pub const LONG_POLLS_CONCURRENT_MAX: usize = 256;
 
+/// The most long polls one account may have waiting at once: a quarter of the server's, so an
+/// account that holds all of its own leaves the rest to others. One more is refused as AWS
+/// refuses it (`ActivityWorkerLimitExceeded`; SWF: `LimitExceededFault`).
+pub const LONG_POLLS_PER_ACCOUNT_MAX: usize = LONG_POLLS_CONCURRENT_MAX / 4;
+
 /// How far a signed request's time may be from the server's clock, in milliseconds (AWS: 15
 /// minutes, in both directions).
 pub const SIGNATURE_CLOCK_SKEW_MS_MAX: u64 = 15 * 60 * 1000;
@@ -54,6 +59,8 @@ pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
 const _: () = assert!(crate::limits::PAYLOAD_SIZE_BYTES_MAX < REQUEST_BODY_BYTES_MAX);
 const _: () = assert!(crate::limits::DEFINITION_SIZE_BYTES_MAX <= REQUEST_BODY_BYTES_MAX);
 const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_MAX);
+const _: () = assert!(0 < LONG_POLLS_PER_ACCOUNT_MAX);
+const _: () = assert!(LONG_POLLS_PER_ACCOUNT_MAX < LONG_POLLS_CONCURRENT_MAX);
 const _: () = assert!(NAME_CHARS_MAX < ARN_BYTES_MAX);
 
 /// The page size of `ListStateMachines` when the caller gives none (AWS: 100).

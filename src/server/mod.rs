@@ -8,7 +8,9 @@
 //!   the engine.
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
 //! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
-//! - [`listener`]: connection limit; [`metrics`]: `/metrics`; [`limits`]: every bound.
+//! - [`health`]: `GET /health` (poisoned log) and the start-up disk-room check.
+//! - [`listener`]: connection limit; [`long_polls`]: the server's and each account's long-poll
+//!   permits; [`metrics`]: `/metrics`; [`limits`]: every bound.
 //!
 //! Invariants: every request is authenticated before it is decoded; the account of the
 //! signature is the namespace of everything the call touches; without a credentials file
@@ -25,8 +27,10 @@ pub mod backend;
 pub mod credentials;
 pub mod engine_backend;
 pub mod error;
+pub mod health;
 pub mod limits;
 pub mod listener;
+pub mod long_polls;
 pub mod metrics;
 pub mod protocol;
 pub mod router;
@@ -51,9 +55,10 @@ pub struct ServerState<B> {
     pub clock: Arc<dyn Clock>,
     /// Request and execution counters.
     pub metrics: metrics::Metrics,
-    /// Permits for long polls (`GetActivityTask`), at most
-    /// [`limits::LONG_POLLS_CONCURRENT_MAX`] waiting at once.
-    pub long_polls: Arc<tokio::sync::Semaphore>,
+    /// Permits for long polls (`GetActivityTask`, SWF `PollForActivityTask`): at most
+    /// [`limits::LONG_POLLS_CONCURRENT_MAX`] waiting at once, and
+    /// [`limits::LONG_POLLS_PER_ACCOUNT_MAX`] per account.
+    pub long_polls: long_polls::LongPolls,
     /// SigV4 signing keys already derived.
     pub signing_keys: sigv4::SigningKeyCache,
 }
@@ -66,9 +71,7 @@ impl<B: Backend> ServerState<B> {
             credentials,
             clock,
             metrics: metrics::Metrics::default(),
-            long_polls: Arc::new(tokio::sync::Semaphore::new(
-                limits::LONG_POLLS_CONCURRENT_MAX,
-            )),
+            long_polls: long_polls::LongPolls::default(),
             signing_keys: sigv4::SigningKeyCache::default(),
         })
     }

@@ -22,9 +22,7 @@ use serde_json::{json, Map, Value};
 use super::backend::{Backend, Caller};
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
-use super::limits::{
-    LONG_POLLS_CONCURRENT_MAX, REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT,
-};
+use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
 use super::protocol::{
     decode, operation_of_target, ActivityArnInput, CreateActivityInput, CreateStateMachineInput,
     ExecutionArnInput, GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput,
@@ -37,14 +35,17 @@ use super::sigv4::{self, Check, RequestParts};
 use super::swf;
 use super::ServerState;
 use crate::asl::{parse_definition, Severity, ValidationOptions};
+use crate::clock::Clock;
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
 
-/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus.
+/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus, `GET /health` for
+/// a supervisor.
 pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
     Router::new()
         .route("/metrics", get(metrics::<B>))
+        .route("/health", get(super::health::health::<B>))
         .fallback(api::<B>)
         .with_state(state)
 }
@@ -56,7 +57,7 @@ async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Respon
 
 async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
     let started = Instant::now();
-    let request_id = new_request_id();
+    let request_id = new_request_id(state.clock.as_ref());
     let (operation, result) = handle(&state, request).await;
     let operation_name = operation.unwrap_or("unknown");
     let response = match result {
@@ -161,18 +162,15 @@ fn json_response(
     response
 }
 
-fn new_request_id() -> String {
+/// A request id: it only correlates logs, so it is unique rather than secret. The base is the
+/// server's clock at its first request (in ms; distinct across restarts) and a counter follows
+/// it, so no request pays a system call and nothing depends on the OS random generator.
+fn new_request_id(clock: &dyn Clock) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::OnceLock;
-    // A request id only correlates logs: a random per-process base (drawn once; zeros if the OS
-    // generator fails) plus a counter, so no request pays a system call for it.
     static BASE: OnceLock<[u8; 8]> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let base = BASE.get_or_init(|| {
-        let mut bytes = [0u8; 8];
-        let _ = getrandom::fill(&mut bytes);
-        bytes
-    });
+    let base = BASE.get_or_init(|| clock.now_ms().to_be_bytes());
     let mut bytes = [0u8; 16];
     bytes[..8].copy_from_slice(base);
     bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
@@ -609,11 +607,7 @@ async fn dispatch<B: Backend>(
         Operation::GetActivityTask => {
             let input: GetActivityTaskInput = decode(operation, body)?;
             input.validate()?;
-            let Ok(_permit) = state.long_polls.clone().try_acquire_owned() else {
-                return Err(Error::TooManyLongPolls {
-                    limit: LONG_POLLS_CONCURRENT_MAX,
-                });
-            };
+            let _permit = state.long_polls.admit(&caller.account_id)?;
             let task = backend
                 .get_activity_task(caller, input.activity_arn, input.worker_name)
                 .await?;

@@ -37,8 +37,8 @@ use serde_json::{json, Value};
 use super::backend::{Backend, Caller};
 use super::error::Error;
 use super::limits::{
-    LONG_POLLS_CONCURRENT_MAX, SWF_DETAILS_CHARS_MAX, SWF_DOMAIN_CHARS_MAX, SWF_IDENTITY_CHARS_MAX,
-    SWF_REASON_CHARS_MAX, SWF_RESULT_CHARS_MAX, SWF_TASK_LIST_NAME_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
+    SWF_DETAILS_CHARS_MAX, SWF_DOMAIN_CHARS_MAX, SWF_IDENTITY_CHARS_MAX, SWF_REASON_CHARS_MAX,
+    SWF_RESULT_CHARS_MAX, SWF_TASK_LIST_NAME_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
 use super::protocol;
 use super::ServerState;
@@ -241,6 +241,12 @@ fn swf_error(error: Error) -> Error {
             fault: "LimitExceededFault",
             message,
         },
+        Error::AccountLongPollsExceeded { limit } => Error::SwfFault {
+            fault: "LimitExceededFault",
+            message: format!(
+                "this account already has {limit} long polls waiting (its limit); retry later"
+            ),
+        },
         Error::Engine {
             aws_name: "InvalidOutput",
             message,
@@ -288,11 +294,7 @@ async fn dispatch_inner<B: Backend>(
                 input.identity.as_deref(),
                 SWF_IDENTITY_CHARS_MAX,
             )?;
-            let Ok(_permit) = state.long_polls.clone().try_acquire_owned() else {
-                return Err(Error::TooManyLongPolls {
-                    limit: LONG_POLLS_CONCURRENT_MAX,
-                });
-            };
+            let _permit = state.long_polls.admit(&caller.account_id)?;
             let task = backend
                 .poll_task_list(caller, input.task_list.name, input.identity)
                 .await?;

@@ -28,6 +28,19 @@ const VECTOR_NOW_MS: u64 = 1_795_985_679_000;
 struct FakeBackend {
     machines: Mutex<BTreeMap<String, StateMachineInfo>>,
     executions: Mutex<BTreeMap<String, ExecutionInfo>>,
+    /// Polls of the activity `held` waiting now; they wait until `release` is set.
+    held_polls: std::sync::atomic::AtomicUsize,
+    release: std::sync::atomic::AtomicBool,
+    released: tokio::sync::Notify,
+}
+
+impl FakeBackend {
+    /// Lets every poll of the activity `held` answer (empty).
+    fn release_held_polls(&self) {
+        self.release
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.released.notify_waiters();
+    }
 }
 
 fn not_found(aws_name: &'static str, arn: &str) -> Error {
@@ -228,13 +241,27 @@ impl Backend for FakeBackend {
         })
     }
 
-    /// A poll that finds nothing (the real wait is the engine's; tested there).
+    /// A poll that finds nothing (the real wait is the engine's; tested there); a poll of the
+    /// activity `held` waits until the test releases it.
     async fn get_activity_task(
         &self,
         _: &Caller,
         arn: String,
         _: Option<String>,
     ) -> Result<Option<ActivityTaskInfo>, Error> {
+        use std::sync::atomic::Ordering;
+        if arn.ends_with(":activity:held") {
+            self.held_polls.fetch_add(1, Ordering::SeqCst);
+            loop {
+                let released = self.released.notified();
+                if self.release.load(Ordering::SeqCst) {
+                    break;
+                }
+                released.await;
+            }
+            self.held_polls.fetch_sub(1, Ordering::SeqCst);
+            return Ok(None);
+        }
         if arn.ends_with(":activity:busy") {
             Ok(Some(ActivityTaskInfo {
                 task_token: "tok".into(),
@@ -1224,6 +1251,7 @@ async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls
     let held = h
         .state
         .long_polls
+        .server
         .clone()
         .try_acquire_many_owned(
             u32::try_from(super::limits::LONG_POLLS_CONCURRENT_MAX).expect("fits"),
@@ -1249,7 +1277,7 @@ async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls
     assert_eq!(task.0, StatusCode::OK, "{:?}", task.1);
     // Each poll gave its permit back.
     assert_eq!(
-        h.state.long_polls.available_permits(),
+        h.state.long_polls.server.available_permits(),
         super::limits::LONG_POLLS_CONCURRENT_MAX
     );
 
@@ -1388,6 +1416,7 @@ async fn swf_polls_share_the_long_poll_bound() {
     let held = h
         .state
         .long_polls
+        .server
         .clone()
         .try_acquire_many_owned(
             u32::try_from(super::limits::LONG_POLLS_CONCURRENT_MAX).expect("fits"),
@@ -1403,7 +1432,99 @@ async fn swf_polls_share_the_long_poll_bound() {
     let task = swf_call(&h, "PollForActivityTask", poll).await;
     assert_eq!(task.0, StatusCode::OK, "{:?}", task.1);
     assert_eq!(
-        h.state.long_polls.available_permits(),
+        h.state.long_polls.server.available_permits(),
+        super::limits::LONG_POLLS_CONCURRENT_MAX
+    );
+}
+
+/// Account 111111111111 fills its share of long polls with polls that really wait; its next
+/// poll (Step Functions and SWF) is refused as AWS refuses it, while account 222222222222 is
+/// still served. Bounded by a timeout: before per-account shares, the next poll just waited.
+#[tokio::test]
+async fn one_account_holding_its_share_of_long_polls_does_not_starve_another() {
+    use super::limits::LONG_POLLS_PER_ACCOUNT_MAX;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+    let h = harness(true);
+    let held_arn = "arn:aws:states:us-east-1:111111111111:activity:held";
+    let body = json!({"activityArn": held_arn}).to_string();
+    let now_ms = h.clock.now_ms_for_tests();
+    let mut polls = Vec::new();
+    for _ in 0..LONG_POLLS_PER_ACCOUNT_MAX {
+        let request = signed(
+            "AWSStepFunctions.GetActivityTask",
+            body.as_bytes(),
+            KEY_A,
+            SECRET_A,
+            now_ms,
+        );
+        let app = router::router(h.state.clone());
+        polls.push(tokio::spawn(async move { app.oneshot(request).await }));
+    }
+    let bound = Duration::from_secs(5);
+    tokio::time::timeout(bound, async {
+        while h.state.backend.held_polls.load(Ordering::SeqCst) < LONG_POLLS_PER_ACCOUNT_MAX {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("account A's polls are all waiting");
+
+    let refused = tokio::time::timeout(
+        bound,
+        call(&h, "GetActivityTask", json!({"activityArn": held_arn})),
+    )
+    .await
+    .expect("a poll over the account's share is answered at once");
+    assert_error(&refused, 400, "ActivityWorkerLimitExceeded");
+    let poll = json!({"domain": "111111111111", "taskList": {"name": "busy"}});
+    let refused = tokio::time::timeout(bound, swf_call(&h, "PollForActivityTask", poll))
+        .await
+        .expect("an SWF poll over the account's share is answered at once");
+    assert_error(&refused, 400, "LimitExceededFault");
+
+    // Account B polls and is served.
+    let busy_b = json!({"activityArn": "arn:aws:states:us-east-1:222222222222:activity:busy"});
+    let body_b = busy_b.to_string();
+    let served = tokio::time::timeout(
+        bound,
+        signed_call(
+            &h,
+            "states",
+            "AWSStepFunctions.GetActivityTask",
+            body_b.as_bytes(),
+            KEY_B,
+            SECRET_B,
+        ),
+    )
+    .await
+    .expect("account B's poll is answered");
+    assert_eq!(served.0, StatusCode::OK, "{:?}", served.1);
+    assert_eq!(served.1, json!({"taskToken": "tok", "input": "{}"}));
+    let swf_b = json!({"domain": "222222222222", "taskList": {"name": "busy"}}).to_string();
+    let served = signed_call(
+        &h,
+        "swf",
+        "SimpleWorkflowService.PollForActivityTask",
+        swf_b.as_bytes(),
+        KEY_B,
+        SECRET_B,
+    )
+    .await;
+    assert_eq!(served.0, StatusCode::OK, "{:?}", served.1);
+
+    h.state.backend.release_held_polls();
+    for poll in polls {
+        let response = tokio::time::timeout(bound, poll)
+            .await
+            .expect("released")
+            .expect("joins")
+            .expect("infallible");
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    assert_eq!(h.state.long_polls.held_by("111111111111"), 0);
+    assert_eq!(
+        h.state.long_polls.server.available_permits(),
         super::limits::LONG_POLLS_CONCURRENT_MAX
     );
 }

@@ -32,10 +32,10 @@ use parking_lot::{Mutex, RwLock};
 use statelog_wal::Lsn;
 
 use crate::history::encoding::{self, EventBatch};
-use crate::history::{check_sequence, EventDetails, HistoryEvent};
+use crate::history::{check_sequence, EventDetails, EventId, HistoryEvent};
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
-pub use log::{Log, MemoryLog, VisitOrigin};
+pub use log::{Log, MemoryLog, Visit, VisitOrigin};
 pub use record::{
     decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord,
     MachineRecord, RecordCheck, StartedHeader, StartedHeaderRef, KIND_CATALOG, KIND_EVENTS,
@@ -301,9 +301,20 @@ struct Entry {
     stop_ms: Option<u64>,
     event_count: u32,
     start_index: u64,
-    record_lsns: Vec<Lsn>,
+    /// Its records in event order: where each is and its first event, so that the one record
+    /// holding an event is found without reading the others (`Store::event`).
+    records: Vec<RecordRef>,
     redrive_count: u32,
     redrive_ms: Option<u64>,
+}
+
+/// One record of an execution's history in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RecordRef {
+    /// Where the record is.
+    lsn: Lsn,
+    /// The id of its first event.
+    first_event_id: u32,
 }
 
 /// A map keyed by execution ARN. Hashed with foldhash's quality hasher (seeded per map) rather
@@ -484,14 +495,17 @@ impl Index {
                     stop_ms: None,
                     event_count: 0,
                     start_index,
-                    record_lsns: Vec::with_capacity(1),
+                    records: Vec::with_capacity(1),
                     redrive_count: 0,
                     redrive_ms: None,
                 })
             }
         };
         debug_assert_eq!(batch.first_event_id, entry.event_count + 1);
-        entry.record_lsns.push(lsn);
+        entry.records.push(RecordRef {
+            lsn,
+            first_event_id: batch.first_event_id,
+        });
         entry.event_count = batch.last_event_id;
         if let Some((status, at_ms)) = batch.status {
             // Only `ExecutionRedriven` moves an execution that has events back to running.
@@ -503,7 +517,7 @@ impl Index {
             entry.stop_ms = status.is_closed().then_some(at_ms);
         }
         if entry.status.is_closed() {
-            entry.record_lsns.shrink_to_fit();
+            entry.records.shrink_to_fit();
         }
     }
 }
@@ -1079,6 +1093,49 @@ impl Store {
         Ok(events)
     }
 
+    /// One event of one execution, read from the log: only the record holding it is read
+    /// (found in the index), whatever the length of the history. `None` when the execution has
+    /// no event with this id.
+    pub fn event(
+        &self,
+        execution_arn: &str,
+        event_id: EventId,
+    ) -> Result<Option<HistoryEvent>, Error> {
+        let _reading = self.reads.read();
+        let lsn = {
+            let index = self.index.read();
+            let entry =
+                index
+                    .executions
+                    .get(execution_arn)
+                    .ok_or_else(|| Error::UnknownExecution {
+                        execution_arn: execution_arn.to_string(),
+                    })?;
+            if event_id.0 == 0 || event_id.0 > entry.event_count {
+                return Ok(None);
+            }
+            // Records hold dense, ascending ids: the last record starting at or before the
+            // event holds it.
+            let after = entry
+                .records
+                .partition_point(|record| record.first_event_id <= event_id.0);
+            let Some(position) = after.checked_sub(1) else {
+                unreachable!("the first record starts at event 1");
+            };
+            entry.records[position].lsn
+        };
+        let batch = self.read_batch(execution_arn, lsn)?;
+        let event = batch.events.into_iter().find(|e| e.id == event_id);
+        // Paired check: the index said this record holds the event.
+        if event.is_none() {
+            return Err(Error::BadSequence {
+                execution_arn: execution_arn.to_string(),
+                reason: format!("record at lsn {} does not hold event {}", lsn.0, event_id.0),
+            });
+        }
+        Ok(event)
+    }
+
     /// The first and the last event of one execution, read from the log (two records at most).
     pub fn first_and_last_events(
         &self,
@@ -1135,9 +1192,9 @@ impl Store {
         index
             .executions
             .get(execution_arn)?
-            .record_lsns
+            .records
             .last()
-            .copied()
+            .map(|record| record.lsn)
     }
 
     fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {
@@ -1151,7 +1208,7 @@ impl Store {
             .ok_or_else(|| Error::UnknownExecution {
                 execution_arn: execution_arn.to_string(),
             })?;
-        Ok(entry.record_lsns.clone())
+        Ok(entry.records.iter().map(|record| record.lsn).collect())
     }
 
     fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {

@@ -156,11 +156,11 @@ impl Store {
                     continue;
                 }
                 let start = all_lsns.len();
-                all_lsns.extend_from_slice(&entry.record_lsns);
+                all_lsns.extend(entry.records.iter().map(|record| record.lsn));
                 expired.push(Expired {
                     arn: arn.clone(),
                     lsns: start..all_lsns.len(),
-                    newest: entry.record_lsns.iter().max().copied(),
+                    newest: entry.records.iter().map(|record| record.lsn).max(),
                 });
             }
             RwLockReadGuard::unlock_fair(index);
@@ -313,9 +313,9 @@ impl Store {
                 let mut index = self.index.write();
                 for arn in batch {
                     if let Some(entry) = index.executions.get_mut(*arn) {
-                        for lsn in &mut entry.record_lsns {
-                            if let Some(new) = mapping.get(lsn) {
-                                *lsn = *new;
+                        for record in &mut entry.records {
+                            if let Some(new) = mapping.get(&record.lsn) {
+                                record.lsn = *new;
                             }
                         }
                     }

@@ -79,6 +79,16 @@ pub enum Error {
         /// The failure that poisoned the log.
         cause: Arc<Error>,
     },
+    /// The writer needed a new segment and could not prepare it (a full disk, an I/O error):
+    /// the append was refused before anything of it was written, and the log is not poisoned.
+    /// Later appends try again.
+    #[error("cannot prepare wal segment {segment_id}: {cause}")]
+    SegmentUnavailable {
+        /// The segment that could not be made.
+        segment_id: SegmentId,
+        /// What failed.
+        cause: Arc<Error>,
+    },
     /// Options that cannot work.
     #[error("invalid wal option {field}: {reason}")]
     InvalidOptions {

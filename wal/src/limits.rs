@@ -170,3 +170,13 @@ const _: () = assert!(COMMIT_SPIN_SYNC_DENOMINATOR > 0);
 /// at 64 KiB and 1.52, 1.65, 1.53x at 32 KiB), at the cost of a longer removal while appends
 /// run (the compaction's window 0.26-0.41 s at 256 KiB, 0.52-0.64 s at 64 KiB, ~1 s at 32 KiB).
 pub const RETIRE_RELEASE_STEP_BYTES: u64 = 64 * 1024;
+
+/// The first wait before the background thread retries a failed segment preparation, in ms.
+pub const PREPARE_RETRY_MS_MIN: u64 = 10;
+
+/// The longest wait between retries of a failed segment preparation, in ms (the wait doubles
+/// from `PREPARE_RETRY_MS_MIN` up to it): a full disk is probed at most once a few seconds.
+pub const PREPARE_RETRY_MS_MAX: u64 = 5_000;
+
+const _: () = assert!(0 < PREPARE_RETRY_MS_MIN);
+const _: () = assert!(PREPARE_RETRY_MS_MIN <= PREPARE_RETRY_MS_MAX);

@@ -155,23 +155,39 @@ pub(crate) fn prepare(
     size_bytes: u64,
 ) -> Result<Arc<dyn StorageFile>> {
     let temp = join(dir, &format!("{:020}{TEMP_SUFFIX}", id.0));
+    let result = prepare_at(storage, dir, &temp, id, size_bytes);
+    if result.is_err() {
+        // A failed preparation leaves no half-filled file holding space (a full disk frees
+        // what it took). Best effort: every open removes temporary files anyway.
+        let _ = storage.remove(&temp);
+    }
+    result
+}
+
+fn prepare_at(
+    storage: &dyn Storage,
+    dir: &Path,
+    temp: &Path,
+    id: SegmentId,
+    size_bytes: u64,
+) -> Result<Arc<dyn StorageFile>> {
     let path = join(dir, &file_name(id));
     let file = storage
-        .create(&temp)
-        .map_err(|e| Error::io("create", &temp, e))?;
+        .create(temp)
+        .map_err(|e| Error::io("create", temp, e))?;
     let zeros = vec![0u8; ZERO_FILL_CHUNK_BYTES];
     let mut offset = 0u64;
     while offset < size_bytes {
         let len = (size_bytes - offset).min(ZERO_FILL_CHUNK_BYTES as u64) as usize;
         file.write_at(offset, &zeros[..len])
-            .map_err(|e| Error::io("write_at", &temp, e))?;
+            .map_err(|e| Error::io("write_at", temp, e))?;
         offset += len as u64;
     }
     file.sync_all()
-        .map_err(|e| Error::io("sync_all", &temp, e))?;
+        .map_err(|e| Error::io("sync_all", temp, e))?;
     storage
-        .rename(&temp, &path)
-        .map_err(|e| Error::io("rename", &temp, e))?;
+        .rename(temp, &path)
+        .map_err(|e| Error::io("rename", temp, e))?;
     storage
         .sync_dir(dir)
         .map_err(|e| Error::io("sync_dir", dir, e))?;

@@ -188,6 +188,11 @@ pub struct WalStats {
     pub writes_count: u64,
     /// Rotations that had to prepare a segment inline (no ready segment).
     pub inline_prepares_count: u64,
+    /// Segment preparations that failed (a full disk, an I/O error); each is retried, none
+    /// poisons the log.
+    pub prepare_failures_count: u64,
+    /// The last preparation failure's message while no preparation has succeeded since.
+    pub prepare_failure: Option<String>,
     /// Commit gathers: a group-commit leader waited for committers the previous sync released
     /// (`WalOptions::commit_gather_us_max`).
     pub gathers_count: u64,
@@ -534,6 +539,12 @@ impl Wal {
             .collect()
     }
 
+    /// The failure that poisoned the log (a failed write or sync of log data), if one did:
+    /// from then on nothing more is acknowledged until the log is reopened.
+    pub fn poisoned(&self) -> Option<Arc<Error>> {
+        self.inner.state.lock().poisoned.clone()
+    }
+
     /// Counters.
     pub fn stats(&self) -> WalStats {
         let segments_count = self.inner.catalog.read().segments.len();
@@ -546,6 +557,8 @@ impl Wal {
             syncs_count: state.syncs_count,
             writes_count: state.writes_count,
             inline_prepares_count: state.inline_prepares_count,
+            prepare_failures_count: state.prepare_failures_count,
+            prepare_failure: state.prepare_failure.as_ref().map(|e| e.to_string()),
             gathers_count: state.gathers_count,
             gather_timeouts_count: state.gather_timeouts_count,
             spins_count: state.spins_count,

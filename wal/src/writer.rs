@@ -23,8 +23,11 @@
 //!
 //! Invariants: frames reach storage in LSN order (one leader at a time, chunks in order); an LSN
 //! is reported durable only after the sync of every file holding it returned Ok; after any write,
-//! sync or preparation error the log is poisoned and nothing more is acknowledged, and a sync is
-//! never retried. Rotation writes the new segment's header in the same chunk as its first
+//! sync error the log is poisoned and nothing more is acknowledged, and a sync is never
+//! retried. A failed segment preparation poisons nothing: it wrote no log data (a temporary
+//! file until its rename), so the append that needed the segment is refused
+//! (`Error::SegmentUnavailable`, no LSN given out, nothing written) and the background thread
+//! retries with a bounded backoff while the writer appends into the segments it has. Rotation writes the new segment's header in the same chunk as its first
 //! records, into a file that is already full-size and whose directory entry is already durable,
 //! so no commit pays for file growth or metadata. This module must not interpret record payloads.
 
@@ -40,8 +43,9 @@ use crate::error::{Error, Result};
 use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
     COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR, INDEX_STRIDE_RECORDS, LSN_MAX,
-    RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
-    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT, SYNC_MARK_FRAME_SIZE_BYTES,
+    PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX,
+    RETIRE_RELEASE_STEP_BYTES, SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
+    SYNC_MARK_FRAME_SIZE_BYTES,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END, KIND_SYNC_MARK};
 use crate::recovery::{self, SegMeta};
@@ -118,6 +122,10 @@ pub(crate) struct State {
     pub syncs_count: u64,
     pub writes_count: u64,
     pub inline_prepares_count: u64,
+    /// Segment preparations that failed (background or inline); none of them poisons.
+    pub prepare_failures_count: u64,
+    /// The last preparation's failure, while no preparation has succeeded since.
+    pub prepare_failure: Option<Arc<Error>>,
     /// Batches enqueued since open (commit gather: arrivals are counted in batches).
     batches_count: u64,
     /// `batches_count` when the last leader took the buffer.
@@ -199,6 +207,8 @@ impl State {
             syncs_count: 0,
             writes_count: 0,
             inline_prepares_count: 0,
+            prepare_failures_count: 0,
+            prepare_failure: None,
             batches_count: 0,
             batches_at_take: 0,
             gather_until_batches: 0,
@@ -420,13 +430,18 @@ impl Inner {
                 self.options.segment_size_bytes,
             ) {
                 Ok(file) => {
+                    state.prepare_failure = None;
                     break Ready {
                         id,
                         file,
                         path: Arc::from(join(&self.dir, &segment::file_name(id))),
-                    }
+                    };
                 }
-                Err(error) => return Err(self.poison(state, error)),
+                Err(error) => {
+                    // Nothing of this batch was written and no LSN was given out: refuse it
+                    // without poisoning (only a failed write or sync of log data poisons).
+                    return Err(self.preparation_failed(state, id, error));
+                }
             }
         };
         let first_lsn = state.next_lsn;
@@ -682,10 +697,34 @@ impl Inner {
         }
     }
 
+    /// Records a failed preparation of segment `id` (its id is given back, so ids stay in
+    /// rotation order) and returns the error the caller gets: `SegmentUnavailable`, which
+    /// poisons nothing. A preparation writes no log data: its file is a temporary one until
+    /// the final rename, and every open removes leftovers unread.
+    fn preparation_failed(&self, state: &mut State, id: SegmentId, error: Error) -> Error {
+        assert_eq!(
+            state.next_segment_id,
+            id.0 + 1,
+            "no id is taken while a preparation runs"
+        );
+        state.next_segment_id = id.0;
+        state.prepare_failures_count += 1;
+        let cause = Arc::new(error);
+        state.prepare_failure = Some(Arc::clone(&cause));
+        Error::SegmentUnavailable {
+            segment_id: id,
+            cause,
+        }
+    }
+
     /// The background step: prepares segments until enough are ready. With `wait` it keeps going
-    /// until shutdown (the background thread), otherwise it returns how many it made.
+    /// until shutdown (the background thread), otherwise it returns how many it made. A failed
+    /// preparation poisons nothing: the background thread tries again after a backoff that
+    /// doubles from `PREPARE_RETRY_MS_MIN` to `PREPARE_RETRY_MS_MAX` (the writer meanwhile
+    /// appends into the segments it has); without `wait` the error is returned.
     pub(crate) fn prepare_loop(&self, wait: bool) -> Result<usize> {
         let mut made = 0usize;
+        let mut retry_ms = 0u64;
         let mut state = self.state.lock();
         loop {
             if state.shutdown {
@@ -723,15 +762,25 @@ impl Inner {
                         file,
                         path: Arc::from(join(&self.dir, &segment::file_name(id))),
                     });
+                    state.prepare_failure = None;
+                    retry_ms = 0;
                     made += 1;
                     self.prepare_cv.notify_all();
                 }
                 Err(error) => {
-                    let error = self.poison(&mut state, error);
-                    if wait {
-                        return Ok(made);
+                    let error = self.preparation_failed(&mut state, id, error);
+                    // A writer waiting for this preparation tries its own (and fails alone).
+                    self.prepare_cv.notify_all();
+                    if !wait {
+                        return Err(error);
                     }
-                    return Err(error);
+                    retry_ms = (retry_ms * 2).clamp(PREPARE_RETRY_MS_MIN, PREPARE_RETRY_MS_MAX);
+                    let retry_at = Instant::now() + Duration::from_millis(retry_ms);
+                    while !state.shutdown && state.poisoned.is_none() {
+                        if self.prepare_cv.wait_until(&mut state, retry_at).timed_out() {
+                            break;
+                        }
+                    }
                 }
             }
         }

@@ -223,6 +223,11 @@ impl SimStorage {
         self.state.lock().op_index
     }
 
+    /// Bytes written so far, over all files (what `FaultPlan::enospc_after_bytes` counts).
+    pub fn written_bytes_total(&self) -> u64 {
+        self.state.lock().written_bytes_total
+    }
+
     /// Bytes written but not yet made durable, over all files.
     pub fn pending_bytes(&self) -> u64 {
         self.state
