@@ -158,7 +158,8 @@ pub enum Error {
 }
 
 impl Error {
-    /// The AWS Step Functions error name for this error.
+    /// The AWS Step Functions error name for this error. The engine's own faults (store,
+    /// interpreter, runtime) are AWS's `InternalFailure`.
     pub fn aws_name(&self) -> &'static str {
         match self {
             Error::ExecutionDoesNotExist { .. } => "ExecutionDoesNotExist",
@@ -180,7 +181,7 @@ impl Error {
             Error::MissingRequiredParameter { .. } => "MissingRequiredParameter",
             Error::TooManyTags { .. } => "TooManyTags",
             Error::ResourceNotFound { .. } => "ResourceNotFound",
-            Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalError",
+            Error::Store(_) | Error::Interpreter(_) | Error::Runtime { .. } => "InternalFailure",
         }
     }
 }

@@ -33,6 +33,7 @@ use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
+use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::{
     ActivityDescription, Engine, EngineMetrics, EngineOptions, Error as EngineError,
     ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
@@ -75,19 +76,23 @@ pub fn engine_error(error: EngineError) -> Error {
         };
     }
     let aws_name = error.aws_name();
+    // The engine names its own faults `InternalFailure`; their text (file paths, LSNs) is the
+    // operator's, logged by the router, never the client's. Everything else is about the input.
+    if aws_name == "InternalFailure" {
+        return Error::Internal {
+            detail: error.to_string(),
+        };
+    }
     Error::Engine {
         aws_name,
         message: error.to_string(),
-        // The engine names its own faults `InternalError`; everything else is about the input.
-        server_fault: aws_name == "InternalError",
+        server_fault: false,
     }
 }
 
 fn join_error(error: tokio::task::JoinError) -> Error {
-    Error::Engine {
-        aws_name: "InternalFailure",
-        message: format!("the engine call did not complete: {error}"),
-        server_fault: true,
+    Error::Internal {
+        detail: format!("the engine call did not complete: {error}"),
     }
 }
 
@@ -240,10 +245,8 @@ impl Shared {
                 server_fault: true,
             });
         }
-        std::fs::create_dir_all(&dir).map_err(|e| Error::Engine {
-            aws_name: "InternalFailure",
-            message: format!("cannot create the data directory {}: {e}", dir.display()),
-            server_fault: true,
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Internal {
+            detail: format!("cannot create the data directory {}: {e}", dir.display()),
         })?;
         let options = EngineOptions {
             account: caller.account_id.clone(),
@@ -257,6 +260,10 @@ impl Shared {
 }
 
 impl Backend for EngineBackend {
+    fn region(&self) -> &str {
+        &self.shared.options.region
+    }
+
     async fn create_state_machine(
         &self,
         caller: &Caller,
@@ -287,7 +294,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":stateMachine:")?;
+            require_arn(&arn, ResourceType::StateMachine)?;
             engine
                 .describe_state_machine(&arn)
                 .map(machine_info)
@@ -324,7 +331,7 @@ impl Backend for EngineBackend {
         input: UpdateStateMachineInput,
     ) -> Result<StateMachineUpdated, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             engine
                 .update_state_machine_revision(
                     &input.state_machine_arn,
@@ -406,7 +413,7 @@ impl Backend for EngineBackend {
     async fn delete_state_machine(&self, caller: &Caller, arn: &str) -> Result<(), Error> {
         let arn = arn.to_owned();
         self.with_engine(caller, move |engine| {
-            require_arn(&arn, ":stateMachine:")?;
+            require_arn(&arn, ResourceType::StateMachine)?;
             match engine.delete_state_machine(&arn) {
                 // AWS answers success for a machine that is already gone.
                 Err(EngineError::StateMachineDoesNotExist { .. }) => Ok(()),
@@ -422,7 +429,7 @@ impl Backend for EngineBackend {
         input: StartExecutionInput,
     ) -> Result<ExecutionStarted, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             let started = engine
                 .start_execution(
                     &input.state_machine_arn,
@@ -441,7 +448,7 @@ impl Backend for EngineBackend {
     async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":execution:")?;
+            require_arn(&arn, ResourceType::Execution)?;
             let d = engine.describe_execution(&arn).map_err(engine_error)?;
             Ok(ExecutionInfo {
                 arn: d.execution_arn,
@@ -470,7 +477,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = execution_arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":execution:")?;
+            require_arn(&arn, ResourceType::Execution)?;
             engine
                 .describe_state_machine_for_execution(&arn)
                 .map(machine_info)
@@ -500,7 +507,7 @@ impl Backend for EngineBackend {
                 },
             };
             if let Some(arn) = &input.state_machine_arn {
-                require_arn(arn, ":stateMachine:")?;
+                require_arn(arn, ResourceType::StateMachine)?;
             }
             let request = ListExecutions {
                 state_machine: input.state_machine_arn,
@@ -540,7 +547,7 @@ impl Backend for EngineBackend {
         input: StopExecutionInput,
     ) -> Result<u64, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             engine
                 .stop_execution(
                     &input.execution_arn,
@@ -559,7 +566,7 @@ impl Backend for EngineBackend {
         max_results: u32,
     ) -> Result<Page<Value>, Error> {
         self.read_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             let page = engine
                 .get_execution_history(
                     &input.execution_arn,
@@ -586,7 +593,7 @@ impl Backend for EngineBackend {
 
     async fn describe_activity(&self, caller: &Caller, arn: String) -> Result<ActivityInfo, Error> {
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":activity:")?;
+            require_arn(&arn, ResourceType::Activity)?;
             engine
                 .describe_activity(&arn)
                 .map(activity_info)
@@ -615,7 +622,7 @@ impl Backend for EngineBackend {
 
     async fn delete_activity(&self, caller: &Caller, arn: String) -> Result<(), Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&arn, ":activity:")?;
+            require_arn(&arn, ResourceType::Activity)?;
             match engine.delete_activity(&arn) {
                 // AWS answers success for an activity that is already gone.
                 Err(EngineError::ActivityDoesNotExist { .. }) => Ok(()),
@@ -631,7 +638,7 @@ impl Backend for EngineBackend {
         arn: String,
         worker_name: Option<String>,
     ) -> Result<Option<ActivityTaskInfo>, Error> {
-        require_arn(&arn, ":activity:")?;
+        require_arn(&arn, ResourceType::Activity)?;
         // Opening the engine may block (recovery); the poll itself is async and must not.
         let engine = self.read_engine(caller, Ok).await?;
         let task = engine
@@ -650,7 +657,7 @@ impl Backend for EngineBackend {
         input: RedriveExecutionInput,
     ) -> Result<u64, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             engine
                 .redrive_execution(&input.execution_arn, input.client_token.as_deref())
                 .map(|outcome| outcome.redrive_ms)
@@ -864,24 +871,12 @@ fn engine_samples(account: &str, m: &EngineMetrics, out: &mut Vec<MetricSample>)
     }
 }
 
-/// Refuses a text that is not an ARN of the expected kind, as AWS's `InvalidArn`.
-fn require_arn(arn: &str, kind: &str) -> Result<(), Error> {
-    if arn.starts_with("arn:") && arn.contains(kind) {
-        Ok(())
-    } else {
-        Err(Error::Engine {
-            aws_name: "InvalidArn",
-            message: format!(
-                "Invalid Arn: '{arn}' is not a{} ARN",
-                match kind {
-                    ":execution:" => "n execution",
-                    ":activity:" => "n activity",
-                    _ => " state machine",
-                }
-            ),
-            server_fault: false,
-        })
-    }
+/// Refuses a text that is not an ARN of `resource_type` (`InvalidArn`), with the engine's one
+/// ARN parser. Whose resource it names is the engine's to decide.
+fn require_arn(arn: &str, resource_type: ResourceType) -> Result<(), Error> {
+    Arn::parse_as(arn, &[resource_type])
+        .map(drop)
+        .map_err(engine_error)
 }
 
 /// One page of `items` in name order: those after the previous page's `after:<name>` token, at

@@ -7,6 +7,10 @@
 
 use axum::http::StatusCode;
 
+/// The whole message of an `InternalFailure` answer: AWS's own sentence, no server detail.
+pub const INTERNAL_FAILURE_MESSAGE: &str =
+    "The request processing has failed because of an unknown error, exception or failure.";
+
 /// Everything the server can answer with instead of a result, or fail to start with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -84,6 +88,12 @@ pub enum Error {
         /// The access key id the request was signed with.
         access_key_id: String,
     },
+    /// The signature's credential scope names another region than the server's.
+    #[error("Credential should be scoped to a valid region, not '{region}'")]
+    WrongRegion {
+        /// The region of the scope.
+        region: String,
+    },
     /// The signature does not match the one computed with the key's secret.
     #[error("The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")]
     SignatureMismatch,
@@ -128,8 +138,17 @@ pub enum Error {
         aws_name: &'static str,
         /// The engine's message.
         message: String,
-        /// True when the fault is the server's (I/O, poisoned log), not the request's.
+        /// True when the refusal is the server's (its capacity), not the request's. The engine's
+    /// own faults are [`Error::Internal`].
         server_fault: bool,
+    },
+    /// A fault of the server itself (the engine's store, interpreter or runtime, a lost
+    /// blocking task). The client sees [`INTERNAL_FAILURE_MESSAGE`] only; `detail` (file paths,
+    /// LSNs) is for the server's log.
+    #[error("{INTERNAL_FAILURE_MESSAGE}")]
+    Internal {
+        /// What failed, for the operator.
+        detail: String,
     },
     /// A tag change would leave a resource with too many tags (`TooManyTags`, with the
     /// `resourceName` member AWS adds).
@@ -191,13 +210,15 @@ impl Error {
             Error::IncompleteSignature { .. } => "IncompleteSignatureException",
             Error::UnrecognizedClient { .. } => "UnrecognizedClientException",
             Error::SignatureMismatch
+            | Error::WrongRegion { .. }
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",
-            Error::Credentials { .. }
+            Error::Internal { .. }
+            | Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => "InternalFailure",
@@ -211,6 +232,7 @@ impl Error {
             Error::MissingAuthentication
             | Error::UnrecognizedClient { .. }
             | Error::SignatureMismatch
+            | Error::WrongRegion { .. }
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
@@ -218,7 +240,8 @@ impl Error {
             Error::Engine {
                 server_fault: true, ..
             } => StatusCode::INTERNAL_SERVER_ERROR,
-            Error::Credentials { .. }
+            Error::Internal { .. }
+            | Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
