@@ -30,8 +30,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
-use super::runtime::decide_and_append;
 use super::arn::{Arn, ResourceType};
+use super::runtime::decide_and_append;
 use super::{Engine, Error};
 use crate::history::EventId;
 use crate::interpreter::Trigger;

@@ -126,7 +126,9 @@ impl<'a> Arn<'a> {
         let (prefix, partition, service, region, account, kind, rest) =
             (next(), next(), next(), next(), next(), next(), next());
         if prefix != "arn" {
-            return Err(invalid("Invalid ARN prefix: it must start with 'arn:'".into()));
+            return Err(invalid(
+                "Invalid ARN prefix: it must start with 'arn:'".into(),
+            ));
         }
         if !is_word(partition) {
             return Err(invalid(format!("Invalid partition: '{partition}'")));
@@ -174,7 +176,10 @@ impl<'a> Arn<'a> {
 
     /// Parses `text` as an ARN of one of the types `allowed` (the operation's context).
     pub fn parse_as(text: &'a str, allowed: &[ResourceType]) -> Result<Self, Error> {
-        assert!(!allowed.is_empty(), "an operation accepts some resource type");
+        assert!(
+            !allowed.is_empty(),
+            "an operation accepts some resource type"
+        );
         let arn = Self::parse(text)?;
         let found = arn.resource.resource_type();
         if allowed.contains(&found) {

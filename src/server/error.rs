@@ -139,7 +139,7 @@ pub enum Error {
         /// The engine's message.
         message: String,
         /// True when the refusal is the server's (its capacity), not the request's. The engine's
-    /// own faults are [`Error::Internal`].
+        /// own faults are [`Error::Internal`].
         server_fault: bool,
     },
     /// A fault of the server itself (the engine's store, interpreter or runtime, a lost
