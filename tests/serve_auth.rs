@@ -15,6 +15,7 @@ use statelog::clock::Clock;
 use statelog::server::error::INTERNAL_FAILURE_MESSAGE;
 use statelog::server::protocol::CONTENT_TYPE;
 use statelog::server::sigv4::{self, SigningParams};
+use statelog::server::Backend;
 
 mod serve_common;
 use serve_common::*;
@@ -491,4 +492,27 @@ async fn an_engine_fault_is_an_internal_failure_without_server_detail() {
         "InternalFailure",
     );
     assert_eq!(message, INTERNAL_FAILURE_MESSAGE);
+}
+
+#[tokio::test]
+async fn an_account_directory_still_opens_with_the_default_account() {
+    // `statelog history --data-dir DIR/accounts/<id>` opens an account's engine with the
+    // default options (account 000000000000): the account's own execution ARNs still resolve,
+    // because executions are looked up by their whole ARN, not by this engine's account.
+    let s = server(Some(two_accounts()));
+    let (_machine, victim) = one_base_running(&s).await;
+    let dir = s._dir.path().join("accounts").join("111111111111");
+    s.state.backend.shutdown().await;
+    let options = statelog::engine::EngineOptions {
+        read_only: true,
+        background_timers: false,
+        ..statelog::engine::EngineOptions::default()
+    };
+    let engine = statelog::engine::Engine::open(&dir, options).expect("opens");
+    let described = engine.describe_execution(&victim).expect("found");
+    assert_eq!(described.execution_arn, victim);
+    let malformed = engine
+        .describe_execution("arn:aws:states:us-east-1:111111111111:execution:base")
+        .expect_err("refused");
+    assert_eq!(malformed.aws_name(), "InvalidArn");
 }

@@ -2,8 +2,10 @@
 //!
 //! Owns [`Error`] and its mapping to an HTTP status and an AWS error name (`__type`). Invariant:
 //! every answer to client input is a 4xx with an AWS-shaped body; only a fault of the server
-//! itself (the engine failing to write its log, a bug) is a 5xx. Must not: log secrets or
-//! signatures in messages (only access key ids, which AWS also echoes).
+//! itself (the engine failing to write its log, a bug) is a 5xx, and the engine's faults reach the
+//! client as [`Error::Internal`]: `InternalFailure` with AWS's generic sentence, the detail left
+//! for the server's log. Must not: log secrets or signatures in messages (only access key ids,
+//! which AWS also echoes); show a client a server path.
 
 use axum::http::StatusCode;
 
@@ -291,6 +293,24 @@ mod tests {
             assert_eq!(error.aws_name(), name, "{error}");
             assert_eq!(error.status().as_u16(), status, "{error}");
         }
+    }
+
+    #[test]
+    fn an_internal_failure_shows_the_client_no_detail() {
+        let error = Error::Internal {
+            detail: "cannot open /srv/statelog/00000000000000000000.wal".into(),
+        };
+        assert_eq!(error.aws_name(), "InternalFailure");
+        assert_eq!(error.status().as_u16(), 500);
+        assert_eq!(error.to_string(), INTERNAL_FAILURE_MESSAGE);
+        let error = Error::WrongRegion {
+            region: "xx-fake-9".into(),
+        };
+        assert_eq!(error.aws_name(), "InvalidSignatureException");
+        assert_eq!(error.status().as_u16(), 403);
+        assert!(error
+            .to_string()
+            .starts_with("Credential should be scoped to a valid region"));
     }
 
     #[test]
