@@ -5,9 +5,10 @@
 //! the execution's). A name is never empty and never holds `:` (AWS's naming rules forbid it).
 //!
 //! Invariants: a text is either a whole [`Arn`] or an [`Error::InvalidArn`] naming what is wrong;
-//! nothing resolves a resource by the tail of a text. Whether an ARN is the caller's (partition,
-//! region, account) is decided by [`Arn::is_in`], never by string matching elsewhere.
-//! Must not: look anything up (that is the engine's), allocate to parse.
+//! nothing resolves a resource by the tail of a text. A state machine, activity or tag ARN names
+//! the engine's resource only when [`Arn::is_in`] its partition, region and account; an
+//! execution ARN is looked up whole (the store's key), so another's matches nothing.
+//! Must not: look anything up (that is the engine's), allocate to parse a well-formed ARN.
 
 use std::fmt;
 
