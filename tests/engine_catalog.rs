@@ -265,9 +265,10 @@ fn tags_follow_aws_rules_and_survive_a_restart() {
             "arn:aws:states:us-east-1:000000000000:execution:m:e".to_string(),
             "InvalidArn",
         ),
+        // Another account's machine is well formed, but not this engine's (issue 13, item 7).
         (
             "arn:aws:states:us-east-1:111111111111:stateMachine:m".to_string(),
-            "InvalidArn",
+            "ResourceNotFound",
         ),
     ] {
         assert_eq!(

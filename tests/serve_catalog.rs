@@ -365,5 +365,6 @@ async fn tags_are_scoped_to_the_account() {
     let tags_of = json!({"resourceArn": arn});
     let mine = ok_as(&s, ONE, "ListTagsForResource", tags_of.clone()).await;
     assert_eq!(mine["tags"], tag_list(&[("owner", "one")]));
-    refused_as(&s, TWO, "ListTagsForResource", tags_of, "InvalidArn").await;
+    // A well-formed ARN of another account names nothing of the caller's (issue 13, item 7).
+    refused_as(&s, TWO, "ListTagsForResource", tags_of, "ResourceNotFound").await;
 }

@@ -440,7 +440,7 @@ fn a_failing_random_source_fails_token_and_name_generation_and_writes_nothing() 
         matches!(refused, Error::RandomSourceFailed { .. }),
         "{refused}"
     );
-    assert_eq!(refused.aws_name(), "InternalError");
+    assert_eq!(refused.aws_name(), "InternalFailure");
     let unnamed = engine
         .start_execution("plain", None, "{}")
         .expect_err("no name can be made");

@@ -30,6 +30,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
+use super::arn::{Arn, ResourceType};
 use super::runtime::decide_and_append;
 use super::{Engine, Error};
 use crate::history::EventId;
@@ -334,7 +335,7 @@ impl Engine {
 
     /// `DescribeActivity`.
     pub fn describe_activity(&self, activity_arn: &str) -> Result<ActivityDescription, Error> {
-        self.activity_name_of(activity_arn)
+        self.activity_name_of(activity_arn)?
             .and_then(|name| self.inner.store.activity(name))
             .map(|entry| self.activity_description(&entry))
             .ok_or_else(|| Error::ActivityDoesNotExist {
@@ -358,7 +359,7 @@ impl Engine {
         let missing = || Error::ActivityDoesNotExist {
             activity_arn: activity_arn.to_string(),
         };
-        let name = self.activity_name_of(activity_arn).ok_or_else(missing)?;
+        let name = self.activity_name_of(activity_arn)?.ok_or_else(missing)?;
         let now_ms = self.inner.options.clock.now_ms();
         if self.inner.store.delete_activity(name, now_ms)? {
             Ok(())
@@ -375,15 +376,11 @@ impl Engine {
         )
     }
 
-    /// The name in an activity ARN of this engine's region and account.
-    fn activity_name_of<'a>(&self, activity_arn: &'a str) -> Option<&'a str> {
-        let prefix = format!(
-            "arn:aws:states:{}:{}:activity:",
-            self.inner.options.region, self.inner.options.account
-        );
-        activity_arn
-            .strip_prefix(prefix.as_str())
-            .filter(|name| !name.is_empty())
+    /// The name in an activity ARN, `None` when the ARN is of another region or account;
+    /// `InvalidArn` when the text is not an activity ARN.
+    fn activity_name_of<'a>(&self, activity_arn: &'a str) -> Result<Option<&'a str>, Error> {
+        let arn = Arn::parse_as(activity_arn, &[ResourceType::Activity])?;
+        Ok(self.is_own(&arn).then_some(arn.resource.name()))
     }
 
     fn activity_description(&self, entry: &crate::store::ActivityEntry) -> ActivityDescription {

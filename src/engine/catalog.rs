@@ -13,6 +13,7 @@
 //! resource and the count under its write lock. Must not: read wall time except through the
 //! clock; touch an execution's history.
 
+use super::arn::{Arn, Resource, ResourceType};
 use super::{Engine, Error, MachineDescription};
 use crate::asl::{parse_definition, Severity, ValidationOptions};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
@@ -187,7 +188,7 @@ impl Engine {
         &self,
         execution_arn: &str,
     ) -> Result<MachineDescription, Error> {
-        let summary = self.summary(execution_arn)?;
+        let summary = self.requested_summary(execution_arn)?;
         let machine = self
             .inner
             .store
@@ -251,11 +252,11 @@ impl Engine {
 
     /// `ListTagsForResource`: the tags of a live state machine or activity, by key.
     pub fn list_tags_for_resource(&self, resource_arn: &str) -> Result<Vec<Tag>, Error> {
-        let name = self.check_taggable_arn(resource_arn)?;
-        let exists = if resource_arn.contains(":stateMachine:") {
-            self.inner.store.machine(name).is_some()
-        } else {
-            self.inner.store.activity(name).is_some()
+        let resource = self.check_taggable_arn(resource_arn)?;
+        let exists = match resource {
+            Resource::StateMachine { name } => self.inner.store.machine(name).is_some(),
+            Resource::Activity { name } => self.inner.store.activity(name).is_some(),
+            Resource::Execution { .. } => unreachable!("check_taggable_arn refuses executions"),
         };
         if !exists {
             return Err(Error::ResourceNotFound {
@@ -271,26 +272,16 @@ impl Engine {
             .collect())
     }
 
-    /// Checks that `arn` is a state machine or activity ARN of this engine's region and account;
-    /// returns the resource's name.
-    fn check_taggable_arn<'a>(&self, arn: &'a str) -> Result<&'a str, Error> {
-        let prefix = format!(
-            "arn:aws:states:{}:{}:",
-            self.inner.options.region, self.inner.options.account
-        );
-        let name = arn.strip_prefix(prefix.as_str()).and_then(|rest| {
-            rest.strip_prefix("stateMachine:")
-                .or_else(|| rest.strip_prefix("activity:"))
-        });
-        match name {
-            Some(name) if !name.is_empty() && !name.contains(':') => Ok(name),
-            _ => Err(Error::InvalidArn {
-                arn: arn.to_string(),
-                reason: format!(
-                    "tags belong to state machines and activities: expected {prefix}stateMachine:<name> or {prefix}activity:<name>"
-                ),
-            }),
+    /// Checks that `arn` is a state machine or activity ARN (`InvalidArn`) of this engine's
+    /// region and account (`ResourceNotFound`); returns what it names.
+    fn check_taggable_arn<'a>(&self, arn: &'a str) -> Result<Resource<'a>, Error> {
+        let parsed = Arn::parse_as(arn, &[ResourceType::StateMachine, ResourceType::Activity])?;
+        if !self.is_own(&parsed) {
+            return Err(Error::ResourceNotFound {
+                resource_arn: arn.to_string(),
+            });
         }
+        Ok(parsed.resource)
     }
 }
 

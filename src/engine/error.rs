@@ -182,7 +182,8 @@ pub enum Error {
 }
 
 impl Error {
-    /// The AWS Step Functions error name for this error.
+    /// The AWS Step Functions error name for this error. The engine's own faults (store,
+    /// interpreter, runtime) are AWS's `InternalFailure`.
     pub fn aws_name(&self) -> &'static str {
         match self {
             Error::ExecutionDoesNotExist { .. } => "ExecutionDoesNotExist",
@@ -204,11 +205,12 @@ impl Error {
             Error::MissingRequiredParameter { .. } => "MissingRequiredParameter",
             Error::TooManyTags { .. } => "TooManyTags",
             Error::ResourceNotFound { .. } => "ResourceNotFound",
+            // Faults of the engine itself: a server answers them without their detail.
             Error::Store(_)
             | Error::Interpreter(_)
             | Error::Runtime { .. }
-            | Error::RandomSourceFailed { .. } => "InternalError",
-            Error::ExecutionDamaged { .. } => "InternalError",
+            | Error::RandomSourceFailed { .. }
+            | Error::ExecutionDamaged { .. } => "InternalFailure",
         }
     }
 }

@@ -29,6 +29,7 @@
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
 
 mod activities;
+pub mod arn;
 mod catalog;
 mod error;
 mod integrations;
@@ -63,6 +64,7 @@ use crate::limits::{
     RECOVERY_THREADS_MAX,
 };
 use crate::store::{self, ExecutionSummary, Log, Machine, Store};
+use arn::{Arn, ResourceType};
 
 pub use crate::store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
@@ -682,7 +684,7 @@ impl Engine {
 
     /// Describes an execution.
     pub fn describe_execution(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
-        let summary = self.summary(execution_arn)?;
+        let summary = self.requested_summary(execution_arn)?;
         let (first, last) = self.inner.store.first_and_last_events(execution_arn)?;
         let EventDetails::ExecutionStarted(started) = &first.details else {
             return Err(Error::Store(store::Error::NotStarted {
@@ -797,7 +799,7 @@ impl Engine {
         error: Option<&str>,
         cause: Option<&str>,
     ) -> Result<u64, Error> {
-        let summary = self.summary(execution_arn)?;
+        let summary = self.requested_summary(execution_arn)?;
         if !summary.status.is_closed() {
             self.drive(
                 execution_arn,
@@ -824,7 +826,7 @@ impl Engine {
             HISTORY_PAGE_EVENTS_DEFAULT,
             HISTORY_PAGE_EVENTS_MAX,
         )?;
-        self.summary(execution_arn)?;
+        self.requested_summary(execution_arn)?;
         let mut events = self.inner.store.history(execution_arn)?;
         let direction = if query.reverse_order { "r" } else { "f" };
         let offset = match &query.next_token {
@@ -862,7 +864,7 @@ impl Engine {
     pub fn wait_until_closed(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
         let mut guard = self.inner.closed_count.lock();
         loop {
-            if self.summary(execution_arn)?.status.is_closed() {
+            if self.requested_summary(execution_arn)?.status.is_closed() {
                 drop(guard);
                 return self.describe_execution(execution_arn);
             }
@@ -978,24 +980,33 @@ impl Engine {
         }
     }
 
+    /// The live machine `state_machine` names: a bare name (the embedded API), or a state
+    /// machine ARN of this engine's region and account (another's is `StateMachineDoesNotExist`).
     fn live_machine(&self, state_machine: &str) -> Result<Arc<Machine>, Error> {
         let name = if state_machine.starts_with("arn:") {
-            if !state_machine.contains(":stateMachine:") {
-                return Err(Error::InvalidArn {
-                    arn: state_machine.to_string(),
-                    reason: "not a state machine ARN".to_string(),
-                });
-            }
-            store::machine_name(state_machine)
+            let arn = Arn::parse_as(state_machine, &[ResourceType::StateMachine])?;
+            self.is_own(&arn).then_some(arn.resource.name())
         } else {
-            state_machine
+            Some(state_machine)
         };
-        self.inner
-            .store
-            .machine(name)
+        name.and_then(|name| self.inner.store.machine(name))
             .ok_or_else(|| Error::StateMachineDoesNotExist {
                 state_machine: state_machine.to_string(),
             })
+    }
+
+    /// Whether `arn` lies in this engine's partition, region and account.
+    fn is_own(&self, arn: &Arn<'_>) -> bool {
+        arn.is_in(&self.inner.options.region, &self.inner.options.account)
+    }
+
+    /// The summary of the execution an API caller names: `InvalidArn` unless `execution_arn` is
+    /// an execution ARN. The store keys executions by their whole ARN, so one of another region
+    /// or account matches nothing (`ExecutionDoesNotExist`); a data directory served before
+    /// under another region still finds its executions (`statelog history` opens any).
+    fn requested_summary(&self, execution_arn: &str) -> Result<ExecutionSummary, Error> {
+        Arn::parse_as(execution_arn, &[ResourceType::Execution])?;
+        self.summary(execution_arn)
     }
 
     fn summary(&self, execution_arn: &str) -> Result<ExecutionSummary, Error> {

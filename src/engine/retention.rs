@@ -29,9 +29,10 @@ impl Engine {
                 .is_some_and(|stop| now_ms.saturating_sub(stop) >= self.inner.options.retention_ms)
     }
 
-    /// The execution as the index knows it, unless unknown or past retention.
+    /// The execution an API caller names, as the index knows it, unless unknown, past
+    /// retention, not an execution ARN (`InvalidArn`) or not this engine's.
     pub(crate) fn visible_summary(&self, execution_arn: &str) -> Result<ExecutionSummary, Error> {
-        self.summary(execution_arn)
+        self.requested_summary(execution_arn)
     }
 
     /// Forgets every execution past retention and compacts the log (segments holding only

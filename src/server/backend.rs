@@ -15,7 +15,8 @@ use super::protocol::{
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
 
-/// Who is calling: the account (namespace) and region the request was signed for.
+/// Who is calling: the account (namespace) and region the request was signed for (always the
+/// server's region, [`Backend::region`]: the router refuses a signature scoped to another).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The 12-digit account id; everything the call touches lives in it.
@@ -202,6 +203,10 @@ pub struct MetricSample {
 /// (only `metrics` and `shutdown` have neutral defaults), so a backend states what it does with
 /// each; one it does not model answers a typed [`Error::NotSupported`] naming the operation.
 pub trait Backend: Send + Sync + 'static {
+    /// The region this backend serves: the one in every ARN it mints, and the only one a
+    /// request's signature may be scoped to.
+    fn region(&self) -> &str;
+
     /// Creates a state machine in the caller's account.
     fn create_state_machine(
         &self,

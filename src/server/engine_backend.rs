@@ -33,6 +33,7 @@ use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
+use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::{
     ActivityDescription, Engine, EngineMetrics, EngineOptions, Error as EngineError,
     ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
@@ -82,19 +83,23 @@ pub fn engine_error(error: EngineError) -> Error {
         };
     }
     let aws_name = error.aws_name();
+    // The engine names its own faults `InternalFailure`; their text (file paths, LSNs) is the
+    // operator's, logged by the router, never the client's. Everything else is about the input.
+    if aws_name == "InternalFailure" {
+        return Error::Internal {
+            detail: error.to_string(),
+        };
+    }
     Error::Engine {
         aws_name,
         message: error.to_string(),
-        // The engine names its own faults `InternalError`; everything else is about the input.
-        server_fault: aws_name == "InternalError",
+        server_fault: false,
     }
 }
 
 fn join_error(error: tokio::task::JoinError) -> Error {
-    Error::Engine {
-        aws_name: "InternalFailure",
-        message: format!("the engine call did not complete: {error}"),
-        server_fault: true,
+    Error::Internal {
+        detail: format!("the engine call did not complete: {error}"),
     }
 }
 
@@ -270,10 +275,8 @@ impl Shared {
                 server_fault: true,
             });
         }
-        std::fs::create_dir_all(&dir).map_err(|e| Error::Engine {
-            aws_name: "InternalFailure",
-            message: format!("cannot create the data directory {}: {e}", dir.display()),
-            server_fault: true,
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Internal {
+            detail: format!("cannot create the data directory {}: {e}", dir.display()),
         })?;
         let options = EngineOptions {
             account: caller.account_id.clone(),
@@ -299,6 +302,10 @@ impl Shared {
 }
 
 impl Backend for EngineBackend {
+    fn region(&self) -> &str {
+        &self.shared.options.region
+    }
+
     async fn create_state_machine(
         &self,
         caller: &Caller,
@@ -329,7 +336,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":stateMachine:")?;
+            require_arn(&arn, ResourceType::StateMachine)?;
             engine
                 .describe_state_machine(&arn)
                 .map(machine_info)
@@ -366,7 +373,7 @@ impl Backend for EngineBackend {
         input: UpdateStateMachineInput,
     ) -> Result<StateMachineUpdated, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             engine
                 .update_state_machine_revision(
                     &input.state_machine_arn,
@@ -448,7 +455,7 @@ impl Backend for EngineBackend {
     async fn delete_state_machine(&self, caller: &Caller, arn: &str) -> Result<(), Error> {
         let arn = arn.to_owned();
         self.with_engine(caller, move |engine| {
-            require_arn(&arn, ":stateMachine:")?;
+            require_arn(&arn, ResourceType::StateMachine)?;
             match engine.delete_state_machine(&arn) {
                 // AWS answers success for a machine that is already gone.
                 Err(EngineError::StateMachineDoesNotExist { .. }) => Ok(()),
@@ -464,7 +471,7 @@ impl Backend for EngineBackend {
         input: StartExecutionInput,
     ) -> Result<ExecutionStarted, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ":stateMachine:")?;
+            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             let started = engine
                 .start_execution(
                     &input.state_machine_arn,
@@ -483,7 +490,7 @@ impl Backend for EngineBackend {
     async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":execution:")?;
+            require_arn(&arn, ResourceType::Execution)?;
             let d = engine.describe_execution(&arn).map_err(engine_error)?;
             Ok(ExecutionInfo {
                 arn: d.execution_arn,
@@ -512,7 +519,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = execution_arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":execution:")?;
+            require_arn(&arn, ResourceType::Execution)?;
             engine
                 .describe_state_machine_for_execution(&arn)
                 .map(machine_info)
@@ -542,7 +549,7 @@ impl Backend for EngineBackend {
                 },
             };
             if let Some(arn) = &input.state_machine_arn {
-                require_arn(arn, ":stateMachine:")?;
+                require_arn(arn, ResourceType::StateMachine)?;
             }
             let request = ListExecutions {
                 state_machine: input.state_machine_arn,
@@ -582,7 +589,7 @@ impl Backend for EngineBackend {
         input: StopExecutionInput,
     ) -> Result<u64, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             engine
                 .stop_execution(
                     &input.execution_arn,
@@ -601,7 +608,7 @@ impl Backend for EngineBackend {
         max_results: u32,
     ) -> Result<Page<Value>, Error> {
         self.read_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             let page = engine
                 .get_execution_history(
                     &input.execution_arn,
@@ -628,7 +635,7 @@ impl Backend for EngineBackend {
 
     async fn describe_activity(&self, caller: &Caller, arn: String) -> Result<ActivityInfo, Error> {
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ":activity:")?;
+            require_arn(&arn, ResourceType::Activity)?;
             engine
                 .describe_activity(&arn)
                 .map(activity_info)
@@ -657,7 +664,7 @@ impl Backend for EngineBackend {
 
     async fn delete_activity(&self, caller: &Caller, arn: String) -> Result<(), Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&arn, ":activity:")?;
+            require_arn(&arn, ResourceType::Activity)?;
             match engine.delete_activity(&arn) {
                 // AWS answers success for an activity that is already gone.
                 Err(EngineError::ActivityDoesNotExist { .. }) => Ok(()),
@@ -673,7 +680,7 @@ impl Backend for EngineBackend {
         arn: String,
         worker_name: Option<String>,
     ) -> Result<Option<ActivityTaskInfo>, Error> {
-        require_arn(&arn, ":activity:")?;
+        require_arn(&arn, ResourceType::Activity)?;
         // Opening the engine may block (recovery); the poll itself is async and must not.
         let engine = self.read_engine(caller, Ok).await?;
         let task = engine
@@ -692,7 +699,7 @@ impl Backend for EngineBackend {
         input: RedriveExecutionInput,
     ) -> Result<u64, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.execution_arn, ":execution:")?;
+            require_arn(&input.execution_arn, ResourceType::Execution)?;
             engine
                 .redrive_execution(&input.execution_arn, input.client_token.as_deref())
                 .map(|outcome| outcome.redrive_ms)
@@ -915,24 +922,12 @@ fn engine_samples(account: &str, m: &EngineMetrics, out: &mut Vec<MetricSample>)
     }
 }
 
-/// Refuses a text that is not an ARN of the expected kind, as AWS's `InvalidArn`.
-fn require_arn(arn: &str, kind: &str) -> Result<(), Error> {
-    if arn.starts_with("arn:") && arn.contains(kind) {
-        Ok(())
-    } else {
-        Err(Error::Engine {
-            aws_name: "InvalidArn",
-            message: format!(
-                "Invalid Arn: '{arn}' is not a{} ARN",
-                match kind {
-                    ":execution:" => "n execution",
-                    ":activity:" => "n activity",
-                    _ => " state machine",
-                }
-            ),
-            server_fault: false,
-        })
-    }
+/// Refuses a text that is not an ARN of `resource_type` (`InvalidArn`), with the engine's one
+/// ARN parser. Whose resource it names is the engine's to decide.
+fn require_arn(arn: &str, resource_type: ResourceType) -> Result<(), Error> {
+    Arn::parse_as(arn, &[resource_type])
+        .map(drop)
+        .map_err(engine_error)
 }
 
 /// One page of `items` in name order: those after the previous page's `after:<name>` token, at

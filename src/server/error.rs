@@ -2,10 +2,16 @@
 //!
 //! Owns [`Error`] and its mapping to an HTTP status and an AWS error name (`__type`). Invariant:
 //! every answer to client input is a 4xx with an AWS-shaped body; only a fault of the server
-//! itself (the engine failing to write its log, a bug) is a 5xx. Must not: log secrets or
-//! signatures in messages (only access key ids, which AWS also echoes).
+//! itself (the engine failing to write its log, a bug) is a 5xx, and the engine's faults reach the
+//! client as [`Error::Internal`]: `InternalFailure` with AWS's generic sentence, the detail left
+//! for the server's log. Must not: log secrets or signatures in messages (only access key ids,
+//! which AWS also echoes); show a client a server path.
 
 use axum::http::StatusCode;
+
+/// The whole message of an `InternalFailure` answer: AWS's own sentence, no server detail.
+pub const INTERNAL_FAILURE_MESSAGE: &str =
+    "The request processing has failed because of an unknown error, exception or failure.";
 
 /// Everything the server can answer with instead of a result, or fail to start with.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +90,12 @@ pub enum Error {
         /// The access key id the request was signed with.
         access_key_id: String,
     },
+    /// The signature's credential scope names another region than the server's.
+    #[error("Credential should be scoped to a valid region, not '{region}'")]
+    WrongRegion {
+        /// The region of the scope.
+        region: String,
+    },
     /// The signature does not match the one computed with the key's secret.
     #[error("The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")]
     SignatureMismatch,
@@ -141,8 +153,17 @@ pub enum Error {
         aws_name: &'static str,
         /// The engine's message.
         message: String,
-        /// True when the fault is the server's (I/O, poisoned log), not the request's.
+        /// True when the refusal is the server's (its capacity), not the request's. The engine's
+        /// own faults are [`Error::Internal`].
         server_fault: bool,
+    },
+    /// A fault of the server itself (the engine's store, interpreter or runtime, a lost
+    /// blocking task). The client sees [`INTERNAL_FAILURE_MESSAGE`] only; `detail` (file paths,
+    /// LSNs) is for the server's log.
+    #[error("{INTERNAL_FAILURE_MESSAGE}")]
+    Internal {
+        /// What failed, for the operator.
+        detail: String,
     },
     /// A tag change would leave a resource with too many tags (`TooManyTags`, with the
     /// `resourceName` member AWS adds).
@@ -204,6 +225,7 @@ impl Error {
             Error::IncompleteSignature { .. } => "IncompleteSignatureException",
             Error::UnrecognizedClient { .. } => "UnrecognizedClientException",
             Error::SignatureMismatch
+            | Error::WrongRegion { .. }
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
@@ -212,7 +234,8 @@ impl Error {
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",
-            Error::Credentials { .. }
+            Error::Internal { .. }
+            | Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => "InternalFailure",
@@ -226,6 +249,7 @@ impl Error {
             Error::MissingAuthentication
             | Error::UnrecognizedClient { .. }
             | Error::SignatureMismatch
+            | Error::WrongRegion { .. }
             | Error::SignatureExpired { .. }
             | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
@@ -234,7 +258,8 @@ impl Error {
             Error::Engine {
                 server_fault: true, ..
             } => StatusCode::INTERNAL_SERVER_ERROR,
-            Error::Credentials { .. }
+            Error::Internal { .. }
+            | Error::Credentials { .. }
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -284,6 +309,24 @@ mod tests {
             assert_eq!(error.aws_name(), name, "{error}");
             assert_eq!(error.status().as_u16(), status, "{error}");
         }
+    }
+
+    #[test]
+    fn an_internal_failure_shows_the_client_no_detail() {
+        let error = Error::Internal {
+            detail: "cannot open /srv/statelog/00000000000000000000.wal".into(),
+        };
+        assert_eq!(error.aws_name(), "InternalFailure");
+        assert_eq!(error.status().as_u16(), 500);
+        assert_eq!(error.to_string(), INTERNAL_FAILURE_MESSAGE);
+        let error = Error::WrongRegion {
+            region: "xx-fake-9".into(),
+        };
+        assert_eq!(error.aws_name(), "InvalidSignatureException");
+        assert_eq!(error.status().as_u16(), 403);
+        assert!(error
+            .to_string()
+            .starts_with("Credential should be scoped to a valid region"));
     }
 
     #[test]

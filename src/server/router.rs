@@ -67,7 +67,10 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
         }
         Err(error) => {
             let status = error.status();
-            if status.is_server_error() {
+            if let Error::Internal { detail } = &error {
+                // The detail stays here: the client gets a generic sentence and the request id.
+                tracing::error!(operation = operation_name, %request_id, %detail, "internal failure");
+            } else if status.is_server_error() {
                 tracing::error!(operation = operation_name, %request_id, %error, "server fault");
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
@@ -303,6 +306,13 @@ fn authenticate<B: Backend>(
                 "Credential should be scoped to correct service: '{signing_service}', not '{}'",
                 auth.service
             ),
+        });
+    }
+    // A signature is only good for the region it was scoped to; so in development mode too,
+    // where ARNs of another region would name nothing here anyway.
+    if auth.region != state.backend.region() {
+        return Err(Error::WrongRegion {
+            region: auth.region,
         });
     }
     let account_id = match &state.credentials {

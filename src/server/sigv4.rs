@@ -4,7 +4,9 @@
 //! Owns the canonical request, the string to sign, the signing key and the comparison.
 //! Invariants: the signature is compared in constant time (`Mac::verify_slice`); the request
 //! time is checked against the injected clock, never the system clock; every malformed piece of
-//! the `Authorization` header is an [`Error::IncompleteSignature`] naming it. Must not: log or
+//! the `Authorization` header is an [`Error::IncompleteSignature`] naming it; the headers that
+//! select the operation ([`HEADERS_SIGNED_WHEN_PRESENT`]) are signed whenever present, in
+//! development mode too. Must not: log or
 //! echo secrets or signatures.
 
 use axum::body::Body;
@@ -22,6 +24,11 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// The only signing algorithm AWS JSON services accept.
 pub const ALGORITHM: &str = "AWS4-HMAC-SHA256";
+
+/// Headers that must be signed whenever a request carries them: `x-amz-target` names the
+/// operation and `content-type` how the body is read, so a captured request replayed with
+/// either changed must not verify. AWS SDKs and the AWS CLI sign both.
+pub const HEADERS_SIGNED_WHEN_PRESENT: [&str; 2] = ["x-amz-target", "content-type"];
 
 /// The terminator of every credential scope.
 const SCOPE_TERMINATOR: &str = "aws4_request";
@@ -455,6 +462,15 @@ pub fn verify_with(
         return Err(Error::IncompleteSignature {
             reason: "SignedHeaders must include 'x-amz-date'".into(),
         });
+    }
+    for name in HEADERS_SIGNED_WHEN_PRESENT {
+        if parts.headers.contains_key(name) && !auth.signed_headers.iter().any(|n| n == name) {
+            return Err(Error::IncompleteSignature {
+                reason: format!(
+                    "SignedHeaders must include '{name}' when the request carries it (it selects the operation or how the body is read)"
+                ),
+            });
+        }
     }
     let canonical = canonical_request(parts, &auth.signed_headers)?;
     let Check::Secret {

@@ -61,6 +61,10 @@ fn unsupported(operation: &str) -> Error {
 }
 
 impl Backend for FakeBackend {
+    fn region(&self) -> &str {
+        "us-east-1"
+    }
+
     async fn create_state_machine(
         &self,
         caller: &Caller,

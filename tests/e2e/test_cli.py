@@ -297,6 +297,84 @@ def test_accounts_are_isolated(secured):
     assert [m["stateMachineArn"] for m in two.list_state_machines()["stateMachines"]] == [arn_two]
 
 
+def regional_client(endpoint, region, key="test", secret="test"):
+    return boto3.client(
+        "stepfunctions",
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+def test_signatures_are_scoped_to_the_servers_region(secured):
+    # botocore signs X-Amz-Target and Content-Type (all headers but a few), so it is served...
+    assert client(secured, "AKIDONE", "one-secret/+").list_state_machines()["stateMachines"] is not None
+    # ...but only for the server's region.
+    with pytest.raises(ClientError) as excinfo:
+        regional_client(secured, "xx-fake-9", "AKIDONE", "one-secret/+").list_state_machines()
+    assert error_code(excinfo) == "InvalidSignatureException"
+    assert "Credential should be scoped to a valid region" in excinfo.value.response["Error"]["Message"]
+
+
+def test_another_accounts_arn_names_nothing_of_the_callers(secured):
+    one = client(secured, "AKIDONE", "one-secret/+")
+    mine = one.create_state_machine(name="base", definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+    for arn, code in [
+        (mine.replace(":111111111111:", ":222222222222:"), "StateMachineDoesNotExist"),
+        ("arn:stateMachine:base", "InvalidArn"),
+        (mine.replace(":stateMachine:", ":activity:x:stateMachine:"), "InvalidArn"),
+    ]:
+        with pytest.raises(ClientError) as excinfo:
+            one.start_execution(stateMachineArn=arn)
+        assert error_code(excinfo) == code, arn
+    assert one.list_executions(stateMachineArn=mine)["executions"] == []
+
+
+def test_region_flag_sets_the_minted_arns_and_the_accepted_scope():
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data:
+        process, endpoint = start_server(["--data-dir", data, "--region", "eu-west-1"])
+        try:
+            arn = regional_client(endpoint, "eu-west-1").create_state_machine(name="m", definition=json.dumps(WAIT), roleArn=ROLE)["stateMachineArn"]
+            assert arn == "arn:aws:states:eu-west-1:000000000000:stateMachine:m"
+            with pytest.raises(ClientError) as excinfo:
+                regional_client(endpoint, "us-east-1").list_state_machines()
+            assert error_code(excinfo) == "InvalidSignatureException"
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+
+
+def test_internal_failures_keep_the_detail_in_the_server_log():
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data, tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as creds:
+        json.dump({"AKIDONE": {"secret_access_key": "s", "account_id": "111111111111"}}, creds)
+        creds.flush()
+        os.makedirs(os.path.join(data, "accounts"))
+        # The account's data directory cannot be created: a file is in its place.
+        with open(os.path.join(data, "accounts", "111111111111"), "w") as blocker:
+            blocker.write("not a directory")
+        process, endpoint = start_server(["--data-dir", data, "--credentials", creds.name])
+        try:
+            with pytest.raises(ClientError) as excinfo:
+                client(endpoint, "AKIDONE", "s").list_state_machines()
+            error = excinfo.value.response
+            assert error["Error"]["Code"] == "InternalFailure"
+            assert error["ResponseMetadata"]["HTTPStatusCode"] == 500
+            assert "/" not in error["Error"]["Message"] and data not in error["Error"]["Message"]
+            request_id = error["ResponseMetadata"]["RequestId"]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+            os.unlink(creds.name)
+        log = process.stderr.read()
+        assert any("internal failure" in line and request_id in line and data in line for line in log.splitlines()), log
+
+
 def test_development_mode_refuses_non_loopback():
     if not BIN:
         pytest.skip("STATELOG_BIN not set")

@@ -1,0 +1,295 @@
+//! arn: the one parser of the Step Functions ARNs the API takes.
+//!
+//! Grammar: `arn:<partition>:states:<region>:<account>:<type>:<name>[:<name>]`, where `<type>`
+//! is `stateMachine` (one name), `activity` (one name) or `execution` (the machine's name, then
+//! the execution's). A name is never empty and never holds `:` (AWS's naming rules forbid it).
+//!
+//! Invariants: a text is either a whole [`Arn`] or an [`Error::InvalidArn`] naming what is wrong;
+//! nothing resolves a resource by the tail of a text. A state machine, activity or tag ARN names
+//! the engine's resource only when [`Arn::is_in`] its partition, region and account; an
+//! execution ARN is looked up whole (the store's key), so another's matches nothing.
+//! Must not: look anything up (that is the engine's), allocate to parse a well-formed ARN.
+
+use std::fmt;
+
+use super::error::Error;
+
+/// The only service of the ARNs the engine owns.
+pub const SERVICE: &str = "states";
+
+/// The partition of every ARN the engine mints.
+pub const PARTITION: &str = "aws";
+
+/// How many digits an AWS account id has.
+const ACCOUNT_ID_DIGITS_COUNT: usize = 12;
+
+/// The kind of resource an ARN names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceType {
+    /// `stateMachine:<name>`.
+    StateMachine,
+    /// `execution:<machine>:<name>`.
+    Execution,
+    /// `activity:<name>`.
+    Activity,
+}
+
+impl ResourceType {
+    /// The resource type as written in an ARN.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceType::StateMachine => "stateMachine",
+            ResourceType::Execution => "execution",
+            ResourceType::Activity => "activity",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "stateMachine" => Some(ResourceType::StateMachine),
+            "execution" => Some(ResourceType::Execution),
+            "activity" => Some(ResourceType::Activity),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ResourceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a resource ARN names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource<'a> {
+    /// A state machine.
+    StateMachine {
+        /// Its name.
+        name: &'a str,
+    },
+    /// An execution of a state machine.
+    Execution {
+        /// The state machine's name.
+        machine: &'a str,
+        /// The execution's name.
+        name: &'a str,
+    },
+    /// An activity.
+    Activity {
+        /// Its name.
+        name: &'a str,
+    },
+}
+
+impl<'a> Resource<'a> {
+    /// The resource's type.
+    pub fn resource_type(&self) -> ResourceType {
+        match self {
+            Resource::StateMachine { .. } => ResourceType::StateMachine,
+            Resource::Execution { .. } => ResourceType::Execution,
+            Resource::Activity { .. } => ResourceType::Activity,
+        }
+    }
+
+    /// The resource's own name (an execution's, not its machine's).
+    pub fn name(&self) -> &'a str {
+        match *self {
+            Resource::StateMachine { name }
+            | Resource::Execution { name, .. }
+            | Resource::Activity { name } => name,
+        }
+    }
+}
+
+/// A parsed Step Functions ARN, borrowing the text it was parsed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arn<'a> {
+    /// `aws`, `aws-cn`, ...
+    pub partition: &'a str,
+    /// `us-east-1`, ...
+    pub region: &'a str,
+    /// The 12-digit account id.
+    pub account: &'a str,
+    /// What it names.
+    pub resource: Resource<'a>,
+}
+
+impl<'a> Arn<'a> {
+    /// Parses `text` as a Step Functions ARN of any resource type.
+    pub fn parse(text: &'a str) -> Result<Self, Error> {
+        let invalid = |reason: String| Error::InvalidArn {
+            arn: text.to_string(),
+            reason,
+        };
+        let mut fields = text.splitn(7, ':');
+        let mut next = || fields.next().unwrap_or_default();
+        let (prefix, partition, service, region, account, kind, rest) =
+            (next(), next(), next(), next(), next(), next(), next());
+        if prefix != "arn" {
+            return Err(invalid(
+                "Invalid ARN prefix: it must start with 'arn:'".into(),
+            ));
+        }
+        if !is_word(partition) {
+            return Err(invalid(format!("Invalid partition: '{partition}'")));
+        }
+        if service != SERVICE {
+            return Err(invalid(format!(
+                "Invalid service: '{service}' (expected '{SERVICE}')"
+            )));
+        }
+        if !is_word(region) {
+            return Err(invalid(format!("Invalid region: '{region}'")));
+        }
+        if account.len() != ACCOUNT_ID_DIGITS_COUNT || !account.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(invalid(format!(
+                "Account ID is not valid: '{account}' (expected {ACCOUNT_ID_DIGITS_COUNT} digits)"
+            )));
+        }
+        let resource_type = ResourceType::from_name(kind)
+            .ok_or_else(|| invalid(format!("Invalid resource type: '{kind}'")))?;
+        let mut names = rest.split(':');
+        let first = names.next().unwrap_or_default();
+        let second = names.next();
+        let resource = match (resource_type, second, names.next()) {
+            (ResourceType::StateMachine, None, None) => Resource::StateMachine { name: first },
+            (ResourceType::Activity, None, None) => Resource::Activity { name: first },
+            (ResourceType::Execution, Some(name), None) => Resource::Execution {
+                machine: first,
+                name,
+            },
+            _ => return Err(invalid(shape_of(resource_type))),
+        };
+        if first.is_empty() || resource.name().is_empty() {
+            return Err(invalid(shape_of(resource_type)));
+        }
+        let arn = Arn {
+            partition,
+            region,
+            account,
+            resource,
+        };
+        debug_assert_eq!(arn.to_string(), text, "an ARN prints as it was parsed");
+        Ok(arn)
+    }
+
+    /// Parses `text` as an ARN of one of the types `allowed` (the operation's context).
+    pub fn parse_as(text: &'a str, allowed: &[ResourceType]) -> Result<Self, Error> {
+        assert!(
+            !allowed.is_empty(),
+            "an operation accepts some resource type"
+        );
+        let arn = Self::parse(text)?;
+        let found = arn.resource.resource_type();
+        if allowed.contains(&found) {
+            Ok(arn)
+        } else {
+            Err(Error::InvalidArn {
+                arn: text.to_string(),
+                reason: format!("Resource type not valid in this context: {found}"),
+            })
+        }
+    }
+
+    /// Whether the ARN lies in `region` of `account` (and in the engine's partition).
+    pub fn is_in(&self, region: &str, account: &str) -> bool {
+        self.partition == PARTITION && self.region == region && self.account == account
+    }
+}
+
+impl fmt::Display for Arn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "arn:{}:{SERVICE}:{}:{}:{}:",
+            self.partition,
+            self.region,
+            self.account,
+            self.resource.resource_type()
+        )?;
+        match self.resource {
+            Resource::Execution { machine, name } => write!(f, "{machine}:{name}"),
+            Resource::StateMachine { name } | Resource::Activity { name } => f.write_str(name),
+        }
+    }
+}
+
+/// How the resource part of an ARN of `resource_type` must look.
+fn shape_of(resource_type: ResourceType) -> String {
+    let shape = match resource_type {
+        ResourceType::Execution => "execution:<state machine name>:<execution name>",
+        ResourceType::StateMachine => "stateMachine:<name>",
+        ResourceType::Activity => "activity:<name>",
+    };
+    format!("a {resource_type} ARN ends in {shape}, names without ':'")
+}
+
+/// A partition or region: lowercase letters, digits and `-`, not empty.
+fn is_word(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ACCOUNT: &str = "000000000000";
+
+    #[test]
+    fn well_formed_arns_parse_into_their_fields() {
+        let arn = Arn::parse("arn:aws:states:us-east-1:000000000000:execution:m:e").expect("ok");
+        assert_eq!(
+            arn.resource,
+            Resource::Execution {
+                machine: "m",
+                name: "e"
+            }
+        );
+        assert!(arn.is_in("us-east-1", ACCOUNT));
+        assert!(!arn.is_in("eu-west-1", ACCOUNT));
+        assert!(!arn.is_in("us-east-1", "111111111111"));
+        let arn = Arn::parse("arn:aws-cn:states:cn-north-1:000000000000:activity:a").expect("ok");
+        assert_eq!(arn.resource, Resource::Activity { name: "a" });
+        assert!(!arn.is_in("cn-north-1", ACCOUNT), "another partition");
+    }
+
+    #[test]
+    fn malformed_arns_are_invalid_arn() {
+        for text in [
+            "",
+            "base",
+            "arn:stateMachine:base",
+            "arn:aws:states:us-east-1:000000000000:activity:x:stateMachine:base",
+            "arn:aws:lambda:us-east-1:000000000000:stateMachine:base",
+            "arn:aws:states:us-east-1:42:stateMachine:base",
+            "arn:aws:states::000000000000:stateMachine:base",
+            "arn:aws:states:US-EAST-1:000000000000:stateMachine:base",
+            "arn:aws:states:us-east-1:000000000000:stateMachine:",
+            "arn:aws:states:us-east-1:000000000000:stateMachine:base:1",
+            "arn:aws:states:us-east-1:000000000000:execution:base",
+            "arn:aws:states:us-east-1:000000000000:execution::e",
+            "arn:aws:states:us-east-1:000000000000:mapRun:base:e",
+        ] {
+            let error = Arn::parse(text).expect_err(text);
+            assert_eq!(error.aws_name(), "InvalidArn", "{text}");
+        }
+    }
+
+    #[test]
+    fn a_resource_type_outside_the_context_is_invalid_arn() {
+        let text = "arn:aws:states:us-east-1:000000000000:activity:x";
+        let error = Arn::parse_as(text, &[ResourceType::StateMachine]).expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .contains("Resource type not valid in this context: activity"),
+            "{error}"
+        );
+        Arn::parse_as(text, &[ResourceType::StateMachine, ResourceType::Activity]).expect("ok");
+    }
+}
