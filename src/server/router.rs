@@ -20,6 +20,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Map, Value};
 
 use super::backend::{Backend, Caller};
+use super::connection::BodyTimeout;
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
 use super::limits::{
@@ -41,17 +42,49 @@ use crate::asl::{parse_definition, Severity, ValidationOptions};
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
 
-/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus.
+/// Builds the API router: `POST /` for the API; in development mode (no credentials) also
+/// `GET /metrics` for Prometheus. With credentials `/metrics` is only on [`metrics_router`].
+/// Every other method or path is answered with an AWS-shaped error.
 pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
+    let routes = Router::new();
+    let routes = if state.credentials.is_none() {
+        routes.route("/metrics", get(metrics::<B>).fallback(api::<B>))
+    } else {
+        routes
+    };
+    routes.fallback(api::<B>).with_state(state)
+}
+
+/// Builds the metrics listener's router: `GET /metrics` and, for anything else, an AWS-shaped
+/// error. It never serves the API.
+pub fn metrics_router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
     Router::new()
-        .route("/metrics", get(metrics::<B>))
-        .fallback(api::<B>)
+        .route("/metrics", get(metrics::<B>).fallback(not_metrics))
+        .fallback(not_metrics)
         .with_state(state)
 }
 
 async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Response {
     let text = state.metrics.render(&state.backend.metrics());
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn not_metrics(request: Request) -> Response {
+    let error = Error::NotMetrics {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    };
+    error_response(&error, &new_request_id())
+}
+
+/// The AWS-shaped answer to `error`: `__type` and `message` in the body, the error type and
+/// request id in headers.
+fn error_response(error: &Error, request_id: &str) -> Response {
+    let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
+    if let Error::TooManyTags { resource_name, .. } = error {
+        body["resourceName"] = json!(resource_name);
+    }
+    json_response(error.status(), &body, request_id, Some(error.aws_name()))
 }
 
 async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
@@ -71,11 +104,7 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
-            let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
-            if let Error::TooManyTags { resource_name, .. } = &error {
-                body["resourceName"] = json!(resource_name);
-            }
-            json_response(status, &body, &request_id, Some(error.aws_name()))
+            error_response(&error, &request_id)
         }
     };
     let outcome = if response.status().is_success() {
@@ -103,6 +132,7 @@ fn intern_outcome(name: &str) -> &'static str {
         "SerializationException",
         "ValidationException",
         "RequestEntityTooLargeException",
+        "RequestTimeoutException",
         "MissingAuthenticationTokenException",
         "IncompleteSignatureException",
         "UnrecognizedClientException",
@@ -198,10 +228,25 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
         Err(error) if error.is::<LengthLimitError>() => Err(Error::BodyTooLarge {
             limit_bytes: REQUEST_BODY_BYTES_MAX,
         }),
+        Err(error) if body_timeout_of(&*error).is_some() => Err(Error::RequestTimeout {
+            timeout_ms: body_timeout_of(&*error).map_or(0, |t| t.timeout_ms),
+        }),
         Err(error) => Err(Error::BodyRead {
             reason: error.to_string(),
         }),
     }
+}
+
+/// The [`BodyTimeout`] behind `error`, if the body failed by passing its deadline.
+fn body_timeout_of<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a BodyTimeout> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(timeout) = error.downcast_ref::<BodyTimeout>() {
+            return Some(timeout);
+        }
+        cause = error.source();
+    }
+    None
 }
 
 async fn handle<B: Backend>(
@@ -209,6 +254,9 @@ async fn handle<B: Backend>(
     request: Request,
 ) -> (Option<&'static str>, Result<Value, Error>) {
     let (parts, body) = request.into_parts();
+    if state.credentials.is_some() && parts.uri.path() == "/metrics" {
+        return (None, Err(Error::MetricsNotOnApi));
+    }
     if parts.method != Method::POST || parts.uri.path() != "/" {
         return (
             None,
