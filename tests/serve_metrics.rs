@@ -15,8 +15,8 @@ use statelog::server::credentials::DEV_ACCOUNT_ID;
 use statelog::server::router::router;
 
 mod serve_common;
-use serve_common::*;
 use serve_common::socket;
+use serve_common::*;
 
 async fn scrape(s: &Server) -> String {
     let response = router(s.state.clone())
@@ -161,11 +161,18 @@ fn assert_aws_shaped(answer: &socket::Answer, status: u16, aws_name: &str) {
         Some("application/x-amz-json-1.0"),
         "{answer:?}"
     );
-    assert_eq!(answer.header("x-amzn-errortype"), Some(aws_name), "{answer:?}");
+    assert_eq!(
+        answer.header("x-amzn-errortype"),
+        Some(aws_name),
+        "{answer:?}"
+    );
     assert!(answer.header("x-amzn-requestid").is_some(), "{answer:?}");
     let body = answer.json();
     assert_eq!(body["__type"], aws_name, "{body}");
-    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
 }
 
 /// With credentials, a stranger's `GET /metrics` on the API port learns nothing (no account
@@ -240,7 +247,9 @@ async fn development_mode_answers_wrong_methods_on_metrics_aws_shaped() {
             .expect("body");
         assert_eq!(status, 400, "{method}: {}", String::from_utf8_lossy(&bytes));
         assert_eq!(
-            headers.get("x-amzn-errortype").and_then(|v| v.to_str().ok()),
+            headers
+                .get("x-amzn-errortype")
+                .and_then(|v| v.to_str().ok()),
             Some("UnknownOperationException"),
             "{method}"
         );
@@ -266,7 +275,13 @@ fn the_binary_serves_metrics_on_metrics_listen_only() {
     )
     .expect("write credentials");
     let mut child = Command::new(env!("CARGO_BIN_EXE_statelog"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ])
         .arg("--data-dir")
         .arg(dir.path().join("data"))
         .arg("--credentials")
@@ -279,7 +294,10 @@ fn the_binary_serves_metrics_on_metrics_listen_only() {
     let mut next_line = || lines.next().expect("a line").expect("UTF-8");
     let api = next_line();
     let metrics = next_line();
-    let api = api.strip_prefix("listening on http://").expect(&api).to_owned();
+    let api = api
+        .strip_prefix("listening on http://")
+        .expect(&api)
+        .to_owned();
     let metrics = metrics
         .strip_prefix("metrics on http://")
         .and_then(|m| m.strip_suffix("/metrics"))
@@ -305,6 +323,9 @@ fn the_binary_serves_metrics_on_metrics_listen_only() {
     assert!(on_api.contains("UnknownOperationException"), "{on_api}");
     assert!(!on_api.contains("statelog_"), "{on_api}");
     assert!(on_metrics.starts_with("HTTP/1.1 200"), "{on_metrics}");
-    assert!(on_metrics.contains("statelog_http_requests_total"), "{on_metrics}");
+    assert!(
+        on_metrics.contains("statelog_http_requests_total"),
+        "{on_metrics}"
+    );
     assert!(status.success(), "{status:?}");
 }

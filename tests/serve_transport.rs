@@ -15,8 +15,8 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use statelog::server::limits::{CONNECTIONS_MAX, REQUEST_BODY_BYTES_MAX};
 use statelog::clock::Clock;
+use statelog::server::limits::{CONNECTIONS_MAX, REQUEST_BODY_BYTES_MAX};
 use statelog::server::ServeOptions;
 
 mod serve_common;
@@ -51,15 +51,21 @@ fn slow_bytes(index: usize) -> &'static [u8] {
 fn opened(s: &Server) -> f64 {
     let text = s.state.metrics.render(&[]);
     sample(&text, "statelog_http_connections_open")
-        + ["closed", "idle_timeout", "header_timeout", "body_timeout", "evicted"]
-            .iter()
-            .map(|r| {
-                sample(
-                    &text,
-                    &format!("statelog_http_connections_closed_total{{reason=\"{r}\"}}"),
-                )
-            })
-            .sum::<f64>()
+        + [
+            "closed",
+            "idle_timeout",
+            "header_timeout",
+            "body_timeout",
+            "evicted",
+        ]
+        .iter()
+        .map(|r| {
+            sample(
+                &text,
+                &format!("statelog_http_connections_closed_total{{reason=\"{r}\"}}"),
+            )
+        })
+        .sum::<f64>()
 }
 
 /// Waits (bounded) until the server has admitted `count` connections.
@@ -86,7 +92,10 @@ async fn list_request(s: &Server) -> Vec<u8> {
 async fn a_thousand_slow_connections_do_not_keep_a_real_client_out() {
     // Each connection takes a descriptor on each side.
     if !raise_open_files_limit(2 * SLOW_COUNT as u64 + 512) {
-        println!("skip: cannot raise the open-files limit to {}", 2 * SLOW_COUNT + 512);
+        println!(
+            "skip: cannot raise the open-files limit to {}",
+            2 * SLOW_COUNT + 512
+        );
         return;
     }
     let s = server(None);
@@ -228,7 +237,13 @@ async fn each_time_limit_closes_its_kind_of_slow_connection() {
         open_for(&mut stream, since, ms(BODY_MS) + late).await
     });
     // One whole request answered, then kept alive with nothing more.
-    let request = signed_request("ListStateMachines", &json!({}), DEV.id, DEV.secret, s.clock.now_ms());
+    let request = signed_request(
+        "ListStateMachines",
+        &json!({}),
+        DEV.id,
+        DEV.secret,
+        s.clock.now_ms(),
+    );
     let request = raw(request).await;
     let kept_alive_request = String::from_utf8(request)
         .expect("ASCII")
@@ -249,19 +264,34 @@ async fn each_time_limit_closes_its_kind_of_slow_connection() {
     assert!(idle_for >= ms(IDLE_MS), "idle closed after {idle_for:?}");
     assert!(idle_bytes.is_empty());
     let (half_for, half_bytes) = half.await.expect("joins");
-    assert!(half_for >= ms(HEADER_MS), "half head closed after {half_for:?}");
+    assert!(
+        half_for >= ms(HEADER_MS),
+        "half head closed after {half_for:?}"
+    );
     assert!(half_bytes.is_empty());
     let (trickle_for, _) = trickle.await.expect("joins");
-    assert!(trickle_for >= ms(HEADER_MS), "trickled head closed after {trickle_for:?}");
+    assert!(
+        trickle_for >= ms(HEADER_MS),
+        "trickled head closed after {trickle_for:?}"
+    );
     let (body_for, body_bytes) = slow_body.await.expect("joins");
-    assert!(body_for >= ms(BODY_MS), "slow body closed after {body_for:?}");
+    assert!(
+        body_for >= ms(BODY_MS),
+        "slow body closed after {body_for:?}"
+    );
     // A late body is answered before its connection closes, AWS-shaped.
     let answer = parse_answer(&body_bytes);
     assert_eq!(answer.status, 408, "{answer:?}");
     assert_eq!(answer.json()["__type"], "RequestTimeoutException");
-    assert_eq!(answer.header("x-amzn-errortype"), Some("RequestTimeoutException"));
+    assert_eq!(
+        answer.header("x-amzn-errortype"),
+        Some("RequestTimeoutException")
+    );
     let (kept_for, _) = kept_alive.await.expect("joins");
-    assert!(kept_for >= ms(IDLE_MS), "kept-alive closed after {kept_for:?}");
+    assert!(
+        kept_for >= ms(IDLE_MS),
+        "kept-alive closed after {kept_for:?}"
+    );
 
     let text = s.state.metrics.render(&[]);
     let closed = |reason: &str| {
@@ -300,7 +330,9 @@ async fn the_per_peer_cap_closes_one_address_s_extra_connections() {
     }
     // Its two oldest were closed; its newest four and the other peer's stay open.
     for stream in &mut crowd[..2] {
-        assert!(closed_within(stream, Duration::from_secs(2)).await.is_some());
+        assert!(closed_within(stream, Duration::from_secs(2))
+            .await
+            .is_some());
     }
     for stream in crowd[2..].iter_mut().chain(other.iter_mut()) {
         assert!(closed_within(stream, Duration::from_millis(200))
@@ -311,10 +343,15 @@ async fn the_per_peer_cap_closes_one_address_s_extra_connections() {
     let mut stream = connect_from(loopback(2), running.addr).await;
     let answer = exchange(&mut stream, &list_request(&s).await).await;
     assert_eq!(answer.status, 200, "{answer:?}");
-    assert!(closed_within(&mut crowd[2], Duration::from_secs(2)).await.is_some());
+    assert!(closed_within(&mut crowd[2], Duration::from_secs(2))
+        .await
+        .is_some());
     let text = s.state.metrics.render(&[]);
     assert_eq!(
-        sample(&text, "statelog_http_connections_closed_total{reason=\"evicted\"}"),
+        sample(
+            &text,
+            "statelog_http_connections_closed_total{reason=\"evicted\"}"
+        ),
         3.0,
         "{text}"
     );
@@ -350,20 +387,33 @@ async fn a_definition_escaped_past_one_mib_is_accepted_over_http() {
     let create = json!({"name": "escaped", "definition": definition, "roleArn": ROLE});
     let (sent_bytes, answer) = post("CreateStateMachine", create).await;
     assert!(sent_bytes > 1024 * 1024, "{sent_bytes}");
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
-    let arn = answer.json()["stateMachineArn"].as_str().expect("arn").to_owned();
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let arn = answer.json()["stateMachineArn"]
+        .as_str()
+        .expect("arn")
+        .to_owned();
     let (_, described) = post("DescribeStateMachine", json!({"stateMachineArn": arn})).await;
     assert_eq!(described.json()["definition"], definition);
 
     // A definition one byte over its own limit is refused by that limit.
     let mut over = commented_definition(0);
     let pad = statelog::limits::DEFINITION_SIZE_BYTES_MAX + 1 - over.len();
-    over.insert_str(1, &format!("{}", " ".repeat(pad)));
+    over.insert_str(1, &" ".repeat(pad));
     assert_eq!(over.len(), statelog::limits::DEFINITION_SIZE_BYTES_MAX + 1);
     let create = json!({"name": "over", "definition": over, "roleArn": ROLE});
     let (_, answer) = post("CreateStateMachine", create).await;
     assert_eq!(answer.status, 400);
-    assert_eq!(answer.json()["__type"], "InvalidDefinition", "{:?}", answer.json());
+    assert_eq!(
+        answer.json()["__type"],
+        "InvalidDefinition",
+        "{:?}",
+        answer.json()
+    );
 
     // A body over the body limit is refused from its declared length.
     let mut stream = connect_from(loopback(1), running.addr).await;

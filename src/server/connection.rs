@@ -154,10 +154,8 @@ pub(crate) async fn serve_listener<B: Backend>(
     }
     drop(listener);
     let grace = Duration::from_millis(options.shutdown_grace_ms);
-    let finished = tokio::time::timeout(grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let finished =
+        tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} }).await;
     if finished.is_err() {
         tracing::warn!(
             open = tasks.len(),
@@ -217,9 +215,8 @@ async fn drive<B: Backend>(
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let connection = service_connection.clone();
         connection.on_head();
-        let request = request.map(|body| {
-            Body::new(DeadlineBody::new(body, connection.clone(), body_timeout_ms))
-        });
+        let request = request
+            .map(|body| Body::new(DeadlineBody::new(body, connection.clone(), body_timeout_ms)));
         let answer = router.clone().oneshot(request);
         async move {
             let response = answer.await;
@@ -263,8 +260,8 @@ async fn drive<B: Backend>(
         tracing::debug!(peer = %connection.peer(), reason = reason.as_str(), "closing a connection");
     }
     metrics.record_connection_closed(reason);
-    drop(served);
-    drop(slot);
+    // Locals drop in reverse order: the connection (and its socket) closes before the slot
+    // is given back.
 }
 
 /// Sleeps until `at`, or for ever when there is no deadline.

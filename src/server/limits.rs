@@ -45,11 +45,13 @@ pub const PAYLOAD_REQUEST_MEMBERS_BYTES_MAX: usize = PAYLOAD_SIZE_BYTES_MAX
 /// own AWS error (a definition over 1 MiB is `InvalidDefinition`). A `Content-Length` above
 /// this is refused before any byte of the body is read; a chunked body is cut off as soon as
 /// it passes it.
-pub const REQUEST_BODY_BYTES_MAX: usize =
-    JSON_ESCAPE_BYTES_PER_BYTE_MAX * DEFINITION_REQUEST_MEMBERS_BYTES_MAX + REQUEST_ENVELOPE_BYTES_MAX;
+pub const REQUEST_BODY_BYTES_MAX: usize = JSON_ESCAPE_BYTES_PER_BYTE_MAX
+    * DEFINITION_REQUEST_MEMBERS_BYTES_MAX
+    + REQUEST_ENVELOPE_BYTES_MAX;
 
 const _: () = assert!(
-    JSON_ESCAPE_BYTES_PER_BYTE_MAX * DEFINITION_REQUEST_MEMBERS_BYTES_MAX + REQUEST_ENVELOPE_BYTES_MAX
+    JSON_ESCAPE_BYTES_PER_BYTE_MAX * DEFINITION_REQUEST_MEMBERS_BYTES_MAX
+        + REQUEST_ENVELOPE_BYTES_MAX
         <= REQUEST_BODY_BYTES_MAX
 );
 const _: () = assert!(

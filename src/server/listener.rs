@@ -224,7 +224,10 @@ impl ConnectionTable {
     /// A table admitting `connections_max` connections, `per_peer_max` of one peer address.
     pub fn new(connections_max: usize, per_peer_max: usize) -> Self {
         assert!(connections_max > 0, "a server must accept one connection");
-        assert!(per_peer_max > 0, "a peer must be able to open one connection");
+        assert!(
+            per_peer_max > 0,
+            "a peer must be able to open one connection"
+        );
         assert!(
             per_peer_max <= connections_max,
             "a peer's cap is within the server's"

@@ -32,7 +32,11 @@ pub async fn start_serving(
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let metrics_listener = if with_metrics {
-        Some(TcpListener::bind("127.0.0.1:0").await.expect("bind metrics"))
+        Some(
+            TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind metrics"),
+        )
     } else {
         None
     };
@@ -145,7 +149,10 @@ pub fn parse_answer(bytes: &[u8]) -> Answer {
 pub async fn exchange(stream: &mut TcpStream, request: &[u8]) -> Answer {
     stream.write_all(request).await.expect("write the request");
     let mut bytes = Vec::new();
-    stream.read_to_end(&mut bytes).await.expect("read the answer");
+    stream
+        .read_to_end(&mut bytes)
+        .await
+        .expect("read the answer");
     parse_answer(&bytes)
 }
 
