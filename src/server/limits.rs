@@ -39,9 +39,9 @@ pub const PAYLOAD_REQUEST_MEMBERS_BYTES_MAX: usize = PAYLOAD_SIZE_BYTES_MAX
     + ARN_BYTES_MAX
     + SHORT_TEXT_CHARS_MAX * UTF8_CHAR_BYTES_MAX;
 
-/// The largest request body accepted, in bytes (about 6.8 MiB). It is derived from the member
-/// limits: every request whose members are within their own limits fits even when each byte is
-/// escaped as `\u00XX`. A member over its own limit is refused by that limit's check, with its
+/// The largest request body accepted, in bytes (6,850,432, about 6.5 MiB). It is derived from
+/// the member limits: every request whose members are within their own limits fits even when
+/// each byte is escaped as `\u00XX`. A member over its own limit is refused by that limit's check, with its
 /// own AWS error (a definition over 1 MiB is `InvalidDefinition`). A `Content-Length` above
 /// this is refused before any byte of the body is read; a chunked body is cut off as soon as
 /// it passes it.
@@ -49,11 +49,10 @@ pub const REQUEST_BODY_BYTES_MAX: usize = JSON_ESCAPE_BYTES_PER_BYTE_MAX
     * DEFINITION_REQUEST_MEMBERS_BYTES_MAX
     + REQUEST_ENVELOPE_BYTES_MAX;
 
-const _: () = assert!(
-    JSON_ESCAPE_BYTES_PER_BYTE_MAX * DEFINITION_REQUEST_MEMBERS_BYTES_MAX
-        + REQUEST_ENVELOPE_BYTES_MAX
-        <= REQUEST_BODY_BYTES_MAX
-);
+// Every request kind with its members at their limits fits: definitions (by construction),
+// payloads, and SWF results with details.
+const _: () =
+    assert!(DEFINITION_SIZE_BYTES_MAX * JSON_ESCAPE_BYTES_PER_BYTE_MAX < REQUEST_BODY_BYTES_MAX);
 const _: () = assert!(
     JSON_ESCAPE_BYTES_PER_BYTE_MAX * PAYLOAD_REQUEST_MEMBERS_BYTES_MAX + REQUEST_ENVELOPE_BYTES_MAX
         <= REQUEST_BODY_BYTES_MAX
@@ -65,6 +64,10 @@ const _: () = assert!(
         + REQUEST_ENVELOPE_BYTES_MAX
         <= REQUEST_BODY_BYTES_MAX
 );
+
+// Bodies are buffered whole before the signature is checked: keep one under 8 MiB, so that
+// `CONNECTIONS_MAX` of them stay within 8 GiB.
+const _: () = assert!(REQUEST_BODY_BYTES_MAX <= 8 * 1024 * 1024);
 
 /// The most TCP connections served at once. When they are all taken, a new connection evicts
 /// the connection that has waited longest without a request in progress; when every
