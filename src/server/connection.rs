@@ -1,10 +1,14 @@
 //! connection: accepting TCP connections and serving HTTP/1.1 on each, within time limits.
 //!
-//! Owns the accept loop of one listener and the task of each connection. A connection that
-//! sends nothing for [`ServeOptions::keep_alive_idle_timeout_ms`], takes longer than
-//! [`ServeOptions::header_read_timeout_ms`] for a head, or longer than
-//! [`ServeOptions::request_body_timeout_ms`] for a body is closed (a late body is answered
-//! `RequestTimeoutException` first). Admission and eviction are [`ConnectionTable`]'s.
+//! Owns the accept loop of one listener and the task of each connection. A connection is
+//! closed when:
+//! - it sends no byte of a request, and takes no byte of an answer, for
+//!   [`ServeOptions::keep_alive_idle_timeout_ms`];
+//! - a head takes longer than [`ServeOptions::header_read_timeout_ms`] from its first byte;
+//! - a body takes longer than [`ServeOptions::request_body_timeout_ms`] from the end of its
+//!   head (it is answered `RequestTimeoutException` first).
+//!
+//! Admission and eviction are [`ConnectionTable`]'s.
 //!
 //! Invariants: every connection task holds its table slot until it ends; a timeout or an
 //! eviction drops the connection (its socket closes) without waiting for the client. Must not:
@@ -42,6 +46,7 @@ const ACCEPT_ERROR_BACKOFF_MS: u64 = 100;
 const BODY_TIMEOUT_ANSWER_GRACE_MS: u64 = 1_000;
 
 /// How one listener admits connections and how long it waits for each part of a request.
+/// Every value is above zero, and `connections_per_peer_max <= connections_max`.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     /// The most connections open at once ([`limits::CONNECTIONS_MAX`]).
@@ -272,7 +277,7 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// A TCP stream that tells its connection when request bytes arrive.
+/// A TCP stream that tells its connection when request bytes arrive and answer bytes leave.
 struct TrackedStream {
     inner: TcpStream,
     connection: Arc<Connection>,
@@ -299,7 +304,11 @@ impl AsyncWrite for TrackedStream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.connection.on_bytes_written();
+        }
+        polled
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -315,7 +324,11 @@ impl AsyncWrite for TrackedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.connection.on_bytes_written();
+        }
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {

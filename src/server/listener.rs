@@ -61,6 +61,8 @@ pub struct Connection {
     phase_since_ms: AtomicU64,
     /// When the connection opened or last finished a request, in ms since `epoch`.
     progress_ms: AtomicU64,
+    /// When bytes of an answer were last written, in ms since `epoch`.
+    written_ms: AtomicU64,
     evicted: AtomicBool,
     evict: Notify,
     answered: Notify,
@@ -78,9 +80,20 @@ impl Connection {
         Phase::from_u8(self.phase.load(Ordering::Acquire))
     }
 
-    /// When the current phase began.
+    /// When the current phase began; for [`Phase::Idle`], the later of that and the last
+    /// write of an answer, so that a client still reading a large answer is not idle.
     pub fn phase_since(&self) -> Instant {
-        self.epoch + std::time::Duration::from_millis(self.phase_since_ms.load(Ordering::Acquire))
+        let mut since_ms = self.phase_since_ms.load(Ordering::Acquire);
+        if self.phase() == Phase::Idle {
+            since_ms = since_ms.max(self.written_ms.load(Ordering::Acquire));
+        }
+        self.epoch + std::time::Duration::from_millis(since_ms)
+    }
+
+    /// Bytes of an answer were written to the socket.
+    pub fn on_bytes_written(&self) {
+        self.written_ms
+            .store(self.table.now_ms(), Ordering::Release);
     }
 
     fn set_phase(&self, phase: Phase) {
@@ -292,6 +305,7 @@ impl ConnectionTable {
             phase: AtomicU8::new(Phase::Idle as u8),
             phase_since_ms: AtomicU64::new(now_ms),
             progress_ms: AtomicU64::new(now_ms),
+            written_ms: AtomicU64::new(now_ms),
             evicted: AtomicBool::new(false),
             evict: Notify::new(),
             answered: Notify::new(),
