@@ -69,22 +69,19 @@ async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Respon
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
+/// The metrics listener's answer to anything but `GET /metrics`: AWS-shaped like every error.
 async fn not_metrics(request: Request) -> Response {
     let error = Error::NotMetrics {
         method: request.method().to_string(),
         path: request.uri().path().to_owned(),
     };
-    error_response(&error, &new_request_id())
-}
-
-/// The AWS-shaped answer to `error`: `__type` and `message` in the body, the error type and
-/// request id in headers.
-fn error_response(error: &Error, request_id: &str) -> Response {
-    let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
-    if let Error::TooManyTags { resource_name, .. } = error {
-        body["resourceName"] = json!(resource_name);
-    }
-    json_response(error.status(), &body, request_id, Some(error.aws_name()))
+    let body = json!({"__type": error.aws_name(), "message": error.to_string()});
+    json_response(
+        error.status(),
+        &body,
+        &new_request_id(),
+        Some(error.aws_name()),
+    )
 }
 
 async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
@@ -104,7 +101,11 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
-            error_response(&error, &request_id)
+            let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            if let Error::TooManyTags { resource_name, .. } = &error {
+                body["resourceName"] = json!(resource_name);
+            }
+            json_response(status, &body, &request_id, Some(error.aws_name()))
         }
     };
     let outcome = if response.status().is_success() {
@@ -228,12 +229,14 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
         Err(error) if error.is::<LengthLimitError>() => Err(Error::BodyTooLarge {
             limit_bytes: REQUEST_BODY_BYTES_MAX,
         }),
-        Err(error) if body_timeout_of(&*error).is_some() => Err(Error::RequestTimeout {
-            timeout_ms: body_timeout_of(&*error).map_or(0, |t| t.timeout_ms),
-        }),
-        Err(error) => Err(Error::BodyRead {
-            reason: error.to_string(),
-        }),
+        Err(error) => match body_timeout_of(&*error) {
+            Some(timeout) => Err(Error::RequestTimeout {
+                timeout_ms: timeout.timeout_ms,
+            }),
+            None => Err(Error::BodyRead {
+                reason: error.to_string(),
+            }),
+        },
     }
 }
 
