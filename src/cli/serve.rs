@@ -1,8 +1,9 @@
-//! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE]`: the AWS Step Functions
-//! API over HTTP (see `statelog::server`). Prints `listening on http://ADDR` on stdout once bound
-//! (so scripts may pass port 0 and read the port), logs with `tracing` on stderr (`RUST_LOG`
-//! filters, default `info`), and shuts down gracefully on SIGTERM or Ctrl-C. Exit 0 after a
-//! clean shutdown, 2 when it cannot start.
+//! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]`:
+//! the AWS Step Functions API over HTTP (see `statelog::server`). Prints `listening on
+//! http://ADDR` on stdout once bound (so scripts may pass port 0 and read the port), then
+//! `metrics on http://ADDR/metrics` when a metrics listener is bound; logs with `tracing` on
+//! stderr (`RUST_LOG` filters, default `info`), and shuts down gracefully on SIGTERM or Ctrl-C.
+//! Exit 0 after a clean shutdown, 2 when it cannot start.
 //! Must not: hold server logic (that is `statelog::server`).
 
 use std::path::PathBuf;
@@ -16,8 +17,8 @@ use statelog::engine::EngineOptions;
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::health::check_room_for_segment;
-use statelog::server::limits::CONNECTIONS_MAX;
-use statelog::server::{resolve_listen, serve, shutdown_signal, ServerState};
+use statelog::server::limits::METRICS_LISTEN_DEFAULT;
+use statelog::server::{resolve_listen, serve_with, shutdown_signal, ServeOptions, ServerState};
 
 /// Arguments of `statelog serve`.
 #[derive(Debug, Args)]
@@ -36,6 +37,22 @@ pub struct ServeArgs {
     /// The region in the ARNs the server issues.
     #[arg(long, default_value = "us-east-1")]
     region: String,
+    /// Where to serve `GET /metrics` (`IP:PORT`, or `off`). With --credentials metrics are
+    /// served only here, never on --listen; the default is 127.0.0.1:9464. Without
+    /// credentials /metrics is also on --listen, and this listener opens only when named.
+    #[arg(long)]
+    metrics_listen: Option<String>,
+}
+
+/// The metrics listener's address: as named, the default with credentials, none without, or
+/// none when named `off`.
+fn metrics_listen_of(named: Option<&str>, development_mode: bool) -> Option<&str> {
+    match named {
+        Some("off") => None,
+        Some(addr) => Some(addr),
+        None if development_mode => None,
+        None => Some(METRICS_LISTEN_DEFAULT),
+    }
 }
 
 /// Runs the server until SIGTERM or Ctrl-C.
@@ -64,6 +81,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     };
     let development_mode = credentials.is_none();
     let addr = resolve_listen(&args.listen, development_mode).map_err(|e| e.to_string())?;
+    let metrics_addr = metrics_listen_of(args.metrics_listen.as_deref(), development_mode)
+        .map(|listen| resolve_listen(listen, development_mode))
+        .transpose()
+        .map_err(|e| format!("--metrics-listen: {e}"))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let options = EngineOptions {
         clock: clock.clone(),
@@ -99,12 +120,34 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         let local = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let metrics_listener = match metrics_addr {
+            Some(metrics_addr) => Some(
+                tokio::net::TcpListener::bind(metrics_addr)
+                    .await
+                    .map_err(|e| {
+                        format!("cannot listen for metrics on {metrics_addr} (--metrics-listen): {e}")
+                    })?,
+            ),
+            None => None,
+        };
         println!("listening on http://{local}");
+        if let Some(metrics_listener) = &metrics_listener {
+            let metrics_local = metrics_listener
+                .local_addr()
+                .map_err(|e| format!("cannot read the bound metrics address: {e}"))?;
+            println!("metrics on http://{metrics_local}/metrics");
+        }
         if development_mode {
             tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
         }
-        serve(state, listener, CONNECTIONS_MAX, shutdown_signal())
-            .await
-            .map_err(|e| e.to_string())
+        serve_with(
+            state,
+            listener,
+            metrics_listener,
+            ServeOptions::default(),
+            shutdown_signal(),
+        )
+        .await
+        .map_err(|e| e.to_string())
     })
 }

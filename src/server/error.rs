@@ -39,6 +39,18 @@ pub enum Error {
         /// The request path.
         path: String,
     },
+    /// `/metrics` on the API listener of a server with credentials: metrics are served only on
+    /// the metrics listener (`--metrics-listen`).
+    #[error("/metrics is not served on the API listener of a server with --credentials")]
+    MetricsNotOnApi,
+    /// A request to the metrics listener other than `GET /metrics`.
+    #[error("{method} {path}: this listener answers only GET /metrics")]
+    NotMetrics {
+        /// The HTTP method.
+        method: String,
+        /// The request path.
+        path: String,
+    },
     /// The body is not JSON of the operation's input shape.
     #[error("cannot read the {operation} request: {reason}")]
     Serialization {
@@ -72,6 +84,12 @@ pub enum Error {
     BodyRead {
         /// What the connection reported.
         reason: String,
+    },
+    /// The body did not arrive within [`crate::server::ServeOptions::request_body_timeout_ms`].
+    #[error("the request body did not arrive within {timeout_ms} ms")]
+    RequestTimeout {
+        /// The limit that passed.
+        timeout_ms: u64,
     },
     /// The request carries no `Authorization` header.
     #[error(
@@ -211,9 +229,11 @@ impl Error {
     /// The AWS error name sent as `__type`.
     pub fn aws_name(&self) -> &'static str {
         match self {
-            Error::UnknownOperation { .. } | Error::WrongRoute { .. } => {
-                "UnknownOperationException"
-            }
+            Error::UnknownOperation { .. }
+            | Error::WrongRoute { .. }
+            | Error::MetricsNotOnApi
+            | Error::NotMetrics { .. } => "UnknownOperationException",
+            Error::RequestTimeout { .. } => "RequestTimeoutException",
             Error::NotSupported { .. } => "UnsupportedOperation",
             Error::Serialization { .. } | Error::UnsupportedContentType { .. } => {
                 "SerializationException"
@@ -255,6 +275,7 @@ impl Error {
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
             Error::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Error::LogUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Error::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Error::Engine {
                 server_fault: true, ..
             } => StatusCode::INTERNAL_SERVER_ERROR,

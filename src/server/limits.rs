@@ -4,13 +4,108 @@
 //! These live beside the server (not in the engine's `src/limits.rs`) because only the server's
 //! adapter reads them; the engine's own payload limits still apply behind it.
 
-/// The largest request body accepted, in bytes (1 MiB). A `Content-Length` above it is refused
-/// before any byte of the body is read; a chunked body is cut off as soon as it passes it.
-pub const REQUEST_BODY_BYTES_MAX: usize = 1024 * 1024;
+use crate::limits::{
+    DEFINITION_SIZE_BYTES_MAX, PAYLOAD_SIZE_BYTES_MAX, TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX,
+    TAG_VALUE_CHARS_MAX,
+};
 
-/// The most TCP connections served at once; the next connection waits in the kernel's accept
-/// queue until one closes.
+/// The most bytes JSON escaping writes for one byte of a string member: `\u0000` is 6 bytes
+/// for 1. A client may escape any character this way, even `a` as `\u0061`.
+pub const JSON_ESCAPE_BYTES_PER_BYTE_MAX: usize = 6;
+
+/// The most UTF-8 bytes of one character, for members limited in characters.
+pub const UTF8_CHAR_BYTES_MAX: usize = 4;
+
+/// The bytes a request may spend outside its string members' contents: member names, quotes,
+/// punctuation, whitespace, numbers, booleans and the small configuration objects.
+pub const REQUEST_ENVELOPE_BYTES_MAX: usize = 64 * 1024;
+
+/// The longest `versionDescription` and `traceHeader`, in characters (AWS: 256).
+pub const SHORT_TEXT_CHARS_MAX: usize = 256;
+
+/// The unescaped bytes of every string member of a definition-carrying request (Create- and
+/// UpdateStateMachine, ValidateStateMachineDefinition) at their own limits: the definition,
+/// name, role and machine ARNs, version description and every tag.
+pub const DEFINITION_REQUEST_MEMBERS_BYTES_MAX: usize = DEFINITION_SIZE_BYTES_MAX
+    + NAME_CHARS_MAX * UTF8_CHAR_BYTES_MAX
+    + 2 * ARN_BYTES_MAX
+    + SHORT_TEXT_CHARS_MAX * UTF8_CHAR_BYTES_MAX
+    + TAGS_PER_RESOURCE_MAX * (TAG_KEY_CHARS_MAX + TAG_VALUE_CHARS_MAX) * UTF8_CHAR_BYTES_MAX;
+
+/// The unescaped bytes of every string member of a payload-carrying request (StartExecution,
+/// SendTaskSuccess) at their own limits: the payload, name or task token, ARN, trace header.
+pub const PAYLOAD_REQUEST_MEMBERS_BYTES_MAX: usize = PAYLOAD_SIZE_BYTES_MAX
+    + TASK_TOKEN_CHARS_MAX * UTF8_CHAR_BYTES_MAX
+    + ARN_BYTES_MAX
+    + SHORT_TEXT_CHARS_MAX * UTF8_CHAR_BYTES_MAX;
+
+/// The largest request body accepted, in bytes (6,850,432, about 6.5 MiB). It is derived from
+/// the member limits: every request whose members are within their own limits fits even when
+/// each byte is escaped as `\u00XX`. A member over its own limit is refused by that limit's check, with its
+/// own AWS error (a definition over 1 MiB is `InvalidDefinition`). A `Content-Length` above
+/// this is refused before any byte of the body is read; a chunked body is cut off as soon as
+/// it passes it.
+pub const REQUEST_BODY_BYTES_MAX: usize = JSON_ESCAPE_BYTES_PER_BYTE_MAX
+    * DEFINITION_REQUEST_MEMBERS_BYTES_MAX
+    + REQUEST_ENVELOPE_BYTES_MAX;
+
+// Every request kind with its members at their limits fits: definitions (by construction),
+// payloads, and SWF results with details.
+const _: () =
+    assert!(DEFINITION_SIZE_BYTES_MAX * JSON_ESCAPE_BYTES_PER_BYTE_MAX < REQUEST_BODY_BYTES_MAX);
+const _: () = assert!(
+    JSON_ESCAPE_BYTES_PER_BYTE_MAX * PAYLOAD_REQUEST_MEMBERS_BYTES_MAX + REQUEST_ENVELOPE_BYTES_MAX
+        <= REQUEST_BODY_BYTES_MAX
+);
+const _: () = assert!(
+    JSON_ESCAPE_BYTES_PER_BYTE_MAX
+        * (SWF_RESULT_CHARS_MAX + SWF_DETAILS_CHARS_MAX + TASK_TOKEN_CHARS_MAX)
+        * UTF8_CHAR_BYTES_MAX
+        + REQUEST_ENVELOPE_BYTES_MAX
+        <= REQUEST_BODY_BYTES_MAX
+);
+
+// Bodies are buffered whole before the signature is checked: keep one under 8 MiB, so that
+// `CONNECTIONS_MAX` of them stay within 8 GiB.
+const _: () = assert!(REQUEST_BODY_BYTES_MAX <= 8 * 1024 * 1024);
+
+/// The most TCP connections served at once. When they are all taken, a new connection evicts
+/// the connection that has waited longest without a request in progress; when every
+/// connection is inside a request, the new one waits in the kernel's accept queue.
 pub const CONNECTIONS_MAX: usize = 1024;
+
+/// The most connections one peer address keeps open at once. A peer at its cap that opens
+/// another evicts its own oldest connection without a request in progress, or is refused
+/// (closed at once) when all of them are inside requests. Every client behind one NAT or proxy
+/// shares this cap.
+pub const CONNECTIONS_PER_PEER_MAX: usize = 512;
+
+/// How long a connection may wait for the first byte of a request, in ms: after it opens and
+/// after each answer (keep-alive). Then it is closed.
+pub const KEEP_ALIVE_IDLE_TIMEOUT_MS: u64 = 5_000;
+
+/// How long a request head (request line and headers) may take from its first byte, in ms.
+pub const HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+
+/// How long a request body may take from the end of the head to its last byte, in ms. Past it
+/// the request is answered `RequestTimeoutException` (408) and the connection closes.
+pub const REQUEST_BODY_TIMEOUT_MS: u64 = 30_000;
+
+/// The most connections the metrics listener (`--metrics-listen`) serves at once.
+pub const METRICS_CONNECTIONS_MAX: usize = 16;
+
+/// The metrics listener's address with `--credentials` when the operator names none
+/// (9464: the Prometheus exporter port of OpenTelemetry).
+pub const METRICS_LISTEN_DEFAULT: &str = "127.0.0.1:9464";
+
+// A peer can hold every long poll and still make other calls; one peer never holds more than
+// half of the server's connections, so other peers always find slots.
+const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_PER_PEER_MAX);
+const _: () = assert!(CONNECTIONS_PER_PEER_MAX <= CONNECTIONS_MAX / 2);
+// An idle connection is closed before a slow head could be; both before a slow body.
+const _: () = assert!(KEEP_ALIVE_IDLE_TIMEOUT_MS < HEADER_READ_TIMEOUT_MS);
+const _: () = assert!(HEADER_READ_TIMEOUT_MS < REQUEST_BODY_TIMEOUT_MS);
+const _: () = assert!(METRICS_CONNECTIONS_MAX < CONNECTIONS_MAX);
 
 /// The most long polls (`GetActivityTask`) waiting at once; one more is refused with a typed
 /// error instead of tying up another connection.
@@ -56,8 +151,6 @@ pub const VALIDATE_DIAGNOSTICS_DEFAULT: u32 = 100;
 /// How long graceful shutdown waits for in-flight requests before it closes them, in ms.
 pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
 
-const _: () = assert!(crate::limits::PAYLOAD_SIZE_BYTES_MAX < REQUEST_BODY_BYTES_MAX);
-const _: () = assert!(crate::limits::DEFINITION_SIZE_BYTES_MAX <= REQUEST_BODY_BYTES_MAX);
 const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_MAX);
 const _: () = assert!(0 < LONG_POLLS_PER_ACCOUNT_MAX);
 const _: () = assert!(LONG_POLLS_PER_ACCOUNT_MAX < LONG_POLLS_CONCURRENT_MAX);

@@ -1,6 +1,7 @@
 //! metrics: the server's own counters and the Prometheus text of `GET /metrics`.
 //!
-//! Owns request counts by operation and outcome, the HTTP layer's time, and executions started.
+//! Owns request counts by operation and outcome, the HTTP layer's time, executions started, and
+//! connections: open now, and closed by [`CloseReason`].
 //! Invariants: the label sets are bounded (operations come from the fixed [`Operation`] list or
 //! the word `unknown`; outcomes are AWS error names, a fixed set), so the map cannot grow
 //! without bound whatever clients send. Must not: block a request on anything but a short lock.
@@ -13,6 +14,46 @@ use parking_lot::Mutex;
 
 use super::backend::MetricSample;
 
+/// Why the server closed a connection (or `Closed`: the client or HTTP ended it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The client closed it, or HTTP did (`Connection: close`, a protocol error).
+    Closed,
+    /// No byte of a request within the keep-alive idle timeout.
+    IdleTimeout,
+    /// A request head took longer than the header-read timeout.
+    HeaderTimeout,
+    /// A request body took longer than the body timeout.
+    BodyTimeout,
+    /// Closed to make room for a new connection (server or peer at its cap).
+    Evicted,
+    /// A new connection refused: its peer was at its cap with every connection busy.
+    PeerCap,
+}
+
+impl CloseReason {
+    const ALL: [CloseReason; 6] = [
+        CloseReason::Closed,
+        CloseReason::IdleTimeout,
+        CloseReason::HeaderTimeout,
+        CloseReason::BodyTimeout,
+        CloseReason::Evicted,
+        CloseReason::PeerCap,
+    ];
+
+    /// The label value in `statelog_http_connections_closed_total`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Closed => "closed",
+            CloseReason::IdleTimeout => "idle_timeout",
+            CloseReason::HeaderTimeout => "header_timeout",
+            CloseReason::BodyTimeout => "body_timeout",
+            CloseReason::Evicted => "evicted",
+            CloseReason::PeerCap => "peer_cap",
+        }
+    }
+}
+
 /// The server's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -20,6 +61,8 @@ pub struct Metrics {
     request_micros_sum: AtomicU64,
     request_count: AtomicU64,
     executions_started: AtomicU64,
+    connections_opened: AtomicU64,
+    connections_closed: [AtomicU64; CloseReason::ALL.len()],
 }
 
 impl Metrics {
@@ -38,6 +81,21 @@ impl Metrics {
     /// Counts one execution started through the API.
     pub fn record_execution_started(&self) {
         self.executions_started.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one connection admitted.
+    pub fn record_connection_opened(&self) {
+        self.connections_opened.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one connection closed (or refused) for `reason`.
+    pub fn record_connection_closed(&self, reason: CloseReason) {
+        self.connections_closed[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many connections were closed for `reason`.
+    pub fn connections_closed(&self, reason: CloseReason) -> u64 {
+        self.connections_closed[reason as usize].load(Ordering::Relaxed)
     }
 
     /// How many requests were answered with `outcome` for `operation`.
@@ -78,6 +136,7 @@ impl Metrics {
             "statelog_api_executions_started_total {}",
             self.executions_started.load(Ordering::Relaxed)
         );
+        self.render_connections(&mut out);
         let mut described = std::collections::BTreeSet::new();
         for sample in engine {
             // A histogram's `_bucket`, `_sum` and `_count` samples share one family header.
@@ -111,6 +170,35 @@ impl Metrics {
             }
         }
         out
+    }
+}
+
+impl Metrics {
+    fn render_connections(&self, out: &mut String) {
+        let opened = self.connections_opened.load(Ordering::Relaxed);
+        // Refused connections were never opened, so they do not count against the open ones.
+        let closed: u64 = CloseReason::ALL
+            .iter()
+            .filter(|r| **r != CloseReason::PeerCap)
+            .map(|r| self.connections_closed(*r))
+            .sum();
+        out.push_str("# HELP statelog_http_connections_open HTTP connections open now.\n");
+        out.push_str("# TYPE statelog_http_connections_open gauge\n");
+        let _ = writeln!(
+            out,
+            "statelog_http_connections_open {}",
+            opened.saturating_sub(closed)
+        );
+        out.push_str("# HELP statelog_http_connections_closed_total HTTP connections closed (or refused), by reason.\n");
+        out.push_str("# TYPE statelog_http_connections_closed_total counter\n");
+        for reason in CloseReason::ALL {
+            let _ = writeln!(
+                out,
+                "statelog_http_connections_closed_total{{reason=\"{}\"}} {}",
+                reason.as_str(),
+                self.connections_closed(reason)
+            );
+        }
     }
 }
 

@@ -9,12 +9,15 @@
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
 //! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
 //! - [`health`]: `GET /health` (poisoned log) and the start-up disk-room check.
-//! - [`listener`]: connection limit; [`long_polls`]: the server's and each account's long-poll
-//!   permits; [`metrics`]: `/metrics`; [`limits`]: every bound.
+//! - [`connection`]: the accept loop and each connection's time limits; [`listener`]: which
+//!   connections are admitted (server-wide and per-peer caps, eviction of slow ones).
+//! - [`long_polls`]: the server's and each account's long-poll permits; [`metrics`]:
+//!   `/metrics`; [`limits`]: every bound.
 //!
 //! Invariants: every request is authenticated before it is decoded; the account of the
 //! signature is the namespace of everything the call touches; without a credentials file
-//! (development mode) the server listens on loopback only. Must not: hold engine logic, read the
+//! (development mode) the server listens on loopback only; with one, `/metrics` is served only
+//! on the metrics listener, never on the API's. Must not: hold engine logic, read the
 //! wall clock for signature checks (time comes from the engine's [`Clock`]).
 
 use std::future::Future;
@@ -24,6 +27,7 @@ use std::sync::Arc;
 use crate::clock::Clock;
 
 pub mod backend;
+pub mod connection;
 pub mod credentials;
 pub mod engine_backend;
 pub mod error;
@@ -41,6 +45,7 @@ pub mod swf;
 mod tests;
 
 pub use backend::Backend;
+pub use connection::ServeOptions;
 pub use credentials::Credentials;
 pub use error::Error;
 
@@ -104,35 +109,83 @@ pub fn resolve_listen(listen: &str, development_mode: bool) -> Result<SocketAddr
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then stops accepting, lets in-flight
-/// requests finish, and calls [`Backend::shutdown`].
+/// requests finish, and calls [`Backend::shutdown`]. The default time limits and per-peer cap
+/// apply ([`ServeOptions`]); no metrics listener.
 pub async fn serve<B: Backend>(
     state: Arc<ServerState<B>>,
     listener: tokio::net::TcpListener,
     connections_max: usize,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    let options = ServeOptions::default().with_connections_max(connections_max);
+    serve_with(state, listener, None, options, shutdown).await
+}
+
+/// [`serve`] with explicit connection options, and `/metrics` on `metrics_listener` when given.
+/// With credentials the API listener never answers `/metrics`; without, it does, and the
+/// metrics listener must be on loopback too.
+pub async fn serve_with<B: Backend>(
+    state: Arc<ServerState<B>>,
+    listener: tokio::net::TcpListener,
+    metrics_listener: Option<tokio::net::TcpListener>,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let development_mode = state.credentials.is_none();
+    let local_addr = local_addr_of(&listener, development_mode)?;
+    let metrics_addr = match &metrics_listener {
+        Some(metrics_listener) => Some(local_addr_of(metrics_listener, development_mode)?),
+        None => None,
+    };
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    tracing::info!(%local_addr, ?metrics_addr, development_mode, "statelog serve listening");
+    let api = connection::serve_listener(
+        listener,
+        router::router(state.clone()),
+        options.clone(),
+        state.clone(),
+        stopping.clone(),
+    );
+    let metrics = async {
+        if let Some(metrics_listener) = metrics_listener {
+            let metrics_options = options
+                .clone()
+                .with_connections_max(limits::METRICS_CONNECTIONS_MAX);
+            connection::serve_listener(
+                metrics_listener,
+                router::metrics_router(state.clone()),
+                metrics_options,
+                state.clone(),
+                stopping.clone(),
+            )
+            .await;
+        }
+    };
+    tokio::join!(api, metrics);
+    tracing::info!("stopped accepting; closing the engine");
+    state.backend.shutdown().await;
+    Ok(())
+}
+
+/// The address `listener` is bound to; in development mode it must be loopback.
+fn local_addr_of(
+    listener: &tokio::net::TcpListener,
+    development_mode: bool,
+) -> Result<SocketAddr, Error> {
     let local_addr = listener.local_addr().map_err(|source| Error::Io {
         context: "reading the listening address".into(),
         source,
     })?;
-    if state.credentials.is_none() && !local_addr.ip().is_loopback() {
+    if development_mode && !local_addr.ip().is_loopback() {
         return Err(Error::DevModeNotLoopback {
             addr: local_addr.to_string(),
         });
     }
-    let app = router::router(state.clone());
-    let listener = listener::LimitedListener::new(listener, connections_max);
-    tracing::info!(%local_addr, development_mode = state.credentials.is_none(), "statelog serve listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|source| Error::Io {
-            context: "serving HTTP".into(),
-            source,
-        })?;
-    tracing::info!("stopped accepting; closing the engine");
-    state.backend.shutdown().await;
-    Ok(())
+    Ok(local_addr)
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.

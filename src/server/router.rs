@@ -20,6 +20,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Map, Value};
 
 use super::backend::{Backend, Caller};
+use super::connection::BodyTimeout;
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
 use super::limits::{REQUEST_BODY_BYTES_MAX, VALIDATE_DIAGNOSTICS_DEFAULT};
@@ -40,19 +41,56 @@ use crate::clock::Clock;
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
 
-/// Builds the router: `POST /` for the API, `GET /metrics` for Prometheus, `GET /health` for
-/// a supervisor.
+/// Builds the API router: `POST /` for the API, `GET /health` for a supervisor; in development
+/// mode (no credentials) also `GET /metrics` for Prometheus. With credentials `/metrics` is only
+/// on [`metrics_router`]. Every other method or path is answered with an AWS-shaped error.
 pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
+    let routes = Router::new().route(
+        "/health",
+        get(super::health::health::<B>).fallback(api::<B>),
+    );
+    let routes = if state.credentials.is_none() {
+        routes.route("/metrics", get(metrics::<B>).fallback(api::<B>))
+    } else {
+        routes
+    };
+    routes.fallback(api::<B>).with_state(state)
+}
+
+/// Builds the metrics listener's router: `GET /metrics` and, for anything else, an AWS-shaped
+/// error. It never serves the API.
+pub fn metrics_router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
     Router::new()
-        .route("/metrics", get(metrics::<B>))
-        .route("/health", get(super::health::health::<B>))
-        .fallback(api::<B>)
+        .route("/metrics", get(metrics::<B>).fallback(not_metrics::<B>))
+        .route(
+            "/health",
+            get(super::health::health::<B>).fallback(not_metrics::<B>),
+        )
+        .fallback(not_metrics::<B>)
         .with_state(state)
 }
 
 async fn metrics<B: Backend>(State(state): State<Arc<ServerState<B>>>) -> Response {
     let text = state.metrics.render(&state.backend.metrics());
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// The metrics listener's answer to anything but `GET /metrics`: AWS-shaped like every error.
+async fn not_metrics<B: Backend>(
+    State(state): State<Arc<ServerState<B>>>,
+    request: Request,
+) -> Response {
+    let error = Error::NotMetrics {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+    };
+    let body = json!({"__type": error.aws_name(), "message": error.to_string()});
+    json_response(
+        error.status(),
+        &body,
+        &new_request_id(state.clock.as_ref()),
+        Some(error.aws_name()),
+    )
 }
 
 async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Request) -> Response {
@@ -107,6 +145,7 @@ fn intern_outcome(name: &str) -> &'static str {
         "SerializationException",
         "ValidationException",
         "RequestEntityTooLargeException",
+        "RequestTimeoutException",
         "MissingAuthenticationTokenException",
         "IncompleteSignatureException",
         "UnrecognizedClientException",
@@ -199,10 +238,27 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
         Err(error) if error.is::<LengthLimitError>() => Err(Error::BodyTooLarge {
             limit_bytes: REQUEST_BODY_BYTES_MAX,
         }),
-        Err(error) => Err(Error::BodyRead {
-            reason: error.to_string(),
-        }),
+        Err(error) => match body_timeout_of(&*error) {
+            Some(timeout) => Err(Error::RequestTimeout {
+                timeout_ms: timeout.timeout_ms,
+            }),
+            None => Err(Error::BodyRead {
+                reason: error.to_string(),
+            }),
+        },
     }
+}
+
+/// The [`BodyTimeout`] behind `error`, if the body failed by passing its deadline.
+fn body_timeout_of<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a BodyTimeout> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(timeout) = error.downcast_ref::<BodyTimeout>() {
+            return Some(timeout);
+        }
+        cause = error.source();
+    }
+    None
 }
 
 async fn handle<B: Backend>(
@@ -210,6 +266,9 @@ async fn handle<B: Backend>(
     request: Request,
 ) -> (Option<&'static str>, Result<Value, Error>) {
     let (parts, body) = request.into_parts();
+    if state.credentials.is_some() && parts.uri.path() == "/metrics" {
+        return (None, Err(Error::MetricsNotOnApi));
+    }
     if parts.method != Method::POST || parts.uri.path() != "/" {
         return (
             None,

@@ -258,7 +258,8 @@ def secured():
             creds,
         )
         creds.flush()
-        process, endpoint = start_server(["--data-dir", data, "--credentials", creds.name])
+        # A free port for the metrics listener, so a server already on 9464 does not collide.
+        process, endpoint = start_server(["--data-dir", data, "--credentials", creds.name, "--metrics-listen", "127.0.0.1:0"])
         try:
             yield endpoint
         finally:

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod socket;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
