@@ -188,9 +188,15 @@ def test_bad_input_gets_named_errors(sfn, five):
     assert error_code(excinfo) == "InvalidArn"
 
 
-def test_oversized_body_is_refused(sfn):
+def test_oversized_members_and_bodies_are_refused(sfn):
+    # A definition one byte over its 1 MiB limit travels in a body the server reads (the body
+    # limit admits every request whose members are within theirs): the member is refused.
     with pytest.raises(ClientError) as excinfo:
         sfn.create_state_machine(name=unique("huge"), definition="x" * (1024 * 1024 + 1), roleArn=ROLE)
+    assert error_code(excinfo) == "InvalidDefinition"
+    # A body past the request limit (6,850,432 bytes) is refused before it is read.
+    with pytest.raises(ClientError) as excinfo:
+        sfn.create_state_machine(name=unique("huge"), definition="x" * (7 * 1024 * 1024), roleArn=ROLE)
     assert error_code(excinfo) == "RequestEntityTooLargeException"
     assert excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"] == 413
 
