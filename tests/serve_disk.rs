@@ -14,14 +14,12 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
-use serve_common::{signed_request, DEV, NOW_MS, ROLE};
+use serve_common::{send_to as send, signed_request, DEV, NOW_MS, ROLE};
 use statelog::clock::ManualClock;
 use statelog::engine::{Engine, EngineOptions};
 use statelog::server::credentials::DEV_ACCOUNT_ID;
 use statelog::server::engine_backend::EngineBackend;
-use statelog::server::router::router;
 use statelog::server::ServerState;
 use statelog::store::Log;
 use statelog_wal::storage::sim::{Errno, FaultPlan, SimStorage};
@@ -82,21 +80,6 @@ fn serve_refuses_to_start_on_a_disk_too_small_for_its_first_segment() {
     assert!(stderr.contains(&data_dir.display().to_string()), "{stderr}");
     assert!(stderr.contains("bytes"), "names the space needed: {stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
-}
-
-async fn send(
-    state: &Arc<ServerState<EngineBackend>>,
-    request: Request<Body>,
-) -> (StatusCode, Value) {
-    let response = router(state.clone())
-        .oneshot(request)
-        .await
-        .expect("infallible");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("body");
-    (status, serde_json::from_slice(&bytes).expect("JSON answer"))
 }
 
 async fn call(

@@ -391,27 +391,26 @@ impl<'d> Decider<'d, '_> {
                 "The execution reached the maximum number of history events ({}).",
                 self.options.history_events_max
             );
-            self.push(
-                &[],
-                EventDetails::ExecutionFailed(failure(STATES_RUNTIME, cause)),
-                None,
-            )?;
-            return Err(Interrupt::Closed);
+            return self.fail_runtime(cause);
         }
         // A payload nested deeper than every operation on it can safely go fails the execution
         // here, before anything is committed (AWS's `States.Runtime` is not caught by Catch).
         if let Some(payload) = details.payload() {
             if crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
-                let cause = too_deep_cause(&details);
-                self.push(
-                    &[],
-                    EventDetails::ExecutionFailed(failure(STATES_RUNTIME, cause)),
-                    None,
-                )?;
-                return Err(Interrupt::Closed);
+                return self.fail_runtime(too_deep_cause(&details));
             }
         }
         self.push(scope, details, timer)
+    }
+
+    /// Closes the execution with `States.Runtime` instead of the event that would break a limit.
+    fn fail_runtime(&mut self, cause: String) -> Step<u32> {
+        self.push(
+            &[],
+            EventDetails::ExecutionFailed(failure(STATES_RUNTIME, cause)),
+            None,
+        )?;
+        Err(Interrupt::Closed)
     }
 
     fn push(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {

@@ -212,7 +212,15 @@ pub fn signed_target(
 }
 
 pub async fn send(s: &Server, request: Request<Body>) -> (StatusCode, Value) {
-    let response = router(s.state.clone())
+    send_to(&s.state, request).await
+}
+
+/// Sends one request through the router of `state` (a server a test assembled itself).
+pub async fn send_to(
+    state: &Arc<ServerState<EngineBackend>>,
+    request: Request<Body>,
+) -> (StatusCode, Value) {
+    let response = router(state.clone())
         .oneshot(request)
         .await
         .expect("infallible");
