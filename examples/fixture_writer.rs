@@ -6,6 +6,9 @@
 //! an older commit and runs it there. Keep it that way: a new call here would break the script
 //! for every older commit.
 //!
+//! Every execution is left idle before the next call, so task handlers on worker threads
+//! cannot interleave their appends with the next call's: the same commit writes the same bytes.
+//!
 //! `cargo run --example fixture_writer -- OUT_DIR` writes `OUT_DIR/data/` (the engine's data
 //! directory), `OUT_DIR/expected.json` and `OUT_DIR/token.txt` (the waiting task's token).
 
@@ -87,7 +90,9 @@ fn ask() -> String {
 }
 
 fn activity_task(activity_arn: &str) -> String {
-    format!(r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{activity_arn}","End":true}}}}}}"#)
+    format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{activity_arn}","End":true}}}}}}"#
+    )
 }
 
 fn main() {
@@ -121,11 +126,15 @@ fn main() {
     let mut expired = Vec::new();
     for i in 0..EXPIRED_COUNT {
         let started = engine
-            .start_execution("padded", Some(&format!("old-{i}")), &format!(r#"{{"i":{i}}}"#))
+            .start_execution(
+                "padded",
+                Some(&format!("old-{i}")),
+                &format!(r#"{{"i":{i}}}"#),
+            )
             .expect("starts old");
         expired.push(started.execution_arn);
+        engine.wait_idle();
     }
-    engine.wait_idle();
     clock.advance_ms(2 * RETENTION_MS);
     let compaction = engine.compact().expect("compacts");
     assert!(compaction.segments_deleted_count > 0, "{compaction:?}");
@@ -163,6 +172,7 @@ fn main() {
     let failed = engine
         .start_execution("fails", Some("failed"), "{}")
         .expect("starts");
+    engine.wait_idle();
     engine.register_integration(BROKEN, |_input: Value, _context: Value| async move {
         Err::<Value, _>(TaskError::new("Fixture.Broken", "always"))
     });
@@ -172,6 +182,7 @@ fn main() {
     let caught_run = engine
         .start_execution("caught", Some("caught"), "{}")
         .expect("starts");
+    engine.wait_idle();
     engine
         .create_state_machine("waits", WAITS, None)
         .expect("creates");
@@ -233,6 +244,7 @@ fn main() {
     let waiting = engine
         .start_execution("ask", Some("waiting"), r#"{"q":1}"#)
         .expect("starts");
+    engine.wait_idle();
     engine
         .create_state_machine("act", &activity_task(&activity), None)
         .expect("creates");

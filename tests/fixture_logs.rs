@@ -118,7 +118,11 @@ fn every_fixture_opens_and_shows_what_its_build_wrote() {
         return;
     }
     let fixtures = fixtures();
-    assert!(!fixtures.is_empty(), "no fixture under {:?}", fixtures_root());
+    assert!(
+        !fixtures.is_empty(),
+        "no fixture under {:?}",
+        fixtures_root()
+    );
     for fixture in &fixtures {
         println!("fixture {}", fixture.display());
         check_cli(fixture);
@@ -144,8 +148,15 @@ fn check_cli(fixture: &Path) {
         stderr(&verify)
     );
     let dump = statelog(&["wal", "dump"], pristine.path());
-    assert!(dump.status.success(), "{fixture:?}: wal dump: {}", stderr(&dump));
-    assert!(!dump.stdout.is_empty(), "{fixture:?}: wal dump printed nothing");
+    assert!(
+        dump.status.success(),
+        "{fixture:?}: wal dump: {}",
+        stderr(&dump)
+    );
+    assert!(
+        !dump.stdout.is_empty(),
+        "{fixture:?}: wal dump printed nothing"
+    );
     let dump_json = statelog(&["wal", "dump", "--json"], pristine.path());
     assert!(
         dump_json.status.success(),
@@ -190,7 +201,12 @@ fn check_cli(fixture: &Path) {
     assert_eq!(Value::from(types), recorded["event_types"], "{fixture:?}");
     // Reading changed nothing: the copy verifies the same way again.
     let again = statelog(&["wal", "verify"], pristine.path());
-    assert_eq!(again.status.code(), Some(0), "{fixture:?}: {}", stderr(&again));
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{fixture:?}: {}",
+        stderr(&again)
+    );
 }
 
 fn check_engine(fixture: &Path) {
@@ -219,7 +235,11 @@ fn check_engine(fixture: &Path) {
             number(recorded, "event_count"),
             "{arn}"
         );
-        assert_eq!(Value::from(description.output_text), recorded["output"], "{arn}");
+        assert_eq!(
+            Value::from(description.output_text),
+            recorded["output"],
+            "{arn}"
+        );
         assert_eq!(Value::from(description.error), recorded["error"], "{arn}");
         assert_eq!(Value::from(description.cause), recorded["cause"], "{arn}");
         assert_eq!(
@@ -254,7 +274,10 @@ fn check_engine(fixture: &Path) {
         )
         .expect("a repeated client token answers");
     assert_eq!(outcome.redrive_ms, number(redrive, "redrive_ms"));
-    assert_eq!(u64::from(outcome.redrive_count), number(redrive, "redrive_count"));
+    assert_eq!(
+        u64::from(outcome.redrive_count),
+        number(redrive, "redrive_count")
+    );
 
     // The waiting task answers the token the older build handed out.
     let waiting = &expected["waiting"];
@@ -353,5 +376,9 @@ fn check_catalog(fixture: &Path, engine: &Engine, expected: &Value) {
             serde_json::json!({"arn": a.activity_arn, "name": a.name, "tags": tags_json(&tags)})
         })
         .collect();
-    assert_eq!(Value::from(activities), expected["activities"], "{fixture:?}");
+    assert_eq!(
+        Value::from(activities),
+        expected["activities"],
+        "{fixture:?}"
+    );
 }
