@@ -31,8 +31,11 @@ pub enum Error {
         /// Why, or what it waits on.
         reason: &'static str,
     },
-    /// The request is not `POST /` (and not `GET /metrics`).
-    #[error("{method} {path}: the API answers only POST / (and GET /metrics)")]
+    /// The request is not `POST /`, `GET /health` or (without credentials) `GET /metrics`.
+    #[error(
+        "{method} {path}: the API answers only POST /, GET /health and, without --credentials, \
+         GET /metrics"
+    )]
     WrongRoute {
         /// The HTTP method.
         method: String,
@@ -43,8 +46,8 @@ pub enum Error {
     /// the metrics listener (`--metrics-listen`).
     #[error("/metrics is not served on the API listener of a server with --credentials")]
     MetricsNotOnApi,
-    /// A request to the metrics listener other than `GET /metrics`.
-    #[error("{method} {path}: this listener answers only GET /metrics")]
+    /// A request to the metrics listener other than `GET /metrics` or `GET /health`.
+    #[error("{method} {path}: this listener answers only GET /metrics and GET /health")]
     NotMetrics {
         /// The HTTP method.
         method: String,
