@@ -238,7 +238,12 @@ struct ScanSummary {
     last_lsn: Option<Lsn>,
 }
 
-fn scan_all(wal: &Wal) -> Result<ScanSummary, Error> {
+/// Scans every record once, summing them up and handing each to `inspect` (which sees the
+/// records in LSN order).
+fn scan_all(
+    wal: &Wal,
+    mut inspect: impl FnMut(&statelog_wal::Record<'_>),
+) -> Result<ScanSummary, Error> {
     let mut summary = ScanSummary::default();
     let mut order_error = None;
     wal.scan_from(Lsn(0), |record| {
@@ -248,6 +253,7 @@ fn scan_all(wal: &Wal) -> Result<ScanSummary, Error> {
                 return ControlFlow::Break(());
             }
         }
+        inspect(&record);
         summary.records_count += 1;
         summary.payload_bytes += record.payload.len() as u64;
         summary.first_lsn.get_or_insert(record.lsn);
@@ -274,8 +280,9 @@ fn verify(dir: &Path) -> Result<(), Error> {
     let (wal, report) = open_read_only(dir)?;
     // Open already checked every frame; scanning reads every record back through the public
     // path, so a reader-side fault shows up here too.
-    let summary = scan_all(&wal)?;
-    check_payloads(&wal)?;
+    let mut payloads = PayloadCheck::default();
+    let summary = scan_all(&wal, |record| payloads.visit(record))?;
+    payloads.finish(&wal)?;
     let segments_count = wal.segments().len();
     let mut out = io::stdout().lock();
     writeln!(
@@ -306,53 +313,68 @@ fn verify(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Decodes every payload of a store's log with the store's own decoder and prints each record
-/// that does not read (`undecodable: segment S lsn L kind K execution ARN: reason`, on
-/// stderr). A log without a state machine or catalog record holds no store records (every
-/// execution needs its machine, and machine records are never compacted): its payloads are
-/// not the store's, and only their frames are checked.
-fn check_payloads(wal: &Wal) -> Result<(), Error> {
-    use statelog::store::{decode_record, RecordCheck, KIND_CATALOG, KIND_MACHINE};
-    let mut store_log = false;
-    let mut undecodable = Vec::new();
-    wal.scan_from(Lsn(0), |record| {
+/// Decodes every payload of a store's log with the store's own decoder, during verify's one
+/// scan, and prints each record that does not read (`undecodable: segment S lsn L kind K
+/// execution ARN: reason`, on stderr). A log without a state machine or catalog record holds
+/// no store records (every execution needs its machine, and machine records are never
+/// compacted): its payloads are not the store's, and only their frames are checked.
+#[derive(Debug, Default)]
+struct PayloadCheck {
+    store_log: bool,
+    undecodable: Vec<Undecodable>,
+}
+
+/// One record whose checksum held but that does not decode.
+#[derive(Debug)]
+struct Undecodable {
+    lsn: Lsn,
+    kind: u8,
+    execution_arn: Option<String>,
+    reason: String,
+}
+
+impl PayloadCheck {
+    fn visit(&mut self, record: &statelog_wal::Record<'_>) {
+        use statelog::store::{decode_record, RecordCheck, KIND_CATALOG, KIND_MACHINE};
         let kind = record.kind.get();
-        store_log |= kind == KIND_MACHINE || kind == KIND_CATALOG;
-        match decode_record(kind, record.payload) {
-            RecordCheck::Readable { .. } => {}
-            RecordCheck::UnknownKind => {
-                undecodable.push((
-                    record.lsn,
-                    kind,
-                    None,
-                    "a record kind this build does not know".to_owned(),
-                ));
-            }
+        self.store_log |= kind == KIND_MACHINE || kind == KIND_CATALOG;
+        let (execution_arn, reason) = match decode_record(kind, record.payload) {
+            RecordCheck::Readable { .. } => return,
+            RecordCheck::UnknownKind => (None, "a record kind this build does not know".to_owned()),
             RecordCheck::Damaged {
                 execution_arn,
                 reason,
-            } => undecodable.push((record.lsn, kind, execution_arn, reason)),
+            } => (execution_arn, reason),
+        };
+        self.undecodable.push(Undecodable {
+            lsn: record.lsn,
+            kind,
+            execution_arn,
+            reason,
+        });
+    }
+
+    fn finish(self, wal: &Wal) -> Result<(), Error> {
+        if !self.store_log || self.undecodable.is_empty() {
+            return Ok(());
         }
-        ControlFlow::Continue(())
-    })?;
-    if !store_log || undecodable.is_empty() {
-        return Ok(());
+        let segments = wal.segments();
+        for record in &self.undecodable {
+            let segment = segments
+                .iter()
+                .rev()
+                .find(|s| s.first_lsn <= record.lsn)
+                .map_or_else(|| "?".to_owned(), |s| s.segment_id.to_string());
+            let execution = record.execution_arn.as_deref().unwrap_or("unknown");
+            eprintln!(
+                "undecodable: segment {segment} lsn {} kind {} execution {execution}: {}",
+                record.lsn, record.kind, record.reason
+            );
+        }
+        Err(Error::Undecodable {
+            count: self.undecodable.len(),
+        })
     }
-    let segments = wal.segments();
-    for (lsn, kind, execution_arn, reason) in &undecodable {
-        let segment = segments
-            .iter()
-            .rev()
-            .find(|s| s.first_lsn <= *lsn)
-            .map_or_else(|| "?".to_owned(), |s| s.segment_id.to_string());
-        let execution = execution_arn.as_deref().unwrap_or("unknown");
-        eprintln!(
-            "undecodable: segment {segment} lsn {lsn} kind {kind} execution {execution}: {reason}"
-        );
-    }
-    Err(Error::Undecodable {
-        count: undecodable.len(),
-    })
 }
 
 fn dump(dir: &Path, from: Option<Lsn>, json: bool) -> Result<(), Error> {
@@ -408,7 +430,7 @@ impl std::fmt::Display for Hex<'_> {
 
 fn stats(dir: &Path) -> Result<(), Error> {
     let (wal, _report) = open_read_only(dir)?;
-    let summary = scan_all(&wal)?;
+    let summary = scan_all(&wal, |_| {})?;
     let segments = wal.segments();
     let file_bytes: u64 = segments.iter().map(|s| s.size_bytes).sum();
     let mut out = io::stdout().lock();
