@@ -237,26 +237,21 @@ async fn each_time_limit_closes_its_kind_of_slow_connection() {
         open_for(&mut stream, since, ms(BODY_MS) + late).await
     });
     // One whole request answered, then kept alive with nothing more.
-    let request = signed_request(
-        "ListStateMachines",
-        &json!({}),
-        DEV.id,
-        DEV.secret,
-        s.clock.now_ms(),
-    );
-    let request = raw(request).await;
+    let request = list_request(&s).await;
     let kept_alive_request = String::from_utf8(request)
         .expect("ASCII")
         .replace("connection: close\r\n", "");
     let kept_alive = tokio::spawn(async move {
         let mut stream = connect_from(loopback(1), addr).await;
+        // The server's idle clock starts when its answer is written, which the client cannot
+        // see: the request's write comes before it, reading the answer after it.
+        let since = Instant::now();
         stream
             .write_all(kept_alive_request.as_bytes())
             .await
             .expect("write");
         let answer = read_one_answer(&mut stream).await;
         assert_eq!(answer.status, 200, "{answer:?}");
-        let since = Instant::now();
         open_for(&mut stream, since, ms(IDLE_MS) + late).await
     });
 
