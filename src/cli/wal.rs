@@ -18,7 +18,9 @@
 //!   machine or catalog record) through the store's own decoder, `store::decode_record`: a
 //!   record whose checksum held but that does not decode is printed as `undecodable: segment S
 //!   lsn L kind K execution ARN: reason` and verify exits 1. A log of bare records (as
-//!   `append-test` writes) has only its frames checked.
+//!   `append-test` writes) has only its frames checked. A record whose format version is newer
+//!   than this build reads (a newer statelog wrote the log) exits 3 with `error: segment S lsn
+//!   L kind K: FORMAT format version N, written by a newer statelog: ...`.
 //!
 //! Invariants: verify, dump and stats open the log read-only and never change a byte of it.
 //! This module must not interpret records itself (verify asks the store's decoder) and never
@@ -142,6 +144,23 @@ pub enum Error {
     Undecodable {
         /// How many.
         count: usize,
+    },
+    /// A record of a store's log has a format version newer than this build reads: a newer
+    /// statelog wrote it, and this build cannot check it.
+    #[error("segment {segment} lsn {lsn} kind {kind}: {format} format version {found}, written by a newer statelog: this build reads versions up to {newest}; check this log with that version or a newer one")]
+    NewerFormat {
+        /// The segment holding the record (`?` when unknown).
+        segment: String,
+        /// The record's LSN.
+        lsn: Lsn,
+        /// The record's kind.
+        kind: u8,
+        /// The format.
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The newest version this build reads.
+        newest: u8,
     },
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
@@ -322,6 +341,8 @@ fn verify(dir: &Path) -> Result<(), Error> {
 struct PayloadCheck {
     store_log: bool,
     undecodable: Vec<Undecodable>,
+    /// The first record a newer build wrote: `(lsn, kind, format, found, newest)`.
+    newer: Option<(Lsn, u8, &'static str, u8, u8)>,
 }
 
 /// One record whose checksum held but that does not decode.
@@ -341,6 +362,15 @@ impl PayloadCheck {
         let (execution_arn, reason) = match decode_record(kind, record.payload) {
             RecordCheck::Readable { .. } => return,
             RecordCheck::UnknownKind => (None, "a record kind this build does not know".to_owned()),
+            RecordCheck::Newer {
+                format,
+                found,
+                newest,
+            } => {
+                self.newer
+                    .get_or_insert((record.lsn, kind, format, found, newest));
+                return;
+            }
             RecordCheck::Damaged {
                 execution_arn,
                 reason,
@@ -355,21 +385,41 @@ impl PayloadCheck {
     }
 
     fn finish(self, wal: &Wal) -> Result<(), Error> {
-        if !self.store_log || self.undecodable.is_empty() {
+        if !self.store_log {
             return Ok(());
         }
         let segments = wal.segments();
-        for record in &self.undecodable {
-            let segment = segments
+        let segment_of = |lsn: Lsn| {
+            segments
                 .iter()
                 .rev()
-                .find(|s| s.first_lsn <= record.lsn)
-                .map_or_else(|| "?".to_owned(), |s| s.segment_id.to_string());
+                .find(|s| s.first_lsn <= lsn)
+                .map_or_else(|| "?".to_owned(), |s| s.segment_id.to_string())
+        };
+        for record in &self.undecodable {
             let execution = record.execution_arn.as_deref().unwrap_or("unknown");
             eprintln!(
-                "undecodable: segment {segment} lsn {} kind {} execution {execution}: {}",
-                record.lsn, record.kind, record.reason
+                "undecodable: segment {} lsn {} kind {} execution {execution}: {}",
+                segment_of(record.lsn),
+                record.lsn,
+                record.kind,
+                record.reason
             );
+        }
+        // This build cannot judge a newer build's records: that is "could not check", not
+        // corruption.
+        if let Some((lsn, kind, format, found, newest)) = self.newer {
+            return Err(Error::NewerFormat {
+                segment: segment_of(lsn),
+                lsn,
+                kind,
+                format,
+                found,
+                newest,
+            });
+        }
+        if self.undecodable.is_empty() {
+            return Ok(());
         }
         Err(Error::Undecodable {
             count: self.undecodable.len(),

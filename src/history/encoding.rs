@@ -1,19 +1,37 @@
 //! encoding: the compact, versioned binary form of an event batch, as the store writes it into
 //! one WAL record.
 //!
-//! Layout: one format-version byte ([`FORMAT_VERSION`]) followed by the postcard encoding of
-//! [`EventBatch`] (postcard's wire format is frozen at 1.0). A record names its execution, so one
-//! WAL holds every execution interleaved.
+//! Layout: one format-version byte followed by the postcard encoding of [`EventBatch`]
+//! (postcard's wire format is frozen at 1.0). A record names its execution, so one WAL holds
+//! every execution interleaved. This build writes [`FORMAT_VERSION`] and reads every version in
+//! [`READ_VERSIONS`].
 //!
-//! Invariants: `decode(encode(b)) == b`; a record with another version byte, trailing bytes or
-//! damaged content is a typed [`Error`], never a panic. Must not: do I/O.
+//! Versions. postcard encodes fields and variant indexes by position, so the Rust types are the
+//! format: a field added to an event, or a variant inserted before the last one, changes the bytes
+//! of every record and would misread the old ones. Such a change bumps [`FORMAT_VERSION`],
+//! freezes the previous types in a module `vN` beside this one, and adds one arm to
+//! [`decode_body`], the one place that maps a version to today's types (upcasting).
+//! `docs/wal-format.md` ("Record versions") lists the versions and the steps;
+//! `src/store/formats.rs` fails CI when the bytes change without a bump.
+//!
+//! Invariants: `decode(encode(b)) == b`; a record from a newer version is
+//! [`Error::NewerVersion`], one from a version never written is [`Error::UnsupportedVersion`];
+//! trailing bytes or damaged content are typed errors, never a panic. Must not: do I/O.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Error, HistoryEvent};
 
-/// The format version this build writes and reads.
+/// The format version this build writes: the newest it reads.
 pub const FORMAT_VERSION: u8 = 1;
+
+/// The oldest format version this build reads.
+pub const OLDEST_READ_VERSION: u8 = 1;
+
+/// Every format version this build reads, oldest first.
+pub const READ_VERSIONS: std::ops::RangeInclusive<u8> = OLDEST_READ_VERSION..=FORMAT_VERSION;
+
+const _: () = assert!(OLDEST_READ_VERSION >= 1 && OLDEST_READ_VERSION <= FORMAT_VERSION);
 
 /// The events one decision appended to one execution: the payload of one WAL record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,25 +52,56 @@ pub fn encode(batch: &EventBatch) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// Decodes a record written by [`encode`].
+/// Decodes a record written by [`encode`] of this build or of any version in [`READ_VERSIONS`].
 pub fn decode(bytes: &[u8]) -> Result<EventBatch, Error> {
     let (&version, body) = bytes.split_first().ok_or(Error::EmptyRecord)?;
-    if version != FORMAT_VERSION {
+    check_version(version)?;
+    decode_body(version, body)
+}
+
+/// Whether this build reads history records of `version`: [`Error::NewerVersion`] for a version
+/// past [`FORMAT_VERSION`] (a newer statelog wrote the record), [`Error::UnsupportedVersion`]
+/// for one before [`OLDEST_READ_VERSION`].
+pub fn check_version(version: u8) -> Result<(), Error> {
+    if version > FORMAT_VERSION {
+        return Err(Error::NewerVersion {
+            found: version,
+            newest: FORMAT_VERSION,
+        });
+    }
+    if version < OLDEST_READ_VERSION {
         return Err(Error::UnsupportedVersion {
             found: version,
             supported: FORMAT_VERSION,
         });
     }
-    let (batch, rest): (EventBatch, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| Error::Decode {
-            reason: e.to_string(),
-        })?;
+    Ok(())
+}
+
+/// The one place that reads each version into today's types: an arm per version in
+/// [`READ_VERSIONS`]. Version 1 is today's types.
+fn decode_body(version: u8, body: &[u8]) -> Result<EventBatch, Error> {
+    match version {
+        1 => take_whole(body),
+        // `check_version` admits only the versions above.
+        found => Err(Error::UnsupportedVersion {
+            found,
+            supported: FORMAT_VERSION,
+        }),
+    }
+}
+
+/// Decodes `body` as one `T` with nothing after it.
+fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
+    let (value, rest): (T, &[u8]) = postcard::take_from_bytes(body).map_err(|e| Error::Decode {
+        reason: e.to_string(),
+    })?;
     if !rest.is_empty() {
         return Err(Error::TrailingBytes {
             trailing_bytes: rest.len(),
         });
     }
-    Ok(batch)
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -131,10 +180,17 @@ pub(crate) mod tests {
             Err(Error::TrailingBytes { trailing_bytes: 1 })
         ));
         bytes.pop();
-        bytes[0] = 7;
+        bytes[0] = FORMAT_VERSION + 1;
+        let newer = decode(&bytes).expect_err("a newer version is refused");
+        assert!(
+            matches!(newer, Error::NewerVersion { found, newest: FORMAT_VERSION } if found == FORMAT_VERSION + 1),
+            "{newer:?}"
+        );
+        assert!(newer.to_string().contains("newer statelog"), "{newer}");
+        bytes[0] = 0;
         assert!(matches!(
             decode(&bytes),
-            Err(Error::UnsupportedVersion { found: 7, .. })
+            Err(Error::UnsupportedVersion { found: 0, .. })
         ));
     }
 

@@ -9,7 +9,8 @@
 //! - Event ids are dense from 1 within one execution; `previous_event_id < id`.
 //! - The order of the variants of [`EventDetails`] and the fields of every detail struct are part
 //!   of the WAL format (postcard encodes variant indexes and fields by position): never reorder,
-//!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else.
+//!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else (the steps are in
+//!   [`encoding`]; `src/store/formats.rs` enforces it).
 //! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory (state
 //!   inputs and outputs and execution input/output as a shared [`Payload`]) and stored as
 //!   compact JSON text, exactly the text AWS returns. Stored text reads back at any nesting
@@ -21,6 +22,8 @@
 pub mod aws_json;
 pub mod depth;
 pub mod encoding;
+#[cfg(test)]
+pub(crate) mod samples;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,13 +32,28 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A record starts with a format version this build cannot read.
-    #[error("history record has format version {found}, this build reads version {supported}")]
+    /// A record starts with a format version older than any this build reads (version 0 was
+    /// never written: such a byte is damage).
+    #[error(
+        "history record has format version {found}, which this build does not read (it reads versions {oldest} to {supported})",
+        oldest = encoding::OLDEST_READ_VERSION
+    )]
     UnsupportedVersion {
         /// The version byte found in the record.
         found: u8,
-        /// The version this build writes and reads.
+        /// The newest version this build reads (the one it writes).
         supported: u8,
+    },
+    /// A record written by a newer statelog: its format version is past the newest this build
+    /// knows. Never read as today's format (it would misread).
+    #[error(
+        "history record has format version {found}, written by a newer statelog: this build reads versions up to {newest}"
+    )]
+    NewerVersion {
+        /// The version byte found in the record.
+        found: u8,
+        /// The newest version this build reads (the one it writes).
+        newest: u8,
     },
     /// A record is empty (no version byte).
     #[error("history record is empty (no format version byte)")]
@@ -412,7 +430,8 @@ macro_rules! event_details {
     ($( $(#[$doc:meta])* $variant:ident $( ($ty:ty) )? ),* $(,)?) => {
         /// The type of an event and its AWS details: one variant per AWS `HistoryEventType`.
         ///
-        /// WAL format: the variant order is frozen; new variants go at the end.
+        /// WAL format: the variant order is frozen. A new variant goes at the end and bumps
+        /// [`encoding::FORMAT_VERSION`] (so an older build refuses it by version).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         pub enum EventDetails {
             $( $(#[$doc])* $variant $( ($ty) )? ),*
@@ -428,10 +447,20 @@ macro_rules! event_details {
 
             /// Every AWS event type name, in the frozen variant order.
             pub const TYPE_NAMES: &'static [&'static str] = &[ $( stringify!($variant) ),* ];
+
+            /// One value of every variant, in variant order (for the format tests).
+            #[cfg(test)]
+            pub(crate) fn samples() -> Vec<EventDetails> {
+                vec![ $( event_details!(@sample $variant $( ($ty) )?) ),* ]
+            }
         }
     };
     (@pat $variant:ident ($ty:ty)) => { EventDetails::$variant(_) };
     (@pat $variant:ident) => { EventDetails::$variant };
+    (@sample $variant:ident ($ty:ty)) => {
+        EventDetails::$variant(<$ty as samples::Sample>::sample())
+    };
+    (@sample $variant:ident) => { EventDetails::$variant };
 }
 
 event_details! {

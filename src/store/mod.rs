@@ -37,9 +37,9 @@ use crate::history::{check_sequence, EventDetails, EventId, HistoryEvent};
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, Visit, VisitOrigin};
 pub use record::{
-    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord,
-    MachineRecord, RecordCheck, StartedHeader, StartedHeaderRef, KIND_CATALOG, KIND_EVENTS,
-    KIND_MACHINE,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Format,
+    MachineRecord, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS, KIND_CATALOG,
+    KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -67,6 +67,23 @@ pub enum Error {
         kind: u8,
         /// What is wrong.
         reason: String,
+    },
+    /// A record from a newer statelog: its format version is past the newest this build reads.
+    /// The log is refused whole (this build must not write into a newer build's log).
+    #[error(
+        "record at lsn {lsn} (kind {kind}) has {format} format version {found}, written by a newer statelog: this build reads versions up to {newest}; run that version or a newer one"
+    )]
+    NewerFormat {
+        /// The record's LSN.
+        lsn: u64,
+        /// The record's kind.
+        kind: u8,
+        /// The format ([`Format::name`]).
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The newest version this build reads.
+        newest: u8,
     },
     /// A record of a kind this build does not know.
     #[error("record at lsn {lsn} has unknown kind {kind}")]
@@ -584,6 +601,19 @@ impl Store {
                 Ok(record::Decoded::Catalog(record)) => retention::Found::Catalog(record),
                 Err(record::Undecodable::UnknownKind) => {
                     return Err(Error::UnknownKind { lsn: lsn.0, kind })
+                }
+                Err(record::Undecodable::Newer {
+                    format,
+                    found,
+                    newest,
+                }) => {
+                    return Err(Error::NewerFormat {
+                        lsn: lsn.0,
+                        kind,
+                        format,
+                        found,
+                        newest,
+                    })
                 }
                 Err(record::Undecodable::Damaged {
                     execution_arn,
@@ -1228,7 +1258,7 @@ impl Store {
             ));
         }
         let (header, history_bytes) =
-            record::decode_batch_header(&payload).map_err(decode_error)?;
+            record::decode_batch_header(&payload).map_err(|e| decode_error(e.to_string()))?;
         let batch = match encoding::decode(history_bytes) {
             Ok(batch) => batch,
             Err(error) => {
@@ -1415,5 +1445,7 @@ fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut EncodeScratch) ->
     encode_chunks(arn, right, out)
 }
 
+#[cfg(test)]
+mod formats;
 #[cfg(test)]
 mod tests;

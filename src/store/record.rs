@@ -1,11 +1,20 @@
 //! record: the store's record kinds in the log and the encoding of the ones it owns.
 //!
 //! Layout of every payload: one format-version byte, then postcard (wire format frozen at 1.0).
-//! Event batches use `history::encoding` (its own version byte); state machine records use
-//! [`MACHINE_FORMAT_VERSION`]; catalog records (activities, tags, redrive client tokens) use
-//! [`CATALOG_FORMAT_VERSION`]. Invariants: `decode(encode(r)) == r`; a wrong version, trailing
-//! bytes or damage is a typed error. Field order is the wire format: append fields only, and
-//! bump the version for anything else. Must not: do I/O.
+//! Event batches use `history::encoding` (its own version byte) behind an envelope
+//! ([`BATCH_ENVELOPE_VERSION`]); state machine records use [`MACHINE_FORMAT_VERSION`]; catalog
+//! records (activities, tags, redrive client tokens) use [`CATALOG_FORMAT_VERSION`]. [`FORMATS`]
+//! lists them with the versions this build reads.
+//!
+//! Versions. postcard encodes by position, so the types are the format: any change to the bytes
+//! a record kind can hold (a field, a variant, even one appended) bumps its version, so that an
+//! older build refuses the new records by version instead of misreading them or calling them
+//! damaged. Each kind's decoder dispatches on the version in one function (`decode_*_body`), the
+//! one place where an older version is upcast to today's types. `docs/wal-format.md` ("Record
+//! versions") lists the versions and the steps; `formats.rs` fails CI on a change without one.
+//!
+//! Invariants: `decode(encode(r)) == r`; a version past the newest is [`ReadError::Newer`]
+//! (never a misread); trailing bytes or damage is [`ReadError::Damaged`]. Must not: do I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,14 +29,161 @@ pub const KIND_MACHINE: u8 = 2;
 /// ([`CatalogRecord`]).
 pub const KIND_CATALOG: u8 = 3;
 
-/// The format version of catalog records this build writes and reads.
+/// The format version of catalog records this build writes: the newest it reads.
 pub const CATALOG_FORMAT_VERSION: u8 = 1;
 
-/// The format version of state machine records this build writes and reads.
+/// The format version of state machine records this build writes: the newest it reads.
 pub const MACHINE_FORMAT_VERSION: u8 = 1;
 
-/// The format version of the envelope of event batch records this build writes and reads.
+/// The format version of the envelope of event batch records this build writes: the newest it
+/// reads.
 pub const BATCH_ENVELOPE_VERSION: u8 = 1;
+
+/// One record format as this build knows it: the versions it reads and the one it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Format {
+    /// Its name in errors and in `docs/wal-format.md`.
+    pub name: &'static str,
+    /// The record kind that carries it.
+    pub kind: u8,
+    /// The oldest version this build reads.
+    pub oldest: u8,
+    /// The version this build writes, the newest it reads.
+    pub newest: u8,
+}
+
+impl Format {
+    /// Whether this build reads `version` of the format: [`ReadError::Newer`] past the newest
+    /// (a newer statelog wrote it), [`ReadError::Damaged`] before the oldest.
+    pub fn check(&self, version: u8) -> Result<(), ReadError> {
+        if version > self.newest {
+            return Err(ReadError::Newer {
+                format: self.name,
+                found: version,
+                newest: self.newest,
+            });
+        }
+        if version < self.oldest {
+            return Err(ReadError::Damaged(format!(
+                "{} format version {version}, which this build does not read (it reads versions {} to {})",
+                self.name, self.oldest, self.newest
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The envelope of an event batch record ([`BatchHeader`]).
+pub const BATCH_ENVELOPE_FORMAT: Format = Format {
+    name: "event batch envelope",
+    kind: KIND_EVENTS,
+    oldest: 1,
+    newest: BATCH_ENVELOPE_VERSION,
+};
+
+/// The events inside an event batch record (`history::encoding`).
+pub const HISTORY_FORMAT: Format = Format {
+    name: "history",
+    kind: KIND_EVENTS,
+    oldest: crate::history::encoding::OLDEST_READ_VERSION,
+    newest: crate::history::encoding::FORMAT_VERSION,
+};
+
+/// State machine records ([`MachineRecord`]).
+pub const MACHINE_FORMAT: Format = Format {
+    name: "state machine",
+    kind: KIND_MACHINE,
+    oldest: 1,
+    newest: MACHINE_FORMAT_VERSION,
+};
+
+/// Catalog records ([`CatalogRecord`]).
+pub const CATALOG_FORMAT: Format = Format {
+    name: "catalog",
+    kind: KIND_CATALOG,
+    oldest: 1,
+    newest: CATALOG_FORMAT_VERSION,
+};
+
+/// Every record format of the store's log.
+pub const FORMATS: [Format; 4] = [
+    BATCH_ENVELOPE_FORMAT,
+    HISTORY_FORMAT,
+    MACHINE_FORMAT,
+    CATALOG_FORMAT,
+];
+
+const _: () = {
+    let mut i = 0;
+    while i < FORMATS.len() {
+        assert!(FORMATS[i].oldest >= 1 && FORMATS[i].oldest <= FORMATS[i].newest);
+        i += 1;
+    }
+};
+
+/// Why a record of a known kind does not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// A newer statelog wrote it: its format version is past the newest this build reads. The
+    /// log is not this build's to open.
+    Newer {
+        /// The format ([`Format::name`]).
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The newest version this build reads.
+        newest: u8,
+    },
+    /// The bytes do not read as their kind.
+    Damaged(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Newer {
+                format,
+                found,
+                newest,
+            } => write!(
+                f,
+                "{format} format version {found}, written by a newer statelog: this build reads versions up to {newest}"
+            ),
+            ReadError::Damaged(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// Decodes `body` as one `T` with nothing after it.
+fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ReadError> {
+    let (value, rest): (T, &[u8]) =
+        postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(ReadError::Damaged(format!("{} trailing bytes", rest.len())));
+    }
+    Ok(value)
+}
+
+/// Splits a record into its version byte, checked against `format`, and the body.
+fn split_version<'a>(format: &Format, bytes: &'a [u8]) -> Result<(u8, &'a [u8]), ReadError> {
+    let (&version, body) = bytes.split_first().ok_or_else(|| {
+        ReadError::Damaged(format!(
+            "empty {} record (no format version byte)",
+            format.name
+        ))
+    })?;
+    format.check(version)?;
+    Ok((version, body))
+}
+
+/// The error of a dispatch arm that [`Format::check`] keeps out: the format's constants and
+/// its decoder's arms disagree (a bug this build's tests catch).
+fn unreadable(format: &Format, found: u8) -> ReadError {
+    ReadError::Damaged(format!(
+        "{} format version {found} has no decoder in this build",
+        format.name
+    ))
+}
 
 /// What the index needs from an event batch, stored in front of it so that `open` rebuilds the
 /// index without decoding the events (their payloads are JSON text).
@@ -119,24 +275,25 @@ pub fn encode_batch_head_into(header: &BatchHeaderRef<'_>, out: &mut Vec<u8>) ->
 }
 
 /// Splits an event batch record into its header and the history bytes that follow it.
-pub fn decode_batch_header(bytes: &[u8]) -> Result<(BatchHeader, &[u8]), String> {
-    let (&version, body) = bytes
-        .split_first()
-        .ok_or_else(|| "empty record (no format version byte)".to_string())?;
-    if version != BATCH_ENVELOPE_VERSION {
-        return Err(format!(
-            "envelope format version {version}, this build reads {BATCH_ENVELOPE_VERSION}"
-        ));
-    }
-    let (header, rest): (BatchHeader, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| e.to_string())?;
+pub fn decode_batch_header(bytes: &[u8]) -> Result<(BatchHeader, &[u8]), ReadError> {
+    let (version, body) = split_version(&BATCH_ENVELOPE_FORMAT, bytes)?;
+    let (header, rest) = decode_batch_header_body(version, body)?;
     if header.last_event_id < header.first_event_id {
-        return Err(format!(
+        return Err(ReadError::Damaged(format!(
             "header ids run backwards ({}..{})",
             header.first_event_id, header.last_event_id
-        ));
+        )));
     }
     Ok((header, rest))
+}
+
+/// The one place that reads each envelope version into today's [`BatchHeader`]. Version 1 is
+/// today's type.
+fn decode_batch_header_body(version: u8, body: &[u8]) -> Result<(BatchHeader, &[u8]), ReadError> {
+    match version {
+        1 => postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(e.to_string())),
+        found => Err(unreadable(&BATCH_ENVELOPE_FORMAT, found)),
+    }
 }
 
 /// A record of the store read as far as `open` reads it: machines and catalog records whole,
@@ -154,6 +311,15 @@ pub(crate) enum Decoded {
 pub(crate) enum Undecodable {
     /// A kind this build does not know (a newer build's log).
     UnknownKind,
+    /// A version of its format newer than this build reads (a newer build's log).
+    Newer {
+        /// The format.
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The newest version this build reads.
+        newest: u8,
+    },
     /// The bytes do not decode as their kind.
     Damaged {
         /// The execution the record names, where that much of it reads.
@@ -163,25 +329,40 @@ pub(crate) enum Undecodable {
     },
 }
 
-/// Reads a record of `kind` as `Store::open` does (an event batch's header only).
+/// Reads a record of `kind` as `Store::open` does: an event batch's header only, and the version
+/// byte of its events, so that a log a newer build wrote is refused when it opens.
 pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
-    let damaged = |reason: String| Undecodable::Damaged {
-        execution_arn: None,
-        reason,
+    let undecodable = |error: ReadError, execution_arn: Option<String>| match error {
+        ReadError::Newer {
+            format,
+            found,
+            newest,
+        } => Undecodable::Newer {
+            format,
+            found,
+            newest,
+        },
+        ReadError::Damaged(reason) => Undecodable::Damaged {
+            execution_arn,
+            reason,
+        },
     };
     match kind {
         KIND_MACHINE => decode_machine(payload)
             .map(Decoded::Machine)
-            .map_err(damaged),
+            .map_err(|e| undecodable(e, None)),
         KIND_CATALOG => decode_catalog(payload)
             .map(Decoded::Catalog)
-            .map_err(damaged),
+            .map_err(|e| undecodable(e, None)),
         KIND_EVENTS => match decode_batch_header(payload) {
-            Ok((header, _)) => Ok(Decoded::Batch(header)),
-            Err(reason) => Err(Undecodable::Damaged {
-                execution_arn: batch_execution_arn(payload),
-                reason,
-            }),
+            Ok((header, history_bytes)) => {
+                // An empty remainder is left to the full decode, which reports it as damage.
+                match history_bytes.first().map(|&v| HISTORY_FORMAT.check(v)) {
+                    Some(Err(error)) => Err(undecodable(error, Some(header.execution_arn))),
+                    _ => Ok(Decoded::Batch(header)),
+                }
+            }
+            Err(error) => Err(undecodable(error, batch_execution_arn(payload))),
         },
         _ => Err(Undecodable::UnknownKind),
     }
@@ -209,6 +390,15 @@ pub enum RecordCheck {
     },
     /// A record kind this build does not know.
     UnknownKind,
+    /// A version of its format newer than this build reads: a newer statelog wrote it.
+    Newer {
+        /// The format ([`Format::name`]).
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The newest version this build reads.
+        newest: u8,
+    },
     /// The record does not read as its kind (its checksum held: a software bug).
     Damaged {
         /// The execution it belongs to, where that much of it reads.
@@ -223,6 +413,15 @@ pub enum RecordCheck {
 pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
     match decode(kind, payload) {
         Err(Undecodable::UnknownKind) => RecordCheck::UnknownKind,
+        Err(Undecodable::Newer {
+            format,
+            found,
+            newest,
+        }) => RecordCheck::Newer {
+            format,
+            found,
+            newest,
+        },
         Err(Undecodable::Damaged {
             execution_arn,
             reason,
@@ -249,7 +448,7 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
 
 /// Decodes the events behind an event batch's header and checks they agree with it.
 fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), String> {
-    let (_, history_bytes) = decode_batch_header(payload)?;
+    let (_, history_bytes) = decode_batch_header(payload).map_err(|e| e.to_string())?;
     let batch = crate::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
     if batch.execution_arn != header.execution_arn {
         return Err(format!(
@@ -354,22 +553,19 @@ pub fn encode_catalog(record: &CatalogRecord) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// Decodes a record written by [`encode_catalog`].
-pub fn decode_catalog(bytes: &[u8]) -> Result<CatalogRecord, String> {
-    let (&version, body) = bytes
-        .split_first()
-        .ok_or_else(|| "empty record (no format version byte)".to_string())?;
-    if version != CATALOG_FORMAT_VERSION {
-        return Err(format!(
-            "catalog format version {version}, this build reads {CATALOG_FORMAT_VERSION}"
-        ));
+/// Decodes a record written by [`encode_catalog`] of this build or of an older one.
+pub fn decode_catalog(bytes: &[u8]) -> Result<CatalogRecord, ReadError> {
+    let (version, body) = split_version(&CATALOG_FORMAT, bytes)?;
+    decode_catalog_body(version, body)
+}
+
+/// The one place that reads each catalog version into today's [`CatalogRecord`]. Version 1 is
+/// today's type.
+fn decode_catalog_body(version: u8, body: &[u8]) -> Result<CatalogRecord, ReadError> {
+    match version {
+        1 => take_whole(body),
+        found => Err(unreadable(&CATALOG_FORMAT, found)),
     }
-    let (record, rest): (CatalogRecord, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| e.to_string())?;
-    if !rest.is_empty() {
-        return Err(format!("{} trailing bytes", rest.len()));
-    }
-    Ok(record)
 }
 
 /// Encodes a machine record as `[MACHINE_FORMAT_VERSION] ++ postcard(record)`.
@@ -383,22 +579,19 @@ pub fn encode_machine(record: &MachineRecord) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// Decodes a record written by [`encode_machine`].
-pub fn decode_machine(bytes: &[u8]) -> Result<MachineRecord, String> {
-    let (&version, body) = bytes
-        .split_first()
-        .ok_or_else(|| "empty record (no format version byte)".to_string())?;
-    if version != MACHINE_FORMAT_VERSION {
-        return Err(format!(
-            "format version {version}, this build reads {MACHINE_FORMAT_VERSION}"
-        ));
+/// Decodes a record written by [`encode_machine`] of this build or of an older one.
+pub fn decode_machine(bytes: &[u8]) -> Result<MachineRecord, ReadError> {
+    let (version, body) = split_version(&MACHINE_FORMAT, bytes)?;
+    decode_machine_body(version, body)
+}
+
+/// The one place that reads each state machine version into today's [`MachineRecord`].
+/// Version 1 is today's type.
+fn decode_machine_body(version: u8, body: &[u8]) -> Result<MachineRecord, ReadError> {
+    match version {
+        1 => take_whole(body),
+        found => Err(unreadable(&MACHINE_FORMAT, found)),
     }
-    let (record, rest): (MachineRecord, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| e.to_string())?;
-    if !rest.is_empty() {
-        return Err(format!("{} trailing bytes", rest.len()));
-    }
-    Ok(record)
 }
 
 #[cfg(test)]
@@ -471,12 +664,23 @@ mod tests {
             longer.push(0);
             assert!(decode_machine(&longer)
                 .expect_err("refused")
+                .to_string()
                 .contains("trailing"));
             let mut other_version = bytes.clone();
             other_version[0] = 9;
-            assert!(decode_machine(&other_version)
-                .expect_err("refused")
-                .contains("version 9"));
+            assert_eq!(
+                decode_machine(&other_version).expect_err("refused"),
+                ReadError::Newer {
+                    format: "state machine",
+                    found: 9,
+                    newest: MACHINE_FORMAT_VERSION
+                }
+            );
+            other_version[0] = 0;
+            assert!(matches!(
+                decode_machine(&other_version),
+                Err(ReadError::Damaged(reason)) if reason.contains("version 0")
+            ));
         }
         assert!(decode_machine(&[]).is_err());
         assert!(decode_machine(&[MACHINE_FORMAT_VERSION, 7]).is_err());
@@ -526,12 +730,18 @@ mod tests {
             longer.push(0);
             assert!(decode_catalog(&longer)
                 .expect_err("refused")
+                .to_string()
                 .contains("trailing"));
             let mut other_version = bytes.clone();
             other_version[0] = 9;
-            assert!(decode_catalog(&other_version)
-                .expect_err("refused")
-                .contains("version 9"));
+            let newer = decode_catalog(&other_version).expect_err("refused");
+            assert!(
+                matches!(newer, ReadError::Newer { found: 9, .. }),
+                "{newer:?}"
+            );
+            assert!(newer
+                .to_string()
+                .contains("version 9, written by a newer statelog"));
             assert!(decode_catalog(&bytes[..bytes.len() - 1]).is_err());
         }
         assert!(decode_catalog(&[]).is_err());
