@@ -426,6 +426,35 @@ pub struct TaskOutput {
     pub output_truncated: bool,
 }
 
+/// Declares a frozen copy of [`EventDetails`] as an older history format version wrote it, and
+/// its upcast to today's type: every variant converts with `From`, the identity for detail
+/// types that did not change (`encoding::decode_body` uses it; `docs/wal-format.md`, "Adding a
+/// version").
+macro_rules! frozen_event_details {
+    ($(#[$meta:meta])* $name:ident { $( $variant:ident $( ($ty:ty) )? ),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub(crate) enum $name {
+            $( #[allow(missing_docs)] $variant $( ($ty) )? ),*
+        }
+
+        impl From<$name> for $crate::history::EventDetails {
+            fn from(old: $name) -> Self {
+                match old {
+                    $( frozen_event_details!(@pat $name $variant details $( ($ty) )?)
+                        => frozen_event_details!(@new $variant details $( ($ty) )?) ),*
+                }
+            }
+        }
+    };
+    (@pat $name:ident $variant:ident $d:ident ($ty:ty)) => { $name::$variant($d) };
+    (@pat $name:ident $variant:ident $d:ident) => { $name::$variant };
+    (@new $variant:ident $d:ident ($ty:ty)) => {
+        $crate::history::EventDetails::$variant($d.into())
+    };
+    (@new $variant:ident $d:ident) => { $crate::history::EventDetails::$variant };
+}
+
 macro_rules! event_details {
     ($( $(#[$doc:meta])* $variant:ident $( ($ty:ty) )? ),* $(,)?) => {
         /// The type of an event and its AWS details: one variant per AWS `HistoryEventType`.
@@ -453,6 +482,12 @@ macro_rules! event_details {
             pub(crate) fn samples() -> Vec<EventDetails> {
                 vec![ $( event_details!(@sample $variant $( ($ty) )?) ),* ]
             }
+        }
+
+        #[cfg(test)]
+        frozen_event_details! {
+            /// Today's variants frozen as an older version would be, to test the upcast.
+            FrozenToday { $( $variant $( ($ty) )? ),* }
         }
     };
     (@pat $variant:ident ($ty:ty)) => { EventDetails::$variant(_) };
@@ -719,6 +754,18 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), 62);
+    }
+
+    #[test]
+    fn a_frozen_copy_of_the_variants_decodes_todays_bytes_and_upcasts_to_them() {
+        // What an older version's decoder does with `frozen_event_details!`: read the bytes
+        // into the frozen enum, then convert. With today's variants frozen, every sample
+        // comes back as itself.
+        for details in EventDetails::samples() {
+            let bytes = postcard::to_allocvec(&details).expect("encodes");
+            let frozen: FrozenToday = postcard::from_bytes(&bytes).expect("decodes");
+            assert_eq!(EventDetails::from(frozen), details);
+        }
     }
 
     #[test]
