@@ -267,7 +267,10 @@ impl Writer {
     }
 
     fn status(&self, arn: &str) -> ExecutionStatus {
-        self.engine.describe_execution(arn).expect("describes").status
+        self.engine
+            .describe_execution(arn)
+            .expect("describes")
+            .status
     }
 
     fn expect_status(&self, arn: &str, status: ExecutionStatus) {
@@ -281,7 +284,11 @@ impl Writer {
 
     /// Claims the next task of `activity_arn` for `worker`; it must be queued already.
     fn poll(&self, activity_arn: &str, worker: &str) -> statelog::engine::ActivityTask {
-        let namespace = activity_arn.split(':').nth(4).expect("an account").to_string();
+        let namespace = activity_arn
+            .split(':')
+            .nth(4)
+            .expect("an account")
+            .to_string();
         let lists = [activity_arn.to_string()];
         let task = block_on(
             self.engine
@@ -555,7 +562,10 @@ fn main() {
         .activity_arn;
     w.machine(
         "watch",
-        &activity_task(&watched, &format!(r#","HeartbeatSeconds":{OPEN_HEARTBEAT_S}"#)),
+        &activity_task(
+            &watched,
+            &format!(r#","HeartbeatSeconds":{OPEN_HEARTBEAT_S}"#),
+        ),
     );
     let claimed = w.start("watch", "claimed", r#"{"job":8}"#);
     let claimed_task = w.poll(&watched, "fixture-worker");
@@ -569,9 +579,10 @@ fn main() {
         &ask_with(&format!(r#","TimeoutSeconds":{OPEN_TIMER_S}"#)),
     );
     let timing_out = w.start("slow", "timing-out", "{}");
-    w.engine.register_integration(BACKOFF, |_input: Value, _context: Value| async move {
-        Err::<Value, _>(TaskError::new("Fixture.Flaky", "fails until the upgrade"))
-    });
+    w.engine
+        .register_integration(BACKOFF, |_input: Value, _context: Value| async move {
+            Err::<Value, _>(TaskError::new("Fixture.Flaky", "fails until the upgrade"))
+        });
     w.machine("backoff", &retried(BACKOFF, OPEN_TIMER_S));
     let retrying = w.start("backoff", "retrying", r#"{"n":3}"#);
     w.machine("parent2", &parent(SYNC2, &sleeper));
@@ -689,15 +700,17 @@ fn main() {
     std::fs::write(out.join("expected.json"), text + "\n").expect("writes expected.json");
     std::fs::write(
         out.join("token.txt"),
-        format!("{}\n", expected["waiting"]["token"].as_str().unwrap_or_default()),
+        format!(
+            "{}\n",
+            expected["waiting"]["token"].as_str().unwrap_or_default()
+        ),
     )
     .expect("writes token.txt");
 }
 
 /// A handler that fails its first call with `Fixture.Flaky` and succeeds after.
 fn first_call_fails(
-) -> impl Fn(Value, Value) -> std::future::Ready<Result<Value, TaskError>> + Send + Sync + 'static
-{
+) -> impl Fn(Value, Value) -> std::future::Ready<Result<Value, TaskError>> + Send + Sync + 'static {
     let calls = Arc::new(AtomicUsize::new(0));
     move |input: Value, _context: Value| {
         let call = calls.fetch_add(1, Ordering::SeqCst);

@@ -606,7 +606,10 @@ fn check_open_waits(fixture: &Path, engine: &Engine, clock: &ManualClock, expect
         &["TaskSucceeded", "TaskStateExited", "ExecutionSucceeded"],
     );
     assert_eq!(done.output, Some(json!({"rows": 4})));
-    assert!(batch.started.lock().is_empty(), "{fixture:?}: job restarted");
+    assert!(
+        batch.started.lock().is_empty(),
+        "{fixture:?}: job restarted"
+    );
 
     // The retry waits for its backoff timer; its handler now succeeds.
     let retry = &full["retry_backoff"];
@@ -850,8 +853,16 @@ fn fixtures_cover_every_record_variant() {
         }
     }
     let mut wanted = vec!["Batch".to_string()];
-    wanted.extend(MACHINE_VARIANTS.iter().map(|v| format!("MachineRecord::{v}")));
-    wanted.extend(CATALOG_VARIANTS.iter().map(|v| format!("CatalogRecord::{v}")));
+    wanted.extend(
+        MACHINE_VARIANTS
+            .iter()
+            .map(|v| format!("MachineRecord::{v}")),
+    );
+    wanted.extend(
+        CATALOG_VARIANTS
+            .iter()
+            .map(|v| format!("CatalogRecord::{v}")),
+    );
     let missing: Vec<&String> = wanted.iter().filter(|v| !seen.contains(*v)).collect();
     assert!(
         missing.is_empty(),
