@@ -24,6 +24,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
+use super::handlers::Parking;
 use super::{Engine, Error, Inner, StartedExecution};
 use crate::asl::StateMachine;
 use crate::history::EventId;
@@ -529,27 +530,30 @@ impl Engine {
             self.offer_activity_task(execution_arn, invocation.task_id);
             return;
         }
-        let handler = self
-            .inner
-            .handlers
-            .read()
-            .get(&invocation.resource)
-            .cloned();
-        let Some(handler) = handler else {
-            if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
-                let trigger = Trigger::TaskFailed {
-                    task_id: invocation.task_id,
-                    error: "States.Runtime".to_string(),
-                    cause,
-                };
-                self.drive_in_background(execution_arn, trigger);
-                return;
+        let (handler, invocation) = match self.inner.handlers.get(&invocation.resource) {
+            Some(handler) => (handler, invocation),
+            None => {
+                if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
+                    let trigger = Trigger::TaskFailed {
+                        task_id: invocation.task_id,
+                        error: "States.Runtime".to_string(),
+                        cause,
+                    };
+                    self.drive_in_background(execution_arn, trigger);
+                    return;
+                }
+                // Looked up again under the registration's lock: a handler registered since
+                // the lookup above has taken the parked tasks already, so parking now would
+                // lose this one.
+                match self
+                    .inner
+                    .handlers
+                    .park_unless_registered(execution_arn, invocation)
+                {
+                    Parking::Parked => return,
+                    Parking::Registered(handler, invocation) => (handler, invocation),
+                }
             }
-            self.inner
-                .parked
-                .lock()
-                .push((execution_arn.clone(), invocation));
-            return;
         };
         let task_id = invocation.task_id;
         if let Some(seconds) = invocation.heartbeat_seconds {
@@ -818,7 +822,10 @@ mod tests {
         fn patterns(&self) -> Vec<IntegrationPattern> {
             let call = self.calls.fetch_add(1, Ordering::SeqCst);
             if let Some(latch) = self.latches.get(call) {
-                self.entered.lock().send(call + 1).expect("the test listens");
+                self.entered
+                    .lock()
+                    .send(call + 1)
+                    .expect("the test listens");
                 latch.lock().recv().expect("the test lets it go");
             }
             vec![IntegrationPattern::Sync]
