@@ -97,3 +97,67 @@ impl TaskHandlers {
         now
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::engine::TaskError;
+    use crate::history::EventId;
+
+    fn handler() -> Arc<dyn TaskHandler> {
+        Arc::new(|_input: Value, _context: Value| async { Ok::<_, TaskError>(json!({})) })
+    }
+
+    fn invocation(resource: &str, task_id: u32) -> TaskInvocation {
+        TaskInvocation {
+            task_id: EventId(task_id),
+            attempt: 0,
+            state_name: "Run".to_string(),
+            resource: resource.to_string(),
+            input: json!({}),
+            context: json!({}),
+            heartbeat_seconds: None,
+        }
+    }
+
+    #[test]
+    fn a_registration_takes_only_its_resources_parked_tasks_in_order_and_once() {
+        let handlers = TaskHandlers::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:us-east-1:1:execution:m:e");
+        for (resource, task_id) in [("a", 3), ("b", 4), ("a", 5)] {
+            let parking = handlers.park_unless_registered(&arn, invocation(resource, task_id));
+            assert!(matches!(parking, Parking::Parked));
+        }
+        let taken: Vec<u32> = handlers
+            .register("a", handler())
+            .iter()
+            .map(|task| task.invocation.task_id.0)
+            .collect();
+        assert_eq!(taken, [3, 5]);
+        assert!(handlers.register("a", handler()).is_empty(), "taken once");
+        assert!(handlers.get("a").is_some());
+        assert!(handlers.get("b").is_none());
+        let taken = handlers.register("b", handler());
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].invocation.task_id, EventId(4));
+    }
+
+    #[test]
+    fn a_task_whose_handler_came_after_the_lookup_is_handed_back_not_parked() {
+        let handlers = TaskHandlers::default();
+        let arn: Arc<str> = Arc::from("arn:aws:states:us-east-1:1:execution:m:e");
+        // The dispatch looked and found nothing; the registration ran before it parks.
+        assert!(handlers.get("a").is_none());
+        assert!(handlers.register("a", handler()).is_empty());
+        match handlers.park_unless_registered(&arn, invocation("a", 3)) {
+            Parking::Registered(_, task) => assert_eq!(task.task_id, EventId(3)),
+            Parking::Parked => panic!("parked although its handler is registered"),
+        }
+        assert!(
+            handlers.register("a", handler()).is_empty(),
+            "nothing parked"
+        );
+    }
+}

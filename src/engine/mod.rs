@@ -23,7 +23,8 @@
 //!   heartbeat clock stopped, its unclaimed activity task withdrawn and its `.sync` job asked to
 //!   cancel; an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
-//!   register integrations right after `open` so recovered tasks resume.
+//!   register integrations right after `open` so recovered tasks resume. A registration never
+//!   misses a task parked while it runs (`handlers`: one lock over both).
 //!
 //! Must not: read wall time except through the [`Clock`]; hold a closed execution's history in
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
