@@ -23,7 +23,8 @@
 //!   heartbeat clock stopped, its unclaimed activity task withdrawn and its `.sync` job asked to
 //!   cancel; an answer that still arrives is ignored.
 //! - A task whose resource has no handler registered waits (parked) until one is registered;
-//!   register integrations right after `open` so recovered tasks resume.
+//!   register integrations right after `open` so recovered tasks resume. A registration never
+//!   misses a task parked while it runs (`handlers`: one lock over both).
 //!
 //! Must not: read wall time except through the [`Clock`]; hold a closed execution's history in
 //! memory; let a background failure vanish (it is kept in [`Engine::background_errors`]).
@@ -32,6 +33,7 @@ mod activities;
 pub mod arn;
 mod catalog;
 mod error;
+mod handlers;
 mod integrations;
 mod jobs;
 mod log_health;
@@ -57,7 +59,7 @@ use statelog_wal::{Durability, Lsn, Wal, WalOptions};
 use crate::asl::{parse_definition, StateMachine, ValidationOptions};
 use crate::clock::{Clock, SystemClock};
 use crate::history::{EventDetails, HistoryEvent};
-use crate::interpreter::{self, apply, pending_effects, ExecutionState, TaskInvocation};
+use crate::interpreter::{self, apply, pending_effects, ExecutionState};
 use crate::limits::{
     HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
     LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
@@ -384,11 +386,11 @@ struct Inner {
     store: Store,
     options: EngineOptions,
     interpreter_options: interpreter::Options,
-    handlers: RwLock<HashMap<String, Arc<dyn TaskHandler>>>,
+    /// Task handlers by resource, and the tasks whose resource had no handler when they were
+    /// due, waiting for one (see `handlers`).
+    handlers: handlers::TaskHandlers,
     /// Handler calls running now, by execution and task id, to cancel them.
     running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
-    /// Tasks whose resource had no handler when they were due, waiting for one.
-    parked: Mutex<Vec<(Arc<str>, TaskInvocation)>>,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
     /// Compiled definitions by the LSN of their machine revision's record.
@@ -529,9 +531,8 @@ impl Engine {
                 store,
                 interpreter_options,
                 options,
-                handlers: RwLock::new(HashMap::new()),
+                handlers: handlers::TaskHandlers::default(),
                 running: Mutex::new(HashMap::new()),
-                parked: Mutex::new(Vec::new()),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
                 machine_changes: RwLock::new(()),
@@ -559,18 +560,11 @@ impl Engine {
     /// Registers the handler for Task states whose `Resource` is exactly `resource`, and
     /// dispatches the tasks that were waiting for it (recovered or started before).
     pub fn register_integration(&self, resource: &str, handler: impl TaskHandler) {
-        self.inner
-            .handlers
-            .write()
-            .insert(resource.to_string(), Arc::new(handler));
-        let waiting: Vec<_> = {
-            let mut parked = self.inner.parked.lock();
-            let (now, later) = parked.drain(..).partition(|(_, t)| t.resource == resource);
-            *parked = later;
-            now
-        };
-        for (arn, invocation) in waiting {
-            self.dispatch(&arn, invocation);
+        // One step with the park of a dispatch that found no handler (see `handlers`): a task
+        // parked while this runs is either taken here or finds the handler itself.
+        let waiting = self.inner.handlers.register(resource, Arc::new(handler));
+        for task in waiting {
+            self.dispatch(&task.execution_arn, task.invocation);
         }
     }
 

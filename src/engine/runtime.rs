@@ -24,6 +24,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
+use super::handlers::Parking;
 use super::{Engine, Error, Inner, StartedExecution};
 use crate::asl::StateMachine;
 use crate::history::EventId;
@@ -529,27 +530,30 @@ impl Engine {
             self.offer_activity_task(execution_arn, invocation.task_id);
             return;
         }
-        let handler = self
-            .inner
-            .handlers
-            .read()
-            .get(&invocation.resource)
-            .cloned();
-        let Some(handler) = handler else {
-            if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
-                let trigger = Trigger::TaskFailed {
-                    task_id: invocation.task_id,
-                    error: "States.Runtime".to_string(),
-                    cause,
-                };
-                self.drive_in_background(execution_arn, trigger);
-                return;
+        let (handler, invocation) = match self.inner.handlers.get(&invocation.resource) {
+            Some(handler) => (handler, invocation),
+            None => {
+                if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
+                    let trigger = Trigger::TaskFailed {
+                        task_id: invocation.task_id,
+                        error: "States.Runtime".to_string(),
+                        cause,
+                    };
+                    self.drive_in_background(execution_arn, trigger);
+                    return;
+                }
+                // Looked up again under the registration's lock: a handler registered since
+                // the lookup above has taken the parked tasks already, so parking now would
+                // lose this one.
+                match self
+                    .inner
+                    .handlers
+                    .park_unless_registered(execution_arn, invocation)
+                {
+                    Parking::Parked => return,
+                    Parking::Registered(handler, invocation) => (handler, invocation),
+                }
             }
-            self.inner
-                .parked
-                .lock()
-                .push((execution_arn.clone(), invocation));
-            return;
         };
         let task_id = invocation.task_id;
         if let Some(seconds) = invocation.heartbeat_seconds {
@@ -753,5 +757,145 @@ impl Drop for Inner {
         if let Some(runtime) = self.runtime.lock().take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::mpsc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::asl::IntegrationPattern;
+    use crate::engine::jobs::{Job, JobFuture, JobIntegration, JobStart, JobStatus};
+    use crate::engine::test_support::types;
+    use crate::engine::EngineOptions;
+
+    const BASE: &str = "arn:aws:states:::batch:submitJob";
+
+    /// What the test sees of its `Gate`: which calls of `patterns` came in, a latch per held
+    /// call, and how many jobs were started.
+    struct GateSide {
+        entered: mpsc::Receiver<usize>,
+        release: Vec<mpsc::Sender<()>>,
+        starts: Arc<AtomicUsize>,
+    }
+
+    /// A `.sync` job integration whose first `HELD` calls of `patterns` each wait for their own
+    /// latch, so the test holds a registration and a dispatch exactly where it wants them. Its
+    /// `start` answers at once.
+    struct Gate {
+        calls: AtomicUsize,
+        entered: Mutex<mpsc::Sender<usize>>,
+        latches: Vec<Mutex<mpsc::Receiver<()>>>,
+        starts: Arc<AtomicUsize>,
+    }
+
+    const HELD: usize = 2;
+
+    fn gate() -> (Gate, GateSide) {
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, latches): (Vec<_>, Vec<_>) = (0..HELD)
+            .map(|_| {
+                let (tx, rx) = mpsc::channel();
+                (tx, Mutex::new(rx))
+            })
+            .unzip();
+        let starts = Arc::new(AtomicUsize::new(0));
+        let gate = Gate {
+            calls: AtomicUsize::new(0),
+            entered: Mutex::new(entered_tx),
+            latches,
+            starts: starts.clone(),
+        };
+        let side = GateSide {
+            entered,
+            release,
+            starts,
+        };
+        (gate, side)
+    }
+
+    impl JobIntegration for Gate {
+        fn patterns(&self) -> Vec<IntegrationPattern> {
+            let call = self.calls.fetch_add(1, Ordering::SeqCst);
+            if let Some(latch) = self.latches.get(call) {
+                self.entered
+                    .lock()
+                    .send(call + 1)
+                    .expect("the test listens");
+                latch.lock().recv().expect("the test lets it go");
+            }
+            vec![IntegrationPattern::Sync]
+        }
+
+        fn poll_interval_ms(&self) -> u64 {
+            60_000
+        }
+
+        fn start(&self, _start: JobStart) -> JobFuture<Value> {
+            self.starts.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Ok(json!({"JobId": "j"})) })
+        }
+
+        fn status(&self, _job: Job) -> JobFuture<JobStatus> {
+            Box::pin(async { Ok(JobStatus::Running) })
+        }
+
+        fn cancel(&self, _job: Job) -> JobFuture<()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    /// The lost task of `tests/waiting_children_kill.rs` (cycle 62): a dispatch that found no
+    /// handler for its task, and a registration of that handler that ran to its end before the
+    /// dispatch parked the task. The registration found nothing parked, the task was parked
+    /// after it, and no handler call ever came. Here the dispatch is held in its pattern check
+    /// (between "no handler" and "park") while the handler's registration completes.
+    #[test]
+    fn a_task_dispatched_while_its_handler_is_registered_reaches_the_handler() {
+        let log = Arc::new(crate::store::MemoryLog::new());
+        let options = EngineOptions {
+            background_timers: false,
+            ..EngineOptions::default()
+        };
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        let definition = format!(
+            r#"{{"StartAt":"Run","States":{{"Run":{{"Type":"Task","Resource":"{BASE}.sync","End":true}}}}}}"#
+        );
+        engine
+            .create_state_machine("m", &definition, None)
+            .expect("machine");
+        let (gate, side) = gate();
+        let registering = {
+            let engine = engine.clone();
+            std::thread::spawn(move || engine.register_job_integration(BASE, gate))
+        };
+        // The registration has recorded the integration, not yet registered its handlers.
+        assert_eq!(side.entered.recv(), Ok(1));
+        let starting = {
+            let engine = engine.clone();
+            std::thread::spawn(move || engine.start_execution("m", Some("e"), "{}"))
+        };
+        // The start's dispatch found no handler and asks whether the pattern is declared.
+        assert_eq!(side.entered.recv(), Ok(2));
+        side.release[0].send(()).expect("held");
+        registering.join().expect("the registration ends");
+        // The handler is registered now; the dispatch goes on.
+        side.release[1].send(()).expect("held");
+        let started = starting
+            .join()
+            .expect("the start ends")
+            .expect("the start succeeds");
+        engine.wait_idle();
+        assert_eq!(
+            side.starts.load(Ordering::SeqCst),
+            1,
+            "the task reached the handler registered while it was dispatched"
+        );
+        let types = types(&engine, &started.execution_arn);
+        assert_eq!(types.last(), Some(&"TaskSubmitted"), "{types:?}");
     }
 }
