@@ -341,8 +341,18 @@ fn verify(dir: &Path) -> Result<(), Error> {
 struct PayloadCheck {
     store_log: bool,
     undecodable: Vec<Undecodable>,
-    /// The first record a newer build wrote: `(lsn, kind, format, found, newest)`.
-    newer: Option<(Lsn, u8, &'static str, u8, u8)>,
+    /// The first record a newer build wrote.
+    newer: Option<NewerRecord>,
+}
+
+/// A record whose format version is newer than this build reads.
+#[derive(Debug)]
+struct NewerRecord {
+    lsn: Lsn,
+    kind: u8,
+    format: &'static str,
+    found: u8,
+    newest: u8,
 }
 
 /// One record whose checksum held but that does not decode.
@@ -367,8 +377,13 @@ impl PayloadCheck {
                 found,
                 newest,
             } => {
-                self.newer
-                    .get_or_insert((record.lsn, kind, format, found, newest));
+                self.newer.get_or_insert(NewerRecord {
+                    lsn: record.lsn,
+                    kind,
+                    format,
+                    found,
+                    newest,
+                });
                 return;
             }
             RecordCheck::Damaged {
@@ -408,14 +423,14 @@ impl PayloadCheck {
         }
         // This build cannot judge a newer build's records: that is "could not check", not
         // corruption.
-        if let Some((lsn, kind, format, found, newest)) = self.newer {
+        if let Some(newer) = self.newer {
             return Err(Error::NewerFormat {
-                segment: segment_of(lsn),
-                lsn,
-                kind,
-                format,
-                found,
-                newest,
+                segment: segment_of(newer.lsn),
+                lsn: newer.lsn,
+                kind: newer.kind,
+                format: newer.format,
+                found: newer.found,
+                newest: newer.newest,
             });
         }
         if self.undecodable.is_empty() {
