@@ -54,7 +54,8 @@ const APPEND_TEST_KIND: u8 = 1;
 pub enum WalCommand {
     /// Check every record of the log; exit 0 when clean, 1 with segment and offset when corrupt,
     /// 2 with the bytes dropped when the newest segment ends in a torn tail. The payloads of a
-    /// store's log are decoded too: 1 with segment, LSN and execution when one does not decode.
+    /// store's log are decoded too: 1 with segment, LSN and execution when one does not decode,
+    /// 3 when one has a format version newer than this build reads.
     Verify {
         /// The log directory.
         dir: PathBuf,
