@@ -1,16 +1,16 @@
 //! statelog: a durable Amazon States Language engine embedded in a Rust service.
 //!
-//! See `ARCHITECTURE.md` for the codemap. The pure core (`asl`, `paths`, `history`,
-//! `interpreter`) does no I/O and reads no clock; `store` binds histories to the WAL; `engine` is
-//! the public API that wires it all.
+//! See `ARCHITECTURE.md` for the codemap. The layers are crates: the pure core
+//! (`statelog-core`: `asl`, `paths`, `history`, `interpreter`) does no I/O and reads no clock;
+//! `statelog-store` binds histories to the WAL (`statelog-wal`); `statelog-engine` is the public
+//! API that wires it all. This crate re-exports them under their old paths and adds the server
+//! and the command line.
 
-pub mod asl;
-pub mod clock;
-pub mod engine;
-pub mod history;
-pub mod interpreter;
+pub use statelog_core::{asl, history, interpreter, paths};
+pub use statelog_engine::clock;
+pub use statelog_engine as engine;
+pub use statelog_store as store;
+
 pub mod limits;
-pub mod paths;
 #[cfg(feature = "server")]
 pub mod server;
-pub mod store;

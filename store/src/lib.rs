@@ -1,4 +1,4 @@
-//! store: executions and state machines over the log. Appends each decision's events as one
+//! statelog-store: executions and state machines over the log. Appends each decision's events as one
 //! atomic log batch, keeps a small in-memory index (execution -> machine, status, start/stop
 //! time, event count, LSNs of its records), and reads a history back from the log on demand.
 //! `open` rebuilds the index by scanning the log, decoding only the small header in front of each
@@ -21,6 +21,7 @@
 //! a definition (it stores the text).
 
 mod catalog;
+pub mod limits;
 mod log;
 mod record;
 mod retention;
@@ -31,8 +32,8 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use statelog_wal::Lsn;
 
-use crate::history::encoding::{self, EventBatch};
-use crate::history::{check_sequence, EventDetails, EventId, HistoryEvent};
+use statelog_core::history::encoding::{self, EventBatch};
+use statelog_core::history::{check_sequence, EventDetails, EventId, HistoryEvent};
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, Visit, VisitOrigin};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::TaskHandler;
-use crate::interpreter::TaskInvocation;
+use statelog_core::interpreter::TaskInvocation;
 
 /// A task waiting for a handler of its resource.
 pub(crate) struct ParkedTask {
@@ -103,8 +103,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::engine::TaskError;
-    use crate::history::EventId;
+    use crate::TaskError;
+    use statelog_core::history::EventId;
 
     fn handler() -> Arc<dyn TaskHandler> {
         Arc::new(|_input: Value, _context: Value| async { Ok::<_, TaskError>(json!({})) })

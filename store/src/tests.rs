@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::history::{ErrorCause, EventId, ExecutionStarted, Output, StateEntered};
+use statelog_core::history::{ErrorCause, EventId, ExecutionStarted, Output, StateEntered};
 
 const MACHINE_ARN: &str = "arn:aws:states:us-east-1:000000000000:stateMachine:orders";
 
@@ -457,18 +457,18 @@ proptest::proptest! {
     /// `wal verify` runs) finds the record readable.
     #[test]
     fn any_payload_round_trips_through_the_store(
-        value in crate::history::encoding::tests::any_value(),
-        depth in 0..=crate::limits::PAYLOAD_JSON_DEPTH_MAX,
+        value in statelog_core::history::encoding::test_values::any_value(),
+        depth in 0..=statelog_core::limits::PAYLOAD_JSON_DEPTH_MAX,
     ) {
-        use crate::history::encoding::tests::nested;
-        let depth = depth.saturating_sub(crate::history::depth::depth_up_to(&value, usize::MAX));
+        use statelog_core::history::encoding::test_values::nested;
+        let depth = depth.saturating_sub(statelog_core::history::depth::depth_up_to(&value, usize::MAX));
         let value = nested(value, depth);
         let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
         let store = open_store(log.clone());
         store.create_machine("orders", "{}", "role", 5).expect("creates");
         let exited = event(
             2,
-            EventDetails::PassStateExited(crate::history::StateExited {
+            EventDetails::PassStateExited(statelog_core::history::StateExited {
                 name: "A".into(),
                 output: value.clone().into(),
                 output_truncated: false,

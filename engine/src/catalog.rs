@@ -15,10 +15,10 @@
 
 use super::arn::{Arn, Resource, ResourceType};
 use super::{Engine, Error, MachineDescription};
-use crate::asl::{parse_definition, Severity, ValidationOptions};
+use statelog_core::asl::{parse_definition, Severity, ValidationOptions};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
-use crate::store;
-use crate::store::Machine;
+use statelog_store as store;
+use statelog_store::Machine;
 
 /// One tag: a key (1 to 128 characters) and a value (0 to 256).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -32,9 +32,9 @@ use serde_json::Value;
 
 use super::runtime::decide_and_append_after;
 use super::{Engine, Error, TaskError};
-use crate::history::{EventDetails, EventId};
-use crate::interpreter::{parse_token, ExecutionState, Trigger};
-use crate::limits::PAYLOAD_SIZE_BYTES_MAX;
+use statelog_core::history::{EventDetails, EventId};
+use statelog_core::interpreter::{parse_token, ExecutionState, Trigger};
+use statelog_core::limits::PAYLOAD_SIZE_BYTES_MAX;
 
 /// The error a task gets when its heartbeat clock runs out.
 const HEARTBEAT_TIMEOUT: &str = "States.HeartbeatTimeout";
@@ -288,7 +288,7 @@ impl Engine {
             });
         }
         let output: Value =
-            crate::history::depth::parse_payload(output).map_err(|e| Error::InvalidOutput {
+            statelog_core::history::depth::parse_payload(output).map_err(|e| Error::InvalidOutput {
                 reason: format!("the output {e}"),
             })?;
         self.answer_token(namespace, token, Answer::Success(output))
@@ -403,7 +403,7 @@ impl Engine {
         let event = match self.inner.store.event(arn, parts.task_id) {
             Ok(event) => event,
             // Compacted away since the check above: as unknown as any other.
-            Err(crate::store::Error::UnknownExecution { .. }) => return Err(unknown()),
+            Err(statelog_store::Error::UnknownExecution { .. }) => return Err(unknown()),
             Err(e) => return Err(e.into()),
         };
         let issued = event.as_ref().and_then(|e| match &e.details {
@@ -424,7 +424,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_support::{records, types, ONE_TASK_SUCCEEDED};
+    use crate::test_support::{records, types, ONE_TASK_SUCCEEDED};
 
     #[test]
     fn same_token_compares_whole_texts() {
@@ -467,8 +467,8 @@ mod tests {
     /// never returns by itself: the tests put its answer in `answers` as the finished call
     /// would, and no recording thread ever runs, so the overtaking order is deterministic.
     fn overtaken() -> (Engine, std::sync::mpsc::Receiver<String>) {
-        let log = Arc::new(crate::store::MemoryLog::new());
-        let options = crate::engine::EngineOptions {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = crate::EngineOptions {
             background_timers: false,
             ..Default::default()
         };

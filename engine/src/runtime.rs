@@ -26,16 +26,16 @@ use serde_json::Value;
 
 use super::handlers::Parking;
 use super::{Engine, Error, Inner, StartedExecution};
-use crate::asl::StateMachine;
-use crate::history::EventId;
+use statelog_core::asl::StateMachine;
+use statelog_core::history::EventId;
 #[cfg(debug_assertions)]
-use crate::interpreter::apply;
-use crate::interpreter::{
+use statelog_core::interpreter::apply;
+use statelog_core::interpreter::{
     decide, decide_owned, Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation,
     Trigger,
 };
 use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
-use crate::store::Machine;
+use statelog_store::Machine;
 
 /// One open execution: its folded state and definition, behind the lock that serializes its
 /// triggers.
@@ -257,7 +257,7 @@ pub(crate) fn decide_and_record_handler_answer(
     let submission_only = decision.effects.is_empty()
         && matches!(
             decision.events.as_slice(),
-            [event] if matches!(event.details, crate::history::EventDetails::TaskSubmitted(_))
+            [event] if matches!(event.details, statelog_core::history::EventDetails::TaskSubmitted(_))
         );
     commit(
         engine,
@@ -278,7 +278,7 @@ fn decide_at(
     state: &ExecutionState,
     trigger: Trigger,
     now_ms: u64,
-) -> Result<crate::interpreter::Decision, Error> {
+) -> Result<statelog_core::interpreter::Decision, Error> {
     let mut draws = inner.entropy.draws();
     let decision = decide(
         &slot.definition,
@@ -299,7 +299,7 @@ fn commit(
     engine: &Engine,
     execution_arn: &str,
     slot: &mut SlotState,
-    mut decision: crate::interpreter::Decision,
+    mut decision: statelog_core::interpreter::Decision,
     now_ms: u64,
     redrive_token: Option<&str>,
     sync: bool,
@@ -339,7 +339,7 @@ fn commit(
     }
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
-    crate::interpreter::recycle_events(decision.events);
+    statelog_core::interpreter::recycle_events(decision.events);
     if sync {
         inner.store.append_prepared(prepared)?;
     } else {
@@ -375,7 +375,7 @@ fn claim_for_waiting_pollers(
     engine: &Engine,
     execution_arn: &str,
     definition: &StateMachine,
-    decision: &mut crate::interpreter::Decision,
+    decision: &mut statelog_core::interpreter::Decision,
     now_ms: u64,
 ) -> Result<Vec<Handover>, Error> {
     let mut handovers = Vec::new();
@@ -768,10 +768,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::asl::IntegrationPattern;
-    use crate::engine::jobs::{Job, JobFuture, JobIntegration, JobStart, JobStatus};
-    use crate::engine::test_support::types;
-    use crate::engine::EngineOptions;
+    use statelog_core::asl::IntegrationPattern;
+    use crate::jobs::{Job, JobFuture, JobIntegration, JobStart, JobStatus};
+    use crate::test_support::types;
+    use crate::EngineOptions;
 
     const BASE: &str = "arn:aws:states:::batch:submitJob";
 
@@ -856,7 +856,7 @@ mod tests {
     /// (between "no handler" and "park") while the handler's registration completes.
     #[test]
     fn a_task_dispatched_while_its_handler_is_registered_reaches_the_handler() {
-        let log = Arc::new(crate::store::MemoryLog::new());
+        let log = Arc::new(statelog_store::MemoryLog::new());
         let options = EngineOptions {
             background_timers: false,
             ..EngineOptions::default()

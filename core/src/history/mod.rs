@@ -22,8 +22,8 @@
 pub mod aws_json;
 pub mod depth;
 pub mod encoding;
-#[cfg(test)]
-pub(crate) mod samples;
+#[cfg(any(test, feature = "test-support"))]
+pub mod samples;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -480,9 +480,10 @@ macro_rules! event_details {
             /// Every AWS event type name, in the frozen variant order.
             pub const TYPE_NAMES: &'static [&'static str] = &[ $( stringify!($variant) ),* ];
 
-            /// One value of every variant, in variant order (for the format tests).
-            #[cfg(test)]
-            pub(crate) fn samples() -> Vec<EventDetails> {
+            /// One value of every variant, in variant order (for the format tests; behind the
+            /// `test-support` feature).
+            #[cfg(any(test, feature = "test-support"))]
+            pub fn samples() -> Vec<EventDetails> {
                 vec![ $( event_details!(@sample $variant $( ($ty) )?) ),* ]
             }
         }

@@ -71,7 +71,7 @@ impl Error {
     /// made); the server answers those as `ServiceUnavailable` with [`LogRefusal::message`].
     pub fn log_refusal(&self) -> Option<LogRefusal> {
         match self {
-            Error::Store(crate::store::Error::Log(wal)) => refusal_of(wal),
+            Error::Store(statelog_store::Error::Log(wal)) => refusal_of(wal),
             _ => None,
         }
     }

@@ -38,8 +38,8 @@ use std::collections::HashMap;
 use parking_lot::Mutex;
 
 use super::{Engine, Error, ExecutionDescription, Inner, TaskError, TaskFuture, TaskHandler};
-use crate::history::EventId;
-use crate::interpreter::{Trigger, WaitingTask};
+use statelog_core::history::EventId;
+use statelog_core::interpreter::{Trigger, WaitingTask};
 
 /// The `states` optimized integration, request/response.
 const START_EXECUTION: &str = "arn:aws:states:::states:startExecution";
@@ -184,7 +184,7 @@ fn start_job(
     };
     let child: Arc<str> = Arc::from(
         engine
-            .execution_arn(crate::store::machine_name(machine), &name)
+            .execution_arn(statelog_store::machine_name(machine), &name)
             .as_str(),
     );
     // Recorded before the start: a child that closes at once still finds its parent.

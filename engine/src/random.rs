@@ -17,7 +17,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::Error;
-use crate::paths::Entropy;
+use statelog_core::paths::Entropy;
 
 /// A source of random bytes for secrets (task tokens) and names.
 pub trait RandomSource: Send + Sync + Debug {

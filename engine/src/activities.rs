@@ -33,12 +33,12 @@ use tokio::sync::oneshot;
 use super::arn::{Arn, ResourceType};
 use super::runtime::decide_and_append;
 use super::{Engine, Error};
-use crate::history::EventId;
-use crate::interpreter::Trigger;
+use statelog_core::history::EventId;
+use statelog_core::interpreter::Trigger;
 use crate::limits::{
-    ACTIVITY_NAME_CHARS_MAX, ACTIVITY_POLL_MS_MAX, TASK_LIST_NAME_CHARS_MAX, TASK_LIST_PENDING_MAX,
-    TASK_LIST_POLLERS_MAX,
+    ACTIVITY_NAME_CHARS_MAX, ACTIVITY_POLL_MS_MAX, TASK_LIST_PENDING_MAX, TASK_LIST_POLLERS_MAX,
 };
+use statelog_core::limits::TASK_LIST_NAME_CHARS_MAX;
 
 /// An activity as `DescribeActivity` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,7 +383,7 @@ impl Engine {
         Ok(self.is_own(&arn).then_some(arn.resource.name()))
     }
 
-    fn activity_description(&self, entry: &crate::store::ActivityEntry) -> ActivityDescription {
+    fn activity_description(&self, entry: &statelog_store::ActivityEntry) -> ActivityDescription {
         ActivityDescription {
             activity_arn: self.activity_arn(&entry.name),
             name: entry.name.clone(),

@@ -1,7 +1,7 @@
 //! error: the engine's typed errors, each with the AWS Step Functions error name an API client
 //! would see ([`Error::aws_name`]). ASL runtime failures are not here: they are history data.
 
-use crate::asl::Diagnostic;
+use statelog_core::asl::Diagnostic;
 
 /// Errors of the engine API.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +113,7 @@ pub enum Error {
     },
     /// The store (or the log under it) failed: I/O, corruption, a poisoned log.
     #[error("store: {0}")]
-    Store(#[source] crate::store::Error),
+    Store(#[source] statelog_store::Error),
     /// The execution has a record that does not read although the log's checksum held (a
     /// software bug, not damage on the disk). Every call on it answers this; the other
     /// executions are not affected. `Engine::damaged_executions` lists them.
@@ -130,7 +130,7 @@ pub enum Error {
     },
     /// The interpreter refused a trigger or a recorded history (a bug or a foreign log).
     #[error("interpreter: {0}")]
-    Interpreter(#[from] crate::interpreter::Error),
+    Interpreter(#[from] statelog_core::interpreter::Error),
     /// The execution cannot be redriven (status, 14-day window, 1-year open time, event budget,
     /// or a redrive already running).
     #[error("execution {execution_arn} is not redrivable: {reason}")]
@@ -215,11 +215,11 @@ impl Error {
     }
 }
 
-impl From<crate::store::Error> for Error {
+impl From<statelog_store::Error> for Error {
     /// A damaged execution is its own variant; every other store failure is [`Error::Store`].
-    fn from(error: crate::store::Error) -> Self {
+    fn from(error: statelog_store::Error) -> Self {
         match error {
-            crate::store::Error::Damaged {
+            statelog_store::Error::Damaged {
                 execution_arn,
                 lsn,
                 reason,

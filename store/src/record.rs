@@ -85,8 +85,8 @@ pub const BATCH_ENVELOPE_FORMAT: Format = Format {
 pub const HISTORY_FORMAT: Format = Format {
     name: "history",
     kind: KIND_EVENTS,
-    oldest: crate::history::encoding::OLDEST_READ_VERSION,
-    newest: crate::history::encoding::FORMAT_VERSION,
+    oldest: statelog_core::history::encoding::OLDEST_READ_VERSION,
+    newest: statelog_core::history::encoding::FORMAT_VERSION,
 };
 
 /// State machine records ([`MachineRecord`]).
@@ -449,7 +449,7 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
 /// Decodes the events behind an event batch's header and checks they agree with it.
 fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), String> {
     let (_, history_bytes) = decode_batch_header(payload).map_err(|e| e.to_string())?;
-    let batch = crate::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
+    let batch = statelog_core::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
     if batch.execution_arn != header.execution_arn {
         return Err(format!(
             "the events belong to {}, the header names {}",
@@ -608,7 +608,7 @@ mod tests {
                 state_machine_arn: "arn:m".into(),
                 start_ms: 9,
             }),
-            status: Some((crate::store::ExecutionStatus::Succeeded, 10)),
+            status: Some((crate::ExecutionStatus::Succeeded, 10)),
         };
         let bytes = encode_batch(&header, b"tail").expect("encodes");
         let (back, rest) = decode_batch_header(&bytes).expect("decodes");

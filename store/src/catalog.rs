@@ -25,7 +25,7 @@ use statelog_wal::Lsn;
 
 use super::record::{self, CatalogRecord, KIND_CATALOG};
 use super::{machine_name, Error, Index, PreparedEvents, Store};
-use crate::history::{EventDetails, HistoryEvent};
+use statelog_core::history::{EventDetails, HistoryEvent};
 
 /// A tag set: `(key, value)` pairs, keys unique, in key order.
 pub type Tags = Vec<(String, String)>;
@@ -384,7 +384,7 @@ mod tests {
 
     use super::super::{Log, MemoryLog, Store};
     use super::*;
-    use crate::history::{EventDetails, EventId, ExecutionStarted, HistoryEvent};
+    use statelog_core::history::{EventDetails, EventId, ExecutionStarted, HistoryEvent};
 
     const MACHINE_ARN: &str = "arn:aws:states:us-east-1:000000000000:stateMachine:orders";
     const ACTIVITY_ARN: &str = "arn:aws:states:us-east-1:000000000000:activity:work";
@@ -598,7 +598,7 @@ mod tests {
             timer: None,
         };
         // Without ExecutionRedriven in the batch: refused, nothing appended.
-        let not_a_redrive = event(EventDetails::ExecutionSucceeded(crate::history::Output {
+        let not_a_redrive = event(EventDetails::ExecutionSucceeded(statelog_core::history::Output {
             output: json!({}).into(),
             output_truncated: false,
         }));
@@ -609,7 +609,7 @@ mod tests {
         assert_eq!(store.execution(arn).map(|s| s.event_count), Some(1));
         assert_eq!(store.redrive_token(arn, "t"), None);
         let redriven = event(EventDetails::ExecutionRedriven(
-            crate::history::ExecutionRedriven { redrive_count: 1 },
+            statelog_core::history::ExecutionRedriven { redrive_count: 1 },
         ));
         store
             .append_events_with_redrive_token(arn, &[redriven], "t")

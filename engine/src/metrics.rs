@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Engine;
-use crate::history::{EventDetails, HistoryEvent};
+use statelog_core::history::{EventDetails, HistoryEvent};
 
 /// Upper bounds (inclusive, microseconds) of the commit-latency histogram buckets; one more
 /// bucket counts everything above the last.

@@ -48,9 +48,9 @@ use serde_json::Value;
 
 use super::runtime::{decide_and_append, decide_and_append_after, SlotState};
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
-use crate::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
-use crate::history::EventId;
-use crate::interpreter::{Effect, Trigger, WaitingTask};
+use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
+use statelog_core::history::EventId;
+use statelog_core::interpreter::{Effect, Trigger, WaitingTask};
 
 /// One job: one attempt of one Task state (`<execution ARN>/<task id>`, the `AttemptId`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -166,7 +166,7 @@ struct Recovered {
 /// The `.sync` job of a submitted waiting task whose handle is in the history, with the base
 /// ARN of its integration; `None` for other patterns and for tasks not yet submitted.
 fn recorded_job(execution_arn: &str, task: &WaitingTask) -> Option<(String, Job)> {
-    let resource = crate::asl::parse_resource(&task.resource_arn).ok()?;
+    let resource = statelog_core::asl::parse_resource(&task.resource_arn).ok()?;
     let handle = task.submitted_output.clone()?;
     if !is_sync(resource.pattern()) {
         return None;
@@ -406,9 +406,9 @@ impl Engine {
         match undeclared(&self.inner.job_table, &definition.states, "") {
             None => Ok(()),
             Some((path, message)) => Err(Error::InvalidDefinition {
-                diagnostics: vec![crate::asl::Diagnostic::error(
+                diagnostics: vec![statelog_core::asl::Diagnostic::error(
                     path,
-                    crate::asl::DiagnosticCode::InvalidResource,
+                    statelog_core::asl::DiagnosticCode::InvalidResource,
                     message,
                 )],
             }),
@@ -418,7 +418,7 @@ impl Engine {
     /// Dispatch's check for a resource with no handler: a job integration that does not
     /// declare the pattern fails the task now instead of parking it forever.
     pub(crate) fn undeclared_pattern(&self, resource_arn: &str) -> Option<String> {
-        let resource = crate::asl::parse_resource(resource_arn).ok()?;
+        let resource = statelog_core::asl::parse_resource(resource_arn).ok()?;
         let patterns = self.inner.job_table.patterns(resource.base())?;
         (!patterns.contains(&resource.pattern())).then(|| {
             format!(
@@ -474,7 +474,7 @@ impl Engine {
             };
         };
         let sync =
-            crate::asl::parse_resource(&waiting.resource_arn).is_ok_and(|r| is_sync(r.pattern()));
+            statelog_core::asl::parse_resource(&waiting.resource_arn).is_ok_and(|r| is_sync(r.pattern()));
         if !sync {
             return Err(Error::InvalidArgument {
                 field: "job",
@@ -719,7 +719,7 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_support::{records, types, ONE_TASK_SUCCEEDED};
+    use crate::test_support::{records, types, ONE_TASK_SUCCEEDED};
 
     /// A `.sync` integration whose `start` never returns by itself: the tests put its answer in
     /// `answers` as the finished call would, and no recording thread ever runs, so the order of
@@ -753,8 +753,8 @@ mod tests {
     /// An engine over a memory log with one `.sync` task waiting for its pending `start`:
     /// (engine, execution ARN, the job's key).
     fn pending_start() -> (Engine, Arc<str>, JobKey) {
-        let log = Arc::new(crate::store::MemoryLog::new());
-        let options = crate::engine::EngineOptions {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = crate::EngineOptions {
             background_timers: false,
             ..Default::default()
         };

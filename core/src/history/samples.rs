@@ -1,5 +1,5 @@
 //! samples: one value of every type an event batch record holds, for the format tests
-//! (`store::formats`). Test-only.
+//! (`statelog-store`'s `formats`). Test-only: behind the `test-support` feature.
 //!
 //! Each sample fills every field, options with `Some`, so a change to any field's type or
 //! position changes the sample's bytes. A new field makes the struct literal here fail to
@@ -12,7 +12,7 @@ use serde_json::json;
 use super::*;
 
 /// A type with one fixed, fully filled value.
-pub(crate) trait Sample {
+pub trait Sample {
     /// The value.
     fn sample() -> Self;
 }
@@ -209,7 +209,7 @@ impl Sample for TaskOutput {
 }
 
 /// Every [`TimerPurpose`], each variant once (`store::formats` checks that by name).
-pub(crate) fn timer_purposes() -> Vec<TimerPurpose> {
+pub fn timer_purposes() -> Vec<TimerPurpose> {
     vec![
         TimerPurpose::Wait,
         TimerPurpose::RetryBackoff {
@@ -222,7 +222,7 @@ pub(crate) fn timer_purposes() -> Vec<TimerPurpose> {
 
 /// One event of each [`EventDetails`] variant, in variant order, each arming a timer of the next
 /// purpose in turn (so every purpose is written) except the last, which arms none.
-pub(crate) fn events() -> Vec<HistoryEvent> {
+pub fn events() -> Vec<HistoryEvent> {
     let purposes = timer_purposes();
     let details = EventDetails::samples();
     let last = details.len() - 1;

@@ -104,8 +104,67 @@ fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
     Ok(value)
 }
 
+/// Payload values for the tests of this crate and of the crates above (the store's record
+/// round trip): behind the `test-support` feature, never part of the normal API.
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_values {
+    use serde_json::json;
+
+    /// `value` wrapped `depth` times, alternating objects and arrays.
+    pub fn nested(mut value: serde_json::Value, depth: usize) -> serde_json::Value {
+        for level in 0..depth {
+            value = if level % 2 == 0 {
+                json!({ "k": value })
+            } else {
+                json!([value])
+            };
+        }
+        value
+    }
+
+    /// Any JSON scalar, the extremes included.
+    fn scalar() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("JSON numbers are finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            prop::sample::select(vec![
+                json!(1e308),
+                json!(-1e308),
+                json!(f64::MIN_POSITIVE),
+                json!(5e-324),
+                json!(-0.0),
+                json!(u64::MAX),
+                json!(i64::MIN),
+                json!(0.1),
+                json!(""),
+                json!("\u{1F600}\u{10FFFF}\u{0}\"\\\n\u{7f}\u{2028}"),
+            ]),
+            any::<String>().prop_map(serde_json::Value::from),
+        ]
+    }
+
+    /// Any JSON value: scalars, then arrays and objects of them, wide or nested.
+    pub fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        scalar().prop_recursive(6, 96, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                prop::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+}
+
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::test_values::{any_value, nested};
     use super::*;
     use crate::history::*;
     use serde_json::json;
@@ -259,18 +318,6 @@ pub(crate) mod tests {
         }
     }
 
-    /// `value` wrapped `depth` times, alternating objects and arrays.
-    pub(crate) fn nested(mut value: serde_json::Value, depth: usize) -> serde_json::Value {
-        for level in 0..depth {
-            value = if level % 2 == 0 {
-                json!({ "k": value })
-            } else {
-                json!([value])
-            };
-        }
-        value
-    }
-
     #[test]
     fn payloads_nested_past_the_json_reader_default_round_trip() {
         // The issue's record: an input 127 levels deep (the most the reader accepts), wrapped
@@ -286,45 +333,6 @@ pub(crate) mod tests {
             let bytes = encode(&batch).expect("encodes");
             assert_eq!(decode(&bytes).expect("decodes"), batch);
         }
-    }
-
-    /// Any JSON scalar, the extremes included.
-    fn scalar() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
-        use proptest::prelude::*;
-        prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::from),
-            any::<i64>().prop_map(serde_json::Value::from),
-            any::<u64>().prop_map(serde_json::Value::from),
-            any::<f64>()
-                .prop_filter("JSON numbers are finite", |f| f.is_finite())
-                .prop_map(serde_json::Value::from),
-            prop::sample::select(vec![
-                json!(1e308),
-                json!(-1e308),
-                json!(f64::MIN_POSITIVE),
-                json!(5e-324),
-                json!(-0.0),
-                json!(u64::MAX),
-                json!(i64::MIN),
-                json!(0.1),
-                json!(""),
-                json!("\u{1F600}\u{10FFFF}\u{0}\"\\\n\u{7f}\u{2028}"),
-            ]),
-            any::<String>().prop_map(serde_json::Value::from),
-        ]
-    }
-
-    /// Any JSON value: scalars, then arrays and objects of them, wide or nested.
-    pub(crate) fn any_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
-        use proptest::prelude::*;
-        scalar().prop_recursive(6, 96, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
-                prop::collection::vec((any::<String>(), inner), 0..6)
-                    .prop_map(|pairs| serde_json::Value::Object(pairs.into_iter().collect())),
-            ]
-        })
     }
 
     proptest::proptest! {

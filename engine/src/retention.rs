@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use super::{Engine, Error};
 use crate::limits::COMPACTION_POLL_MS_MAX;
-use crate::store::ExecutionSummary;
+use statelog_store::ExecutionSummary;
 
-pub use crate::store::StoreCompaction as CompactionSummary;
+pub use statelog_store::StoreCompaction as CompactionSummary;
 pub use statelog_wal::CompactionProgress;
 
 impl Engine {

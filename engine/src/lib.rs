@@ -1,4 +1,4 @@
-//! engine: the public API. Opens a data directory (log + store), registers task integrations,
+//! statelog-engine: the public API. Opens a data directory (log + store), registers task integrations,
 //! creates/describes/lists/deletes state machines, starts/stops/describes/lists executions and
 //! reads their histories. Wires the pure core (`asl`, `interpreter`) to the `store` and the
 //! [`Clock`].
@@ -32,10 +32,12 @@
 mod activities;
 pub mod arn;
 mod catalog;
+pub mod clock;
 mod error;
 mod handlers;
 mod integrations;
 mod jobs;
+pub mod limits;
 mod log_health;
 mod metrics;
 mod naming;
@@ -56,19 +58,19 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_wal::{Durability, Lsn, Wal, WalOptions};
 
-use crate::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
 use crate::clock::{Clock, SystemClock};
-use crate::history::{EventDetails, HistoryEvent};
-use crate::interpreter::{self, apply, pending_effects, ExecutionState};
+use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use crate::limits::{
-    HISTORY_EVENTS_MAX, HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX,
-    LIST_PAGE_EXECUTIONS_DEFAULT, LIST_PAGE_EXECUTIONS_MAX, PAYLOAD_SIZE_BYTES_MAX,
-    RECOVERY_THREADS_MAX,
+    HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX, LIST_PAGE_EXECUTIONS_DEFAULT,
+    LIST_PAGE_EXECUTIONS_MAX, RECOVERY_THREADS_MAX,
 };
-use crate::store::{self, ExecutionSummary, Log, Machine, Store};
+use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
+use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
 use arn::{Arn, ResourceType};
 
-pub use crate::store::ExecutionStatus;
+pub use statelog_store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
@@ -133,7 +135,7 @@ impl Default for EngineOptions {
             durability: Durability::GroupCommit,
             clock: Arc::new(SystemClock),
             history_events_max: HISTORY_EVENTS_MAX,
-            execution_open_ms_max: crate::limits::EXECUTION_OPEN_MS_MAX,
+            execution_open_ms_max: statelog_core::limits::EXECUTION_OPEN_MS_MAX,
             region: "us-east-1".to_string(),
             account: "000000000000".to_string(),
             role_arn_default: None,
@@ -350,7 +352,7 @@ impl HistoryPage {
                     .as_ref()
                     .filter(|_| before_map_exit)
                     .map(|(value, text)| (value, text.as_str()));
-                crate::history::aws_json::render_event_with(e, self.include_execution_data, input)
+                statelog_core::history::aws_json::render_event_with(e, self.include_execution_data, input)
             })
             .collect();
         let mut page = serde_json::Map::new();
@@ -582,7 +584,7 @@ impl Engine {
                 Error::InvalidDefinition {
                     diagnostics: diagnostics
                         .into_iter()
-                        .filter(|d| d.severity == crate::asl::Severity::Error)
+                        .filter(|d| d.severity == statelog_core::asl::Severity::Error)
                         .collect(),
                 }
             })?;
@@ -695,7 +697,7 @@ impl Engine {
         };
         let output_text = match &last.details {
             EventDetails::ExecutionSucceeded(_) => {
-                let rendered = crate::history::aws_json::render_event_with(&last, true, raw_input);
+                let rendered = statelog_core::history::aws_json::render_event_with(&last, true, raw_input);
                 rendered["executionSucceededEventDetails"]["output"]
                     .as_str()
                     .map(str::to_string)
@@ -833,7 +835,7 @@ impl Engine {
                 })?,
             None => 0,
         };
-        let input_text = crate::history::aws_json::input_text(&events)
+        let input_text = statelog_core::history::aws_json::input_text(&events)
             .map(|(value, text)| (value.clone(), text.to_string()));
         let first_map_exit_id = events
             .iter()
@@ -1049,7 +1051,7 @@ fn parse_input(input: &str) -> Result<Value, Error> {
             ),
         });
     }
-    crate::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
+    statelog_core::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
         reason: format!("the input {e}"),
     })
 }

@@ -23,13 +23,13 @@ use super::record::{
     BATCH_ENVELOPE_FORMAT, CATALOG_FORMAT, HISTORY_FORMAT, MACHINE_FORMAT,
 };
 use super::{ExecutionStatus, FORMATS};
-use crate::history::encoding::{self, EventBatch};
-use crate::history::{samples, EventDetails, TimerPurpose};
+use statelog_core::history::encoding::{self, EventBatch};
+use statelog_core::history::{samples, EventDetails, TimerPurpose};
 
-/// Where the golden files are.
-const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats");
+/// Where the golden files are (the workspace's `tests/`, one level above this crate).
+const GOLDEN_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/formats");
 /// Where the fixture logs are.
-const FIXTURE_LOGS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/logs");
+const FIXTURE_LOGS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/logs");
 /// Set to `1` to write the golden file of a format version that has none.
 const BLESS_ENV: &str = "STATELOG_BLESS_FORMATS";
 

@@ -1,0 +1,75 @@
+//! limits: every named maximum of the engine (pages, names, timers, task lists, recovery,
+//! compaction schedule), in one place. Exceeding one is a typed error, never a silent
+//! truncation. A relation with a limit of a lower layer is checked here, in the higher crate.
+
+/// How long a closed execution is kept by default: 90 days.
+pub const RETENTION_MS_DEFAULT: u64 = 90 * 24 * 3600 * 1000;
+
+/// How long after its close an execution may be redriven: 14 days.
+pub const REDRIVE_WINDOW_MS: u64 = 14 * 24 * 3600 * 1000;
+
+const _: () = assert!(REDRIVE_WINDOW_MS < RETENTION_MS_DEFAULT);
+
+/// The most events one `GetExecutionHistory` page returns (AWS: 1000).
+pub const HISTORY_PAGE_EVENTS_MAX: usize = 1000;
+
+/// The events a `GetExecutionHistory` page returns when the caller gives no size (AWS: 100).
+pub const HISTORY_PAGE_EVENTS_DEFAULT: usize = 100;
+
+/// The most executions one `ListExecutions` page returns (AWS: 1000).
+pub const LIST_PAGE_EXECUTIONS_MAX: usize = 1000;
+
+/// The executions a `ListExecutions` page returns when the caller gives no size (AWS: 100).
+pub const LIST_PAGE_EXECUTIONS_DEFAULT: usize = 100;
+
+/// The longest state machine or execution name, in characters (AWS: 80).
+pub const RESOURCE_NAME_CHARS_MAX: usize = 80;
+
+/// The longest the timer thread sleeps before looking at the clock again, in ms (it also wakes
+/// whenever a timer is armed), so a clock that jumps is noticed.
+pub const TIMER_POLL_MS_MAX: u64 = 200;
+
+/// The most threads recovery decodes and folds open executions on.
+pub const RECOVERY_THREADS_MAX: usize = 8;
+
+/// Below this many armed timers the engine's timer heap is never compacted.
+pub const TIMER_HEAP_COMPACT_LEN_MIN: usize = 4096;
+
+/// Timers an open execution usually has armed (its own timeout and one wait); the heap drops
+/// the timers of closed executions when it holds more than twice this many per open execution.
+pub const TIMERS_PER_EXECUTION_TYPICAL: usize = 2;
+
+const _: () = assert!(HISTORY_PAGE_EVENTS_DEFAULT <= HISTORY_PAGE_EVENTS_MAX);
+
+const _: () = assert!(LIST_PAGE_EXECUTIONS_DEFAULT <= LIST_PAGE_EXECUTIONS_MAX);
+
+/// How often the background compaction runs by default, in ms of the engine's clock: daily.
+pub const COMPACTION_INTERVAL_MS_DEFAULT: u64 = 24 * 3600 * 1000;
+
+/// The longest the compaction thread sleeps before looking at the clock again, in ms.
+pub const COMPACTION_POLL_MS_MAX: u64 = 1000;
+
+/// The most tasks waiting in one task list for a worker; scheduling past it fails the task.
+pub const TASK_LIST_PENDING_MAX: usize = 100_000;
+
+/// The most workers long-polling one task list at once; one more is refused.
+pub const TASK_LIST_POLLERS_MAX: usize = 1_000;
+
+/// The longest a `get_activity_task` long poll waits (AWS: 60 s).
+pub const ACTIVITY_POLL_MS_MAX: u64 = 60_000;
+
+/// The longest activity name (AWS: 80 characters).
+pub const ACTIVITY_NAME_CHARS_MAX: usize = 80;
+
+/// The shortest status-poll interval of a `.sync` job integration, in ms (a smaller declared
+/// interval is raised to it).
+pub const JOB_POLL_INTERVAL_MS_MIN: u64 = 100;
+
+/// Tags one state machine or activity may carry (AWS: 50).
+pub const TAGS_PER_RESOURCE_MAX: usize = 50;
+
+/// Characters of a tag key (AWS: 1 to 128).
+pub const TAG_KEY_CHARS_MAX: usize = 128;
+
+/// Characters of a tag value (AWS: 0 to 256).
+pub const TAG_VALUE_CHARS_MAX: usize = 256;
