@@ -7,8 +7,8 @@
 //! and the command line.
 
 pub use statelog_core::{asl, history, interpreter, paths};
-pub use statelog_engine::clock;
 pub use statelog_engine as engine;
+pub use statelog_engine::clock;
 pub use statelog_store as store;
 
 pub mod limits;

@@ -7,7 +7,7 @@
 //! by a handler that returns only when the test releases it: recorded first, the answer takes
 //! one commit after `TaskSubmitted`; while the call is still pending, the answer completes the
 //! task without `TaskSubmitted` and the call's later answer is stale. (The third order, the call
-//! returned but its answer not yet recorded, is a unit test in `src/engine/tokens.rs`: it needs
+//! returned but its answer not yet recorded, is a unit test in `engine/src/tokens.rs`: it needs
 //! the engine's kept answers.)
 
 mod engine_common;

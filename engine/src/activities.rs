@@ -33,11 +33,11 @@ use tokio::sync::oneshot;
 use super::arn::{Arn, ResourceType};
 use super::runtime::decide_and_append;
 use super::{Engine, Error};
-use statelog_core::history::EventId;
-use statelog_core::interpreter::Trigger;
 use crate::limits::{
     ACTIVITY_NAME_CHARS_MAX, ACTIVITY_POLL_MS_MAX, TASK_LIST_PENDING_MAX, TASK_LIST_POLLERS_MAX,
 };
+use statelog_core::history::EventId;
+use statelog_core::interpreter::Trigger;
 use statelog_core::limits::TASK_LIST_NAME_CHARS_MAX;
 
 /// An activity as `DescribeActivity` shows it.

@@ -15,8 +15,8 @@
 
 use super::arn::{Arn, Resource, ResourceType};
 use super::{Engine, Error, MachineDescription};
-use statelog_core::asl::{parse_definition, Severity, ValidationOptions};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
+use statelog_core::asl::{parse_definition, Severity, ValidationOptions};
 use statelog_store as store;
 use statelog_store::Machine;
 

@@ -473,8 +473,8 @@ impl Engine {
                 }),
             };
         };
-        let sync =
-            statelog_core::asl::parse_resource(&waiting.resource_arn).is_ok_and(|r| is_sync(r.pattern()));
+        let sync = statelog_core::asl::parse_resource(&waiting.resource_arn)
+            .is_ok_and(|r| is_sync(r.pattern()));
         if !sync {
             return Err(Error::InvalidArgument {
                 field: "job",

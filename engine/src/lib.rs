@@ -58,19 +58,18 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_wal::{Durability, Lsn, Wal, WalOptions};
 
-use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
 use crate::clock::{Clock, SystemClock};
-use statelog_core::history::{EventDetails, HistoryEvent};
-use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use crate::limits::{
     HISTORY_PAGE_EVENTS_DEFAULT, HISTORY_PAGE_EVENTS_MAX, LIST_PAGE_EXECUTIONS_DEFAULT,
     LIST_PAGE_EXECUTIONS_MAX, RECOVERY_THREADS_MAX,
 };
+use arn::{Arn, ResourceType};
+use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
-use arn::{Arn, ResourceType};
 
-pub use statelog_store::ExecutionStatus;
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
@@ -82,6 +81,7 @@ pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
 use runtime::{Slot, TimerEntry, TimerSignal};
+pub use statelog_store::ExecutionStatus;
 
 /// How an engine is opened.
 #[derive(Debug, Clone)]
@@ -352,7 +352,11 @@ impl HistoryPage {
                     .as_ref()
                     .filter(|_| before_map_exit)
                     .map(|(value, text)| (value, text.as_str()));
-                statelog_core::history::aws_json::render_event_with(e, self.include_execution_data, input)
+                statelog_core::history::aws_json::render_event_with(
+                    e,
+                    self.include_execution_data,
+                    input,
+                )
             })
             .collect();
         let mut page = serde_json::Map::new();
@@ -697,7 +701,8 @@ impl Engine {
         };
         let output_text = match &last.details {
             EventDetails::ExecutionSucceeded(_) => {
-                let rendered = statelog_core::history::aws_json::render_event_with(&last, true, raw_input);
+                let rendered =
+                    statelog_core::history::aws_json::render_event_with(&last, true, raw_input);
                 rendered["executionSucceededEventDetails"]["output"]
                     .as_str()
                     .map(str::to_string)

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use super::runtime::{decide_and_append_with_token, Slot};
 use super::{Engine, Error, ExecutionStatus, ListExecutions};
-use statelog_core::interpreter::{ExecutionState, Trigger};
 use crate::limits::REDRIVE_WINDOW_MS;
+use statelog_core::interpreter::{ExecutionState, Trigger};
 use statelog_store::ExecutionSummary;
 
 /// `redriveStatus`: whether `RedriveExecution` would accept the execution now.

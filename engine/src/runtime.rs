@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use super::handlers::Parking;
 use super::{Engine, Error, Inner, StartedExecution};
+use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use statelog_core::asl::StateMachine;
 use statelog_core::history::EventId;
 #[cfg(debug_assertions)]
@@ -34,7 +35,6 @@ use statelog_core::interpreter::{
     decide, decide_owned, Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation,
     Trigger,
 };
-use crate::limits::{TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN, TIMER_POLL_MS_MAX};
 use statelog_store::Machine;
 
 /// One open execution: its folded state and definition, behind the lock that serializes its
@@ -768,10 +768,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use statelog_core::asl::IntegrationPattern;
     use crate::jobs::{Job, JobFuture, JobIntegration, JobStart, JobStatus};
     use crate::test_support::types;
     use crate::EngineOptions;
+    use statelog_core::asl::IntegrationPattern;
 
     const BASE: &str = "arn:aws:states:::batch:submitJob";
 

@@ -287,10 +287,11 @@ impl Engine {
                 ),
             });
         }
-        let output: Value =
-            statelog_core::history::depth::parse_payload(output).map_err(|e| Error::InvalidOutput {
+        let output: Value = statelog_core::history::depth::parse_payload(output).map_err(|e| {
+            Error::InvalidOutput {
                 reason: format!("the output {e}"),
-            })?;
+            }
+        })?;
         self.answer_token(namespace, token, Answer::Success(output))
     }
 

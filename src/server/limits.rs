@@ -1,8 +1,8 @@
 //! limits: every named maximum of the HTTP server, in one place. Exceeding one is a typed error
 //! answered to the client, never a silent truncation or unbounded growth.
 //!
-//! These live beside the server (not in the engine's `src/limits.rs`) because only the server's
-//! adapter reads them; the engine's own payload limits still apply behind it.
+//! These live beside the server (not in `engine/src/limits.rs`) because only the server's adapter
+//! reads them; the engine's own payload limits still apply behind it.
 
 use crate::limits::{
     DEFINITION_SIZE_BYTES_MAX, PAYLOAD_SIZE_BYTES_MAX, TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX,

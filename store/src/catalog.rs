@@ -598,10 +598,12 @@ mod tests {
             timer: None,
         };
         // Without ExecutionRedriven in the batch: refused, nothing appended.
-        let not_a_redrive = event(EventDetails::ExecutionSucceeded(statelog_core::history::Output {
-            output: json!({}).into(),
-            output_truncated: false,
-        }));
+        let not_a_redrive = event(EventDetails::ExecutionSucceeded(
+            statelog_core::history::Output {
+                output: json!({}).into(),
+                output_truncated: false,
+            },
+        ));
         assert!(matches!(
             store.append_events_with_redrive_token(arn, &[not_a_redrive], "t"),
             Err(Error::BadSequence { .. })

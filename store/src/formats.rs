@@ -236,7 +236,7 @@ fn read_golden(path: &Path) -> BTreeMap<String, Vec<u8>> {
 fn write_golden(path: &Path, format: &Format, samples: &Samples) {
     let mut text = format!(
         "# {} format version {}: one sample per line, `LABEL HEX`.\n\
-         # Written once by {BLESS_ENV}=1 (src/store/formats.rs). Never edit or rewrite it: a\n\
+         # Written once by {BLESS_ENV}=1 (store/src/formats.rs). Never edit or rewrite it: a\n\
          # change to these bytes is a new format version.\n",
         format.name, format.newest
     );

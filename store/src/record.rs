@@ -449,7 +449,8 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
 /// Decodes the events behind an event batch's header and checks they agree with it.
 fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), String> {
     let (_, history_bytes) = decode_batch_header(payload).map_err(|e| e.to_string())?;
-    let batch = statelog_core::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
+    let batch =
+        statelog_core::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
     if batch.execution_arn != header.execution_arn {
         return Err(format!(
             "the events belong to {}, the header names {}",

@@ -10,7 +10,7 @@
 //! - The order of the variants of [`EventDetails`] and the fields of every detail struct are part
 //!   of the WAL format (postcard encodes variant indexes and fields by position): never reorder,
 //!   only append, and bump [`encoding::FORMAT_VERSION`] for anything else (the steps are in
-//!   [`encoding`]; `src/store/formats.rs` enforces it).
+//!   [`encoding`]; `statelog-store`'s `formats.rs` enforces it).
 //! - Payloads (input, output, parameters) are held as `serde_json::Value` in memory (state
 //!   inputs and outputs and execution input/output as a shared [`Payload`]) and stored as
 //!   compact JSON text, exactly the text AWS returns. Stored text reads back at any nesting

@@ -12,7 +12,7 @@
 //! freezes the previous types in a module `vN` beside this one, and adds one arm to
 //! [`decode_body`], the one place that maps a version to today's types (upcasting).
 //! `docs/wal-format.md` ("Record versions") lists the versions and the steps;
-//! `src/store/formats.rs` fails CI when the bytes change without a bump.
+//! `statelog-store`'s `formats.rs` fails CI when the bytes change without a bump.
 //!
 //! Invariants: `decode(encode(b)) == b`; a record from a newer version is
 //! [`Error::NewerVersion`], one from a version never written is [`Error::UnsupportedVersion`];
@@ -123,7 +123,7 @@ pub mod test_values {
     }
 
     /// Any JSON scalar, the extremes included.
-    fn scalar() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    pub fn scalar() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
         prop_oneof![
             Just(serde_json::Value::Null),
@@ -164,7 +164,7 @@ pub mod test_values {
 
 #[cfg(test)]
 mod tests {
-    use super::test_values::{any_value, nested};
+    use super::test_values::{any_value, nested, scalar};
     use super::*;
     use crate::history::*;
     use serde_json::json;
