@@ -56,6 +56,11 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
+use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
+use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
+use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
 use statelog_wal::{Durability, Lsn, Wal, WalOptions};
 
 use crate::clock::{Clock, SystemClock};
@@ -64,11 +69,6 @@ use crate::limits::{
     LIST_PAGE_EXECUTIONS_MAX, RECOVERY_THREADS_MAX,
 };
 use arn::{Arn, ResourceType};
-use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
-use statelog_core::history::{EventDetails, HistoryEvent};
-use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
-use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
-use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
 
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;

@@ -30,10 +30,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use statelog_wal::Lsn;
-
 use statelog_core::history::encoding::{self, EventBatch};
 use statelog_core::history::{check_sequence, EventDetails, EventId, HistoryEvent};
+use statelog_wal::Lsn;
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, Visit, VisitOrigin};
