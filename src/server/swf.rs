@@ -6,7 +6,7 @@
 //! `RecordActivityTaskHeartbeat`, `CountPendingActivityTasks`. Every other SWF operation is a
 //! typed `UnsupportedOperation` naming it.
 //!
-//! Mapping (documented in the README): the SWF `domain` is the caller's account id (the
+//! Mapping (documented in docs/serve.md): the SWF `domain` is the caller's account id (the
 //! namespace; any other domain is `UnknownResourceFault`); `taskList.name` is a statelog task
 //! list (a `TaskList` name, or an activity ARN for that activity's default list); `identity` is
 //! the worker name recorded in `ActivityStarted`. A polled task answers `activityId` = the id of
