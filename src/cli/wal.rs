@@ -148,7 +148,9 @@ pub enum Error {
     },
     /// A record of a store's log has a format version newer than this build reads: a newer
     /// statelog wrote it, and this build cannot check it.
-    #[error("segment {segment} lsn {lsn} kind {kind}: {format} format version {found}, written by a newer statelog: this build reads versions up to {newest}; check this log with that version or a newer one")]
+    #[error(
+        "segment {segment} lsn {lsn} kind {kind}: {newer}; check this log with that version or a newer one"
+    )]
     NewerFormat {
         /// The segment holding the record (`?` when unknown).
         segment: String,
@@ -156,12 +158,8 @@ pub enum Error {
         lsn: Lsn,
         /// The record's kind.
         kind: u8,
-        /// The format.
-        format: &'static str,
-        /// The version found.
-        found: u8,
-        /// The newest version this build reads.
-        newest: u8,
+        /// Its format, the version found and the newest this build reads.
+        newer: statelog::store::NewerVersion,
     },
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
@@ -351,9 +349,7 @@ struct PayloadCheck {
 struct NewerRecord {
     lsn: Lsn,
     kind: u8,
-    format: &'static str,
-    found: u8,
-    newest: u8,
+    newer: statelog::store::NewerVersion,
 }
 
 /// One record whose checksum held but that does not decode.
@@ -373,17 +369,11 @@ impl PayloadCheck {
         let (execution_arn, reason) = match decode_record(kind, record.payload) {
             RecordCheck::Readable { .. } => return,
             RecordCheck::UnknownKind => (None, "a record kind this build does not know".to_owned()),
-            RecordCheck::Newer {
-                format,
-                found,
-                newest,
-            } => {
+            RecordCheck::Newer(newer) => {
                 self.newer.get_or_insert(NewerRecord {
                     lsn: record.lsn,
                     kind,
-                    format,
-                    found,
-                    newest,
+                    newer,
                 });
                 return;
             }
@@ -429,9 +419,7 @@ impl PayloadCheck {
                 segment: segment_of(newer.lsn),
                 lsn: newer.lsn,
                 kind: newer.kind,
-                format: newer.format,
-                found: newer.found,
-                newest: newer.newest,
+                newer: newer.newer,
             });
         }
         if self.undecodable.is_empty() {

@@ -38,8 +38,8 @@ pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{Log, MemoryLog, Visit, VisitOrigin};
 pub use record::{
     decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Format,
-    MachineRecord, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS, KIND_CATALOG,
-    KIND_EVENTS, KIND_MACHINE,
+    MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS,
+    KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -70,20 +70,14 @@ pub enum Error {
     },
     /// A record from a newer statelog: its format version is past the newest this build reads.
     /// The log is refused whole (this build must not write into a newer build's log).
-    #[error(
-        "record at lsn {lsn} (kind {kind}) has {format} format version {found}, written by a newer statelog: this build reads versions up to {newest}; run that version or a newer one"
-    )]
+    #[error("record at lsn {lsn} (kind {kind}) has {newer}; run that version or a newer one")]
     NewerFormat {
         /// The record's LSN.
         lsn: u64,
         /// The record's kind.
         kind: u8,
-        /// The format ([`Format::name`]).
-        format: &'static str,
-        /// The version found.
-        found: u8,
-        /// The newest version this build reads.
-        newest: u8,
+        /// Its format, the version found and the newest this build reads.
+        newer: NewerVersion,
     },
     /// A record of a kind this build does not know.
     #[error("record at lsn {lsn} has unknown kind {kind}")]
@@ -602,17 +596,11 @@ impl Store {
                 Err(record::Undecodable::UnknownKind) => {
                     return Err(Error::UnknownKind { lsn: lsn.0, kind })
                 }
-                Err(record::Undecodable::Newer {
-                    format,
-                    found,
-                    newest,
-                }) => {
+                Err(record::Undecodable::Newer(newer)) => {
                     return Err(Error::NewerFormat {
                         lsn: lsn.0,
                         kind,
-                        format,
-                        found,
-                        newest,
+                        newer,
                     })
                 }
                 Err(record::Undecodable::Damaged {

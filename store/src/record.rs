@@ -57,11 +57,11 @@ impl Format {
     /// (a newer statelog wrote it), [`ReadError::Damaged`] before the oldest.
     pub fn check(&self, version: u8) -> Result<(), ReadError> {
         if version > self.newest {
-            return Err(ReadError::Newer {
+            return Err(ReadError::Newer(NewerVersion {
                 format: self.name,
                 found: version,
                 newest: self.newest,
-            });
+            }));
         }
         if version < self.oldest {
             return Err(ReadError::Damaged(format!(
@@ -121,19 +121,33 @@ const _: () = {
     }
 };
 
+/// A record a newer statelog wrote: its format version is past the newest this build reads.
+/// The log is not this build's to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewerVersion {
+    /// The format ([`Format::name`]).
+    pub format: &'static str,
+    /// The version found.
+    pub found: u8,
+    /// The newest version this build reads.
+    pub newest: u8,
+}
+
+impl std::fmt::Display for NewerVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} format version {}, written by a newer statelog: this build reads versions up to {}",
+            self.format, self.found, self.newest
+        )
+    }
+}
+
 /// Why a record of a known kind does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
-    /// A newer statelog wrote it: its format version is past the newest this build reads. The
-    /// log is not this build's to open.
-    Newer {
-        /// The format ([`Format::name`]).
-        format: &'static str,
-        /// The version found.
-        found: u8,
-        /// The newest version this build reads.
-        newest: u8,
-    },
+    /// A newer statelog wrote it.
+    Newer(NewerVersion),
     /// The bytes do not read as their kind.
     Damaged(String),
 }
@@ -141,14 +155,7 @@ pub enum ReadError {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ReadError::Newer {
-                format,
-                found,
-                newest,
-            } => write!(
-                f,
-                "{format} format version {found}, written by a newer statelog: this build reads versions up to {newest}"
-            ),
+            ReadError::Newer(newer) => newer.fmt(f),
             ReadError::Damaged(reason) => f.write_str(reason),
         }
     }
@@ -312,14 +319,7 @@ pub(crate) enum Undecodable {
     /// A kind this build does not know (a newer build's log).
     UnknownKind,
     /// A version of its format newer than this build reads (a newer build's log).
-    Newer {
-        /// The format.
-        format: &'static str,
-        /// The version found.
-        found: u8,
-        /// The newest version this build reads.
-        newest: u8,
-    },
+    Newer(NewerVersion),
     /// The bytes do not decode as their kind.
     Damaged {
         /// The execution the record names, where that much of it reads.
@@ -333,15 +333,7 @@ pub(crate) enum Undecodable {
 /// byte of its events, so that a log a newer build wrote is refused when it opens.
 pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
     let undecodable = |error: ReadError, execution_arn: Option<String>| match error {
-        ReadError::Newer {
-            format,
-            found,
-            newest,
-        } => Undecodable::Newer {
-            format,
-            found,
-            newest,
-        },
+        ReadError::Newer(newer) => Undecodable::Newer(newer),
         ReadError::Damaged(reason) => Undecodable::Damaged {
             execution_arn,
             reason,
@@ -391,14 +383,7 @@ pub enum RecordCheck {
     /// A record kind this build does not know.
     UnknownKind,
     /// A version of its format newer than this build reads: a newer statelog wrote it.
-    Newer {
-        /// The format ([`Format::name`]).
-        format: &'static str,
-        /// The version found.
-        found: u8,
-        /// The newest version this build reads.
-        newest: u8,
-    },
+    Newer(NewerVersion),
     /// The record does not read as its kind (its checksum held: a software bug).
     Damaged {
         /// The execution it belongs to, where that much of it reads.
@@ -413,15 +398,7 @@ pub enum RecordCheck {
 pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
     match decode(kind, payload) {
         Err(Undecodable::UnknownKind) => RecordCheck::UnknownKind,
-        Err(Undecodable::Newer {
-            format,
-            found,
-            newest,
-        }) => RecordCheck::Newer {
-            format,
-            found,
-            newest,
-        },
+        Err(Undecodable::Newer(newer)) => RecordCheck::Newer(newer),
         Err(Undecodable::Damaged {
             execution_arn,
             reason,
@@ -671,11 +648,11 @@ mod tests {
             other_version[0] = 9;
             assert_eq!(
                 decode_machine(&other_version).expect_err("refused"),
-                ReadError::Newer {
+                ReadError::Newer(NewerVersion {
                     format: "state machine",
                     found: 9,
                     newest: MACHINE_FORMAT_VERSION
-                }
+                })
             );
             other_version[0] = 0;
             assert!(matches!(
@@ -737,7 +714,7 @@ mod tests {
             other_version[0] = 9;
             let newer = decode_catalog(&other_version).expect_err("refused");
             assert!(
-                matches!(newer, ReadError::Newer { found: 9, .. }),
+                matches!(newer, ReadError::Newer(NewerVersion { found: 9, .. })),
                 "{newer:?}"
             );
             assert!(newer
