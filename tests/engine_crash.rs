@@ -10,7 +10,7 @@
 //! `STATELOG_CRASH_CYCLES` (default 100) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
 mod kill_common;
-use kill_common::{run_to_end, run_until_killed, seed_and_cycles, spawn_child, XorShift};
+use kill_common::{kill_points, run_to_end, run_until_killed, seed_and_cycles, spawn_child};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -111,14 +111,14 @@ fn killed_children_lose_nothing_and_every_execution_finishes() {
         return;
     }
     let (seed, cycles) = seed_and_cycles("engine crash test", 0x5eed_1234_abcd, 100);
-    let mut rng = XorShift::new(seed);
+    let mut rng = kill_points(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let mut acknowledged = BTreeSet::new();
     let mut calls: HashMap<String, usize> = HashMap::new();
     let mut kills = 0;
     for _ in 0..cycles {
-        let lines_before_kill = 1 + rng.next() % 30;
+        let lines_before_kill = 1 + rng.below(30);
         let killed = run_until_killed(spawn(&dir, false), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack ") {
                 acknowledged.insert(name.to_string());

@@ -10,19 +10,9 @@ use serde_json::{json, Value};
 use statelog::asl::{parse_definition, StateMachine, ValidationOptions};
 use statelog::history::{EventId, HistoryEvent};
 use statelog::interpreter::{
-    apply, decide, pending_effects, Effect, Entropy, ExecutionState, Options, StartRequest, Trigger,
+    apply, decide, pending_effects, Effect, ExecutionState, Options, StartRequest, Trigger,
 };
-
-struct Seeded(u64);
-
-impl Entropy for Seeded {
-    fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use statelog_rng::Rng;
 
 fn task(extra: Value) -> Value {
     let mut state = json!({"Type": "Task", "Resource": "arn:aws:states:::sns:publish"});
@@ -108,7 +98,7 @@ struct Walk {
 
 fn run_walk(def: &StateMachine, items: usize, seed: u64, actions: &[Action]) -> Walk {
     let options = Options::default();
-    let mut entropy = Seeded(seed | 1);
+    let mut entropy = Rng::new(seed | 1);
     let mut walk = Walk {
         state: ExecutionState::new(),
         events: Vec::new(),
@@ -220,7 +210,7 @@ proptest! {
         let first = run_walk(def, items, seed, &actions);
         // The same triggers at the same times with the same entropy give the same events.
         let options = Options::default();
-        let mut entropy = Seeded(seed | 1);
+        let mut entropy = Rng::new(seed | 1);
         let mut state = ExecutionState::new();
         let mut events = Vec::new();
         for (trigger, now_ms) in &first.log {
@@ -299,7 +289,7 @@ proptest! {
             }
         }
         let _ = pending_effects(&state);
-        let mut entropy = Seeded(seed | 1);
+        let mut entropy = Rng::new(seed | 1);
         let _ = decide(def, &state, Trigger::TimerFired { timer_id: EventId(3) }, 2_000_000,
             &Options::default(), &mut entropy);
     }

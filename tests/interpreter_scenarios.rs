@@ -9,23 +9,12 @@ use serde_json::{json, Value};
 use statelog::asl::{parse_definition, StateMachine, ValidationOptions};
 use statelog::history::{EventDetails, EventId, HistoryEvent, TimerPurpose};
 use statelog::interpreter::{
-    apply, decide, pending_effects, Decision, Effect, Entropy, ExecutionState, ExecutionStatus,
-    Options, StartRequest, TaskInvocation, TimerKind, Trigger,
+    apply, decide, pending_effects, Decision, Effect, ExecutionState, ExecutionStatus, Options,
+    StartRequest, TaskInvocation, TimerKind, Trigger,
 };
+use statelog_rng::Rng;
 
 const T0_MS: u64 = 1_700_000_000_000;
-
-/// Deterministic entropy (xorshift64).
-struct Seeded(u64);
-
-impl Entropy for Seeded {
-    fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// How a scripted handler answers a task.
 enum Answer {
@@ -46,7 +35,7 @@ struct Run {
     events: Vec<HistoryEvent>,
     now_ms: u64,
     options: Options,
-    entropy: Seeded,
+    entropy: Rng,
     timers: BTreeMap<EventId, (u64, TimerKind)>,
     tasks: Vec<TaskInvocation>,
     invocations: Vec<TaskInvocation>,
@@ -66,7 +55,7 @@ impl Run {
             events: Vec::new(),
             now_ms: T0_MS,
             options,
-            entropy: Seeded(0x9e37_79b9_7f4a_7c15),
+            entropy: Rng::new(0x9e37_79b9_7f4a_7c15),
             timers: BTreeMap::new(),
             tasks: Vec::new(),
             invocations: Vec::new(),
@@ -438,7 +427,7 @@ fn full_jitter_is_drawn_by_the_caller_and_recorded() {
     let mut delays = Vec::new();
     for seed in [1u64, 2, 3, 4] {
         let mut run = Run::new(def.clone());
-        run.entropy = Seeded(seed);
+        run.entropy = Rng::new(seed);
         run.start(json!({}));
         run.drive(|t| {
             if t.attempt == 0 {

@@ -6,17 +6,9 @@
 use serde_json::json;
 use statelog::asl::{parse_definition, ValidationOptions};
 use statelog::interpreter::{
-    decide_owned, Entropy, ExecutionState, ExecutionStatus, Options, StartRequest, Trigger,
+    decide_owned, ExecutionState, ExecutionStatus, Options, StartRequest, Trigger,
 };
-
-struct Counter(u64);
-
-impl Entropy for Counter {
-    fn next_u64(&mut self) -> u64 {
-        self.0 += 1;
-        self.0
-    }
-}
+use statelog_rng::Rng;
 
 #[test]
 #[ignore = "a measurement; run with --ignored --nocapture"]
@@ -50,7 +42,7 @@ fn pass_chain_transitions_per_second() {
             Trigger::Start(request),
             1_700_000_000_000,
             &Options::default(),
-            &mut Counter(1),
+            &mut Rng::new(1),
         )
         .expect("decide");
         assert_eq!(decision.next_state.status(), ExecutionStatus::Succeeded);

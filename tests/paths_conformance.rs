@@ -19,26 +19,15 @@ use statelog::paths::pipeline::{
     in_state, process_input, process_output, process_parameters, process_result,
 };
 use statelog::paths::{
-    Entropy, InputOutputPath, Path, ReferencePath, ResultPathField, StatesError, Template,
+    InputOutputPath, Path, ReferencePath, ResultPathField, StatesError, Template,
 };
+use statelog_rng::Rng;
 
 /// The pass count this suite has reached; it may only go up.
 const PASS_FLOOR: usize = 292;
 
 /// The pass count of the Pass states inside cases with other needs; it may only go up.
 const OTHER_NEEDS_PASS_FLOOR: usize = 53;
-
-struct Counter(u64);
-
-impl Entropy for Counter {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0
-    }
-}
 
 fn conformance_dir() -> PathBuf {
     match std::env::var_os("STATELOG_CONFORMANCE_DIR") {
@@ -150,7 +139,7 @@ fn run_pass(
     let result_path = result_path(state)?;
     let parameters = template(state, "Parameters")?;
     let selector = template(state, "ResultSelector")?;
-    let mut entropy = Counter(7);
+    let mut entropy = Rng::new(7);
     let mut run = || -> Result<Value, StatesError> {
         let effective = process_input(raw_input, &input_path, context)?;
         let parameters =

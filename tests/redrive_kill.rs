@@ -12,7 +12,7 @@
 //! `STATELOG_CRASH_CYCLES` (default 40) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
 mod kill_common;
-use kill_common::{run_to_end, run_until_killed, seed_and_cycles, spawn_child, XorShift};
+use kill_common::{kill_points, run_to_end, run_until_killed, seed_and_cycles, spawn_child};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -128,14 +128,14 @@ fn killed_redrives_happen_once_and_every_execution_succeeds() {
         return;
     }
     let (seed, cycles) = seed_and_cycles("redrive kill test", 0x00d1_5c0d_eed5, 40);
-    let mut rng = XorShift::new(seed);
+    let mut rng = kill_points(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let (mut started, mut redriven) = (BTreeSet::new(), BTreeSet::new());
     let mut kills = 0u64;
     for cycle in 0..cycles {
         // Three lines per execution, its own and the previous child's: kills land anywhere.
-        let lines_before_kill = 1 + rng.next() % (3 * 2 * PER_CHILD);
+        let lines_before_kill = 1 + rng.below(3 * 2 * PER_CHILD);
         let killed = run_until_killed(spawn(&dir, cycle, false), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack start ") {
                 started.insert(name.to_string());

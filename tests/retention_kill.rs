@@ -21,7 +21,7 @@
 mod engine_common;
 mod kill_common;
 use engine_common::{CHAIN, LONG_WAIT, START_MS};
-use kill_common::{run_until_killed, seed_and_cycles, spawn_child, XorShift};
+use kill_common::{kill_points, run_until_killed, seed_and_cycles, spawn_child};
 
 use std::collections::HashMap;
 use std::sync::mpsc::sync_channel;
@@ -157,14 +157,14 @@ fn killed_compactions_keep_every_retained_history() {
     // A child's clock is a day after the last one's: the open executions' 300-day Wait (and the
     // 1-year limit) must outlast the run.
     let cycles = cycles.min(CYCLES_MAX);
-    let mut rng = XorShift::new(seed);
+    let mut rng = kill_points(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     // Acknowledged executions: name -> machine.
     let mut acknowledged: HashMap<String, &'static str> = HashMap::new();
     let (mut kills, mut kills_in_compaction, mut deleted_total) = (0u64, 0u64, 0u64);
     for cycle in 0..cycles {
-        let lines_before_kill = 1 + rng.next() % (STARTS_PER_CHILD + 10);
+        let lines_before_kill = 1 + rng.below(STARTS_PER_CHILD + 10);
         let mut compacting = false;
         let killed = run_until_killed(spawn(&dir, cycle), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack chain ") {

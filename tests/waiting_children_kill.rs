@@ -20,7 +20,7 @@
 //! `STATELOG_CRASH_CYCLES` (default 40) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
 mod kill_common;
-use kill_common::{run_to_end, run_until_killed, seed_and_cycles, spawn_child, XorShift};
+use kill_common::{kill_points, run_to_end, run_until_killed, seed_and_cycles, spawn_child};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -157,7 +157,7 @@ fn killed_engines_finish_every_sync_child_once() {
         return;
     }
     let (seed, cycles) = seed_and_cycles("children kill test", 0x0c41_1d5e_eed5, 40);
-    let mut rng = XorShift::new(seed);
+    let mut rng = kill_points(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let mut acknowledged = BTreeSet::new();
@@ -165,7 +165,7 @@ fn killed_engines_finish_every_sync_child_once() {
     for cycle in 0..cycles {
         // "ack" and "closed" for each parent and "call" for each child's handler, and "closed"
         // for each of the previous process's parents.
-        let lines_before_kill = 1 + rng.next() % (4 * PER_PROCESS);
+        let lines_before_kill = 1 + rng.below(4 * PER_PROCESS);
         let killed = run_until_killed(spawn(&dir, cycle, false), lines_before_kill, |line| {
             if let Some(name) = line.strip_prefix("ack ") {
                 acknowledged.insert(name.to_string());

@@ -110,28 +110,22 @@ fn waiting_crash_child() {
     println!("done");
 }
 
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 #[test]
 fn parked_and_claimed_tasks_survive_killed_engines() {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
-    let mut seed: u64 = std::env::var("STATELOG_WAITING_CRASH_SEED")
+    let seed: u64 = std::env::var("STATELOG_WAITING_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_1234_abcd_0001);
     println!("seed {seed}");
+    let mut rng = statelog_rng::Rng::new(seed);
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = std::env::current_exe().expect("test binary");
     let mut tokens = BTreeSet::new();
     for _ in 0..CHILDREN {
-        let kill_after = 1 + next(&mut seed) % (2 * EXECUTIONS);
+        let kill_after = 1 + rng.below(2 * EXECUTIONS);
         let mut child = Command::new(&exe)
             .args([
                 "--exact",

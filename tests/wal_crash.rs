@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use statelog_rng::Rng;
 
 const CYCLES_DEFAULT: u32 = 30;
 /// Every this many cycles (and after the last) the check reads the whole log back; the cycles
@@ -34,28 +35,6 @@ const PAYLOAD_SIZE_BYTES_MAX: u32 = 9_000;
 /// Upper bound of the random delay before a kill in the "delay" mode. The delay only decides
 /// *when* the kill lands; no assertion depends on it.
 const KILL_DELAY_US_MAX: u64 = 30_000;
-
-/// A small deterministic generator (xorshift64*), so one printed seed replays a whole run.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-    fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform-ish in `low..=high`.
-    fn range(&mut self, low: u64, high: u64) -> u64 {
-        assert!(low <= high);
-        low + self.next_u64() % (high - low + 1)
-    }
-}
 
 fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_statelog")
@@ -281,7 +260,8 @@ fn killed_appender_loses_no_acknowledged_record() {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     println!("wal_crash: seed {seed} ({cycles} cycles); replay with STATELOG_CRASH_SEED={seed}");
-    let mut rng = Rng::new(seed);
+    // xorshift64*, as this test always drew, so one printed seed replays a whole run.
+    let mut rng = Rng::xorshift64_star(seed);
     // Named by seed and process, so a failed run's directory stays for inspection and no other
     // run (another `cargo test` in the same target directory, even with the same seed) deletes
     // it or appends to it: two runs sharing one directory is what produced the "acknowledged
@@ -295,24 +275,23 @@ fn killed_appender_loses_no_acknowledged_record() {
     let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
 
     for cycle in 0..cycles {
-        let threads = rng.range(1, u64::from(THREADS_MAX));
-        let count = rng.range(1, COUNT_PER_THREAD_MAX * threads);
-        let segment_size_bytes =
-            SEGMENT_SIZES_BYTES[rng.range(0, SEGMENT_SIZES_BYTES.len() as u64 - 1) as usize];
+        let threads = rng.range_inclusive(1, u64::from(THREADS_MAX));
+        let count = rng.range_inclusive(1, COUNT_PER_THREAD_MAX * threads);
+        let segment_size_bytes = SEGMENT_SIZES_BYTES[rng.index(SEGMENT_SIZES_BYTES.len())];
         // Mostly small records, sometimes ones that span pages.
-        let size = if rng.range(0, 3) == 0 {
-            rng.range(0, u64::from(PAYLOAD_SIZE_BYTES_MAX))
+        let size = if rng.range_inclusive(0, 3) == 0 {
+            rng.range_inclusive(0, u64::from(PAYLOAD_SIZE_BYTES_MAX))
         } else {
-            rng.range(1, 200)
+            rng.range_inclusive(1, 200)
         };
         // Three ways to end a cycle: kill after a random number of acks, kill after a random
         // delay from spawn (which can land before the first ack, even during recovery), or let
         // the child finish.
-        let mode = rng.range(0, 9);
-        let kill_after_lines = (mode < 6).then(|| rng.range(0, count));
+        let mode = rng.range_inclusive(0, 9);
+        let kill_after_lines = (mode < 6).then(|| rng.range_inclusive(0, count));
         let kill_delay = (6..9)
             .contains(&mode)
-            .then(|| Duration::from_micros(rng.range(0, KILL_DELAY_US_MAX)));
+            .then(|| Duration::from_micros(rng.range_inclusive(0, KILL_DELAY_US_MAX)));
 
         let mut child = Command::new(binary())
             .args(["wal", "append-test", "--dir"])

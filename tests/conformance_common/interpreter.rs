@@ -7,25 +7,15 @@ use serde_json::Value;
 use statelog::asl::{parse_definition, ValidationOptions};
 use statelog::history::{EventId, HistoryEvent};
 use statelog::interpreter::{
-    apply, decide, Effect, Entropy, ExecutionState, Options, StartRequest, Trigger,
+    apply, decide, Effect, ExecutionState, Options, StartRequest, Trigger,
 };
+use statelog_rng::Rng;
 
 /// The simulated start time of every case.
 const T0_MS: u64 = 1_700_000_000_000;
 
 /// Decisions one case may take before it counts as not finishing.
 const DECISIONS_MAX: usize = 100_000;
-
-struct Seeded(u64);
-
-impl Entropy for Seeded {
-    fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The start request of case number `n`: ARNs named after `n`, the recorded role, no input yet
 /// (`drive` parses the case's input).
@@ -58,7 +48,7 @@ pub fn drive(
     let input_text = Some(input.to_string());
     let input: Value = serde_json::from_str(input).map_err(|e| format!("input: {e}"))?;
     let options = Options::default();
-    let mut entropy = Seeded(0x2545_f491_4f6c_dd1d);
+    let mut entropy = Rng::new(0x2545_f491_4f6c_dd1d);
     let mut state = ExecutionState::new();
     let mut events = Vec::new();
     let mut tasks = Vec::new();

@@ -8,22 +8,10 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-/// A small seeded generator (xorshift64) for kill points.
-pub struct XorShift(u64);
-
-impl XorShift {
-    /// A generator from `seed` (any value: the low bit is forced, so it is never stuck at 0).
-    pub fn new(seed: u64) -> Self {
-        Self(seed | 1)
-    }
-
-    /// The next value.
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+/// The seeded generator of kill points for `seed`: xorshift64 with the low bit forced, as the
+/// kill points were always drawn, so a printed `STATELOG_CRASH_SEED` replays the same kills.
+pub fn kill_points(seed: u64) -> statelog_rng::Rng {
+    statelog_rng::Rng::new(seed | 1)
 }
 
 /// The seed and the number of cycles, from `STATELOG_CRASH_SEED` and `STATELOG_CRASH_CYCLES`, or

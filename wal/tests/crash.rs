@@ -455,12 +455,11 @@ fn c7_bit_flips_detected() {
     }
     assert!(frames.len() >= 14);
     let flips = if slow() { 100_000 } else { 1_500 };
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = statelog_rng::Rng::new(0x2545_F491_4F6C_DD1D);
     let (mut corrupt, mut reported) = (0, 0);
     for _ in 0..flips {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        // One value chooses the frame, the offset in it and the bit, as it always has.
+        let x = rng.next_u64();
         let (path, start, end, final_mark, in_newest) = &frames[(x % frames.len() as u64) as usize];
         let offset = start + (x >> 20) % (end - start);
         let image = durable.crash(CrashMode::DropUnsynced);

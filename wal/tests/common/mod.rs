@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
+use statelog_rng::Rng;
 use statelog_wal::storage::sim::{CrashMode, FaultPlan, Fill, SimStorage};
 use statelog_wal::{Durability, Error, Lsn, OwnedRecord, RecordKind, Wal, WalOptions};
 
@@ -54,12 +55,9 @@ impl Model {
         self.id_next += 1;
         let mut payload = Vec::with_capacity(size_bytes.max(8));
         payload.extend_from_slice(&id.to_le_bytes());
-        let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut rng = Rng::for_stream(id);
         while payload.len() < size_bytes.max(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            payload.push(x as u8);
+            payload.push(rng.next_u64() as u8);
         }
         (id, payload)
     }
