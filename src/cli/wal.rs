@@ -1,7 +1,7 @@
 //! `statelog wal ...`: operator commands over a WAL directory (verify, dump, stats) and the
 //! `append-test` workload that external crash tests kill with SIGKILL.
 //!
-//! Contracts (scripts and `tests/wal_crash.rs` depend on them):
+//! Contracts (scripts and `tests/statelog/wal_crash.rs` depend on them):
 //! - `verify DIR` exits 0 for a clean log; 1 with `segment S offset O` on corruption; 2 on a
 //!   torn tail of the newest segment (not corruption: the unacknowledged end of a crashed write,
 //!   which open truncates), with a line `torn tail: segment S offset O: ... N bytes dropped ...`;

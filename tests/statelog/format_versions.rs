@@ -10,7 +10,7 @@
 //! - `statelog history` refuses with the same words.
 //!
 //! The other direction (every older version this build knows still reads) is the fixture
-//! corpus: `tests/fixture_logs.rs` and the format tests in `store/src/formats.rs`.
+//! corpus: `tests/statelog/fixture_logs.rs` and the format tests in `store/src/formats.rs`.
 
 use std::ops::ControlFlow;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Throughput probe of the pure interpreter (no WAL): 10,000 executions of a 10-state Pass chain
 //! through `decide_owned`, adopting `next_state` as the engine does. Ignored by default (a
 //! measurement, not a check; it asserts no timing). Run it with
-//! `cargo test --release --test interpreter_throughput -- --ignored --nocapture`.
+//! `cargo test --release --test statelog interpreter_throughput:: -- --ignored --nocapture`.
 
 use serde_json::json;
 use statelog::asl::{parse_definition, ValidationOptions};

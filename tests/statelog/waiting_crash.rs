@@ -128,12 +128,7 @@ fn parked_and_claimed_tasks_survive_killed_engines() {
     for _ in 0..CHILDREN {
         let kill_after = 1 + rng.below(2 * EXECUTIONS);
         let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                &child_test,
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["--exact", &child_test, "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

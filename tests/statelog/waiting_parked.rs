@@ -2,7 +2,7 @@
 //! with no handler call in flight and no timer but their own deadlines, then all are answered and
 //! all complete. The default run parks 2,000; the ignored run parks 100,000 and prints the heap
 //! (anonymous resident) bytes per parked execution:
-//! `cargo test --release --test waiting_parked -- --ignored --nocapture`.
+//! `cargo test --release --test statelog waiting_parked:: -- --ignored --nocapture`.
 
 use std::sync::Arc;
 

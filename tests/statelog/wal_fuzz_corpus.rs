@@ -4,7 +4,7 @@
 //! calls, `statelog_wal::fuzzing::{record_decode, segment_recover}`, which panics on any oracle
 //! failure.
 //!
-//! `cargo test --test wal_fuzz_corpus -- --ignored write_seed_corpus` regenerates the seed
+//! `cargo test --test statelog -- --ignored wal_fuzz_corpus::write_seed_corpus` regenerates the seed
 //! corpus from real logs written by the WAL on the simulated disk.
 
 use std::path::{Path, PathBuf};

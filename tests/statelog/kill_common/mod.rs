@@ -103,7 +103,10 @@ fn test_path_drops_the_crate_name_as_libtest_does() {
     assert_eq!(test_path("statelog", "t"), "t");
     // This very test, as libtest names it.
     assert_eq!(
-        test_path(module_path!(), "test_path_drops_the_crate_name_as_libtest_does"),
+        test_path(
+            module_path!(),
+            "test_path_drops_the_crate_name_as_libtest_does"
+        ),
         "kill_common::test_path_drops_the_crate_name_as_libtest_does"
     );
 }
