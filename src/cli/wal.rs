@@ -1,7 +1,7 @@
 //! `statelog wal ...`: operator commands over a WAL directory (verify, dump, stats) and the
 //! `append-test` workload that external crash tests kill with SIGKILL.
 //!
-//! Contracts (scripts and `tests/wal_crash.rs` depend on them):
+//! Contracts (scripts and `tests/statelog/wal_crash.rs` depend on them):
 //! - `verify DIR` exits 0 for a clean log; 1 with `segment S offset O` on corruption; 2 on a
 //!   torn tail of the newest segment (not corruption: the unacknowledged end of a crashed write,
 //!   which open truncates), with a line `torn tail: segment S offset O: ... N bytes dropped ...`;
@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use clap::Subcommand;
+use statelog_rng::Rng;
 use statelog_wal::{Durability, Lsn, RecordKind, Wal, WalOptions};
 
 use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
@@ -519,27 +520,6 @@ struct AppendTest {
     seed: Option<u64>,
 }
 
-/// A small, fast payload generator (xorshift64*). Payload bytes need variety, not secrecy.
-struct PayloadRng(u64);
-
-impl PayloadRng {
-    fn new(seed: u64) -> Self {
-        // Zero is the one state xorshift never leaves.
-        Self(seed | 1)
-    }
-    fn fill(&mut self, bytes: &mut [u8]) {
-        for chunk in bytes.chunks_mut(8) {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            let word = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-}
-
 fn append_test(args: &AppendTest) -> Result<(), Error> {
     if args.threads == 0 || args.threads > APPEND_TEST_THREADS_MAX {
         return Err(Error::InvalidArgument {
@@ -592,13 +572,17 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
                 let wal = &wal;
                 let failed = &failed;
                 scope.spawn(move || {
-                    let mut rng = PayloadRng::new(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    // Payload bytes need variety, not secrecy; the low bit set as before, so
+                    // a `--seed` writes the payloads it wrote before.
+                    let mut rng = Rng::xorshift64_star(
+                        (seed ^ index.wrapping_mul(statelog_rng::GOLDEN_GAMMA)) | 1,
+                    );
                     let mut payload = vec![0u8; args.size_bytes];
                     for _ in 0..share {
                         if failed.load(Ordering::Relaxed) {
                             break;
                         }
-                        rng.fill(&mut payload);
+                        rng.fill_bytes(&mut payload);
                         let outcome =
                             wal.append(kind, &payload)
                                 .map_err(Error::from)
