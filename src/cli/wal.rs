@@ -15,7 +15,7 @@
 //!   durable, one whole line per write with stdout locked and flushed.
 //!
 //! - `verify DIR` also decodes every payload of a statelog store's log (one that holds a state
-//!   machine or catalog record) through the store's own decoder, `store::decode_record`: a
+//!   machine or catalog record) through the store's own decoder (`engine::inspect::check_record`): a
 //!   record whose checksum held but that does not decode is printed as `undecodable: segment S
 //!   lsn L kind K execution ARN: reason` and verify exits 1. A log of bare records (as
 //!   `append-test` writes) has only its frames checked. A record whose format version is newer
@@ -34,8 +34,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use clap::Subcommand;
-use statelog_wal::{Durability, Lsn, RecordKind, Wal, WalOptions};
-
+use statelog::engine::inspect::{
+    self, check_record, is_store_marker, Durability, Lsn, NewerVersion, Record, RecordCheck,
+    RecordKind, RecoveryReport, Wal, WalError, WalOptions, RECORD_SIZE_BYTES_MAX,
+};
 use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
 
 /// Exit code of `verify` when the log is corrupt.
@@ -114,7 +116,7 @@ pub enum WalCommand {
 pub enum Error {
     /// The log itself refused (corruption, I/O, limits); carries the WAL's evidence.
     #[error(transparent)]
-    Wal(#[from] statelog_wal::Error),
+    Wal(#[from] WalError),
     /// The directory to inspect does not exist or is not a directory.
     #[error("{} is not a log directory", path.display())]
     NotADirectory {
@@ -159,7 +161,7 @@ pub enum Error {
         /// The record's kind.
         kind: u8,
         /// Its format, the version found and the newest this build reads.
-        newer: statelog::store::NewerVersion,
+        newer: NewerVersion,
     },
     /// The OS random source failed.
     #[error("cannot seed the payload generator: {0}")]
@@ -207,7 +209,7 @@ pub fn run(command: WalCommand) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (`dump | head`) is the reader's choice, not a failure.
         Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(Error::Wal(statelog_wal::Error::Corrupt {
+        Err(Error::Wal(WalError::Corrupt {
             segment_id,
             offset_bytes,
             reason,
@@ -233,18 +235,13 @@ pub fn run(command: WalCommand) -> ExitCode {
 }
 
 /// Opens an existing log without changing it.
-fn open_read_only(dir: &Path) -> Result<(Wal, statelog_wal::RecoveryReport), Error> {
+fn open_read_only(dir: &Path) -> Result<(Wal, RecoveryReport), Error> {
     if !dir.is_dir() {
         return Err(Error::NotADirectory {
             path: dir.to_path_buf(),
         });
     }
-    let options = WalOptions {
-        read_only: true,
-        background_preparation: false,
-        ..WalOptions::default()
-    };
-    Ok(Wal::open(dir, options)?)
+    Ok(inspect::open_read_only(dir)?)
 }
 
 /// What a full scan saw.
@@ -260,7 +257,7 @@ struct ScanSummary {
 /// records in LSN order).
 fn scan_all(
     wal: &Wal,
-    mut inspect: impl FnMut(&statelog_wal::Record<'_>),
+    mut inspect: impl FnMut(&Record<'_>),
 ) -> Result<ScanSummary, Error> {
     let mut summary = ScanSummary::default();
     let mut order_error = None;
@@ -349,7 +346,7 @@ struct PayloadCheck {
 struct NewerRecord {
     lsn: Lsn,
     kind: u8,
-    newer: statelog::store::NewerVersion,
+    newer: NewerVersion,
 }
 
 /// One record whose checksum held but that does not decode.
@@ -362,11 +359,10 @@ struct Undecodable {
 }
 
 impl PayloadCheck {
-    fn visit(&mut self, record: &statelog_wal::Record<'_>) {
-        use statelog::store::{decode_record, RecordCheck, KIND_CATALOG, KIND_MACHINE};
+    fn visit(&mut self, record: &Record<'_>) {
         let kind = record.kind.get();
-        self.store_log |= kind == KIND_MACHINE || kind == KIND_CATALOG;
-        let (execution_arn, reason) = match decode_record(kind, record.payload) {
+        self.store_log |= is_store_marker(record.kind);
+        let (execution_arn, reason) = match check_record(record) {
             RecordCheck::Readable { .. } => return,
             RecordCheck::UnknownKind => (None, "a record kind this build does not know".to_owned()),
             RecordCheck::Newer(newer) => {
@@ -553,13 +549,12 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
             reason: format!("{} exceeds {APPEND_TEST_RECORDS_MAX}", args.count),
         });
     }
-    if args.size_bytes > statelog_wal::limits::RECORD_SIZE_BYTES_MAX {
+    if args.size_bytes > RECORD_SIZE_BYTES_MAX {
         return Err(Error::InvalidArgument {
             arg: "size",
             reason: format!(
                 "{} exceeds the record limit of {} bytes",
-                args.size_bytes,
-                statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+                args.size_bytes, RECORD_SIZE_BYTES_MAX
             ),
         });
     }

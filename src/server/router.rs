@@ -35,7 +35,7 @@ use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceI
 use super::sigv4::{self, Check, RequestParts};
 use super::swf;
 use super::ServerState;
-use crate::asl::{parse_definition, Severity, ValidationOptions};
+use crate::engine::validate::{self, Severity, ValidationOptions};
 use crate::clock::Clock;
 
 /// The scope service of Step Functions signatures.
@@ -762,10 +762,9 @@ fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Val
         max_results
     } as usize;
     let with_warnings = input.severity.as_deref() == Some("WARNING");
-    let diagnostics = match parse_definition(&input.definition, &ValidationOptions::default()) {
-        Ok(_) => Vec::new(),
-        Err(diagnostics) => diagnostics,
-    };
+    let diagnostics = validate::validate_definition(&input.definition, &ValidationOptions::default())
+        .err()
+        .unwrap_or_default();
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let shown: Vec<_> = diagnostics
         .iter()
