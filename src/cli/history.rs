@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 
-use statelog::engine::{Engine, EngineOptions, HistoryQuery, ListExecutions};
 use statelog::engine::history::{aws_json, EventDetails, HistoryEvent};
+use statelog::engine::{Engine, EngineOptions, HistoryQuery, ListExecutions};
 
 /// Arguments of `statelog history`.
 #[derive(Debug, Args)]

@@ -255,10 +255,7 @@ struct ScanSummary {
 
 /// Scans every record once, summing them up and handing each to `inspect` (which sees the
 /// records in LSN order).
-fn scan_all(
-    wal: &Wal,
-    mut inspect: impl FnMut(&Record<'_>),
-) -> Result<ScanSummary, Error> {
+fn scan_all(wal: &Wal, mut inspect: impl FnMut(&Record<'_>)) -> Result<ScanSummary, Error> {
     let mut summary = ScanSummary::default();
     let mut order_error = None;
     wal.scan_from(Lsn(0), |record| {
