@@ -123,13 +123,29 @@ pub enum Error {
         /// The path given.
         path: PathBuf,
     },
-    /// An argument outside what the command accepts.
-    #[error("invalid --{arg}: {reason}")]
-    InvalidArgument {
-        /// The argument.
-        arg: &'static str,
-        /// Why it is rejected.
-        reason: String,
+    /// `append-test --threads` outside `1..=limit`.
+    #[error("invalid --threads: {threads} is outside 1..={limit}")]
+    ThreadsOutOfRange {
+        /// The threads asked for.
+        threads: u32,
+        /// The most allowed ([`APPEND_TEST_THREADS_MAX`]).
+        limit: u32,
+    },
+    /// `append-test --count` above the limit.
+    #[error("invalid --count: {count} exceeds {limit}")]
+    TooManyRecords {
+        /// The records asked for.
+        count: u64,
+        /// The most allowed ([`APPEND_TEST_RECORDS_MAX`]).
+        limit: u64,
+    },
+    /// `append-test --size` above the WAL's record limit.
+    #[error("invalid --size: {size_bytes} exceeds the record limit of {limit_bytes} bytes")]
+    RecordTooLarge {
+        /// The payload size asked for.
+        size_bytes: usize,
+        /// The WAL's limit ([`RECORD_SIZE_BYTES_MAX`]).
+        limit_bytes: usize,
     },
     /// Writing to stdout failed (other than the reader going away).
     #[error("cannot write output: {0}")]
@@ -163,9 +179,10 @@ pub enum Error {
         /// Its format, the version found and the newest this build reads.
         newer: NewerVersion,
     },
-    /// The OS random source failed.
+    /// The OS random source failed (`getrandom::Error` is not a `std` error without its `std`
+    /// feature, so it is carried as a value, not as a source).
     #[error("cannot seed the payload generator: {0}")]
-    Random(String),
+    Random(getrandom::Error),
     /// `verify` found a torn tail (already reported on stdout): the log is not clean.
     #[error("torn tail of {dropped_bytes} bytes")]
     TornTail {
@@ -535,29 +552,26 @@ impl PayloadRng {
 
 fn append_test(args: &AppendTest) -> Result<(), Error> {
     if args.threads == 0 || args.threads > APPEND_TEST_THREADS_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "threads",
-            reason: format!("{} is outside 1..={APPEND_TEST_THREADS_MAX}", args.threads),
+        return Err(Error::ThreadsOutOfRange {
+            threads: args.threads,
+            limit: APPEND_TEST_THREADS_MAX,
         });
     }
     if args.count > APPEND_TEST_RECORDS_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "count",
-            reason: format!("{} exceeds {APPEND_TEST_RECORDS_MAX}", args.count),
+        return Err(Error::TooManyRecords {
+            count: args.count,
+            limit: APPEND_TEST_RECORDS_MAX,
         });
     }
     if args.size_bytes > RECORD_SIZE_BYTES_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "size",
-            reason: format!(
-                "{} exceeds the record limit of {} bytes",
-                args.size_bytes, RECORD_SIZE_BYTES_MAX
-            ),
+        return Err(Error::RecordTooLarge {
+            size_bytes: args.size_bytes,
+            limit_bytes: RECORD_SIZE_BYTES_MAX,
         });
     }
     let seed = match args.seed {
         Some(seed) => seed,
-        None => getrandom::u64().map_err(|e| Error::Random(e.to_string()))?,
+        None => getrandom::u64().map_err(Error::Random)?,
     };
     let mut options = WalOptions {
         durability: Durability::GroupCommit,
@@ -618,4 +632,46 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
             .collect()
     });
     results.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append_test_args(threads: u32, count: u64, size_bytes: usize) -> AppendTest {
+        AppendTest {
+            dir: PathBuf::from("/nonexistent/statelog-append-test"),
+            threads,
+            count,
+            size_bytes,
+            segment_size_bytes: None,
+            seed: Some(1),
+        }
+    }
+
+    /// The messages scripts read are the ones `invalid --ARG: REASON` printed before the
+    /// arguments had a variant each.
+    #[test]
+    fn append_test_rejects_each_argument_with_its_limit() {
+        let message = |args: AppendTest| match append_test(&args) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted"),
+        };
+        assert_eq!(
+            message(append_test_args(0, 1, 1)),
+            format!("invalid --threads: 0 is outside 1..={APPEND_TEST_THREADS_MAX}")
+        );
+        let too_many = APPEND_TEST_RECORDS_MAX + 1;
+        assert_eq!(
+            message(append_test_args(1, too_many, 1)),
+            format!("invalid --count: {too_many} exceeds {APPEND_TEST_RECORDS_MAX}")
+        );
+        let too_large = RECORD_SIZE_BYTES_MAX + 1;
+        assert_eq!(
+            message(append_test_args(1, 1, too_large)),
+            format!(
+                "invalid --size: {too_large} exceeds the record limit of {RECORD_SIZE_BYTES_MAX} bytes"
+            )
+        );
+    }
 }

@@ -9,6 +9,9 @@
 
 use axum::http::StatusCode;
 
+pub use super::credentials::CredentialsReason;
+pub use super::protocol::SerializationReason;
+
 /// The whole message of an `InternalFailure` answer: AWS's own sentence, no server detail.
 pub const INTERNAL_FAILURE_MESSAGE: &str =
     "The request processing has failed because of an unknown error, exception or failure.";
@@ -60,7 +63,7 @@ pub enum Error {
         /// The operation whose input was being read.
         operation: String,
         /// What the decoder found.
-        reason: String,
+        reason: SerializationReason,
     },
     /// The `Content-Type` is not the AWS JSON 1.0 one.
     #[error("Content-Type {found:?} is not supported; send application/x-amz-json-1.0")]
@@ -83,10 +86,11 @@ pub enum Error {
         limit_bytes: usize,
     },
     /// The body could not be read from the connection.
-    #[error("cannot read the request body: {reason}")]
+    #[error("cannot read the request body: {source}")]
     BodyRead {
         /// What the connection reported.
-        reason: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The body did not arrive within [`crate::server::ServeOptions::request_body_timeout_ms`].
     #[error("the request body did not arrive within {timeout_ms} ms")]
@@ -201,7 +205,7 @@ pub enum Error {
         /// The file.
         path: String,
         /// What is wrong with it.
-        reason: String,
+        reason: CredentialsReason,
     },
     /// Development mode (no credentials file) was asked to listen beyond loopback.
     #[error("without --credentials the server runs in development mode and listens only on loopback; {addr} is not a loopback address")]
@@ -215,7 +219,7 @@ pub enum Error {
         /// The address as given.
         addr: String,
         /// Why it cannot be used.
-        reason: String,
+        reason: ListenAddressReason,
     },
     /// An I/O error of the server itself (bind, accept, signal setup).
     #[error("{context}: {source}")]
@@ -226,6 +230,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Why a listen address cannot be used ([`Error::ListenAddress`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListenAddressReason {
+    /// It does not parse or resolve.
+    #[error("{0}")]
+    Resolve(#[source] std::io::Error),
+    /// It resolves, but to no address.
+    #[error("resolves to no address")]
+    NoAddress,
 }
 
 impl Error {

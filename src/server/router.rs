@@ -242,9 +242,7 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
             Some(timeout) => Err(Error::RequestTimeout {
                 timeout_ms: timeout.timeout_ms,
             }),
-            None => Err(Error::BodyRead {
-                reason: error.to_string(),
-            }),
+            None => Err(Error::BodyRead { source: error }),
         },
     }
 }
