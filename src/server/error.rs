@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 
 pub use super::credentials::CredentialsReason;
 pub use super::protocol::SerializationReason;
+pub use super::sigv4::SignatureReason;
 
 /// The whole message of an `InternalFailure` answer: AWS's own sentence, no server detail.
 pub const INTERNAL_FAILURE_MESSAGE: &str =
@@ -107,7 +108,7 @@ pub enum Error {
     #[error("{reason}")]
     IncompleteSignature {
         /// What is malformed.
-        reason: String,
+        reason: SignatureReason,
     },
     /// The access key id is not in the credentials file.
     #[error("The security token included in the request is invalid (unknown access key id {access_key_id})")]
@@ -380,5 +381,67 @@ mod tests {
             reason: "task tokens come with the activities issue",
         };
         assert!(error.to_string().contains("SendTaskSuccess"));
+    }
+
+    /// The typed reasons print what the `reason: String` fields held before, byte for byte
+    /// (clients and scripts match these messages).
+    #[test]
+    fn typed_reasons_print_the_messages_they_replaced() {
+        let json_error = || serde_json::from_str::<serde_json::Value>("{").expect_err("not JSON");
+        let cases: Vec<(Error, String)> = vec![
+            (
+                Error::Serialization {
+                    operation: "StartExecution".into(),
+                    reason: SerializationReason::NotAnObject,
+                },
+                "cannot read the StartExecution request: the body must be a JSON object".into(),
+            ),
+            (
+                Error::Serialization {
+                    operation: "StartExecution".into(),
+                    reason: SerializationReason::NotJson(json_error()),
+                },
+                format!(
+                    "cannot read the StartExecution request: the body is not JSON: {}",
+                    json_error()
+                ),
+            ),
+            (
+                Error::Credentials {
+                    path: "creds.json".into(),
+                    reason: CredentialsReason::BadAccountId {
+                        account_id: "12".into(),
+                        access_key_id: "AKID".into(),
+                    },
+                },
+                "credentials file creds.json: account_id \"12\" of AKID must be 12 digits".into(),
+            ),
+            (
+                Error::Credentials {
+                    path: "creds.json".into(),
+                    reason: CredentialsReason::TooLarge {
+                        size_bytes: 70000,
+                        limit_bytes: 65536,
+                    },
+                },
+                "credentials file creds.json: 70000 bytes; the limit is 65536".into(),
+            ),
+            (
+                Error::ListenAddress {
+                    addr: "nowhere".into(),
+                    reason: ListenAddressReason::NoAddress,
+                },
+                "listen address \"nowhere\": resolves to no address".into(),
+            ),
+            (
+                Error::BodyRead {
+                    source: "connection reset".into(),
+                },
+                "cannot read the request body: connection reset".into(),
+            ),
+        ];
+        for (error, message) in cases {
+            assert_eq!(error.to_string(), message);
+        }
     }
 }

@@ -32,7 +32,7 @@ use super::protocol::{
     TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
-use super::sigv4::{self, Check, RequestParts};
+use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
@@ -359,10 +359,10 @@ fn authenticate<B: Backend>(
     let auth = sigv4::authorization_of(parts)?;
     if auth.service != signing_service {
         return Err(Error::IncompleteSignature {
-            reason: format!(
-                "Credential should be scoped to correct service: '{signing_service}', not '{}'",
-                auth.service
-            ),
+            reason: SignatureReason::WrongService {
+                expected: signing_service.to_owned(),
+                found: auth.service.clone(),
+            },
         });
     }
     // A signature is only good for the region it was scoped to; so in development mode too,
