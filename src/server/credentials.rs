@@ -39,7 +39,8 @@ impl std::fmt::Debug for Credential {
     }
 }
 
-/// What is wrong with a credentials file ([`Error::Credentials`] names the file).
+/// What is wrong with a credentials file ([`Error::Credentials`] names the file). TOML's
+/// errors are boxed: they are large, and every server call returns this error type.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CredentialsReason {
@@ -68,7 +69,7 @@ pub enum CredentialsReason {
     },
     /// A `.toml` file that does not parse.
     #[error("not valid TOML: {0}")]
-    Toml(#[source] toml::de::Error),
+    Toml(#[source] Box<toml::de::Error>),
     /// A `.json` file that does not parse.
     #[error("not valid JSON: {0}")]
     Json(#[source] serde_json::Error),
@@ -78,7 +79,7 @@ pub enum CredentialsReason {
         /// Why it is not JSON.
         json: serde_json::Error,
         /// Why it is not TOML.
-        toml: toml::de::Error,
+        toml: Box<toml::de::Error>,
     },
     /// The file cannot be read.
     #[error("{0}")]
@@ -144,7 +145,7 @@ impl Credentials {
             reason,
         };
         let keys: BTreeMap<String, Credential> = if origin.ends_with(".toml") {
-            toml::from_str(text).map_err(|e| bad(CredentialsReason::Toml(e)))?
+            toml::from_str(text).map_err(|e| bad(CredentialsReason::Toml(Box::new(e))))?
         } else {
             match serde_json::from_str(text) {
                 Ok(keys) => keys,
@@ -154,7 +155,7 @@ impl Credentials {
                 Err(json_error) => toml::from_str(text).map_err(|toml_error| {
                     bad(CredentialsReason::NeitherJsonNorToml {
                         json: json_error,
-                        toml: toml_error,
+                        toml: Box::new(toml_error),
                     })
                 })?,
             }
