@@ -4,9 +4,10 @@
 //!   `src/cli/` or `src/main.rs` names `statelog_core`, `statelog_store`, `statelog_wal`, or the
 //!   root crate's re-exports of them (`crate::{asl, history, paths, interpreter, store}`,
 //!   `statelog::{...}`). What they need comes from `statelog_engine` (`crate::engine`).
-//! - The core stays pure: `statelog-core`'s normal dependencies bring no tokio, mio, getrandom or
-//!   memmap2, and libc only under `stacker` (and `cpufeatures` on targets where it reads the CPU's
-//!   features); its source names no `std::fs`, `std::net`, `SystemTime` or `Instant::now`.
+//! - The core stays pure: `statelog-core`'s normal dependencies (default features) bring no
+//!   tokio, mio, socket2, getrandom or memmap2, no workspace crate, and libc only under `stacker`
+//!   (and `cpufeatures` on targets where it reads the CPU's features); its source names no
+//!   `std::fs`, `std::net`, `std::process`, `SystemTime` or `Instant::now`.
 //! - The WAL depends on no workspace crate.
 //!
 //! Each failure names the offending file and line, or the dependency path.
