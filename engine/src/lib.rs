@@ -46,6 +46,10 @@ mod redrive;
 mod retention;
 mod runtime;
 mod tokens;
+// The API of the callers above the engine (the server, the CLI): they name nothing below it.
+pub mod history;
+pub mod inspect;
+pub mod validate;
 
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
@@ -61,7 +65,8 @@ use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
-use statelog_wal::{Durability, Lsn, Wal, WalOptions};
+pub use statelog_wal::Durability;
+use statelog_wal::{Lsn, Wal, WalOptions};
 
 use crate::clock::{Clock, SystemClock};
 use crate::limits::{
