@@ -1031,14 +1031,16 @@ impl Store {
     /// without decoding their events), then `partitions` threads decode and fold them, each
     /// execution always in the same partition. Returns each partition's state.
     ///
-    /// A batch that does not decode, or that `fold` refuses (its reason), marks its execution
-    /// damaged ([`Store::damage_of`]) and none of its later batches are folded: the caller drops
-    /// what it folded of a damaged execution. The other executions fold on.
-    pub fn fold_open_batches<S: Send>(
+    /// A batch that does not decode, or that `fold` refuses (its error, kept as the damage's
+    /// reason text), marks its execution damaged ([`Store::damage_of`]) and none of its later
+    /// batches are folded: the caller drops what it folded of a damaged execution. The other
+    /// executions fold on. `fold`'s error is the caller's own type (the core's typed fold
+    /// error, or text).
+    pub fn fold_open_batches<S: Send, E: std::fmt::Display>(
         &self,
         partitions: usize,
         init: impl Fn() -> S + Sync,
-        fold: impl Fn(&mut S, EventBatch) -> Result<(), String> + Sync,
+        fold: impl Fn(&mut S, EventBatch) -> Result<(), E> + Sync,
     ) -> Result<Vec<S>, Error> {
         let partitions = partitions.max(1);
         let open: std::collections::HashSet<Arc<str>> = {
@@ -1096,7 +1098,9 @@ impl Store {
                                 Ok(batch) if *batch.execution_arn != *arn => {
                                     Err(format!("the events belong to {}", batch.execution_arn))
                                 }
-                                Ok(batch) => fold(&mut state, batch),
+                                Ok(batch) => {
+                                    fold(&mut state, batch).map_err(|error| error.to_string())
+                                }
                                 Err(error) => Err(error.to_string()),
                             };
                             if let Err(reason) = folded {
