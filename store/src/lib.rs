@@ -57,6 +57,12 @@ pub enum Error {
     /// appends is acknowledged any more. Terminal.
     #[error("log: this writer was fenced: another writer owns the log")]
     Fenced,
+    /// The log does not implement an operation of the contract (a log written before it).
+    #[error("log: {operation} is not supported by this log")]
+    Unsupported {
+        /// The operation (`wait_for`).
+        operation: &'static str,
+    },
     /// A record could not be encoded.
     #[error("cannot encode {what}: {reason}")]
     Encode {

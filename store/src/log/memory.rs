@@ -13,7 +13,7 @@ use statelog_wal::Lsn;
 
 use super::{
     Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats,
-    VisitRecord,
+    Visit, VisitRecord,
 };
 use crate::limits::TAIL_WAIT_MS_MAX;
 use crate::Error;
@@ -79,6 +79,16 @@ impl MemoryLog {
 }
 
 impl Log for MemoryLog {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
+        self.append(records, Durability::Synced)
+    }
+
+    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), Error> {
+        self.scan_from(Lsn(1), &mut |record| {
+            visit(record.lsn, record.kind, record.payload)
+        })
+    }
+
     fn append(&self, records: &[(u8, &[u8])], durability: Durability) -> Result<Lsn, Error> {
         let mut state = self.state.lock();
         if state.fenced {

@@ -123,31 +123,49 @@ pub type Visit<'a> = dyn FnMut(Lsn, u8, &[u8]) -> Result<(), Error> + 'a;
 pub type VisitOrigin<'a> = dyn FnMut(Lsn, Lsn, u8, &[u8]) -> Result<(), Error> + 'a;
 
 /// What the store needs from a durable, ordered log (see the module docs for the contract).
+///
+/// Three operations are required: [`Log::append_batch`], [`Log::read`] and [`Log::scan`], so a
+/// log written before the contract grew still compiles. Every other operation has a default
+/// that keeps the contract for such a log: every append synced, nothing trimmed, no extents, no
+/// counters, and no tail ([`Error::Unsupported`]). The WAL and [`MemoryLog`] implement them all.
 pub trait Log: Send + Sync + Debug {
-    /// Appends `records` as one atomic batch; returns the LSN of the first. The batch holds
-    /// `first..first + records.len()`. An empty batch is refused.
-    fn append(&self, records: &[(u8, &[u8])], durability: Durability) -> Result<Lsn, Error>;
-
-    /// [`Log::append`] with [`Durability::Synced`].
-    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
-        self.append(records, Durability::Synced)
-    }
-
-    /// Makes every record up to `upto` durable (and may make more); returns the durable end.
-    fn sync(&self, upto: Lsn) -> Result<Lsn, Error>;
+    /// Appends `records` as one atomic batch and returns the LSN of the first, once durable.
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error>;
 
     /// Reads one record's kind and payload; `None` when the LSN holds no caller record (below
     /// the first retained position, or a log-internal record).
     fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, Error>;
 
+    /// Calls `visit` with every record in LSN order; stops at the first error it returns.
+    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), Error>;
+
+    /// Appends `records` as one atomic batch with the durability asked for; returns the LSN of
+    /// the first. The batch holds `first..first + records.len()`. An empty batch is refused.
+    /// The default syncs every batch (more durable than asked, never less).
+    fn append(&self, records: &[(u8, &[u8])], durability: Durability) -> Result<Lsn, Error> {
+        let _ = durability;
+        self.append_batch(records)
+    }
+
+    /// Makes every record up to `upto` durable (and may make more); returns the durable end.
+    /// The default has nothing to do: its appends are all synced.
+    fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {
+        Ok(upto)
+    }
+
     /// Calls `visit` with every record from `from` on, in LSN order, up to the end acknowledged
     /// when the call began; stops at the first error `visit` returns and returns it.
-    fn scan_from(&self, from: Lsn, visit: &mut VisitRecord<'_>) -> Result<(), Error>;
-
-    /// Calls `visit` with every record in LSN order; stops at the first error it returns.
-    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), Error> {
-        self.scan_from(Lsn(1), &mut |record| {
-            visit(record.lsn, record.kind, record.payload)
+    fn scan_from(&self, from: Lsn, visit: &mut VisitRecord<'_>) -> Result<(), Error> {
+        self.scan(&mut |lsn, kind, payload| {
+            if lsn < from {
+                return Ok(());
+            }
+            visit(&LogRecord {
+                lsn,
+                origin_lsn: lsn,
+                kind,
+                payload,
+            })
         })
     }
 
@@ -161,30 +179,50 @@ pub trait Log: Send + Sync + Debug {
 
     /// The tail: blocks until the record at `lsn` is acknowledged (a scan from `lsn` then sees
     /// it), at most `timeout` (cut to `limits::TAIL_WAIT_MS_MAX`). `true` once it is, `false`
-    /// on timeout.
-    fn wait_for(&self, lsn: Lsn, timeout: Duration) -> Result<bool, Error>;
+    /// on timeout. The default is [`Error::Unsupported`].
+    fn wait_for(&self, lsn: Lsn, timeout: Duration) -> Result<bool, Error> {
+        let _ = (lsn, timeout);
+        Err(Error::Unsupported {
+            operation: "wait_for",
+        })
+    }
 
     /// Drops whole extents whose records all sit below `lsn` (see the module docs: nothing is
-    /// copied). Returns the new first position ([`LogStats::first_lsn`]).
-    fn trim_below(&self, lsn: Lsn) -> Result<Lsn, Error>;
+    /// copied). Returns the new first position ([`LogStats::first_lsn`]). The default drops
+    /// nothing, which the contract allows.
+    fn trim_below(&self, lsn: Lsn) -> Result<Lsn, Error> {
+        let _ = lsn;
+        Ok(Lsn(1))
+    }
 
-    /// The log's extents, oldest first. Empty for a log that keeps nothing to reclaim.
-    fn extents(&self) -> Vec<Extent>;
+    /// The log's extents, oldest first. Empty (the default) for a log that keeps nothing to
+    /// reclaim.
+    fn extents(&self) -> Vec<Extent> {
+        Vec::new()
+    }
 
     /// Copy-forward compaction of the sealed extents wholly below `below`: copies the records
     /// `keep` keeps to the end of the log (new LSNs, same origin), makes them durable, then
-    /// drops those extents. Crash-safe at every step. `progress` is told how far it is.
+    /// drops those extents. Crash-safe at every step. `progress` is told how far it is. The
+    /// default, for a log without extents, does nothing.
     fn compact_below(
         &self,
         below: Lsn,
         keep: &mut Keep<'_>,
         progress: &mut dyn FnMut(&CompactionProgress),
-    ) -> Result<Compacted, Error>;
+    ) -> Result<Compacted, Error> {
+        let _ = (below, keep, progress);
+        Ok(Compacted::default())
+    }
 
-    /// Counters, log-neutral.
-    fn stats(&self) -> LogStats;
+    /// Counters, log-neutral. The default knows none (all zero).
+    fn stats(&self) -> LogStats {
+        LogStats::default()
+    }
 
     /// `Some` once the log refuses every later write for good (a failed sync poisoned it, or
-    /// the writer was fenced): the error later writes get.
-    fn refusal(&self) -> Option<Error>;
+    /// the writer was fenced): the error later writes get. The default never refuses.
+    fn refusal(&self) -> Option<Error> {
+        None
+    }
 }

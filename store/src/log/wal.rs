@@ -11,7 +11,7 @@ use statelog_wal::{Lsn, RecordKind, Wal};
 
 use super::{
     Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats,
-    VisitRecord,
+    Visit, VisitRecord,
 };
 use crate::limits::{TAIL_POLL_INTERVAL_MS, TAIL_WAIT_MS_MAX};
 use crate::Error;
@@ -31,6 +31,16 @@ fn append_framed(
 }
 
 impl Log for Wal {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
+        Log::append(self, records, Durability::Synced)
+    }
+
+    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), Error> {
+        Log::scan_from(self, Lsn(1), &mut |record| {
+            visit(record.lsn, record.kind, record.payload)
+        })
+    }
+
     fn append(&self, records: &[(u8, &[u8])], durability: Durability) -> Result<Lsn, Error> {
         match records {
             // The common case (one decision, one record) frames on the stack.
