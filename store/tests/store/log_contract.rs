@@ -243,6 +243,63 @@ fn wal_on_the_simulated_disk_keeps_the_contract() {
     contract_suite(&|| Arc::new(open_sim(&SimStorage::new())));
 }
 
+/// A log written before the contract grew: only the three required operations. The defaults
+/// of the others must keep the contract for it.
+#[derive(Debug, Default)]
+struct PreContractLog {
+    inner: MemoryLog,
+}
+
+impl Log for PreContractLog {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
+        self.inner.append_batch(records)
+    }
+
+    fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, Error> {
+        self.inner.read(lsn)
+    }
+
+    fn scan(&self, visit: &mut statelog_store::Visit<'_>) -> Result<(), Error> {
+        self.inner.scan(visit)
+    }
+}
+
+#[test]
+fn a_log_with_only_the_required_operations_keeps_the_contract_by_default() {
+    let make = || PreContractLog::default();
+    a_batch_is_dense_and_whole_without_stats(&make());
+    scan_is_in_order_and_starts_where_asked(&make());
+    let log = make();
+    let lsn = log
+        .append(&[(1, b"later")], Durability::Unsynced)
+        .expect("appends");
+    assert!(log.sync(lsn).expect("syncs") >= lsn);
+    assert_eq!(log.read(lsn).expect("reads"), Some((1, b"later".to_vec())));
+    // Trim may keep everything; the extents are none, so compaction changes nothing.
+    assert_eq!(log.trim_below(lsn).expect("trims"), Lsn(1));
+    assert!(log.extents().is_empty());
+    let tail = log.wait_for(lsn, Duration::ZERO);
+    assert!(
+        matches!(tail, Err(Error::Unsupported { operation: "wait_for" })),
+        "{tail:?}"
+    );
+    assert!(log.refusal().is_none());
+}
+
+/// [`a_batch_is_dense_and_whole`] for a log without counters: positions from its appends.
+fn a_batch_is_dense_and_whole_without_stats(log: &dyn Log) {
+    let first = log
+        .append(&[(1, b"a"), (2, b"b"), (3, b"c")], Durability::Synced)
+        .expect("appends");
+    let seen = scanned(log, first);
+    let lsns: Vec<Lsn> = seen.iter().map(|record| record.0).collect();
+    assert_eq!(lsns, [first, Lsn(first.0 + 1), Lsn(first.0 + 2)]);
+    let next = log
+        .append(&[(4, b"d")], Durability::Synced)
+        .expect("appends");
+    assert_eq!(next, Lsn(first.0 + 3));
+}
+
 // ---- restarts, fencing and a second writer: per implementation ----
 
 #[test]
