@@ -888,9 +888,10 @@ impl Store {
         let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
         let first = match (scratch.records.as_slice(), &catalog_bytes) {
             ([(end, _)], None) if !sync => {
-                let first = self
-                    .log
-                    .append(&[(KIND_EVENTS, &scratch.bytes[..*end])], Durability::Unsynced)?;
+                let first = self.log.append(
+                    &[(KIND_EVENTS, &scratch.bytes[..*end])],
+                    Durability::Unsynced,
+                )?;
                 // One record: its LSN is the batch's last.
                 self.unsynced_lsn.fetch_max(first.0, Ordering::AcqRel);
                 first

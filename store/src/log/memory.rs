@@ -12,8 +12,8 @@ use parking_lot::{Condvar, Mutex};
 use statelog_wal::Lsn;
 
 use super::{
-    Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats,
-    Visit, VisitRecord,
+    Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats, Visit,
+    VisitRecord,
 };
 use crate::limits::TAIL_WAIT_MS_MAX;
 use crate::Error;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use statelog_wal::{Lsn, RecordKind, Wal};
 
 use super::{
-    Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats,
-    Visit, VisitRecord,
+    Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats, Visit,
+    VisitRecord,
 };
 use crate::limits::{TAIL_POLL_INTERVAL_MS, TAIL_WAIT_MS_MAX};
 use crate::Error;

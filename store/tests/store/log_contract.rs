@@ -66,10 +66,7 @@ fn append_then_read_round_trips(log: &dyn Log) {
     let lsn = log
         .append(&[(7, b"hello")], Durability::Synced)
         .expect("appends");
-    assert_eq!(
-        log.read(lsn).expect("reads"),
-        Some((7, b"hello".to_vec()))
-    );
+    assert_eq!(log.read(lsn).expect("reads"), Some((7, b"hello".to_vec())));
     assert!(log.stats().durable_lsn >= lsn);
     assert_eq!(log.stats().next_lsn, Lsn(lsn.0 + 1));
 }
@@ -86,15 +83,25 @@ fn a_batch_is_dense_and_whole(log: &dyn Log) {
     assert_eq!(kinds, [1, 2, 3]);
     let lsns: Vec<Lsn> = seen.iter().map(|record| record.0).collect();
     assert_eq!(lsns, [first, Lsn(first.0 + 1), Lsn(first.0 + 2)]);
-    assert!(log.append(&[], Durability::Synced).is_err(), "an empty batch is refused");
-    assert_eq!(log.stats().next_lsn, Lsn(first.0 + 3), "a refused batch takes no LSN");
+    assert!(
+        log.append(&[], Durability::Synced).is_err(),
+        "an empty batch is refused"
+    );
+    assert_eq!(
+        log.stats().next_lsn,
+        Lsn(first.0 + 3),
+        "a refused batch takes no LSN"
+    );
 }
 
 fn scan_is_in_order_and_starts_where_asked(log: &dyn Log) {
     let lsns: Vec<Lsn> = (0..5).map(|tag| append_one(log, tag)).collect();
     let all = scanned(log, Lsn(1));
     assert!(all.windows(2).all(|pair| pair[0].0 < pair[1].0));
-    assert!(all.iter().all(|record| record.0 == record.1), "nothing was copied forward");
+    assert!(
+        all.iter().all(|record| record.0 == record.1),
+        "nothing was copied forward"
+    );
     let from_third = scanned(log, lsns[2]);
     assert_eq!(from_third.len(), 3);
     assert_eq!(from_third[0].0, lsns[2]);
@@ -158,7 +165,10 @@ fn trim_drops_below_and_keeps_the_rest(log: &dyn Log) {
             assert_eq!(read, None, "{lsn:?} was trimmed");
         }
     }
-    assert_eq!(scanned(log, Lsn(1)).first().map(|record| record.0), Some(first));
+    assert_eq!(
+        scanned(log, Lsn(1)).first().map(|record| record.0),
+        Some(first)
+    );
 }
 
 fn compaction_copies_forward_what_it_keeps(log: &dyn Log) {
@@ -192,7 +202,11 @@ fn compaction_copies_forward_what_it_keeps(log: &dyn Log) {
     for (tag, lsn) in lsns.iter().enumerate() {
         let kept = by_origin.get(lsn);
         if *lsn >= bound || tag % 2 == 0 {
-            assert_eq!(kept.map(|k| k.1.clone()), Some(payload(tag as u64)), "{lsn:?}");
+            assert_eq!(
+                kept.map(|k| k.1.clone()),
+                Some(payload(tag as u64)),
+                "{lsn:?}"
+            );
         } else {
             assert!(kept.is_none(), "{lsn:?} was dropped");
         }
@@ -280,7 +294,12 @@ fn a_log_with_only_the_required_operations_keeps_the_contract_by_default() {
     assert!(log.extents().is_empty());
     let tail = log.wait_for(lsn, Duration::ZERO);
     assert!(
-        matches!(tail, Err(Error::Unsupported { operation: "wait_for" })),
+        matches!(
+            tail,
+            Err(Error::Unsupported {
+                operation: "wait_for"
+            })
+        ),
         "{tail:?}"
     );
     assert!(log.refusal().is_none());
