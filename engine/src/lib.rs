@@ -472,7 +472,7 @@ impl Engine {
                     apply(state, event)
                         .map_err(|error| format!("event {} does not fold: {error}", event.id))?;
                 }
-                Ok(())
+                Ok::<(), String>(())
             },
         )?;
         let states: HashMap<String, ExecutionState> = folded.into_iter().flatten().collect();
