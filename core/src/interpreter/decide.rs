@@ -446,7 +446,7 @@ impl<'d> Decider<'d, '_> {
                 due_ms,
             },
         )
-        .map_err(inconsistent)?;
+        .map_err(|e| inconsistent(e.to_string()))?;
         last.timer = Some(TimerArm {
             due_ms,
             owner: owner.to_vec(),
