@@ -1021,8 +1021,8 @@ impl Ctx<'_> {
             }
         }
         if let Some(registry) = &self.options.resources {
-            if let Err(message) = registry.check(&resource) {
-                self.error(&at, DiagnosticCode::InvalidResource, message);
+            if let Err(refusal) = registry.check(&resource) {
+                self.error(&at, DiagnosticCode::InvalidResource, refusal.to_string());
                 return None;
             }
         }
