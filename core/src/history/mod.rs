@@ -185,7 +185,7 @@ pub enum TimerPurpose {
 pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
     let mut expected = last_id;
     for (position, event) in events.iter().enumerate() {
-        expected = expected.checked_add(1).ok_or_else(|| Error::BadSequence {
+        expected = expected.checked_add(1).ok_or(Error::BadSequence {
             position,
             reason: SequenceBreak::IdOverflow,
         })?;
