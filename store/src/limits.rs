@@ -4,9 +4,9 @@
 /// again (at least one segment). Each step pays one sync of its COMMIT and one directory sync.
 pub const COMPACTION_CHUNK_SIZE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The most index entries a compaction updates or removes per hold of the index lock (64: in
-/// the redrive bench, appends slowed past twice the p99 while the index followed a compaction
-/// were about half as many as with 256, compaction throughput unchanged).
+/// The most index entries a compaction updates or removes per hold of the index lock: short
+/// holds keep appends that wait for the index quick while a compaction's mapping is applied
+/// (`docs/bench/tuning.md`).
 pub const COMPACTION_INDEX_BATCH_COUNT: usize = 64;
 
 /// The most index entries (positions in start order) a compaction reads per hold of the index

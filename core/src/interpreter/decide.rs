@@ -48,9 +48,8 @@ const SPARE_EVENTS_KEPT_MAX: usize = 64;
 
 std::thread_local! {
     /// An emptied events vector handed back by [`recycle_events`], reused by the next decision
-    /// on this thread. A start's vector is about 11 KiB: allocating and freeing it per decision
-    /// made glibc's malloc consolidate its fast bins every time (5 % of all cycles with 512
-    /// threads).
+    /// on this thread: allocating and freeing a start's vector (about 11 KiB) per decision makes
+    /// glibc's malloc consolidate its fast bins every time (`docs/bench/tuning.md`).
     static SPARE_EVENTS: std::cell::Cell<Vec<HistoryEvent>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
