@@ -190,10 +190,10 @@ impl Error {
     /// other error is terminal for the call: a poisoned or fenced log refuses every later write,
     /// bad input stays bad, damage stays until repaired.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Error::Log(statelog_wal::Error::SegmentUnavailable { .. })
-        )
+        match self {
+            Error::Log(error) => error.is_retryable(),
+            _ => false,
+        }
     }
 }
 

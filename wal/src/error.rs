@@ -158,6 +158,111 @@ impl Error {
             source,
         }
     }
+
+    /// Whether the same call may succeed if made again, with nothing changed by the caller.
+    ///
+    /// Only `SegmentUnavailable` is: the append was refused before anything of it was written
+    /// and the log is not poisoned. Every other error is terminal for the call: a poisoned log
+    /// refuses every later write, bad input stays bad, damage stays until repaired.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::SegmentUnavailable { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_segment_unavailable_is_retryable() {
+        let io = || Error::io("write_at", "/x", io::Error::other("disk full"));
+        let unavailable = Error::SegmentUnavailable {
+            segment_id: SegmentId(3),
+            cause: Arc::new(io()),
+        };
+        assert!(unavailable.is_retryable());
+        assert!(!io().is_retryable());
+        assert!(!Error::Poisoned {
+            cause: Arc::new(io())
+        }
+        .is_retryable());
+        assert!(!Error::EmptyBatch.is_retryable());
+    }
+
+    #[test]
+    fn typed_reasons_keep_their_text() {
+        let corrupt = Error::Corrupt {
+            segment_id: SegmentId(2),
+            offset_bytes: 80,
+            reason: CorruptReason::ValidAfterStop {
+                stop: Some(Invalid::BadCrc {
+                    expected: 1,
+                    actual: 2,
+                }),
+                follower: Follower::SyncMark,
+                lsn: 9,
+                offset_bytes: 120,
+            },
+        };
+        assert_eq!(
+            corrupt.to_string(),
+            "wal corrupt in segment 2 at offset 80: checksum mismatch: stored 0x00000001, \
+             computed 0x00000002, yet a valid sync mark (lsn 9) follows at offset 120"
+        );
+        let end = CorruptReason::ValidAfterStop {
+            stop: None,
+            follower: Follower::Record,
+            lsn: 4,
+            offset_bytes: 64,
+        };
+        assert_eq!(
+            end.to_string(),
+            "end of scan, yet a valid record (lsn 4) follows at offset 64"
+        );
+        assert_eq!(
+            CorruptReason::HeaderDamagedBeforeRecord {
+                damage: HeaderDamage::BadMagic,
+                lsn: 5,
+                offset_bytes: 64,
+            }
+            .to_string(),
+            "bad segment magic; yet record lsn 5 of this segment follows at offset 64"
+        );
+        assert_eq!(
+            CorruptReason::SealedFrame {
+                invalid: Invalid::Zeroed,
+                expected_lsn: 7,
+                next_first_lsn: 9,
+            }
+            .to_string(),
+            "zeroed record header where lsn 7 was expected; the next segment starts at lsn 9"
+        );
+        assert_eq!(
+            TornReason::Header(HeaderDamage::ShortFile { len_bytes: 10 }).to_string(),
+            "torn segment header: file of 10 bytes is shorter than a header"
+        );
+        assert_eq!(TornReason::IncompleteBatch.to_string(), "incomplete batch");
+        assert_eq!(
+            Error::InvalidOptions {
+                field: "segments_ready_count",
+                reason: OptionReason::OutsideRange {
+                    value: 0,
+                    min: 1,
+                    max: 8,
+                },
+            }
+            .to_string(),
+            "invalid wal option segments_ready_count: 0 is outside 1..=8"
+        );
+        assert_eq!(
+            OptionReason::AboveLimit {
+                value: 20,
+                limit: 10,
+            }
+            .to_string(),
+            "20 is above 10"
+        );
+    }
 }
 
 /// What is wrong with a segment header that is neither valid, zeroed nor recycled.
