@@ -40,7 +40,7 @@ pub use log::{
     Visit, VisitOrigin, VisitRecord,
 };
 pub use record::{
-    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage, Format,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage, DamageReason, Format,
     MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS,
     KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
@@ -172,7 +172,7 @@ pub enum Error {
         /// The LSN of the first of its records that does not read.
         lsn: u64,
         /// What is wrong with it.
-        reason: String,
+        reason: DamageReason,
     },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
@@ -373,7 +373,7 @@ pub struct DamagedRecord {
     /// The execution the record belongs to, where that much of it reads.
     pub execution_arn: Option<Arc<str>>,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: DamageReason,
 }
 
 impl DamagedRecord {
@@ -734,7 +734,7 @@ impl Store {
                             lsn,
                             kind: KIND_EVENTS,
                             execution_arn: Some(Arc::from(header.execution_arn)),
-                            reason: error.to_string(),
+                            reason: DamageReason::Sequence(Arc::new(error)),
                         }),
                     }
                 }
@@ -1018,12 +1018,12 @@ impl Store {
 
     /// Marks `execution_arn` damaged by its record at `lsn` (a caller that found its events do
     /// not fold, as recovery does): from now on every call on it answers [`Error::Damaged`].
-    pub fn mark_damaged(&self, execution_arn: &str, lsn: Lsn, reason: String) {
+    pub fn mark_damaged(&self, execution_arn: &str, lsn: Lsn, reason: impl Into<DamageReason>) {
         self.index.write().mark_damaged(DamagedRecord {
             lsn,
             kind: KIND_EVENTS,
             execution_arn: Some(Arc::from(execution_arn)),
-            reason,
+            reason: reason.into(),
         });
     }
 
@@ -1161,12 +1161,13 @@ impl Store {
                             }
                             let folded = match encoding::decode(&bytes) {
                                 Ok(batch) if *batch.execution_arn != *arn => {
-                                    Err(format!("the events belong to {}", batch.execution_arn))
+                                    Err(DamageReason::FoldForeignEvents {
+                                        events_arn: batch.execution_arn,
+                                    })
                                 }
-                                Ok(batch) => {
-                                    fold(&mut state, batch).map_err(|error| error.to_string())
-                                }
-                                Err(error) => Err(error.to_string()),
+                                Ok(batch) => fold(&mut state, batch)
+                                    .map_err(|error| DamageReason::Fold(error.to_string().into())),
+                                Err(error) => Err(DamageReason::Events(Arc::new(error))),
                             };
                             if let Err(reason) = folded {
                                 self.mark_damaged(&arn, lsn, reason);
@@ -1339,7 +1340,7 @@ impl Store {
             Ok(batch) => batch,
             Err(error) => {
                 // Its checksum held: a record this build cannot read damages its execution.
-                let reason = error.to_string();
+                let reason = DamageReason::Events(Arc::new(error));
                 self.mark_damaged(execution_arn, lsn, reason.clone());
                 return Err(Error::Damaged {
                     execution_arn: execution_arn.to_string(),

@@ -16,6 +16,8 @@
 //! Invariants: `decode(encode(r)) == r`; a version past the newest is [`ReadError::Newer`]
 //! (never a misread); trailing bytes or damage is [`ReadError::Damaged`]. Must not: do I/O.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::Error;
@@ -375,7 +377,7 @@ pub(crate) enum Undecodable {
         /// The execution the record names, where that much of it reads.
         execution_arn: Option<String>,
         /// What the decoder reported.
-        reason: String,
+        reason: DamageReason,
     },
 }
 
@@ -386,7 +388,7 @@ pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
         ReadError::Newer(newer) => Undecodable::Newer(newer),
         ReadError::Damaged(damage) => Undecodable::Damaged {
             execution_arn,
-            reason: damage.to_string(),
+            reason: DamageReason::Record(damage),
         },
     };
     match kind {
@@ -439,7 +441,7 @@ pub enum RecordCheck {
         /// The execution it belongs to, where that much of it reads.
         execution_arn: Option<String>,
         /// What the decoder reported.
-        reason: String,
+        reason: DamageReason,
     },
 }
 
@@ -466,22 +468,30 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
                 Ok(()) => RecordCheck::Readable { execution_arn },
                 Err(damage) => RecordCheck::Damaged {
                     execution_arn,
-                    reason: damage.to_string(),
+                    reason: damage,
                 },
             }
         }
     }
 }
 
-/// Why an event batch's events do not agree with its header (`statelog wal verify` prints it).
-#[derive(Debug, thiserror::Error)]
-enum BatchDamage {
-    /// The header does not read.
+/// Why a record of an execution does not read although the log's checksum held: the reason
+/// [`crate::DamagedRecord`], [`crate::Error::Damaged`] and [`RecordCheck::Damaged`] carry.
+///
+/// Errors of other layers are held in an `Arc`: they are neither `Clone` nor comparable, and a
+/// damage record is both. Two reasons holding such an error compare by its text.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum DamageReason {
+    /// The bytes do not read as their kind.
     #[error("{0}")]
-    Header(ReadError),
+    Record(Damage),
+    /// A newer statelog wrote part of the record (its events' format version).
+    #[error("{0}")]
+    Newer(NewerVersion),
     /// The events do not decode.
     #[error("{0}")]
-    Events(statelog_core::history::Error),
+    Events(Arc<statelog_core::history::Error>),
     /// The events name another execution than the header.
     #[error("the events belong to {events_arn}, the header names {header_arn}")]
     ForeignEvents {
@@ -489,6 +499,12 @@ enum BatchDamage {
         events_arn: String,
         /// The execution the header names.
         header_arn: String,
+    },
+    /// The events name another execution than the one being folded.
+    #[error("the events belong to {events_arn}")]
+    FoldForeignEvents {
+        /// The execution the events name.
+        events_arn: String,
     },
     /// The events' ids are not the header's range.
     #[error("header says events {first_event_id}..={last_event_id} but the batch holds {found_first:?}..={found_last:?}")]
@@ -502,15 +518,82 @@ enum BatchDamage {
         /// The batch's last event id.
         found_last: Option<u32>,
     },
+    /// A batch that does not continue its execution's history as the index holds it.
+    #[error("{0}")]
+    Sequence(Arc<crate::Error>),
+    /// The batch headers leave the execution open but its events close it.
+    #[error("the batch headers leave it open but its events close it")]
+    HeadersOpenEventsClosed,
+    /// A caller's fold refused the events; the text is its error's (the type is the caller's).
+    #[error("{0}")]
+    Fold(Arc<str>),
+}
+
+impl PartialEq for DamageReason {
+    fn eq(&self, other: &Self) -> bool {
+        use DamageReason::*;
+        match (self, other) {
+            (Record(a), Record(b)) => a == b,
+            (Newer(a), Newer(b)) => a == b,
+            (Events(a), Events(b)) => a.to_string() == b.to_string(),
+            (Sequence(a), Sequence(b)) => a.to_string() == b.to_string(),
+            (Fold(a), Fold(b)) => a == b,
+            (
+                ForeignEvents {
+                    events_arn: a,
+                    header_arn: b,
+                },
+                ForeignEvents {
+                    events_arn: c,
+                    header_arn: d,
+                },
+            ) => a == c && b == d,
+            (FoldForeignEvents { events_arn: a }, FoldForeignEvents { events_arn: b }) => a == b,
+            (
+                EventIds {
+                    first_event_id: a,
+                    last_event_id: b,
+                    found_first: c,
+                    found_last: d,
+                },
+                EventIds {
+                    first_event_id: e,
+                    last_event_id: f,
+                    found_first: g,
+                    found_last: h,
+                },
+            ) => (a, b, c, d) == (e, f, g, h),
+            (HeadersOpenEventsClosed, HeadersOpenEventsClosed) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for DamageReason {}
+
+impl From<ReadError> for DamageReason {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::Newer(newer) => DamageReason::Newer(newer),
+            ReadError::Damaged(damage) => DamageReason::Record(damage),
+        }
+    }
+}
+
+impl From<String> for DamageReason {
+    /// A reason a caller gives as text (`Store::mark_damaged` took a `String` before).
+    fn from(text: String) -> Self {
+        DamageReason::Fold(Arc::from(text))
+    }
 }
 
 /// Decodes the events behind an event batch's header and checks they agree with it.
-fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), BatchDamage> {
-    let (_, history_bytes) = decode_batch_header(payload).map_err(BatchDamage::Header)?;
-    let batch =
-        statelog_core::history::encoding::decode(history_bytes).map_err(BatchDamage::Events)?;
+fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), DamageReason> {
+    let (_, history_bytes) = decode_batch_header(payload).map_err(DamageReason::from)?;
+    let batch = statelog_core::history::encoding::decode(history_bytes)
+        .map_err(|e| DamageReason::Events(Arc::new(e)))?;
     if batch.execution_arn != header.execution_arn {
-        return Err(BatchDamage::ForeignEvents {
+        return Err(DamageReason::ForeignEvents {
             events_arn: batch.execution_arn,
             header_arn: header.execution_arn.clone(),
         });
@@ -518,7 +601,7 @@ fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), BatchD
     let found_first = batch.events.first().map(|e| e.id.0);
     let found_last = batch.events.last().map(|e| e.id.0);
     if found_first != Some(header.first_event_id) || found_last != Some(header.last_event_id) {
-        return Err(BatchDamage::EventIds {
+        return Err(DamageReason::EventIds {
             first_event_id: header.first_event_id,
             last_event_id: header.last_event_id,
             found_first,
