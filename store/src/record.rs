@@ -891,4 +891,47 @@ mod tests {
         assert!(decode_catalog(&[]).is_err());
         assert!(decode_catalog(&[CATALOG_FORMAT_VERSION, 9]).is_err());
     }
+
+    #[test]
+    fn typed_damage_keeps_its_text() {
+        assert_eq!(
+            decode_machine(&[]).map(|_| ()),
+            Err(ReadError::Damaged(Damage::Empty {
+                format: MACHINE_FORMAT.name
+            }))
+        );
+        assert_eq!(
+            ReadError::Damaged(Damage::TrailingBytes { count: 3 }).to_string(),
+            "3 trailing bytes"
+        );
+        assert_eq!(
+            Damage::IdsBackwards {
+                first_event_id: 5,
+                last_event_id: 2
+            }
+            .to_string(),
+            "header ids run backwards (5..2)"
+        );
+        let reason = DamageReason::from(ReadError::Damaged(Damage::NoDecoder {
+            format: "catalog",
+            found: 4,
+        }));
+        assert_eq!(
+            reason.to_string(),
+            "catalog format version 4 has no decoder in this build"
+        );
+        assert_eq!(
+            DamageReason::EventIds {
+                first_event_id: 1,
+                last_event_id: 2,
+                found_first: Some(1),
+                found_last: None,
+            }
+            .to_string(),
+            "header says events 1..=2 but the batch holds Some(1)..=None"
+        );
+        let text = DamageReason::from("refused".to_string());
+        assert_eq!(text, DamageReason::Fold(Arc::from("refused")));
+        assert_ne!(text, DamageReason::HeadersOpenEventsClosed);
+    }
 }
