@@ -40,9 +40,9 @@ pub use log::{
     Visit, VisitOrigin, VisitRecord,
 };
 pub use record::{
-    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage, DamageReason, Format,
-    MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS,
-    KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage,
+    DamageReason, Format, MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader,
+    StartedHeaderRef, FORMATS, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -1334,8 +1334,8 @@ impl Store {
         if kind != KIND_EVENTS {
             return Err(decode_error(DecodeReason::NotAnEventBatch));
         }
-        let (header, history_bytes) =
-            record::decode_batch_header(&payload).map_err(|e| decode_error(DecodeReason::Header(e)))?;
+        let (header, history_bytes) = record::decode_batch_header(&payload)
+            .map_err(|e| decode_error(DecodeReason::Header(e)))?;
         let batch = match encoding::decode(history_bytes) {
             Ok(batch) => batch,
             Err(error) => {

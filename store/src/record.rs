@@ -219,7 +219,9 @@ fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ReadErro
     let (value, rest): (T, &[u8]) =
         postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(Damage::Postcard(e)))?;
     if !rest.is_empty() {
-        return Err(ReadError::Damaged(Damage::TrailingBytes { count: rest.len() }));
+        return Err(ReadError::Damaged(Damage::TrailingBytes {
+            count: rest.len(),
+        }));
     }
     Ok(value)
 }

@@ -502,10 +502,7 @@ pub(crate) fn recover(
             } else if scanned.last_lsn.is_some()
                 && scanned.last_batch_end.map(|(lsn, _)| lsn) != scanned.last_lsn
             {
-                problem = Some((
-                    scanned.end_offset,
-                    CorruptReason::SealedInsideBatch,
-                ));
+                problem = Some((scanned.end_offset, CorruptReason::SealedInsideBatch));
             }
         } else {
             let stop_offset = scanned
