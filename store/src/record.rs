@@ -228,11 +228,11 @@ fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ReadErro
 
 /// Splits a record into its version byte, checked against `format`, and the body.
 fn split_version<'a>(format: &Format, bytes: &'a [u8]) -> Result<(u8, &'a [u8]), ReadError> {
-    let (&version, body) = bytes.split_first().ok_or_else(|| {
-        ReadError::Damaged(Damage::Empty {
+    let (&version, body) = bytes
+        .split_first()
+        .ok_or(ReadError::Damaged(Damage::Empty {
             format: format.name,
-        })
-    })?;
+        }))?;
     format.check(version)?;
     Ok((version, body))
 }
