@@ -226,7 +226,7 @@ impl From<statelog_store::Error> for Error {
             } => Error::ExecutionDamaged {
                 execution_arn,
                 lsn,
-                reason,
+                reason: reason.to_string(),
             },
             other => Error::Store(other),
         }

@@ -489,7 +489,7 @@ impl Engine {
                 engine.inner.store.mark_damaged(
                     &arn,
                     last_lsn,
-                    "the batch headers leave it open but its events close it".to_string(),
+                    store::DamageReason::HeadersOpenEventsClosed,
                 );
                 continue;
             }
@@ -1020,7 +1020,7 @@ impl Engine {
             return Err(Error::ExecutionDamaged {
                 execution_arn: execution_arn.to_string(),
                 lsn: damage.lsn.0,
-                reason: damage.reason,
+                reason: damage.reason.to_string(),
             });
         }
         self.inner

@@ -391,7 +391,7 @@ impl PayloadCheck {
             RecordCheck::Damaged {
                 execution_arn,
                 reason,
-            } => (execution_arn, reason),
+            } => (execution_arn, reason.to_string()),
         };
         self.undecodable.push(Undecodable {
             lsn: record.lsn,

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use statelog_wal::Lsn;
 
 use super::record::{self, CatalogRecord, KIND_CATALOG};
-use super::{machine_name, Error, Index, PreparedEvents, Store};
+use super::{machine_name, Error, Index, PreparedEvents, SequenceReason, Store};
 use statelog_core::history::{EventDetails, HistoryEvent};
 
 /// A tag set: `(key, value)` pairs, keys unique, in key order.
@@ -349,9 +349,7 @@ impl Store {
         else {
             return Err(Error::BadSequence {
                 execution_arn: execution_arn.to_string(),
-                reason: "a redrive client token goes with the batch holding ExecutionRedriven, \
-                         and this one has none"
-                    .to_string(),
+                reason: SequenceReason::RedriveTokenWithoutRedrive,
             });
         };
         let record = CatalogRecord::Redriven {

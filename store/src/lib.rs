@@ -40,9 +40,9 @@ pub use log::{
     Visit, VisitOrigin, VisitRecord,
 };
 pub use record::{
-    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Format,
-    MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS,
-    KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
+    decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage,
+    DamageReason, Format, MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader,
+    StartedHeaderRef, FORMATS, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -69,7 +69,7 @@ pub enum Error {
         /// What was being encoded.
         what: &'static str,
         /// What the encoder reported.
-        reason: String,
+        reason: postcard::Error,
     },
     /// A record in the log does not decode.
     #[error("record at lsn {lsn} (kind {kind}) does not decode: {reason}")]
@@ -79,7 +79,7 @@ pub enum Error {
         /// The record's kind.
         kind: u8,
         /// What is wrong.
-        reason: String,
+        reason: DecodeReason,
     },
     /// A record from a newer statelog: its format version is past the newest this build reads.
     /// The log is refused whole (this build must not write into a newer build's log).
@@ -106,7 +106,7 @@ pub enum Error {
         /// The execution.
         execution_arn: String,
         /// What is wrong.
-        reason: String,
+        reason: SequenceReason,
     },
     /// The first events of an execution do not start with `ExecutionStarted`.
     #[error("the first event of {execution_arn} is {found}, not ExecutionStarted")]
@@ -172,7 +172,7 @@ pub enum Error {
         /// The LSN of the first of its records that does not read.
         lsn: u64,
         /// What is wrong with it.
-        reason: String,
+        reason: DamageReason,
     },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
@@ -190,11 +190,69 @@ impl Error {
     /// other error is terminal for the call: a poisoned or fenced log refuses every later write,
     /// bad input stays bad, damage stays until repaired.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Error::Log(statelog_wal::Error::SegmentUnavailable { .. })
-        )
+        match self {
+            Error::Log(error) => error.is_retryable(),
+            _ => false,
+        }
     }
+}
+
+/// Why a record the index points at does not decode (`Error::Decode`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeReason {
+    /// The record is of another kind than an event batch.
+    #[error("the index points at a record that is not an event batch")]
+    NotAnEventBatch,
+    /// The event batch's header does not read.
+    #[error("{0}")]
+    Header(record::ReadError),
+    /// The events' ids are not the range the header names.
+    #[error("header says events {first_event_id}..={last_event_id} but the batch holds {found_first:?}..={found_last:?}")]
+    EventIds {
+        /// The header's first event id.
+        first_event_id: u32,
+        /// The header's last event id.
+        last_event_id: u32,
+        /// The batch's first event id (`None`: no events).
+        found_first: Option<u32>,
+        /// The batch's last event id.
+        found_last: Option<u32>,
+    },
+}
+
+/// Why events do not continue an execution's history (`Error::BadSequence`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SequenceReason {
+    /// An append with no events.
+    #[error("an append of no events")]
+    NoEvents,
+    /// A batch whose first event does not follow the execution's last one.
+    #[error("a batch starting at event {first_event_id} follows event {last_event_id}")]
+    Gap {
+        /// The batch's first event id.
+        first_event_id: u32,
+        /// The execution's last event id.
+        last_event_id: u32,
+    },
+    /// The appended events are not a dense continuation.
+    #[error("{0}")]
+    Events(statelog_core::history::Error),
+    /// The events read back from the log are not a dense history.
+    #[error("read back from the log: {0}")]
+    ReadBack(statelog_core::history::Error),
+    /// The record the index names for an event does not hold it.
+    #[error("record at lsn {lsn} does not hold event {event_id}")]
+    MissingEvent {
+        /// The record's LSN.
+        lsn: u64,
+        /// The event asked for.
+        event_id: u32,
+    },
+    /// A redrive client token on a batch without `ExecutionRedriven`.
+    #[error("a redrive client token goes with the batch holding ExecutionRedriven, and this one has none")]
+    RedriveTokenWithoutRedrive,
 }
 
 /// How an execution stands, as the index knows it from its events.
@@ -315,7 +373,7 @@ pub struct DamagedRecord {
     /// The execution the record belongs to, where that much of it reads.
     pub execution_arn: Option<Arc<str>>,
     /// What is wrong with it.
-    pub reason: String,
+    pub reason: DamageReason,
 }
 
 impl DamagedRecord {
@@ -497,10 +555,10 @@ impl Index {
         if u64::from(header.first_event_id) != u64::from(last_id) + 1 {
             return Err(Error::BadSequence {
                 execution_arn: arn.to_string(),
-                reason: format!(
-                    "a batch starting at event {} follows event {last_id}",
-                    header.first_event_id
-                ),
+                reason: SequenceReason::Gap {
+                    first_event_id: header.first_event_id,
+                    last_event_id: last_id,
+                },
             });
         }
         Ok(new_machine)
@@ -676,7 +734,7 @@ impl Store {
                             lsn,
                             kind: KIND_EVENTS,
                             execution_arn: Some(Arc::from(header.execution_arn)),
-                            reason: error.to_string(),
+                            reason: DamageReason::Sequence(Arc::new(error)),
                         }),
                     }
                 }
@@ -819,7 +877,7 @@ impl Store {
         let Some(first) = events.first() else {
             return Err(Error::BadSequence {
                 execution_arn: execution_arn.to_string(),
-                reason: "an append of no events".to_string(),
+                reason: SequenceReason::NoEvents,
             });
         };
         let header = header_for(execution_arn, events);
@@ -842,7 +900,7 @@ impl Store {
             };
             check_sequence(last_id, events).map_err(|e| Error::BadSequence {
                 execution_arn: execution_arn.to_string(),
-                reason: e.to_string(),
+                reason: SequenceReason::Events(e),
             })?;
             index.check_header(&header)?
         };
@@ -960,12 +1018,12 @@ impl Store {
 
     /// Marks `execution_arn` damaged by its record at `lsn` (a caller that found its events do
     /// not fold, as recovery does): from now on every call on it answers [`Error::Damaged`].
-    pub fn mark_damaged(&self, execution_arn: &str, lsn: Lsn, reason: String) {
+    pub fn mark_damaged(&self, execution_arn: &str, lsn: Lsn, reason: impl Into<DamageReason>) {
         self.index.write().mark_damaged(DamagedRecord {
             lsn,
             kind: KIND_EVENTS,
             execution_arn: Some(Arc::from(execution_arn)),
-            reason,
+            reason: reason.into(),
         });
     }
 
@@ -1103,12 +1161,13 @@ impl Store {
                             }
                             let folded = match encoding::decode(&bytes) {
                                 Ok(batch) if *batch.execution_arn != *arn => {
-                                    Err(format!("the events belong to {}", batch.execution_arn))
+                                    Err(DamageReason::FoldForeignEvents {
+                                        events_arn: batch.execution_arn,
+                                    })
                                 }
-                                Ok(batch) => {
-                                    fold(&mut state, batch).map_err(|error| error.to_string())
-                                }
-                                Err(error) => Err(error.to_string()),
+                                Ok(batch) => fold(&mut state, batch)
+                                    .map_err(|error| DamageReason::Fold(error.to_string().into())),
+                                Err(error) => Err(DamageReason::Events(Arc::new(error))),
                             };
                             if let Err(reason) = folded {
                                 self.mark_damaged(&arn, lsn, reason);
@@ -1137,7 +1196,7 @@ impl Store {
         }
         check_sequence(0, &events).map_err(|e| Error::BadSequence {
             execution_arn: execution_arn.to_string(),
-            reason: format!("read back from the log: {e}"),
+            reason: SequenceReason::ReadBack(e),
         })?;
         Ok(events)
     }
@@ -1179,7 +1238,10 @@ impl Store {
         if event.is_none() {
             return Err(Error::BadSequence {
                 execution_arn: execution_arn.to_string(),
-                reason: format!("record at lsn {} does not hold event {}", lsn.0, event_id.0),
+                reason: SequenceReason::MissingEvent {
+                    lsn: lsn.0,
+                    event_id: event_id.0,
+                },
             });
         }
         Ok(event)
@@ -1264,23 +1326,21 @@ impl Store {
             lsn: lsn.0,
             execution_arn: execution_arn.to_string(),
         })?;
-        let decode_error = |reason: String| Error::Decode {
+        let decode_error = |reason: DecodeReason| Error::Decode {
             lsn: lsn.0,
             kind,
             reason,
         };
         if kind != KIND_EVENTS {
-            return Err(decode_error(
-                "the index points at a record that is not an event batch".to_string(),
-            ));
+            return Err(decode_error(DecodeReason::NotAnEventBatch));
         }
-        let (header, history_bytes) =
-            record::decode_batch_header(&payload).map_err(|e| decode_error(e.to_string()))?;
+        let (header, history_bytes) = record::decode_batch_header(&payload)
+            .map_err(|e| decode_error(DecodeReason::Header(e)))?;
         let batch = match encoding::decode(history_bytes) {
             Ok(batch) => batch,
             Err(error) => {
                 // Its checksum held: a record this build cannot read damages its execution.
-                let reason = error.to_string();
+                let reason = DamageReason::Events(Arc::new(error));
                 self.mark_damaged(execution_arn, lsn, reason.clone());
                 return Err(Error::Damaged {
                     execution_arn: execution_arn.to_string(),
@@ -1300,10 +1360,12 @@ impl Store {
         let first = batch.events.first().map(|e| e.id.0);
         let last = batch.events.last().map(|e| e.id.0);
         if first != Some(header.first_event_id) || last != Some(header.last_event_id) {
-            return Err(decode_error(format!(
-                "header says events {}..={} but the batch holds {first:?}..={last:?}",
-                header.first_event_id, header.last_event_id
-            )));
+            return Err(decode_error(DecodeReason::EventIds {
+                first_event_id: header.first_event_id,
+                last_event_id: header.last_event_id,
+                found_first: first,
+                found_last: last,
+            }));
         }
         Ok(batch)
     }
@@ -1428,7 +1490,7 @@ fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut EncodeScratch) ->
     let header = header_for(arn, events);
     let encode_error = |e: postcard::Error| Error::Encode {
         what: "event batch",
-        reason: e.to_string(),
+        reason: e,
     };
     let start = out.bytes.len();
     // Room for typical small events up front: growing the buffer event by event reallocated

@@ -16,6 +16,8 @@
 //! Invariants: `decode(encode(r)) == r`; a version past the newest is [`ReadError::Newer`]
 //! (never a misread); trailing bytes or damage is [`ReadError::Damaged`]. Must not: do I/O.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::Error;
@@ -64,10 +66,12 @@ impl Format {
             }));
         }
         if version < self.oldest {
-            return Err(ReadError::Damaged(format!(
-                "{} format version {version}, which this build does not read (it reads versions {} to {})",
-                self.name, self.oldest, self.newest
-            )));
+            return Err(ReadError::Damaged(Damage::OlderVersion {
+                format: self.name,
+                found: version,
+                oldest: self.oldest,
+                newest: self.newest,
+            }));
         }
         Ok(())
     }
@@ -149,14 +153,63 @@ pub enum ReadError {
     /// A newer statelog wrote it.
     Newer(NewerVersion),
     /// The bytes do not read as their kind.
-    Damaged(String),
+    Damaged(Damage),
+}
+
+/// What is wrong with the bytes of a record that does not read as its kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Damage {
+    /// The body does not decode.
+    #[error("{0}")]
+    Postcard(postcard::Error),
+    /// Bytes follow the decoded body.
+    #[error("{count} trailing bytes")]
+    TrailingBytes {
+        /// How many.
+        count: usize,
+    },
+    /// The record has no bytes at all.
+    #[error("empty {format} record (no format version byte)")]
+    Empty {
+        /// The record's format.
+        format: &'static str,
+    },
+    /// A version older than any this build reads (such a byte was never written).
+    #[error("{format} format version {found}, which this build does not read (it reads versions {oldest} to {newest})")]
+    OlderVersion {
+        /// The record's format.
+        format: &'static str,
+        /// The version found.
+        found: u8,
+        /// The oldest version this build reads.
+        oldest: u8,
+        /// The newest version this build reads.
+        newest: u8,
+    },
+    /// A version the format accepts but no decoder arm handles (a bug this build's tests catch).
+    #[error("{format} format version {found} has no decoder in this build")]
+    NoDecoder {
+        /// The record's format.
+        format: &'static str,
+        /// The version found.
+        found: u8,
+    },
+    /// An event batch header whose last event id is below its first.
+    #[error("header ids run backwards ({first_event_id}..{last_event_id})")]
+    IdsBackwards {
+        /// The header's first event id.
+        first_event_id: u32,
+        /// The header's last event id.
+        last_event_id: u32,
+    },
 }
 
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Newer(newer) => newer.fmt(f),
-            ReadError::Damaged(reason) => f.write_str(reason),
+            ReadError::Damaged(damage) => damage.fmt(f),
         }
     }
 }
@@ -164,21 +217,22 @@ impl std::fmt::Display for ReadError {
 /// Decodes `body` as one `T` with nothing after it.
 fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ReadError> {
     let (value, rest): (T, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(e.to_string()))?;
+        postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(Damage::Postcard(e)))?;
     if !rest.is_empty() {
-        return Err(ReadError::Damaged(format!("{} trailing bytes", rest.len())));
+        return Err(ReadError::Damaged(Damage::TrailingBytes {
+            count: rest.len(),
+        }));
     }
     Ok(value)
 }
 
 /// Splits a record into its version byte, checked against `format`, and the body.
 fn split_version<'a>(format: &Format, bytes: &'a [u8]) -> Result<(u8, &'a [u8]), ReadError> {
-    let (&version, body) = bytes.split_first().ok_or_else(|| {
-        ReadError::Damaged(format!(
-            "empty {} record (no format version byte)",
-            format.name
-        ))
-    })?;
+    let (&version, body) = bytes
+        .split_first()
+        .ok_or(ReadError::Damaged(Damage::Empty {
+            format: format.name,
+        }))?;
     format.check(version)?;
     Ok((version, body))
 }
@@ -186,10 +240,10 @@ fn split_version<'a>(format: &Format, bytes: &'a [u8]) -> Result<(u8, &'a [u8]),
 /// The error of a dispatch arm that [`Format::check`] keeps out: the format's constants and
 /// its decoder's arms disagree (a bug this build's tests catch).
 fn unreadable(format: &Format, found: u8) -> ReadError {
-    ReadError::Damaged(format!(
-        "{} format version {found} has no decoder in this build",
-        format.name
-    ))
+    ReadError::Damaged(Damage::NoDecoder {
+        format: format.name,
+        found,
+    })
 }
 
 /// What the index needs from an event batch, stored in front of it so that `open` rebuilds the
@@ -276,7 +330,7 @@ pub fn encode_batch_head_into(header: &BatchHeaderRef<'_>, out: &mut Vec<u8>) ->
     let taken = std::mem::take(out);
     *out = postcard::to_extend(header, taken).map_err(|e| Error::Encode {
         what: "event batch header",
-        reason: e.to_string(),
+        reason: e,
     })?;
     Ok(())
 }
@@ -286,10 +340,10 @@ pub fn decode_batch_header(bytes: &[u8]) -> Result<(BatchHeader, &[u8]), ReadErr
     let (version, body) = split_version(&BATCH_ENVELOPE_FORMAT, bytes)?;
     let (header, rest) = decode_batch_header_body(version, body)?;
     if header.last_event_id < header.first_event_id {
-        return Err(ReadError::Damaged(format!(
-            "header ids run backwards ({}..{})",
-            header.first_event_id, header.last_event_id
-        )));
+        return Err(ReadError::Damaged(Damage::IdsBackwards {
+            first_event_id: header.first_event_id,
+            last_event_id: header.last_event_id,
+        }));
     }
     Ok((header, rest))
 }
@@ -298,7 +352,7 @@ pub fn decode_batch_header(bytes: &[u8]) -> Result<(BatchHeader, &[u8]), ReadErr
 /// today's type.
 fn decode_batch_header_body(version: u8, body: &[u8]) -> Result<(BatchHeader, &[u8]), ReadError> {
     match version {
-        1 => postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(e.to_string())),
+        1 => postcard::take_from_bytes(body).map_err(|e| ReadError::Damaged(Damage::Postcard(e))),
         found => Err(unreadable(&BATCH_ENVELOPE_FORMAT, found)),
     }
 }
@@ -325,7 +379,7 @@ pub(crate) enum Undecodable {
         /// The execution the record names, where that much of it reads.
         execution_arn: Option<String>,
         /// What the decoder reported.
-        reason: String,
+        reason: DamageReason,
     },
 }
 
@@ -334,9 +388,9 @@ pub(crate) enum Undecodable {
 pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
     let undecodable = |error: ReadError, execution_arn: Option<String>| match error {
         ReadError::Newer(newer) => Undecodable::Newer(newer),
-        ReadError::Damaged(reason) => Undecodable::Damaged {
+        ReadError::Damaged(damage) => Undecodable::Damaged {
             execution_arn,
-            reason,
+            reason: DamageReason::Record(damage),
         },
     };
     match kind {
@@ -389,7 +443,7 @@ pub enum RecordCheck {
         /// The execution it belongs to, where that much of it reads.
         execution_arn: Option<String>,
         /// What the decoder reported.
-        reason: String,
+        reason: DamageReason,
     },
 }
 
@@ -416,22 +470,30 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
                 Ok(()) => RecordCheck::Readable { execution_arn },
                 Err(damage) => RecordCheck::Damaged {
                     execution_arn,
-                    reason: damage.to_string(),
+                    reason: damage,
                 },
             }
         }
     }
 }
 
-/// Why an event batch's events do not agree with its header (`statelog wal verify` prints it).
-#[derive(Debug, thiserror::Error)]
-enum BatchDamage {
-    /// The header does not read.
+/// Why a record of an execution does not read although the log's checksum held: the reason
+/// [`crate::DamagedRecord`], [`crate::Error::Damaged`] and [`RecordCheck::Damaged`] carry.
+///
+/// Errors of other layers are held in an `Arc`: they are neither `Clone` nor comparable, and a
+/// damage record is both. Two reasons holding such an error compare by its text.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum DamageReason {
+    /// The bytes do not read as their kind.
     #[error("{0}")]
-    Header(ReadError),
+    Record(Damage),
+    /// A newer statelog wrote part of the record (its events' format version).
+    #[error("{0}")]
+    Newer(NewerVersion),
     /// The events do not decode.
     #[error("{0}")]
-    Events(statelog_core::history::Error),
+    Events(Arc<statelog_core::history::Error>),
     /// The events name another execution than the header.
     #[error("the events belong to {events_arn}, the header names {header_arn}")]
     ForeignEvents {
@@ -439,6 +501,12 @@ enum BatchDamage {
         events_arn: String,
         /// The execution the header names.
         header_arn: String,
+    },
+    /// The events name another execution than the one being folded.
+    #[error("the events belong to {events_arn}")]
+    FoldForeignEvents {
+        /// The execution the events name.
+        events_arn: String,
     },
     /// The events' ids are not the header's range.
     #[error("header says events {first_event_id}..={last_event_id} but the batch holds {found_first:?}..={found_last:?}")]
@@ -452,15 +520,82 @@ enum BatchDamage {
         /// The batch's last event id.
         found_last: Option<u32>,
     },
+    /// A batch that does not continue its execution's history as the index holds it.
+    #[error("{0}")]
+    Sequence(Arc<crate::Error>),
+    /// The batch headers leave the execution open but its events close it.
+    #[error("the batch headers leave it open but its events close it")]
+    HeadersOpenEventsClosed,
+    /// A caller's fold refused the events; the text is its error's (the type is the caller's).
+    #[error("{0}")]
+    Fold(Arc<str>),
+}
+
+impl PartialEq for DamageReason {
+    fn eq(&self, other: &Self) -> bool {
+        use DamageReason::*;
+        match (self, other) {
+            (Record(a), Record(b)) => a == b,
+            (Newer(a), Newer(b)) => a == b,
+            (Events(a), Events(b)) => a.to_string() == b.to_string(),
+            (Sequence(a), Sequence(b)) => a.to_string() == b.to_string(),
+            (Fold(a), Fold(b)) => a == b,
+            (
+                ForeignEvents {
+                    events_arn: a,
+                    header_arn: b,
+                },
+                ForeignEvents {
+                    events_arn: c,
+                    header_arn: d,
+                },
+            ) => a == c && b == d,
+            (FoldForeignEvents { events_arn: a }, FoldForeignEvents { events_arn: b }) => a == b,
+            (
+                EventIds {
+                    first_event_id: a,
+                    last_event_id: b,
+                    found_first: c,
+                    found_last: d,
+                },
+                EventIds {
+                    first_event_id: e,
+                    last_event_id: f,
+                    found_first: g,
+                    found_last: h,
+                },
+            ) => (a, b, c, d) == (e, f, g, h),
+            (HeadersOpenEventsClosed, HeadersOpenEventsClosed) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for DamageReason {}
+
+impl From<ReadError> for DamageReason {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::Newer(newer) => DamageReason::Newer(newer),
+            ReadError::Damaged(damage) => DamageReason::Record(damage),
+        }
+    }
+}
+
+impl From<String> for DamageReason {
+    /// A reason a caller gives as text (`Store::mark_damaged` took a `String` before).
+    fn from(text: String) -> Self {
+        DamageReason::Fold(Arc::from(text))
+    }
 }
 
 /// Decodes the events behind an event batch's header and checks they agree with it.
-fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), BatchDamage> {
-    let (_, history_bytes) = decode_batch_header(payload).map_err(BatchDamage::Header)?;
-    let batch =
-        statelog_core::history::encoding::decode(history_bytes).map_err(BatchDamage::Events)?;
+fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), DamageReason> {
+    let (_, history_bytes) = decode_batch_header(payload).map_err(DamageReason::from)?;
+    let batch = statelog_core::history::encoding::decode(history_bytes)
+        .map_err(|e| DamageReason::Events(Arc::new(e)))?;
     if batch.execution_arn != header.execution_arn {
-        return Err(BatchDamage::ForeignEvents {
+        return Err(DamageReason::ForeignEvents {
             events_arn: batch.execution_arn,
             header_arn: header.execution_arn.clone(),
         });
@@ -468,7 +603,7 @@ fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), BatchD
     let found_first = batch.events.first().map(|e| e.id.0);
     let found_last = batch.events.last().map(|e| e.id.0);
     if found_first != Some(header.first_event_id) || found_last != Some(header.last_event_id) {
-        return Err(BatchDamage::EventIds {
+        return Err(DamageReason::EventIds {
             first_event_id: header.first_event_id,
             last_event_id: header.last_event_id,
             found_first,
@@ -558,7 +693,7 @@ pub fn encode_catalog(record: &CatalogRecord) -> Result<Vec<u8>, Error> {
     let mut bytes = vec![CATALOG_FORMAT_VERSION];
     let body = postcard::to_allocvec(record).map_err(|e| Error::Encode {
         what: "catalog record",
-        reason: e.to_string(),
+        reason: e,
     })?;
     bytes.extend_from_slice(&body);
     Ok(bytes)
@@ -584,7 +719,7 @@ pub fn encode_machine(record: &MachineRecord) -> Result<Vec<u8>, Error> {
     let mut bytes = vec![MACHINE_FORMAT_VERSION];
     let body = postcard::to_allocvec(record).map_err(|e| Error::Encode {
         what: "state machine record",
-        reason: e.to_string(),
+        reason: e,
     })?;
     bytes.extend_from_slice(&body);
     Ok(bytes)
@@ -690,7 +825,7 @@ mod tests {
             other_version[0] = 0;
             assert!(matches!(
                 decode_machine(&other_version),
-                Err(ReadError::Damaged(reason)) if reason.contains("version 0")
+                Err(ReadError::Damaged(reason)) if reason.to_string().contains("version 0")
             ));
         }
         assert!(decode_machine(&[]).is_err());
@@ -757,5 +892,48 @@ mod tests {
         }
         assert!(decode_catalog(&[]).is_err());
         assert!(decode_catalog(&[CATALOG_FORMAT_VERSION, 9]).is_err());
+    }
+
+    #[test]
+    fn typed_damage_keeps_its_text() {
+        assert_eq!(
+            decode_machine(&[]).map(|_| ()),
+            Err(ReadError::Damaged(Damage::Empty {
+                format: MACHINE_FORMAT.name
+            }))
+        );
+        assert_eq!(
+            ReadError::Damaged(Damage::TrailingBytes { count: 3 }).to_string(),
+            "3 trailing bytes"
+        );
+        assert_eq!(
+            Damage::IdsBackwards {
+                first_event_id: 5,
+                last_event_id: 2
+            }
+            .to_string(),
+            "header ids run backwards (5..2)"
+        );
+        let reason = DamageReason::from(ReadError::Damaged(Damage::NoDecoder {
+            format: "catalog",
+            found: 4,
+        }));
+        assert_eq!(
+            reason.to_string(),
+            "catalog format version 4 has no decoder in this build"
+        );
+        assert_eq!(
+            DamageReason::EventIds {
+                first_event_id: 1,
+                last_event_id: 2,
+                found_first: Some(1),
+                found_last: None,
+            }
+            .to_string(),
+            "header says events 1..=2 but the batch holds Some(1)..=None"
+        );
+        let text = DamageReason::from("refused".to_string());
+        assert_eq!(text, DamageReason::Fold(Arc::from("refused")));
+        assert_ne!(text, DamageReason::HeadersOpenEventsClosed);
     }
 }

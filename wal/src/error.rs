@@ -8,6 +8,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::record::Invalid;
 use crate::{Lsn, SegmentId};
 
 /// Every error the WAL returns.
@@ -34,7 +35,7 @@ pub enum Error {
         /// Byte offset inside the segment file where valid data stops.
         offset_bytes: u64,
         /// What is wrong there.
-        reason: String,
+        reason: CorruptReason,
     },
     /// A record payload is larger than the log accepts.
     #[error("record of {size_bytes} bytes exceeds the limit of {limit_bytes} bytes")]
@@ -95,7 +96,7 @@ pub enum Error {
         /// The option.
         field: &'static str,
         /// Why it is rejected.
-        reason: String,
+        reason: OptionReason,
     },
     /// The log was opened read-only and a mutating call was made.
     #[error("wal opened read-only: {op} refused")]
@@ -157,6 +158,279 @@ impl Error {
             source,
         }
     }
+
+    /// Whether the same call may succeed if made again, with nothing changed by the caller.
+    ///
+    /// Only `SegmentUnavailable` is: the append was refused before anything of it was written
+    /// and the log is not poisoned. Every other error is terminal for the call: a poisoned log
+    /// refuses every later write, bad input stays bad, damage stays until repaired.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::SegmentUnavailable { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_segment_unavailable_is_retryable() {
+        let io = || Error::io("write_at", "/x", io::Error::other("disk full"));
+        let unavailable = Error::SegmentUnavailable {
+            segment_id: SegmentId(3),
+            cause: Arc::new(io()),
+        };
+        assert!(unavailable.is_retryable());
+        assert!(!io().is_retryable());
+        assert!(!Error::Poisoned {
+            cause: Arc::new(io())
+        }
+        .is_retryable());
+        assert!(!Error::EmptyBatch.is_retryable());
+    }
+
+    #[test]
+    fn typed_reasons_keep_their_text() {
+        let corrupt = Error::Corrupt {
+            segment_id: SegmentId(2),
+            offset_bytes: 80,
+            reason: CorruptReason::ValidAfterStop {
+                stop: Some(Invalid::BadCrc {
+                    expected: 1,
+                    actual: 2,
+                }),
+                follower: Follower::SyncMark,
+                lsn: 9,
+                offset_bytes: 120,
+            },
+        };
+        assert_eq!(
+            corrupt.to_string(),
+            "wal corrupt in segment 2 at offset 80: checksum mismatch: stored 0x00000001, \
+             computed 0x00000002, yet a valid sync mark (lsn 9) follows at offset 120"
+        );
+        let end = CorruptReason::ValidAfterStop {
+            stop: None,
+            follower: Follower::Record,
+            lsn: 4,
+            offset_bytes: 64,
+        };
+        assert_eq!(
+            end.to_string(),
+            "end of scan, yet a valid record (lsn 4) follows at offset 64"
+        );
+        assert_eq!(
+            CorruptReason::HeaderDamagedBeforeRecord {
+                damage: HeaderDamage::BadMagic,
+                lsn: 5,
+                offset_bytes: 64,
+            }
+            .to_string(),
+            "bad segment magic; yet record lsn 5 of this segment follows at offset 64"
+        );
+        assert_eq!(
+            CorruptReason::SealedFrame {
+                invalid: Invalid::Zeroed,
+                expected_lsn: 7,
+                next_first_lsn: 9,
+            }
+            .to_string(),
+            "zeroed record header where lsn 7 was expected; the next segment starts at lsn 9"
+        );
+        assert_eq!(
+            TornReason::Header(HeaderDamage::ShortFile { len_bytes: 10 }).to_string(),
+            "torn segment header: file of 10 bytes is shorter than a header"
+        );
+        assert_eq!(TornReason::IncompleteBatch.to_string(), "incomplete batch");
+        assert_eq!(
+            Error::InvalidOptions {
+                field: "segments_ready_count",
+                reason: OptionReason::OutsideRange {
+                    value: 0,
+                    min: 1,
+                    max: 8,
+                },
+            }
+            .to_string(),
+            "invalid wal option segments_ready_count: 0 is outside 1..=8"
+        );
+        assert_eq!(
+            OptionReason::AboveLimit {
+                value: 20,
+                limit: 10,
+            }
+            .to_string(),
+            "20 is above 10"
+        );
+    }
+}
+
+/// What is wrong with a segment header that is neither valid, zeroed nor recycled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderDamage {
+    /// The file ends before a whole header.
+    #[error("file of {len_bytes} bytes is shorter than a header")]
+    ShortFile {
+        /// The file's length.
+        len_bytes: u64,
+    },
+    /// The first bytes are not the segment magic.
+    #[error("bad segment magic")]
+    BadMagic,
+    /// The header checksum does not match.
+    #[error("segment header checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    ChecksumMismatch {
+        /// The CRC stored in the header.
+        stored: u32,
+        /// The CRC computed over the header.
+        computed: u32,
+    },
+    /// The header's first LSN is 0 or above `LSN_MAX`.
+    #[error("segment header names lsn {first_lsn}, outside 1..={max}")]
+    FirstLsnOutOfRange {
+        /// The LSN the header names.
+        first_lsn: Lsn,
+        /// `LSN_MAX`.
+        max: u64,
+    },
+    /// The file is larger than any segment may be.
+    #[error("segment file of {len_bytes} bytes exceeds SEGMENT_SIZE_BYTES_MAX")]
+    FileTooLarge {
+        /// The file's length.
+        len_bytes: u64,
+    },
+}
+
+/// What follows a damaged frame in the newest segment, proving the damage is not a torn tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follower {
+    /// A record.
+    Record,
+    /// A sync mark: the damaged bytes were synced with it.
+    SyncMark,
+}
+
+impl std::fmt::Display for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Follower::Record => "record",
+            Follower::SyncMark => "sync mark",
+        })
+    }
+}
+
+/// Why durable bytes do not form a valid log (`Error::Corrupt`, `Repair`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorruptReason {
+    /// A used segment's header is damaged.
+    #[error("{0}")]
+    Header(HeaderDamage),
+    /// A used segment's header is all zeros, yet a later segment is in use.
+    #[error("zeroed segment header before a later segment")]
+    ZeroedHeader,
+    /// A used segment's header names another segment.
+    #[error("segment header names segment {found}")]
+    RecycledHeader {
+        /// The segment id the header names.
+        found: SegmentId,
+    },
+    /// An unused segment's header is damaged, yet a record of that segment follows it.
+    #[error("{damage}; yet record lsn {lsn} of this segment follows at offset {offset_bytes}")]
+    HeaderDamagedBeforeRecord {
+        /// What is wrong with the header.
+        damage: HeaderDamage,
+        /// The record found after it.
+        lsn: u64,
+        /// Where that record starts.
+        offset_bytes: u64,
+    },
+    /// A sealed segment holds an invalid frame.
+    #[error("{invalid} where lsn {expected_lsn} was expected; the next segment starts at lsn {next_first_lsn}")]
+    SealedFrame {
+        /// What is wrong with the frame.
+        invalid: Invalid,
+        /// The LSN the frame should have held.
+        expected_lsn: u64,
+        /// The first LSN of the next segment.
+        next_first_lsn: u64,
+    },
+    /// A sealed segment ends with an incomplete batch.
+    #[error("sealed segment ends inside a batch")]
+    SealedInsideBatch,
+    /// The newest segment stops (at a damaged frame or the scan's end), yet a valid frame
+    /// follows: damage, not a torn tail.
+    #[error("{}, yet a valid {follower} (lsn {lsn}) follows at offset {offset_bytes}", StopDisplay(*stop))]
+    ValidAfterStop {
+        /// The damaged frame, or `None` where the scan ended without one.
+        stop: Option<Invalid>,
+        /// What follows.
+        follower: Follower,
+        /// The LSN of what follows.
+        lsn: u64,
+        /// Where it starts.
+        offset_bytes: u64,
+    },
+    /// An acknowledged record does not read back.
+    #[error("reading acknowledged lsn {lsn}: {invalid}")]
+    AcknowledgedUnreadable {
+        /// The record's LSN.
+        lsn: Lsn,
+        /// What is wrong with its frame.
+        invalid: Invalid,
+    },
+}
+
+/// Shows a scan's stop: the invalid frame, or "end of scan".
+struct StopDisplay(Option<Invalid>);
+
+impl std::fmt::Display for StopDisplay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(invalid) => invalid.fmt(f),
+            None => f.write_str("end of scan"),
+        }
+    }
+}
+
+/// What recovery found at a torn tail (`TornTail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TornReason {
+    /// The header of a segment after the used ones was torn.
+    #[error("torn segment header: {0}")]
+    Header(HeaderDamage),
+    /// The newest segment ends at a torn frame.
+    #[error("{0}")]
+    Frame(Invalid),
+    /// The newest segment ends inside a batch.
+    #[error("incomplete batch")]
+    IncompleteBatch,
+}
+
+/// Why an option is rejected (`Error::InvalidOptions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionReason {
+    /// The value is outside an inclusive range.
+    #[error("{value} is outside {min}..={max}")]
+    OutsideRange {
+        /// The value given.
+        value: u64,
+        /// The smallest value accepted.
+        min: u64,
+        /// The largest value accepted.
+        max: u64,
+    },
+    /// The value is above a limit.
+    #[error("{value} is above {limit}")]
+    AboveLimit {
+        /// The value given.
+        value: u64,
+        /// The largest value accepted.
+        limit: u64,
+    },
 }
 
 /// The WAL's result type.

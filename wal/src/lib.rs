@@ -77,7 +77,9 @@ mod writer;
 use std::fmt;
 
 pub use crate::compaction::CompactionProgress;
-pub use crate::error::{Error, Result};
+pub use crate::error::{
+    CorruptReason, Error, Follower, HeaderDamage, OptionReason, Result, TornReason,
+};
 pub use crate::reader::RecordIter;
 pub use crate::record::{OwnedRecord, Record};
 pub use crate::recovery::{RecoveryReport, Repair, TornTail};

@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{CorruptReason, Error, Result};
 use crate::record::{self, OwnedRecord, Record, KIND_COPY};
 use crate::storage::Mapping;
 use crate::writer::Inner;
@@ -156,7 +156,10 @@ impl View {
                 .map_err(|invalid| Error::Corrupt {
                     segment_id: segment.id,
                     offset_bytes: self.position_offset,
-                    reason: format!("reading acknowledged lsn {lsn}: {invalid}"),
+                    reason: CorruptReason::AcknowledgedUnreadable {
+                        lsn: Lsn(lsn),
+                        invalid,
+                    },
                 })?;
             self.position_offset += frame.size_bytes as u64;
             if frame.is_sync_mark() {

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::error::{Error, Result};
+use crate::error::{CorruptReason, Error, Follower, Result, TornReason};
 use crate::limits::{
     INDEX_STRIDE_RECORDS, RECORD_HEADER_SIZE_BYTES, SEGMENTS_MAX, SEGMENT_HEADER_SIZE_BYTES,
     SYNC_MARK_PAYLOAD_SIZE_BYTES,
@@ -69,7 +69,7 @@ pub struct TornTail {
     /// Where the log now ends inside it.
     pub offset_bytes: u64,
     /// What was found there.
-    pub reason: String,
+    pub reason: TornReason,
     /// Complete records dropped because their batch was incomplete.
     pub records_dropped_count: u64,
     /// Bytes cut off: the complete records dropped plus the damaged frame as far as its header
@@ -85,7 +85,7 @@ pub struct Repair {
     /// Where the log now ends inside it.
     pub offset_bytes: u64,
     /// The corruption.
-    pub reason: String,
+    pub reason: CorruptReason,
     /// Whole segments removed after it.
     pub segments_removed: Vec<SegmentId>,
 }
@@ -312,7 +312,7 @@ struct FileEntry {
     header: HeaderState,
 }
 
-fn corrupt(segment_id: SegmentId, offset_bytes: u64, reason: String) -> Error {
+fn corrupt(segment_id: SegmentId, offset_bytes: u64, reason: CorruptReason) -> Error {
     Error::Corrupt {
         segment_id,
         offset_bytes,
@@ -394,9 +394,9 @@ pub(crate) fn recover(
             continue;
         }
         let reason = match &entry.header {
-            HeaderState::Zeroed => "zeroed segment header before a later segment".to_owned(),
-            HeaderState::Recycled { found } => format!("segment header names segment {found}"),
-            HeaderState::Damaged(reason) => reason.clone(),
+            HeaderState::Zeroed => CorruptReason::ZeroedHeader,
+            HeaderState::Recycled { found } => CorruptReason::RecycledHeader { found: *found },
+            HeaderState::Damaged(damage) => CorruptReason::Header(*damage),
             HeaderState::Valid(_) => unreachable!("valid headers skipped above"),
             HeaderState::UnsupportedVersion { .. } => {
                 unreachable!("unsupported versions refused above")
@@ -418,22 +418,24 @@ pub(crate) fn recover(
     // (reported, like any torn write), unless records of that segment follow it.
     let mut torn_header: Option<TornTail> = None;
     for entry in entries.iter().skip(used_count) {
-        if let HeaderState::Damaged(reason) = &entry.header {
+        if let HeaderState::Damaged(damage) = entry.header {
             let seed = record::segment_seed(entry.id);
             let found = find_valid_after(&entry.map, seed, SEGMENT_HEADER_SIZE_BYTES, 1);
             if found.is_none() && torn_header.is_none() {
                 torn_header = Some(TornTail {
                     segment_id: entry.id,
                     offset_bytes: 0,
-                    reason: format!("torn segment header: {reason}"),
+                    reason: TornReason::Header(damage),
                     records_dropped_count: 0,
                     dropped_bytes: SEGMENT_HEADER_SIZE_BYTES as u64,
                 });
             }
             if let Some((offset, lsn)) = found {
-                let reason = format!(
-                    "{reason}; yet record lsn {lsn} of this segment follows at offset {offset}"
-                );
+                let reason = CorruptReason::HeaderDamagedBeforeRecord {
+                    damage,
+                    lsn,
+                    offset_bytes: offset,
+                };
                 if options.repair != RepairMode::TruncateAtCorruption {
                     return Err(corrupt(entry.id, 0, reason));
                 }
@@ -484,22 +486,23 @@ pub(crate) fn recover(
         report.sync_marks_count += scanned.sync_marks_count;
         report.bytes_scanned += scanned.end_offset - SEGMENT_HEADER_SIZE_BYTES as u64;
         // Decide where this segment ends and whether that is corruption.
-        let mut problem: Option<(u64, String)> = None;
+        let mut problem: Option<(u64, CorruptReason)> = None;
         let mut end = (scanned.end_offset, scanned.last_lsn);
         let mut dropped = 0u64;
         if let Some(next_first) = next_first {
             if let Some((offset, invalid)) = scanned.stop {
                 problem = Some((
                     offset,
-                    format!("{invalid} where lsn {} was expected; the next segment starts at lsn {next_first}", scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1)),
+                    CorruptReason::SealedFrame {
+                        invalid,
+                        expected_lsn: scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1),
+                        next_first_lsn: next_first,
+                    },
                 ));
             } else if scanned.last_lsn.is_some()
                 && scanned.last_batch_end.map(|(lsn, _)| lsn) != scanned.last_lsn
             {
-                problem = Some((
-                    scanned.end_offset,
-                    "sealed segment ends inside a batch".to_owned(),
-                ));
+                problem = Some((scanned.end_offset, CorruptReason::SealedInsideBatch));
             }
         } else {
             let stop_offset = scanned
@@ -508,26 +511,25 @@ pub(crate) fn recover(
             let from = usize::try_from(stop_offset).expect("offset within mapping") + 1;
             let lsn_min = scanned.last_lsn.map_or(header.first_lsn.0, |l| l + 1);
             if let Some((offset, lsn)) = find_valid_after(&map, seed, from, lsn_min) {
-                let what = scanned.stop.map_or_else(
-                    || "end of scan".to_owned(),
-                    |(_, invalid)| invalid.to_string(),
-                );
                 // A sync mark behind the damage means the damaged bytes were synced with it.
                 let follower = usize::try_from(offset)
                     .ok()
                     .and_then(|at| record::peek_header(&map, at))
-                    .map_or("record", |(_, _, kind_byte)| {
+                    .map_or(Follower::Record, |(_, _, kind_byte)| {
                         if kind_byte & record::KIND_MASK == record::KIND_SYNC_MARK {
-                            "sync mark"
+                            Follower::SyncMark
                         } else {
-                            "record"
+                            Follower::Record
                         }
                     });
                 problem = Some((
                     stop_offset,
-                    format!(
-                        "{what}, yet a valid {follower} (lsn {lsn}) follows at offset {offset}"
-                    ),
+                    CorruptReason::ValidAfterStop {
+                        stop: scanned.stop.map(|(_, invalid)| invalid),
+                        follower,
+                        lsn,
+                        offset_bytes: offset,
+                    },
                 ));
             } else {
                 let (batch_lsn, batch_offset) = scanned
@@ -553,10 +555,11 @@ pub(crate) fn recover(
                     report.torn_tail = Some(TornTail {
                         segment_id: entry.id,
                         offset_bytes: end.0,
-                        reason: scanned.stop.map_or_else(
-                            || "incomplete batch".to_owned(),
-                            |(_, invalid)| invalid.to_string(),
-                        ),
+                        reason: scanned
+                            .stop
+                            .map_or(TornReason::IncompleteBatch, |(_, invalid)| {
+                                TornReason::Frame(invalid)
+                            }),
                         records_dropped_count: dropped,
                         dropped_bytes: stop_offset - end.0 + damaged_bytes,
                     });

@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, HeaderDamage, Result};
 use crate::limits::{
     LSN_MAX, SEGMENT_HEADER_SIZE_BYTES, SEGMENT_SIZE_BYTES_MAX, ZERO_FILL_CHUNK_BYTES,
 };
@@ -75,17 +75,16 @@ pub(crate) enum HeaderState {
     Recycled { found: SegmentId },
     /// A valid header of a format version this build does not read (a newer build wrote it).
     UnsupportedVersion { version: u32 },
-    /// Anything else; the reason says what is wrong.
-    Damaged(String),
+    /// Anything else; the damage says what is wrong.
+    Damaged(HeaderDamage),
 }
 
 /// Classifies the header bytes of the file named for `expected`.
 pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
     let Some(raw) = bytes.get(..SEGMENT_HEADER_SIZE_BYTES) else {
-        return HeaderState::Damaged(format!(
-            "file of {} bytes is shorter than a header",
-            bytes.len()
-        ));
+        return HeaderState::Damaged(HeaderDamage::ShortFile {
+            len_bytes: bytes.len() as u64,
+        });
     };
     if raw.iter().all(|&b| b == 0) {
         return HeaderState::Zeroed;
@@ -93,14 +92,15 @@ pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
     let mut header = [0u8; SEGMENT_HEADER_SIZE_BYTES];
     header.copy_from_slice(raw);
     if header[0..8] != SEGMENT_MAGIC {
-        return HeaderState::Damaged("bad segment magic".to_owned());
+        return HeaderState::Damaged(HeaderDamage::BadMagic);
     }
     let stored = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
     let actual = header_crc(&header);
     if stored != actual {
-        return HeaderState::Damaged(format!(
-            "segment header checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
-        ));
+        return HeaderState::Damaged(HeaderDamage::ChecksumMismatch {
+            stored,
+            computed: actual,
+        });
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
     if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&version) {
@@ -115,15 +115,15 @@ pub(crate) fn read_header(bytes: &[u8], expected: SegmentId) -> HeaderState {
         return HeaderState::Recycled { found: segment_id };
     }
     if first_lsn.0 == 0 || first_lsn.0 > LSN_MAX {
-        return HeaderState::Damaged(format!(
-            "segment header names lsn {first_lsn}, outside 1..={LSN_MAX}"
-        ));
+        return HeaderState::Damaged(HeaderDamage::FirstLsnOutOfRange {
+            first_lsn,
+            max: LSN_MAX,
+        });
     }
     if bytes.len() as u64 > SEGMENT_SIZE_BYTES_MAX {
-        return HeaderState::Damaged(format!(
-            "segment file of {} bytes exceeds SEGMENT_SIZE_BYTES_MAX",
-            bytes.len()
-        ));
+        return HeaderState::Damaged(HeaderDamage::FileTooLarge {
+            len_bytes: bytes.len() as u64,
+        });
     }
     HeaderState::Valid(SegmentHeader {
         format_version: version,

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::compaction::CompactionProgress;
-use crate::error::{Error, Result};
+use crate::error::{Error, OptionReason, Result};
 use crate::limits::{
     COMMIT_GATHER_US_LIMIT, COMMIT_GATHER_US_MAX_DEFAULT, COMMIT_SPIN_US_LIMIT,
     COMMIT_SPIN_US_MAX_DEFAULT, LOCK_RETRY_MS, LOCK_WAIT_MS_DEFAULT, SEGMENTS_READY_MAX,
@@ -105,37 +105,39 @@ impl WalOptions {
         if !(SEGMENT_SIZE_BYTES_MIN..=SEGMENT_SIZE_BYTES_MAX).contains(&self.segment_size_bytes) {
             return Err(Error::InvalidOptions {
                 field: "segment_size_bytes",
-                reason: format!(
-                    "{} is outside {SEGMENT_SIZE_BYTES_MIN}..={SEGMENT_SIZE_BYTES_MAX}",
-                    self.segment_size_bytes
-                ),
+                reason: OptionReason::OutsideRange {
+                    value: self.segment_size_bytes,
+                    min: SEGMENT_SIZE_BYTES_MIN,
+                    max: SEGMENT_SIZE_BYTES_MAX,
+                },
             });
         }
         if self.segments_ready_count == 0 || self.segments_ready_count > SEGMENTS_READY_MAX {
             return Err(Error::InvalidOptions {
                 field: "segments_ready_count",
-                reason: format!(
-                    "{} is outside 1..={SEGMENTS_READY_MAX}",
-                    self.segments_ready_count
-                ),
+                reason: OptionReason::OutsideRange {
+                    value: self.segments_ready_count as u64,
+                    min: 1,
+                    max: SEGMENTS_READY_MAX as u64,
+                },
             });
         }
         if self.commit_gather_us_max > COMMIT_GATHER_US_LIMIT {
             return Err(Error::InvalidOptions {
                 field: "commit_gather_us_max",
-                reason: format!(
-                    "{} is above {COMMIT_GATHER_US_LIMIT}",
-                    self.commit_gather_us_max
-                ),
+                reason: OptionReason::AboveLimit {
+                    value: self.commit_gather_us_max,
+                    limit: COMMIT_GATHER_US_LIMIT,
+                },
             });
         }
         if self.commit_spin_us_max > COMMIT_SPIN_US_LIMIT {
             return Err(Error::InvalidOptions {
                 field: "commit_spin_us_max",
-                reason: format!(
-                    "{} is above {COMMIT_SPIN_US_LIMIT}",
-                    self.commit_spin_us_max
-                ),
+                reason: OptionReason::AboveLimit {
+                    value: self.commit_spin_us_max,
+                    limit: COMMIT_SPIN_US_LIMIT,
+                },
             });
         }
         Ok(())
