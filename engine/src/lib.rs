@@ -37,6 +37,7 @@ mod error;
 mod handlers;
 mod integrations;
 mod jobs;
+mod kernel;
 pub mod limits;
 mod log_health;
 mod metrics;
@@ -74,13 +75,13 @@ pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
+use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
-use runtime::{Slot, TimerEntry, TimerSignal};
 pub use statelog_store::ExecutionStatus;
 
 /// How an engine is opened.
@@ -505,7 +506,7 @@ impl Engine {
             engine.recover_jobs(&arn, waiting);
         }
         if engine.inner.options.background_timers {
-            runtime::spawn_timer_thread(&engine)?;
+            kernel::spawn_timer_thread(&engine)?;
         }
         if engine.inner.options.background_timers
             && engine.inner.options.compaction_interval_ms > 0
@@ -695,9 +696,12 @@ impl Engine {
         let raw_input = started.input_text.as_deref().map(|t| (&*started.input, t));
         let input_text = match raw_input {
             Some((_, text)) => text.to_string(),
-            None => serde_json::to_string(&*started.input).map_err(|e| Error::Runtime {
-                reason: format!("cannot render an execution input: {e}"),
-            })?,
+            None => {
+                serde_json::to_string(&*started.input).map_err(|source| Error::NotRendered {
+                    what: "an execution input",
+                    source,
+                })?
+            }
         };
         let output_text = match &last.details {
             EventDetails::ExecutionSucceeded(_) => {
@@ -899,7 +903,7 @@ impl Engine {
 
     /// Fires every timer due at the clock's current time; returns how many fired.
     pub fn run_due_timers(&self) -> usize {
-        runtime::run_due_timers(self)
+        kernel::run_due_timers(self)
     }
 
     /// The due time of the earliest armed timer, if any.

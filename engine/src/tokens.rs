@@ -30,7 +30,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::runtime::decide_and_append_after;
+use super::kernel::Commit;
 use super::{Engine, Error, TaskError};
 use statelog_core::history::{EventDetails, EventId};
 use statelog_core::interpreter::{parse_token, ExecutionState, Trigger};
@@ -380,8 +380,16 @@ impl Engine {
                         .take(arn, parts.task_id)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
-                let (effects, answered) =
-                    decide_and_append_after(self, arn, &mut guard, before, trigger, parts.task_id)?;
+                let request = match before {
+                    Some(before) => Commit::After {
+                        before,
+                        trigger,
+                        task_id: parts.task_id,
+                    },
+                    None => Commit::Trigger(trigger),
+                };
+                let committed = self.commit_decision(arn, &mut guard, request)?;
+                let (effects, answered) = (committed.effects, committed.trigger_decided);
                 drop(guard);
                 self.inner.heartbeats.disarm(arn, parts.task_id);
                 self.perform(arn, &slot, effects);
