@@ -413,7 +413,7 @@ struct Inner {
     /// Activities and task lists (see `activities`).
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
-    jobs: integrations::Jobs,
+    sync_children: integrations::SyncChildren,
     /// Job integrations and their running `.sync` jobs (see `jobs`).
     job_table: jobs::JobTable,
     timer_signal: Arc<TimerSignal>,
@@ -547,7 +547,7 @@ impl Engine {
                 heartbeats: tokens::Heartbeats::default(),
                 answers: tokens::HandlerAnswers::default(),
                 activities: activities::Activities::default(),
-                jobs: integrations::Jobs::default(),
+                sync_children: integrations::SyncChildren::default(),
                 job_table: jobs::JobTable::default(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
