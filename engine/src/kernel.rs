@@ -432,3 +432,55 @@ pub(crate) fn spawn_timer_thread(engine: &Engine) -> Result<(), Error> {
         })?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::types;
+    use crate::EngineOptions;
+
+    /// The kernel's seam: a trigger that no longer matches the execution (a timer it never
+    /// armed) commits nothing, and the timer it did arm commits once.
+    #[test]
+    fn a_stale_trigger_commits_nothing_and_the_armed_timer_commits_once() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = EngineOptions {
+            background_timers: false,
+            ..EngineOptions::default()
+        };
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        let definition =
+            r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}"#;
+        engine
+            .create_state_machine("m", definition, None)
+            .expect("machine");
+        let started = engine
+            .start_execution("m", Some("e"), "{}")
+            .expect("starts");
+        let arn = started.execution_arn.as_str();
+        let before = types(&engine, arn).len();
+        let slot = engine.inner.open.lock().get(arn).cloned().expect("open");
+        let stale = Trigger::TimerFired {
+            timer_id: EventId(9_999),
+        };
+        let committed = engine
+            .commit_decision(arn, &mut slot.state.lock(), Commit::Trigger(stale))
+            .expect("a stale trigger is no error");
+        assert!(committed.effects.is_empty());
+        assert_eq!(types(&engine, arn).len(), before, "nothing was appended");
+        let due = engine.inner.timers.lock().peek().map(|t| t.0.timer_id);
+        let timer_id = EventId(due.expect("the Wait armed a timer"));
+        let committed = engine
+            .commit_decision(
+                arn,
+                &mut slot.state.lock(),
+                Commit::Trigger(Trigger::TimerFired { timer_id }),
+            )
+            .expect("the armed timer commits");
+        assert!(committed.trigger_decided);
+        assert!(
+            types(&engine, arn).len() > before,
+            "the timer's decision was appended"
+        );
+    }
+}
