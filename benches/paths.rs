@@ -9,16 +9,8 @@ use statelog::paths::pipeline::{
     check_payload_size, json_size_bytes, process_input_cow, process_output, process_parameters,
     process_result,
 };
-use statelog::paths::{Entropy, InputOutputPath, Path, ReferencePath, ResultPathField, Template};
-
-struct Counter(u64);
-
-impl Entropy for Counter {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        self.0
-    }
-}
+use statelog::paths::{InputOutputPath, Path, ReferencePath, ResultPathField, Template};
+use statelog_rng::Rng;
 
 fn input_1kib() -> Value {
     let items: Vec<Value> = (0..12)
@@ -63,7 +55,7 @@ fn bench_pass_state(c: &mut Criterion) {
         "static": {"carrier": "post", "priority": true}
     }))
     .expect("valid template");
-    let mut entropy = Counter(1);
+    let mut entropy = Rng::new(1);
     // The interpreter owns the state's raw input (it arrives as the previous state's output),
     // so the pipeline consumes it; the benchmark makes each owned copy outside the timing.
     let mut run_state = |raw: Value| -> Value {
@@ -114,7 +106,7 @@ fn bench_pass_state(c: &mut Criterion) {
     });
 
     // The parts, to see where the time goes.
-    let mut entropy = Counter(2);
+    let mut entropy = Rng::new(2);
     c.bench_function("paths/part_parameters_1kib", |b| {
         b.iter(|| {
             parameters

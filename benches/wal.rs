@@ -34,6 +34,7 @@ const WRITERS_COUNT: usize = 16;
 const PROBE_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
+use statelog_rng::Rng;
 // Scratch directories
 
 fn scratch(name: &str) -> PathBuf {
@@ -49,14 +50,7 @@ fn scratch(name: &str) -> PathBuf {
 
 fn payload(seed: u64) -> [u8; RECORD_SIZE_BYTES] {
     let mut bytes = [0u8; RECORD_SIZE_BYTES];
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for chunk in bytes.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let word = x.to_le_bytes();
-        chunk.copy_from_slice(&word[..chunk.len()]);
-    }
+    Rng::for_stream(seed).fill_bytes(&mut bytes);
     bytes
 }
 

@@ -1,5 +1,5 @@
 //! Writes one backward-compatibility fixture: a small data directory and an `expected.json` of
-//! what the build that wrote it saw (`tests/fixture_logs.rs` checks a newer build sees the same).
+//! what the build that wrote it saw (`tests/statelog/fixture_logs.rs` checks a newer build sees the same).
 //!
 //! It uses only the `statelog::engine` API that exists since commit 8fc0c81 (the first
 //! fixture's build), because `tests/fixtures/make-logs.sh` copies this file into a worktree of

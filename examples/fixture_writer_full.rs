@@ -1,6 +1,6 @@
 //! Writes the full backward-compatibility fixture: every history event type the engine can
 //! produce, every store record variant, and open executions waiting in every way the engine
-//! waits (`tests/fixtures/README.md` lists them; `tests/fixture_logs.rs` checks a newer build
+//! waits (`tests/fixtures/README.md` lists them; `tests/statelog/fixture_logs.rs` checks a newer build
 //! sees the same and can finish what was left open).
 //!
 //! It does what `fixture_writer.rs` does (a compacted log, machines with tags and a revision,

@@ -7,7 +7,7 @@
 # New inputs go to fuzz/work/<target>/ (ignored by git); the committed seeds in
 # fuzz/corpus/<target>/ are read, never written. A crash leaves its input in
 # fuzz/artifacts/<target>/: minimize it (`cargo fuzz tmin -s none <target> <file>`) and commit it
-# to fuzz/regressions/<target>/, where `cargo test --test wal_fuzz_corpus` replays it forever.
+# to fuzz/regressions/<target>/, where `cargo test --test statelog wal_fuzz_corpus::` replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -11,6 +11,8 @@ pub use statelog_engine as engine;
 pub use statelog_engine::clock;
 pub use statelog_store as store;
 
+#[cfg(test)]
+mod layering_tests;
 pub mod limits;
 #[cfg(feature = "server")]
 pub mod server;

@@ -47,6 +47,10 @@ mod redrive;
 mod retention;
 mod runtime;
 mod tokens;
+// The API of the callers above the engine (the server, the CLI): they name nothing below it.
+pub mod history;
+pub mod inspect;
+pub mod validate;
 
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
@@ -62,7 +66,8 @@ use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
-use statelog_wal::{Durability, Lsn, Wal, WalOptions};
+pub use statelog_wal::Durability;
+use statelog_wal::{Lsn, Wal, WalOptions};
 
 use crate::clock::{Clock, SystemClock};
 use crate::limits::{
@@ -468,7 +473,7 @@ impl Engine {
                     apply(state, event)
                         .map_err(|error| format!("event {} does not fold: {error}", event.id))?;
                 }
-                Ok(())
+                Ok::<(), String>(())
             },
         )?;
         let states: HashMap<String, ExecutionState> = folded.into_iter().flatten().collect();

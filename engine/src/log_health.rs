@@ -81,10 +81,14 @@ impl Engine {
     /// `Some` once the engine's log is poisoned (a failed write or sync of log data): every
     /// later write fails until the process restarts. Reads keep working.
     pub fn log_poisoned(&self) -> Option<LogRefusal> {
-        let wal = self.inner.store.log().as_wal()?;
-        let cause = wal.poisoned()?;
-        Some(LogRefusal::Poisoned {
-            cause: short_cause(&cause),
-        })
+        match self.inner.store.log().refusal()? {
+            statelog_store::Error::Log(statelog_wal::Error::Poisoned { cause }) => {
+                Some(LogRefusal::Poisoned {
+                    cause: short_cause(&cause),
+                })
+            }
+            // A fenced log (another writer owns it) is not a poisoned one; nothing else refuses.
+            _ => None,
+        }
     }
 }

@@ -125,7 +125,7 @@ impl Engine {
     pub fn metrics(&self) -> EngineMetrics {
         let c = &self.inner.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let wal = self.inner.store.log().as_wal().map(|wal| wal.stats());
+        let log = self.inner.store.log().stats();
         EngineMetrics {
             executions_started: load(&c.executions_started),
             executions_closed: std::array::from_fn(|i| load(&c.executions_closed[i])),
@@ -133,8 +133,8 @@ impl Engine {
             commits: load(&c.commits),
             commit_micros_sum: load(&c.commit_micros_sum),
             commit_buckets: std::array::from_fn(|i| load(&c.commit_buckets[i])),
-            wal_syncs: wal.as_ref().map_or(0, |s| s.syncs_count),
-            wal_writes: wal.as_ref().map_or(0, |s| s.writes_count),
+            wal_syncs: log.syncs_count,
+            wal_writes: log.writes_count,
             task_lists_pending: self.inner.activities.pending_counts(),
         }
     }

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::Value;
 
+use statelog::engine::history::{aws_json, EventDetails, HistoryEvent};
 use statelog::engine::{Engine, EngineOptions, HistoryQuery, ListExecutions};
-use statelog::history::{aws_json, EventDetails, HistoryEvent};
 
 /// Arguments of `statelog history`.
 #[derive(Debug, Args)]
@@ -202,7 +202,7 @@ fn compact(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-    use statelog::history::{ErrorCause, EventId, StateEntered};
+    use statelog::engine::history::{ErrorCause, EventId, StateEntered};
 
     fn event(id: u32, ms: u64, details: EventDetails) -> HistoryEvent {
         HistoryEvent {

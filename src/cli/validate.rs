@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use statelog::asl::{parse_definition, Diagnostic, ValidationOptions};
+use statelog::engine::validate::{validate_definition, Diagnostic, ValidationOptions};
 
 /// Arguments of `statelog validate`.
 #[derive(Debug, Args)]
@@ -42,7 +42,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = parse_definition(&text, &ValidationOptions::default()).map(|_| ());
+    let outcome = validate_definition(&text, &ValidationOptions::default());
     let (lines, valid) = report(&args.file.display().to_string(), &outcome);
     for line in lines {
         println!("{line}");
@@ -57,7 +57,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use statelog::asl::DiagnosticCode;
+    use statelog::engine::validate::DiagnosticCode;
 
     #[test]
     fn prints_one_line_per_diagnostic_or_valid() {

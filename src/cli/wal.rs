@@ -1,7 +1,7 @@
 //! `statelog wal ...`: operator commands over a WAL directory (verify, dump, stats) and the
 //! `append-test` workload that external crash tests kill with SIGKILL.
 //!
-//! Contracts (scripts and `tests/wal_crash.rs` depend on them):
+//! Contracts (scripts and `tests/statelog/wal_crash.rs` depend on them):
 //! - `verify DIR` exits 0 for a clean log; 1 with `segment S offset O` on corruption; 2 on a
 //!   torn tail of the newest segment (not corruption: the unacknowledged end of a crashed write,
 //!   which open truncates), with a line `torn tail: segment S offset O: ... N bytes dropped ...`;
@@ -15,7 +15,7 @@
 //!   durable, one whole line per write with stdout locked and flushed.
 //!
 //! - `verify DIR` also decodes every payload of a statelog store's log (one that holds a state
-//!   machine or catalog record) through the store's own decoder, `store::decode_record`: a
+//!   machine or catalog record) through the store's own decoder (`engine::inspect::check_record`): a
 //!   record whose checksum held but that does not decode is printed as `undecodable: segment S
 //!   lsn L kind K execution ARN: reason` and verify exits 1. A log of bare records (as
 //!   `append-test` writes) has only its frames checked. A record whose format version is newer
@@ -34,8 +34,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use clap::Subcommand;
-use statelog_wal::{Durability, Lsn, RecordKind, Wal, WalOptions};
-
+use statelog_rng::Rng;
+use statelog::engine::inspect::{
+    self, check_record, is_store_marker, Durability, Lsn, NewerVersion, Record, RecordCheck,
+    RecordKind, RecoveryReport, Wal, WalError, WalOptions, RECORD_SIZE_BYTES_MAX,
+};
 use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
 
 /// Exit code of `verify` when the log is corrupt.
@@ -114,20 +117,36 @@ pub enum WalCommand {
 pub enum Error {
     /// The log itself refused (corruption, I/O, limits); carries the WAL's evidence.
     #[error(transparent)]
-    Wal(#[from] statelog_wal::Error),
+    Wal(#[from] WalError),
     /// The directory to inspect does not exist or is not a directory.
     #[error("{} is not a log directory", path.display())]
     NotADirectory {
         /// The path given.
         path: PathBuf,
     },
-    /// An argument outside what the command accepts.
-    #[error("invalid --{arg}: {reason}")]
-    InvalidArgument {
-        /// The argument.
-        arg: &'static str,
-        /// Why it is rejected.
-        reason: String,
+    /// `append-test --threads` outside `1..=limit`.
+    #[error("invalid --threads: {threads} is outside 1..={limit}")]
+    ThreadsOutOfRange {
+        /// The threads asked for.
+        threads: u32,
+        /// The most allowed ([`APPEND_TEST_THREADS_MAX`]).
+        limit: u32,
+    },
+    /// `append-test --count` above the limit.
+    #[error("invalid --count: {count} exceeds {limit}")]
+    TooManyRecords {
+        /// The records asked for.
+        count: u64,
+        /// The most allowed ([`APPEND_TEST_RECORDS_MAX`]).
+        limit: u64,
+    },
+    /// `append-test --size` above the WAL's record limit.
+    #[error("invalid --size: {size_bytes} exceeds the record limit of {limit_bytes} bytes")]
+    RecordTooLarge {
+        /// The payload size asked for.
+        size_bytes: usize,
+        /// The WAL's limit ([`RECORD_SIZE_BYTES_MAX`]).
+        limit_bytes: usize,
     },
     /// Writing to stdout failed (other than the reader going away).
     #[error("cannot write output: {0}")]
@@ -159,11 +178,12 @@ pub enum Error {
         /// The record's kind.
         kind: u8,
         /// Its format, the version found and the newest this build reads.
-        newer: statelog::store::NewerVersion,
+        newer: NewerVersion,
     },
-    /// The OS random source failed.
+    /// The OS random source failed (`getrandom::Error` is not a `std` error without its `std`
+    /// feature, so it is carried as a value, not as a source).
     #[error("cannot seed the payload generator: {0}")]
-    Random(String),
+    Random(getrandom::Error),
     /// `verify` found a torn tail (already reported on stdout): the log is not clean.
     #[error("torn tail of {dropped_bytes} bytes")]
     TornTail {
@@ -207,7 +227,7 @@ pub fn run(command: WalCommand) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (`dump | head`) is the reader's choice, not a failure.
         Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(Error::Wal(statelog_wal::Error::Corrupt {
+        Err(Error::Wal(WalError::Corrupt {
             segment_id,
             offset_bytes,
             reason,
@@ -233,18 +253,13 @@ pub fn run(command: WalCommand) -> ExitCode {
 }
 
 /// Opens an existing log without changing it.
-fn open_read_only(dir: &Path) -> Result<(Wal, statelog_wal::RecoveryReport), Error> {
+fn open_read_only(dir: &Path) -> Result<(Wal, RecoveryReport), Error> {
     if !dir.is_dir() {
         return Err(Error::NotADirectory {
             path: dir.to_path_buf(),
         });
     }
-    let options = WalOptions {
-        read_only: true,
-        background_preparation: false,
-        ..WalOptions::default()
-    };
-    Ok(Wal::open(dir, options)?)
+    Ok(inspect::open_read_only(dir)?)
 }
 
 /// What a full scan saw.
@@ -258,10 +273,7 @@ struct ScanSummary {
 
 /// Scans every record once, summing them up and handing each to `inspect` (which sees the
 /// records in LSN order).
-fn scan_all(
-    wal: &Wal,
-    mut inspect: impl FnMut(&statelog_wal::Record<'_>),
-) -> Result<ScanSummary, Error> {
+fn scan_all(wal: &Wal, mut inspect: impl FnMut(&Record<'_>)) -> Result<ScanSummary, Error> {
     let mut summary = ScanSummary::default();
     let mut order_error = None;
     wal.scan_from(Lsn(0), |record| {
@@ -349,7 +361,7 @@ struct PayloadCheck {
 struct NewerRecord {
     lsn: Lsn,
     kind: u8,
-    newer: statelog::store::NewerVersion,
+    newer: NewerVersion,
 }
 
 /// One record whose checksum held but that does not decode.
@@ -362,11 +374,10 @@ struct Undecodable {
 }
 
 impl PayloadCheck {
-    fn visit(&mut self, record: &statelog_wal::Record<'_>) {
-        use statelog::store::{decode_record, RecordCheck, KIND_CATALOG, KIND_MACHINE};
+    fn visit(&mut self, record: &Record<'_>) {
         let kind = record.kind.get();
-        self.store_log |= kind == KIND_MACHINE || kind == KIND_CATALOG;
-        let (execution_arn, reason) = match decode_record(kind, record.payload) {
+        self.store_log |= is_store_marker(record.kind);
+        let (execution_arn, reason) = match check_record(record) {
             RecordCheck::Readable { .. } => return,
             RecordCheck::UnknownKind => (None, "a record kind this build does not know".to_owned()),
             RecordCheck::Newer(newer) => {
@@ -519,53 +530,28 @@ struct AppendTest {
     seed: Option<u64>,
 }
 
-/// A small, fast payload generator (xorshift64*). Payload bytes need variety, not secrecy.
-struct PayloadRng(u64);
-
-impl PayloadRng {
-    fn new(seed: u64) -> Self {
-        // Zero is the one state xorshift never leaves.
-        Self(seed | 1)
-    }
-    fn fill(&mut self, bytes: &mut [u8]) {
-        for chunk in bytes.chunks_mut(8) {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            let word = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
-    }
-}
-
 fn append_test(args: &AppendTest) -> Result<(), Error> {
     if args.threads == 0 || args.threads > APPEND_TEST_THREADS_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "threads",
-            reason: format!("{} is outside 1..={APPEND_TEST_THREADS_MAX}", args.threads),
+        return Err(Error::ThreadsOutOfRange {
+            threads: args.threads,
+            limit: APPEND_TEST_THREADS_MAX,
         });
     }
     if args.count > APPEND_TEST_RECORDS_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "count",
-            reason: format!("{} exceeds {APPEND_TEST_RECORDS_MAX}", args.count),
+        return Err(Error::TooManyRecords {
+            count: args.count,
+            limit: APPEND_TEST_RECORDS_MAX,
         });
     }
-    if args.size_bytes > statelog_wal::limits::RECORD_SIZE_BYTES_MAX {
-        return Err(Error::InvalidArgument {
-            arg: "size",
-            reason: format!(
-                "{} exceeds the record limit of {} bytes",
-                args.size_bytes,
-                statelog_wal::limits::RECORD_SIZE_BYTES_MAX
-            ),
+    if args.size_bytes > RECORD_SIZE_BYTES_MAX {
+        return Err(Error::RecordTooLarge {
+            size_bytes: args.size_bytes,
+            limit_bytes: RECORD_SIZE_BYTES_MAX,
         });
     }
     let seed = match args.seed {
         Some(seed) => seed,
-        None => getrandom::u64().map_err(|e| Error::Random(e.to_string()))?,
+        None => getrandom::u64().map_err(Error::Random)?,
     };
     let mut options = WalOptions {
         durability: Durability::GroupCommit,
@@ -592,13 +578,17 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
                 let wal = &wal;
                 let failed = &failed;
                 scope.spawn(move || {
-                    let mut rng = PayloadRng::new(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                    // Payload bytes need variety, not secrecy; the low bit set as before, so
+                    // a `--seed` writes the payloads it wrote before.
+                    let mut rng = Rng::xorshift64_star(
+                        (seed ^ index.wrapping_mul(statelog_rng::GOLDEN_GAMMA)) | 1,
+                    );
                     let mut payload = vec![0u8; args.size_bytes];
                     for _ in 0..share {
                         if failed.load(Ordering::Relaxed) {
                             break;
                         }
-                        rng.fill(&mut payload);
+                        rng.fill_bytes(&mut payload);
                         let outcome =
                             wal.append(kind, &payload)
                                 .map_err(Error::from)
@@ -626,4 +616,46 @@ fn append_test(args: &AppendTest) -> Result<(), Error> {
             .collect()
     });
     results.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append_test_args(threads: u32, count: u64, size_bytes: usize) -> AppendTest {
+        AppendTest {
+            dir: PathBuf::from("/nonexistent/statelog-append-test"),
+            threads,
+            count,
+            size_bytes,
+            segment_size_bytes: None,
+            seed: Some(1),
+        }
+    }
+
+    /// The messages scripts read are the ones `invalid --ARG: REASON` printed before the
+    /// arguments had a variant each.
+    #[test]
+    fn append_test_rejects_each_argument_with_its_limit() {
+        let message = |args: AppendTest| match append_test(&args) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted"),
+        };
+        assert_eq!(
+            message(append_test_args(0, 1, 1)),
+            format!("invalid --threads: 0 is outside 1..={APPEND_TEST_THREADS_MAX}")
+        );
+        let too_many = APPEND_TEST_RECORDS_MAX + 1;
+        assert_eq!(
+            message(append_test_args(1, too_many, 1)),
+            format!("invalid --count: {too_many} exceeds {APPEND_TEST_RECORDS_MAX}")
+        );
+        let too_large = RECORD_SIZE_BYTES_MAX + 1;
+        assert_eq!(
+            message(append_test_args(1, 1, too_large)),
+            format!(
+                "invalid --size: {too_large} exceeds the record limit of {RECORD_SIZE_BYTES_MAX} bytes"
+            )
+        );
+    }
 }

@@ -39,6 +39,61 @@ impl std::fmt::Debug for Credential {
     }
 }
 
+/// What is wrong with a credentials file ([`Error::Credentials`] names the file). TOML's
+/// errors are boxed: they are large, and every server call returns this error type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CredentialsReason {
+    /// The file defines no access key.
+    #[error("no access keys are defined")]
+    NoKeys,
+    /// An access key id that is empty or not letters and digits.
+    #[error("access key id {access_key_id:?} must be non-empty letters and digits")]
+    BadAccessKeyId {
+        /// The id as written.
+        access_key_id: String,
+    },
+    /// A secret that is empty or not printable ASCII (the secret itself is never shown).
+    #[error("the secret of {access_key_id} must be non-empty printable ASCII")]
+    BadSecret {
+        /// The key whose secret it is.
+        access_key_id: String,
+    },
+    /// An account id that is not 12 digits.
+    #[error("account_id {account_id:?} of {access_key_id} must be 12 digits")]
+    BadAccountId {
+        /// The account id as written.
+        account_id: String,
+        /// The key it belongs to.
+        access_key_id: String,
+    },
+    /// A `.toml` file that does not parse.
+    #[error("not valid TOML: {0}")]
+    Toml(#[source] Box<toml::de::Error>),
+    /// A `.json` file that does not parse.
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A file of another extension that parses as neither.
+    #[error("neither JSON ({json}) nor TOML ({toml})")]
+    NeitherJsonNorToml {
+        /// Why it is not JSON.
+        json: serde_json::Error,
+        /// Why it is not TOML.
+        toml: Box<toml::de::Error>,
+    },
+    /// The file cannot be read.
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    /// The file is larger than [`CREDENTIALS_FILE_BYTES_MAX`].
+    #[error("{size_bytes} bytes; the limit is {limit_bytes}")]
+    TooLarge {
+        /// The file's size.
+        size_bytes: u64,
+        /// The limit.
+        limit_bytes: usize,
+    },
+}
+
 /// Every configured access key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Credentials {
@@ -48,18 +103,18 @@ pub struct Credentials {
 impl Credentials {
     /// Builds from pairs, validating each.
     pub fn from_map(keys: BTreeMap<String, Credential>, origin: &str) -> Result<Self, Error> {
-        let bad = |reason: String| Error::Credentials {
+        let bad = |reason: CredentialsReason| Error::Credentials {
             path: origin.to_owned(),
             reason,
         };
         if keys.is_empty() {
-            return Err(bad("no access keys are defined".into()));
+            return Err(bad(CredentialsReason::NoKeys));
         }
         for (id, credential) in &keys {
             if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                return Err(bad(format!(
-                    "access key id {id:?} must be non-empty letters and digits"
-                )));
+                return Err(bad(CredentialsReason::BadAccessKeyId {
+                    access_key_id: id.clone(),
+                }));
             }
             if credential.secret_access_key.is_empty()
                 || credential
@@ -67,15 +122,16 @@ impl Credentials {
                     .bytes()
                     .any(|b| !b.is_ascii_graphic())
             {
-                return Err(bad(format!(
-                    "the secret of {id} must be non-empty printable ASCII"
-                )));
+                return Err(bad(CredentialsReason::BadSecret {
+                    access_key_id: id.clone(),
+                }));
             }
             let account = &credential.account_id;
             if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad(format!(
-                    "account_id {account:?} of {id} must be 12 digits"
-                )));
+                return Err(bad(CredentialsReason::BadAccountId {
+                    account_id: account.clone(),
+                    access_key_id: id.clone(),
+                }));
             }
         }
         Ok(Self { keys })
@@ -84,22 +140,23 @@ impl Credentials {
     /// Parses the text of a credentials file; `origin` names it in errors. JSON is tried first
     /// unless `origin` ends in `.toml`.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
-        let bad = |reason: String| Error::Credentials {
+        let bad = |reason: CredentialsReason| Error::Credentials {
             path: origin.to_owned(),
             reason,
         };
         let keys: BTreeMap<String, Credential> = if origin.ends_with(".toml") {
-            toml::from_str(text).map_err(|e| bad(format!("not valid TOML: {e}")))?
+            toml::from_str(text).map_err(|e| bad(CredentialsReason::Toml(Box::new(e))))?
         } else {
             match serde_json::from_str(text) {
                 Ok(keys) => keys,
                 Err(json_error) if origin.ends_with(".json") => {
-                    return Err(bad(format!("not valid JSON: {json_error}")))
+                    return Err(bad(CredentialsReason::Json(json_error)))
                 }
                 Err(json_error) => toml::from_str(text).map_err(|toml_error| {
-                    bad(format!(
-                        "neither JSON ({json_error}) nor TOML ({toml_error})"
-                    ))
+                    bad(CredentialsReason::NeitherJsonNorToml {
+                        json: json_error,
+                        toml: Box::new(toml_error),
+                    })
                 })?,
             }
         };
@@ -111,20 +168,20 @@ impl Credentials {
         let origin = path.display().to_string();
         let metadata = std::fs::metadata(path).map_err(|e| Error::Credentials {
             path: origin.clone(),
-            reason: e.to_string(),
+            reason: CredentialsReason::Read(e),
         })?;
         if metadata.len() > CREDENTIALS_FILE_BYTES_MAX as u64 {
             return Err(Error::Credentials {
                 path: origin,
-                reason: format!(
-                    "{} bytes; the limit is {CREDENTIALS_FILE_BYTES_MAX}",
-                    metadata.len()
-                ),
+                reason: CredentialsReason::TooLarge {
+                    size_bytes: metadata.len(),
+                    limit_bytes: CREDENTIALS_FILE_BYTES_MAX,
+                },
             });
         }
         let text = std::fs::read_to_string(path).map_err(|e| Error::Credentials {
             path: origin.clone(),
-            reason: e.to_string(),
+            reason: CredentialsReason::Read(e),
         })?;
         Self::parse(&text, &origin)
     }

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::Value;
-use statelog_wal::Durability;
 
 use super::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
@@ -35,7 +34,7 @@ use super::protocol::{
 };
 use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::{
-    ActivityDescription, Engine, EngineMetrics, EngineOptions, Error as EngineError,
+    ActivityDescription, Durability, Engine, EngineMetrics, EngineOptions, Error as EngineError,
     ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
     COMMIT_LATENCY_BUCKETS_MICROS,
 };

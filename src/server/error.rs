@@ -9,6 +9,10 @@
 
 use axum::http::StatusCode;
 
+pub use super::credentials::CredentialsReason;
+pub use super::protocol::SerializationReason;
+pub use super::sigv4::SignatureReason;
+
 /// The whole message of an `InternalFailure` answer: AWS's own sentence, no server detail.
 pub const INTERNAL_FAILURE_MESSAGE: &str =
     "The request processing has failed because of an unknown error, exception or failure.";
@@ -60,7 +64,7 @@ pub enum Error {
         /// The operation whose input was being read.
         operation: String,
         /// What the decoder found.
-        reason: String,
+        reason: SerializationReason,
     },
     /// The `Content-Type` is not the AWS JSON 1.0 one.
     #[error("Content-Type {found:?} is not supported; send application/x-amz-json-1.0")]
@@ -83,10 +87,11 @@ pub enum Error {
         limit_bytes: usize,
     },
     /// The body could not be read from the connection.
-    #[error("cannot read the request body: {reason}")]
+    #[error("cannot read the request body: {source}")]
     BodyRead {
         /// What the connection reported.
-        reason: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The body did not arrive within [`crate::server::ServeOptions::request_body_timeout_ms`].
     #[error("the request body did not arrive within {timeout_ms} ms")]
@@ -103,7 +108,7 @@ pub enum Error {
     #[error("{reason}")]
     IncompleteSignature {
         /// What is malformed.
-        reason: String,
+        reason: SignatureReason,
     },
     /// The access key id is not in the credentials file.
     #[error("The security token included in the request is invalid (unknown access key id {access_key_id})")]
@@ -201,7 +206,7 @@ pub enum Error {
         /// The file.
         path: String,
         /// What is wrong with it.
-        reason: String,
+        reason: CredentialsReason,
     },
     /// Development mode (no credentials file) was asked to listen beyond loopback.
     #[error("without --credentials the server runs in development mode and listens only on loopback; {addr} is not a loopback address")]
@@ -215,7 +220,7 @@ pub enum Error {
         /// The address as given.
         addr: String,
         /// Why it cannot be used.
-        reason: String,
+        reason: ListenAddressReason,
     },
     /// An I/O error of the server itself (bind, accept, signal setup).
     #[error("{context}: {source}")]
@@ -226,6 +231,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Why a listen address cannot be used ([`Error::ListenAddress`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListenAddressReason {
+    /// It does not parse or resolve.
+    #[error("{0}")]
+    Resolve(#[source] std::io::Error),
+    /// It resolves, but to no address.
+    #[error("resolves to no address")]
+    NoAddress,
 }
 
 impl Error {
@@ -364,5 +381,67 @@ mod tests {
             reason: "task tokens come with the activities issue",
         };
         assert!(error.to_string().contains("SendTaskSuccess"));
+    }
+
+    /// The typed reasons print what the `reason: String` fields held before, byte for byte
+    /// (clients and scripts match these messages).
+    #[test]
+    fn typed_reasons_print_the_messages_they_replaced() {
+        let json_error = || serde_json::from_str::<serde_json::Value>("{").expect_err("not JSON");
+        let cases: Vec<(Error, String)> = vec![
+            (
+                Error::Serialization {
+                    operation: "StartExecution".into(),
+                    reason: SerializationReason::NotAnObject,
+                },
+                "cannot read the StartExecution request: the body must be a JSON object".into(),
+            ),
+            (
+                Error::Serialization {
+                    operation: "StartExecution".into(),
+                    reason: SerializationReason::NotJson(json_error()),
+                },
+                format!(
+                    "cannot read the StartExecution request: the body is not JSON: {}",
+                    json_error()
+                ),
+            ),
+            (
+                Error::Credentials {
+                    path: "creds.json".into(),
+                    reason: CredentialsReason::BadAccountId {
+                        account_id: "12".into(),
+                        access_key_id: "AKID".into(),
+                    },
+                },
+                "credentials file creds.json: account_id \"12\" of AKID must be 12 digits".into(),
+            ),
+            (
+                Error::Credentials {
+                    path: "creds.json".into(),
+                    reason: CredentialsReason::TooLarge {
+                        size_bytes: 70000,
+                        limit_bytes: 65536,
+                    },
+                },
+                "credentials file creds.json: 70000 bytes; the limit is 65536".into(),
+            ),
+            (
+                Error::ListenAddress {
+                    addr: "nowhere".into(),
+                    reason: ListenAddressReason::NoAddress,
+                },
+                "listen address \"nowhere\": resolves to no address".into(),
+            ),
+            (
+                Error::BodyRead {
+                    source: "connection reset".into(),
+                },
+                "cannot read the request body: connection reset".into(),
+            ),
+        ];
+        for (error, message) in cases {
+            assert_eq!(error.to_string(), message);
+        }
     }
 }

@@ -48,6 +48,7 @@ pub use backend::Backend;
 pub use connection::ServeOptions;
 pub use credentials::Credentials;
 pub use error::Error;
+use error::ListenAddressReason;
 
 /// Everything a request handler shares: the backend, the credentials, the clock and counters.
 #[derive(Debug)]
@@ -89,13 +90,13 @@ pub fn resolve_listen(listen: &str, development_mode: bool) -> Result<SocketAddr
         .to_socket_addrs()
         .map_err(|e| Error::ListenAddress {
             addr: listen.to_owned(),
-            reason: e.to_string(),
+            reason: ListenAddressReason::Resolve(e),
         })?
         .collect();
     let Some(first) = addrs.first().copied() else {
         return Err(Error::ListenAddress {
             addr: listen.to_owned(),
-            reason: "resolves to no address".into(),
+            reason: ListenAddressReason::NoAddress,
         });
     };
     if development_mode {

@@ -121,6 +121,22 @@ pub fn decode<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<
     decode_input(operation.name(), MEMBERS, body)
 }
 
+/// Why a request body is not the operation's input ([`Error::Serialization`] names the
+/// operation).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SerializationReason {
+    /// JSON, but not an object (an array, a string, a number).
+    #[error("the body must be a JSON object")]
+    NotAnObject,
+    /// Not JSON at all.
+    #[error("the body is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// A JSON object whose members do not have the input's types (the decoder's words).
+    #[error("{0}")]
+    WrongShape(#[source] serde_json::Error),
+}
+
 /// Reads the input object of the operation named `operation` (named in errors): not JSON, not
 /// an object or a wrong member type is a `SerializationException`; a missing required member is a
 /// `ValidationException` naming it, when `members` (the names of the protocol's required members)
@@ -130,7 +146,7 @@ pub(crate) fn decode_input<T: DeserializeOwned>(
     members: &[&'static str],
     body: &[u8],
 ) -> Result<T, Error> {
-    let serialization = |reason: String| Error::Serialization {
+    let serialization = |reason: SerializationReason| Error::Serialization {
         operation: operation.to_owned(),
         reason,
     };
@@ -141,15 +157,15 @@ pub(crate) fn decode_input<T: DeserializeOwned>(
         Some(_) => {
             return Err(
                 match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                    Ok(_) => serialization("the body must be a JSON object".into()),
-                    Err(e) => serialization(format!("the body is not JSON: {e}")),
+                    Ok(_) => serialization(SerializationReason::NotAnObject),
+                    Err(e) => serialization(SerializationReason::NotJson(e)),
                 },
             )
         }
     };
     serde_json::from_slice(body).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
-            return serialization(format!("the body is not JSON: {e}"));
+            return serialization(SerializationReason::NotJson(e));
         }
         let text = e.to_string();
         match text.strip_prefix("missing field `") {
@@ -161,7 +177,7 @@ pub(crate) fn decode_input<T: DeserializeOwned>(
                     constraint: "Member must not be null".into(),
                 }
             }
-            None => serialization(text),
+            None => serialization(SerializationReason::WrongShape(e)),
         }
     })
 }

@@ -32,11 +32,11 @@ use super::protocol::{
     TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
-use super::sigv4::{self, Check, RequestParts};
+use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
-use crate::asl::{parse_definition, Severity, ValidationOptions};
 use crate::clock::Clock;
+use crate::engine::validate::{self, Severity, ValidationOptions};
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -242,9 +242,7 @@ async fn read_body(body: Body, content_length: Option<u64>) -> Result<Bytes, Err
             Some(timeout) => Err(Error::RequestTimeout {
                 timeout_ms: timeout.timeout_ms,
             }),
-            None => Err(Error::BodyRead {
-                reason: error.to_string(),
-            }),
+            None => Err(Error::BodyRead { source: error }),
         },
     }
 }
@@ -361,10 +359,10 @@ fn authenticate<B: Backend>(
     let auth = sigv4::authorization_of(parts)?;
     if auth.service != signing_service {
         return Err(Error::IncompleteSignature {
-            reason: format!(
-                "Credential should be scoped to correct service: '{signing_service}', not '{}'",
-                auth.service
-            ),
+            reason: SignatureReason::WrongService {
+                expected: signing_service.to_owned(),
+                found: auth.service.clone(),
+            },
         });
     }
     // A signature is only good for the region it was scoped to; so in development mode too,
@@ -762,10 +760,10 @@ fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Val
         max_results
     } as usize;
     let with_warnings = input.severity.as_deref() == Some("WARNING");
-    let diagnostics = match parse_definition(&input.definition, &ValidationOptions::default()) {
-        Ok(_) => Vec::new(),
-        Err(diagnostics) => diagnostics,
-    };
+    let diagnostics =
+        validate::validate_definition(&input.definition, &ValidationOptions::default())
+            .err()
+            .unwrap_or_default();
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let shown: Vec<_> = diagnostics
         .iter()

@@ -122,97 +122,226 @@ pub fn signing_key(
     hmac(&service_key, SCOPE_TERMINATOR.as_bytes())
 }
 
+/// What is malformed in a request's signature ([`Error::IncompleteSignature`]): the
+/// `Authorization` header, the `X-Amz-Date` it relies on, or the headers it signs. Each message
+/// is the one AWS-shaped clients and scripts read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureReason {
+    /// The header is longer than [`AUTHORIZATION_HEADER_BYTES_MAX`].
+    #[error("the Authorization header is {size_bytes} bytes; the limit is {limit_bytes}")]
+    HeaderTooLarge {
+        /// The header's length.
+        size_bytes: usize,
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// The header does not start with [`ALGORITHM`].
+    #[error(
+        "Authorization header must start with '{ALGORITHM} ' (other algorithms are not supported)"
+    )]
+    WrongAlgorithm,
+    /// A comma-separated element without `=`.
+    #[error("Authorization header element '{element}' is not key=value")]
+    ElementNotKeyValue {
+        /// The element as sent.
+        element: String,
+    },
+    /// An element other than `Credential`, `SignedHeaders` and `Signature`.
+    #[error("Authorization header has an unknown element '{element}'")]
+    UnknownElement {
+        /// Its key.
+        element: String,
+    },
+    /// An element given twice.
+    #[error("Authorization header repeats '{element}'")]
+    RepeatedElement {
+        /// Its key.
+        element: String,
+    },
+    /// A required element is absent.
+    #[error("Authorization header requires '{element}' parameter")]
+    MissingElement {
+        /// Its key.
+        element: &'static str,
+    },
+    /// The credential scope is not five `/`-separated parts.
+    #[error("Credential must be <access key id>/<YYYYMMDD>/<region>/<service>/aws4_request, got {parts_count} parts")]
+    CredentialParts {
+        /// How many parts it has.
+        parts_count: usize,
+    },
+    /// The access key id, region or service of the scope is empty.
+    #[error("Credential has an empty access key id, region or service")]
+    CredentialEmptyPart,
+    /// The scope's date is not eight digits.
+    #[error("Credential date '{date}' is not YYYYMMDD")]
+    CredentialDate {
+        /// The date as sent.
+        date: String,
+    },
+    /// The scope does not end in `aws4_request`.
+    #[error("Credential should be scoped with a valid terminator: '{SCOPE_TERMINATOR}', not '{terminator}'")]
+    WrongTerminator {
+        /// The terminator as sent.
+        terminator: String,
+    },
+    /// The scope names another service than the one this listener signs for.
+    #[error("Credential should be scoped to correct service: '{expected}', not '{found}'")]
+    WrongService {
+        /// The service of this listener.
+        expected: String,
+        /// The service of the scope.
+        found: String,
+    },
+    /// More signed headers than [`SIGNED_HEADERS_COUNT_MAX`].
+    #[error("SignedHeaders lists {count} headers; the limit is {limit}")]
+    TooManySignedHeaders {
+        /// How many are listed.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A signed header name that is empty, upper case or holds a space or control byte.
+    #[error("SignedHeaders must be lowercase header names separated by ';'")]
+    SignedHeadersMalformed,
+    /// `host` is not signed.
+    #[error("SignedHeaders must include 'host'")]
+    HostNotSigned,
+    /// `x-amz-date` is not signed.
+    #[error("SignedHeaders must include 'x-amz-date'")]
+    DateNotSigned,
+    /// A header of [`HEADERS_SIGNED_WHEN_PRESENT`] is present but not signed.
+    #[error("SignedHeaders must include '{name}' when the request carries it (it selects the operation or how the body is read)")]
+    HeaderNotSigned {
+        /// The header's name.
+        name: &'static str,
+    },
+    /// A header the signature lists is not in the request.
+    #[error("signed header '{name}' is not in the request")]
+    SignedHeaderAbsent {
+        /// The header's name.
+        name: String,
+    },
+    /// The signature is not 64 hex digits.
+    #[error("Signature must be 64 hexadecimal digits")]
+    SignatureNotHex,
+    /// The `Authorization` header holds bytes other than visible ASCII.
+    #[error("the Authorization header is not visible ASCII")]
+    HeaderNotAscii,
+    /// No readable `X-Amz-Date` header.
+    #[error("the request must carry an X-Amz-Date header (YYYYMMDDTHHMMSSZ)")]
+    MissingDate,
+    /// `X-Amz-Date` is not `YYYYMMDDTHHMMSSZ`.
+    #[error("X-Amz-Date '{amz_date}' is not YYYYMMDDTHHMMSSZ")]
+    MalformedDate {
+        /// The header as sent.
+        amz_date: String,
+    },
+    /// The scope's date is not the day of `X-Amz-Date`.
+    #[error("Credential date {scope_date} does not match X-Amz-Date {amz_date}")]
+    DateMismatch {
+        /// The scope's date.
+        scope_date: String,
+        /// The header as sent.
+        amz_date: String,
+    },
+    /// Signing: the request time does not make a header value.
+    #[error("the request time does not format as a header")]
+    TimeNotHeader,
+    /// Signing: a value does not make a header value.
+    #[error("the {what} {text:?} is not a valid header value")]
+    InvalidHeaderValue {
+        /// Which header.
+        what: String,
+        /// The value.
+        text: String,
+    },
+}
+
 /// Parses `AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/states/aws4_request,
 /// SignedHeaders=host;x-amz-date, Signature=<64 hex>`.
 pub fn parse_authorization(header: &str) -> Result<Authorization, Error> {
-    let incomplete = |reason: String| Error::IncompleteSignature { reason };
+    let incomplete = |reason: SignatureReason| Error::IncompleteSignature { reason };
     if header.len() > AUTHORIZATION_HEADER_BYTES_MAX {
-        return Err(incomplete(format!(
-            "the Authorization header is {} bytes; the limit is {AUTHORIZATION_HEADER_BYTES_MAX}",
-            header.len()
-        )));
+        return Err(incomplete(SignatureReason::HeaderTooLarge {
+            size_bytes: header.len(),
+            limit_bytes: AUTHORIZATION_HEADER_BYTES_MAX,
+        }));
     }
     let rest = header
         .strip_prefix(ALGORITHM)
         .filter(|rest| rest.starts_with(' '))
-        .ok_or_else(|| {
-            incomplete(format!(
-                "Authorization header must start with '{ALGORITHM} ' (other algorithms are not supported)"
-            ))
-        })?;
+        .ok_or_else(|| incomplete(SignatureReason::WrongAlgorithm))?;
     let mut credential = None;
     let mut signed_headers = None;
     let mut signature = None;
     for part in rest.split(',') {
         let part = part.trim();
         let Some((key, value)) = part.split_once('=') else {
-            return Err(incomplete(format!(
-                "Authorization header element '{part}' is not key=value"
-            )));
+            return Err(incomplete(SignatureReason::ElementNotKeyValue {
+                element: part.to_owned(),
+            }));
         };
         let slot = match key {
             "Credential" => &mut credential,
             "SignedHeaders" => &mut signed_headers,
             "Signature" => &mut signature,
             other => {
-                return Err(incomplete(format!(
-                    "Authorization header has an unknown element '{other}'"
-                )))
+                return Err(incomplete(SignatureReason::UnknownElement {
+                    element: other.to_owned(),
+                }))
             }
         };
         if slot.replace(value).is_some() {
-            return Err(incomplete(format!("Authorization header repeats '{key}'")));
+            return Err(incomplete(SignatureReason::RepeatedElement {
+                element: key.to_owned(),
+            }));
         }
     }
-    let missing =
-        |name: &str| incomplete(format!("Authorization header requires '{name}' parameter"));
+    let missing = |element| incomplete(SignatureReason::MissingElement { element });
     let credential = credential.ok_or_else(|| missing("Credential"))?;
     let signed_headers = signed_headers.ok_or_else(|| missing("SignedHeaders"))?;
     let signature = signature.ok_or_else(|| missing("Signature"))?;
 
     let scope: Vec<&str> = credential.split('/').collect();
     let [access_key_id, scope_date, region, service, terminator] = scope[..] else {
-        return Err(incomplete(format!(
-            "Credential must be <access key id>/<YYYYMMDD>/<region>/<service>/aws4_request, got {} parts",
-            scope.len()
-        )));
+        return Err(incomplete(SignatureReason::CredentialParts {
+            parts_count: scope.len(),
+        }));
     };
     if access_key_id.is_empty() || region.is_empty() || service.is_empty() {
-        return Err(incomplete(
-            "Credential has an empty access key id, region or service".into(),
-        ));
+        return Err(incomplete(SignatureReason::CredentialEmptyPart));
     }
     if scope_date.len() != 8 || !scope_date.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(incomplete(format!(
-            "Credential date '{scope_date}' is not YYYYMMDD"
-        )));
+        return Err(incomplete(SignatureReason::CredentialDate {
+            date: scope_date.to_owned(),
+        }));
     }
     if terminator != SCOPE_TERMINATOR {
-        return Err(incomplete(format!(
-            "Credential should be scoped with a valid terminator: '{SCOPE_TERMINATOR}', not '{terminator}'"
-        )));
+        return Err(incomplete(SignatureReason::WrongTerminator {
+            terminator: terminator.to_owned(),
+        }));
     }
     let names: Vec<String> = signed_headers.split(';').map(str::to_owned).collect();
     if names.len() > SIGNED_HEADERS_COUNT_MAX {
-        return Err(incomplete(format!(
-            "SignedHeaders lists {} headers; the limit is {SIGNED_HEADERS_COUNT_MAX}",
-            names.len()
-        )));
+        return Err(incomplete(SignatureReason::TooManySignedHeaders {
+            count: names.len(),
+            limit: SIGNED_HEADERS_COUNT_MAX,
+        }));
     }
     if names
         .iter()
         .any(|n| n.is_empty() || n.bytes().any(|b| b.is_ascii_uppercase() || b <= b' '))
     {
-        return Err(incomplete(
-            "SignedHeaders must be lowercase header names separated by ';'".into(),
-        ));
+        return Err(incomplete(SignatureReason::SignedHeadersMalformed));
     }
     if !names.iter().any(|n| n == "host") {
-        return Err(incomplete("SignedHeaders must include 'host'".into()));
+        return Err(incomplete(SignatureReason::HostNotSigned));
     }
     let signature = unhex(signature)
         .filter(|bytes| bytes.len() == 32)
-        .ok_or_else(|| incomplete("Signature must be 64 hexadecimal digits".into()))?;
+        .ok_or_else(|| incomplete(SignatureReason::SignatureNotHex))?;
     Ok(Authorization {
         access_key_id: access_key_id.to_owned(),
         scope_date: scope_date.to_owned(),
@@ -314,7 +443,7 @@ pub fn canonical_request(
             .collect();
         if values.is_empty() {
             return Err(Error::IncompleteSignature {
-                reason: format!("signed header '{name}' is not in the request"),
+                reason: SignatureReason::SignedHeaderAbsent { name: name.clone() },
             });
         }
         out.push_str(name);
@@ -384,7 +513,7 @@ pub fn authorization_of(parts: &RequestParts<'_>) -> Result<Authorization, Error
         .get("authorization")
         .ok_or(Error::MissingAuthentication)?;
     let text = header.to_str().map_err(|_| Error::IncompleteSignature {
-        reason: "the Authorization header is not visible ASCII".into(),
+        reason: SignatureReason::HeaderNotAscii,
     })?;
     parse_authorization(text)
 }
@@ -444,31 +573,31 @@ pub fn verify_with(
         .headers
         .get("x-amz-date")
         .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| Error::IncompleteSignature {
-            reason: "the request must carry an X-Amz-Date header (YYYYMMDDTHHMMSSZ)".into(),
+        .ok_or(Error::IncompleteSignature {
+            reason: SignatureReason::MissingDate,
         })?;
     let request_ms = parse_amz_date(amz_date).ok_or_else(|| Error::IncompleteSignature {
-        reason: format!("X-Amz-Date '{amz_date}' is not YYYYMMDDTHHMMSSZ"),
+        reason: SignatureReason::MalformedDate {
+            amz_date: amz_date.to_owned(),
+        },
     })?;
     if !amz_date.starts_with(&auth.scope_date) {
         return Err(Error::IncompleteSignature {
-            reason: format!(
-                "Credential date {} does not match X-Amz-Date {amz_date}",
-                auth.scope_date
-            ),
+            reason: SignatureReason::DateMismatch {
+                scope_date: auth.scope_date.clone(),
+                amz_date: amz_date.to_owned(),
+            },
         });
     }
     if !auth.signed_headers.iter().any(|n| n == "x-amz-date") {
         return Err(Error::IncompleteSignature {
-            reason: "SignedHeaders must include 'x-amz-date'".into(),
+            reason: SignatureReason::DateNotSigned,
         });
     }
     for name in HEADERS_SIGNED_WHEN_PRESENT {
         if parts.headers.contains_key(name) && !auth.signed_headers.iter().any(|n| n == name) {
             return Err(Error::IncompleteSignature {
-                reason: format!(
-                    "SignedHeaders must include '{name}' when the request carries it (it selects the operation or how the body is read)"
-                ),
+                reason: SignatureReason::HeaderNotSigned { name },
             });
         }
     }
@@ -547,7 +676,7 @@ pub fn sign(
     let amz_date = format_amz_date(params.now_ms);
     let value =
         axum::http::HeaderValue::from_str(&amz_date).map_err(|_| Error::IncompleteSignature {
-            reason: "the request time does not format as a header".into(),
+            reason: SignatureReason::TimeNotHeader,
         })?;
     headers.insert("x-amz-date", value);
     let mut names: Vec<String> = headers.keys().map(|k| k.as_str().to_owned()).collect();
@@ -592,7 +721,10 @@ pub fn signed_json_headers(
 ) -> Result<HeaderMap, Error> {
     let header = |what: &str, text: &str| {
         HeaderValue::from_str(text).map_err(|_| Error::IncompleteSignature {
-            reason: format!("the {what} {text:?} is not a valid header value"),
+            reason: SignatureReason::InvalidHeaderValue {
+                what: what.to_owned(),
+                text: text.to_owned(),
+            },
         })
     };
     let mut headers = HeaderMap::new();
@@ -619,4 +751,81 @@ pub fn signed_json_request(
     *request.method_mut() = Method::POST;
     *request.headers_mut() = headers;
     Ok(request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(header: &str) -> String {
+        match parse_authorization(header) {
+            Err(Error::IncompleteSignature { reason }) => reason.to_string(),
+            other => panic!("{header}: {other:?}"),
+        }
+    }
+
+    /// Each malformed header is answered with the sentence the `reason: String` held before it
+    /// had a variant (clients match `IncompleteSignatureException` messages).
+    #[test]
+    fn malformed_headers_are_named_with_their_old_messages() {
+        let scope = "Credential=AKID/20150830/us-east-1/states/aws4_request";
+        let signature = format!("Signature={}", "ab".repeat(32));
+        let cases = [
+            (
+                "Basic dXNlcg==".to_string(),
+                "Authorization header must start with 'AWS4-HMAC-SHA256 ' (other algorithms are not supported)",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, SignedHeaders"),
+                "Authorization header element 'SignedHeaders' is not key=value",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, Extra=1"),
+                "Authorization header has an unknown element 'Extra'",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, {scope}"),
+                "Authorization header repeats 'Credential'",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, {signature}"),
+                "Authorization header requires 'SignedHeaders' parameter",
+            ),
+            (
+                format!("{ALGORITHM} Credential=AKID/20150830/us-east-1, SignedHeaders=host, {signature}"),
+                "Credential must be <access key id>/<YYYYMMDD>/<region>/<service>/aws4_request, got 3 parts",
+            ),
+            (
+                format!("{ALGORITHM} Credential=AKID/2015083/us-east-1/states/aws4_request, SignedHeaders=host, {signature}"),
+                "Credential date '2015083' is not YYYYMMDD",
+            ),
+            (
+                format!("{ALGORITHM} Credential=AKID/20150830/us-east-1/states/aws5_request, SignedHeaders=host, {signature}"),
+                "Credential should be scoped with a valid terminator: 'aws4_request', not 'aws5_request'",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, SignedHeaders=x-amz-date, {signature}"),
+                "SignedHeaders must include 'host'",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, SignedHeaders=Host, {signature}"),
+                "SignedHeaders must be lowercase header names separated by ';'",
+            ),
+            (
+                format!("{ALGORITHM} {scope}, SignedHeaders=host, Signature=abc"),
+                "Signature must be 64 hexadecimal digits",
+            ),
+        ];
+        for (header, expected) in cases {
+            assert_eq!(message(&header), expected, "{header}");
+        }
+        let long = format!("{ALGORITHM} {}", "x".repeat(AUTHORIZATION_HEADER_BYTES_MAX));
+        assert_eq!(
+            message(&long),
+            format!(
+                "the Authorization header is {} bytes; the limit is {AUTHORIZATION_HEADER_BYTES_MAX}",
+                long.len()
+            )
+        );
+    }
 }

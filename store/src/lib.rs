@@ -35,7 +35,10 @@ use statelog_core::history::{check_sequence, EventDetails, EventId, HistoryEvent
 use statelog_wal::Lsn;
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
-pub use log::{Log, MemoryLog, Visit, VisitOrigin};
+pub use log::{
+    Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats, MemoryLog,
+    Visit, VisitOrigin, VisitRecord,
+};
 pub use record::{
     decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Format,
     MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader, StartedHeaderRef, FORMATS,
@@ -50,6 +53,16 @@ pub enum Error {
     /// The log failed (I/O, corruption, poisoned after a failed sync).
     #[error("log: {0}")]
     Log(#[from] statelog_wal::Error),
+    /// Another writer owns the log now (see the `log` module's fencing): nothing this writer
+    /// appends is acknowledged any more. Terminal.
+    #[error("log: this writer was fenced: another writer owns the log")]
+    Fenced,
+    /// The log does not implement an operation of the contract (a log written before it).
+    #[error("log: {operation} is not supported by this log")]
+    Unsupported {
+        /// The operation (`wait_for`).
+        operation: &'static str,
+    },
     /// A record could not be encoded.
     #[error("cannot encode {what}: {reason}")]
     Encode {
@@ -169,6 +182,19 @@ pub enum Error {
         /// The execution.
         execution_arn: String,
     },
+}
+
+impl Error {
+    /// Whether the same call may succeed if made again as it is: the log refused it for a
+    /// passing reason (no segment could be made, a full disk) and wrote nothing of it. Every
+    /// other error is terminal for the call: a poisoned or fenced log refuses every later write,
+    /// bad input stays bad, damage stays until repaired.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::Log(statelog_wal::Error::SegmentUnavailable { .. })
+        )
+    }
 }
 
 /// How an execution stands, as the index knows it from its events.
@@ -841,8 +867,7 @@ impl Store {
     }
 
     /// Like [`Store::append_prepared`], but returns once the batch is written to the log, not
-    /// synced (`Wal::append_batch_unsynced`; a log that is not a WAL appends as usual): the
-    /// next synced append makes it durable, and a crash before that loses it with everything
+    /// synced ([`Durability::Unsynced`]): the next synced append makes it durable, and a crash before that loses it with everything
     /// after it. Only for a batch whose loss equals a crash just before it was appended. A read
     /// of it (`history`) syncs the log first, so nothing not durable is ever read back.
     pub fn append_prepared_unsynced(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
@@ -861,18 +886,20 @@ impl Store {
             return Ok(());
         };
         let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
-        let unsynced_wal = if sync { None } else { self.log.as_wal() };
-        let first = match (scratch.records.as_slice(), &catalog_bytes, unsynced_wal) {
-            ([(end, _)], None, Some(wal)) => {
-                let kind = statelog_wal::RecordKind::new(KIND_EVENTS)?;
-                let range = wal.append_batch_unsynced(&[(kind, &scratch.bytes[..*end])])?;
-                self.unsynced_lsn.fetch_max(range.last.0, Ordering::AcqRel);
-                range.first
+        let first = match (scratch.records.as_slice(), &catalog_bytes) {
+            ([(end, _)], None) if !sync => {
+                let first = self.log.append(
+                    &[(KIND_EVENTS, &scratch.bytes[..*end])],
+                    Durability::Unsynced,
+                )?;
+                // One record: its LSN is the batch's last.
+                self.unsynced_lsn.fetch_max(first.0, Ordering::AcqRel);
+                first
             }
-            ([(end, _)], None, _) => self
+            ([(end, _)], None) => self
                 .log
                 .append_batch(&[(KIND_EVENTS, &scratch.bytes[..*end])])?,
-            (records, _, _) => {
+            (records, _) => {
                 let mut framed = Vec::with_capacity(records.len() + 1);
                 let mut start = 0;
                 for &(end, _) in records {
@@ -1011,14 +1038,16 @@ impl Store {
     /// without decoding their events), then `partitions` threads decode and fold them, each
     /// execution always in the same partition. Returns each partition's state.
     ///
-    /// A batch that does not decode, or that `fold` refuses (its reason), marks its execution
-    /// damaged ([`Store::damage_of`]) and none of its later batches are folded: the caller drops
-    /// what it folded of a damaged execution. The other executions fold on.
-    pub fn fold_open_batches<S: Send>(
+    /// A batch that does not decode, or that `fold` refuses (its error, kept as the damage's
+    /// reason text), marks its execution damaged ([`Store::damage_of`]) and none of its later
+    /// batches are folded: the caller drops what it folded of a damaged execution. The other
+    /// executions fold on. `fold`'s error is the caller's own type (the core's typed fold
+    /// error, or text).
+    pub fn fold_open_batches<S: Send, E: std::fmt::Display>(
         &self,
         partitions: usize,
         init: impl Fn() -> S + Sync,
-        fold: impl Fn(&mut S, EventBatch) -> Result<(), String> + Sync,
+        fold: impl Fn(&mut S, EventBatch) -> Result<(), E> + Sync,
     ) -> Result<Vec<S>, Error> {
         let partitions = partitions.max(1);
         let open: std::collections::HashSet<Arc<str>> = {
@@ -1076,7 +1105,9 @@ impl Store {
                                 Ok(batch) if *batch.execution_arn != *arn => {
                                     Err(format!("the events belong to {}", batch.execution_arn))
                                 }
-                                Ok(batch) => fold(&mut state, batch),
+                                Ok(batch) => {
+                                    fold(&mut state, batch).map_err(|error| error.to_string())
+                                }
                                 Err(error) => Err(error.to_string()),
                             };
                             if let Err(reason) = folded {
@@ -1190,16 +1221,14 @@ impl Store {
         if unsynced == 0 || lsn.0 > unsynced {
             return Ok(());
         }
-        if let Some(wal) = self.log.as_wal() {
-            let durable = wal.sync()?;
-            if durable.0 >= unsynced {
-                let _ = self.unsynced_lsn.compare_exchange(
-                    unsynced,
-                    0,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
-            }
+        let durable = self.log.sync(Lsn(unsynced))?;
+        if durable.0 >= unsynced {
+            let _ = self.unsynced_lsn.compare_exchange(
+                unsynced,
+                0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
         }
         Ok(())
     }

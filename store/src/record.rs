@@ -414,33 +414,66 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
             let execution_arn = Some(header.execution_arn);
             match check {
                 Ok(()) => RecordCheck::Readable { execution_arn },
-                Err(reason) => RecordCheck::Damaged {
+                Err(damage) => RecordCheck::Damaged {
                     execution_arn,
-                    reason,
+                    reason: damage.to_string(),
                 },
             }
         }
     }
 }
 
+/// Why an event batch's events do not agree with its header (`statelog wal verify` prints it).
+#[derive(Debug, thiserror::Error)]
+enum BatchDamage {
+    /// The header does not read.
+    #[error("{0}")]
+    Header(ReadError),
+    /// The events do not decode.
+    #[error("{0}")]
+    Events(statelog_core::history::Error),
+    /// The events name another execution than the header.
+    #[error("the events belong to {events_arn}, the header names {header_arn}")]
+    ForeignEvents {
+        /// The execution the events name.
+        events_arn: String,
+        /// The execution the header names.
+        header_arn: String,
+    },
+    /// The events' ids are not the header's range.
+    #[error("header says events {first_event_id}..={last_event_id} but the batch holds {found_first:?}..={found_last:?}")]
+    EventIds {
+        /// The header's first event id.
+        first_event_id: u32,
+        /// The header's last event id.
+        last_event_id: u32,
+        /// The batch's first event id (`None`: no events).
+        found_first: Option<u32>,
+        /// The batch's last event id.
+        found_last: Option<u32>,
+    },
+}
+
 /// Decodes the events behind an event batch's header and checks they agree with it.
-fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), String> {
-    let (_, history_bytes) = decode_batch_header(payload).map_err(|e| e.to_string())?;
+fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), BatchDamage> {
+    let (_, history_bytes) = decode_batch_header(payload).map_err(BatchDamage::Header)?;
     let batch =
-        statelog_core::history::encoding::decode(history_bytes).map_err(|e| e.to_string())?;
+        statelog_core::history::encoding::decode(history_bytes).map_err(BatchDamage::Events)?;
     if batch.execution_arn != header.execution_arn {
-        return Err(format!(
-            "the events belong to {}, the header names {}",
-            batch.execution_arn, header.execution_arn
-        ));
+        return Err(BatchDamage::ForeignEvents {
+            events_arn: batch.execution_arn,
+            header_arn: header.execution_arn.clone(),
+        });
     }
-    let first = batch.events.first().map(|e| e.id.0);
-    let last = batch.events.last().map(|e| e.id.0);
-    if first != Some(header.first_event_id) || last != Some(header.last_event_id) {
-        return Err(format!(
-            "header says events {}..={} but the batch holds {first:?}..={last:?}",
-            header.first_event_id, header.last_event_id
-        ));
+    let found_first = batch.events.first().map(|e| e.id.0);
+    let found_last = batch.events.last().map(|e| e.id.0);
+    if found_first != Some(header.first_event_id) || found_last != Some(header.last_event_id) {
+        return Err(BatchDamage::EventIds {
+            first_event_id: header.first_event_id,
+            last_event_id: header.last_event_id,
+            found_first,
+            found_last,
+        });
     }
     Ok(())
 }

@@ -15,10 +15,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
-use statelog_wal::{CompactionProgress, Lsn, Wal};
+use statelog_wal::Lsn;
 
 use super::record::{self, BatchHeader, CatalogRecord, MachineRecord, KIND_CATALOG, KIND_EVENTS};
-use super::{Error, Store};
+use super::{CompactionProgress, Error, Extent, Store};
 use crate::limits::{
     COMPACTION_CHUNK_SIZE_BYTES, COMPACTION_INDEX_BATCH_COUNT, COMPACTION_INDEX_READ_BATCH_COUNT,
 };
@@ -74,19 +74,18 @@ fn batch_execution_arn(payload: &[u8]) -> Option<&str> {
     Some(arn)
 }
 
-/// The LSN that ends the sealed segments up to the one holding `newest`; never past the start of
-/// the active segment (it is never compacted).
-fn compact_bound(wal: &Wal, newest: Lsn) -> Lsn {
-    let segments = wal.segments();
-    let active_first = segments.last().map_or(Lsn(0), |s| s.first_lsn);
-    segments
+/// The LSN that ends the sealed extents up to the one holding `newest`; never past the start of
+/// the last extent (the one appended to, never compacted).
+fn compact_bound(extents: &[Extent], newest: Lsn) -> Lsn {
+    let active_first = extents.last().map_or(Lsn(0), |s| s.first_lsn);
+    extents
         .iter()
         .find(|s| s.first_lsn > newest)
         .map_or(active_first, |s| s.first_lsn.min(active_first))
 }
 
-fn log_size_bytes(wal: &Wal) -> u64 {
-    wal.segments().iter().map(|s| s.size_bytes).sum()
+fn log_size_bytes(extents: &[Extent]) -> u64 {
+    extents.iter().map(|s| s.size_bytes).sum()
 }
 
 /// An expired execution and where its record LSNs (as the index knows them) sit in a shared
@@ -118,7 +117,7 @@ fn progress_sum(
 
 impl Store {
     /// Forgets every closed execution that closed before `closed_before_ms` and compacts the
-    /// log's sealed segments. A log that is not a WAL (memory) only forgets.
+    /// log's sealed extents. A log without extents (memory) only forgets.
     pub fn compact(&self, closed_before_ms: u64) -> Result<StoreCompaction, Error> {
         self.compact_with_progress(closed_before_ms, &mut |_| {})
     }
@@ -167,7 +166,8 @@ impl Store {
             position = until;
         }
         let mut report = StoreCompaction::default();
-        let Some(wal) = self.log.as_wal() else {
+        let extents = self.log.extents();
+        if extents.is_empty() {
             let mut index = self.index.write();
             for execution in &expired {
                 index.executions.remove(&execution.arn);
@@ -178,7 +178,7 @@ impl Store {
                 .forget_redrive_tokens(|arn| gone.contains(arn));
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
-        };
+        }
         // An expired execution without records has nothing to reclaim (kept as before).
         expired.retain(|execution| execution.newest.is_some());
         // Compact up to the end of the segment holding the newest expired record.
@@ -186,12 +186,11 @@ impl Store {
             .iter()
             .filter_map(|e| e.newest)
             .max()
-            .map_or(Lsn(0), |newest| compact_bound(wal, newest));
-        report.size_bytes_before = log_size_bytes(wal);
-        report.segments_scanned_count = wal
-            .segments()
+            .map_or(Lsn(0), |newest| compact_bound(&extents, newest));
+        report.size_bytes_before = log_size_bytes(&extents);
+        report.segments_scanned_count = extents
             .iter()
-            .filter(|s| !s.active && s.first_lsn < below)
+            .filter(|s| s.sealed && s.first_lsn < below)
             .count() as u64;
         // About COMPACTION_CHUNK_SIZE_BYTES of segments at a time, so readers by LSN are held
         // off for one step only (the WAL itself writes and syncs its copies in bounded chunks,
@@ -203,7 +202,7 @@ impl Store {
             ..CompactionProgress::default()
         };
         loop {
-            let segments = wal.segments();
+            let segments = self.log.extents();
             if segments.first().map_or(true, |s| s.first_lsn >= below) {
                 break;
             }
@@ -248,10 +247,10 @@ impl Store {
             let mut dropped: Vec<Arc<str>> = Vec::new();
             let total = report.segments_scanned_count;
             let mut last_step = CompactionProgress::default();
-            let done = wal.compact_below_with_progress(
+            let done = self.log.compact_below(
                 chunk_below,
-                |record| {
-                    if record.kind.get() == KIND_CATALOG {
+                &mut |record| {
+                    if record.kind == KIND_CATALOG {
                         return match record::decode_catalog(record.payload) {
                             Ok(CatalogRecord::Redriven { execution_arn, .. })
                                 if droppable_arns
@@ -271,7 +270,7 @@ impl Store {
                             Err(_) => true,
                         };
                     }
-                    if record.kind.get() != KIND_EVENTS {
+                    if record.kind != KIND_EVENTS {
                         return true;
                     }
                     if droppable(record.lsn) {
@@ -286,13 +285,13 @@ impl Store {
                     }
                     true
                 },
-                |step| {
+                &mut |step| {
                     last_step = *step;
                     progress(&progress_sum(&done_progress, step, total));
                 },
             )?;
             done_progress = progress_sum(&done_progress, &last_step, total);
-            if done.segments_deleted.is_empty() {
+            if done.extents_dropped_count == 0 {
                 break;
             }
             // Dropped: every expired execution wholly below the chunk. One copied forward (it
@@ -338,11 +337,11 @@ impl Store {
                     .forget_redrive_tokens(|arn| gone.contains(arn));
             }
             report.executions_expired_count += dropped.len() as u64;
-            report.segments_deleted_count += done.segments_deleted.len() as u64;
+            report.segments_deleted_count += done.extents_dropped_count;
             report.records_copied_count += done.lsn_mapping.len() as u64;
             report.records_dropped_count += done.records_dropped_count;
         }
-        report.size_bytes_after = log_size_bytes(wal);
+        report.size_bytes_after = log_size_bytes(&self.log.extents());
         Ok(report)
     }
 }

@@ -223,7 +223,7 @@ fn fold_open_batches_yields_only_open_executions_in_log_order() {
         let folded = again
             .fold_open_batches(partitions, Vec::new, |seen, batch| {
                 seen.push((batch.execution_arn, batch.events[0].id.0));
-                Ok(())
+                Ok::<(), String>(())
             })
             .expect("folds");
         assert_eq!(folded.len(), partitions);
@@ -380,7 +380,7 @@ fn an_undecodable_batch_damages_only_its_execution() {
     let folded = store
         .fold_open_batches(2, Vec::new, |seen: &mut Vec<String>, batch| {
             seen.push(batch.execution_arn);
-            Ok(())
+            Ok::<(), String>(())
         })
         .expect("folds");
     let mut seen: Vec<String> = folded.into_iter().flatten().collect();

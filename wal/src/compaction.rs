@@ -511,10 +511,9 @@ pub(crate) fn compact_below(
     // give-way), on a thread at the lowest CPU priority as the scan (freeing blocks is kernel
     // CPU work): renamed out of the log oldest first (so the removed segments stay a prefix;
     // after a crash recovery removes the rest, the COMMIT is durable), one directory sync,
-    // then removed, their blocks freed in durable steps while appends go on. Measured (bench
-    // `STATELOG_BENCH_ONLY=removal`, ext4 with `discard`): removing 55 files of 1 MiB at once
-    // tripled a concurrent append's fdatasync; freed in 256 KiB steps it rose by half (now
-    // 64 KiB steps: `RETIRE_RELEASE_STEP_BYTES`).
+    // then removed, their blocks freed in durable steps (`RETIRE_RELEASE_STEP_BYTES`) while
+    // appends go on: removing many files at once stalls concurrent appends' syncs
+    // (`docs/bench/tuning.md`).
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("statelog-wal-compact-retire".to_owned())

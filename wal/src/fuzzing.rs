@@ -1,5 +1,5 @@
 //! fuzzing: the entry functions of the cargo-fuzz targets (`fuzz/`), also replayed over the
-//! committed corpus by a plain `cargo test` (`tests/wal_fuzz_corpus.rs`). Built only with the
+//! committed corpus by a plain `cargo test` (`tests/statelog/wal_fuzz_corpus.rs`). Built only with the
 //! `fuzzing` feature.
 //!
 //! Each entry takes arbitrary bytes and panics exactly when an oracle fails:

@@ -89,8 +89,8 @@ const _: () = assert!(LOCK_RETRY_MS <= LOCK_WAIT_MS_DEFAULT);
 
 /// The most framed bytes of copies one compaction hands the writer in one batch (one lock of
 /// the writer's state per batch, not per record), and then writes and syncs itself before the
-/// next: a concurrent committer waits for at most one batch's write and sync (measured: a
-/// 128 KiB sync took 0.5-1.2 ms on the shared test machine, an idle append's about 0.2 ms).
+/// next: a concurrent committer waits for at most one batch's write and sync (a small batch
+/// keeps that wait near an idle append's; `docs/bench/tuning.md`).
 /// Capped to a sixteenth of the segment size so a batch that does not fit the active segment's
 /// tail wastes little of it.
 pub const COMPACTION_BATCH_SIZE_BYTES_MAX: usize = 16 * 1024;
@@ -161,14 +161,10 @@ const _: () = assert!(COMMIT_SPIN_US_MAX_DEFAULT <= COMMIT_SPIN_US_LIMIT);
 const _: () = assert!(COMMIT_SPIN_SYNC_DENOMINATOR > 0);
 
 /// The step in which the blocks of a retired segment are freed (hole punched, then synced)
-/// before its file is removed, while appenders are active: measured on ext4 mounted with
-/// `discard`, removing a whole 1 MiB file at once tripled a concurrent append's fdatasync
-/// (p50 ~110 us -> 320-680 us), freeing it in durable 256 KiB steps raised it to 143-216 us.
-/// Smaller steps spread the freeing thinner (bench `redrive`, `STATELOG_BENCH_ONLY=p99`, three
-/// alternating runs each, median of three rounds: the append p99 during compaction was 1.88,
-/// 1.90, 1.99x the p99 without it at 256 KiB, 1.81, 1.88, 1.59x at 128 KiB, 1.57, 1.78, 1.48x
-/// at 64 KiB and 1.52, 1.65, 1.53x at 32 KiB), at the cost of a longer removal while appends
-/// run (the compaction's window 0.26-0.41 s at 256 KiB, 0.52-0.64 s at 64 KiB, ~1 s at 32 KiB).
+/// before its file is removed, while appenders are active: on a disk that discards freed
+/// blocks, removing a whole file at once stalls a concurrent append's fdatasync; smaller steps
+/// spread the freeing thinner at the cost of a longer removal. 64 KiB is the measured balance
+/// (`docs/bench/tuning.md`).
 pub const RETIRE_RELEASE_STEP_BYTES: u64 = 64 * 1024;
 
 /// The first wait before the background thread retries a failed segment preparation, in ms.

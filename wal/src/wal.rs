@@ -58,10 +58,9 @@ pub struct WalOptions {
     pub commit_gather_us_max: u64,
     /// Group commit only: the longest a committer whose records are buffered or being synced
     /// by another thread's commit spins for that sync (checking the durable LSN between
-    /// `yield_now` calls) before it sleeps on the condvar. On a disk whose syncs are about as
-    /// quick as a sleep-and-wake of a thread, the sleep doubles the wait (2-core VM: 16
-    /// writers' p50 2.2-2.4x a raw fdatasync with the sleep, 1.7-1.9x with the spin). Spins
-    /// only while the running average sync is at most this long, and for at most 1.5 times
+    /// `yield_now` calls) before it sleeps on the condvar: on a disk whose syncs are about as
+    /// quick as a sleep-and-wake of a thread, the sleep doubles the wait (figures in
+    /// `docs/bench/tuning.md`). Spins only while the running average sync is at most this long, and for at most 1.5 times
     /// that average. 0 turns it off. Default `COMMIT_SPIN_US_MAX_DEFAULT` (200 µs); at most
     /// `COMMIT_SPIN_US_LIMIT`.
     pub commit_spin_us_max: u64,

@@ -36,5 +36,5 @@ pub use model::{
     TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
 };
 pub use parse::{parse_definition, MachineType, ValidationOptions};
-pub use resource::{parse_resource, ResourceError, ResourceRegistry};
+pub use resource::{parse_resource, RegistryRefusal, ResourceError, ResourceRegistry};
 pub use timestamp::parse_timestamp;

@@ -1302,12 +1302,6 @@ fn fail_paths_evaluate_through_their_compiled_expression() {
     if !paths_ready() {
         return;
     }
-    struct Fixed;
-    impl crate::paths::Entropy for Fixed {
-        fn next_u64(&mut self) -> u64 {
-            7
-        }
-    }
     let m = valid(one(
         json!({"Type": "Fail", "ErrorPath": "$.e", "CausePath": "States.Format('bad {}', $.c)"}),
     ));
@@ -1317,7 +1311,7 @@ fn fail_paths_evaluate_through_their_compiled_expression() {
     let input = json!({"e": "Oops", "c": 42});
     let eval = |field: &Option<FailField>| match field {
         Some(FailField::Dynamic { expression, .. }) => {
-            expression.evaluate(&input, &json!({}), &mut Fixed)
+            expression.evaluate(&input, &json!({}), &mut statelog_rng::Rng::new(7))
         }
         other => panic!("{other:?}"),
     };

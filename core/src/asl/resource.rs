@@ -142,41 +142,73 @@ impl ResourceRegistry {
         self.resources.get(base_arn)
     }
 
-    /// Checks `resource` against the registry; the error is a sentence naming the problem.
-    pub fn check(&self, resource: &Resource) -> Result<(), String> {
+    /// Checks `resource` against the registry; the error names the problem.
+    pub fn check(&self, resource: &Resource) -> Result<(), RegistryRefusal> {
         if resource.is_activity() {
             return if self.activities_allowed {
                 Ok(())
             } else {
-                Err(format!(
-                    "activity resources are not enabled; '{}' is refused",
-                    resource.raw
-                ))
+                Err(RegistryRefusal::ActivitiesDisabled {
+                    resource: resource.raw.clone(),
+                })
             };
         }
         let base = resource.base();
         let pattern = resource.pattern();
         match self.resources.get(base) {
-            None => Err(format!("resource '{base}' is not registered")),
+            None => Err(RegistryRefusal::NotRegistered {
+                base: base.to_string(),
+            }),
             Some(patterns) if !patterns.contains(&pattern) => {
-                let supported: Vec<&str> = patterns
-                    .iter()
-                    .map(|p| match p {
-                        IntegrationPattern::RequestResponse => "(no suffix)",
-                        other => other.suffix(),
-                    })
-                    .collect();
-                Err(format!(
-                    "resource '{base}' does not support the pattern '{}'; it supports: {}",
-                    match pattern {
-                        IntegrationPattern::RequestResponse => "(no suffix)",
-                        other => other.suffix(),
-                    },
-                    supported.join(", ")
-                ))
+                Err(RegistryRefusal::PatternUnsupported {
+                    base: base.to_string(),
+                    pattern,
+                    supported: patterns.iter().copied().collect(),
+                })
             }
             Some(_) => Ok(()),
         }
+    }
+}
+
+/// Why [`ResourceRegistry::check`] refuses a resource. Its text is the `InvalidResource`
+/// diagnostic's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryRefusal {
+    /// An activity ARN while activities are not enabled.
+    #[error("activity resources are not enabled; '{resource}' is refused")]
+    ActivitiesDisabled {
+        /// The resource as written.
+        resource: String,
+    },
+    /// A resource whose base ARN is not registered.
+    #[error("resource '{base}' is not registered")]
+    NotRegistered {
+        /// The ARN without its pattern suffix.
+        base: String,
+    },
+    /// A registered resource asked for with a pattern it does not support.
+    #[error(
+        "resource '{base}' does not support the pattern '{}'; it supports: {}",
+        pattern_label(*pattern),
+        supported.iter().map(|p| pattern_label(*p)).collect::<Vec<_>>().join(", ")
+    )]
+    PatternUnsupported {
+        /// The ARN without its pattern suffix.
+        base: String,
+        /// The pattern asked for.
+        pattern: IntegrationPattern,
+        /// The patterns registered for `base`, in order.
+        supported: Vec<IntegrationPattern>,
+    },
+}
+
+/// How a pattern reads in a refusal: its suffix, or "(no suffix)" for request-response.
+fn pattern_label(pattern: IntegrationPattern) -> &'static str {
+    match pattern {
+        IntegrationPattern::RequestResponse => "(no suffix)",
+        other => other.suffix(),
     }
 }
 
@@ -281,12 +313,18 @@ mod tests {
         assert_eq!(registry.check(&ok), Ok(()));
         let sync = parse_resource("arn:aws:states:::sns:publish.sync").expect("arn");
         let err = registry.check(&sync).expect_err("sync unsupported");
-        assert!(err.contains(".sync"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "resource 'arn:aws:states:::sns:publish' does not support the pattern '.sync'; \
+             it supports: (no suffix), .waitForTaskToken"
+        );
         let unknown = parse_resource("arn:aws:states:::sqs:sendMessage").expect("arn");
-        assert!(registry
-            .check(&unknown)
-            .expect_err("unknown")
-            .contains("not registered"));
+        assert_eq!(
+            registry.check(&unknown),
+            Err(RegistryRefusal::NotRegistered {
+                base: "arn:aws:states:::sqs:sendMessage".into()
+            })
+        );
         let activity = parse_resource("arn:aws:states:r:1:activity:a").expect("arn");
         assert!(registry.check(&activity).is_err());
         registry.allow_activities(true);

@@ -237,13 +237,7 @@ mod tests {
             aws_json, encoding, EventDetails, EventId, HistoryEvent, StateExited,
         };
         use crate::limits::PAYLOAD_JSON_DEPTH_MAX;
-        use crate::paths::{Entropy, Path, Template};
-        struct Fixed;
-        impl Entropy for Fixed {
-            fn next_u64(&mut self) -> u64 {
-                4
-            }
-        }
+        use crate::paths::{Path, Template};
         on_small_stack(|| {
             for objects in [true, false] {
                 let value = nested(PAYLOAD_JSON_DEPTH_MAX, objects);
@@ -255,7 +249,7 @@ mod tests {
                 assert_eq!(parse_stored(&text).expect("reads"), value);
                 let template = Template::compile(&json!({"a": {"b.$": "$"}})).expect("compiles");
                 let wrapped = template
-                    .evaluate(&value, &Value::Null, &mut Fixed)
+                    .evaluate(&value, &Value::Null, &mut statelog_rng::Rng::new(4))
                     .expect("evaluates");
                 assert!(exceeds(&wrapped, PAYLOAD_JSON_DEPTH_MAX));
                 let selected = Path::parse("$..k")

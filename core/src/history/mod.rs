@@ -59,16 +59,16 @@ pub enum Error {
     #[error("history record is empty (no format version byte)")]
     EmptyRecord,
     /// The record bytes do not decode as an event batch.
-    #[error("history record does not decode: {reason}")]
+    #[error("history record does not decode: {cause}")]
     Decode {
         /// What postcard reported.
-        reason: String,
+        cause: postcard::Error,
     },
     /// An event batch could not be encoded.
-    #[error("history record does not encode: {reason}")]
+    #[error("history record does not encode: {cause}")]
     Encode {
         /// What postcard reported.
-        reason: String,
+        cause: postcard::Error,
     },
     /// Bytes left over after the batch: the record is longer than its content.
     #[error("history record has {trailing_bytes} trailing bytes after the event batch")]
@@ -82,7 +82,32 @@ pub enum Error {
         /// 0-based index of the offending event in the checked slice.
         position: usize,
         /// What is wrong.
-        reason: String,
+        reason: SequenceBreak,
+    },
+}
+
+/// How a run of events fails [`check_sequence`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SequenceBreak {
+    /// The next id would not fit in a `u32`.
+    #[error("event id overflows u32")]
+    IdOverflow,
+    /// An id that does not follow the one before it.
+    #[error("id is {id} but {expected} was expected")]
+    NotDense {
+        /// The event's id.
+        id: u32,
+        /// The id that follows the previous one.
+        expected: u32,
+    },
+    /// A `previousEventId` at or after the event's own id.
+    #[error("previousEventId {previous_event_id} is not before id {id}")]
+    PreviousNotBefore {
+        /// The event's `previousEventId`.
+        previous_event_id: u32,
+        /// The event's id.
+        id: u32,
     },
 }
 
@@ -160,23 +185,26 @@ pub enum TimerPurpose {
 pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
     let mut expected = last_id;
     for (position, event) in events.iter().enumerate() {
-        expected = expected.checked_add(1).ok_or_else(|| Error::BadSequence {
+        expected = expected.checked_add(1).ok_or(Error::BadSequence {
             position,
-            reason: "event id overflows u32".to_string(),
+            reason: SequenceBreak::IdOverflow,
         })?;
         if event.id.0 != expected {
             return Err(Error::BadSequence {
                 position,
-                reason: format!("id is {} but {} was expected", event.id.0, expected),
+                reason: SequenceBreak::NotDense {
+                    id: event.id.0,
+                    expected,
+                },
             });
         }
         if event.previous_event_id >= event.id.0 {
             return Err(Error::BadSequence {
                 position,
-                reason: format!(
-                    "previousEventId {} is not before id {}",
-                    event.previous_event_id, event.id.0
-                ),
+                reason: SequenceBreak::PreviousNotBefore {
+                    previous_event_id: event.previous_event_id,
+                    id: event.id.0,
+                },
             });
         }
     }
@@ -783,13 +811,39 @@ mod tests {
             timer: None,
         };
         assert!(check_sequence(0, &[event(1, 0), event(2, 0), event(3, 2)]).is_ok());
+        let gap = check_sequence(0, &[event(1, 0), event(3, 1)]).expect_err("a gap");
         assert!(matches!(
-            check_sequence(0, &[event(1, 0), event(3, 1)]),
-            Err(Error::BadSequence { position: 1, .. })
+            gap,
+            Error::BadSequence {
+                position: 1,
+                reason: SequenceBreak::NotDense { id: 3, expected: 2 },
+            }
+        ));
+        assert_eq!(
+            gap.to_string(),
+            "event sequence broken at position 1: id is 3 but 2 was expected"
+        );
+        let forward = check_sequence(4, &[event(5, 5)]).expect_err("a forward link");
+        assert_eq!(
+            forward.to_string(),
+            "event sequence broken at position 0: previousEventId 5 is not before id 5"
+        );
+        assert!(matches!(
+            forward,
+            Error::BadSequence {
+                position: 0,
+                reason: SequenceBreak::PreviousNotBefore {
+                    previous_event_id: 5,
+                    id: 5
+                },
+            }
         ));
         assert!(matches!(
-            check_sequence(4, &[event(5, 5)]),
-            Err(Error::BadSequence { position: 0, .. })
+            check_sequence(u32::MAX, &[event(1, 0)]),
+            Err(Error::BadSequence {
+                position: 0,
+                reason: SequenceBreak::IdOverflow
+            })
         ));
     }
 }

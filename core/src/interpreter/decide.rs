@@ -12,6 +12,9 @@
 
 use serde_json::{json, Value};
 
+#[path = "states/mod.rs"]
+mod states;
+
 use super::effects::{difference, pending_effects};
 use super::io::*;
 use super::state::{
@@ -19,9 +22,9 @@ use super::state::{
 };
 use super::{Decision, Effect, Error, Options, StartRequest, Trigger};
 use crate::asl::{
-    CountField, FailField, IntegrationPattern, MapState, ParallelState, PercentageField,
-    ResourceKind, SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition,
-    WaitFor,
+    ChoiceState, CountField, FailField, FailState, IntegrationPattern, MapState, ParallelState,
+    PassState, PercentageField, ResourceKind, SecondsField, State, StateKind, StateMachine,
+    StateMap, TaskState, Transition, WaitFor, WaitState,
 };
 use crate::history::{
     ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent, MapIteration,
@@ -221,15 +224,6 @@ struct RunInfo {
     context: Value,
 }
 
-/// The Map parameters evaluated from its effective input.
-struct MapParams {
-    effective: Value,
-    items: Vec<Value>,
-    max_concurrency: u64,
-    tolerated_count: Option<u64>,
-    tolerated_percentage: Option<f64>,
-}
-
 struct Decider<'d, 'e> {
     def: &'d StateMachine,
     state: ExecutionState,
@@ -323,7 +317,7 @@ fn aborted_details(state: &State) -> Option<EventDetails> {
         StateKind::Wait(_) => Some(EventDetails::WaitStateAborted),
         StateKind::Parallel(_) => Some(EventDetails::ParallelStateAborted),
         StateKind::Map(_) => Some(EventDetails::MapStateAborted),
-        _ => None,
+        StateKind::Pass(_) | StateKind::Choice(_) | StateKind::Succeed | StateKind::Fail(_) => None,
     }
 }
 
@@ -346,7 +340,11 @@ fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl
         StateKind::Task(t) => (&t.retry, &t.catch),
         StateKind::Parallel(p) => (&p.retry, &p.catch),
         StateKind::Map(m) => (&m.retry, &m.catch),
-        _ => (&[], &[]),
+        StateKind::Pass(_)
+        | StateKind::Choice(_)
+        | StateKind::Wait(_)
+        | StateKind::Succeed
+        | StateKind::Fail(_) => (&[], &[]),
     }
 }
 
@@ -448,7 +446,7 @@ impl<'d> Decider<'d, '_> {
                 due_ms,
             },
         )
-        .map_err(inconsistent)?;
+        .map_err(|e| inconsistent(e.to_string()))?;
         last.timer = Some(TimerArm {
             due_ms,
             owner: owner.to_vec(),
@@ -788,64 +786,6 @@ impl<'d> Decider<'d, '_> {
         found
     }
 
-    fn task_resource(&self, scope: &[u32]) -> Step<(String, String)> {
-        match self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            Some(Phase::Task(task)) => Ok((task.resource_type.clone(), task.resource.clone())),
-            _ => Err(inconsistent("no task in flight")),
-        }
-    }
-
-    /// Records a task failure (or timeout), arming a retry when a retrier takes it.
-    fn task_failure(
-        &mut self,
-        scope: &[u32],
-        timed_out: bool,
-        error: String,
-        cause: Option<String>,
-    ) -> Step<()> {
-        let (resource_type, resource) = self.task_resource(scope)?;
-        let state = self.state_def(scope)?;
-        let run = self.run_info(scope)?;
-        let (retriers, _) = retriers_and_catchers(state);
-        let timer = self
-            .retry_due(retriers, &run.retried_errors, &error)
-            .map(|due_ms| TimerArm {
-                due_ms,
-                owner: scope.to_vec(),
-                purpose: TimerPurpose::RetryBackoff {
-                    error: error.clone(),
-                },
-            });
-        let details = TaskError {
-            resource_type,
-            resource,
-            // SendTaskFailure may leave the error out; AWS then records none.
-            error: (!error.is_empty()).then_some(error),
-            cause,
-        };
-        let details = match (self.is_activity_task(scope), timed_out) {
-            (true, timed_out) => {
-                let details = ErrorCause {
-                    error: details.error,
-                    cause: details.cause,
-                };
-                if timed_out {
-                    EventDetails::ActivityTimedOut(details)
-                } else {
-                    EventDetails::ActivityFailed(details)
-                }
-            }
-            (false, true) => EventDetails::TaskTimedOut(details),
-            (false, false) => EventDetails::TaskFailed(details),
-        };
-        self.emit(scope, details, timer).map(drop)
-    }
-
     /// When the retrier matching `error` has attempts left: the due time of the next attempt.
     fn retry_due(
         &mut self,
@@ -914,115 +854,18 @@ impl<'d> Decider<'d, '_> {
         let state = states.get(name).ok_or_else(|| Error::UnknownState {
             state: name.to_string(),
         })?;
-        let StateKind::Wait(wait) = &state.kind else {
-            self.emit(scope, entered_details(state, input), None)?;
-            return Ok(None);
-        };
-        let entered_event_id = self.state.last_event_id + 1;
-        let info = self
-            .state
-            .info
-            .as_ref()
-            .ok_or_else(|| inconsistent("not started"))?;
-        let context = if uses_context(state) {
-            context_with(info, name, self.now_ms, 0)
-        } else {
-            Value::Null
-        };
-        let computed =
-            apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
-                Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
-            });
-        match computed {
-            Ok((due_ms, _)) if due_ms > self.now_ms => {
-                let timer = TimerArm {
-                    due_ms,
-                    owner: scope.to_vec(),
-                    purpose: TimerPurpose::Wait,
-                };
-                self.emit(scope, entered_details(state, input), Some(timer))?;
+        match &state.kind {
+            StateKind::Wait(wait) => self.enter_wait(scope, name, state, wait, input),
+            StateKind::Pass(_)
+            | StateKind::Task(_)
+            | StateKind::Choice(_)
+            | StateKind::Succeed
+            | StateKind::Fail(_)
+            | StateKind::Parallel(_)
+            | StateKind::Map(_) => {
+                self.emit(scope, entered_details(state, input), None)?;
                 Ok(None)
             }
-            Ok((_, effective)) => {
-                self.emit(scope, entered_details(state, input), None)?;
-                self.finish_wait(scope, state, effective)
-            }
-            Err(error) => {
-                self.emit(scope, entered_details(state, input), None)?;
-                Ok(Some(Outcome::Failed(with_prefix(
-                    name,
-                    entered_event_id,
-                    error,
-                ))))
-            }
-        }
-    }
-
-    fn wait_due(
-        &self,
-        wait: &WaitFor,
-        effective: &Value,
-        context: &Value,
-    ) -> Result<u64, StatesError> {
-        let now = self.now_ms;
-        match wait {
-            WaitFor::Seconds(seconds) => Ok(now.saturating_add(seconds.saturating_mul(1000))),
-            WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
-            WaitFor::SecondsPath(path) => {
-                let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The SecondsPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
-                if let Some(seconds) = value.as_i64() {
-                    if seconds < 0 {
-                        return Err(runtime(format!(
-                            "The SecondsPath parameter references a negative value: {p} == {value}"
-                        )));
-                    }
-                    return Ok(now.saturating_add((seconds as u64).saturating_mul(1000)));
-                }
-                if let Some(seconds) = value.as_u64() {
-                    return Ok(now.saturating_add(seconds.saturating_mul(1000)));
-                }
-                Err(runtime(format!(
-                    "The SecondsPath parameter cannot be parsed as a long value: {p} == {}",
-                    quoted_value(&value)
-                )))
-            }
-            WaitFor::TimestampPath(path) => {
-                let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The TimestampPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
-                match value.as_str().and_then(parse_timestamp) {
-                    Some(t) => Ok(timestamp_ms(t)),
-                    None => Err(runtime(format!(
-                        "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {p} == {}",
-                        quoted_value(&value)
-                    ))),
-                }
-            }
-        }
-    }
-
-    /// A Wait's time has come: exit with OutputPath applied to its effective input.
-    fn finish_wait(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        effective: Value,
-    ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let StateKind::Wait(wait) = &state.kind else {
-            return Err(inconsistent("finish_wait on a state that is not a Wait"));
-        };
-        match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
-            Ok(output) => self.exit(scope, state, output, &wait.next),
-            Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
     }
 
@@ -1054,69 +897,45 @@ impl<'d> Decider<'d, '_> {
     }
 
     /// One step of the state running at `scope`; `None` when the thread moved on to another
-    /// state and should be stepped again.
+    /// state and should be stepped again. Each state type's module (`states/`) handles the
+    /// phases its transition table names and hands the rest to [`Self::step_shared`].
     fn step(&mut self, scope: &[u32]) -> Step<Option<Outcome>> {
         let state = self.state_def(scope)?;
         let phase = match self.state.thread(scope).and_then(Thread::run) {
             Some(run) => Shallow::of(&run.phase),
             None => return Err(inconsistent("step without a running state")),
         };
-        match (phase, &state.kind) {
-            (Shallow::Entered, StateKind::Pass(_)) => self.run_pass(scope, state),
-            (Shallow::Entered, StateKind::Choice(_)) => self.run_choice(scope, state),
-            (Shallow::Entered, StateKind::Succeed) => {
-                let run = self.running(scope)?;
-                let context = self.context_if_used(state, run)?;
-                let entered_event_id = run.entered_event_id;
-                let output = apply_io_path(state.input_path.as_ref(), &run.input, &context)
-                    .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &context));
-                match output {
-                    Ok(output) => self.exit(scope, state, output, &Transition::End),
-                    Err(error) => Ok(Some(Outcome::Failed(with_prefix(
-                        &state.name,
-                        entered_event_id,
-                        error,
-                    )))),
-                }
+        // No arm for "any other state": a new state type must say here how it steps.
+        match &state.kind {
+            StateKind::Pass(pass) => self.step_pass(scope, state, pass, phase),
+            StateKind::Task(task) => self.step_task(scope, state, task, phase),
+            StateKind::Choice(choice) => self.step_choice(scope, state, choice, phase),
+            StateKind::Wait(_) => self.step_wait(scope, state, phase),
+            StateKind::Succeed => self.step_succeed(scope, state, phase),
+            StateKind::Fail(fail) => self.step_fail(scope, state, fail, phase),
+            StateKind::Parallel(parallel) => {
+                self.step_parallel_state(scope, state, parallel, phase)
             }
-            (Shallow::Entered, StateKind::Fail(fail)) => self.run_fail(scope, fail).map(Some),
-            (Shallow::Entered, StateKind::Task(task)) => self.begin_task(scope, state, task),
-            (Shallow::Entered, StateKind::Parallel(p)) => self.begin_parallel(scope, state, p),
-            (Shallow::Entered, StateKind::Map(m)) => self.begin_map(scope, state, m),
-            (Shallow::Waiting(timer), StateKind::Wait(_)) if self.fired == Some(timer) => {
+            StateKind::Map(map) => self.step_map_state(scope, state, map, phase),
+        }
+    }
+
+    /// The phases every state type steps the same way: waiting for a task, a timer or a retry
+    /// (a fired backoff on a state that cannot retry is an inconsistency), and a recorded failure
+    /// (retry, catch or fail the thread). Any other phase does not fit the state.
+    fn step_shared(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Backoff(timer) if self.fired == Some(timer) => {
                 self.fired = None;
-                let run = self.run_info(scope)?;
-                match apply_io_path(state.input_path.as_ref(), &run.input, &run.context) {
-                    Ok(effective) => self.finish_wait(scope, state, effective),
-                    Err(error) => Ok(Some(self.fail_in(&run, error))),
-                }
+                Err(inconsistent("a retry backoff on a state that cannot retry"))
             }
-            (Shallow::Backoff(timer), kind) if self.fired == Some(timer) => {
-                self.fired = None;
-                match kind {
-                    StateKind::Task(task) => self.begin_task(scope, state, task),
-                    StateKind::Parallel(p) => self.begin_parallel(scope, state, p),
-                    StateKind::Map(m) => self.begin_map(scope, state, m),
-                    _ => Err(inconsistent("a retry backoff on a state that cannot retry")),
-                }
-            }
-            (Shallow::Waiting(_) | Shallow::Backoff(_) | Shallow::Task, _) => {
-                Ok(Some(Outcome::Waiting))
-            }
-            (Shallow::TaskSucceeded, StateKind::Task(_)) => {
-                let output = match self
-                    .state
-                    .thread(scope)
-                    .and_then(Thread::run)
-                    .map(|r| &r.phase)
-                {
-                    Some(Phase::TaskSucceeded { output }) => output.clone(),
-                    _ => return Err(inconsistent("task result vanished")),
-                };
-                let run = self.run_info(scope)?;
-                self.finish_with_result(scope, state, &run, output)
-            }
-            (Shallow::Failed, _) => {
+            Shallow::Waiting(_) | Shallow::Backoff(_) | Shallow::Task => Ok(Some(Outcome::Waiting)),
+            Shallow::Failed => {
                 let error = match self
                     .state
                     .thread(scope)
@@ -1128,14 +947,14 @@ impl<'d> Decider<'d, '_> {
                 };
                 self.handle_failure(scope, state, error, false, None)
             }
-            (Shallow::Parallel, StateKind::Parallel(p)) => {
-                self.step_parallel(scope, state, p, None)
-            }
-            (Shallow::Map, StateKind::Map(m)) => self.step_map(scope, state, m, None),
-            (phase, kind) => Err(inconsistent(format!(
+            Shallow::Entered
+            | Shallow::TaskSucceeded
+            | Shallow::Parallel
+            | Shallow::Map
+            | Shallow::Finishing => Err(inconsistent(format!(
                 "state '{}' ({}) cannot be in phase {phase:?}",
                 state.name,
-                kind.type_name()
+                state.kind.type_name()
             ))),
         }
     }
@@ -1182,280 +1001,6 @@ impl<'d> Decider<'d, '_> {
             None => Ok(Some(Outcome::Done(output))),
             Some(name) => self.enter(scope, name, output),
         }
-    }
-
-    // ------------------------------------------------------------------ states
-
-    fn run_pass(&mut self, scope: &[u32], state: &State) -> Step<Option<Outcome>> {
-        let StateKind::Pass(pass) = &state.kind else {
-            return Err(inconsistent("not a Pass"));
-        };
-        // Borrows the running state instead of copying it: the input is copied at most once,
-        // into the output.
-        let run = running_in(&self.state, scope)?;
-        if passes_input_on(state, pass) {
-            // Its output is its input: shared, not copied.
-            let output = Payload::clone(&run.input);
-            return self.exit(scope, state, output, &pass.next);
-        }
-        let context = self.context_if_used(state, run)?;
-        let entered_event_id = run.entered_event_id;
-        let entropy = &mut *self.entropy;
-        let output = (|| {
-            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
-            let result = match (&pass.result, &pass.parameters) {
-                (Some(result), _) => result.clone(),
-                (None, Some(template)) => template.evaluate(&effective, &context, entropy)?,
-                // ResultPath null discards the result: no need to copy it.
-                (None, None) if matches!(pass.result_path, Some(ResultPathField::Discard)) => {
-                    Value::Null
-                }
-                (None, None) => effective.into_owned(),
-            };
-            let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
-            apply_output_path(state.output_path.as_ref(), combined, &context)
-        })();
-        match output {
-            Ok(output) => self.exit(scope, state, output, &pass.next),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
-                &state.name,
-                entered_event_id,
-                error,
-            )))),
-        }
-    }
-
-    fn run_choice(&mut self, scope: &[u32], state: &State) -> Step<Option<Outcome>> {
-        let StateKind::Choice(choice) = &state.kind else {
-            return Err(inconsistent("not a Choice"));
-        };
-        let run = self.running(scope)?;
-        let context = self.context_if_used(state, run)?;
-        let entered_event_id = run.entered_event_id;
-        if state.input_path.is_none() && state.output_path.is_none() {
-            // No paths: the output is the input, shared, not copied.
-            return match choice.pick(&run.input, &context) {
-                Ok(next) => {
-                    let output = Payload::clone(&run.input);
-                    self.exit_to(scope, state, output, Some(next))
-                }
-                Err(error) => Ok(Some(Outcome::Failed(with_prefix(
-                    &state.name,
-                    entered_event_id,
-                    error,
-                )))),
-            };
-        }
-        let decided = (|| {
-            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
-            let next = choice.pick(&effective, &context)?;
-            let output =
-                apply_output_path(state.output_path.as_ref(), effective.into_owned(), &context)?;
-            Ok((next, output))
-        })();
-        match decided {
-            Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
-                &state.name,
-                entered_event_id,
-                error,
-            )))),
-        }
-    }
-
-    fn run_fail(&mut self, scope: &[u32], fail: &crate::asl::FailState) -> Step<Outcome> {
-        let run = self.run_info(scope)?;
-        // ErrorPath/CausePath failures name their field, as AWS words them.
-        let mut evaluate = |field: &Option<FailField>| -> Result<Option<String>, StatesError> {
-            match field {
-                None => Ok(None),
-                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
-                Some(FailField::Dynamic { expression, .. }) => {
-                    let value =
-                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
-                    Ok(Some(quoted_value(&value)))
-                }
-            }
-        };
-        let outcome = evaluate(&fail.error).and_then(|error| {
-            Ok(ErrorCause {
-                error,
-                cause: evaluate(&fail.cause)?,
-            })
-        });
-        match outcome {
-            Ok(error) => Ok(Outcome::Failed(error)),
-            Err(e) => Ok(self.fail_in(&run, e)),
-        }
-    }
-
-    /// Whether the task in flight at `scope` is an activity task.
-    fn is_activity_task(&self, scope: &[u32]) -> bool {
-        matches!(
-            self.state.thread(scope).and_then(Thread::run).map(|r| &r.phase),
-            Some(Phase::Task(task)) if task.activity.is_some()
-        )
-    }
-
-    /// A `.waitForTaskToken` task's integration accepted the call: `TaskSubmitted` with its
-    /// answer; the task keeps waiting for its token.
-    fn submit_token_task(&mut self, task_id: EventId, output: Value) -> Step<()> {
-        let Some(scope) = self.find_task(task_id.0) else {
-            return Ok(());
-        };
-        let (resource_type, resource) = self.task_resource(&scope)?;
-        let details = TaskOutput {
-            resource_type,
-            resource,
-            output,
-            output_truncated: false,
-        };
-        self.emit(&scope, EventDetails::TaskSubmitted(details), None)
-            .map(drop)
-    }
-
-    fn begin_task(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        task: &TaskState,
-    ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let (resource_type, resource) = match &task.resource.kind {
-            ResourceKind::Activity { .. } => ("activity".to_string(), task.resource.raw.clone()),
-            ResourceKind::Integration {
-                service,
-                action,
-                pattern,
-            } => match pattern {
-                IntegrationPattern::RequestResponse => (service.clone(), action.clone()),
-                IntegrationPattern::WaitForTaskToken
-                | IntegrationPattern::Sync
-                | IntegrationPattern::Sync2 => {
-                    (service.clone(), format!("{action}{}", pattern.suffix()))
-                }
-            },
-            ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
-        };
-        let mut run = run;
-        let activity = task.resource.is_activity();
-        let task_token = match &task.resource.kind {
-            ResourceKind::Activity { .. }
-            | ResourceKind::Integration {
-                pattern:
-                    IntegrationPattern::WaitForTaskToken
-                    | IntegrationPattern::Sync
-                    | IntegrationPattern::Sync2,
-                ..
-            } => {
-                let execution_arn = self
-                    .state
-                    .info
-                    .as_ref()
-                    .map(|i| i.execution_arn.clone())
-                    .unwrap_or_default();
-                // The TaskScheduled event this decision emits next.
-                let task_id = EventId(self.state.last_event_id + 1);
-                let token =
-                    super::waiting::compose_token(&mut *self.entropy, &execution_arn, task_id);
-                // `.sync` tasks keep their token to themselves (the engine completes them).
-                let exposed = !matches!(
-                    task.resource.kind,
-                    ResourceKind::Integration {
-                        pattern: IntegrationPattern::Sync | IntegrationPattern::Sync2,
-                        ..
-                    }
-                );
-                if let (true, Value::Object(context)) = (exposed, &mut run.context) {
-                    let mut task = serde_json::Map::new();
-                    task.insert("Token".to_string(), Value::String(token.clone()));
-                    context.insert("Task".to_string(), Value::Object(task));
-                }
-                Some(token)
-            }
-            _ => None,
-        };
-        let run = run;
-        let prepared = (|| {
-            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-            let parameters = apply_template(
-                task.parameters.as_ref(),
-                effective.clone(),
-                &run.context,
-                &mut *self.entropy,
-            )?;
-            let timeout = seconds_field(
-                task.timeout.as_ref(),
-                &effective,
-                &run.context,
-                "TimeoutSecondsPath",
-            )?;
-            let heartbeat = seconds_field(
-                task.heartbeat.as_ref(),
-                &effective,
-                &run.context,
-                "HeartbeatSecondsPath",
-            )?;
-            let task_list =
-                super::waiting::task_list_field(task.task_list.as_ref(), &effective, &run.context)?;
-            Ok((parameters, timeout, heartbeat, task_list))
-        })();
-        let (parameters, timeout, heartbeat, task_list) = match prepared {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                let error = with_prefix(&run.name, run.entered_event_id, error);
-                return self.handle_failure(scope, state, error, true, None);
-            }
-        };
-        let region = if task.resource.region.is_empty() {
-            self.state
-                .info
-                .as_ref()
-                .and_then(|i| i.execution_arn.split(':').nth(3))
-                .unwrap_or_default()
-                .to_string()
-        } else {
-            task.resource.region.clone()
-        };
-        let timer = timeout.map(|seconds| TimerArm {
-            due_ms: self.now_ms.saturating_add(seconds.saturating_mul(1000)),
-            owner: scope.to_vec(),
-            purpose: TimerPurpose::TaskTimeout,
-        });
-        if activity {
-            let scheduled = crate::history::ActivityScheduled {
-                resource: task.resource.raw.clone(),
-                input: parameters,
-                input_truncated: false,
-                timeout_in_seconds: timeout,
-                heartbeat_in_seconds: heartbeat,
-                task_token,
-                task_list,
-            };
-            self.emit(scope, EventDetails::ActivityScheduled(scheduled), timer)?;
-            return Ok(Some(Outcome::Waiting));
-        }
-        let scheduled = TaskScheduled {
-            resource_type: resource_type.clone(),
-            resource: resource.clone(),
-            region,
-            parameters,
-            timeout_in_seconds: timeout,
-            heartbeat_in_seconds: heartbeat,
-            task_credentials_role_arn: None,
-            resource_arn: task.resource.raw.clone(),
-            task_token,
-        };
-        self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
-        self.emit(
-            scope,
-            EventDetails::TaskStarted(TaskResource {
-                resource_type,
-                resource,
-            }),
-            None,
-        )?;
-        Ok(Some(Outcome::Waiting))
     }
 
     /// Ends a Task, Parallel or Map state with its `result`: ResultSelector, ResultPath and
@@ -1542,377 +1087,6 @@ impl<'d> Decider<'d, '_> {
             ),
             Err(e) => Ok(Some(self.fail_in(&run, e))),
         }
-    }
-
-    fn begin_parallel(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        parallel: &ParallelState,
-    ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
-            .and_then(|v| {
-                apply_template(
-                    parallel.parameters.as_ref(),
-                    v,
-                    &run.context,
-                    &mut *self.entropy,
-                )
-            });
-        let effective = match effective {
-            Ok(v) => v,
-            Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
-                return self.handle_failure(scope, state, error, true, None);
-            }
-        };
-        self.emit(scope, EventDetails::ParallelStateStarted, None)?;
-        self.step_parallel(scope, state, parallel, Some(effective))
-    }
-
-    fn step_parallel(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        parallel: &ParallelState,
-        fresh_input: Option<Value>,
-    ) -> Step<Option<Outcome>> {
-        let mut outcomes = Vec::with_capacity(parallel.branches.len());
-        for (index, branch) in parallel.branches.iter().enumerate() {
-            let path = child(scope, index);
-            let started = !matches!(self.state.thread(&path), None | Some(Thread::Pending));
-            let outcome = if started {
-                self.advance(&path)?
-            } else {
-                let input = fresh_input
-                    .clone()
-                    .ok_or_else(|| inconsistent(format!("branch {index} was never started")))?;
-                self.enter_and_advance(&path, &branch.start_at, input)?
-            };
-            outcomes.push(outcome);
-        }
-        let failed = outcomes
-            .iter()
-            .position(|o| matches!(o, Outcome::Failed(_)));
-        if let Some(failed) = failed {
-            for (index, outcome) in outcomes.iter().enumerate() {
-                if matches!(outcome, Outcome::Waiting) {
-                    self.abort(&child(scope, index))?;
-                }
-            }
-            self.abort_failed_task(&child(scope, failed))?;
-            let Outcome::Failed(error) = outcomes.swap_remove(failed) else {
-                return Err(inconsistent("failed outcome vanished"));
-            };
-            return self.handle_failure(
-                scope,
-                state,
-                error,
-                true,
-                Some(EventDetails::ParallelStateFailed),
-            );
-        }
-        if outcomes.iter().any(|o| !matches!(o, Outcome::Done(_))) {
-            return Ok(Some(Outcome::Waiting));
-        }
-        let results: Vec<Value> = outcomes
-            .into_iter()
-            .map(|o| match o {
-                Outcome::Done(v) => Payload::unwrap_or_clone(v),
-                _ => Value::Null,
-            })
-            .collect();
-        self.emit(scope, EventDetails::ParallelStateSucceeded, None)?;
-        let run = self.run_info(scope)?;
-        self.finish_with_result(scope, state, &run, Value::Array(results))
-    }
-
-    fn map_params(
-        &mut self,
-        state: &State,
-        map: &MapState,
-        run: &RunInfo,
-    ) -> Result<MapParams, StatesError> {
-        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-        let items = match &map.items_path {
-            None => effective.clone(),
-            Some(path) => select_required(path, &effective, &run.context)?,
-        };
-        let items = match items {
-            Value::Array(items) => items,
-            other => {
-                return Err(runtime(format!(
-                    "Map state input must be an array but was: {}",
-                    serde_json::to_string(&other).unwrap_or_default()
-                )))
-            }
-        };
-        let max_concurrency = count_field(
-            map.max_concurrency.as_ref(),
-            &effective,
-            &run.context,
-            "MaxConcurrencyPath",
-        )?
-        .unwrap_or(0);
-        let tolerated_count = count_field(
-            map.tolerated_failure_count.as_ref(),
-            &effective,
-            &run.context,
-            "ToleratedFailureCountPath",
-        )?;
-        let tolerated_percentage = match &map.tolerated_failure_percentage {
-            None => None,
-            Some(PercentageField::Literal(p)) => Some(*p),
-            Some(PercentageField::Path(path)) => {
-                let value = select_required(path, &effective, &run.context)?;
-                let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
-                    runtime(format!(
-                        "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
-                        quoted_value(&value),
-                        path.as_str()
-                    ))
-                })?;
-                Some(p)
-            }
-        };
-        if let Some(p) = tolerated_percentage {
-            if !(0.0..=100.0).contains(&p) {
-                return Err(runtime(
-                    "ToleratedFailurePercentage must be between 0 and 100.",
-                ));
-            }
-        }
-        Ok(MapParams {
-            effective,
-            items,
-            max_concurrency,
-            tolerated_count,
-            tolerated_percentage,
-        })
-    }
-
-    fn begin_map(&mut self, scope: &[u32], state: &State, map: &MapState) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let params = match self.map_params(state, map, &run) {
-            Ok(params) => params,
-            Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
-                return self.handle_failure(scope, state, error, true, None);
-            }
-        };
-        let length = u32::try_from(params.items.len()).unwrap_or(u32::MAX);
-        self.emit(
-            scope,
-            EventDetails::MapStateStarted(MapStateStarted { length }),
-            None,
-        )?;
-        self.step_map(scope, state, map, Some(params))
-    }
-
-    fn step_map(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        map: &MapState,
-        params: Option<MapParams>,
-    ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let params = match params {
-            Some(params) => params,
-            None => match self.map_params(state, map, &run) {
-                Ok(params) => params,
-                Err(e) => return Err(inconsistent(format!("Map parameters changed: {}", e.cause))),
-            },
-        };
-        let length = params.items.len();
-        let mut started = 0usize;
-        let mut failures = 0usize;
-        let mut running = Vec::new();
-        if let Some(Phase::Map { iterations, .. }) = self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            started = iterations.len();
-            for (index, iteration) in iterations.iter().enumerate() {
-                match iteration.outcome {
-                    IterationOutcome::Running => running.push(index),
-                    IterationOutcome::Failed => failures += 1,
-                    _ => {}
-                }
-            }
-        }
-        let mut waiting = 0usize;
-        // Iterations already running: move each as far as it goes.
-        for index in running {
-            let outcome = self.advance(&child(scope, index))?;
-            if let Some(error) =
-                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
-            {
-                failures += 1;
-                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
-                    return self.fail_map(scope, state, error);
-                }
-            }
-        }
-        // Start new iterations while the concurrency allows, each run as far as it goes.
-        // 0 means "no limit", which inline mode caps like any other value.
-        let concurrency = match params.max_concurrency {
-            0 => MAP_INLINE_CONCURRENCY_MAX,
-            n => n.min(MAP_INLINE_CONCURRENCY_MAX),
-        };
-        while started < length && (waiting as u64) < concurrency {
-            let index = started;
-            started += 1;
-            let iteration = MapIteration {
-                name: state.name.clone(),
-                index: index as u32,
-            };
-            self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
-            let item = params.items[index].clone();
-            let input = match &map.item_selector {
-                None => Ok(item),
-                Some(selector) => {
-                    let mut context = run.context.clone();
-                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
-                    selector.evaluate(&params.effective, &context, &mut *self.entropy)
-                }
-            };
-            let outcome = match input {
-                Ok(input) => {
-                    let start_at = map.item_processor.start_at.clone();
-                    self.enter_and_advance(&child(scope, index), &start_at, input)?
-                }
-                Err(e) => Outcome::Failed(with_prefix(&run.name, run.entered_event_id, e)),
-            };
-            if let Some(error) =
-                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
-            {
-                failures += 1;
-                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
-                    return self.fail_map(scope, state, error);
-                }
-            }
-        }
-        if waiting > 0 || started < length {
-            return Ok(Some(Outcome::Waiting));
-        }
-        let results: Vec<Value> = match self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            Some(Phase::Map { iterations, .. }) => iterations
-                .iter()
-                .map(|it| match &it.thread {
-                    Thread::Done { output } if it.outcome == IterationOutcome::Succeeded => {
-                        Value::clone(output)
-                    }
-                    _ => Value::Null,
-                })
-                .collect(),
-            _ => return Err(inconsistent("Map iterations vanished")),
-        };
-        self.emit(scope, EventDetails::MapStateSucceeded, None)?;
-        self.finish_with_result(scope, state, &run, Value::Array(results))
-    }
-
-    /// Reports an iteration that ended; returns its error when it failed.
-    fn settle_iteration(
-        &mut self,
-        scope: &[u32],
-        name: &str,
-        index: usize,
-        outcome: Outcome,
-        waiting: &mut usize,
-    ) -> Step<Option<ErrorCause>> {
-        let iteration = MapIteration {
-            name: name.to_string(),
-            index: index as u32,
-        };
-        match outcome {
-            Outcome::Waiting => {
-                *waiting += 1;
-                Ok(None)
-            }
-            Outcome::Done(_) => {
-                self.emit(scope, EventDetails::MapIterationSucceeded(iteration), None)?;
-                Ok(None)
-            }
-            Outcome::Failed(error) => {
-                self.emit(scope, EventDetails::MapIterationFailed(iteration), None)?;
-                Ok(Some(error))
-            }
-            Outcome::Aborted => Err(inconsistent("an iteration was aborted while its Map runs")),
-        }
-    }
-
-    fn fail_map(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        error: ErrorCause,
-    ) -> Step<Option<Outcome>> {
-        let running = self
-            .map_iterations(scope, IterationOutcome::Running)
-            .ok_or_else(|| inconsistent("fail_map without a running Map"))?;
-        self.abort_map_iterations(scope, state, running)?;
-        let failed = self
-            .map_iterations(scope, IterationOutcome::Failed)
-            .unwrap_or_default();
-        for index in failed {
-            self.abort_failed_task(&child(scope, index))?;
-        }
-        self.handle_failure(
-            scope,
-            state,
-            error,
-            true,
-            Some(EventDetails::MapStateFailed),
-        )
-    }
-
-    /// The indices of the iterations of the Map running at `scope` whose outcome is `outcome`;
-    /// `None` when no Map runs there.
-    fn map_iterations(&self, scope: &[u32], outcome: IterationOutcome) -> Option<Vec<usize>> {
-        match self
-            .state
-            .thread(scope)
-            .and_then(Thread::run)
-            .map(|r| &r.phase)
-        {
-            Some(Phase::Map { iterations, .. }) => Some(
-                iterations
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, it)| it.outcome == outcome)
-                    .map(|(i, _)| i)
-                    .collect(),
-            ),
-            _ => None,
-        }
-    }
-
-    /// Aborts the iterations `indices` of the Map `state` at `scope`, each followed by its
-    /// `MapIterationAborted`.
-    fn abort_map_iterations(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        indices: Vec<usize>,
-    ) -> Step<()> {
-        for index in indices {
-            self.abort(&child(scope, index))?;
-            let iteration = MapIteration {
-                name: state.name.clone(),
-                index: index as u32,
-            };
-            self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
-        }
-        Ok(())
     }
 
     /// AWS closes the Task state whose uncaught failure failed a Parallel branch or a Map
@@ -2010,83 +1184,6 @@ fn walk(thread: &Thread, scope: &mut Vec<u32>, visit: &mut dyn FnMut(&[u32], &Ph
             }
         }
         _ => {}
-    }
-}
-
-/// `TimeoutSeconds[Path]` / `HeartbeatSeconds[Path]`.
-fn seconds_field(
-    field: Option<&SecondsField>,
-    effective: &Value,
-    context: &Value,
-    name: &str,
-) -> Result<Option<u64>, StatesError> {
-    match field {
-        None => Ok(None),
-        Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
-        Some(SecondsField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
-            match value.as_u64() {
-                Some(seconds) if seconds > 0 => Ok(Some(seconds)),
-                _ => Err(runtime(format!(
-                    "The {name} field refers to value \"{}\" which is not a valid positive integer: {}",
-                    quoted_value(&value),
-                    path.as_str()
-                ))),
-            }
-        }
-    }
-}
-
-/// `MaxConcurrency[Path]` / `ToleratedFailureCount[Path]`.
-fn count_field(
-    field: Option<&CountField>,
-    effective: &Value,
-    context: &Value,
-    name: &str,
-) -> Result<Option<u64>, StatesError> {
-    match field {
-        None => Ok(None),
-        Some(CountField::Literal(count)) => Ok(Some(*count)),
-        Some(CountField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
-            if let Some(count) = value.as_u64() {
-                return Ok(Some(count));
-            }
-            if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {
-                return Err(runtime("ToleratedFailureCount cannot be negative."));
-            }
-            Err(runtime(format!(
-                "The {name} field refers to value \"{}\" which is not a valid integer: {}",
-                quoted_value(&value),
-                path.as_str()
-            )))
-        }
-    }
-}
-
-/// When the Map must fail after `failures` failed iterations: the error it fails with.
-fn tolerance_exceeded(
-    params: &MapParams,
-    failures: usize,
-    length: usize,
-    error: ErrorCause,
-) -> Option<ErrorCause> {
-    if params.tolerated_count.is_none() && params.tolerated_percentage.is_none() {
-        return Some(error);
-    }
-    let over_count = params
-        .tolerated_count
-        .is_some_and(|count| failures as u64 > count);
-    let over_percentage = params.tolerated_percentage.is_some_and(|percentage| {
-        length > 0 && (failures as f64 * 100.0 / length as f64) > percentage
-    });
-    if over_count || over_percentage {
-        Some(failure(
-            "States.ExceedToleratedFailureThreshold",
-            "The specified tolerated failure threshold was exceeded",
-        ))
-    } else {
-        None
     }
 }
 

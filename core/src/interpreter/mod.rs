@@ -66,7 +66,7 @@ mod waiting;
 
 pub use decide::{decide, decide_owned, recycle_events};
 pub use effects::pending_effects;
-pub use state::{apply, ExecutionState, ExecutionStatus};
+pub use state::{apply, ApplyError, ExecutionState, ExecutionStatus};
 pub use waiting::{
     compose_token, parse_token, TokenFormatError, TokenParts, WaitingRef, WaitingTask,
 };

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::state::{ExecutionState, ExecutionStatus, IterationOutcome, Phase, Thread};
+use super::state::{ApplyError, ExecutionState, ExecutionStatus, IterationOutcome, Phase, Thread};
 
 /// The error after which a failed Parallel/Map reruns whole instead of only its failed parts.
 const DATA_LIMIT_ERROR: &str = "States.DataLimitExceeded";
@@ -103,12 +103,11 @@ fn collect_reentry(thread: &Thread, scope: &mut Vec<u32>, out: &mut BTreeSet<Vec
 }
 
 /// Reopens a closed execution for `ExecutionRedriven` at `at_ms`.
-pub(crate) fn reopen(state: &mut ExecutionState, at_ms: u64) -> Result<(), String> {
+pub(crate) fn reopen(state: &mut ExecutionState, at_ms: u64) -> Result<(), ApplyError> {
     if !may_reopen(state.status) {
-        return Err(format!(
-            "only a failed, timed out or aborted execution can be redriven, this one is {:?}",
-            state.status
-        ));
+        return Err(ApplyError::NotRedrivable {
+            status: state.status,
+        });
     }
     let whole = state
         .failure
@@ -117,8 +116,9 @@ pub(crate) fn reopen(state: &mut ExecutionState, at_ms: u64) -> Result<(), Strin
         .is_some_and(|e| e == DATA_LIMIT_ERROR);
     let stash = std::mem::take(&mut state.redrive.stash);
     let root = std::mem::replace(&mut state.root, Thread::Pending);
-    state.root = rerun(root, &mut Vec::new(), &stash, whole)
-        .ok_or_else(|| "the failed top-level state cannot be found in the history".to_string())?;
+    state.root = rerun(root, &mut Vec::new(), &stash, whole).ok_or(ApplyError::Misplaced(
+        "the failed top-level state cannot be found in the history",
+    ))?;
     let mut reentry = BTreeSet::new();
     collect_reentry(&state.root, &mut Vec::new(), &mut reentry);
     state.redrive.reentry = reentry;

@@ -191,7 +191,7 @@ impl ExecutionState {
     }
 
     /// The thread at `scope`; Parallel branch threads are created (pending) on first use.
-    fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, String> {
+    fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, ApplyError> {
         let mut thread = &mut self.root;
         for (depth, &index) in scope.iter().enumerate() {
             thread = match thread {
@@ -206,19 +206,27 @@ impl ExecutionState {
                     Phase::Map { iterations, .. } => match iterations.get_mut(index as usize) {
                         Some(iteration) => &mut iteration.thread,
                         None => {
-                            return Err(format!(
-                                "scope {scope:?}: Map iteration {index} at depth {depth} was not started"
-                            ))
+                            return Err(ApplyError::IterationNotStarted {
+                                scope: scope.to_vec(),
+                                index,
+                                depth,
+                            })
                         }
                     },
                     _ => {
-                        return Err(format!(
-                            "scope {scope:?}: state '{}' at depth {depth} has no branches or iterations",
-                            run.name
-                        ))
+                        return Err(ApplyError::NoChildren {
+                            scope: scope.to_vec(),
+                            state: run.name.clone(),
+                            depth,
+                        })
                     }
                 },
-                _ => return Err(format!("scope {scope:?}: no running state at depth {depth}")),
+                _ => {
+                    return Err(ApplyError::NoRunningState {
+                        scope: scope.to_vec(),
+                        depth,
+                    })
+                }
             };
         }
         Ok(thread)
@@ -367,6 +375,96 @@ pub(crate) enum IterationOutcome {
     Aborted,
 }
 
+/// Why an event does not fit the folded state. Its text becomes the `reason` of
+/// [`Error::Inconsistent`], which names the event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The event's scope walks into a Map iteration that was never started.
+    #[error("scope {scope:?}: Map iteration {index} at depth {depth} was not started")]
+    IterationNotStarted {
+        /// The event's scope.
+        scope: Vec<u32>,
+        /// The iteration's index.
+        index: u32,
+        /// Where in the scope.
+        depth: usize,
+    },
+    /// The event's scope walks into a state that has no branches or iterations.
+    #[error("scope {scope:?}: state '{state}' at depth {depth} has no branches or iterations")]
+    NoChildren {
+        /// The event's scope.
+        scope: Vec<u32>,
+        /// The state found there.
+        state: String,
+        /// Where in the scope.
+        depth: usize,
+    },
+    /// The event's scope walks through a thread that runs no state.
+    #[error("scope {scope:?}: no running state at depth {depth}")]
+    NoRunningState {
+        /// The event's scope.
+        scope: Vec<u32>,
+        /// Where in the scope.
+        depth: usize,
+    },
+    /// The event needs a running state and its thread has none.
+    #[error("{what} needs a running state, the thread is {thread}")]
+    NotRunning {
+        /// What needed it (an event type or a kind of event).
+        what: &'static str,
+        /// The thread's condition: pending, done or aborted.
+        thread: &'static str,
+    },
+    /// A state was entered on a thread that is still running (or aborted).
+    #[error("state entered on a {thread} thread")]
+    EnteredOnThread {
+        /// The thread's condition.
+        thread: &'static str,
+    },
+    /// A state exited that is not the one running.
+    #[error("exit of '{exited}' while '{running}' runs")]
+    ExitOfOther {
+        /// The state the event names.
+        exited: String,
+        /// The state running.
+        running: String,
+    },
+    /// A Map iteration started out of order or past the Map's length.
+    #[error("iteration {index} started after {started} of {length}")]
+    IterationOutOfOrder {
+        /// The iteration the event starts.
+        index: u32,
+        /// How many had started.
+        started: usize,
+        /// The Map's length.
+        length: u32,
+    },
+    /// A Map iteration ended that is not running.
+    #[error("iteration {index} is not running")]
+    IterationNotRunning {
+        /// The iteration's index.
+        index: u32,
+    },
+    /// An event type this interpreter never writes.
+    #[error("{event_type} is not produced by this interpreter yet")]
+    NotProduced {
+        /// The event's type.
+        event_type: &'static str,
+    },
+    /// A redrive of an execution that is not failed, timed out or aborted.
+    #[error(
+        "only a failed, timed out or aborted execution can be redriven, this one is {status:?}"
+    )]
+    NotRedrivable {
+        /// The execution's status.
+        status: ExecutionStatus,
+    },
+    /// The event comes where its state's phase does not allow it; the text is the rule broken.
+    #[error("{0}")]
+    Misplaced(&'static str),
+}
+
 /// True for the events that do not move the `previousEventId` cursor.
 fn advances_cursor(details: &EventDetails) -> bool {
     // AWS links nothing to a `TaskStateAborted` (recorded after Parallel and Map failures: the
@@ -406,13 +504,13 @@ pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Err
     {
         return Err(bad("the first event must be ExecutionStarted".to_string()));
     }
-    apply_details(state, event).map_err(bad)?;
+    apply_details(state, event).map_err(|e| bad(e.to_string()))?;
     if let Some(arm) = &event.timer {
         let timer = Timer {
             id: event.id.0,
             due_ms: arm.due_ms,
         };
-        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(bad)?;
+        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(|e| bad(e.to_string()))?;
     }
     state.last_event_id = event.id.0;
     state.cursor_before_iteration_succeeded =
@@ -468,13 +566,13 @@ fn retire_run(mut run: Box<StateRun>) {
     let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
 }
 
-fn running<'a>(thread: &'a mut Thread, what: &str) -> Result<&'a mut StateRun, String> {
+fn running<'a>(thread: &'a mut Thread, what: &'static str) -> Result<&'a mut StateRun, ApplyError> {
     match thread {
         Thread::Running(run) => Ok(run),
-        other => Err(format!(
-            "{what} needs a running state, the thread is {}",
-            thread_name(other)
-        )),
+        other => Err(ApplyError::NotRunning {
+            what,
+            thread: thread_name(other),
+        }),
     }
 }
 
@@ -487,13 +585,15 @@ fn thread_name(thread: &Thread) -> &'static str {
     }
 }
 
-fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), String> {
+fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), ApplyError> {
     use EventDetails as E;
     let scope = event.scope.as_slice();
     match &event.details {
         E::ExecutionStarted(d) => {
             if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
-                return Err("ExecutionStarted must be the first event, at the top level".into());
+                return Err(ApplyError::Misplaced(
+                    "ExecutionStarted must be the first event, at the top level",
+                ));
             }
             state.status = ExecutionStatus::Running;
             state.info = Some(ExecutionInfo {
@@ -520,7 +620,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         }
         E::ExecutionRedriven(_) => {
             if !scope.is_empty() {
-                return Err("ExecutionRedriven must be at the top level".into());
+                return Err(ApplyError::Misplaced(
+                    "ExecutionRedriven must be at the top level",
+                ));
             }
             super::redrive::reopen(state, event.timestamp_ms)?;
         }
@@ -541,7 +643,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             super::redrive::forget_below(state, scope);
             let thread = state.thread_mut(scope)?;
             if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
-                return Err(format!("state entered on a {} thread", thread_name(thread)));
+                return Err(ApplyError::EnteredOnThread {
+                    thread: thread_name(thread),
+                });
             }
             // The state shares its input with the event (no copy).
             if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
@@ -560,7 +664,10 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             let thread = state.thread_mut(scope)?;
             let run = running(thread, "a state exit")?;
             if run.name != d.name {
-                return Err(format!("exit of '{}' while '{}' runs", d.name, run.name));
+                return Err(ApplyError::ExitOfOther {
+                    exited: d.name.clone(),
+                    running: run.name.clone(),
+                });
             }
             // The thread's output is shared with the event (no copy).
             let output = Payload::clone(&d.output);
@@ -580,7 +687,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::TaskScheduled(d) => {
             let run = running(state.thread_mut(scope)?, "TaskScheduled")?;
             if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err("TaskScheduled outside a freshly entered or retrying Task".into());
+                return Err(ApplyError::Misplaced(
+                    "TaskScheduled outside a freshly entered or retrying Task",
+                ));
             }
             run.phase = Phase::Task(TaskRun {
                 task_id: event.id.0,
@@ -600,7 +709,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::ActivityScheduled(d) => {
             let run = running(state.thread_mut(scope)?, "ActivityScheduled")?;
             if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err("ActivityScheduled outside a freshly entered or retrying Task".into());
+                return Err(ApplyError::Misplaced(
+                    "ActivityScheduled outside a freshly entered or retrying Task",
+                ));
             }
             run.phase = Phase::Task(TaskRun {
                 task_id: event.id.0,
@@ -623,13 +734,13 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             let run = running(state.thread_mut(scope)?, "ActivityStarted")?;
             match &mut run.phase {
                 Phase::Task(task) if task.activity.is_some() => task.stage = TaskStage::Started,
-                _ => return Err("no activity task in flight".into()),
+                _ => return Err(ApplyError::Misplaced("no activity task in flight")),
             }
         }
         E::ActivitySucceeded(d) => {
             let run = running(state.thread_mut(scope)?, "ActivitySucceeded")?;
             if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err("no activity task in flight".into());
+                return Err(ApplyError::Misplaced("no activity task in flight"));
             }
             run.phase = Phase::TaskSucceeded {
                 output: Value::clone(&d.output),
@@ -638,7 +749,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::ActivityFailed(d) | E::ActivityTimedOut(d) | E::ActivityScheduleFailed(d) => {
             let run = running(state.thread_mut(scope)?, "an activity failure")?;
             if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err("no activity task in flight".into());
+                return Err(ApplyError::Misplaced("no activity task in flight"));
             }
             run.phase = Phase::Failed {
                 error: Some(d.clone()),
@@ -656,13 +767,13 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                     }
                     _ => task.stage = TaskStage::Started,
                 },
-                _ => return Err("no task in flight".into()),
+                _ => return Err(ApplyError::Misplaced("no task in flight")),
             }
         }
         E::TaskSucceeded(d) => {
             let run = running(state.thread_mut(scope)?, "TaskSucceeded")?;
             if !matches!(run.phase, Phase::Task(_)) {
-                return Err("no task in flight".into());
+                return Err(ApplyError::Misplaced("no task in flight"));
             }
             run.phase = Phase::TaskSucceeded {
                 output: d.output.clone(),
@@ -671,7 +782,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::TaskFailed(d) | E::TaskTimedOut(d) | E::TaskStartFailed(d) | E::TaskSubmitFailed(d) => {
             let run = running(state.thread_mut(scope)?, "a task failure")?;
             if !matches!(run.phase, Phase::Task(_)) {
-                return Err("no task in flight".into());
+                return Err(ApplyError::Misplaced("no task in flight"));
             }
             run.phase = Phase::Failed {
                 error: Some(ErrorCause {
@@ -683,9 +794,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::ParallelStateStarted => {
             let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
             if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(
-                    "ParallelStateStarted outside a freshly entered or retrying state".into(),
-                );
+                return Err(ApplyError::Misplaced(
+                    "ParallelStateStarted outside a freshly entered or retrying state",
+                ));
             }
             run.phase = Phase::Parallel {
                 branches: Vec::new(),
@@ -694,7 +805,9 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::MapStateStarted(d) => {
             let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
             if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err("MapStateStarted outside a freshly entered or retrying state".into());
+                return Err(ApplyError::Misplaced(
+                    "MapStateStarted outside a freshly entered or retrying state",
+                ));
             }
             run.phase = Phase::Map {
                 length: d.length,
@@ -704,7 +817,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         E::ParallelStateSucceeded | E::MapStateSucceeded => {
             let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
             if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err("no branches or iterations running".into());
+                return Err(ApplyError::Misplaced("no branches or iterations running"));
             }
             run.phase = Phase::Finishing;
         }
@@ -712,7 +825,7 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             super::redrive::remember(state, scope);
             let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
             if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err("no branches or iterations running".into());
+                return Err(ApplyError::Misplaced("no branches or iterations running"));
             }
             run.phase = Phase::Failed { error: None };
         }
@@ -721,19 +834,18 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
             match &mut run.phase {
                 Phase::Map { length, iterations } => {
                     if d.index as usize != iterations.len() || d.index >= *length {
-                        return Err(format!(
-                            "iteration {} started after {} of {}",
-                            d.index,
-                            iterations.len(),
-                            length
-                        ));
+                        return Err(ApplyError::IterationOutOfOrder {
+                            index: d.index,
+                            started: iterations.len(),
+                            length: *length,
+                        });
                     }
                     iterations.push(Iteration {
                         thread: Thread::Pending,
                         outcome: IterationOutcome::Running,
                     });
                 }
-                _ => return Err("no Map running".into()),
+                _ => return Err(ApplyError::Misplaced("no Map running")),
             }
         }
         E::MapIterationSucceeded(d) | E::MapIterationFailed(d) | E::MapIterationAborted(d) => {
@@ -756,16 +868,15 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
                             iteration.thread = Thread::Aborted;
                         }
                     }
-                    _ => return Err(format!("iteration {} is not running", d.index)),
+                    _ => return Err(ApplyError::IterationNotRunning { index: d.index }),
                 },
-                _ => return Err("no Map running".into()),
+                _ => return Err(ApplyError::Misplaced("no Map running")),
             }
         }
         other => {
-            return Err(format!(
-                "{} is not produced by this interpreter yet",
-                other.type_name()
-            ))
+            return Err(ApplyError::NotProduced {
+                event_type: other.type_name(),
+            })
         }
     }
     Ok(())
@@ -782,7 +893,7 @@ pub(crate) fn apply_timer(
     owner: &[u32],
     purpose: &TimerPurpose,
     timer: Timer,
-) -> Result<(), String> {
+) -> Result<(), ApplyError> {
     if let TimerPurpose::ExecutionTimeout = purpose {
         state.execution_timer = Some(timer);
         return Ok(());
@@ -791,7 +902,9 @@ pub(crate) fn apply_timer(
     match purpose {
         TimerPurpose::Wait => {
             if run.phase != Phase::Entered {
-                return Err("a Wait timer on a state that is not freshly entered".into());
+                return Err(ApplyError::Misplaced(
+                    "a Wait timer on a state that is not freshly entered",
+                ));
             }
             run.phase = Phase::Waiting { timer };
         }
@@ -801,7 +914,11 @@ pub(crate) fn apply_timer(
         }
         TimerPurpose::TaskTimeout => match &mut run.phase {
             Phase::Task(task) => task.timeout_timer = Some(timer),
-            _ => return Err("a task timeout without a task in flight".into()),
+            _ => {
+                return Err(ApplyError::Misplaced(
+                    "a task timeout without a task in flight",
+                ))
+            }
         },
         TimerPurpose::ExecutionTimeout => unreachable!("handled above"),
     }
@@ -840,6 +957,80 @@ mod tests {
             output: Payload::clone(output),
             output_truncated: false,
         })
+    }
+
+    fn started(input: &Payload) -> HistoryEvent {
+        event(
+            1,
+            EventDetails::ExecutionStarted(crate::history::ExecutionStarted {
+                input: Payload::clone(input),
+                input_truncated: false,
+                role_arn: "role".into(),
+                state_machine_alias_arn: None,
+                state_machine_version_arn: None,
+                execution_arn: "exec".into(),
+                state_machine_arn: "machine".into(),
+                input_text: None,
+            }),
+        )
+    }
+
+    /// The fold's typed errors reach the caller as `Error::Inconsistent` with the event named
+    /// and the reason worded as before.
+    #[test]
+    fn events_that_do_not_fit_name_the_event_and_the_typed_reason() {
+        let input = Payload::new(json!({}));
+        let cases = [
+            (
+                vec![started(&input), event(2, exited("A", &input))],
+                ApplyError::NotRunning {
+                    what: "a state exit",
+                    thread: "pending",
+                },
+                "event 2 (PassStateExited) does not fit the execution state: \
+                 a state exit needs a running state, the thread is pending",
+            ),
+            (
+                vec![
+                    started(&input),
+                    event(2, entered("A", &input)),
+                    event(3, exited("B", &input)),
+                ],
+                ApplyError::ExitOfOther {
+                    exited: "B".into(),
+                    running: "A".into(),
+                },
+                "event 3 (PassStateExited) does not fit the execution state: \
+                 exit of 'B' while 'A' runs",
+            ),
+            (
+                vec![
+                    started(&input),
+                    event(2, entered("A", &input)),
+                    event(
+                        3,
+                        EventDetails::TaskSucceeded(crate::history::TaskOutput {
+                            resource_type: "lambda".into(),
+                            resource: "invoke".into(),
+                            output: json!(1),
+                            output_truncated: false,
+                        }),
+                    ),
+                ],
+                ApplyError::Misplaced("no task in flight"),
+                "event 3 (TaskSucceeded) does not fit the execution state: no task in flight",
+            ),
+        ];
+        for (events, reason, text) in cases {
+            let (last, before) = events.split_last().expect("cases have events");
+            let mut state = ExecutionState::replay(before).expect("the prefix folds");
+            assert_eq!(
+                apply_details(&mut state.clone(), last).expect_err("does not fit"),
+                reason
+            );
+            let error = apply(&mut state, last).expect_err("does not fit");
+            assert_eq!(error.to_string(), text);
+        }
     }
 
     #[test]

@@ -5,25 +5,14 @@
 //! properties that must hold for every input (a panic is the finding). Work per input is bounded
 //! by the limits in [`crate::limits`].
 //!
-//! Must not: read files, use randomness or depend on global state.
+//! Must not: read files, draw unseeded randomness or depend on global state (entropy is a
+//! seeded `statelog_rng::Rng`, so a corpus input replays the same way every time).
 
 use serde_json::{json, Value};
+use statelog_rng::Rng;
 
 use super::intrinsic::Call;
-use super::{Entropy, Path, ReferencePath, Template};
-
-/// Deterministic entropy for fuzzing.
-struct Fixed(u64);
-
-impl Entropy for Fixed {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1);
-        self.0
-    }
-}
+use super::{Path, ReferencePath, Template};
 
 fn sample_document() -> Value {
     json!({
@@ -74,7 +63,7 @@ pub fn jsonpath_eval(data: &[u8]) {
     }
     let template = json!({"v.$": text, "fixed": [1, {"w.$": "$"}]});
     if let Ok(compiled) = Template::compile(&template) {
-        let _ = compiled.evaluate(&document, &context, &mut Fixed(1));
+        let _ = compiled.evaluate(&document, &context, &mut Rng::new(1));
     }
 }
 
@@ -90,8 +79,8 @@ pub fn intrinsic_parse(data: &[u8]) {
             Ok(&call),
             "parsing is deterministic"
         );
-        let first = call.evaluate(&document, &context, &mut Fixed(7), "v.$");
-        let second = call.evaluate(&document, &context, &mut Fixed(7), "v.$");
+        let first = call.evaluate(&document, &context, &mut Rng::new(7), "v.$");
+        let second = call.evaluate(&document, &context, &mut Rng::new(7), "v.$");
         assert_eq!(
             first, second,
             "evaluation is deterministic given the entropy"
@@ -99,6 +88,6 @@ pub fn intrinsic_parse(data: &[u8]) {
     }
     let template = json!({"v.$": text.as_ref()});
     if let Ok(compiled) = Template::compile(&template) {
-        let _ = compiled.evaluate(&document, &context, &mut Fixed(3));
+        let _ = compiled.evaluate(&document, &context, &mut Rng::new(3));
     }
 }

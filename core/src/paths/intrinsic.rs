@@ -340,7 +340,7 @@ impl Parser<'_> {
             format: None,
         };
         let invalid = |why: String| self.err_at(start, &why);
-        check_literals(&call).map_err(invalid)?;
+        check_literals(&call).map_err(|e| invalid(e.to_string()))?;
         if let (Function::Format, Some(raw)) = (function, first_raw) {
             let pieces = format_pieces(&raw).map_err(invalid)?;
             let placeholders = pieces
@@ -500,15 +500,64 @@ fn format_pieces(raw: &str) -> Result<Vec<FormatPiece>, String> {
     Ok(pieces)
 }
 
+/// A literal argument whose type is wrong whatever the input (found when the call is parsed).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum LiteralError {
+    /// The first argument is not of the type the function takes.
+    #[error("{}: the first argument must be {expected}, found {found}", function.name())]
+    FirstArgument {
+        /// The function called.
+        function: Function,
+        /// What it takes, with its article ("a string", "an array").
+        expected: &'static str,
+        /// The literal written.
+        found: Value,
+    },
+    /// A `States.JsonMerge` argument that is not an object.
+    #[error("{}: argument {position} must be an object, found {found}", function.name())]
+    NotAnObject {
+        /// The function called.
+        function: Function,
+        /// The argument's 1-based position.
+        position: usize,
+        /// The literal written.
+        found: Value,
+    },
+    /// A `States.JsonMerge` third argument other than `false`.
+    #[error(
+        "{}: the third argument must be false (deep merge is not supported), found {found}",
+        function.name()
+    )]
+    DeepMerge {
+        /// The function called.
+        function: Function,
+        /// The literal written.
+        found: Value,
+    },
+    /// A `States.Hash` algorithm it does not know.
+    #[error(
+        "{}: the algorithm must be one of MD5, SHA-1, SHA-256, SHA-384, SHA-512, found {found}",
+        function.name()
+    )]
+    UnknownAlgorithm {
+        /// The function called.
+        function: Function,
+        /// The literal written.
+        found: Value,
+    },
+}
+
 /// Checks literal arguments whose type is wrong whatever the input; precomputes Format pieces.
-fn check_literals(call: &Call) -> Result<(), String> {
-    let name = call.function.name();
+fn check_literals(call: &Call) -> Result<(), LiteralError> {
+    let function = call.function;
     if call.function == Function::Format {
         if let Some(Arg::Literal(other)) = call.args.first() {
             if !other.is_string() {
-                return Err(format!(
-                    "{name}: the first argument must be a string, found {other}"
-                ));
+                return Err(LiteralError::FirstArgument {
+                    function,
+                    expected: "a string",
+                    found: other.clone(),
+                });
             }
         }
     }
@@ -526,9 +575,11 @@ fn check_literals(call: &Call) -> Result<(), String> {
     );
     if need_array {
         if let Some(v) = literal_kind(0) {
-            return Err(format!(
-                "{name}: the first argument must be an array, found {v}"
-            ));
+            return Err(LiteralError::FirstArgument {
+                function,
+                expected: "an array",
+                found: v.clone(),
+            });
         }
     }
     let need_string = matches!(
@@ -547,26 +598,30 @@ fn check_literals(call: &Call) -> Result<(), String> {
                 !v.is_string()
             };
             if bad {
-                return Err(format!(
-                    "{name}: the first argument must be a string, found {v}"
-                ));
+                return Err(LiteralError::FirstArgument {
+                    function,
+                    expected: "a string",
+                    found: v.clone(),
+                });
             }
         }
     }
     if call.function == Function::JsonMerge {
         for i in 0..2 {
             if let Some(v) = literal_kind(i) {
-                return Err(format!(
-                    "{name}: argument {} must be an object, found {v}",
-                    i + 1
-                ));
+                return Err(LiteralError::NotAnObject {
+                    function,
+                    position: i + 1,
+                    found: v.clone(),
+                });
             }
         }
         if let Some(v) = literal_kind(2) {
             if v != &Value::Bool(false) {
-                return Err(format!(
-                    "{name}: the third argument must be false (deep merge is not supported), found {v}"
-                ));
+                return Err(LiteralError::DeepMerge {
+                    function,
+                    found: v.clone(),
+                });
             }
         }
     }
@@ -574,9 +629,10 @@ fn check_literals(call: &Call) -> Result<(), String> {
         if let Some(v) = literal_kind(1) {
             let ok = v.as_str().is_some_and(|s| hash_algorithm(s).is_some());
             if !ok {
-                return Err(format!(
-                    "{name}: the algorithm must be one of MD5, SHA-1, SHA-256, SHA-384, SHA-512, found {v}"
-                ));
+                return Err(LiteralError::UnknownAlgorithm {
+                    function,
+                    found: v.clone(),
+                });
             }
         }
     }
@@ -1089,4 +1145,37 @@ fn java_random_next_int(seed: i64, span: u128) -> u128 {
     state = state.wrapping_mul(MULTIPLIER).wrapping_add(0xB) & MASK;
     let bits = u128::from(state >> 16);
     bits % span
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Literal arguments of the wrong type are refused when the call is parsed, with the
+    /// function and the literal named.
+    #[test]
+    fn wrong_literal_arguments_are_refused_by_name() {
+        let cases = [
+            (
+                "States.ArrayLength('x')",
+                "States.ArrayLength: the first argument must be an array, found \"x\"",
+            ),
+            (
+                "States.JsonMerge(1, $.a, false)",
+                "States.JsonMerge: argument 1 must be an object, found 1",
+            ),
+            (
+                "States.JsonMerge($.a, $.b, true)",
+                "States.JsonMerge: the third argument must be false (deep merge is not supported), found true",
+            ),
+            (
+                "States.Hash($.a, 'MD4')",
+                "States.Hash: the algorithm must be one of MD5, SHA-1, SHA-256, SHA-384, SHA-512, found \"MD4\"",
+            ),
+        ];
+        for (text, message) in cases {
+            let error = Call::parse(text).expect_err(text);
+            assert!(error.message.contains(message), "{text}: {}", error.message);
+        }
+    }
 }

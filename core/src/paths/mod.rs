@@ -111,6 +111,14 @@ pub trait Entropy {
     fn next_u64(&mut self) -> u64;
 }
 
+/// The shared seeded generator as entropy, for tests, fuzz replays and benches: a replay with
+/// the same seed draws the same values.
+impl Entropy for statelog_rng::Rng {
+    fn next_u64(&mut self) -> u64 {
+        statelog_rng::Rng::next_u64(self)
+    }
+}
+
 /// A compiled full JSONPath as ASL uses it in InputPath, OutputPath, ItemsPath, Choice
 /// `Variable`, `...Path` fields and `.$` template values.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,20 +2,11 @@
 //! the pipeline, table-driven where the cases are alike.
 
 use serde_json::{json, Value};
+use statelog_rng::Rng;
 
 use super::intrinsic::Call;
 use super::pipeline::*;
 use super::*;
-
-/// Deterministic entropy for tests: a counter.
-pub(crate) struct Counter(pub(crate) u64);
-
-impl Entropy for Counter {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        self.0
-    }
-}
 
 fn store() -> Value {
     json!({
@@ -385,7 +376,7 @@ fn eval_template(template: Value, input: Value) -> Result<Value, StatesError> {
     let template = Template::compile(&template).expect("template compiles");
     let context =
         json!({"Execution": {"Name": "exec", "Input": input.clone()}, "State": {"Name": "S"}});
-    template.evaluate(&input, &context, &mut Counter(0))
+    template.evaluate(&input, &context, &mut Rng::new(0))
 }
 
 #[test]
@@ -476,7 +467,7 @@ fn call(text: &str, input: Value) -> Result<Value, StatesError> {
     call.evaluate(
         &input,
         &json!({"Execution": {"Name": "a-b-c"}}),
-        &mut Counter(7),
+        &mut Rng::new(7),
         "r.$",
     )
 }
@@ -543,13 +534,13 @@ fn hash_sha384_and_sha512_have_the_right_lengths() {
 fn random_intrinsics_draw_from_the_callers_entropy() {
     let call_uuid = Call::parse("States.UUID()").expect("valid");
     let a = call_uuid
-        .evaluate(&json!({}), &json!({}), &mut Counter(1), "u.$")
+        .evaluate(&json!({}), &json!({}), &mut Rng::new(1), "u.$")
         .expect("uuid");
     let b = call_uuid
-        .evaluate(&json!({}), &json!({}), &mut Counter(1), "u.$")
+        .evaluate(&json!({}), &json!({}), &mut Rng::new(1), "u.$")
         .expect("uuid");
     let c = call_uuid
-        .evaluate(&json!({}), &json!({}), &mut Counter(2), "u.$")
+        .evaluate(&json!({}), &json!({}), &mut Rng::new(2), "u.$")
         .expect("uuid");
     assert_eq!(a, b, "same entropy, same UUID");
     assert_ne!(a, c);
@@ -564,17 +555,17 @@ fn random_intrinsics_draw_from_the_callers_entropy() {
     let random = Call::parse("States.MathRandom(10, 20)").expect("valid");
     for seed in 0..50 {
         let v = random
-            .evaluate(&json!({}), &json!({}), &mut Counter(seed), "r.$")
+            .evaluate(&json!({}), &json!({}), &mut Rng::new(seed), "r.$")
             .expect("random");
         let n = v.as_i64().expect("integer");
         assert!((10..20).contains(&n), "{n}");
     }
     let seeded = Call::parse("States.MathRandom(0, 1000, 42)").expect("valid");
     let x = seeded
-        .evaluate(&json!({}), &json!({}), &mut Counter(1), "r.$")
+        .evaluate(&json!({}), &json!({}), &mut Rng::new(1), "r.$")
         .expect("random");
     let y = seeded
-        .evaluate(&json!({}), &json!({}), &mut Counter(99), "r.$")
+        .evaluate(&json!({}), &json!({}), &mut Rng::new(99), "r.$")
         .expect("random");
     assert_eq!(x, y, "a seeded draw does not depend on the entropy");
 }
@@ -670,7 +661,7 @@ fn pipeline_runs_input_parameters_result_selector_result_path_output() {
     assert_eq!(effective, json!({"a": 2, "b": 3}));
     let params = Template::compile(&json!({"sum.$": "States.MathAdd($.a, $.b)"})).expect("valid");
     let parameters =
-        process_parameters(&effective, Some(&params), &context, &mut Counter(0)).expect("params");
+        process_parameters(&effective, Some(&params), &context, &mut Rng::new(0)).expect("params");
     assert_eq!(parameters, json!({"sum": 5}));
     let selector = Template::compile(&json!({"total.$": "$.sum"})).expect("valid");
     let result_path = ResultPathField::Reference(ReferencePath::parse("$.out").expect("valid"));
@@ -680,7 +671,7 @@ fn pipeline_runs_input_parameters_result_selector_result_path_output() {
         Some(&selector),
         &result_path,
         &context,
-        &mut Counter(0),
+        &mut Rng::new(0),
     )
     .expect("result");
     assert_eq!(
@@ -714,7 +705,7 @@ fn pipeline_null_fields_discard() {
             None,
             &ResultPathField::Discard,
             &json!({}),
-            &mut Counter(0)
+            &mut Rng::new(0)
         ),
         Ok(raw.clone())
     );
@@ -726,12 +717,12 @@ fn pipeline_null_fields_discard() {
             None,
             &root,
             &json!({}),
-            &mut Counter(0)
+            &mut Rng::new(0)
         ),
         Ok(json!(9))
     );
     assert_eq!(
-        process_parameters(&json!(3), None, &json!({}), &mut Counter(0)),
+        process_parameters(&json!(3), None, &json!({}), &mut Rng::new(0)),
         Ok(json!(3))
     );
 }
@@ -909,12 +900,12 @@ fn field_expressions_name_their_field_in_failures() {
     let error_path = FieldExpression::parse("ErrorPath", "$.ErrorX").expect("valid");
     assert_eq!(error_path.field(), "ErrorPath");
     assert_eq!(
-        error_path.evaluate(&input, &json!({}), &mut Counter(0)),
+        error_path.evaluate(&input, &json!({}), &mut Rng::new(0)),
         Ok(json!("Boom"))
     );
     let missing = FieldExpression::parse("CausePath", "$.NoSuchCausePath").expect("valid");
     let err = missing
-        .evaluate(&input, &json!({}), &mut Counter(0))
+        .evaluate(&input, &json!({}), &mut Rng::new(0))
         .expect_err("missing");
     assert_eq!(err.error, "States.Runtime");
     assert_eq!(
@@ -928,7 +919,7 @@ fn field_expressions_name_their_field_in_failures() {
     )
     .expect("valid");
     assert_eq!(
-        call.evaluate(&input, &json!({}), &mut Counter(0)),
+        call.evaluate(&input, &json!({}), &mut Rng::new(0)),
         Ok(json!("2 items"))
     );
     assert!(FieldExpression::parse("CausePath", "States.Nope()").is_err());

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use statelog_rng::Rng;
 
 use super::{Mapping, Storage, StorageFile};
 
@@ -192,15 +193,6 @@ fn apply(bytes: &mut Vec<u8>, op: &PendingOp) {
     }
 }
 
-fn xorshift(state: &mut u64) -> u64 {
-    let mut x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *state = x;
-    x
-}
-
 /// The simulated disk. Cloning shares the same disk.
 #[derive(Debug, Clone, Default)]
 pub struct SimStorage {
@@ -309,7 +301,7 @@ impl SimStorage {
             .map(|(&id, data)| (id, data.durable.clone()))
             .collect();
         if let CrashMode::SectorSubset { seed } = mode {
-            let mut rng = seed | 1;
+            let mut rng = Rng::new(seed | 1);
             for pending in &state.pending {
                 let Some(bytes) = files.get_mut(&pending.file_id) else {
                     continue;
@@ -327,7 +319,7 @@ impl SimStorage {
                             let sector_end =
                                 (absolute / SIM_SECTOR_SIZE_BYTES + 1) * SIM_SECTOR_SIZE_BYTES;
                             let len = (sector_end - absolute).min(data.len() - position);
-                            if xorshift(&mut rng) & 1 == 1 {
+                            if rng.coin() {
                                 let piece = data[position..position + len].to_vec();
                                 apply(
                                     bytes,
@@ -378,15 +370,12 @@ impl SimStorage {
                             (absolute / SIM_SECTOR_SIZE_BYTES + 1) * SIM_SECTOR_SIZE_BYTES;
                         let garbage_len = sector_end - absolute;
                         let mut rng = match fill {
-                            Fill::Zeros => 0,
-                            Fill::Random(seed) => seed | 1,
+                            Fill::Zeros => None,
+                            Fill::Random(seed) => Some(Rng::new(seed | 1)),
                         };
                         for _ in 0..garbage_len {
-                            torn.push(if rng == 0 {
-                                0
-                            } else {
-                                xorshift(&mut rng) as u8
-                            });
+                            // The low byte of each value, as the sequences recorded so far.
+                            torn.push(rng.as_mut().map_or(0, |rng| rng.next_u64() as u8));
                         }
                     }
                     apply(

@@ -45,9 +45,7 @@ pub struct EventBatch {
 /// Encodes a batch as `[FORMAT_VERSION] ++ postcard(batch)`.
 pub fn encode(batch: &EventBatch) -> Result<Vec<u8>, Error> {
     let mut bytes = vec![FORMAT_VERSION];
-    let body = postcard::to_allocvec(batch).map_err(|e| Error::Encode {
-        reason: e.to_string(),
-    })?;
+    let body = postcard::to_allocvec(batch).map_err(|cause| Error::Encode { cause })?;
     bytes.extend_from_slice(&body);
     Ok(bytes)
 }
@@ -93,9 +91,8 @@ fn decode_body(version: u8, body: &[u8]) -> Result<EventBatch, Error> {
 
 /// Decodes `body` as one `T` with nothing after it.
 fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
-    let (value, rest): (T, &[u8]) = postcard::take_from_bytes(body).map_err(|e| Error::Decode {
-        reason: e.to_string(),
-    })?;
+    let (value, rest): (T, &[u8]) =
+        postcard::take_from_bytes(body).map_err(|cause| Error::Decode { cause })?;
     if !rest.is_empty() {
         return Err(Error::TrailingBytes {
             trailing_bytes: rest.len(),

@@ -1,0 +1,56 @@
+//! The Parallel state's fields: `Branches` (each a nested machine), its data flow, Retry and
+//! Catch.
+
+use super::*;
+
+impl Ctx<'_> {
+    pub(super) fn parallel(
+        &mut self,
+        obj: Obj<'_>,
+        node: &mut Node,
+        depth: usize,
+    ) -> Option<ParallelState> {
+        let branches = match self.required(obj, "Branches", "a Parallel state") {
+            None => None,
+            Some(Value::Array(items)) if items.is_empty() => {
+                self.schema(&obj.ptr("Branches"), "Value cannot be empty");
+                None
+            }
+            Some(Value::Array(items)) => {
+                let at = obj.ptr("Branches");
+                let mut branches = Vec::with_capacity(items.len());
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate() {
+                    match self.branch(item, &pointer_index(&at, i), depth + 1, "a Parallel branch")
+                    {
+                        Some(b) => branches.push(b),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(branches)
+            }
+            Some(_) => {
+                self.schema(
+                    &obj.ptr("Branches"),
+                    "'Branches' must be an array of branches",
+                );
+                None
+            }
+        };
+        let parameters = self.template(obj, "Parameters", false);
+        let result_selector = self.template(obj, "ResultSelector", true);
+        let result_path = self.result_path(obj, "ResultPath");
+        let retry = self.retriers(obj);
+        let catch = self.catchers(obj, node);
+        let next = self.transition(obj, node);
+        Some(ParallelState {
+            branches: branches?,
+            parameters: present_or_fail(obj, "Parameters", parameters)?,
+            result_selector: present_or_fail(obj, "ResultSelector", result_selector)?,
+            result_path: present_or_fail(obj, "ResultPath", result_path)?,
+            retry: retry?,
+            catch: catch?,
+            next: next?,
+        })
+    }
+}

@@ -1,0 +1,23 @@
+//! The Pass state's fields: `Result`, `Parameters`, `ResultPath` and its transition.
+
+use super::*;
+
+impl Ctx<'_> {
+    pub(super) fn pass(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<PassState> {
+        let result = obj.get("Result").cloned();
+        let result_path = self.result_path(obj, "ResultPath");
+        let parameters = self.template(obj, "Parameters", false);
+        let next = self.transition(obj, node)?;
+        let failed = (obj.get("ResultPath").is_some() && result_path.is_none())
+            || (obj.get("Parameters").is_some() && parameters.is_none());
+        if failed {
+            return None;
+        }
+        Some(PassState {
+            result,
+            result_path,
+            parameters,
+            next,
+        })
+    }
+}

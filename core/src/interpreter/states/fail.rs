@@ -1,0 +1,54 @@
+//! Fail: fails its thread with its Error and Cause (literal or from a path).
+//!
+//! ```text
+//! Entered --(Error/Cause evaluated)--> thread Failed (the parent records the failure)
+//! ```
+//! A Fail state has no exited event; it is folded by the generic `*StateEntered` arm.
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Fail running at `scope` in `phase`.
+    pub(in crate::interpreter::decide) fn step_fail(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        fail: &FailState,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Entered => self.run_fail(scope, fail).map(Some),
+            _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn run_fail(
+        &mut self,
+        scope: &[u32],
+        fail: &crate::asl::FailState,
+    ) -> Step<Outcome> {
+        let run = self.run_info(scope)?;
+        // ErrorPath/CausePath failures name their field, as AWS words them.
+        let mut evaluate = |field: &Option<FailField>| -> Result<Option<String>, StatesError> {
+            match field {
+                None => Ok(None),
+                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                Some(FailField::Dynamic { expression, .. }) => {
+                    let value =
+                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
+                    Ok(Some(quoted_value(&value)))
+                }
+            }
+        };
+        let outcome = evaluate(&fail.error).and_then(|error| {
+            Ok(ErrorCause {
+                error,
+                cause: evaluate(&fail.cause)?,
+            })
+        });
+        match outcome {
+            Ok(error) => Ok(Outcome::Failed(error)),
+            Err(e) => Ok(self.fail_in(&run, e)),
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! Map (inline): runs its item processor once per item, up to its concurrency, and collects
+//! the outputs in item order.
+//!
+//! ```text
+//! Entered --(InputPath, ItemsPath, counts: MapStateStarted)--> Map
+//! Map --(room under MaxConcurrency: MapIterationStarted)--> Map (iteration Running)
+//! Map --(iteration Done: MapIterationSucceeded)--> Map
+//! Map --(iteration fails, within tolerance: MapIterationFailed)--> Map
+//! Map --(every iteration ended: MapStateSucceeded)--> Finishing --(MapStateExited)
+//! Map --(over tolerance: running iterations MapIterationAborted, MapStateFailed)--> Failed
+//! Entered --(parameters fail, a retrier takes it)--> Backoff --(TimerFired)--> Entered
+//! Failed --(a catcher takes it: MapStateExited)--> the catcher's Next | thread Failed
+//! Map --(parent fails)--> Aborted --(MapStateAborted)
+//! ```
+//! Folded by the `MapState*`/`MapIteration*` arms of `state::apply`.
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Map running at `scope` in `phase`.
+    pub(in crate::interpreter::decide) fn step_map_state(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        map: &MapState,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Entered => self.begin_map(scope, state, map),
+            Shallow::Backoff(timer) if self.fired == Some(timer) => {
+                self.fired = None;
+                self.begin_map(scope, state, map)
+            }
+            Shallow::Map => self.step_map(scope, state, map, None),
+            _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn map_params(
+        &mut self,
+        state: &State,
+        map: &MapState,
+        run: &RunInfo,
+    ) -> Result<MapParams, StatesError> {
+        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+        let items = match &map.items_path {
+            None => effective.clone(),
+            Some(path) => select_required(path, &effective, &run.context)?,
+        };
+        let items = match items {
+            Value::Array(items) => items,
+            other => {
+                return Err(runtime(format!(
+                    "Map state input must be an array but was: {}",
+                    serde_json::to_string(&other).unwrap_or_default()
+                )))
+            }
+        };
+        let max_concurrency = count_field(
+            map.max_concurrency.as_ref(),
+            &effective,
+            &run.context,
+            "MaxConcurrencyPath",
+        )?
+        .unwrap_or(0);
+        let tolerated_count = count_field(
+            map.tolerated_failure_count.as_ref(),
+            &effective,
+            &run.context,
+            "ToleratedFailureCountPath",
+        )?;
+        let tolerated_percentage = match &map.tolerated_failure_percentage {
+            None => None,
+            Some(PercentageField::Literal(p)) => Some(*p),
+            Some(PercentageField::Path(path)) => {
+                let value = select_required(path, &effective, &run.context)?;
+                let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
+                    runtime(format!(
+                        "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
+                        quoted_value(&value),
+                        path.as_str()
+                    ))
+                })?;
+                Some(p)
+            }
+        };
+        if let Some(p) = tolerated_percentage {
+            if !(0.0..=100.0).contains(&p) {
+                return Err(runtime(
+                    "ToleratedFailurePercentage must be between 0 and 100.",
+                ));
+            }
+        }
+        Ok(MapParams {
+            effective,
+            items,
+            max_concurrency,
+            tolerated_count,
+            tolerated_percentage,
+        })
+    }
+
+    pub(in crate::interpreter::decide) fn begin_map(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        map: &MapState,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let params = match self.map_params(state, map, &run) {
+            Ok(params) => params,
+            Err(e) => {
+                let error = with_prefix(&run.name, run.entered_event_id, e);
+                return self.handle_failure(scope, state, error, true, None);
+            }
+        };
+        let length = u32::try_from(params.items.len()).unwrap_or(u32::MAX);
+        self.emit(
+            scope,
+            EventDetails::MapStateStarted(MapStateStarted { length }),
+            None,
+        )?;
+        self.step_map(scope, state, map, Some(params))
+    }
+
+    pub(in crate::interpreter::decide) fn step_map(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        map: &MapState,
+        params: Option<MapParams>,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let params = match params {
+            Some(params) => params,
+            None => match self.map_params(state, map, &run) {
+                Ok(params) => params,
+                Err(e) => return Err(inconsistent(format!("Map parameters changed: {}", e.cause))),
+            },
+        };
+        let length = params.items.len();
+        let mut started = 0usize;
+        let mut failures = 0usize;
+        let mut running = Vec::new();
+        if let Some(Phase::Map { iterations, .. }) = self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            started = iterations.len();
+            for (index, iteration) in iterations.iter().enumerate() {
+                match iteration.outcome {
+                    IterationOutcome::Running => running.push(index),
+                    IterationOutcome::Failed => failures += 1,
+                    _ => {}
+                }
+            }
+        }
+        let mut waiting = 0usize;
+        // Iterations already running: move each as far as it goes.
+        for index in running {
+            let outcome = self.advance(&child(scope, index))?;
+            if let Some(error) =
+                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
+            {
+                failures += 1;
+                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
+                    return self.fail_map(scope, state, error);
+                }
+            }
+        }
+        // Start new iterations while the concurrency allows, each run as far as it goes.
+        // 0 means "no limit", which inline mode caps like any other value.
+        let concurrency = match params.max_concurrency {
+            0 => MAP_INLINE_CONCURRENCY_MAX,
+            n => n.min(MAP_INLINE_CONCURRENCY_MAX),
+        };
+        while started < length && (waiting as u64) < concurrency {
+            let index = started;
+            started += 1;
+            let iteration = MapIteration {
+                name: state.name.clone(),
+                index: index as u32,
+            };
+            self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
+            let item = params.items[index].clone();
+            let input = match &map.item_selector {
+                None => Ok(item),
+                Some(selector) => {
+                    let mut context = run.context.clone();
+                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
+                    selector.evaluate(&params.effective, &context, &mut *self.entropy)
+                }
+            };
+            let outcome = match input {
+                Ok(input) => {
+                    let start_at = map.item_processor.start_at.clone();
+                    self.enter_and_advance(&child(scope, index), &start_at, input)?
+                }
+                Err(e) => Outcome::Failed(with_prefix(&run.name, run.entered_event_id, e)),
+            };
+            if let Some(error) =
+                self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
+            {
+                failures += 1;
+                if let Some(error) = tolerance_exceeded(&params, failures, length, error) {
+                    return self.fail_map(scope, state, error);
+                }
+            }
+        }
+        if waiting > 0 || started < length {
+            return Ok(Some(Outcome::Waiting));
+        }
+        let results: Vec<Value> = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => iterations
+                .iter()
+                .map(|it| match &it.thread {
+                    Thread::Done { output } if it.outcome == IterationOutcome::Succeeded => {
+                        Value::clone(output)
+                    }
+                    _ => Value::Null,
+                })
+                .collect(),
+            _ => return Err(inconsistent("Map iterations vanished")),
+        };
+        self.emit(scope, EventDetails::MapStateSucceeded, None)?;
+        self.finish_with_result(scope, state, &run, Value::Array(results))
+    }
+
+    /// Reports an iteration that ended; returns its error when it failed.
+    pub(in crate::interpreter::decide) fn settle_iteration(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        index: usize,
+        outcome: Outcome,
+        waiting: &mut usize,
+    ) -> Step<Option<ErrorCause>> {
+        let iteration = MapIteration {
+            name: name.to_string(),
+            index: index as u32,
+        };
+        match outcome {
+            Outcome::Waiting => {
+                *waiting += 1;
+                Ok(None)
+            }
+            Outcome::Done(_) => {
+                self.emit(scope, EventDetails::MapIterationSucceeded(iteration), None)?;
+                Ok(None)
+            }
+            Outcome::Failed(error) => {
+                self.emit(scope, EventDetails::MapIterationFailed(iteration), None)?;
+                Ok(Some(error))
+            }
+            Outcome::Aborted => Err(inconsistent("an iteration was aborted while its Map runs")),
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn fail_map(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        error: ErrorCause,
+    ) -> Step<Option<Outcome>> {
+        let running = self
+            .map_iterations(scope, IterationOutcome::Running)
+            .ok_or_else(|| inconsistent("fail_map without a running Map"))?;
+        self.abort_map_iterations(scope, state, running)?;
+        let failed = self
+            .map_iterations(scope, IterationOutcome::Failed)
+            .unwrap_or_default();
+        for index in failed {
+            self.abort_failed_task(&child(scope, index))?;
+        }
+        self.handle_failure(
+            scope,
+            state,
+            error,
+            true,
+            Some(EventDetails::MapStateFailed),
+        )
+    }
+
+    /// The indices of the iterations of the Map running at `scope` whose outcome is `outcome`;
+    /// `None` when no Map runs there.
+    pub(in crate::interpreter::decide) fn map_iterations(
+        &self,
+        scope: &[u32],
+        outcome: IterationOutcome,
+    ) -> Option<Vec<usize>> {
+        match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Map { iterations, .. }) => Some(
+                iterations
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, it)| it.outcome == outcome)
+                    .map(|(i, _)| i)
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Aborts the iterations `indices` of the Map `state` at `scope`, each followed by its
+    /// `MapIterationAborted`.
+    pub(in crate::interpreter::decide) fn abort_map_iterations(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        indices: Vec<usize>,
+    ) -> Step<()> {
+        for index in indices {
+            self.abort(&child(scope, index))?;
+            let iteration = MapIteration {
+                name: state.name.clone(),
+                index: index as u32,
+            };
+            self.emit(scope, EventDetails::MapIterationAborted(iteration), None)?;
+        }
+        Ok(())
+    }
+}
+
+/// The Map parameters evaluated from its effective input.
+pub(in crate::interpreter::decide) struct MapParams {
+    effective: Value,
+    items: Vec<Value>,
+    max_concurrency: u64,
+    tolerated_count: Option<u64>,
+    tolerated_percentage: Option<f64>,
+}
+
+/// `MaxConcurrency[Path]` / `ToleratedFailureCount[Path]`.
+pub(in crate::interpreter::decide) fn count_field(
+    field: Option<&CountField>,
+    effective: &Value,
+    context: &Value,
+    name: &str,
+) -> Result<Option<u64>, StatesError> {
+    match field {
+        None => Ok(None),
+        Some(CountField::Literal(count)) => Ok(Some(*count)),
+        Some(CountField::Path(path)) => {
+            let value = select_required(path, effective, context)?;
+            if let Some(count) = value.as_u64() {
+                return Ok(Some(count));
+            }
+            if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {
+                return Err(runtime("ToleratedFailureCount cannot be negative."));
+            }
+            Err(runtime(format!(
+                "The {name} field refers to value \"{}\" which is not a valid integer: {}",
+                quoted_value(&value),
+                path.as_str()
+            )))
+        }
+    }
+}
+
+/// When the Map must fail after `failures` failed iterations: the error it fails with.
+pub(in crate::interpreter::decide) fn tolerance_exceeded(
+    params: &MapParams,
+    failures: usize,
+    length: usize,
+    error: ErrorCause,
+) -> Option<ErrorCause> {
+    if params.tolerated_count.is_none() && params.tolerated_percentage.is_none() {
+        return Some(error);
+    }
+    let over_count = params
+        .tolerated_count
+        .is_some_and(|count| failures as u64 > count);
+    let over_percentage = params.tolerated_percentage.is_some_and(|percentage| {
+        length > 0 && (failures as f64 * 100.0 / length as f64) > percentage
+    });
+    if over_count || over_percentage {
+        Some(failure(
+            "States.ExceedToleratedFailureThreshold",
+            "The specified tolerated failure threshold was exceeded",
+        ))
+    } else {
+        None
+    }
+}

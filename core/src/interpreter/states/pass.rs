@@ -1,0 +1,67 @@
+//! Pass: moves its input (or its `Result`/`Parameters`) to its output in one step.
+//!
+//! ```text
+//! Entered --(PassStateExited)--> Exited --(next state's Entered | thread Done)
+//! Entered --(path or template fails: States.Runtime)--> thread Failed
+//! ```
+//! Folded by the generic `*StateEntered`/`*StateExited` arms of `state::apply`: a Pass has no
+//! events of its own.
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Pass running at `scope` in `phase`.
+    pub(in crate::interpreter::decide) fn step_pass(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        pass: &PassState,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Entered => self.run_pass(scope, state, pass),
+            _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn run_pass(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        pass: &PassState,
+    ) -> Step<Option<Outcome>> {
+        // Borrows the running state instead of copying it: the input is copied at most once,
+        // into the output.
+        let run = running_in(&self.state, scope)?;
+        if passes_input_on(state, pass) {
+            // Its output is its input: shared, not copied.
+            let output = Payload::clone(&run.input);
+            return self.exit(scope, state, output, &pass.next);
+        }
+        let context = self.context_if_used(state, run)?;
+        let entered_event_id = run.entered_event_id;
+        let entropy = &mut *self.entropy;
+        let output = (|| {
+            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
+            let result = match (&pass.result, &pass.parameters) {
+                (Some(result), _) => result.clone(),
+                (None, Some(template)) => template.evaluate(&effective, &context, entropy)?,
+                // ResultPath null discards the result: no need to copy it.
+                (None, None) if matches!(pass.result_path, Some(ResultPathField::Discard)) => {
+                    Value::Null
+                }
+                (None, None) => effective.into_owned(),
+            };
+            let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
+            apply_output_path(state.output_path.as_ref(), combined, &context)
+        })();
+        match output {
+            Ok(output) => self.exit(scope, state, output, &pass.next),
+            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                &state.name,
+                entered_event_id,
+                error,
+            )))),
+        }
+    }
+}

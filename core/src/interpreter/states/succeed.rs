@@ -1,0 +1,36 @@
+//! Succeed: ends its thread with its input (after InputPath and OutputPath).
+//!
+//! ```text
+//! Entered --(SucceedStateExited)--> thread Done
+//! Entered --(a path fails: States.Runtime)--> thread Failed
+//! ```
+//! Folded by the generic `*StateEntered`/`*StateExited` arms of `state::apply`.
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Succeed running at `scope` in `phase`.
+    pub(in crate::interpreter::decide) fn step_succeed(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        if phase != Shallow::Entered {
+            return self.step_shared(scope, state, phase);
+        }
+        let run = self.running(scope)?;
+        let context = self.context_if_used(state, run)?;
+        let entered_event_id = run.entered_event_id;
+        let output = apply_io_path(state.input_path.as_ref(), &run.input, &context)
+            .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &context));
+        match output {
+            Ok(output) => self.exit(scope, state, output, &Transition::End),
+            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                &state.name,
+                entered_event_id,
+                error,
+            )))),
+        }
+    }
+}

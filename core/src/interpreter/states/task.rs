@@ -1,0 +1,316 @@
+//! Task: hands its effective input to an integration and waits for the answer.
+//!
+//! ```text
+//! Entered --(TaskScheduled [+ timeout timer], TaskStarted)--> Task (Scheduled, Started)
+//! Entered --(ActivityScheduled [+ timeout timer])--> Task (activity, waits for a worker)
+//! Task --(ActivityStarted: a worker claimed it)--> Task (Started)
+//! Task --(handler answer on a .waitForTaskToken task: TaskSubmitted)--> Task (Submitted)
+//! Task --(handler answer Ok: TaskSucceeded | ActivitySucceeded)--> TaskSucceeded
+//! TaskSucceeded --(ResultSelector, ResultPath, OutputPath: TaskStateExited)--> Exited
+//! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, a retrier takes it)--> Backoff
+//! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, no retrier)--> Failed
+//! Backoff --(TimerFired)--> Entered (scheduled again, attempt + 1)
+//! Failed --(a catcher takes it: TaskStateExited)--> the catcher's Next | thread Failed
+//! Task --(parent fails)--> Aborted --(TaskStateAborted)
+//! ```
+//! Folded by the task arms of `state::apply` (`TaskScheduled` ... `ActivityTimedOut`) and
+//! `state::apply_timer` (`TaskTimeout`, `RetryBackoff`).
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Task running at `scope` in `phase`.
+    pub(in crate::interpreter::decide) fn step_task(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        task: &TaskState,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Entered => self.begin_task(scope, state, task),
+            Shallow::Backoff(timer) if self.fired == Some(timer) => {
+                self.fired = None;
+                self.begin_task(scope, state, task)
+            }
+            Shallow::TaskSucceeded => {
+                let output = match self
+                    .state
+                    .thread(scope)
+                    .and_then(Thread::run)
+                    .map(|r| &r.phase)
+                {
+                    Some(Phase::TaskSucceeded { output }) => output.clone(),
+                    _ => return Err(inconsistent("task result vanished")),
+                };
+                let run = self.run_info(scope)?;
+                self.finish_with_result(scope, state, &run, output)
+            }
+            _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn task_resource(
+        &self,
+        scope: &[u32],
+    ) -> Step<(String, String)> {
+        match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::Task(task)) => Ok((task.resource_type.clone(), task.resource.clone())),
+            _ => Err(inconsistent("no task in flight")),
+        }
+    }
+
+    /// Records a task failure (or timeout), arming a retry when a retrier takes it.
+    pub(in crate::interpreter::decide) fn task_failure(
+        &mut self,
+        scope: &[u32],
+        timed_out: bool,
+        error: String,
+        cause: Option<String>,
+    ) -> Step<()> {
+        let (resource_type, resource) = self.task_resource(scope)?;
+        let state = self.state_def(scope)?;
+        let run = self.run_info(scope)?;
+        let (retriers, _) = retriers_and_catchers(state);
+        let timer = self
+            .retry_due(retriers, &run.retried_errors, &error)
+            .map(|due_ms| TimerArm {
+                due_ms,
+                owner: scope.to_vec(),
+                purpose: TimerPurpose::RetryBackoff {
+                    error: error.clone(),
+                },
+            });
+        let details = TaskError {
+            resource_type,
+            resource,
+            // SendTaskFailure may leave the error out; AWS then records none.
+            error: (!error.is_empty()).then_some(error),
+            cause,
+        };
+        let details = match (self.is_activity_task(scope), timed_out) {
+            (true, timed_out) => {
+                let details = ErrorCause {
+                    error: details.error,
+                    cause: details.cause,
+                };
+                if timed_out {
+                    EventDetails::ActivityTimedOut(details)
+                } else {
+                    EventDetails::ActivityFailed(details)
+                }
+            }
+            (false, true) => EventDetails::TaskTimedOut(details),
+            (false, false) => EventDetails::TaskFailed(details),
+        };
+        self.emit(scope, details, timer).map(drop)
+    }
+
+    /// Whether the task in flight at `scope` is an activity task.
+    pub(in crate::interpreter::decide) fn is_activity_task(&self, scope: &[u32]) -> bool {
+        matches!(
+            self.state.thread(scope).and_then(Thread::run).map(|r| &r.phase),
+            Some(Phase::Task(task)) if task.activity.is_some()
+        )
+    }
+
+    /// A `.waitForTaskToken` task's integration accepted the call: `TaskSubmitted` with its
+    /// answer; the task keeps waiting for its token.
+    pub(in crate::interpreter::decide) fn submit_token_task(
+        &mut self,
+        task_id: EventId,
+        output: Value,
+    ) -> Step<()> {
+        let Some(scope) = self.find_task(task_id.0) else {
+            return Ok(());
+        };
+        let (resource_type, resource) = self.task_resource(&scope)?;
+        let details = TaskOutput {
+            resource_type,
+            resource,
+            output,
+            output_truncated: false,
+        };
+        self.emit(&scope, EventDetails::TaskSubmitted(details), None)
+            .map(drop)
+    }
+
+    pub(in crate::interpreter::decide) fn begin_task(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        task: &TaskState,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let (resource_type, resource) = match &task.resource.kind {
+            ResourceKind::Activity { .. } => ("activity".to_string(), task.resource.raw.clone()),
+            ResourceKind::Integration {
+                service,
+                action,
+                pattern,
+            } => match pattern {
+                IntegrationPattern::RequestResponse => (service.clone(), action.clone()),
+                IntegrationPattern::WaitForTaskToken
+                | IntegrationPattern::Sync
+                | IntegrationPattern::Sync2 => {
+                    (service.clone(), format!("{action}{}", pattern.suffix()))
+                }
+            },
+            ResourceKind::Other { resource } => (task.resource.namespace.clone(), resource.clone()),
+        };
+        let mut run = run;
+        let activity = task.resource.is_activity();
+        let task_token = match &task.resource.kind {
+            ResourceKind::Activity { .. }
+            | ResourceKind::Integration {
+                pattern:
+                    IntegrationPattern::WaitForTaskToken
+                    | IntegrationPattern::Sync
+                    | IntegrationPattern::Sync2,
+                ..
+            } => {
+                let execution_arn = self
+                    .state
+                    .info
+                    .as_ref()
+                    .map(|i| i.execution_arn.clone())
+                    .unwrap_or_default();
+                // The TaskScheduled event this decision emits next.
+                let task_id = EventId(self.state.last_event_id + 1);
+                let token = crate::interpreter::waiting::compose_token(
+                    &mut *self.entropy,
+                    &execution_arn,
+                    task_id,
+                );
+                // `.sync` tasks keep their token to themselves (the engine completes them).
+                let exposed = !matches!(
+                    task.resource.kind,
+                    ResourceKind::Integration {
+                        pattern: IntegrationPattern::Sync | IntegrationPattern::Sync2,
+                        ..
+                    }
+                );
+                if let (true, Value::Object(context)) = (exposed, &mut run.context) {
+                    let mut task = serde_json::Map::new();
+                    task.insert("Token".to_string(), Value::String(token.clone()));
+                    context.insert("Task".to_string(), Value::Object(task));
+                }
+                Some(token)
+            }
+            _ => None,
+        };
+        let run = run;
+        let prepared = (|| {
+            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
+            let parameters = apply_template(
+                task.parameters.as_ref(),
+                effective.clone(),
+                &run.context,
+                &mut *self.entropy,
+            )?;
+            let timeout = seconds_field(
+                task.timeout.as_ref(),
+                &effective,
+                &run.context,
+                "TimeoutSecondsPath",
+            )?;
+            let heartbeat = seconds_field(
+                task.heartbeat.as_ref(),
+                &effective,
+                &run.context,
+                "HeartbeatSecondsPath",
+            )?;
+            let task_list = crate::interpreter::waiting::task_list_field(
+                task.task_list.as_ref(),
+                &effective,
+                &run.context,
+            )?;
+            Ok((parameters, timeout, heartbeat, task_list))
+        })();
+        let (parameters, timeout, heartbeat, task_list) = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                let error = with_prefix(&run.name, run.entered_event_id, error);
+                return self.handle_failure(scope, state, error, true, None);
+            }
+        };
+        let region = if task.resource.region.is_empty() {
+            self.state
+                .info
+                .as_ref()
+                .and_then(|i| i.execution_arn.split(':').nth(3))
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            task.resource.region.clone()
+        };
+        let timer = timeout.map(|seconds| TimerArm {
+            due_ms: self.now_ms.saturating_add(seconds.saturating_mul(1000)),
+            owner: scope.to_vec(),
+            purpose: TimerPurpose::TaskTimeout,
+        });
+        if activity {
+            let scheduled = crate::history::ActivityScheduled {
+                resource: task.resource.raw.clone(),
+                input: parameters,
+                input_truncated: false,
+                timeout_in_seconds: timeout,
+                heartbeat_in_seconds: heartbeat,
+                task_token,
+                task_list,
+            };
+            self.emit(scope, EventDetails::ActivityScheduled(scheduled), timer)?;
+            return Ok(Some(Outcome::Waiting));
+        }
+        let scheduled = TaskScheduled {
+            resource_type: resource_type.clone(),
+            resource: resource.clone(),
+            region,
+            parameters,
+            timeout_in_seconds: timeout,
+            heartbeat_in_seconds: heartbeat,
+            task_credentials_role_arn: None,
+            resource_arn: task.resource.raw.clone(),
+            task_token,
+        };
+        self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
+        self.emit(
+            scope,
+            EventDetails::TaskStarted(TaskResource {
+                resource_type,
+                resource,
+            }),
+            None,
+        )?;
+        Ok(Some(Outcome::Waiting))
+    }
+}
+
+/// `TimeoutSeconds[Path]` / `HeartbeatSeconds[Path]`.
+pub(in crate::interpreter::decide) fn seconds_field(
+    field: Option<&SecondsField>,
+    effective: &Value,
+    context: &Value,
+    name: &str,
+) -> Result<Option<u64>, StatesError> {
+    match field {
+        None => Ok(None),
+        Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
+        Some(SecondsField::Path(path)) => {
+            let value = select_required(path, effective, context)?;
+            match value.as_u64() {
+                Some(seconds) if seconds > 0 => Ok(Some(seconds)),
+                _ => Err(runtime(format!(
+                    "The {name} field refers to value \"{}\" which is not a valid positive integer: {}",
+                    quoted_value(&value),
+                    path.as_str()
+                ))),
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Wait: arms a timer when entered and exits when it fires.
+//!
+//! ```text
+//! (enter) --(WaitStateEntered + timer, due later)--> Waiting
+//! (enter) --(WaitStateEntered, already due)--> Exited --(WaitStateExited)
+//! (enter) --(time cannot be computed: States.Runtime)--> thread Failed
+//! Waiting --(TimerFired)--> Exited --(WaitStateExited)--> next state's Entered | thread Done
+//! Waiting --(parent fails)--> Aborted --(WaitStateAborted)
+//! ```
+//! Folded by the generic state arms of `state::apply` and its Wait timer by
+//! `state::apply_timer` (`TimerPurpose::Wait`: Entered -> Waiting).
+
+use super::super::*;
+
+impl Decider<'_, '_> {
+    /// One step of the Wait running at `scope` in `phase`: it moves only when its timer fired.
+    pub(in crate::interpreter::decide) fn step_wait(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        phase: Shallow,
+    ) -> Step<Option<Outcome>> {
+        match phase {
+            Shallow::Waiting(timer) if self.fired == Some(timer) => {
+                self.fired = None;
+                let run = self.run_info(scope)?;
+                match apply_io_path(state.input_path.as_ref(), &run.input, &run.context) {
+                    Ok(effective) => self.finish_wait(scope, state, effective),
+                    Err(error) => Ok(Some(self.fail_in(&run, error))),
+                }
+            }
+            _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    /// Enters the Wait `state`: its entered event arms the timer, or the state exits at once
+    /// when its time is already due, or fails when its time cannot be computed.
+    pub(in crate::interpreter::decide) fn enter_wait(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        state: &State,
+        wait: &WaitState,
+        input: Payload,
+    ) -> Step<Option<Outcome>> {
+        let entered_event_id = self.state.last_event_id + 1;
+        let info = self
+            .state
+            .info
+            .as_ref()
+            .ok_or_else(|| inconsistent("not started"))?;
+        let context = if uses_context(state) {
+            context_with(info, name, self.now_ms, 0)
+        } else {
+            Value::Null
+        };
+        let computed =
+            apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
+                Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
+            });
+        match computed {
+            Ok((due_ms, _)) if due_ms > self.now_ms => {
+                let timer = TimerArm {
+                    due_ms,
+                    owner: scope.to_vec(),
+                    purpose: TimerPurpose::Wait,
+                };
+                self.emit(scope, entered_details(state, input), Some(timer))?;
+                Ok(None)
+            }
+            Ok((_, effective)) => {
+                self.emit(scope, entered_details(state, input), None)?;
+                self.finish_wait(scope, state, effective)
+            }
+            Err(error) => {
+                self.emit(scope, entered_details(state, input), None)?;
+                Ok(Some(Outcome::Failed(with_prefix(
+                    name,
+                    entered_event_id,
+                    error,
+                ))))
+            }
+        }
+    }
+
+    pub(in crate::interpreter::decide) fn wait_due(
+        &self,
+        wait: &WaitFor,
+        effective: &Value,
+        context: &Value,
+    ) -> Result<u64, StatesError> {
+        let now = self.now_ms;
+        match wait {
+            WaitFor::Seconds(seconds) => Ok(now.saturating_add(seconds.saturating_mul(1000))),
+            WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
+            WaitFor::SecondsPath(path) => {
+                let p = path.as_str();
+                let value = path.select(effective, context).ok_or_else(|| {
+                    runtime(format!(
+                        "The SecondsPath parameter does not reference an input value: {p}"
+                    ))
+                })?;
+                if let Some(seconds) = value.as_i64() {
+                    if seconds < 0 {
+                        return Err(runtime(format!(
+                            "The SecondsPath parameter references a negative value: {p} == {value}"
+                        )));
+                    }
+                    return Ok(now.saturating_add((seconds as u64).saturating_mul(1000)));
+                }
+                if let Some(seconds) = value.as_u64() {
+                    return Ok(now.saturating_add(seconds.saturating_mul(1000)));
+                }
+                Err(runtime(format!(
+                    "The SecondsPath parameter cannot be parsed as a long value: {p} == {}",
+                    quoted_value(&value)
+                )))
+            }
+            WaitFor::TimestampPath(path) => {
+                let p = path.as_str();
+                let value = path.select(effective, context).ok_or_else(|| {
+                    runtime(format!(
+                        "The TimestampPath parameter does not reference an input value: {p}"
+                    ))
+                })?;
+                match value.as_str().and_then(parse_timestamp) {
+                    Some(t) => Ok(timestamp_ms(t)),
+                    None => Err(runtime(format!(
+                        "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: {p} == {}",
+                        quoted_value(&value)
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// A Wait's time has come: exit with OutputPath applied to its effective input.
+    pub(in crate::interpreter::decide) fn finish_wait(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        effective: Value,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let StateKind::Wait(wait) = &state.kind else {
+            return Err(inconsistent("finish_wait on a state that is not a Wait"));
+        };
+        match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
+            Ok(output) => self.exit(scope, state, output, &wait.next),
+            Err(error) => Ok(Some(self.fail_in(&run, error))),
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! validate: checking a definition without creating a state machine, as `statelog validate` and
+//! the `ValidateStateMachineDefinition` action do.
+//!
+//! The diagnostic types are the core's, re-exported here on purpose: they are what
+//! [`Error::InvalidDefinition`](crate::Error::InvalidDefinition) carries, so they are part of the
+//! engine's API already. Callers above the engine (the server, the CLI) name them through this
+//! module and never through `statelog-core`.
+//!
+//! Must not: keep anything, or run anything.
+
+pub use statelog_core::asl::{Diagnostic, DiagnosticCode, Severity, ValidationOptions};
+
+/// Checks the definition `json` the way `create_state_machine` does: `Ok` when it would be
+/// accepted, otherwise every diagnostic found (not just the first), errors and warnings alike.
+pub fn validate_definition(json: &str, options: &ValidationOptions) -> Result<(), Vec<Diagnostic>> {
+    statelog_core::asl::parse_definition(json, options).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_a_valid_definition() {
+        let json = r#"{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}"#;
+        assert_eq!(
+            validate_definition(json, &ValidationOptions::default()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn reports_every_diagnostic_with_its_path() {
+        let json = r#"{"StartAt":"Missing","States":{"A":{"Type":"Pass","Next":"Gone"}}}"#;
+        let diagnostics = validate_definition(json, &ValidationOptions::default())
+            .expect_err("two dangling transitions are invalid");
+        let dangling: Vec<&str> = diagnostics
+            .iter()
+            .filter(|d| d.code == DiagnosticCode::MissingTransitionTarget)
+            .map(|d| d.path.as_str())
+            .collect();
+        assert!(dangling.contains(&"/StartAt"), "{diagnostics:?}");
+        assert!(dangling.contains(&"/States/A/Next"), "{diagnostics:?}");
+        assert!(
+            diagnostics.iter().all(|d| d.severity == Severity::Error),
+            "{diagnostics:?}"
+        );
+    }
+}

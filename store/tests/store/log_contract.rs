@@ -1,0 +1,417 @@
+//! The log contract suite: every implementation of `statelog_store::Log` must pass the same
+//! cases (see the contract in the `log` module's docs). The cases run against the WAL on a
+//! temp dir, the WAL on the simulated disk (so crashes can be modelled) and `MemoryLog`.
+//! A new implementation (the issue-19 replicated log) adds one `#[test]` per case group below.
+//!
+//! Scenario guarded: the store relies on nothing of a log but this contract; a log that passes
+//! these cases can sit under the store.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use statelog_store::{Durability, Error, Log, MemoryLog};
+use statelog_wal::storage::sim::{CrashMode, SimStorage};
+use statelog_wal::{Lsn, Wal, WalOptions};
+
+/// The smallest segments the WAL takes: a few dozen records fill several extents.
+const SEGMENT_SIZE_BYTES: u64 = 4096;
+
+/// Records big enough that a segment holds only a handful.
+const PAYLOAD_SIZE_BYTES: usize = 300;
+
+/// A tail that is expected to succeed has this long (it returns as soon as it does).
+const TAIL_WAIT_LONG: Duration = Duration::from_secs(10);
+
+/// A tail that is expected to time out waits this long.
+const TAIL_WAIT_SHORT: Duration = Duration::from_millis(20);
+
+fn options() -> WalOptions {
+    WalOptions {
+        segment_size_bytes: SEGMENT_SIZE_BYTES,
+        lock_wait_ms: 0,
+        ..WalOptions::small()
+    }
+}
+
+fn payload(tag: u64) -> Vec<u8> {
+    let mut bytes = vec![(tag % 251) as u8; PAYLOAD_SIZE_BYTES];
+    bytes[..8].copy_from_slice(&tag.to_le_bytes());
+    bytes
+}
+
+fn append_one(log: &dyn Log, tag: u64) -> Lsn {
+    log.append(&[(1, &payload(tag))], Durability::Synced)
+        .expect("appends")
+}
+
+fn scanned(log: &dyn Log, from: Lsn) -> Vec<(Lsn, Lsn, u8, Vec<u8>)> {
+    let mut seen = Vec::new();
+    log.scan_from(from, &mut |record| {
+        seen.push((
+            record.lsn,
+            record.origin_lsn,
+            record.kind,
+            record.payload.to_vec(),
+        ));
+        Ok(())
+    })
+    .expect("scans");
+    seen
+}
+
+// ---- the cases, each against any log ----
+
+fn append_then_read_round_trips(log: &dyn Log) {
+    let lsn = log
+        .append(&[(7, b"hello")], Durability::Synced)
+        .expect("appends");
+    assert_eq!(log.read(lsn).expect("reads"), Some((7, b"hello".to_vec())));
+    assert!(log.stats().durable_lsn >= lsn);
+    assert_eq!(log.stats().next_lsn, Lsn(lsn.0 + 1));
+}
+
+fn a_batch_is_dense_and_whole(log: &dyn Log) {
+    let before = log.stats().next_lsn;
+    let first = log
+        .append(&[(1, b"a"), (2, b"b"), (3, b"c")], Durability::Synced)
+        .expect("appends");
+    assert_eq!(first, before);
+    assert_eq!(log.stats().next_lsn, Lsn(first.0 + 3));
+    let seen = scanned(log, first);
+    let kinds: Vec<u8> = seen.iter().map(|record| record.2).collect();
+    assert_eq!(kinds, [1, 2, 3]);
+    let lsns: Vec<Lsn> = seen.iter().map(|record| record.0).collect();
+    assert_eq!(lsns, [first, Lsn(first.0 + 1), Lsn(first.0 + 2)]);
+    assert!(
+        log.append(&[], Durability::Synced).is_err(),
+        "an empty batch is refused"
+    );
+    assert_eq!(
+        log.stats().next_lsn,
+        Lsn(first.0 + 3),
+        "a refused batch takes no LSN"
+    );
+}
+
+fn scan_is_in_order_and_starts_where_asked(log: &dyn Log) {
+    let lsns: Vec<Lsn> = (0..5).map(|tag| append_one(log, tag)).collect();
+    let all = scanned(log, Lsn(1));
+    assert!(all.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    assert!(
+        all.iter().all(|record| record.0 == record.1),
+        "nothing was copied forward"
+    );
+    let from_third = scanned(log, lsns[2]);
+    assert_eq!(from_third.len(), 3);
+    assert_eq!(from_third[0].0, lsns[2]);
+    assert_eq!(from_third[0].3, payload(2));
+    // A visitor's error stops the scan and comes back.
+    let mut visited = 0;
+    let stopped = log.scan_from(lsns[0], &mut |_| {
+        visited += 1;
+        Err(Error::Fenced)
+    });
+    assert!(matches!(stopped, Err(Error::Fenced)));
+    assert_eq!(visited, 1);
+}
+
+fn an_unsynced_append_is_acknowledged_by_sync(log: &dyn Log) {
+    let lsn = log
+        .append(&[(1, b"later")], Durability::Unsynced)
+        .expect("appends");
+    let durable = log.sync(lsn).expect("syncs");
+    assert!(durable >= lsn);
+    assert!(log.stats().durable_lsn >= lsn);
+    assert_eq!(log.read(lsn).expect("reads"), Some((1, b"later".to_vec())));
+    // A synced append after an unsynced one acknowledges both (a log is a prefix).
+    let unsynced = log
+        .append(&[(1, b"u")], Durability::Unsynced)
+        .expect("appends");
+    let synced = append_one(log, 9);
+    assert!(log.stats().durable_lsn >= synced);
+    assert_eq!(log.read(unsynced).expect("reads"), Some((1, b"u".to_vec())));
+}
+
+fn the_tail_sees_later_appends(log: Arc<dyn Log>) {
+    let next = log.stats().next_lsn;
+    assert!(!log.wait_for(next, TAIL_WAIT_SHORT).expect("waits"));
+    let writer = {
+        let log = Arc::clone(&log);
+        std::thread::spawn(move || append_one(log.as_ref(), 42))
+    };
+    assert!(log.wait_for(next, TAIL_WAIT_LONG).expect("waits"));
+    let appended = writer.join().expect("the writer ends");
+    assert_eq!(appended, next);
+    let seen = scanned(log.as_ref(), next);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].3, payload(42));
+    // A position already reached returns at once.
+    assert!(log.wait_for(next, Duration::ZERO).expect("waits"));
+}
+
+fn trim_drops_below_and_keeps_the_rest(log: &dyn Log) {
+    let lsns: Vec<Lsn> = (0..40).map(|tag| append_one(log, tag)).collect();
+    let mid = lsns[30];
+    let first = log.trim_below(mid).expect("trims");
+    assert!(first > Lsn(1), "something below {mid:?} was dropped");
+    assert!(first <= mid, "nothing at or after the position is dropped");
+    assert_eq!(log.stats().first_lsn, first);
+    for (tag, lsn) in lsns.iter().enumerate() {
+        let read = log.read(*lsn).expect("reads");
+        if *lsn >= first {
+            assert_eq!(read, Some((1, payload(tag as u64))), "{lsn:?} is kept");
+        } else {
+            assert_eq!(read, None, "{lsn:?} was trimmed");
+        }
+    }
+    assert_eq!(
+        scanned(log, Lsn(1)).first().map(|record| record.0),
+        Some(first)
+    );
+}
+
+fn compaction_copies_forward_what_it_keeps(log: &dyn Log) {
+    let lsns: Vec<Lsn> = (0..40).map(|tag| append_one(log, tag)).collect();
+    let extents = log.extents();
+    let Some(bound) = extents.iter().rev().find(|e| e.sealed).map(|e| e.first_lsn) else {
+        // A log without extents has nothing to reclaim: compaction changes nothing.
+        let done = log
+            .compact_below(lsns[39], &mut |_| false, &mut |_| {})
+            .expect("compacts");
+        assert_eq!(done, statelog_store::Compacted::default());
+        assert_eq!(scanned(log, Lsn(1)).len(), 40);
+        return;
+    };
+    // Keep the even tags below the bound; drop the odd ones.
+    let done = log
+        .compact_below(
+            bound,
+            &mut |record| u64::from_le_bytes(record.payload[..8].try_into().expect("8")) % 2 == 0,
+            &mut |_| {},
+        )
+        .expect("compacts");
+    assert!(done.extents_dropped_count > 0);
+    let below: Vec<Lsn> = lsns.iter().copied().filter(|lsn| *lsn < bound).collect();
+    assert_eq!(done.lsn_mapping.len(), below.len().div_ceil(2));
+    assert_eq!(done.records_dropped_count as usize, below.len() / 2);
+    let by_origin: std::collections::HashMap<Lsn, (Lsn, Vec<u8>)> = scanned(log, Lsn(1))
+        .into_iter()
+        .map(|(lsn, origin, _, bytes)| (origin, (lsn, bytes)))
+        .collect();
+    for (tag, lsn) in lsns.iter().enumerate() {
+        let kept = by_origin.get(lsn);
+        if *lsn >= bound || tag % 2 == 0 {
+            assert_eq!(
+                kept.map(|k| k.1.clone()),
+                Some(payload(tag as u64)),
+                "{lsn:?}"
+            );
+        } else {
+            assert!(kept.is_none(), "{lsn:?} was dropped");
+        }
+    }
+    for (old, new) in &done.lsn_mapping {
+        assert!(new > old);
+        assert_eq!(by_origin.get(old).map(|k| k.0), Some(*new));
+    }
+}
+
+/// Every case that needs no restart, each on a fresh log from `make`.
+fn contract_suite(make: &dyn Fn() -> Arc<dyn Log>) {
+    append_then_read_round_trips(make().as_ref());
+    a_batch_is_dense_and_whole(make().as_ref());
+    scan_is_in_order_and_starts_where_asked(make().as_ref());
+    an_unsynced_append_is_acknowledged_by_sync(make().as_ref());
+    the_tail_sees_later_appends(make());
+    trim_drops_below_and_keeps_the_rest(make().as_ref());
+    compaction_copies_forward_what_it_keeps(make().as_ref());
+}
+
+// ---- the implementations ----
+
+#[test]
+fn memory_log_keeps_the_contract() {
+    contract_suite(&|| Arc::new(MemoryLog::new()));
+}
+
+#[test]
+fn wal_on_a_temp_dir_keeps_the_contract() {
+    let root = tempfile::tempdir().expect("a temp dir");
+    let count = std::cell::Cell::new(0);
+    contract_suite(&|| {
+        count.set(count.get() + 1);
+        let dir = root.path().join(format!("log{}", count.get()));
+        Arc::new(Wal::open(&dir, options()).expect("opens").0)
+    });
+}
+
+fn open_sim(storage: &SimStorage) -> Wal {
+    Wal::open_with_storage(Arc::new(storage.clone()), "/log", options())
+        .expect("opens")
+        .0
+}
+
+#[test]
+fn wal_on_the_simulated_disk_keeps_the_contract() {
+    contract_suite(&|| Arc::new(open_sim(&SimStorage::new())));
+}
+
+/// A log written before the contract grew: only the three required operations. The defaults
+/// of the others must keep the contract for it.
+#[derive(Debug, Default)]
+struct PreContractLog {
+    inner: MemoryLog,
+}
+
+impl Log for PreContractLog {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error> {
+        self.inner.append_batch(records)
+    }
+
+    fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, Error> {
+        self.inner.read(lsn)
+    }
+
+    fn scan(&self, visit: &mut statelog_store::Visit<'_>) -> Result<(), Error> {
+        self.inner.scan(visit)
+    }
+}
+
+#[test]
+fn a_log_with_only_the_required_operations_keeps_the_contract_by_default() {
+    let make = || PreContractLog::default();
+    a_batch_is_dense_and_whole_without_stats(&make());
+    scan_is_in_order_and_starts_where_asked(&make());
+    let log = make();
+    let lsn = log
+        .append(&[(1, b"later")], Durability::Unsynced)
+        .expect("appends");
+    assert!(log.sync(lsn).expect("syncs") >= lsn);
+    assert_eq!(log.read(lsn).expect("reads"), Some((1, b"later".to_vec())));
+    // Trim may keep everything; the extents are none, so compaction changes nothing.
+    assert_eq!(log.trim_below(lsn).expect("trims"), Lsn(1));
+    assert!(log.extents().is_empty());
+    let tail = log.wait_for(lsn, Duration::ZERO);
+    assert!(
+        matches!(
+            tail,
+            Err(Error::Unsupported {
+                operation: "wait_for"
+            })
+        ),
+        "{tail:?}"
+    );
+    assert!(log.refusal().is_none());
+}
+
+/// [`a_batch_is_dense_and_whole`] for a log without counters: positions from its appends.
+fn a_batch_is_dense_and_whole_without_stats(log: &dyn Log) {
+    let first = log
+        .append(&[(1, b"a"), (2, b"b"), (3, b"c")], Durability::Synced)
+        .expect("appends");
+    let seen = scanned(log, first);
+    let lsns: Vec<Lsn> = seen.iter().map(|record| record.0).collect();
+    assert_eq!(lsns, [first, Lsn(first.0 + 1), Lsn(first.0 + 2)]);
+    let next = log
+        .append(&[(4, b"d")], Durability::Synced)
+        .expect("appends");
+    assert_eq!(next, Lsn(first.0 + 3));
+}
+
+// ---- restarts, fencing and a second writer: per implementation ----
+
+#[test]
+fn wal_synced_records_survive_a_reopen() {
+    let root = tempfile::tempdir().expect("a temp dir");
+    let dir: PathBuf = root.path().join("log");
+    let reopen = |dir: &Path| Wal::open(dir, options()).expect("opens").0;
+    let (synced, unsynced_then_synced) = {
+        let wal = reopen(&dir);
+        let log: &dyn Log = &wal;
+        let synced = append_one(log, 1);
+        let later = log
+            .append(&[(1, &payload(2)), (1, &payload(3))], Durability::Unsynced)
+            .expect("appends");
+        log.sync(Lsn(later.0 + 1)).expect("syncs");
+        (synced, later)
+    };
+    let wal = reopen(&dir);
+    let log: &dyn Log = &wal;
+    assert_eq!(log.read(synced).expect("reads"), Some((1, payload(1))));
+    assert_eq!(
+        log.read(Lsn(unsynced_then_synced.0 + 1)).expect("reads"),
+        Some((1, payload(3)))
+    );
+}
+
+#[test]
+fn a_crash_keeps_what_was_synced_and_an_unsynced_batch_whole_or_not_at_all() {
+    let storage = SimStorage::new();
+    let (synced, unsynced) = {
+        let wal = open_sim(&storage);
+        let log: &dyn Log = &wal;
+        let first = log
+            .append(&[(1, &payload(1))], Durability::Unsynced)
+            .expect("appends");
+        log.sync(first).expect("syncs");
+        let unsynced = log
+            .append(&[(1, &payload(2)), (1, &payload(3))], Durability::Unsynced)
+            .expect("appends");
+        (first, unsynced)
+    };
+    let after = storage.crash(CrashMode::DropUnsynced);
+    let wal = open_sim(&after);
+    let log: &dyn Log = &wal;
+    assert_eq!(log.read(synced).expect("reads"), Some((1, payload(1))));
+    let kept: Vec<Lsn> = scanned(log, unsynced).iter().map(|r| r.0).collect();
+    assert!(
+        kept.is_empty() || kept == [unsynced, Lsn(unsynced.0 + 1)],
+        "the unsynced batch is whole or gone: {kept:?}"
+    );
+}
+
+#[test]
+fn a_fenced_writer_is_refused_typed_and_for_good() {
+    let log = MemoryLog::new();
+    let before = append_one(&log, 1);
+    assert!(log.refusal().is_none());
+    log.fence();
+    let append = log.append(&[(1, b"stale")], Durability::Synced);
+    assert!(matches!(append, Err(Error::Fenced)), "{append:?}");
+    let unsynced = log.append(&[(1, b"stale")], Durability::Unsynced);
+    assert!(matches!(unsynced, Err(Error::Fenced)), "{unsynced:?}");
+    assert!(matches!(log.sync(before), Err(Error::Fenced)));
+    let refusal = log.refusal().expect("fenced");
+    assert!(matches!(refusal, Error::Fenced));
+    assert!(!refusal.is_retryable());
+    // What was acknowledged before the fence still reads; nothing after it was taken.
+    assert_eq!(log.read(before).expect("reads"), Some((1, payload(1))));
+    assert_eq!(log.stats().next_lsn, Lsn(before.0 + 1));
+}
+
+#[test]
+fn a_second_wal_writer_is_refused_typed() {
+    let root = tempfile::tempdir().expect("a temp dir");
+    let (_first, _) = Wal::open(root.path(), options()).expect("opens");
+    let second = Wal::open(root.path(), options()).map_err(Error::from);
+    match second {
+        Err(error @ Error::Log(statelog_wal::Error::Locked { .. })) => {
+            assert!(!error.is_retryable());
+        }
+        other => panic!("a second writer must be refused with Locked: {other:?}"),
+    }
+}
+
+#[test]
+fn a_full_disk_is_retryable_and_a_poisoned_log_is_not() {
+    let full = Error::Log(statelog_wal::Error::SegmentUnavailable {
+        segment_id: statelog_wal::SegmentId(2),
+        cause: Arc::new(statelog_wal::Error::Unsupported { what: "space" }),
+    });
+    assert!(full.is_retryable());
+    let poisoned = Error::Log(statelog_wal::Error::Poisoned {
+        cause: Arc::new(statelog_wal::Error::Unsupported { what: "sync" }),
+    });
+    assert!(!poisoned.is_retryable());
+}
