@@ -31,6 +31,7 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use super::arn::{Arn, ResourceType};
+use super::backend::{AttemptKey, Delivery};
 use super::kernel::Commit;
 use super::{Engine, Error};
 use crate::limits::{
@@ -38,7 +39,7 @@ use crate::limits::{
 };
 use statelog_core::asl::StateMachine;
 use statelog_core::history::EventId;
-use statelog_core::interpreter::{decide, Decision, Effect, Trigger};
+use statelog_core::interpreter::{decide, Decision, Effect, TaskInvocation, Trigger};
 use statelog_core::limits::TASK_LIST_NAME_CHARS_MAX;
 
 /// An activity as `DescribeActivity` shows it.
@@ -628,6 +629,56 @@ pub(crate) fn claim_for_waiting_pollers(
         handovers.push((task_id, waiting.heartbeat_seconds, reservation, task));
     }
     Ok(handovers)
+}
+
+/// The activity task lists as a task backend: an activity resource's task goes to its list,
+/// where workers poll for it; a poller already waiting claims it in the commit that schedules
+/// it; an aborted, unclaimed task leaves its list.
+pub(crate) struct ActivityLists;
+
+impl super::backend::TaskBackend for ActivityLists {
+    fn name(&self) -> &'static str {
+        "activity task lists"
+    }
+
+    fn serves(&self, _engine: &Engine, invocation: &TaskInvocation) -> bool {
+        is_activity_resource(&invocation.resource)
+    }
+
+    fn dispatch(&self, engine: &Engine, attempt: AttemptKey, _invocation: TaskInvocation) {
+        engine.offer_activity_task(&attempt.execution, attempt.task);
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine
+            .inner
+            .activities
+            .withdraw(&attempt.execution, attempt.task);
+    }
+
+    fn before_append(
+        &self,
+        engine: &Engine,
+        execution_arn: &str,
+        definition: &StateMachine,
+        decision: &mut Decision,
+        now_ms: u64,
+    ) -> Result<Option<Delivery>, Error> {
+        let handovers =
+            claim_for_waiting_pollers(engine, execution_arn, definition, decision, now_ms)?;
+        if handovers.is_empty() {
+            return Ok(None);
+        }
+        let key: Arc<str> = Arc::from(execution_arn);
+        Ok(Some(Box::new(move |engine: &Engine| {
+            for (task_id, heartbeat_seconds, reservation, task) in handovers {
+                if let Some(seconds) = heartbeat_seconds {
+                    engine.inner.heartbeats.arm(&key, task_id, seconds, now_ms);
+                }
+                reservation.deliver(&key, task_id, task);
+            }
+        })))
+    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
+use super::backend::AttemptKey;
 use super::{Engine, Error, ExecutionDescription, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::history::EventId;
 use statelog_core::interpreter::{Trigger, WaitingTask};
@@ -462,3 +463,19 @@ impl Engine {
         }
     }
 }
+
+/// The built-in `.sync` child executions as a task backend. A child starts through the
+/// handler `register_builtin_integrations` registers (so `HandlerCalls` routes it); this
+/// backend stops the child when the parent's attempt is over.
+pub(crate) struct SyncChildBackend;
+
+impl super::backend::TaskBackend for SyncChildBackend {
+    fn name(&self) -> &'static str {
+        "sync child executions"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine.job_cancelled(&attempt.execution, attempt.task);
+    }
+}
+

@@ -46,6 +46,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
+use super::backend::AttemptKey;
 use super::kernel::{Commit, SlotState};
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
@@ -637,6 +638,29 @@ impl Engine {
             })
             .await;
         });
+    }
+}
+
+/// The embedder job integrations as a task backend. A job starts through the handler its
+/// integration registers (so `HandlerCalls` routes it); this backend cancels a running
+/// `.sync` job when the attempt is over and polls the running jobs' status when due.
+pub(crate) struct JobBackend;
+
+impl super::backend::TaskBackend for JobBackend {
+    fn name(&self) -> &'static str {
+        "embedder jobs"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine.cancel_job(&attempt.execution, attempt.task);
+    }
+
+    fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
+        engine.inner.job_table.next_due_ms()
+    }
+
+    fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
+        run_due_polls(engine, now_ms)
     }
 }
 

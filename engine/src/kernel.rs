@@ -2,8 +2,9 @@
 //! execution's folded state, appends the decision as one log batch and adopts the decided state
 //! under the execution's slot lock; the caller then performs the effects (`Engine::perform`).
 //! The kernel also owns the one timer heap (`Wait` and retry timers) and the timer thread,
-//! which fires due timers and asks the task backends' deadline tables (heartbeats, job polls)
-//! for theirs.
+//! which fires due timers and runs the task backends' due deadlines. It reaches what tasks
+//! wait for only through `Inner.backends` (see `backend`): a backend may join a decision
+//! before its append, and deliver once it is durable.
 //!
 //! Invariants: the slot lock of an execution is held from `decide` to `apply`, so triggers of
 //! one execution never interleave and the folded state always equals the *written* log. Every
@@ -319,7 +320,8 @@ fn commit(
     if decision.events.is_empty() {
         return Ok(decision.effects);
     }
-    let handovers = super::activities::claim_for_waiting_pollers(
+    // A backend may join the decision (a waiting poller claims its task in this commit).
+    let deliveries = inner.backends.before_append(
         engine,
         execution_arn,
         &slot.definition,
@@ -359,14 +361,8 @@ fn commit(
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;
-    if !handovers.is_empty() {
-        let key: Arc<str> = Arc::from(execution_arn);
-        for (task_id, heartbeat_seconds, reservation, task) in handovers {
-            if let Some(seconds) = heartbeat_seconds {
-                inner.heartbeats.arm(&key, task_id, seconds, now_ms);
-            }
-            reservation.deliver(&key, task_id, task);
-        }
+    for delivery in deliveries {
+        delivery(engine);
     }
     Ok(decision.effects)
 }
@@ -383,9 +379,7 @@ pub(crate) fn run_due_timers(engine: &Engine) -> usize {
             }
         }
     }
-    let fired = due.len()
-        + super::tokens::run_due_heartbeats(engine, now_ms)
-        + super::jobs::run_due_polls(engine, now_ms);
+    let fired = due.len() + engine.inner.backends.run_due(engine, now_ms);
     for entry in due {
         engine.drive_in_background(
             &entry.execution_arn,

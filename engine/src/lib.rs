@@ -31,6 +31,7 @@
 
 mod activities;
 pub mod arn;
+mod backend;
 mod catalog;
 pub mod clock;
 mod error;
@@ -402,7 +403,7 @@ struct Inner {
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
     /// Handler calls running now, by execution and task id, to cancel them.
-    running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
+    running: Mutex<HashMap<backend::AttemptKey, tokio::task::AbortHandle>>,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
     /// Compiled definitions by the LSN of their machine revision's record.
@@ -421,6 +422,9 @@ struct Inner {
     sync_children: integrations::SyncChildren,
     /// Job integrations and their running `.sync` jobs (see `jobs`).
     job_table: jobs::JobTable,
+    /// What tasks wait for, in routing order: the kernel and the runtime reach the task
+    /// backends only through this list (see `backend`).
+    backends: backend::Backends,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -554,6 +558,7 @@ impl Engine {
                 activities: activities::Activities::default(),
                 sync_children: integrations::SyncChildren::default(),
                 job_table: jobs::JobTable::default(),
+                backends: backend::Backends::standard(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -914,9 +919,8 @@ impl Engine {
     /// The due time of the earliest armed timer, if any.
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
-        let heartbeat = self.inner.heartbeats.next_due_ms();
-        let poll = self.inner.job_table.next_due_ms();
-        timer.into_iter().chain(heartbeat).chain(poll).min()
+        let backend = self.inner.backends.next_due_ms(self);
+        timer.into_iter().chain(backend).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this

@@ -1,20 +1,19 @@
 //! runtime: what the engine does with a durable decision's effects. `start` opens an
-//! execution's slot and commits its start; `Engine::perform` dispatches tasks to their backend
-//! (activity task lists, or a handler call on the tokio runtime, parked until the handler is
-//! registered), arms timers through the kernel, cancels tasks and wakes close waiters; a
-//! handler's answer is kept (`tokens::HandlerAnswers`) from the poll that finished the call
-//! until one thread records it under the slot lock (`Commit::HandlerAnswer`, or a token
-//! answer's `Commit::After`).
+//! execution's slot and commits its start; `Engine::perform` routes tasks to their backend and
+//! tells every backend when a task is cancelled (both through `Inner.backends`, see `backend`),
+//! arms timers through the kernel and wakes close waiters; a handler's answer is kept
+//! (`tokens::HandlerAnswers`) from the poll that finished the call until one thread records it
+//! under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
 //!
 //! Must not: commit a decision except through `Engine::commit_decision`; hold any engine-wide
 //! lock across an append.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::handlers::Parking;
+use super::backend::AttemptKey;
 use super::kernel::{Commit, Slot};
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
@@ -115,19 +114,13 @@ impl Engine {
                 } => {
                     self.arm_timer(&key, timer_id, due_ms);
                 }
-                // The handler's future is dropped; had it answered already, that answer is a
-                // stale trigger. Its heartbeat clock stops, an unclaimed activity task leaves
-                // its list, and a `.sync` job is asked to cancel in the background.
+                // Every backend drops what waits for the attempt (see `backend`): a handler's
+                // future is dropped (had it answered already, that answer is a stale trigger),
+                // a heartbeat clock stops, an unclaimed task leaves its list, a `.sync` job or
+                // child is asked to stop in the background.
                 Effect::CancelTask { task_id } => {
-                    if let Some(running) =
-                        self.inner.running.lock().remove(&(key.clone(), task_id.0))
-                    {
-                        running.abort();
-                    }
-                    self.inner.heartbeats.disarm(execution_arn, task_id);
-                    self.inner.activities.withdraw(execution_arn, task_id);
-                    self.job_cancelled(execution_arn, task_id);
-                    self.cancel_job(execution_arn, task_id);
+                    let attempt = AttemptKey::new(key.clone(), task_id);
+                    self.inner.backends.cancel(self, &attempt);
                 }
                 Effect::Closed { .. } => {
                     {
@@ -144,85 +137,11 @@ impl Engine {
             }
         }
     }
-    /// Calls the task's handler on the runtime, or parks the task until one is registered.
+    /// Routes a task to the first backend that serves it (see `backend::Backends`).
     pub(crate) fn dispatch(&self, execution_arn: &Arc<str>, invocation: TaskInvocation) {
-        if super::activities::is_activity_resource(&invocation.resource) {
-            // Activity tasks go to their task list; workers poll for them.
-            self.offer_activity_task(execution_arn, invocation.task_id);
-            return;
-        }
-        let (handler, invocation) = match self.inner.handlers.get(&invocation.resource) {
-            Some(handler) => (handler, invocation),
-            None => {
-                if let Some(cause) = self.undeclared_pattern(&invocation.resource) {
-                    let trigger = Trigger::TaskFailed {
-                        task_id: invocation.task_id,
-                        error: "States.Runtime".to_string(),
-                        cause,
-                    };
-                    self.drive_in_background(execution_arn, trigger);
-                    return;
-                }
-                // Looked up again under the registration's lock: a handler registered since
-                // the lookup above has taken the parked tasks already, so parking now would
-                // lose this one.
-                match self
-                    .inner
-                    .handlers
-                    .park_unless_registered(execution_arn, invocation)
-                {
-                    Parking::Parked => return,
-                    Parking::Registered(handler, invocation) => (handler, invocation),
-                }
-            }
-        };
-        let task_id = invocation.task_id;
-        if let Some(seconds) = invocation.heartbeat_seconds {
-            let now_ms = self.inner.options.clock.now_ms();
-            self.inner
-                .heartbeats
-                .arm(execution_arn, task_id, seconds, now_ms);
-        }
-        let context = with_attempt_id(invocation.context, execution_arn, task_id);
-        let call = handler.call(invocation.input, context);
-        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
-        let arn = execution_arn.clone();
-        self.inner.in_flight.lock().in_flight += 1;
-        // The answer is kept in `answers` in the poll that finishes the call, so a token answer
-        // that comes after the call returned always finds it (see `tokens::HandlerAnswers`).
-        let keep = (weak.clone(), arn.clone());
-        let running = self.inner.handle.spawn(async move {
-            let outcome = call.await;
-            if let Some(inner) = keep.0.upgrade() {
-                inner.answers.put(&keep.1, task_id, outcome);
-            }
-        });
-        let running_key = (arn.clone(), task_id.0);
-        self.inner
-            .running
-            .lock()
-            .insert(running_key, running.abort_handle());
-        self.inner.handle.spawn(async move {
-            let joined = running.await;
-            let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
-            // A panicking handler fails its task instead of leaving it unanswered forever.
-            if let Err(join) = joined {
-                if !cancelled {
-                    if let Some(inner) = weak.upgrade() {
-                        let failure = super::TaskError::new(
-                            "States.TaskFailed",
-                            format!("the task handler panicked: {join}"),
-                        );
-                        inner.answers.put(&arn, task_id, Err(failure));
-                    }
-                }
-            }
-            // The append blocks on an fsync: keep it off the async workers.
-            let _ = tokio::task::spawn_blocking(move || {
-                record_answer(&weak, &arn, task_id, cancelled);
-            })
-            .await;
-        });
+        let attempt = AttemptKey::new(execution_arn.clone(), invocation.task_id);
+        let routed = self.inner.backends.dispatch(self, attempt, invocation);
+        debug_assert!(routed.is_some(), "the last routing backend serves every task");
     }
 
     /// Records the handler answer kept for task `task_id`, taken under the execution's lock
@@ -268,47 +187,6 @@ impl Engine {
         self.perform(execution_arn, &slot, effects);
         Ok(())
     }
-}
-
-/// Records a handler's answer kept in `answers` (unless a token answer already took it into its
-/// own commit, see `tokens`), and counts it for `wait_idle`.
-fn record_answer(weak: &Weak<Inner>, execution_arn: &Arc<str>, task_id: EventId, cancelled: bool) {
-    let Some(inner) = weak.upgrade() else { return };
-    let engine = Engine { inner };
-    engine
-        .inner
-        .running
-        .lock()
-        .remove(&(execution_arn.clone(), task_id.0));
-    if let Err(error) = engine.drive_handler_answer(execution_arn, task_id) {
-        engine.inner.background_errors.lock().push(format!(
-            "TaskAnswer of task {} for {execution_arn}: {error}",
-            task_id.0
-        ));
-    }
-    {
-        let mut counts = engine.inner.in_flight.lock();
-        counts.in_flight -= 1;
-        counts.recorded += u64::from(!cancelled);
-    }
-    engine.inner.in_flight_changed.notify_all();
-}
-
-/// The Context object a handler receives: the task's, plus `AttemptId`.
-fn with_attempt_id(context: Value, execution_arn: &str, task_id: EventId) -> Value {
-    let mut context = match context {
-        Value::Object(map) => map,
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("Context".to_string(), other);
-            map
-        }
-    };
-    context.insert(
-        "AttemptId".to_string(),
-        Value::String(format!("{execution_arn}/{}", task_id.0)),
-    );
-    Value::Object(context)
 }
 
 impl Drop for Inner {

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::backend::AttemptKey;
 use super::kernel::Commit;
 use super::{Engine, Error, TaskError};
 use statelog_core::history::{EventDetails, EventId};
@@ -128,6 +129,31 @@ impl Heartbeats {
     /// How many task clocks are armed.
     fn len(&self) -> usize {
         self.inner.lock().deadlines.len()
+    }
+}
+
+/// The heartbeat clocks as a task backend: they serve no invocation (the attempt's own backend
+/// arms the clock), stop when the attempt is over, and time out tasks whose worker fell silent.
+pub(crate) struct HeartbeatClocks;
+
+impl super::backend::TaskBackend for HeartbeatClocks {
+    fn name(&self) -> &'static str {
+        "heartbeat clocks"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine
+            .inner
+            .heartbeats
+            .disarm(&attempt.execution, attempt.task);
+    }
+
+    fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
+        engine.inner.heartbeats.next_due_ms()
+    }
+
+    fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
+        run_due_heartbeats(engine, now_ms)
     }
 }
 
