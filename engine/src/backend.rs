@@ -107,6 +107,7 @@ impl Backends {
     }
 
     /// The backends' names, in order.
+    #[cfg(test)]
     pub(crate) fn names(&self) -> Vec<&'static str> {
         self.list.iter().map(|b| b.name()).collect()
     }
@@ -160,5 +161,142 @@ impl Backends {
     /// Runs every backend's due deadlines; returns how many fired.
     pub(crate) fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
         self.list.iter().map(|b| b.run_due(engine, now_ms)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use parking_lot::Mutex;
+    use serde_json::json;
+
+    use super::*;
+    use crate::EngineOptions;
+
+    /// A backend that serves resources starting with `prefix` and records what it was asked.
+    #[derive(Default)]
+    struct Probe {
+        prefix: &'static str,
+        dispatched: Mutex<Vec<AttemptKey>>,
+        cancelled: AtomicUsize,
+        due_ms: Option<u64>,
+    }
+
+    impl TaskBackend for Arc<Probe> {
+        fn name(&self) -> &'static str {
+            self.prefix
+        }
+
+        fn serves(&self, _engine: &Engine, invocation: &TaskInvocation) -> bool {
+            invocation.resource.starts_with(self.prefix)
+        }
+
+        fn dispatch(&self, _engine: &Engine, attempt: AttemptKey, _invocation: TaskInvocation) {
+            self.dispatched.lock().push(attempt);
+        }
+
+        fn cancel(&self, _engine: &Engine, _attempt: &AttemptKey) {
+            self.cancelled.fetch_add(1, Ordering::SeqCst);
+        }
+
+        fn next_due_ms(&self, _engine: &Engine) -> Option<u64> {
+            self.due_ms
+        }
+
+        fn run_due(&self, _engine: &Engine, now_ms: u64) -> usize {
+            usize::from(self.due_ms.is_some_and(|due| due <= now_ms))
+        }
+    }
+
+    fn invocation(resource: &str) -> TaskInvocation {
+        TaskInvocation {
+            task_id: EventId(3),
+            attempt: 0,
+            state_name: "T".to_string(),
+            resource: resource.to_string(),
+            input: json!({}),
+            context: json!({}),
+            heartbeat_seconds: None,
+        }
+    }
+
+    fn engine() -> Engine {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = EngineOptions {
+            background_timers: false,
+            ..EngineOptions::default()
+        };
+        Engine::open_with_log(log, options).expect("opens")
+    }
+
+    /// The first backend that serves a task takes it, the later ones never see it; a cancel
+    /// reaches every backend; deadlines are the earliest of all, and due ones are summed.
+    #[test]
+    fn the_first_serving_backend_takes_the_task_and_every_backend_hears_the_cancel() {
+        let engine = engine();
+        let first = Arc::new(Probe {
+            prefix: "a:",
+            due_ms: Some(50),
+            ..Probe::default()
+        });
+        let second = Arc::new(Probe {
+            prefix: "a:b:",
+            due_ms: Some(20),
+            ..Probe::default()
+        });
+        let backends = Backends::of(vec![Box::new(first.clone()), Box::new(second.clone())]);
+        let attempt = AttemptKey::new(Arc::from("arn:e"), EventId(3));
+        let routed = backends.dispatch(&engine, attempt.clone(), invocation("a:b:c"));
+        assert_eq!(routed, Some("a:"), "precedence is the list's order");
+        assert_eq!(*first.dispatched.lock(), vec![attempt.clone()]);
+        assert!(second.dispatched.lock().is_empty());
+        assert_eq!(
+            backends.dispatch(&engine, attempt.clone(), invocation("z")),
+            None
+        );
+
+        backends.cancel(&engine, &attempt);
+        assert_eq!(first.cancelled.load(Ordering::SeqCst), 1);
+        assert_eq!(second.cancelled.load(Ordering::SeqCst), 1);
+
+        assert_eq!(backends.next_due_ms(&engine), Some(20));
+        assert_eq!(backends.run_due(&engine, 30), 1);
+        assert_eq!(backends.run_due(&engine, 60), 2);
+    }
+
+    /// The engine's list keeps today's routing precedence: an activity resource goes to its
+    /// task list, anything else to the handler calls (which serve every task).
+    #[test]
+    fn the_standard_list_routes_activities_first_and_everything_else_to_handlers() {
+        let engine = engine();
+        let standard = Backends::standard();
+        assert_eq!(
+            standard.names(),
+            vec![
+                "activity task lists",
+                "handler calls",
+                "heartbeat clocks",
+                "sync child executions",
+                "embedder jobs",
+            ]
+        );
+        let serving = |resource: &str| {
+            let invocation = invocation(resource);
+            standard
+                .list
+                .iter()
+                .find(|b| b.serves(&engine, &invocation))
+                .map(|b| b.name())
+        };
+        assert_eq!(
+            serving("arn:aws:states:us-east-1:000000000000:activity:work"),
+            Some("activity task lists")
+        );
+        assert_eq!(
+            serving("arn:aws:states:::states:startExecution.sync"),
+            Some("handler calls")
+        );
+        assert_eq!(serving("anything"), Some("handler calls"));
     }
 }

@@ -478,4 +478,3 @@ impl super::backend::TaskBackend for SyncChildBackend {
         engine.job_cancelled(&attempt.execution, attempt.task);
     }
 }
-

@@ -141,7 +141,10 @@ impl Engine {
     pub(crate) fn dispatch(&self, execution_arn: &Arc<str>, invocation: TaskInvocation) {
         let attempt = AttemptKey::new(execution_arn.clone(), invocation.task_id);
         let routed = self.inner.backends.dispatch(self, attempt, invocation);
-        debug_assert!(routed.is_some(), "the last routing backend serves every task");
+        debug_assert!(
+            routed.is_some(),
+            "the last routing backend serves every task"
+        );
     }
 
     /// Records the handler answer kept for task `task_id`, taken under the execution's lock
