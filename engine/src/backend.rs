@@ -56,6 +56,9 @@ pub(crate) trait TaskBackend: Send + Sync {
     /// The attempt is over (aborted, timed out, answered elsewhere): drop what waits for it.
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey);
 
+    /// An execution closed (it may be the child another execution's task waits for).
+    fn execution_closed(&self, _engine: &Engine, _execution_arn: &str) {}
+
     /// Joins a decision before its append (an activity poller waiting claims the task in the
     /// same commit); returns what to do once the commit is durable.
     fn before_append(
@@ -129,6 +132,13 @@ impl Backends {
     pub(crate) fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
         for backend in self.list.iter() {
             backend.cancel(engine, attempt);
+        }
+    }
+
+    /// Tells every backend an execution closed.
+    pub(crate) fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
+        for backend in self.list.iter() {
+            backend.execution_closed(engine, execution_arn);
         }
     }
 

@@ -466,7 +466,8 @@ impl Engine {
 
 /// The built-in `.sync` child executions as a task backend. A child starts through the
 /// handler `register_builtin_integrations` registers (so `HandlerCalls` routes it); this
-/// backend stops the child when the parent's attempt is over.
+/// backend stops the child when the parent's attempt is over, and completes the parent's task
+/// when the child closes.
 pub(crate) struct SyncChildBackend;
 
 impl super::backend::TaskBackend for SyncChildBackend {
@@ -476,5 +477,10 @@ impl super::backend::TaskBackend for SyncChildBackend {
 
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
         engine.job_cancelled(&attempt.execution, attempt.task);
+    }
+
+    /// A closed child completes its parent's task (the push path).
+    fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
+        engine.job_closed(execution_arn);
     }
 }

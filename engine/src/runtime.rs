@@ -131,7 +131,7 @@ impl Engine {
                     }
                     *self.inner.closed_count.lock() += 1;
                     self.inner.closed_changed.notify_all();
-                    self.job_closed(execution_arn);
+                    self.inner.backends.execution_closed(self, execution_arn);
                     self.compact_timers();
                 }
             }
