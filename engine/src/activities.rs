@@ -10,7 +10,7 @@
 //! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
 //! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
 //! A task scheduled while a poller waits on its list is claimed for that poller in the commit
-//! that schedules it (`reserve_poller`, used by `runtime::decide_and_append`): one commit less.
+//! that schedules it (`reserve_poller`, used by `kernel::Engine::commit_decision`): one commit less.
 //!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
@@ -31,13 +31,15 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use super::arn::{Arn, ResourceType};
-use super::runtime::decide_and_append;
+use super::backend::{AttemptKey, Delivery};
+use super::kernel::Commit;
 use super::{Engine, Error};
 use crate::limits::{
     ACTIVITY_NAME_CHARS_MAX, ACTIVITY_POLL_MS_MAX, TASK_LIST_PENDING_MAX, TASK_LIST_POLLERS_MAX,
 };
+use statelog_core::asl::StateMachine;
 use statelog_core::history::EventId;
-use statelog_core::interpreter::Trigger;
+use statelog_core::interpreter::{decide, Decision, Effect, TaskInvocation, Trigger};
 use statelog_core::limits::TASK_LIST_NAME_CHARS_MAX;
 
 /// An activity as `DescribeActivity` shows it.
@@ -98,7 +100,7 @@ struct Poller {
 }
 
 /// A waiting poller taken out of its lists to receive a task claimed for it in the same commit
-/// that schedules the task (see `runtime::decide_and_append`).
+/// that schedules the task (see `kernel::Engine::commit_decision`).
 pub(crate) struct Reservation {
     sender: oneshot::Sender<Pending>,
     /// The worker name the poll gave.
@@ -522,21 +524,22 @@ impl Engine {
             task_id: task.task_id,
             worker_name: worker_name.map(str::to_string),
         };
-        let effects = match decide_and_append(self, &task.execution_arn, &mut guard, trigger) {
-            Ok(effects) => effects,
-            Err(error) => {
-                drop(guard);
-                let key = (
-                    account_of(&task.execution_arn).to_string(),
-                    waiting
-                        .task_list
-                        .clone()
-                        .unwrap_or_else(|| waiting.resource_arn.clone()),
-                );
-                self.inner.activities.put_back(key, task.clone());
-                return Err(error);
-            }
-        };
+        let effects =
+            match self.commit_decision(&task.execution_arn, &mut guard, Commit::Trigger(trigger)) {
+                Ok(committed) => committed.effects,
+                Err(error) => {
+                    drop(guard);
+                    let key = (
+                        account_of(&task.execution_arn).to_string(),
+                        waiting
+                            .task_list
+                            .clone()
+                            .unwrap_or_else(|| waiting.resource_arn.clone()),
+                    );
+                    self.inner.activities.put_back(key, task.clone());
+                    return Err(error);
+                }
+            };
         let started_event_id = guard.execution.event_count();
         drop(guard);
         if let Some(seconds) = waiting.heartbeat_seconds {
@@ -546,8 +549,9 @@ impl Engine {
                 .arm(&task.execution_arn, task.task_id, seconds, now_ms);
         }
         self.perform(&task.execution_arn, &slot, effects);
-        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::Runtime {
-            reason: format!("cannot render an activity input: {e}"),
+        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::NotRendered {
+            what: "an activity input",
+            source: e,
         })?;
         Ok(Some(ActivityTask {
             task_token: waiting.token,
@@ -557,6 +561,123 @@ impl Engine {
             scheduled_event_id: task.task_id.0,
             started_event_id,
         }))
+    }
+}
+
+/// A task claimed in the commit that schedules it, for the poller that waits for it.
+type Handover = (EventId, Option<u64>, Reservation, ActivityTask);
+
+/// For every activity task `decision` schedules into a list where a poller waits, takes that
+/// poller and adds the claim (`ActivityStarted` with its worker name) to the decision, so
+/// scheduling and claiming share one commit. The tasks are handed over once it is durable.
+pub(crate) fn claim_for_waiting_pollers(
+    engine: &Engine,
+    execution_arn: &str,
+    definition: &StateMachine,
+    decision: &mut Decision,
+    now_ms: u64,
+) -> Result<Vec<Handover>, Error> {
+    let mut handovers = Vec::new();
+    let scheduled: Vec<EventId> = decision
+        .effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::InvokeTask(task) if is_activity_resource(&task.resource) => Some(task.task_id),
+            _ => None,
+        })
+        .collect();
+    for task_id in scheduled {
+        let Some(waiting) = decision.next_state.waiting_task(task_id) else {
+            continue;
+        };
+        let list = waiting
+            .task_list
+            .as_deref()
+            .unwrap_or(&waiting.resource_arn);
+        let Some(reservation) = engine.inner.activities.reserve_poller(execution_arn, list) else {
+            continue;
+        };
+        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::NotRendered {
+            what: "an activity input",
+            source: e,
+        })?;
+        let trigger = Trigger::ActivityStarted {
+            task_id,
+            worker_name: reservation.worker_name.clone(),
+        };
+        let mut draws = engine.inner.entropy.draws();
+        let claim = decide(
+            definition,
+            &decision.next_state,
+            trigger,
+            now_ms,
+            &engine.inner.interpreter_options,
+            &mut draws,
+        )?;
+        draws.finish()?;
+        decision.events.extend(claim.events);
+        decision.effects.extend(claim.effects);
+        decision.next_state = claim.next_state;
+        let task = ActivityTask {
+            task_token: waiting.token,
+            input,
+            execution_arn: execution_arn.to_string(),
+            activity_arn: waiting.resource_arn,
+            scheduled_event_id: task_id.0,
+            started_event_id: decision.next_state.event_count(),
+        };
+        handovers.push((task_id, waiting.heartbeat_seconds, reservation, task));
+    }
+    Ok(handovers)
+}
+
+/// The activity task lists as a task backend: an activity resource's task goes to its list,
+/// where workers poll for it; a poller already waiting claims it in the commit that schedules
+/// it; an aborted, unclaimed task leaves its list.
+pub(crate) struct ActivityLists;
+
+impl super::backend::TaskBackend for ActivityLists {
+    fn name(&self) -> &'static str {
+        "activity task lists"
+    }
+
+    fn serves(&self, _engine: &Engine, invocation: &TaskInvocation) -> bool {
+        is_activity_resource(&invocation.resource)
+    }
+
+    fn dispatch(&self, engine: &Engine, attempt: AttemptKey, _invocation: TaskInvocation) {
+        engine.offer_activity_task(&attempt.execution, attempt.task);
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine
+            .inner
+            .activities
+            .withdraw(&attempt.execution, attempt.task);
+    }
+
+    fn before_append(
+        &self,
+        engine: &Engine,
+        execution_arn: &str,
+        definition: &StateMachine,
+        decision: &mut Decision,
+        now_ms: u64,
+    ) -> Result<Option<Delivery>, Error> {
+        let handovers =
+            claim_for_waiting_pollers(engine, execution_arn, definition, decision, now_ms)?;
+        if handovers.is_empty() {
+            return Ok(None);
+        }
+        let key: Arc<str> = Arc::from(execution_arn);
+        Ok(Some(Box::new(move |engine: &Engine| {
+            for (task_id, heartbeat_seconds, reservation, task) in handovers {
+                if let Some(seconds) = heartbeat_seconds {
+                    engine.inner.heartbeats.arm(&key, task_id, seconds, now_ms);
+                }
+                reservation.deliver(&key, task_id, task);
+            }
+        })))
     }
 }
 

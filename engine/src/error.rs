@@ -173,11 +173,31 @@ pub enum Error {
         /// What the source reported.
         reason: String,
     },
-    /// The engine's async runtime could not be built.
+    /// The engine's async runtime (the tokio runtime that runs task handlers) could not be
+    /// built on open. This is its only use.
     #[error("cannot start the engine runtime: {reason}")]
     Runtime {
         /// What the OS reported.
         reason: String,
+    },
+    /// A background thread of the engine (`timer`, `compaction`) could not be started on open.
+    #[error("cannot start the {thread} thread: {source}")]
+    ThreadNotStarted {
+        /// Which thread.
+        thread: &'static str,
+        /// What the OS reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON value held by the engine could not be rendered as text (a bug: a parsed value
+    /// always renders).
+    #[error("cannot render {what}: {source}")]
+    NotRendered {
+        /// What was rendered (`an execution input`, `an activity input`).
+        what: &'static str,
+        /// What serde_json reported.
+        #[source]
+        source: serde_json::Error,
     },
 }
 
@@ -209,8 +229,32 @@ impl Error {
             Error::Store(_)
             | Error::Interpreter(_)
             | Error::Runtime { .. }
+            | Error::ThreadNotStarted { .. }
+            | Error::NotRendered { .. }
             | Error::RandomSourceFailed { .. }
             | Error::ExecutionDamaged { .. } => "InternalFailure",
+        }
+    }
+}
+
+impl Error {
+    /// Whether the same call, unchanged, may succeed later: a task list at its limit (its
+    /// pollers and tasks drain), a failed random source, an OS resource the engine could not
+    /// get (a thread, the runtime), a log directory locked by another process. Everything else is terminal:
+    /// bad input, a missing or closed resource, a damaged execution, a poisoned or read-only
+    /// log, a bug. A caller that retries must retry only these.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::TaskListLimitExceeded { .. }
+            | Error::RandomSourceFailed { .. }
+            | Error::Runtime { .. }
+            | Error::ThreadNotStarted { .. } => true,
+            // A failed write or sync poisons the log (every later call fails the same way), so
+            // a log's I/O error is terminal; a lock held by another process may be released.
+            Error::Store(statelog_store::Error::Log(log)) => {
+                matches!(log, statelog_wal::Error::Locked { .. })
+            }
+            _ => false,
         }
     }
 }

@@ -10,12 +10,15 @@
 //! every task parked for its resource, once. Must not: call a handler or append under the lock.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
+use serde_json::Value;
 
-use super::TaskHandler;
-use statelog_core::interpreter::TaskInvocation;
+use super::backend::{AttemptKey, TaskBackend};
+use super::{Engine, Inner, TaskError, TaskHandler};
+use statelog_core::history::EventId;
+use statelog_core::interpreter::{TaskInvocation, Trigger};
 
 /// A task waiting for a handler of its resource.
 pub(crate) struct ParkedTask {
@@ -96,6 +99,155 @@ impl TaskHandlers {
         );
         now
     }
+}
+
+/// Rust handler calls as a task backend, the last in the routing order: it serves every task
+/// the backends before it did not. A registered handler (a job integration's, a built-in
+/// `.sync` child's, or an embedder's) is called on the runtime; a job resource with an
+/// undeclared pattern fails at once; anything else is parked until its handler is registered.
+pub(crate) struct HandlerCalls;
+
+impl TaskBackend for HandlerCalls {
+    fn name(&self) -> &'static str {
+        "handler calls"
+    }
+
+    fn serves(&self, _engine: &Engine, _invocation: &TaskInvocation) -> bool {
+        true
+    }
+
+    fn dispatch(&self, engine: &Engine, attempt: AttemptKey, invocation: TaskInvocation) {
+        let execution_arn = &attempt.execution;
+        let (handler, invocation) = match engine.inner.handlers.get(&invocation.resource) {
+            Some(handler) => (handler, invocation),
+            None => {
+                if let Some(cause) = engine.undeclared_pattern(&invocation.resource) {
+                    let trigger = Trigger::TaskFailed {
+                        task_id: invocation.task_id,
+                        error: "States.Runtime".to_string(),
+                        cause,
+                    };
+                    engine.drive_in_background(execution_arn, trigger);
+                    return;
+                }
+                // Looked up again under the registration's lock: a handler registered since
+                // the lookup above has taken the parked tasks already, so parking now would
+                // lose this one.
+                match engine
+                    .inner
+                    .handlers
+                    .park_unless_registered(execution_arn, invocation)
+                {
+                    Parking::Parked => return,
+                    Parking::Registered(handler, invocation) => (handler, invocation),
+                }
+            }
+        };
+        call_handler(engine, attempt, handler, invocation);
+    }
+
+    /// The handler's future is dropped; had it answered already, that answer is a stale
+    /// trigger.
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        if let Some(running) = engine.inner.running.lock().remove(attempt) {
+            running.abort();
+        }
+    }
+}
+
+/// Calls `handler` on the runtime for the attempt; its answer is recorded off the async
+/// workers once the call returns.
+fn call_handler(
+    engine: &Engine,
+    attempt: AttemptKey,
+    handler: Arc<dyn TaskHandler>,
+    invocation: TaskInvocation,
+) {
+    let task_id = invocation.task_id;
+    if let Some(seconds) = invocation.heartbeat_seconds {
+        let now_ms = engine.inner.options.clock.now_ms();
+        engine
+            .inner
+            .heartbeats
+            .arm(&attempt.execution, task_id, seconds, now_ms);
+    }
+    let context = with_attempt_id(invocation.context, &attempt.execution, task_id);
+    let call = handler.call(invocation.input, context);
+    let weak: Weak<Inner> = Arc::downgrade(&engine.inner);
+    let arn = attempt.execution.clone();
+    engine.inner.in_flight.lock().in_flight += 1;
+    // The answer is kept in `answers` in the poll that finishes the call, so a token answer
+    // that comes after the call returned always finds it (see `tokens::HandlerAnswers`).
+    let keep = (weak.clone(), arn.clone());
+    let running = engine.inner.handle.spawn(async move {
+        let outcome = call.await;
+        if let Some(inner) = keep.0.upgrade() {
+            inner.answers.put(&keep.1, task_id, outcome);
+        }
+    });
+    engine
+        .inner
+        .running
+        .lock()
+        .insert(attempt.clone(), running.abort_handle());
+    engine.inner.handle.spawn(async move {
+        let joined = running.await;
+        let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
+        // A panicking handler fails its task instead of leaving it unanswered forever.
+        if let Err(join) = joined {
+            if !cancelled {
+                if let Some(inner) = weak.upgrade() {
+                    let failure = TaskError::new(
+                        "States.TaskFailed",
+                        format!("the task handler panicked: {join}"),
+                    );
+                    inner.answers.put(&arn, task_id, Err(failure));
+                }
+            }
+        }
+        // The append blocks on an fsync: keep it off the async workers.
+        let _ = tokio::task::spawn_blocking(move || {
+            record_answer(&weak, &attempt, cancelled);
+        })
+        .await;
+    });
+}
+
+/// Records a handler's answer kept in `answers` (unless a token answer already took it into its
+/// own commit, see `tokens`), and counts it for `wait_idle`.
+fn record_answer(weak: &Weak<Inner>, attempt: &AttemptKey, cancelled: bool) {
+    let Some(inner) = weak.upgrade() else { return };
+    let engine = Engine { inner };
+    engine.inner.running.lock().remove(attempt);
+    if let Err(error) = engine.drive_handler_answer(&attempt.execution, attempt.task) {
+        engine.inner.background_errors.lock().push(format!(
+            "TaskAnswer of task {} for {}: {error}",
+            attempt.task.0, attempt.execution
+        ));
+    }
+    {
+        let mut counts = engine.inner.in_flight.lock();
+        counts.in_flight -= 1;
+        counts.recorded += u64::from(!cancelled);
+    }
+    engine.inner.in_flight_changed.notify_all();
+}
+
+/// The Context object a handler receives: the task's, plus `AttemptId`.
+fn with_attempt_id(context: Value, execution_arn: &str, task_id: EventId) -> Value {
+    let mut context = match context {
+        Value::Object(map) => map,
+        other => {
+            let mut map = serde_json::Map::new();
+            map.insert("Context".to_string(), other);
+            map
+        }
+    };
+    context.insert(
+        "AttemptId".to_string(),
+        Value::String(format!("{execution_arn}/{}", task_id.0)),
+    );
+    Value::Object(context)
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
+use super::backend::AttemptKey;
 use super::{Engine, Error, ExecutionDescription, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::history::EventId;
 use statelog_core::interpreter::{Trigger, WaitingTask};
@@ -65,7 +66,7 @@ const START_EXECUTION_SYNC: [(&str, bool); 2] = [
 
 /// A running `.sync` child and the parent task waiting for it.
 #[derive(Debug, Clone)]
-struct Job {
+struct SyncChild {
     parent_arn: Arc<str>,
     task_id: EventId,
     json_output: bool,
@@ -73,8 +74,8 @@ struct Job {
 
 /// Children of `.sync` tasks by child execution ARN.
 #[derive(Default)]
-pub(crate) struct Jobs {
-    by_child: Mutex<HashMap<Arc<str>, Job>>,
+pub(crate) struct SyncChildren {
+    by_child: Mutex<HashMap<Arc<str>, SyncChild>>,
 }
 
 /// One built-in action, bound to the engine weakly.
@@ -188,9 +189,9 @@ fn start_job(
             .as_str(),
     );
     // Recorded before the start: a child that closes at once still finds its parent.
-    engine.inner.jobs.by_child.lock().insert(
+    engine.inner.sync_children.by_child.lock().insert(
         child.clone(),
-        Job {
+        SyncChild {
             parent_arn: Arc::from(parent_arn),
             task_id: EventId(task_id),
             json_output,
@@ -206,7 +207,7 @@ fn start_job(
         // that no longer waited: push it again, deferred until this answer is recorded.
         Err(Error::ExecutionAlreadyExists { .. }) if ours => {
             let described = engine.describe_execution(&child).map_err(|error| {
-                engine.inner.jobs.by_child.lock().remove(&child);
+                engine.inner.sync_children.by_child.lock().remove(&child);
                 sdk_error(error)
             })?;
             if described.status.is_closed() {
@@ -218,7 +219,7 @@ fn start_job(
             }))
         }
         Err(error) => {
-            engine.inner.jobs.by_child.lock().remove(&child);
+            engine.inner.sync_children.by_child.lock().remove(&child);
             Err(sdk_error(error))
         }
     }
@@ -258,7 +259,7 @@ fn job_output(described: &ExecutionDescription, json_output: bool) -> Value {
 impl Engine {
     /// A closed execution: if it is a `.sync` child, complete its parent's task (push path).
     pub(crate) fn job_closed(&self, child_arn: &str) {
-        let Some(job) = self.inner.jobs.by_child.lock().remove(child_arn) else {
+        let Some(job) = self.inner.sync_children.by_child.lock().remove(child_arn) else {
             return;
         };
         let described = match self.describe_execution(child_arn) {
@@ -290,7 +291,7 @@ impl Engine {
     /// the caller's thread.
     pub(crate) fn job_cancelled(&self, parent_arn: &str, task_id: EventId) {
         let child = {
-            let mut jobs = self.inner.jobs.by_child.lock();
+            let mut jobs = self.inner.sync_children.by_child.lock();
             let child = jobs
                 .iter()
                 .find(|(_, j)| &*j.parent_arn == parent_arn && j.task_id == task_id)
@@ -344,9 +345,9 @@ impl Engine {
                 continue;
             };
             let child: Arc<str> = Arc::from(child);
-            self.inner.jobs.by_child.lock().insert(
+            self.inner.sync_children.by_child.lock().insert(
                 child.clone(),
-                Job {
+                SyncChild {
                     parent_arn: parent_arn.clone(),
                     task_id: task.task_id,
                     json_output,
@@ -460,5 +461,26 @@ impl Engine {
         for action in SDK_ACTIONS {
             self.register_integration(&format!("{SDK_PREFIX}{action}"), builtin(action));
         }
+    }
+}
+
+/// The built-in `.sync` child executions as a task backend. A child starts through the
+/// handler `register_builtin_integrations` registers (so `HandlerCalls` routes it); this
+/// backend stops the child when the parent's attempt is over, and completes the parent's task
+/// when the child closes.
+pub(crate) struct SyncChildBackend;
+
+impl super::backend::TaskBackend for SyncChildBackend {
+    fn name(&self) -> &'static str {
+        "sync child executions"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine.job_cancelled(&attempt.execution, attempt.task);
+    }
+
+    /// A closed child completes its parent's task (the push path).
+    fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
+        engine.job_closed(execution_arn);
     }
 }

@@ -46,7 +46,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
-use super::runtime::{decide_and_append, decide_and_append_after, SlotState};
+use super::backend::AttemptKey;
+use super::kernel::{Commit, SlotState};
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
 use statelog_core::history::EventId;
@@ -532,16 +533,23 @@ impl Engine {
             return Ok(None);
         };
         if task.submitted {
-            return decide_and_append(self, execution_arn, slot, trigger).map(Some);
+            return self
+                .commit_decision(execution_arn, slot, Commit::Trigger(trigger))
+                .map(|committed| Some(committed.effects));
         }
         let Some(start) = self.inner.answers.take(execution_arn, task_id) else {
             self.inner.answers.defer(execution_arn, task_id, trigger);
             return Ok(Some(Vec::new()));
         };
         let before = super::tokens::handler_trigger(task_id, start);
-        let (effects, _) =
-            decide_and_append_after(self, execution_arn, slot, Some(before), trigger, task_id)?;
-        Ok(Some(effects))
+        let request = Commit::After {
+            before,
+            trigger,
+            task_id,
+        };
+        Ok(Some(
+            self.commit_decision(execution_arn, slot, request)?.effects,
+        ))
     }
 
     /// A `.sync` job's outcome for task `task_id` of `execution_arn`, from the background
@@ -630,6 +638,29 @@ impl Engine {
             })
             .await;
         });
+    }
+}
+
+/// The embedder job integrations as a task backend. A job starts through the handler its
+/// integration registers (so `HandlerCalls` routes it); this backend cancels a running
+/// `.sync` job when the attempt is over and polls the running jobs' status when due.
+pub(crate) struct JobBackend;
+
+impl super::backend::TaskBackend for JobBackend {
+    fn name(&self) -> &'static str {
+        "embedder jobs"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine.cancel_job(&attempt.execution, attempt.task);
+    }
+
+    fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
+        engine.inner.job_table.next_due_ms()
+    }
+
+    fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
+        run_due_polls(engine, now_ms)
     }
 }
 

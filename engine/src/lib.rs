@@ -31,12 +31,14 @@
 
 mod activities;
 pub mod arn;
+mod backend;
 mod catalog;
 pub mod clock;
 mod error;
 mod handlers;
 mod integrations;
 mod jobs;
+mod kernel;
 pub mod limits;
 mod log_health;
 mod metrics;
@@ -79,13 +81,13 @@ pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::Error;
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
+use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
-use runtime::{Slot, TimerEntry, TimerSignal};
 pub use statelog_store::ExecutionStatus;
 
 /// How an engine is opened.
@@ -401,7 +403,7 @@ struct Inner {
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
     /// Handler calls running now, by execution and task id, to cancel them.
-    running: Mutex<HashMap<(Arc<str>, u32), tokio::task::AbortHandle>>,
+    running: Mutex<HashMap<backend::AttemptKey, tokio::task::AbortHandle>>,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
     /// Compiled definitions by the LSN of their machine revision's record.
@@ -417,9 +419,12 @@ struct Inner {
     /// Activities and task lists (see `activities`).
     activities: activities::Activities,
     /// Running `.sync` children (see `integrations`).
-    jobs: integrations::Jobs,
+    sync_children: integrations::SyncChildren,
     /// Job integrations and their running `.sync` jobs (see `jobs`).
     job_table: jobs::JobTable,
+    /// What tasks wait for, in routing order: the kernel and the runtime reach the task
+    /// backends only through this list (see `backend`).
+    backends: backend::Backends,
     timer_signal: Arc<TimerSignal>,
     /// Counts closes; waiters on `closed_changed` re-check their execution.
     closed_count: Mutex<u64>,
@@ -510,7 +515,7 @@ impl Engine {
             engine.recover_jobs(&arn, waiting);
         }
         if engine.inner.options.background_timers {
-            runtime::spawn_timer_thread(&engine)?;
+            kernel::spawn_timer_thread(&engine)?;
         }
         if engine.inner.options.background_timers
             && engine.inner.options.compaction_interval_ms > 0
@@ -551,8 +556,9 @@ impl Engine {
                 heartbeats: tokens::Heartbeats::default(),
                 answers: tokens::HandlerAnswers::default(),
                 activities: activities::Activities::default(),
-                jobs: integrations::Jobs::default(),
+                sync_children: integrations::SyncChildren::default(),
                 job_table: jobs::JobTable::default(),
+                backends: backend::Backends::standard(),
                 timer_signal: Arc::new(TimerSignal::default()),
                 closed_count: Mutex::new(0),
                 closed_changed: Condvar::new(),
@@ -700,9 +706,12 @@ impl Engine {
         let raw_input = started.input_text.as_deref().map(|t| (&*started.input, t));
         let input_text = match raw_input {
             Some((_, text)) => text.to_string(),
-            None => serde_json::to_string(&*started.input).map_err(|e| Error::Runtime {
-                reason: format!("cannot render an execution input: {e}"),
-            })?,
+            None => {
+                serde_json::to_string(&*started.input).map_err(|source| Error::NotRendered {
+                    what: "an execution input",
+                    source,
+                })?
+            }
         };
         let output_text = match &last.details {
             EventDetails::ExecutionSucceeded(_) => {
@@ -904,15 +913,14 @@ impl Engine {
 
     /// Fires every timer due at the clock's current time; returns how many fired.
     pub fn run_due_timers(&self) -> usize {
-        runtime::run_due_timers(self)
+        kernel::run_due_timers(self)
     }
 
     /// The due time of the earliest armed timer, if any.
     pub fn next_timer_due_ms(&self) -> Option<u64> {
         let timer = self.inner.timers.lock().peek().map(|t| t.0.due_ms);
-        let heartbeat = self.inner.heartbeats.next_due_ms();
-        let poll = self.inner.job_table.next_due_ms();
-        timer.into_iter().chain(heartbeat).chain(poll).min()
+        let backend = self.inner.backends.next_due_ms(self);
+        timer.into_iter().chain(backend).min()
     }
 
     /// How many timers are armed (timers of closed executions are dropped in batches, so this

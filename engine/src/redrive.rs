@@ -17,10 +17,10 @@
 
 use std::sync::Arc;
 
-use super::runtime::{decide_and_append_with_token, Slot};
+use super::kernel::{Commit, Slot};
 use super::{Engine, Error, ExecutionStatus, ListExecutions};
 use crate::limits::REDRIVE_WINDOW_MS;
-use statelog_core::interpreter::{ExecutionState, Trigger};
+use statelog_core::interpreter::ExecutionState;
 use statelog_store::ExecutionSummary;
 
 /// `redriveStatus`: whether `RedriveExecution` would accept the execution now.
@@ -112,16 +112,10 @@ impl Engine {
         // log batch: a crash keeps both or neither.
         let decided = {
             let mut guard = slot.state.lock();
-            decide_and_append_with_token(
-                self,
-                execution_arn,
-                &mut guard,
-                Trigger::Redrive,
-                client_token,
-            )
+            self.commit_decision(execution_arn, &mut guard, Commit::Redrive { client_token })
         };
         let effects = match decided {
-            Ok(effects) => effects,
+            Ok(committed) => committed.effects,
             Err(error) => {
                 let mut open = self.inner.open.lock();
                 if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {

@@ -102,8 +102,9 @@ pub(crate) fn spawn_compaction_thread(engine: &Engine) -> Result<(), Error> {
             }
             std::thread::park_timeout(Duration::from_millis(COMPACTION_POLL_MS_MAX));
         })
-        .map_err(|e| Error::Runtime {
-            reason: format!("cannot start the compaction thread: {e}"),
+        .map_err(|source| Error::ThreadNotStarted {
+            thread: "compaction",
+            source,
         })?;
     Ok(())
 }

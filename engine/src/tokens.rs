@@ -30,7 +30,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::runtime::decide_and_append_after;
+use super::backend::AttemptKey;
+use super::kernel::Commit;
 use super::{Engine, Error, TaskError};
 use statelog_core::history::{EventDetails, EventId};
 use statelog_core::interpreter::{parse_token, ExecutionState, Trigger};
@@ -128,6 +129,31 @@ impl Heartbeats {
     /// How many task clocks are armed.
     fn len(&self) -> usize {
         self.inner.lock().deadlines.len()
+    }
+}
+
+/// The heartbeat clocks as a task backend: they serve no invocation (the attempt's own backend
+/// arms the clock), stop when the attempt is over, and time out tasks whose worker fell silent.
+pub(crate) struct HeartbeatClocks;
+
+impl super::backend::TaskBackend for HeartbeatClocks {
+    fn name(&self) -> &'static str {
+        "heartbeat clocks"
+    }
+
+    fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
+        engine
+            .inner
+            .heartbeats
+            .disarm(&attempt.execution, attempt.task);
+    }
+
+    fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
+        engine.inner.heartbeats.next_due_ms()
+    }
+
+    fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
+        run_due_heartbeats(engine, now_ms)
     }
 }
 
@@ -380,8 +406,16 @@ impl Engine {
                         .take(arn, parts.task_id)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
-                let (effects, answered) =
-                    decide_and_append_after(self, arn, &mut guard, before, trigger, parts.task_id)?;
+                let request = match before {
+                    Some(before) => Commit::After {
+                        before,
+                        trigger,
+                        task_id: parts.task_id,
+                    },
+                    None => Commit::Trigger(trigger),
+                };
+                let committed = self.commit_decision(arn, &mut guard, request)?;
+                let (effects, answered) = (committed.effects, committed.trigger_decided);
                 drop(guard);
                 self.inner.heartbeats.disarm(arn, parts.task_id);
                 self.perform(arn, &slot, effects);
