@@ -34,12 +34,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use clap::Subcommand;
-use statelog_rng::Rng;
 use statelog::engine::inspect::{
     self, check_record, is_store_marker, Durability, Lsn, NewerVersion, Record, RecordCheck,
     RecordKind, RecoveryReport, Wal, WalError, WalOptions, RECORD_SIZE_BYTES_MAX,
 };
 use statelog::limits::{APPEND_TEST_RECORDS_MAX, APPEND_TEST_THREADS_MAX};
+use statelog_rng::Rng;
 
 /// Exit code of `verify` when the log is corrupt.
 const EXIT_CORRUPT: u8 = 1;
