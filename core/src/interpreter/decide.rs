@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 
 #[path = "states/mod.rs"]
-mod states;
+pub(super) mod states;
 
 use super::effects::{difference, pending_effects};
 use super::io::*;

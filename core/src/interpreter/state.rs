@@ -16,8 +16,12 @@
 
 use serde_json::Value;
 
+use super::decide::states::{map, parallel, task, wait};
 use super::Error;
-use crate::history::{ErrorCause, EventDetails, HistoryEvent, Payload, TimerPurpose};
+use crate::history::{
+    ErrorCause, EventDetails, ExecutionStarted, HistoryEvent, Payload, StateEntered, StateExited,
+    TimerPurpose,
+};
 
 /// How an execution stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,7 +195,7 @@ impl ExecutionState {
     }
 
     /// The thread at `scope`; Parallel branch threads are created (pending) on first use.
-    fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, ApplyError> {
+    pub(crate) fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, ApplyError> {
         let mut thread = &mut self.root;
         for (depth, &index) in scope.iter().enumerate() {
             thread = match thread {
@@ -566,7 +570,11 @@ fn retire_run(mut run: Box<StateRun>) {
     let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
 }
 
-fn running<'a>(thread: &'a mut Thread, what: &'static str) -> Result<&'a mut StateRun, ApplyError> {
+/// The state `thread` runs, or why `what` (an event type or a kind of event) cannot fold.
+pub(crate) fn running<'a>(
+    thread: &'a mut Thread,
+    what: &'static str,
+) -> Result<&'a mut StateRun, ApplyError> {
     match thread {
         Thread::Running(run) => Ok(run),
         other => Err(ApplyError::NotRunning {
@@ -585,50 +593,31 @@ fn thread_name(thread: &Thread) -> &'static str {
     }
 }
 
+/// Folds the event's details: a dispatch by event type. The execution's own events and the
+/// entered/exited/aborted events every state shares are folded here; each state type's own
+/// events by its module in `states/` (the `fold_*` functions at the end of each file). Every
+/// event type is named (no catch-all), so a new one does not compile until it is folded.
 fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), ApplyError> {
     use EventDetails as E;
     let scope = event.scope.as_slice();
+    let at_ms = event.timestamp_ms;
     match &event.details {
-        E::ExecutionStarted(d) => {
-            if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
-                return Err(ApplyError::Misplaced(
-                    "ExecutionStarted must be the first event, at the top level",
-                ));
-            }
-            state.status = ExecutionStatus::Running;
-            state.info = Some(ExecutionInfo {
-                input: d.input.clone(),
-                execution_arn: d.execution_arn.clone(),
-                state_machine_arn: d.state_machine_arn.clone(),
-                role_arn: d.role_arn.clone(),
-                start_ms: event.timestamp_ms,
-                redrive_count: 0,
-            });
-            state.root = Thread::Pending;
-        }
+        E::ExecutionStarted(d) => start(state, scope, d, at_ms),
         E::ExecutionSucceeded(d) => {
-            close(state, ExecutionStatus::Succeeded, event.timestamp_ms);
+            close(state, ExecutionStatus::Succeeded, at_ms);
             state.output = Some(Payload::clone(&d.output));
+            Ok(())
         }
-        E::ExecutionFailed(d) => {
-            close(state, ExecutionStatus::Failed, event.timestamp_ms);
-            state.failure = Some(d.clone());
-        }
-        E::ExecutionTimedOut(d) => {
-            close(state, ExecutionStatus::TimedOut, event.timestamp_ms);
-            state.failure = Some(d.clone());
-        }
+        E::ExecutionFailed(d) => close_with_failure(state, ExecutionStatus::Failed, d, at_ms),
+        E::ExecutionTimedOut(d) => close_with_failure(state, ExecutionStatus::TimedOut, d, at_ms),
+        E::ExecutionAborted(d) => close_with_failure(state, ExecutionStatus::Aborted, d, at_ms),
         E::ExecutionRedriven(_) => {
             if !scope.is_empty() {
                 return Err(ApplyError::Misplaced(
                     "ExecutionRedriven must be at the top level",
                 ));
             }
-            super::redrive::reopen(state, event.timestamp_ms)?;
-        }
-        E::ExecutionAborted(d) => {
-            close(state, ExecutionStatus::Aborted, event.timestamp_ms);
-            state.failure = Some(d.clone());
+            super::redrive::reopen(state, at_ms)
         }
         E::ChoiceStateEntered(d)
         | E::FailStateEntered(d)
@@ -637,248 +626,85 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::PassStateEntered(d)
         | E::SucceedStateEntered(d)
         | E::TaskStateEntered(d)
-        | E::WaitStateEntered(d) => {
-            // A state a redrive put back to *entered* is entered afresh (see `redrive`).
-            let reentry = super::redrive::take_reentry(state, scope);
-            super::redrive::forget_below(state, scope);
-            let thread = state.thread_mut(scope)?;
-            if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
-                return Err(ApplyError::EnteredOnThread {
-                    thread: thread_name(thread),
-                });
-            }
-            // The state shares its input with the event (no copy).
-            if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
-                retire_run(run);
-            }
-            let input = Payload::clone(&d.input);
-            *thread = Thread::Running(new_run(&d.name, event.id.0, event.timestamp_ms, input));
-        }
+        | E::WaitStateEntered(d) => enter(state, scope, d, event.id.0, at_ms),
         E::ChoiceStateExited(d)
         | E::MapStateExited(d)
         | E::ParallelStateExited(d)
         | E::PassStateExited(d)
         | E::SucceedStateExited(d)
         | E::TaskStateExited(d)
-        | E::WaitStateExited(d) => {
-            let thread = state.thread_mut(scope)?;
-            let run = running(thread, "a state exit")?;
-            if run.name != d.name {
-                return Err(ApplyError::ExitOfOther {
-                    exited: d.name.clone(),
-                    running: run.name.clone(),
-                });
-            }
-            // The thread's output is shared with the event (no copy).
-            let output = Payload::clone(&d.output);
-            if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
-                retire_run(run);
-            }
-        }
+        | E::WaitStateExited(d) => exit(state, scope, d),
         E::TaskStateAborted
         | E::WaitStateAborted
         | E::ParallelStateAborted
-        | E::MapStateAborted => {
-            super::redrive::remember(state, scope);
-            let thread = state.thread_mut(scope)?;
-            running(thread, "an abort")?;
-            *thread = Thread::Aborted;
-        }
-        E::TaskScheduled(d) => {
-            let run = running(state.thread_mut(scope)?, "TaskScheduled")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "TaskScheduled outside a freshly entered or retrying Task",
-                ));
-            }
-            run.phase = Phase::Task(TaskRun {
-                task_id: event.id.0,
-                attempt: run.retried_errors.len() as u32,
-                parameters: d.parameters.clone(),
-                resource_arn: d.resource_arn.clone(),
-                resource_type: d.resource_type.clone(),
-                resource: d.resource.clone(),
-                stage: TaskStage::Scheduled,
-                timeout_timer: None,
-                heartbeat_seconds: d.heartbeat_in_seconds,
-                token: d.task_token.clone(),
-                activity: None,
-                submitted_output: None,
-            });
-        }
-        E::ActivityScheduled(d) => {
-            let run = running(state.thread_mut(scope)?, "ActivityScheduled")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "ActivityScheduled outside a freshly entered or retrying Task",
-                ));
-            }
-            run.phase = Phase::Task(TaskRun {
-                task_id: event.id.0,
-                attempt: run.retried_errors.len() as u32,
-                parameters: d.input.clone(),
-                resource_arn: d.resource.clone(),
-                resource_type: "activity".to_string(),
-                resource: d.resource.clone(),
-                stage: TaskStage::Scheduled,
-                timeout_timer: None,
-                heartbeat_seconds: d.heartbeat_in_seconds,
-                token: d.task_token.clone(),
-                activity: Some(Box::new(ActivityTask {
-                    task_list: d.task_list.clone(),
-                })),
-                submitted_output: None,
-            });
-        }
-        E::ActivityStarted(_) => {
-            let run = running(state.thread_mut(scope)?, "ActivityStarted")?;
-            match &mut run.phase {
-                Phase::Task(task) if task.activity.is_some() => task.stage = TaskStage::Started,
-                _ => return Err(ApplyError::Misplaced("no activity task in flight")),
-            }
-        }
-        E::ActivitySucceeded(d) => {
-            let run = running(state.thread_mut(scope)?, "ActivitySucceeded")?;
-            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err(ApplyError::Misplaced("no activity task in flight"));
-            }
-            run.phase = Phase::TaskSucceeded {
-                output: Value::clone(&d.output),
-            };
-        }
+        | E::MapStateAborted => abort(state, scope),
+        E::TaskScheduled(d) => task::fold_scheduled(state, scope, event.id.0, d),
+        E::ActivityScheduled(d) => task::fold_activity_scheduled(state, scope, event.id.0, d),
+        E::ActivityStarted(_) => task::fold_activity_started(state, scope),
+        E::ActivitySucceeded(d) => task::fold_activity_succeeded(state, scope, d),
         E::ActivityFailed(d) | E::ActivityTimedOut(d) | E::ActivityScheduleFailed(d) => {
-            let run = running(state.thread_mut(scope)?, "an activity failure")?;
-            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err(ApplyError::Misplaced("no activity task in flight"));
-            }
-            run.phase = Phase::Failed {
-                error: Some(d.clone()),
-            };
+            task::fold_activity_failed(state, scope, d)
         }
-        E::TaskStarted(_) | E::TaskSubmitted(_) => {
-            let run = running(state.thread_mut(scope)?, "a task event")?;
-            match &mut run.phase {
-                Phase::Task(task) => match &event.details {
-                    E::TaskSubmitted(d) => {
-                        task.stage = TaskStage::Submitted;
-                        if task.token.is_some() {
-                            task.submitted_output = Some(Box::new(d.output.clone()));
-                        }
-                    }
-                    _ => task.stage = TaskStage::Started,
-                },
-                _ => return Err(ApplyError::Misplaced("no task in flight")),
-            }
-        }
-        E::TaskSucceeded(d) => {
-            let run = running(state.thread_mut(scope)?, "TaskSucceeded")?;
-            if !matches!(run.phase, Phase::Task(_)) {
-                return Err(ApplyError::Misplaced("no task in flight"));
-            }
-            run.phase = Phase::TaskSucceeded {
-                output: d.output.clone(),
-            };
-        }
+        E::TaskStarted(_) => task::fold_started(state, scope),
+        E::TaskSubmitted(d) => task::fold_submitted(state, scope, d),
+        E::TaskSucceeded(d) => task::fold_succeeded(state, scope, d),
         E::TaskFailed(d) | E::TaskTimedOut(d) | E::TaskStartFailed(d) | E::TaskSubmitFailed(d) => {
-            let run = running(state.thread_mut(scope)?, "a task failure")?;
-            if !matches!(run.phase, Phase::Task(_)) {
-                return Err(ApplyError::Misplaced("no task in flight"));
-            }
-            run.phase = Phase::Failed {
-                error: Some(ErrorCause {
-                    error: d.error.clone(),
-                    cause: d.cause.clone(),
-                }),
-            };
+            task::fold_failed(state, scope, d)
         }
-        E::ParallelStateStarted => {
-            let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "ParallelStateStarted outside a freshly entered or retrying state",
-                ));
-            }
-            run.phase = Phase::Parallel {
-                branches: Vec::new(),
-            };
+        E::ParallelStateStarted => parallel::fold_started(state, scope),
+        E::MapStateStarted(d) => map::fold_started(state, scope, d),
+        E::MapIterationStarted(d) => map::fold_iteration_started(state, scope, d),
+        E::MapIterationSucceeded(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Succeeded)
         }
-        E::MapStateStarted(d) => {
-            let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "MapStateStarted outside a freshly entered or retrying state",
-                ));
-            }
-            run.phase = Phase::Map {
-                length: d.length,
-                iterations: Vec::new(),
-            };
+        E::MapIterationFailed(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Failed)
         }
-        E::ParallelStateSucceeded | E::MapStateSucceeded => {
-            let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
-            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err(ApplyError::Misplaced("no branches or iterations running"));
-            }
-            run.phase = Phase::Finishing;
+        E::MapIterationAborted(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Aborted)
         }
-        E::ParallelStateFailed | E::MapStateFailed => {
-            super::redrive::remember(state, scope);
-            let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
-            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err(ApplyError::Misplaced("no branches or iterations running"));
-            }
-            run.phase = Phase::Failed { error: None };
-        }
-        E::MapIterationStarted(d) => {
-            let run = running(state.thread_mut(scope)?, "MapIterationStarted")?;
-            match &mut run.phase {
-                Phase::Map { length, iterations } => {
-                    if d.index as usize != iterations.len() || d.index >= *length {
-                        return Err(ApplyError::IterationOutOfOrder {
-                            index: d.index,
-                            started: iterations.len(),
-                            length: *length,
-                        });
-                    }
-                    iterations.push(Iteration {
-                        thread: Thread::Pending,
-                        outcome: IterationOutcome::Running,
-                    });
-                }
-                _ => return Err(ApplyError::Misplaced("no Map running")),
-            }
-        }
-        E::MapIterationSucceeded(d) | E::MapIterationFailed(d) | E::MapIterationAborted(d) => {
-            let outcome = match &event.details {
-                E::MapIterationSucceeded(_) => IterationOutcome::Succeeded,
-                E::MapIterationFailed(_) => IterationOutcome::Failed,
-                _ => IterationOutcome::Aborted,
-            };
-            if outcome == IterationOutcome::Aborted {
-                let mut path = scope.to_vec();
-                path.push(d.index);
-                super::redrive::remember(state, &path);
-            }
-            let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
-            match &mut run.phase {
-                Phase::Map { iterations, .. } => match iterations.get_mut(d.index as usize) {
-                    Some(iteration) if iteration.outcome == IterationOutcome::Running => {
-                        iteration.outcome = outcome;
-                        if outcome == IterationOutcome::Aborted {
-                            iteration.thread = Thread::Aborted;
-                        }
-                    }
-                    _ => return Err(ApplyError::IterationNotRunning { index: d.index }),
-                },
-                _ => return Err(ApplyError::Misplaced("no Map running")),
-            }
-        }
-        other => {
-            return Err(ApplyError::NotProduced {
-                event_type: other.type_name(),
-            })
-        }
+        E::ParallelStateSucceeded | E::MapStateSucceeded => children_succeeded(state, scope),
+        E::ParallelStateFailed | E::MapStateFailed => children_failed(state, scope),
+        E::EvaluationFailed(_)
+        | E::LambdaFunctionFailed(_)
+        | E::LambdaFunctionScheduleFailed(_)
+        | E::LambdaFunctionScheduled(_)
+        | E::LambdaFunctionStartFailed(_)
+        | E::LambdaFunctionStarted
+        | E::LambdaFunctionSucceeded(_)
+        | E::LambdaFunctionTimedOut(_)
+        | E::MapRunAborted
+        | E::MapRunFailed(_)
+        | E::MapRunRedriven(_)
+        | E::MapRunStarted(_)
+        | E::MapRunSucceeded => Err(ApplyError::NotProduced {
+            event_type: event.details.type_name(),
+        }),
     }
+}
+
+/// `ExecutionStarted`: the execution runs, its root thread waits for the first state.
+fn start(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &ExecutionStarted,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
+        return Err(ApplyError::Misplaced(
+            "ExecutionStarted must be the first event, at the top level",
+        ));
+    }
+    state.status = ExecutionStatus::Running;
+    state.info = Some(ExecutionInfo {
+        input: started.input.clone(),
+        execution_arn: started.execution_arn.clone(),
+        state_machine_arn: started.state_machine_arn.clone(),
+        role_arn: started.role_arn.clone(),
+        start_ms: at_ms,
+        redrive_count: 0,
+    });
+    state.root = Thread::Pending;
     Ok(())
 }
 
@@ -888,6 +714,98 @@ fn close(state: &mut ExecutionState, status: ExecutionStatus, at_ms: u64) {
     state.execution_timer = None;
 }
 
+/// `ExecutionFailed` / `ExecutionTimedOut` / `ExecutionAborted`: closed with its error.
+fn close_with_failure(
+    state: &mut ExecutionState,
+    status: ExecutionStatus,
+    failure: &ErrorCause,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    close(state, status, at_ms);
+    state.failure = Some(failure.clone());
+    Ok(())
+}
+
+/// Any `*StateEntered`: the thread at `scope` (pending, or done with the previous state's
+/// output) runs the state, just entered.
+fn enter(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    entered: &StateEntered,
+    entered_event_id: u32,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    // A state a redrive put back to *entered* is entered afresh (see `redrive`).
+    let reentry = super::redrive::take_reentry(state, scope);
+    super::redrive::forget_below(state, scope);
+    let thread = state.thread_mut(scope)?;
+    if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
+        return Err(ApplyError::EnteredOnThread {
+            thread: thread_name(thread),
+        });
+    }
+    // The state shares its input with the event (no copy).
+    if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
+        retire_run(run);
+    }
+    let input = Payload::clone(&entered.input);
+    *thread = Thread::Running(new_run(&entered.name, entered_event_id, at_ms, input));
+    Ok(())
+}
+
+/// Any `*StateExited`: the running state leaves its thread, done with the state's output.
+fn exit(state: &mut ExecutionState, scope: &[u32], exited: &StateExited) -> Result<(), ApplyError> {
+    let thread = state.thread_mut(scope)?;
+    let run = running(thread, "a state exit")?;
+    if run.name != exited.name {
+        return Err(ApplyError::ExitOfOther {
+            exited: exited.name.clone(),
+            running: run.name.clone(),
+        });
+    }
+    // The thread's output is shared with the event (no copy).
+    let output = Payload::clone(&exited.output);
+    if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
+        retire_run(run);
+    }
+    Ok(())
+}
+
+/// `TaskStateAborted` / `WaitStateAborted` / `ParallelStateAborted` / `MapStateAborted`: the
+/// running state's thread is aborted (remembered first, for a redrive).
+fn abort(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    super::redrive::remember(state, scope);
+    let thread = state.thread_mut(scope)?;
+    running(thread, "an abort")?;
+    *thread = Thread::Aborted;
+    Ok(())
+}
+
+/// `ParallelStateSucceeded` / `MapStateSucceeded`: the branches or iterations are over, output
+/// processing comes next. Shared by Parallel and Map: either event ends either kind's children.
+fn children_succeeded(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+        return Err(ApplyError::Misplaced("no branches or iterations running"));
+    }
+    run.phase = Phase::Finishing;
+    Ok(())
+}
+
+/// `ParallelStateFailed` / `MapStateFailed`: the branches or iterations give way to a bare
+/// failure whose error only `decide` knows (remembered first, for a redrive). Shared by
+/// Parallel and Map like [`children_succeeded`].
+fn children_failed(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    super::redrive::remember(state, scope);
+    let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+        return Err(ApplyError::Misplaced("no branches or iterations running"));
+    }
+    run.phase = Phase::Failed { error: None };
+    Ok(())
+}
+
+/// Folds the timer an event arms for the state (or the execution) that owns it.
 pub(crate) fn apply_timer(
     state: &mut ExecutionState,
     owner: &[u32],
@@ -900,29 +818,15 @@ pub(crate) fn apply_timer(
     }
     let run = running(state.thread_mut(owner)?, "a timer")?;
     match purpose {
-        TimerPurpose::Wait => {
-            if run.phase != Phase::Entered {
-                return Err(ApplyError::Misplaced(
-                    "a Wait timer on a state that is not freshly entered",
-                ));
-            }
-            run.phase = Phase::Waiting { timer };
-        }
+        TimerPurpose::Wait => wait::fold_timer(run, timer),
         TimerPurpose::RetryBackoff { error } => {
             run.retried_errors.push(error.clone());
             run.phase = Phase::Backoff { timer };
+            Ok(())
         }
-        TimerPurpose::TaskTimeout => match &mut run.phase {
-            Phase::Task(task) => task.timeout_timer = Some(timer),
-            _ => {
-                return Err(ApplyError::Misplaced(
-                    "a task timeout without a task in flight",
-                ))
-            }
-        },
+        TimerPurpose::TaskTimeout => task::fold_timeout_timer(run, timer),
         TimerPurpose::ExecutionTimeout => unreachable!("handled above"),
     }
-    Ok(())
 }
 
 #[cfg(test)]

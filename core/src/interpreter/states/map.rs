@@ -394,3 +394,89 @@ pub(in crate::interpreter::decide) fn tolerance_exceeded(
         None
     }
 }
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// `MapStateSucceeded` / `MapStateFailed` are folded by `state::children_succeeded` /
+// `state::children_failed`, shared with Parallel.
+
+use crate::interpreter::state::{running, ApplyError, Iteration};
+
+/// `MapStateStarted`: a freshly entered or retrying Map runs `length` iterations, none started.
+pub(in crate::interpreter) fn fold_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &MapStateStarted,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "MapStateStarted outside a freshly entered or retrying state",
+        ));
+    }
+    run.phase = Phase::Map {
+        length: started.length,
+        iterations: Vec::new(),
+    };
+    Ok(())
+}
+
+/// `MapIterationStarted`: the next iteration in index order (below the length) starts, its
+/// thread pending.
+pub(in crate::interpreter) fn fold_iteration_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &MapIteration,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapIterationStarted")?;
+    match &mut run.phase {
+        Phase::Map { length, iterations } => {
+            if started.index as usize != iterations.len() || started.index >= *length {
+                return Err(ApplyError::IterationOutOfOrder {
+                    index: started.index,
+                    started: iterations.len(),
+                    length: *length,
+                });
+            }
+            iterations.push(Iteration {
+                thread: Thread::Pending,
+                outcome: IterationOutcome::Running,
+            });
+        }
+        _ => return Err(ApplyError::Misplaced("no Map running")),
+    }
+    Ok(())
+}
+
+/// `MapIterationSucceeded` / `MapIterationFailed` / `MapIterationAborted` (`outcome`): a
+/// running iteration ends; an aborted one's thread is aborted (remembered first, for a
+/// redrive).
+pub(in crate::interpreter) fn fold_iteration_ended(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    ended: &MapIteration,
+    outcome: IterationOutcome,
+) -> Result<(), ApplyError> {
+    debug_assert!(
+        outcome != IterationOutcome::Running,
+        "an end is not running"
+    );
+    if outcome == IterationOutcome::Aborted {
+        let mut path = scope.to_vec();
+        path.push(ended.index);
+        crate::interpreter::redrive::remember(state, &path);
+    }
+    let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
+    match &mut run.phase {
+        Phase::Map { iterations, .. } => match iterations.get_mut(ended.index as usize) {
+            Some(iteration) if iteration.outcome == IterationOutcome::Running => {
+                iteration.outcome = outcome;
+                if outcome == IterationOutcome::Aborted {
+                    iteration.thread = Thread::Aborted;
+                }
+            }
+            _ => return Err(ApplyError::IterationNotRunning { index: ended.index }),
+        },
+        _ => return Err(ApplyError::Misplaced("no Map running")),
+    }
+    Ok(())
+}

@@ -8,9 +8,9 @@
 
 mod choice;
 mod fail;
-mod map;
-mod parallel;
+pub(in crate::interpreter) mod map;
+pub(in crate::interpreter) mod parallel;
 mod pass;
 mod succeed;
-mod task;
-mod wait;
+pub(in crate::interpreter) mod task;
+pub(in crate::interpreter) mod wait;

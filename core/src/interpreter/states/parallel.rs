@@ -117,3 +117,27 @@ impl Decider<'_, '_> {
         self.finish_with_result(scope, state, &run, Value::Array(results))
     }
 }
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// `ParallelStateSucceeded` / `ParallelStateFailed` are folded by `state::children_succeeded` /
+// `state::children_failed`, shared with Map.
+
+use crate::interpreter::state::{running, ApplyError};
+
+/// `ParallelStateStarted`: a freshly entered or retrying Parallel runs its branches (their
+/// threads are created by the first event inside each).
+pub(in crate::interpreter) fn fold_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "ParallelStateStarted outside a freshly entered or retrying state",
+        ));
+    }
+    run.phase = Phase::Parallel {
+        branches: Vec::new(),
+    };
+    Ok(())
+}

@@ -151,3 +151,23 @@ impl Decider<'_, '_> {
         }
     }
 }
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// A Wait has no events of its own: its entered, exited and aborted events are folded by the
+// arms every state shares; only the timer its entered event arms is folded here.
+
+use crate::interpreter::state::ApplyError;
+
+/// The Wait timer armed by `WaitStateEntered`: Entered -> Waiting.
+pub(in crate::interpreter) fn fold_timer(
+    run: &mut StateRun,
+    timer: Timer,
+) -> Result<(), ApplyError> {
+    if run.phase != Phase::Entered {
+        return Err(ApplyError::Misplaced(
+            "a Wait timer on a state that is not freshly entered",
+        ));
+    }
+    run.phase = Phase::Waiting { timer };
+    Ok(())
+}
