@@ -11,6 +11,24 @@
 //! do not advance (so the first state-entered event points at 0, and `MapIterationStarted(i+1)`
 //! points at the last event of iteration `i`). The cursor is kept here so replay reproduces it.
 //!
+//! What is folded here, and where the rest is: [`apply`] checks the event's place (id, closed,
+//! first event) and `apply_details` dispatches by event type, naming every type (no
+//! catch-all). This module folds the execution's own events and the arms every state shares;
+//! each state type's own events are folded by its module in `states/` (see its table).
+//! ```text
+//! NotStarted --(ExecutionStarted)--> Running (root thread Pending)
+//! Running --(ExecutionSucceeded | Failed | TimedOut | Aborted)--> closed (that status)
+//! Failed | TimedOut | Aborted --(ExecutionRedriven)--> Running (see `redrive`)
+//! Running --(the ExecutionTimeout timer its start or redrive arms)--> execution timer armed
+//! thread Pending | Done --(any *StateEntered)--> Running (Entered); a redrive's re-entry: any
+//! Running --(any *StateExited naming it)--> thread Done (the event's output)
+//! Running --(Task/Wait/Parallel/MapStateAborted)--> thread Aborted
+//! any phase --(a RetryBackoff timer on the event)--> Backoff (the error counted)
+//! Parallel | Map --(ParallelStateSucceeded | MapStateSucceeded)--> Finishing
+//! Parallel | Map --(ParallelStateFailed | MapStateFailed)--> Failed (the error known to decide)
+//! any --(Lambda*, MapRun*, EvaluationFailed: never written here)--> ApplyError::NotProduced
+//! ```
+//!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
 //! ids are dense. Must not: look at the definition, the clock, or anything but the event.
 

@@ -2,17 +2,30 @@
 //! the outputs in item order.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(InputPath, ItemsPath, counts: MapStateStarted)--> Map
 //! Map --(room under MaxConcurrency: MapIterationStarted)--> Map (iteration Running)
 //! Map --(iteration Done: MapIterationSucceeded)--> Map
 //! Map --(iteration fails, within tolerance: MapIterationFailed)--> Map
 //! Map --(every iteration ended: MapStateSucceeded)--> Finishing --(MapStateExited)
 //! Map --(over tolerance: running iterations MapIterationAborted, MapStateFailed)--> Failed
-//! Entered --(parameters fail, a retrier takes it)--> Backoff --(TimerFired)--> Entered
+//! Entered --(parameters fail, a retrier takes it)--> Backoff
+//! Backoff --(TimerFired: begins again, MapStateStarted)--> Map
 //! Failed --(a catcher takes it: MapStateExited)--> the catcher's Next | thread Failed
 //! Map --(parent fails)--> Aborted --(MapStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! Entered | Backoff --(MapStateStarted)--> Map (its length, no iteration started)
+//! Map --(MapIterationStarted i, i = started so far < length)--> Map (i Running, thread Pending)
+//! Map --(MapIterationSucceeded i | MapIterationFailed i, i Running)--> Map (i Succeeded | Failed)
+//! Map --(MapIterationAborted i, i Running)--> Map (i Aborted, its thread Aborted)
+//! Map | Parallel --(MapStateSucceeded)--> Finishing              state::children_succeeded
+//! Map | Parallel --(MapStateFailed)--> Failed (error known to decide)  state::children_failed
+//! any --(a RetryBackoff timer on the event)--> Backoff (the error counted)  state::apply_timer
+//! Entered, exited, aborted: the arms every state shares (`state`)
 //! ```
-//! Folded by the `MapState*`/`MapIteration*` arms of `state::apply`.
+//! The apply rows are the `fold_*` functions at the end of this file, called by
+//! `state::apply`, except the two shared with Parallel; any other phase is an `ApplyError`.
 
 use super::super::*;
 

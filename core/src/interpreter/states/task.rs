@@ -1,6 +1,7 @@
 //! Task: hands its effective input to an integration and waits for the answer.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(TaskScheduled [+ timeout timer], TaskStarted)--> Task (Scheduled, Started)
 //! Entered --(ActivityScheduled [+ timeout timer])--> Task (activity, waits for a worker)
 //! Task --(ActivityStarted: a worker claimed it)--> Task (Started)
@@ -9,12 +10,26 @@
 //! TaskSucceeded --(ResultSelector, ResultPath, OutputPath: TaskStateExited)--> Exited
 //! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, a retrier takes it)--> Backoff
 //! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, no retrier)--> Failed
-//! Backoff --(TimerFired)--> Entered (scheduled again, attempt + 1)
+//! Backoff --(TimerFired: TaskScheduled again, attempt + 1)--> Task
 //! Failed --(a catcher takes it: TaskStateExited)--> the catcher's Next | thread Failed
 //! Task --(parent fails)--> Aborted --(TaskStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! Entered | Backoff --(TaskScheduled)--> Task (Scheduled, attempt = retries so far)
+//! Entered | Backoff --(ActivityScheduled)--> Task (activity, Scheduled, its task list)
+//! Task --(the TaskTimeout timer its scheduling event arms)--> Task (timeout armed)
+//! Task --(TaskStarted)--> Task (Started)
+//! Task (activity) --(ActivityStarted)--> Task (Started)
+//! Task --(TaskSubmitted)--> Task (Submitted; with a token, the answer kept as the job handle)
+//! Task --(TaskSucceeded)--> TaskSucceeded (its output)
+//! Task (activity) --(ActivitySucceeded)--> TaskSucceeded (its output)
+//! Task --(TaskFailed | TaskTimedOut | TaskStartFailed | TaskSubmitFailed)--> Failed (its error)
+//! Task (activity) --(ActivityFailed | ActivityTimedOut | ActivityScheduleFailed)--> Failed
+//! any --(a RetryBackoff timer on the event)--> Backoff (the error counted)     state::apply_timer
+//! Entered, exited, aborted: the arms every state shares (`state`)
 //! ```
-//! Folded by the task arms of `state::apply` (`TaskScheduled` ... `ActivityTimedOut`) and
-//! `state::apply_timer` (`TaskTimeout`, `RetryBackoff`).
+//! The apply rows are the `fold_*` functions at the end of this file, called by
+//! `state::apply`; any other phase is an `ApplyError` naming the rule broken.
 
 use super::super::*;
 
