@@ -955,6 +955,42 @@ mod tests {
         }
     }
 
+    /// The dispatch routes every event type: exactly the types this interpreter never writes
+    /// answer `NotProduced`, and every other type reaches a fold (here refused or accepted for
+    /// its own reason, since a bare running execution has no state for most of them).
+    #[test]
+    fn every_event_type_is_folded_except_those_never_written() {
+        let never_written = [
+            "EvaluationFailed",
+            "LambdaFunctionFailed",
+            "LambdaFunctionScheduleFailed",
+            "LambdaFunctionScheduled",
+            "LambdaFunctionStartFailed",
+            "LambdaFunctionStarted",
+            "LambdaFunctionSucceeded",
+            "LambdaFunctionTimedOut",
+            "MapRunAborted",
+            "MapRunFailed",
+            "MapRunRedriven",
+            "MapRunStarted",
+            "MapRunSucceeded",
+        ];
+        let input = Payload::new(json!({}));
+        let running = ExecutionState::replay([&started(&input)]).expect("folds");
+        let samples = EventDetails::samples();
+        assert_eq!(samples.len(), EventDetails::TYPE_NAMES.len());
+        for details in samples {
+            let type_name = details.type_name();
+            let result = apply_details(&mut running.clone(), &event(2, details));
+            let not_produced = matches!(result, Err(ApplyError::NotProduced { .. }));
+            assert_eq!(
+                not_produced,
+                never_written.contains(&type_name),
+                "{type_name}: {result:?}"
+            );
+        }
+    }
+
     #[test]
     fn states_share_payloads_with_events_and_a_reused_run_holds_only_the_new_state() {
         let first = Payload::new(json!({"n": 1}));
