@@ -35,7 +35,7 @@
 use serde_json::Value;
 
 use super::decide::states::{map, parallel, task, wait};
-use super::Error;
+use super::{Error, Inconsistency};
 use crate::history::{
     ErrorCause, EventDetails, ExecutionStarted, HistoryEvent, Payload, StateEntered, StateExited,
     TimerPurpose,
@@ -397,8 +397,8 @@ pub(crate) enum IterationOutcome {
     Aborted,
 }
 
-/// Why an event does not fit the folded state. Its text becomes the `reason` of
-/// [`Error::Inconsistent`], which names the event.
+/// Why an event does not fit the folded state: the `reason` of [`Error::Inconsistent`] (as
+/// [`Inconsistency::Apply`]), which names the event.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApplyError {
@@ -504,35 +504,34 @@ fn advances_cursor(details: &EventDetails) -> bool {
 
 /// Folds one event into the state. Fails (leaving `state` unusable) when the event does not fit.
 pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Error> {
-    let bad = |reason: String| Error::Inconsistent {
+    let bad = |reason: Inconsistency| Error::Inconsistent {
         event_id: event.id.0,
         event_type: event.details.type_name(),
         reason,
     };
     if event.id.0 != state.last_event_id + 1 {
-        return Err(bad(format!(
-            "id {} does not follow {}",
-            event.id.0, state.last_event_id
-        )));
+        return Err(bad(Inconsistency::IdOutOfOrder {
+            id: event.id.0,
+            last_event_id: state.last_event_id,
+        }));
     }
     if state.status.is_closed() && !matches!(event.details, EventDetails::ExecutionRedriven(_)) {
-        return Err(bad(format!(
-            "the execution is already closed ({:?})",
-            state.status
-        )));
+        return Err(bad(Inconsistency::AlreadyClosed {
+            status: state.status,
+        }));
     }
     if state.status == ExecutionStatus::NotStarted
         && !matches!(event.details, EventDetails::ExecutionStarted(_))
     {
-        return Err(bad("the first event must be ExecutionStarted".to_string()));
+        return Err(bad(Inconsistency::NotStartedFirst));
     }
-    apply_details(state, event).map_err(|e| bad(e.to_string()))?;
+    apply_details(state, event).map_err(|e| bad(e.into()))?;
     if let Some(arm) = &event.timer {
         let timer = Timer {
             id: event.id.0,
             due_ms: arm.due_ms,
         };
-        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(|e| bad(e.to_string()))?;
+        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(|e| bad(e.into()))?;
     }
     state.last_event_id = event.id.0;
     state.cursor_before_iteration_succeeded =
@@ -952,6 +951,107 @@ mod tests {
             );
             let error = apply(&mut state, last).expect_err("does not fit");
             assert_eq!(error.to_string(), text);
+        }
+    }
+
+    /// The fold's own checks reach the caller typed, worded as before.
+    #[test]
+    fn events_out_of_place_give_a_typed_inconsistency() {
+        let input = Payload::new(json!({}));
+        let closed = event(
+            2,
+            EventDetails::ExecutionFailed(ErrorCause {
+                error: Some("E".into()),
+                cause: None,
+            }),
+        );
+        let cases = [
+            (
+                vec![started(&input), event(3, entered("A", &input))],
+                Inconsistency::IdOutOfOrder {
+                    id: 3,
+                    last_event_id: 1,
+                },
+                "event 3 (PassStateEntered) does not fit the execution state: \
+                 id 3 does not follow 1",
+            ),
+            (
+                vec![started(&input), closed, event(3, entered("A", &input))],
+                Inconsistency::AlreadyClosed {
+                    status: ExecutionStatus::Failed,
+                },
+                "event 3 (PassStateEntered) does not fit the execution state: \
+                 the execution is already closed (Failed)",
+            ),
+            (
+                vec![event(1, entered("A", &input))],
+                Inconsistency::NotStartedFirst,
+                "event 1 (PassStateEntered) does not fit the execution state: \
+                 the first event must be ExecutionStarted",
+            ),
+        ];
+        for (events, reason, text) in cases {
+            let (last, before) = events.split_last().expect("cases have events");
+            let mut state = ExecutionState::replay(before).expect("the prefix folds");
+            let error = apply(&mut state, last).expect_err("does not fit");
+            assert_eq!(error.to_string(), text);
+            match error {
+                Error::Inconsistent {
+                    reason: actual,
+                    event_id,
+                    ..
+                } => {
+                    assert_eq!(actual, reason);
+                    assert_eq!(event_id, last.id.0);
+                }
+                other => panic!("not an inconsistency: {other:?}"),
+            }
+        }
+    }
+
+    /// `decide`'s reasons print as the sentences they were built from before they were typed.
+    #[test]
+    fn decide_inconsistencies_print_as_before() {
+        let cases = [
+            (
+                Inconsistency::NoRunningStateAt { scope: vec![0, 2] },
+                "no running state at scope [0, 2]",
+            ),
+            (Inconsistency::NoBranch { index: 3 }, "no branch 3"),
+            (
+                Inconsistency::NoBranches { state: "P".into() },
+                "'P' has no branches",
+            ),
+            (
+                Inconsistency::UnstartedThread { scope: vec![1] },
+                "advance of an unstarted thread [1]",
+            ),
+            (
+                Inconsistency::ImpossiblePhase {
+                    state: "W".into(),
+                    state_type: "Wait",
+                    phase: "Finishing".into(),
+                },
+                "state 'W' (Wait) cannot be in phase Finishing",
+            ),
+            (
+                Inconsistency::MapParametersChanged {
+                    cause: "gone".into(),
+                },
+                "Map parameters changed: gone",
+            ),
+            (
+                Inconsistency::BranchNotStarted { index: 4 },
+                "branch 4 was never started",
+            ),
+            (Inconsistency::from("not started"), "not started"),
+            (
+                Inconsistency::from(ApplyError::IterationNotRunning { index: 5 }),
+                "iteration 5 is not running",
+            ),
+        ];
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text);
         }
     }
 

@@ -148,7 +148,11 @@ impl Decider<'_, '_> {
             Some(params) => params,
             None => match self.map_params(state, map, &run) {
                 Ok(params) => params,
-                Err(e) => return Err(inconsistent(format!("Map parameters changed: {}", e.cause))),
+                Err(e) => {
+                    return Err(inconsistent(Inconsistency::MapParametersChanged {
+                        cause: e.cause,
+                    }))
+                }
             },
         };
         let length = params.items.len();

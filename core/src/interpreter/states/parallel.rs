@@ -87,7 +87,7 @@ impl Decider<'_, '_> {
             } else {
                 let input = fresh_input
                     .clone()
-                    .ok_or_else(|| inconsistent(format!("branch {index} was never started")))?;
+                    .ok_or_else(|| inconsistent(Inconsistency::BranchNotStarted { index }))?;
                 self.enter_and_advance(&path, &branch.start_at, input)?
             };
             outcomes.push(outcome);
