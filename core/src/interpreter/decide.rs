@@ -13,14 +13,14 @@
 use serde_json::{json, Value};
 
 #[path = "states/mod.rs"]
-mod states;
+pub(super) mod states;
 
 use super::effects::{difference, pending_effects};
 use super::io::*;
 use super::state::{
     apply, apply_timer, ExecutionState, IterationOutcome, Phase, StateRun, Thread, Timer,
 };
-use super::{Decision, Effect, Error, Options, StartRequest, Trigger};
+use super::{Decision, Effect, Error, Inconsistency, Options, StartRequest, Trigger};
 use crate::asl::{
     ChoiceState, CountField, FailField, FailState, IntegrationPattern, MapState, ParallelState,
     PassState, PercentageField, ResourceKind, SecondsField, State, StateKind, StateMachine,
@@ -251,7 +251,7 @@ fn too_deep_cause(details: &EventDetails) -> String {
     )
 }
 
-fn inconsistent(reason: impl Into<String>) -> Interrupt {
+fn inconsistent(reason: impl Into<Inconsistency>) -> Interrupt {
     Interrupt::Fail(Error::Inconsistent {
         event_id: 0,
         event_type: "(decide)",
@@ -262,10 +262,11 @@ fn inconsistent(reason: impl Into<String>) -> Interrupt {
 /// The state running at `scope` in `state` (a free function, so the borrow is of the state
 /// alone and the decider's other fields stay usable).
 fn running_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Step<&'s StateRun> {
-    state
-        .thread(scope)
-        .and_then(Thread::run)
-        .ok_or_else(|| inconsistent(format!("no running state at scope {scope:?}")))
+    state.thread(scope).and_then(Thread::run).ok_or_else(|| {
+        inconsistent(Inconsistency::NoRunningStateAt {
+            scope: scope.to_vec(),
+        })
+    })
 }
 
 fn child(scope: &[u32], index: usize) -> Vec<u32> {
@@ -445,7 +446,7 @@ impl<'d> Decider<'d, '_> {
                 due_ms,
             },
         )
-        .map_err(|e| inconsistent(e.to_string()))?;
+        .map_err(inconsistent)?;
         last.timer = Some(TimerArm {
             due_ms,
             owner: owner.to_vec(),
@@ -467,10 +468,18 @@ impl<'d> Decider<'d, '_> {
             states = match &state.kind {
                 StateKind::Parallel(p) => match p.branches.get(scope[depth] as usize) {
                     Some(branch) => &branch.states,
-                    None => return Err(inconsistent(format!("no branch {}", scope[depth]))),
+                    None => {
+                        return Err(inconsistent(Inconsistency::NoBranch {
+                            index: scope[depth],
+                        }))
+                    }
                 },
                 StateKind::Map(m) => &m.item_processor.states,
-                _ => return Err(inconsistent(format!("'{name}' has no branches"))),
+                _ => {
+                    return Err(inconsistent(Inconsistency::NoBranches {
+                        state: name.to_string(),
+                    }))
+                }
             };
         }
         Ok(states)
@@ -512,7 +521,11 @@ impl<'d> Decider<'d, '_> {
             .state
             .thread(scope)
             .and_then(Thread::run)
-            .ok_or_else(|| inconsistent(format!("no running state at scope {scope:?}")))?;
+            .ok_or_else(|| {
+                inconsistent(Inconsistency::NoRunningStateAt {
+                    scope: scope.to_vec(),
+                })
+            })?;
         let info = self
             .state
             .info
@@ -873,9 +886,9 @@ impl<'d> Decider<'d, '_> {
         loop {
             match self.state.thread(scope) {
                 None | Some(Thread::Pending) => {
-                    return Err(inconsistent(format!(
-                        "advance of an unstarted thread {scope:?}"
-                    )))
+                    return Err(inconsistent(Inconsistency::UnstartedThread {
+                        scope: scope.to_vec(),
+                    }))
                 }
                 Some(Thread::Done { output }) => return Ok(Outcome::Done(Payload::clone(output))),
                 Some(Thread::Aborted) => return Ok(Outcome::Aborted),
@@ -950,11 +963,11 @@ impl<'d> Decider<'d, '_> {
             | Shallow::TaskSucceeded
             | Shallow::Parallel
             | Shallow::Map
-            | Shallow::Finishing => Err(inconsistent(format!(
-                "state '{}' ({}) cannot be in phase {phase:?}",
-                state.name,
-                state.kind.type_name()
-            ))),
+            | Shallow::Finishing => Err(inconsistent(Inconsistency::ImpossiblePhase {
+                state: state.name.clone(),
+                state_type: state.kind.type_name(),
+                phase: format!("{phase:?}"),
+            })),
         }
     }
 

@@ -108,7 +108,7 @@ pub enum Error {
         /// The offending event's type.
         event_type: &'static str,
         /// What does not fit.
-        reason: String,
+        reason: Inconsistency,
     },
     /// The definition does not match the history (a state named in the history is missing).
     #[error("state '{state}' of the history is not in the definition")]
@@ -144,6 +144,88 @@ pub enum Error {
         /// The state that needs it.
         state: String,
     },
+}
+
+/// Why an event does not fit the folded state (the `reason` of [`Error::Inconsistent`]): the
+/// fold's checks, or what `decide` found broken in the state it works on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Inconsistency {
+    /// The event's id is not the next one.
+    #[error("id {id} does not follow {last_event_id}")]
+    IdOutOfOrder {
+        /// The event's id.
+        id: u32,
+        /// The last id folded.
+        last_event_id: u32,
+    },
+    /// An event after the execution closed (other than `ExecutionRedriven`).
+    #[error("the execution is already closed ({status:?})")]
+    AlreadyClosed {
+        /// How it closed.
+        status: ExecutionStatus,
+    },
+    /// The first event is not `ExecutionStarted`.
+    #[error("the first event must be ExecutionStarted")]
+    NotStartedFirst,
+    /// The event does not fit the state it is folded into.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// `decide` looked for a running state where the thread runs none.
+    #[error("no running state at scope {scope:?}")]
+    NoRunningStateAt {
+        /// The thread's scope.
+        scope: Vec<u32>,
+    },
+    /// A scope names a Parallel branch the definition does not have.
+    #[error("no branch {index}")]
+    NoBranch {
+        /// The branch's index.
+        index: u32,
+    },
+    /// A scope walks into a state that has no branches or item processor.
+    #[error("'{state}' has no branches")]
+    NoBranches {
+        /// The state's name.
+        state: String,
+    },
+    /// `decide` advanced a thread that was never started.
+    #[error("advance of an unstarted thread {scope:?}")]
+    UnstartedThread {
+        /// The thread's scope.
+        scope: Vec<u32>,
+    },
+    /// A state is in a phase its type never reaches.
+    #[error("state '{state}' ({state_type}) cannot be in phase {phase}")]
+    ImpossiblePhase {
+        /// The state's name.
+        state: String,
+        /// Its ASL type (`Pass`, `Task`, ...).
+        state_type: &'static str,
+        /// The phase found, as `decide` names it.
+        phase: String,
+    },
+    /// A running Map's parameters no longer evaluate (they did when it started).
+    #[error("Map parameters changed: {cause}")]
+    MapParametersChanged {
+        /// The cause of the evaluation's failure.
+        cause: String,
+    },
+    /// A Parallel branch has no thread after its Parallel started them all.
+    #[error("branch {index} was never started")]
+    BranchNotStarted {
+        /// The branch's index.
+        index: usize,
+    },
+    /// One of `decide`'s own invariants broke; the text is the invariant (a fixed sentence).
+    #[error("{0}")]
+    Decider(&'static str),
+}
+
+impl From<&'static str> for Inconsistency {
+    fn from(invariant: &'static str) -> Self {
+        Inconsistency::Decider(invariant)
+    }
 }
 
 /// What the execution is, for its `ExecutionStarted` event and `$$.Execution` / `$$.StateMachine`.

@@ -11,13 +11,35 @@
 //! do not advance (so the first state-entered event points at 0, and `MapIterationStarted(i+1)`
 //! points at the last event of iteration `i`). The cursor is kept here so replay reproduces it.
 //!
+//! What is folded here, and where the rest is: [`apply`] checks the event's place (id, closed,
+//! first event) and `apply_details` dispatches by event type, naming every type (no
+//! catch-all). This module folds the execution's own events and the arms every state shares;
+//! each state type's own events are folded by its module in `states/` (see its table).
+//! ```text
+//! NotStarted --(ExecutionStarted)--> Running (root thread Pending)
+//! Running --(ExecutionSucceeded | Failed | TimedOut | Aborted)--> closed (that status)
+//! Failed | TimedOut | Aborted --(ExecutionRedriven)--> Running (see `redrive`)
+//! Running --(the ExecutionTimeout timer its start or redrive arms)--> execution timer armed
+//! thread Pending | Done --(any *StateEntered)--> Running (Entered); a redrive's re-entry: any
+//! Running --(any *StateExited naming it)--> thread Done (the event's output)
+//! Running --(Task/Wait/Parallel/MapStateAborted)--> thread Aborted
+//! any phase --(a RetryBackoff timer on the event)--> Backoff (the error counted)
+//! Parallel | Map --(ParallelStateSucceeded | MapStateSucceeded)--> Finishing
+//! Parallel | Map --(ParallelStateFailed | MapStateFailed)--> Failed (the error known to decide)
+//! any --(Lambda*, MapRun*, EvaluationFailed: never written here)--> ApplyError::NotProduced
+//! ```
+//!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
 //! ids are dense. Must not: look at the definition, the clock, or anything but the event.
 
 use serde_json::Value;
 
-use super::Error;
-use crate::history::{ErrorCause, EventDetails, HistoryEvent, Payload, TimerPurpose};
+use super::decide::states::{map, parallel, task, wait};
+use super::{Error, Inconsistency};
+use crate::history::{
+    ErrorCause, EventDetails, ExecutionStarted, HistoryEvent, Payload, StateEntered, StateExited,
+    TimerPurpose,
+};
 
 /// How an execution stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,7 +213,7 @@ impl ExecutionState {
     }
 
     /// The thread at `scope`; Parallel branch threads are created (pending) on first use.
-    fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, ApplyError> {
+    pub(crate) fn thread_mut(&mut self, scope: &[u32]) -> Result<&mut Thread, ApplyError> {
         let mut thread = &mut self.root;
         for (depth, &index) in scope.iter().enumerate() {
             thread = match thread {
@@ -375,8 +397,8 @@ pub(crate) enum IterationOutcome {
     Aborted,
 }
 
-/// Why an event does not fit the folded state. Its text becomes the `reason` of
-/// [`Error::Inconsistent`], which names the event.
+/// Why an event does not fit the folded state: the `reason` of [`Error::Inconsistent`] (as
+/// [`Inconsistency::Apply`]), which names the event.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApplyError {
@@ -482,35 +504,34 @@ fn advances_cursor(details: &EventDetails) -> bool {
 
 /// Folds one event into the state. Fails (leaving `state` unusable) when the event does not fit.
 pub fn apply(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), Error> {
-    let bad = |reason: String| Error::Inconsistent {
+    let bad = |reason: Inconsistency| Error::Inconsistent {
         event_id: event.id.0,
         event_type: event.details.type_name(),
         reason,
     };
     if event.id.0 != state.last_event_id + 1 {
-        return Err(bad(format!(
-            "id {} does not follow {}",
-            event.id.0, state.last_event_id
-        )));
+        return Err(bad(Inconsistency::IdOutOfOrder {
+            id: event.id.0,
+            last_event_id: state.last_event_id,
+        }));
     }
     if state.status.is_closed() && !matches!(event.details, EventDetails::ExecutionRedriven(_)) {
-        return Err(bad(format!(
-            "the execution is already closed ({:?})",
-            state.status
-        )));
+        return Err(bad(Inconsistency::AlreadyClosed {
+            status: state.status,
+        }));
     }
     if state.status == ExecutionStatus::NotStarted
         && !matches!(event.details, EventDetails::ExecutionStarted(_))
     {
-        return Err(bad("the first event must be ExecutionStarted".to_string()));
+        return Err(bad(Inconsistency::NotStartedFirst));
     }
-    apply_details(state, event).map_err(|e| bad(e.to_string()))?;
+    apply_details(state, event).map_err(|e| bad(e.into()))?;
     if let Some(arm) = &event.timer {
         let timer = Timer {
             id: event.id.0,
             due_ms: arm.due_ms,
         };
-        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(|e| bad(e.to_string()))?;
+        apply_timer(state, &arm.owner, &arm.purpose, timer).map_err(|e| bad(e.into()))?;
     }
     state.last_event_id = event.id.0;
     state.cursor_before_iteration_succeeded =
@@ -566,7 +587,11 @@ fn retire_run(mut run: Box<StateRun>) {
     let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
 }
 
-fn running<'a>(thread: &'a mut Thread, what: &'static str) -> Result<&'a mut StateRun, ApplyError> {
+/// The state `thread` runs, or why `what` (an event type or a kind of event) cannot fold.
+pub(crate) fn running<'a>(
+    thread: &'a mut Thread,
+    what: &'static str,
+) -> Result<&'a mut StateRun, ApplyError> {
     match thread {
         Thread::Running(run) => Ok(run),
         other => Err(ApplyError::NotRunning {
@@ -585,50 +610,31 @@ fn thread_name(thread: &Thread) -> &'static str {
     }
 }
 
+/// Folds the event's details: a dispatch by event type. The execution's own events and the
+/// entered/exited/aborted events every state shares are folded here; each state type's own
+/// events by its module in `states/` (the `fold_*` functions at the end of each file). Every
+/// event type is named (no catch-all), so a new one does not compile until it is folded.
 fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(), ApplyError> {
     use EventDetails as E;
     let scope = event.scope.as_slice();
+    let at_ms = event.timestamp_ms;
     match &event.details {
-        E::ExecutionStarted(d) => {
-            if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
-                return Err(ApplyError::Misplaced(
-                    "ExecutionStarted must be the first event, at the top level",
-                ));
-            }
-            state.status = ExecutionStatus::Running;
-            state.info = Some(ExecutionInfo {
-                input: d.input.clone(),
-                execution_arn: d.execution_arn.clone(),
-                state_machine_arn: d.state_machine_arn.clone(),
-                role_arn: d.role_arn.clone(),
-                start_ms: event.timestamp_ms,
-                redrive_count: 0,
-            });
-            state.root = Thread::Pending;
-        }
+        E::ExecutionStarted(d) => start(state, scope, d, at_ms),
         E::ExecutionSucceeded(d) => {
-            close(state, ExecutionStatus::Succeeded, event.timestamp_ms);
+            close(state, ExecutionStatus::Succeeded, at_ms);
             state.output = Some(Payload::clone(&d.output));
+            Ok(())
         }
-        E::ExecutionFailed(d) => {
-            close(state, ExecutionStatus::Failed, event.timestamp_ms);
-            state.failure = Some(d.clone());
-        }
-        E::ExecutionTimedOut(d) => {
-            close(state, ExecutionStatus::TimedOut, event.timestamp_ms);
-            state.failure = Some(d.clone());
-        }
+        E::ExecutionFailed(d) => close_with_failure(state, ExecutionStatus::Failed, d, at_ms),
+        E::ExecutionTimedOut(d) => close_with_failure(state, ExecutionStatus::TimedOut, d, at_ms),
+        E::ExecutionAborted(d) => close_with_failure(state, ExecutionStatus::Aborted, d, at_ms),
         E::ExecutionRedriven(_) => {
             if !scope.is_empty() {
                 return Err(ApplyError::Misplaced(
                     "ExecutionRedriven must be at the top level",
                 ));
             }
-            super::redrive::reopen(state, event.timestamp_ms)?;
-        }
-        E::ExecutionAborted(d) => {
-            close(state, ExecutionStatus::Aborted, event.timestamp_ms);
-            state.failure = Some(d.clone());
+            super::redrive::reopen(state, at_ms)
         }
         E::ChoiceStateEntered(d)
         | E::FailStateEntered(d)
@@ -637,248 +643,85 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::PassStateEntered(d)
         | E::SucceedStateEntered(d)
         | E::TaskStateEntered(d)
-        | E::WaitStateEntered(d) => {
-            // A state a redrive put back to *entered* is entered afresh (see `redrive`).
-            let reentry = super::redrive::take_reentry(state, scope);
-            super::redrive::forget_below(state, scope);
-            let thread = state.thread_mut(scope)?;
-            if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
-                return Err(ApplyError::EnteredOnThread {
-                    thread: thread_name(thread),
-                });
-            }
-            // The state shares its input with the event (no copy).
-            if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
-                retire_run(run);
-            }
-            let input = Payload::clone(&d.input);
-            *thread = Thread::Running(new_run(&d.name, event.id.0, event.timestamp_ms, input));
-        }
+        | E::WaitStateEntered(d) => enter(state, scope, d, event.id.0, at_ms),
         E::ChoiceStateExited(d)
         | E::MapStateExited(d)
         | E::ParallelStateExited(d)
         | E::PassStateExited(d)
         | E::SucceedStateExited(d)
         | E::TaskStateExited(d)
-        | E::WaitStateExited(d) => {
-            let thread = state.thread_mut(scope)?;
-            let run = running(thread, "a state exit")?;
-            if run.name != d.name {
-                return Err(ApplyError::ExitOfOther {
-                    exited: d.name.clone(),
-                    running: run.name.clone(),
-                });
-            }
-            // The thread's output is shared with the event (no copy).
-            let output = Payload::clone(&d.output);
-            if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
-                retire_run(run);
-            }
-        }
+        | E::WaitStateExited(d) => exit(state, scope, d),
         E::TaskStateAborted
         | E::WaitStateAborted
         | E::ParallelStateAborted
-        | E::MapStateAborted => {
-            super::redrive::remember(state, scope);
-            let thread = state.thread_mut(scope)?;
-            running(thread, "an abort")?;
-            *thread = Thread::Aborted;
-        }
-        E::TaskScheduled(d) => {
-            let run = running(state.thread_mut(scope)?, "TaskScheduled")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "TaskScheduled outside a freshly entered or retrying Task",
-                ));
-            }
-            run.phase = Phase::Task(TaskRun {
-                task_id: event.id.0,
-                attempt: run.retried_errors.len() as u32,
-                parameters: d.parameters.clone(),
-                resource_arn: d.resource_arn.clone(),
-                resource_type: d.resource_type.clone(),
-                resource: d.resource.clone(),
-                stage: TaskStage::Scheduled,
-                timeout_timer: None,
-                heartbeat_seconds: d.heartbeat_in_seconds,
-                token: d.task_token.clone(),
-                activity: None,
-                submitted_output: None,
-            });
-        }
-        E::ActivityScheduled(d) => {
-            let run = running(state.thread_mut(scope)?, "ActivityScheduled")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "ActivityScheduled outside a freshly entered or retrying Task",
-                ));
-            }
-            run.phase = Phase::Task(TaskRun {
-                task_id: event.id.0,
-                attempt: run.retried_errors.len() as u32,
-                parameters: d.input.clone(),
-                resource_arn: d.resource.clone(),
-                resource_type: "activity".to_string(),
-                resource: d.resource.clone(),
-                stage: TaskStage::Scheduled,
-                timeout_timer: None,
-                heartbeat_seconds: d.heartbeat_in_seconds,
-                token: d.task_token.clone(),
-                activity: Some(Box::new(ActivityTask {
-                    task_list: d.task_list.clone(),
-                })),
-                submitted_output: None,
-            });
-        }
-        E::ActivityStarted(_) => {
-            let run = running(state.thread_mut(scope)?, "ActivityStarted")?;
-            match &mut run.phase {
-                Phase::Task(task) if task.activity.is_some() => task.stage = TaskStage::Started,
-                _ => return Err(ApplyError::Misplaced("no activity task in flight")),
-            }
-        }
-        E::ActivitySucceeded(d) => {
-            let run = running(state.thread_mut(scope)?, "ActivitySucceeded")?;
-            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err(ApplyError::Misplaced("no activity task in flight"));
-            }
-            run.phase = Phase::TaskSucceeded {
-                output: Value::clone(&d.output),
-            };
-        }
+        | E::MapStateAborted => abort(state, scope),
+        E::TaskScheduled(d) => task::fold_scheduled(state, scope, event.id.0, d),
+        E::ActivityScheduled(d) => task::fold_activity_scheduled(state, scope, event.id.0, d),
+        E::ActivityStarted(_) => task::fold_activity_started(state, scope),
+        E::ActivitySucceeded(d) => task::fold_activity_succeeded(state, scope, d),
         E::ActivityFailed(d) | E::ActivityTimedOut(d) | E::ActivityScheduleFailed(d) => {
-            let run = running(state.thread_mut(scope)?, "an activity failure")?;
-            if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
-                return Err(ApplyError::Misplaced("no activity task in flight"));
-            }
-            run.phase = Phase::Failed {
-                error: Some(d.clone()),
-            };
+            task::fold_activity_failed(state, scope, d)
         }
-        E::TaskStarted(_) | E::TaskSubmitted(_) => {
-            let run = running(state.thread_mut(scope)?, "a task event")?;
-            match &mut run.phase {
-                Phase::Task(task) => match &event.details {
-                    E::TaskSubmitted(d) => {
-                        task.stage = TaskStage::Submitted;
-                        if task.token.is_some() {
-                            task.submitted_output = Some(Box::new(d.output.clone()));
-                        }
-                    }
-                    _ => task.stage = TaskStage::Started,
-                },
-                _ => return Err(ApplyError::Misplaced("no task in flight")),
-            }
-        }
-        E::TaskSucceeded(d) => {
-            let run = running(state.thread_mut(scope)?, "TaskSucceeded")?;
-            if !matches!(run.phase, Phase::Task(_)) {
-                return Err(ApplyError::Misplaced("no task in flight"));
-            }
-            run.phase = Phase::TaskSucceeded {
-                output: d.output.clone(),
-            };
-        }
+        E::TaskStarted(_) => task::fold_started(state, scope),
+        E::TaskSubmitted(d) => task::fold_submitted(state, scope, d),
+        E::TaskSucceeded(d) => task::fold_succeeded(state, scope, d),
         E::TaskFailed(d) | E::TaskTimedOut(d) | E::TaskStartFailed(d) | E::TaskSubmitFailed(d) => {
-            let run = running(state.thread_mut(scope)?, "a task failure")?;
-            if !matches!(run.phase, Phase::Task(_)) {
-                return Err(ApplyError::Misplaced("no task in flight"));
-            }
-            run.phase = Phase::Failed {
-                error: Some(ErrorCause {
-                    error: d.error.clone(),
-                    cause: d.cause.clone(),
-                }),
-            };
+            task::fold_failed(state, scope, d)
         }
-        E::ParallelStateStarted => {
-            let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "ParallelStateStarted outside a freshly entered or retrying state",
-                ));
-            }
-            run.phase = Phase::Parallel {
-                branches: Vec::new(),
-            };
+        E::ParallelStateStarted => parallel::fold_started(state, scope),
+        E::MapStateStarted(d) => map::fold_started(state, scope, d),
+        E::MapIterationStarted(d) => map::fold_iteration_started(state, scope, d),
+        E::MapIterationSucceeded(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Succeeded)
         }
-        E::MapStateStarted(d) => {
-            let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
-            if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
-                return Err(ApplyError::Misplaced(
-                    "MapStateStarted outside a freshly entered or retrying state",
-                ));
-            }
-            run.phase = Phase::Map {
-                length: d.length,
-                iterations: Vec::new(),
-            };
+        E::MapIterationFailed(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Failed)
         }
-        E::ParallelStateSucceeded | E::MapStateSucceeded => {
-            let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
-            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err(ApplyError::Misplaced("no branches or iterations running"));
-            }
-            run.phase = Phase::Finishing;
+        E::MapIterationAborted(d) => {
+            map::fold_iteration_ended(state, scope, d, IterationOutcome::Aborted)
         }
-        E::ParallelStateFailed | E::MapStateFailed => {
-            super::redrive::remember(state, scope);
-            let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
-            if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
-                return Err(ApplyError::Misplaced("no branches or iterations running"));
-            }
-            run.phase = Phase::Failed { error: None };
-        }
-        E::MapIterationStarted(d) => {
-            let run = running(state.thread_mut(scope)?, "MapIterationStarted")?;
-            match &mut run.phase {
-                Phase::Map { length, iterations } => {
-                    if d.index as usize != iterations.len() || d.index >= *length {
-                        return Err(ApplyError::IterationOutOfOrder {
-                            index: d.index,
-                            started: iterations.len(),
-                            length: *length,
-                        });
-                    }
-                    iterations.push(Iteration {
-                        thread: Thread::Pending,
-                        outcome: IterationOutcome::Running,
-                    });
-                }
-                _ => return Err(ApplyError::Misplaced("no Map running")),
-            }
-        }
-        E::MapIterationSucceeded(d) | E::MapIterationFailed(d) | E::MapIterationAborted(d) => {
-            let outcome = match &event.details {
-                E::MapIterationSucceeded(_) => IterationOutcome::Succeeded,
-                E::MapIterationFailed(_) => IterationOutcome::Failed,
-                _ => IterationOutcome::Aborted,
-            };
-            if outcome == IterationOutcome::Aborted {
-                let mut path = scope.to_vec();
-                path.push(d.index);
-                super::redrive::remember(state, &path);
-            }
-            let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
-            match &mut run.phase {
-                Phase::Map { iterations, .. } => match iterations.get_mut(d.index as usize) {
-                    Some(iteration) if iteration.outcome == IterationOutcome::Running => {
-                        iteration.outcome = outcome;
-                        if outcome == IterationOutcome::Aborted {
-                            iteration.thread = Thread::Aborted;
-                        }
-                    }
-                    _ => return Err(ApplyError::IterationNotRunning { index: d.index }),
-                },
-                _ => return Err(ApplyError::Misplaced("no Map running")),
-            }
-        }
-        other => {
-            return Err(ApplyError::NotProduced {
-                event_type: other.type_name(),
-            })
-        }
+        E::ParallelStateSucceeded | E::MapStateSucceeded => children_succeeded(state, scope),
+        E::ParallelStateFailed | E::MapStateFailed => children_failed(state, scope),
+        E::EvaluationFailed(_)
+        | E::LambdaFunctionFailed(_)
+        | E::LambdaFunctionScheduleFailed(_)
+        | E::LambdaFunctionScheduled(_)
+        | E::LambdaFunctionStartFailed(_)
+        | E::LambdaFunctionStarted
+        | E::LambdaFunctionSucceeded(_)
+        | E::LambdaFunctionTimedOut(_)
+        | E::MapRunAborted
+        | E::MapRunFailed(_)
+        | E::MapRunRedriven(_)
+        | E::MapRunStarted(_)
+        | E::MapRunSucceeded => Err(ApplyError::NotProduced {
+            event_type: event.details.type_name(),
+        }),
     }
+}
+
+/// `ExecutionStarted`: the execution runs, its root thread waits for the first state.
+fn start(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &ExecutionStarted,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    if state.status != ExecutionStatus::NotStarted || !scope.is_empty() {
+        return Err(ApplyError::Misplaced(
+            "ExecutionStarted must be the first event, at the top level",
+        ));
+    }
+    state.status = ExecutionStatus::Running;
+    state.info = Some(ExecutionInfo {
+        input: started.input.clone(),
+        execution_arn: started.execution_arn.clone(),
+        state_machine_arn: started.state_machine_arn.clone(),
+        role_arn: started.role_arn.clone(),
+        start_ms: at_ms,
+        redrive_count: 0,
+    });
+    state.root = Thread::Pending;
     Ok(())
 }
 
@@ -888,6 +731,98 @@ fn close(state: &mut ExecutionState, status: ExecutionStatus, at_ms: u64) {
     state.execution_timer = None;
 }
 
+/// `ExecutionFailed` / `ExecutionTimedOut` / `ExecutionAborted`: closed with its error.
+fn close_with_failure(
+    state: &mut ExecutionState,
+    status: ExecutionStatus,
+    failure: &ErrorCause,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    close(state, status, at_ms);
+    state.failure = Some(failure.clone());
+    Ok(())
+}
+
+/// Any `*StateEntered`: the thread at `scope` (pending, or done with the previous state's
+/// output) runs the state, just entered.
+fn enter(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    entered: &StateEntered,
+    entered_event_id: u32,
+    at_ms: u64,
+) -> Result<(), ApplyError> {
+    // A state a redrive put back to *entered* is entered afresh (see `redrive`).
+    let reentry = super::redrive::take_reentry(state, scope);
+    super::redrive::forget_below(state, scope);
+    let thread = state.thread_mut(scope)?;
+    if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
+        return Err(ApplyError::EnteredOnThread {
+            thread: thread_name(thread),
+        });
+    }
+    // The state shares its input with the event (no copy).
+    if let Thread::Running(run) = std::mem::replace(thread, Thread::Pending) {
+        retire_run(run);
+    }
+    let input = Payload::clone(&entered.input);
+    *thread = Thread::Running(new_run(&entered.name, entered_event_id, at_ms, input));
+    Ok(())
+}
+
+/// Any `*StateExited`: the running state leaves its thread, done with the state's output.
+fn exit(state: &mut ExecutionState, scope: &[u32], exited: &StateExited) -> Result<(), ApplyError> {
+    let thread = state.thread_mut(scope)?;
+    let run = running(thread, "a state exit")?;
+    if run.name != exited.name {
+        return Err(ApplyError::ExitOfOther {
+            exited: exited.name.clone(),
+            running: run.name.clone(),
+        });
+    }
+    // The thread's output is shared with the event (no copy).
+    let output = Payload::clone(&exited.output);
+    if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
+        retire_run(run);
+    }
+    Ok(())
+}
+
+/// `TaskStateAborted` / `WaitStateAborted` / `ParallelStateAborted` / `MapStateAborted`: the
+/// running state's thread is aborted (remembered first, for a redrive).
+fn abort(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    super::redrive::remember(state, scope);
+    let thread = state.thread_mut(scope)?;
+    running(thread, "an abort")?;
+    *thread = Thread::Aborted;
+    Ok(())
+}
+
+/// `ParallelStateSucceeded` / `MapStateSucceeded`: the branches or iterations are over, output
+/// processing comes next. Shared by Parallel and Map: either event ends either kind's children.
+fn children_succeeded(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+        return Err(ApplyError::Misplaced("no branches or iterations running"));
+    }
+    run.phase = Phase::Finishing;
+    Ok(())
+}
+
+/// `ParallelStateFailed` / `MapStateFailed`: the branches or iterations give way to a bare
+/// failure whose error only `decide` knows (remembered first, for a redrive). Shared by
+/// Parallel and Map like [`children_succeeded`].
+fn children_failed(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
+    super::redrive::remember(state, scope);
+    let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+        return Err(ApplyError::Misplaced("no branches or iterations running"));
+    }
+    run.phase = Phase::Failed { error: None };
+    Ok(())
+}
+
+/// Folds the timer an event arms for the state (or the execution) that owns it.
 pub(crate) fn apply_timer(
     state: &mut ExecutionState,
     owner: &[u32],
@@ -900,29 +835,15 @@ pub(crate) fn apply_timer(
     }
     let run = running(state.thread_mut(owner)?, "a timer")?;
     match purpose {
-        TimerPurpose::Wait => {
-            if run.phase != Phase::Entered {
-                return Err(ApplyError::Misplaced(
-                    "a Wait timer on a state that is not freshly entered",
-                ));
-            }
-            run.phase = Phase::Waiting { timer };
-        }
+        TimerPurpose::Wait => wait::fold_timer(run, timer),
         TimerPurpose::RetryBackoff { error } => {
             run.retried_errors.push(error.clone());
             run.phase = Phase::Backoff { timer };
+            Ok(())
         }
-        TimerPurpose::TaskTimeout => match &mut run.phase {
-            Phase::Task(task) => task.timeout_timer = Some(timer),
-            _ => {
-                return Err(ApplyError::Misplaced(
-                    "a task timeout without a task in flight",
-                ))
-            }
-        },
+        TimerPurpose::TaskTimeout => task::fold_timeout_timer(run, timer),
         TimerPurpose::ExecutionTimeout => unreachable!("handled above"),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1030,6 +951,143 @@ mod tests {
             );
             let error = apply(&mut state, last).expect_err("does not fit");
             assert_eq!(error.to_string(), text);
+        }
+    }
+
+    /// The fold's own checks reach the caller typed, worded as before.
+    #[test]
+    fn events_out_of_place_give_a_typed_inconsistency() {
+        let input = Payload::new(json!({}));
+        let closed = event(
+            2,
+            EventDetails::ExecutionFailed(ErrorCause {
+                error: Some("E".into()),
+                cause: None,
+            }),
+        );
+        let cases = [
+            (
+                vec![started(&input), event(3, entered("A", &input))],
+                Inconsistency::IdOutOfOrder {
+                    id: 3,
+                    last_event_id: 1,
+                },
+                "event 3 (PassStateEntered) does not fit the execution state: \
+                 id 3 does not follow 1",
+            ),
+            (
+                vec![started(&input), closed, event(3, entered("A", &input))],
+                Inconsistency::AlreadyClosed {
+                    status: ExecutionStatus::Failed,
+                },
+                "event 3 (PassStateEntered) does not fit the execution state: \
+                 the execution is already closed (Failed)",
+            ),
+            (
+                vec![event(1, entered("A", &input))],
+                Inconsistency::NotStartedFirst,
+                "event 1 (PassStateEntered) does not fit the execution state: \
+                 the first event must be ExecutionStarted",
+            ),
+        ];
+        for (events, reason, text) in cases {
+            let (last, before) = events.split_last().expect("cases have events");
+            let mut state = ExecutionState::replay(before).expect("the prefix folds");
+            let error = apply(&mut state, last).expect_err("does not fit");
+            assert_eq!(error.to_string(), text);
+            match error {
+                Error::Inconsistent {
+                    reason: actual,
+                    event_id,
+                    ..
+                } => {
+                    assert_eq!(actual, reason);
+                    assert_eq!(event_id, last.id.0);
+                }
+                other => panic!("not an inconsistency: {other:?}"),
+            }
+        }
+    }
+
+    /// `decide`'s reasons print as the sentences they were built from before they were typed.
+    #[test]
+    fn decide_inconsistencies_print_as_before() {
+        let cases = [
+            (
+                Inconsistency::NoRunningStateAt { scope: vec![0, 2] },
+                "no running state at scope [0, 2]",
+            ),
+            (Inconsistency::NoBranch { index: 3 }, "no branch 3"),
+            (
+                Inconsistency::NoBranches { state: "P".into() },
+                "'P' has no branches",
+            ),
+            (
+                Inconsistency::UnstartedThread { scope: vec![1] },
+                "advance of an unstarted thread [1]",
+            ),
+            (
+                Inconsistency::ImpossiblePhase {
+                    state: "W".into(),
+                    state_type: "Wait",
+                    phase: "Finishing".into(),
+                },
+                "state 'W' (Wait) cannot be in phase Finishing",
+            ),
+            (
+                Inconsistency::MapParametersChanged {
+                    cause: "gone".into(),
+                },
+                "Map parameters changed: gone",
+            ),
+            (
+                Inconsistency::BranchNotStarted { index: 4 },
+                "branch 4 was never started",
+            ),
+            (Inconsistency::from("not started"), "not started"),
+            (
+                Inconsistency::from(ApplyError::IterationNotRunning { index: 5 }),
+                "iteration 5 is not running",
+            ),
+        ];
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+
+    /// The dispatch routes every event type: exactly the types this interpreter never writes
+    /// answer `NotProduced`, and every other type reaches a fold (here refused or accepted for
+    /// its own reason, since a bare running execution has no state for most of them).
+    #[test]
+    fn every_event_type_is_folded_except_those_never_written() {
+        let never_written = [
+            "EvaluationFailed",
+            "LambdaFunctionFailed",
+            "LambdaFunctionScheduleFailed",
+            "LambdaFunctionScheduled",
+            "LambdaFunctionStartFailed",
+            "LambdaFunctionStarted",
+            "LambdaFunctionSucceeded",
+            "LambdaFunctionTimedOut",
+            "MapRunAborted",
+            "MapRunFailed",
+            "MapRunRedriven",
+            "MapRunStarted",
+            "MapRunSucceeded",
+        ];
+        let input = Payload::new(json!({}));
+        let running = ExecutionState::replay([&started(&input)]).expect("folds");
+        let samples = EventDetails::samples();
+        assert_eq!(samples.len(), EventDetails::TYPE_NAMES.len());
+        for details in samples {
+            let type_name = details.type_name();
+            let result = apply_details(&mut running.clone(), &event(2, details));
+            let not_produced = matches!(result, Err(ApplyError::NotProduced { .. }));
+            assert_eq!(
+                not_produced,
+                never_written.contains(&type_name),
+                "{type_name}: {result:?}"
+            );
         }
     }
 

@@ -1,10 +1,16 @@
 //! Choice: picks the next state from its rules in one step.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(ChoiceStateExited)--> Exited --(the chosen state's Entered)
 //! Entered --(no rule matches and no Default: States.NoChoiceMatched)--> thread Failed
+//!
+//! apply: phase --(event folded)--> phase
+//! thread Pending | Done --(ChoiceStateEntered)--> Entered
+//! Entered --(ChoiceStateExited)--> thread Done (its output, the chosen state's input)
 //! ```
-//! Folded by the generic `*StateEntered`/`*StateExited` arms of `state::apply`.
+//! A Choice has no events of its own: both are folded by the arms every state shares in
+//! `state::apply`.
 
 use super::super::*;
 

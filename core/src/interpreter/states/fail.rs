@@ -1,9 +1,15 @@
 //! Fail: fails its thread with its Error and Cause (literal or from a path).
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(Error/Cause evaluated)--> thread Failed (the parent records the failure)
+//!
+//! apply: phase --(event folded)--> phase
+//! thread Pending | Done --(FailStateEntered)--> Entered (its last phase: it never exits)
 //! ```
-//! A Fail state has no exited event; it is folded by the generic `*StateEntered` arm.
+//! A Fail state has no exited event; it is folded by the `*StateEntered` arm every state
+//! shares in `state::apply`. Its failure is folded where the parent records it
+//! (`ExecutionFailed`, `ParallelStateFailed`, `MapIterationFailed`).
 
 use super::super::*;
 

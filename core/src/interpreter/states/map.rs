@@ -2,17 +2,30 @@
 //! the outputs in item order.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(InputPath, ItemsPath, counts: MapStateStarted)--> Map
 //! Map --(room under MaxConcurrency: MapIterationStarted)--> Map (iteration Running)
 //! Map --(iteration Done: MapIterationSucceeded)--> Map
 //! Map --(iteration fails, within tolerance: MapIterationFailed)--> Map
 //! Map --(every iteration ended: MapStateSucceeded)--> Finishing --(MapStateExited)
 //! Map --(over tolerance: running iterations MapIterationAborted, MapStateFailed)--> Failed
-//! Entered --(parameters fail, a retrier takes it)--> Backoff --(TimerFired)--> Entered
+//! Entered --(parameters fail, a retrier takes it)--> Backoff
+//! Backoff --(TimerFired: begins again, MapStateStarted)--> Map
 //! Failed --(a catcher takes it: MapStateExited)--> the catcher's Next | thread Failed
 //! Map --(parent fails)--> Aborted --(MapStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! Entered | Backoff --(MapStateStarted)--> Map (its length, no iteration started)
+//! Map --(MapIterationStarted i, i = started so far < length)--> Map (i Running, thread Pending)
+//! Map --(MapIterationSucceeded i | MapIterationFailed i, i Running)--> Map (i Succeeded | Failed)
+//! Map --(MapIterationAborted i, i Running)--> Map (i Aborted, its thread Aborted)
+//! Map | Parallel --(MapStateSucceeded)--> Finishing              state::children_succeeded
+//! Map | Parallel --(MapStateFailed)--> Failed (error known to decide)  state::children_failed
+//! any --(a RetryBackoff timer on the event)--> Backoff (the error counted)  state::apply_timer
+//! Entered, exited, aborted: the arms every state shares (`state`)
 //! ```
-//! Folded by the `MapState*`/`MapIteration*` arms of `state::apply`.
+//! The apply rows are the `fold_*` functions at the end of this file, called by
+//! `state::apply`, except the two shared with Parallel; any other phase is an `ApplyError`.
 
 use super::super::*;
 
@@ -135,7 +148,11 @@ impl Decider<'_, '_> {
             Some(params) => params,
             None => match self.map_params(state, map, &run) {
                 Ok(params) => params,
-                Err(e) => return Err(inconsistent(format!("Map parameters changed: {}", e.cause))),
+                Err(e) => {
+                    return Err(inconsistent(Inconsistency::MapParametersChanged {
+                        cause: e.cause,
+                    }))
+                }
             },
         };
         let length = params.items.len();
@@ -393,4 +410,90 @@ pub(in crate::interpreter::decide) fn tolerance_exceeded(
     } else {
         None
     }
+}
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// `MapStateSucceeded` / `MapStateFailed` are folded by `state::children_succeeded` /
+// `state::children_failed`, shared with Parallel.
+
+use crate::interpreter::state::{running, ApplyError, Iteration};
+
+/// `MapStateStarted`: a freshly entered or retrying Map runs `length` iterations, none started.
+pub(in crate::interpreter) fn fold_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &MapStateStarted,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapStateStarted")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "MapStateStarted outside a freshly entered or retrying state",
+        ));
+    }
+    run.phase = Phase::Map {
+        length: started.length,
+        iterations: Vec::new(),
+    };
+    Ok(())
+}
+
+/// `MapIterationStarted`: the next iteration in index order (below the length) starts, its
+/// thread pending.
+pub(in crate::interpreter) fn fold_iteration_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    started: &MapIteration,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapIterationStarted")?;
+    match &mut run.phase {
+        Phase::Map { length, iterations } => {
+            if started.index as usize != iterations.len() || started.index >= *length {
+                return Err(ApplyError::IterationOutOfOrder {
+                    index: started.index,
+                    started: iterations.len(),
+                    length: *length,
+                });
+            }
+            iterations.push(Iteration {
+                thread: Thread::Pending,
+                outcome: IterationOutcome::Running,
+            });
+        }
+        _ => return Err(ApplyError::Misplaced("no Map running")),
+    }
+    Ok(())
+}
+
+/// `MapIterationSucceeded` / `MapIterationFailed` / `MapIterationAborted` (`outcome`): a
+/// running iteration ends; an aborted one's thread is aborted (remembered first, for a
+/// redrive).
+pub(in crate::interpreter) fn fold_iteration_ended(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    ended: &MapIteration,
+    outcome: IterationOutcome,
+) -> Result<(), ApplyError> {
+    debug_assert!(
+        outcome != IterationOutcome::Running,
+        "an end is not running"
+    );
+    if outcome == IterationOutcome::Aborted {
+        let mut path = scope.to_vec();
+        path.push(ended.index);
+        crate::interpreter::redrive::remember(state, &path);
+    }
+    let run = running(state.thread_mut(scope)?, "a Map iteration end")?;
+    match &mut run.phase {
+        Phase::Map { iterations, .. } => match iterations.get_mut(ended.index as usize) {
+            Some(iteration) if iteration.outcome == IterationOutcome::Running => {
+                iteration.outcome = outcome;
+                if outcome == IterationOutcome::Aborted {
+                    iteration.thread = Thread::Aborted;
+                }
+            }
+            _ => return Err(ApplyError::IterationNotRunning { index: ended.index }),
+        },
+        _ => return Err(ApplyError::Misplaced("no Map running")),
+    }
+    Ok(())
 }

@@ -1,15 +1,26 @@
 //! Parallel: runs its branches on one input and collects their outputs in order.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(InputPath, Parameters: ParallelStateStarted)--> Parallel (every branch entered)
 //! Parallel --(a branch waits)--> Parallel
 //! Parallel --(every branch Done: ParallelStateSucceeded)--> Finishing --(ParallelStateExited)
 //! Parallel --(a branch fails: siblings aborted, ParallelStateFailed)--> Failed
-//! Entered --(InputPath/Parameters fail, a retrier takes it)--> Backoff --(TimerFired)--> Entered
+//! Entered --(InputPath/Parameters fail, a retrier takes it)--> Backoff
+//! Backoff --(TimerFired: begins again, ParallelStateStarted)--> Parallel
 //! Failed --(a catcher takes it: ParallelStateExited)--> the catcher's Next | thread Failed
 //! Parallel --(parent fails)--> Aborted --(ParallelStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! Entered | Backoff --(ParallelStateStarted)--> Parallel (no branch thread yet)
+//! Parallel --(the first event scoped to branch i)--> Parallel (branch i created, Pending)
+//! Parallel | Map --(ParallelStateSucceeded)--> Finishing               state::children_succeeded
+//! Parallel | Map --(ParallelStateFailed)--> Failed (error known to decide)  state::children_failed
+//! any --(a RetryBackoff timer on the event)--> Backoff (the error counted)  state::apply_timer
+//! Entered, exited, aborted: the arms every state shares (`state`)
 //! ```
-//! Folded by the `ParallelState*` arms of `state::apply`.
+//! `ParallelStateStarted` is folded by `fold_started` at the end of this file, a branch thread
+//! by `ExecutionState::thread_mut`; any other phase is an `ApplyError`.
 
 use super::super::*;
 
@@ -76,7 +87,7 @@ impl Decider<'_, '_> {
             } else {
                 let input = fresh_input
                     .clone()
-                    .ok_or_else(|| inconsistent(format!("branch {index} was never started")))?;
+                    .ok_or_else(|| inconsistent(Inconsistency::BranchNotStarted { index }))?;
                 self.enter_and_advance(&path, &branch.start_at, input)?
             };
             outcomes.push(outcome);
@@ -116,4 +127,28 @@ impl Decider<'_, '_> {
         let run = self.run_info(scope)?;
         self.finish_with_result(scope, state, &run, Value::Array(results))
     }
+}
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// `ParallelStateSucceeded` / `ParallelStateFailed` are folded by `state::children_succeeded` /
+// `state::children_failed`, shared with Map.
+
+use crate::interpreter::state::{running, ApplyError};
+
+/// `ParallelStateStarted`: a freshly entered or retrying Parallel runs its branches (their
+/// threads are created by the first event inside each).
+pub(in crate::interpreter) fn fold_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "ParallelStateStarted")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "ParallelStateStarted outside a freshly entered or retrying state",
+        ));
+    }
+    run.phase = Phase::Parallel {
+        branches: Vec::new(),
+    };
+    Ok(())
 }

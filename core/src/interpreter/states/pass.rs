@@ -1,11 +1,16 @@
 //! Pass: moves its input (or its `Result`/`Parameters`) to its output in one step.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(PassStateExited)--> Exited --(next state's Entered | thread Done)
 //! Entered --(path or template fails: States.Runtime)--> thread Failed
+//!
+//! apply: phase --(event folded)--> phase
+//! thread Pending | Done --(PassStateEntered)--> Entered
+//! Entered --(PassStateExited)--> thread Done (its output)
 //! ```
-//! Folded by the generic `*StateEntered`/`*StateExited` arms of `state::apply`: a Pass has no
-//! events of its own.
+//! A Pass has no events of its own: both are folded by the arms every state shares in
+//! `state::apply`.
 
 use super::super::*;
 

@@ -1,10 +1,16 @@
 //! Succeed: ends its thread with its input (after InputPath and OutputPath).
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(SucceedStateExited)--> thread Done
 //! Entered --(a path fails: States.Runtime)--> thread Failed
+//!
+//! apply: phase --(event folded)--> phase
+//! thread Pending | Done --(SucceedStateEntered)--> Entered
+//! Entered --(SucceedStateExited)--> thread Done (its output)
 //! ```
-//! Folded by the generic `*StateEntered`/`*StateExited` arms of `state::apply`.
+//! A Succeed has no events of its own: both are folded by the arms every state shares in
+//! `state::apply`.
 
 use super::super::*;
 

@@ -1,6 +1,7 @@
 //! Task: hands its effective input to an integration and waits for the answer.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! Entered --(TaskScheduled [+ timeout timer], TaskStarted)--> Task (Scheduled, Started)
 //! Entered --(ActivityScheduled [+ timeout timer])--> Task (activity, waits for a worker)
 //! Task --(ActivityStarted: a worker claimed it)--> Task (Started)
@@ -9,12 +10,26 @@
 //! TaskSucceeded --(ResultSelector, ResultPath, OutputPath: TaskStateExited)--> Exited
 //! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, a retrier takes it)--> Backoff
 //! Task --(TaskFailed | TaskTimedOut | Activity{Failed,TimedOut}, no retrier)--> Failed
-//! Backoff --(TimerFired)--> Entered (scheduled again, attempt + 1)
+//! Backoff --(TimerFired: TaskScheduled again, attempt + 1)--> Task
 //! Failed --(a catcher takes it: TaskStateExited)--> the catcher's Next | thread Failed
 //! Task --(parent fails)--> Aborted --(TaskStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! Entered | Backoff --(TaskScheduled)--> Task (Scheduled, attempt = retries so far)
+//! Entered | Backoff --(ActivityScheduled)--> Task (activity, Scheduled, its task list)
+//! Task --(the TaskTimeout timer its scheduling event arms)--> Task (timeout armed)
+//! Task --(TaskStarted)--> Task (Started)
+//! Task (activity) --(ActivityStarted)--> Task (Started)
+//! Task --(TaskSubmitted)--> Task (Submitted; with a token, the answer kept as the job handle)
+//! Task --(TaskSucceeded)--> TaskSucceeded (its output)
+//! Task (activity) --(ActivitySucceeded)--> TaskSucceeded (its output)
+//! Task --(TaskFailed | TaskTimedOut | TaskStartFailed | TaskSubmitFailed)--> Failed (its error)
+//! Task (activity) --(ActivityFailed | ActivityTimedOut | ActivityScheduleFailed)--> Failed
+//! any --(a RetryBackoff timer on the event)--> Backoff (the error counted)     state::apply_timer
+//! Entered, exited, aborted: the arms every state shares (`state`)
 //! ```
-//! Folded by the task arms of `state::apply` (`TaskScheduled` ... `ActivityTimedOut`) and
-//! `state::apply_timer` (`TaskTimeout`, `RetryBackoff`).
+//! The apply rows are the `fold_*` functions at the end of this file, called by
+//! `state::apply`; any other phase is an `ApplyError` naming the rule broken.
 
 use super::super::*;
 
@@ -313,4 +328,203 @@ pub(in crate::interpreter::decide) fn seconds_field(
             }
         }
     }
+}
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+
+use crate::history::ActivityScheduled;
+use crate::interpreter::state::{running, ActivityTask, ApplyError, TaskRun, TaskStage};
+
+/// `TaskScheduled`: an attempt of a freshly entered or retrying Task is in flight.
+pub(in crate::interpreter) fn fold_scheduled(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    task_id: u32,
+    scheduled: &TaskScheduled,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "TaskScheduled")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "TaskScheduled outside a freshly entered or retrying Task",
+        ));
+    }
+    run.phase = Phase::Task(TaskRun {
+        task_id,
+        attempt: run.retried_errors.len() as u32,
+        parameters: scheduled.parameters.clone(),
+        resource_arn: scheduled.resource_arn.clone(),
+        resource_type: scheduled.resource_type.clone(),
+        resource: scheduled.resource.clone(),
+        stage: TaskStage::Scheduled,
+        timeout_timer: None,
+        heartbeat_seconds: scheduled.heartbeat_in_seconds,
+        token: scheduled.task_token.clone(),
+        activity: None,
+        submitted_output: None,
+    });
+    Ok(())
+}
+
+/// `ActivityScheduled`: an activity attempt of a freshly entered or retrying Task is on its
+/// task list.
+pub(in crate::interpreter) fn fold_activity_scheduled(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    task_id: u32,
+    scheduled: &ActivityScheduled,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "ActivityScheduled")?;
+    if !matches!(run.phase, Phase::Entered | Phase::Backoff { .. }) {
+        return Err(ApplyError::Misplaced(
+            "ActivityScheduled outside a freshly entered or retrying Task",
+        ));
+    }
+    run.phase = Phase::Task(TaskRun {
+        task_id,
+        attempt: run.retried_errors.len() as u32,
+        parameters: scheduled.input.clone(),
+        resource_arn: scheduled.resource.clone(),
+        resource_type: "activity".to_string(),
+        resource: scheduled.resource.clone(),
+        stage: TaskStage::Scheduled,
+        timeout_timer: None,
+        heartbeat_seconds: scheduled.heartbeat_in_seconds,
+        token: scheduled.task_token.clone(),
+        activity: Some(Box::new(ActivityTask {
+            task_list: scheduled.task_list.clone(),
+        })),
+        submitted_output: None,
+    });
+    Ok(())
+}
+
+/// `ActivityStarted`: a worker claimed the activity task.
+pub(in crate::interpreter) fn fold_activity_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "ActivityStarted")?;
+    match &mut run.phase {
+        Phase::Task(task) if task.activity.is_some() => task.stage = TaskStage::Started,
+        _ => return Err(ApplyError::Misplaced("no activity task in flight")),
+    }
+    Ok(())
+}
+
+/// `ActivitySucceeded`: the activity's result arrived.
+pub(in crate::interpreter) fn fold_activity_succeeded(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    succeeded: &Output,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "ActivitySucceeded")?;
+    if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
+        return Err(ApplyError::Misplaced("no activity task in flight"));
+    }
+    run.phase = Phase::TaskSucceeded {
+        output: Value::clone(&succeeded.output),
+    };
+    Ok(())
+}
+
+/// `ActivityFailed` / `ActivityTimedOut` / `ActivityScheduleFailed`: the activity failed with
+/// this error (a retry timer, if any, is folded after this).
+pub(in crate::interpreter) fn fold_activity_failed(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    error: &ErrorCause,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "an activity failure")?;
+    if !matches!(&run.phase, Phase::Task(task) if task.activity.is_some()) {
+        return Err(ApplyError::Misplaced("no activity task in flight"));
+    }
+    run.phase = Phase::Failed {
+        error: Some(error.clone()),
+    };
+    Ok(())
+}
+
+/// `TaskStarted`: the integration runs the task.
+pub(in crate::interpreter) fn fold_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a task event")?;
+    match &mut run.phase {
+        Phase::Task(task) => task.stage = TaskStage::Started,
+        _ => return Err(ApplyError::Misplaced("no task in flight")),
+    }
+    Ok(())
+}
+
+/// `TaskSubmitted`: the integration accepted the call; a task with a token keeps its answer
+/// (a `.sync` task's job handle).
+pub(in crate::interpreter) fn fold_submitted(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    submitted: &TaskOutput,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a task event")?;
+    match &mut run.phase {
+        Phase::Task(task) => {
+            task.stage = TaskStage::Submitted;
+            if task.token.is_some() {
+                task.submitted_output = Some(Box::new(submitted.output.clone()));
+            }
+        }
+        _ => return Err(ApplyError::Misplaced("no task in flight")),
+    }
+    Ok(())
+}
+
+/// `TaskSucceeded`: the task's result arrived.
+pub(in crate::interpreter) fn fold_succeeded(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    succeeded: &TaskOutput,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "TaskSucceeded")?;
+    if !matches!(run.phase, Phase::Task(_)) {
+        return Err(ApplyError::Misplaced("no task in flight"));
+    }
+    run.phase = Phase::TaskSucceeded {
+        output: succeeded.output.clone(),
+    };
+    Ok(())
+}
+
+/// `TaskFailed` / `TaskTimedOut` / `TaskStartFailed` / `TaskSubmitFailed`: the task failed
+/// with this error (a retry timer, if any, is folded after this).
+pub(in crate::interpreter) fn fold_failed(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    failed: &TaskError,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a task failure")?;
+    if !matches!(run.phase, Phase::Task(_)) {
+        return Err(ApplyError::Misplaced("no task in flight"));
+    }
+    run.phase = Phase::Failed {
+        error: Some(ErrorCause {
+            error: failed.error.clone(),
+            cause: failed.cause.clone(),
+        }),
+    };
+    Ok(())
+}
+
+/// The task's `TimeoutSeconds` timer, armed by its scheduling event.
+pub(in crate::interpreter) fn fold_timeout_timer(
+    run: &mut StateRun,
+    timer: Timer,
+) -> Result<(), ApplyError> {
+    match &mut run.phase {
+        Phase::Task(task) => task.timeout_timer = Some(timer),
+        _ => {
+            return Err(ApplyError::Misplaced(
+                "a task timeout without a task in flight",
+            ))
+        }
+    }
+    Ok(())
 }

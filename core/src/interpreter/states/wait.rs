@@ -1,14 +1,21 @@
 //! Wait: arms a timer when entered and exits when it fires.
 //!
 //! ```text
+//! decide: phase --(trigger or step: the events emitted)--> phase
 //! (enter) --(WaitStateEntered + timer, due later)--> Waiting
 //! (enter) --(WaitStateEntered, already due)--> Exited --(WaitStateExited)
 //! (enter) --(time cannot be computed: States.Runtime)--> thread Failed
 //! Waiting --(TimerFired)--> Exited --(WaitStateExited)--> next state's Entered | thread Done
 //! Waiting --(parent fails)--> Aborted --(WaitStateAborted)
+//!
+//! apply: phase --(event folded)--> phase
+//! thread Pending | Done --(WaitStateEntered)--> Entered               the shared arm (`state`)
+//! Entered --(the Wait timer WaitStateEntered arms)--> Waiting (its timer)
+//! Running --(WaitStateExited)--> thread Done (its output)             the shared arm
+//! Running --(WaitStateAborted)--> thread Aborted                      the shared arm
 //! ```
-//! Folded by the generic state arms of `state::apply` and its Wait timer by
-//! `state::apply_timer` (`TimerPurpose::Wait`: Entered -> Waiting).
+//! A Wait has no events of its own; its timer is folded by `fold_timer` at the end of this
+//! file, called by `state::apply_timer`.
 
 use super::super::*;
 
@@ -150,4 +157,24 @@ impl Decider<'_, '_> {
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
     }
+}
+
+// The fold: how this state's events change the folded state (`state::apply` dispatches here).
+// A Wait has no events of its own: its entered, exited and aborted events are folded by the
+// arms every state shares; only the timer its entered event arms is folded here.
+
+use crate::interpreter::state::ApplyError;
+
+/// The Wait timer armed by `WaitStateEntered`: Entered -> Waiting.
+pub(in crate::interpreter) fn fold_timer(
+    run: &mut StateRun,
+    timer: Timer,
+) -> Result<(), ApplyError> {
+    if run.phase != Phase::Entered {
+        return Err(ApplyError::Misplaced(
+            "a Wait timer on a state that is not freshly entered",
+        ));
+    }
+    run.phase = Phase::Waiting { timer };
+    Ok(())
 }
