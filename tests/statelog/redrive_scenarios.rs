@@ -257,7 +257,7 @@ fn the_14_day_window_is_counted_from_the_close() {
     assert_eq!(info.redrive_status, RedriveStatus::NotRedrivable);
     match h.engine.redrive_execution(&late, None) {
         Err(Error::ExecutionNotRedrivable { reason, .. }) => {
-            assert!(reason.contains("redrive window"), "{reason}")
+            assert!(reason.to_string().contains("redrive window"), "{reason}")
         }
         other => panic!("expected ExecutionNotRedrivable, got {other:?}"),
     }
