@@ -56,8 +56,8 @@ pub struct RedriveInfo {
     pub redrive_ms: Option<u64>,
     /// `redriveStatus`.
     pub redrive_status: RedriveStatus,
-    /// `redriveStatusReason`: why not, when not redrivable.
-    pub redrive_status_reason: Option<String>,
+    /// `redriveStatusReason`: why not, when not redrivable (its Display is AWS's sentence).
+    pub redrive_status_reason: Option<RedriveRefusal>,
 }
 
 /// What `RedriveExecution` answers.
@@ -195,7 +195,7 @@ impl Engine {
             } else {
                 RedriveStatus::Redrivable
             },
-            redrive_status_reason: reason.map(|reason| reason.to_string()),
+            redrive_status_reason: reason,
         }
     }
 

@@ -213,8 +213,8 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
     assert_eq!(info.redrive_status, RedriveStatus::NotRedrivable);
     assert!(info
         .redrive_status_reason
-        .as_deref()
-        .is_some_and(|r| r.contains("SUCCEEDED")));
+        .as_ref()
+        .is_some_and(|r| r.to_string().contains("SUCCEEDED")));
     // Redriving a succeeded execution is refused with the reason.
     let err = h.engine.redrive_execution(&arn, None).expect_err("refused");
     assert_eq!(err.aws_name(), "ExecutionNotRedrivable");
