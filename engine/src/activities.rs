@@ -32,6 +32,7 @@ use tokio::sync::oneshot;
 
 use super::arn::{Arn, ResourceType};
 use super::backend::{AttemptKey, Delivery};
+use super::error::{ArgumentReason, NameReason};
 use super::kernel::Commit;
 use super::{Engine, Error};
 use crate::limits::{
@@ -297,7 +298,10 @@ fn check_list_name(name: &str) -> Result<(), Error> {
     if name.is_empty() || name.chars().count() > TASK_LIST_NAME_CHARS_MAX {
         return Err(Error::InvalidArgument {
             field: "taskList",
-            reason: format!("'{name}' must have 1 to {TASK_LIST_NAME_CHARS_MAX} characters"),
+            reason: ArgumentReason::TaskListName {
+                name: name.to_string(),
+                chars_max: TASK_LIST_NAME_CHARS_MAX,
+            },
         });
     }
     Ok(())
@@ -321,7 +325,9 @@ impl Engine {
         if name.chars().count() > ACTIVITY_NAME_CHARS_MAX {
             return Err(Error::InvalidName {
                 name: name.to_string(),
-                reason: format!("longer than {ACTIVITY_NAME_CHARS_MAX} characters"),
+                reason: NameReason::ActivityNameTooLong {
+                    chars_max: ACTIVITY_NAME_CHARS_MAX,
+                },
             });
         }
         let pairs = super::catalog::check_tags(tags)?;

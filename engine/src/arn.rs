@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use super::error::Error;
+use super::error::{ArnReason, Error};
 
 /// The only service of the ARNs the engine owns.
 pub const SERVICE: &str = "states";
@@ -21,7 +21,7 @@ pub const SERVICE: &str = "states";
 pub const PARTITION: &str = "aws";
 
 /// How many digits an AWS account id has.
-const ACCOUNT_ID_DIGITS_COUNT: usize = 12;
+pub(crate) const ACCOUNT_ID_DIGITS_COUNT: usize = 12;
 
 /// The kind of resource an ARN names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,15 @@ impl ResourceType {
             ResourceType::StateMachine => "stateMachine",
             ResourceType::Execution => "execution",
             ResourceType::Activity => "activity",
+        }
+    }
+
+    /// What follows the resource type in an ARN of this type.
+    pub fn shape(self) -> &'static str {
+        match self {
+            ResourceType::Execution => "execution:<state machine name>:<execution name>",
+            ResourceType::StateMachine => "stateMachine:<name>",
+            ResourceType::Activity => "activity:<name>",
         }
     }
 
@@ -118,7 +127,7 @@ pub struct Arn<'a> {
 impl<'a> Arn<'a> {
     /// Parses `text` as a Step Functions ARN of any resource type.
     pub fn parse(text: &'a str) -> Result<Self, Error> {
-        let invalid = |reason: String| Error::InvalidArn {
+        let invalid = |reason: ArnReason| Error::InvalidArn {
             arn: text.to_string(),
             reason,
         };
@@ -127,29 +136,34 @@ impl<'a> Arn<'a> {
         let (prefix, partition, service, region, account, kind, rest) =
             (next(), next(), next(), next(), next(), next(), next());
         if prefix != "arn" {
-            return Err(invalid(
-                "Invalid ARN prefix: it must start with 'arn:'".into(),
-            ));
+            return Err(invalid(ArnReason::Prefix));
         }
         if !is_word(partition) {
-            return Err(invalid(format!("Invalid partition: '{partition}'")));
+            return Err(invalid(ArnReason::Partition {
+                partition: partition.to_string(),
+            }));
         }
         if service != SERVICE {
-            return Err(invalid(format!(
-                "Invalid service: '{service}' (expected '{SERVICE}')"
-            )));
+            return Err(invalid(ArnReason::Service {
+                service: service.to_string(),
+            }));
         }
         if !is_word(region) {
-            return Err(invalid(format!("Invalid region: '{region}'")));
+            return Err(invalid(ArnReason::Region {
+                region: region.to_string(),
+            }));
         }
         if account.len() != ACCOUNT_ID_DIGITS_COUNT || !account.bytes().all(|b| b.is_ascii_digit())
         {
-            return Err(invalid(format!(
-                "Account ID is not valid: '{account}' (expected {ACCOUNT_ID_DIGITS_COUNT} digits)"
-            )));
+            return Err(invalid(ArnReason::Account {
+                account: account.to_string(),
+            }));
         }
-        let resource_type = ResourceType::from_name(kind)
-            .ok_or_else(|| invalid(format!("Invalid resource type: '{kind}'")))?;
+        let resource_type = ResourceType::from_name(kind).ok_or_else(|| {
+            invalid(ArnReason::ResourceType {
+                resource_type: kind.to_string(),
+            })
+        })?;
         let mut names = rest.split(':');
         let first = names.next().unwrap_or_default();
         let second = names.next();
@@ -160,10 +174,10 @@ impl<'a> Arn<'a> {
                 machine: first,
                 name,
             },
-            _ => return Err(invalid(shape_of(resource_type))),
+            _ => return Err(invalid(ArnReason::Shape { resource_type })),
         };
         if first.is_empty() || resource.name().is_empty() {
-            return Err(invalid(shape_of(resource_type)));
+            return Err(invalid(ArnReason::Shape { resource_type }));
         }
         let arn = Arn {
             partition,
@@ -188,7 +202,7 @@ impl<'a> Arn<'a> {
         } else {
             Err(Error::InvalidArn {
                 arn: text.to_string(),
-                reason: format!("Resource type not valid in this context: {found}"),
+                reason: ArnReason::WrongType { found },
             })
         }
     }
@@ -217,15 +231,6 @@ impl fmt::Display for Arn<'_> {
 }
 
 /// How the resource part of an ARN of `resource_type` must look.
-fn shape_of(resource_type: ResourceType) -> String {
-    let shape = match resource_type {
-        ResourceType::Execution => "execution:<state machine name>:<execution name>",
-        ResourceType::StateMachine => "stateMachine:<name>",
-        ResourceType::Activity => "activity:<name>",
-    };
-    format!("a {resource_type} ARN ends in {shape}, names without ':'")
-}
-
 /// A partition or region: lowercase letters, digits and `-`, not empty.
 fn is_word(text: &str) -> bool {
     !text.is_empty()

@@ -14,6 +14,7 @@
 //! clock; touch an execution's history.
 
 use super::arn::{Arn, Resource, ResourceType};
+use super::error::{ArgumentReason, MissingParameter};
 use super::{Engine, Error, MachineDescription};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
 use statelog_core::asl::{parse_definition, Severity, ValidationOptions};
@@ -54,17 +55,22 @@ fn check_tag_text(
     if chars < chars_min || chars > chars_max {
         return Err(Error::InvalidArgument {
             field: what,
-            reason: format!(
-                "{text:?} has {chars} characters; a tag {what} has {chars_min} to {chars_max}"
-            ),
+            reason: ArgumentReason::TagLength {
+                part: what,
+                text: text.to_string(),
+                chars,
+                chars_min,
+                chars_max,
+            },
         });
     }
     if let Some(c) = text.chars().find(|c| !tag_char_allowed(*c)) {
         return Err(Error::InvalidArgument {
             field: what,
-            reason: format!(
-                "{text:?} contains {c:?}; tags may hold letters, digits, white space and _ . : / = + - @"
-            ),
+            reason: ArgumentReason::TagCharacter {
+                text: text.to_string(),
+                character: c,
+            },
         });
     }
     Ok(())
@@ -141,7 +147,7 @@ impl Engine {
     ) -> Result<MachineDescription, Error> {
         if definition.is_none() && role_arn.is_none() {
             return Err(Error::MissingRequiredParameter {
-                reason: "UpdateStateMachine needs a definition, a roleArn, or both".to_string(),
+                reason: MissingParameter::DefinitionOrRole,
             });
         }
         let compiled = match definition {

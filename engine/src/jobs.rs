@@ -47,6 +47,7 @@ use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
 use super::backend::AttemptKey;
+use super::error::ArgumentReason;
 use super::kernel::{Commit, SlotState};
 use super::{Engine, Error, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
@@ -479,7 +480,10 @@ impl Engine {
         if !sync {
             return Err(Error::InvalidArgument {
                 field: "job",
-                reason: format!("task {} of {arn} is not a .sync task", key.task_id),
+                reason: ArgumentReason::NotSyncTask {
+                    execution_arn: arn.to_string(),
+                    task_id: key.task_id,
+                },
             });
         }
         let trigger = match status {

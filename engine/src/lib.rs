@@ -79,7 +79,10 @@ use arn::{Arn, ResourceType};
 
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
-pub use error::Error;
+pub use error::{
+    ArgumentReason, ArnReason, Error, MissingParameter, NameReason, PayloadReason, RedriveRefusal,
+    TaskTokenReason,
+};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
@@ -532,9 +535,7 @@ impl Engine {
             .thread_name("statelog-engine")
             .enable_time()
             .build()
-            .map_err(|e| Error::Runtime {
-                reason: e.to_string(),
-            })?;
+            .map_err(|source| Error::Runtime { source })?;
         let handle = runtime.handle().clone();
         let interpreter_options = interpreter::Options {
             history_events_max: options.history_events_max,
@@ -1028,7 +1029,7 @@ impl Engine {
             return Err(Error::ExecutionDamaged {
                 execution_arn: execution_arn.to_string(),
                 lsn: damage.lsn.0,
-                reason: damage.reason.to_string(),
+                reason: damage.reason.clone(),
             });
         }
         self.inner
@@ -1063,14 +1064,14 @@ impl Engine {
 fn parse_input(input: &str) -> Result<Value, Error> {
     if input.len() > PAYLOAD_SIZE_BYTES_MAX {
         return Err(Error::InvalidExecutionInput {
-            reason: format!(
-                "the input is {} bytes; the limit is {PAYLOAD_SIZE_BYTES_MAX} bytes",
-                input.len()
-            ),
+            reason: PayloadReason::TooLarge {
+                size_bytes: input.len(),
+                limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
+            },
         });
     }
     statelog_core::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
-        reason: format!("the input {e}"),
+        reason: PayloadReason::Unreadable(e),
     })
 }
 
@@ -1080,7 +1081,7 @@ fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
         n if n <= max => Ok(n),
         n => Err(Error::InvalidArgument {
             field: "maxResults",
-            reason: format!("{n} is outside 1..={max}"),
+            reason: ArgumentReason::PageSize { asked: n, max },
         }),
     }
 }

@@ -1,14 +1,14 @@
 //! naming: AWS's rules for state machine and execution names, and generated names.
 //! Must not: touch any state.
 
+use super::error::{Error, NameReason};
 use super::random::EntropySource;
-use super::Error;
 use crate::limits::RESOURCE_NAME_CHARS_MAX;
 
 /// Checks a state machine or execution name: 1..=80 characters, none of whitespace, brackets,
 /// wildcards, `"#%\^|~`$&,;:/` or control characters (AWS's rules).
 pub(crate) fn check_name(name: &str) -> Result<(), Error> {
-    let refuse = |reason: String| {
+    let refuse = |reason: NameReason| {
         Err(Error::InvalidName {
             name: name.to_string(),
             reason,
@@ -16,14 +16,15 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     };
     let chars = name.chars().count();
     if chars == 0 || chars > RESOURCE_NAME_CHARS_MAX {
-        return refuse(format!(
-            "{chars} characters; a name has 1 to {RESOURCE_NAME_CHARS_MAX}"
-        ));
+        return refuse(NameReason::Length {
+            chars,
+            chars_max: RESOURCE_NAME_CHARS_MAX,
+        });
     }
     for c in name.chars() {
         let control = ('\u{0}'..='\u{1f}').contains(&c) || ('\u{7f}'..='\u{9f}').contains(&c);
         if c.is_whitespace() || control || "<>{}[]?*\"#%\\^|~`$&,;:/".contains(c) {
-            return refuse(format!("it contains the forbidden character {c:?}"));
+            return refuse(NameReason::ForbiddenCharacter { character: c });
         }
     }
     Ok(())

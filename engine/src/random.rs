@@ -66,10 +66,7 @@ impl EntropySource {
     pub(crate) fn fill(&self, bytes: &mut [u8], what: &'static str) -> Result<(), Error> {
         self.source
             .fill(bytes)
-            .map_err(|e| Error::RandomSourceFailed {
-                what,
-                reason: e.to_string(),
-            })
+            .map_err(|source| Error::RandomSourceFailed { what, source })
     }
 }
 
@@ -86,9 +83,9 @@ impl Draws<'_> {
     pub(crate) fn finish(self) -> Result<(), Error> {
         match self.failure {
             None => Ok(()),
-            Some(e) => Err(Error::RandomSourceFailed {
+            Some(source) => Err(Error::RandomSourceFailed {
                 what: "a decision (task tokens, retry jitter, States.UUID, States.MathRandom)",
-                reason: e.to_string(),
+                source,
             }),
         }
     }

@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use super::error::RedriveRefusal;
 use super::kernel::{Commit, Slot};
 use super::{Engine, Error, ExecutionStatus, ListExecutions};
 use crate::limits::REDRIVE_WINDOW_MS;
@@ -55,8 +56,8 @@ pub struct RedriveInfo {
     pub redrive_ms: Option<u64>,
     /// `redriveStatus`.
     pub redrive_status: RedriveStatus,
-    /// `redriveStatusReason`: why not, when not redrivable.
-    pub redrive_status_reason: Option<String>,
+    /// `redriveStatusReason`: why not, when not redrivable (its Display is AWS's sentence).
+    pub redrive_status_reason: Option<RedriveRefusal>,
 }
 
 /// What `RedriveExecution` answers.
@@ -88,7 +89,7 @@ impl Engine {
                 });
             }
         }
-        let not = |reason: String| Error::ExecutionNotRedrivable {
+        let not = |reason: RedriveRefusal| Error::ExecutionNotRedrivable {
             execution_arn: execution_arn.to_string(),
             reason,
         };
@@ -102,9 +103,7 @@ impl Engine {
         {
             let mut open = self.inner.open.lock();
             if open.contains_key(&key) {
-                return Err(not(
-                    "the execution is running (a redrive is in progress)".into()
-                ));
+                return Err(not(RedriveRefusal::Running));
             }
             open.insert(key.clone(), slot.clone());
         }
@@ -201,38 +200,33 @@ impl Engine {
     }
 
     /// Why the execution cannot be redriven now, or `None` when it can.
-    fn not_redrivable_reason(&self, summary: &ExecutionSummary) -> Option<String> {
+    fn not_redrivable_reason(&self, summary: &ExecutionSummary) -> Option<RedriveRefusal> {
         let now_ms = self.inner.options.clock.now_ms();
         match summary.status {
             ExecutionStatus::Failed | ExecutionStatus::Aborted | ExecutionStatus::TimedOut => {}
-            other => {
-                return Some(format!(
-                "Execution is {}; only a FAILED, ABORTED or TIMED_OUT execution can be redriven",
-                other.aws_name()
-            ))
-            }
+            status => return Some(RedriveRefusal::Status { status }),
         }
         let stop_ms = summary.stop_ms.unwrap_or(now_ms);
         if now_ms.saturating_sub(stop_ms) > REDRIVE_WINDOW_MS {
-            return Some(format!(
-                "Execution closed {} ms ago; the redrive window is {REDRIVE_WINDOW_MS} ms",
-                now_ms - stop_ms
-            ));
+            return Some(RedriveRefusal::WindowPassed {
+                closed_ms_ago: now_ms - stop_ms,
+                window_ms: REDRIVE_WINDOW_MS,
+            });
         }
         let open_ms_max = self.inner.options.execution_open_ms_max;
         if now_ms.saturating_sub(summary.start_ms) >= open_ms_max {
-            return Some(format!(
-                "Execution started {} ms ago; it may stay open at most {open_ms_max} ms",
-                now_ms - summary.start_ms
-            ));
+            return Some(RedriveRefusal::OpenTooLong {
+                started_ms_ago: now_ms - summary.start_ms,
+                open_ms_max,
+            });
         }
         // Room for `ExecutionRedriven` and one more event under the cap.
         let events_max = self.inner.options.history_events_max.saturating_sub(1);
         if summary.event_count >= events_max {
-            return Some(format!(
-                "Execution history has {} events; redrive needs fewer than {events_max}",
-                summary.event_count
-            ));
+            return Some(RedriveRefusal::EventBudget {
+                event_count: summary.event_count,
+                events_max,
+            });
         }
         None
     }

@@ -31,6 +31,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::backend::AttemptKey;
+use super::error::{PayloadReason, TaskTokenReason};
 use super::kernel::Commit;
 use super::{Engine, Error, TaskError};
 use statelog_core::history::{EventDetails, EventId};
@@ -279,7 +280,7 @@ enum Answer {
 
 fn unknown() -> Error {
     Error::InvalidTaskToken {
-        reason: "no task of this namespace has this token".to_string(),
+        reason: TaskTokenReason::Unknown,
     }
 }
 
@@ -307,15 +308,15 @@ impl Engine {
     ) -> Result<(), Error> {
         if output.len() > PAYLOAD_SIZE_BYTES_MAX {
             return Err(Error::InvalidOutput {
-                reason: format!(
-                    "the output is {} bytes; the limit is {PAYLOAD_SIZE_BYTES_MAX} bytes",
-                    output.len()
-                ),
+                reason: PayloadReason::TooLarge {
+                    size_bytes: output.len(),
+                    limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
+                },
             });
         }
         let output: Value = statelog_core::history::depth::parse_payload(output).map_err(|e| {
             Error::InvalidOutput {
-                reason: format!("the output {e}"),
+                reason: PayloadReason::Unreadable(e),
             }
         })?;
         self.answer_token(namespace, token, Answer::Success(output))
@@ -362,9 +363,7 @@ impl Engine {
     }
 
     fn answer_token(&self, namespace: &str, token: &str, answer: Answer) -> Result<(), Error> {
-        let parts = parse_token(token).map_err(|e| Error::InvalidTaskToken {
-            reason: e.to_string(),
-        })?;
+        let parts = parse_token(token).map_err(|e| Error::InvalidTaskToken { reason: e.into() })?;
         if account_of(&parts.execution_arn) != Some(namespace) {
             return Err(unknown());
         }

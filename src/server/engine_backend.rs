@@ -505,7 +505,10 @@ impl Backend for EngineBackend {
                 redrive_count: d.redrive.redrive_count,
                 redrive_ms: d.redrive.redrive_ms,
                 redrive_status: Some(d.redrive.redrive_status.aws_name()),
-                redrive_status_reason: d.redrive.redrive_status_reason,
+                redrive_status_reason: d
+                    .redrive
+                    .redrive_status_reason
+                    .map(|reason| reason.to_string()),
             })
         })
         .await

@@ -19,6 +19,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use statelog_core::history::encoding::VersionStanding;
 
 use super::Error;
 
@@ -56,24 +57,25 @@ pub struct Format {
 
 impl Format {
     /// Whether this build reads `version` of the format: [`ReadError::Newer`] past the newest
-    /// (a newer statelog wrote it), [`ReadError::Damaged`] before the oldest.
+    /// (a newer statelog wrote it), [`ReadError::Damaged`] before the oldest. The rule is the
+    /// core's [`VersionStanding`], which `history::encoding::check_version` applies too: for
+    /// [`HISTORY_FORMAT`] (its bounds are the core's) the two agree, this one naming the format
+    /// in the store's error.
     pub fn check(&self, version: u8) -> Result<(), ReadError> {
-        if version > self.newest {
-            return Err(ReadError::Newer(NewerVersion {
+        match VersionStanding::of(version, self.oldest, self.newest) {
+            VersionStanding::Readable => Ok(()),
+            VersionStanding::Newer => Err(ReadError::Newer(NewerVersion {
                 format: self.name,
                 found: version,
                 newest: self.newest,
-            }));
-        }
-        if version < self.oldest {
-            return Err(ReadError::Damaged(Damage::OlderVersion {
+            })),
+            VersionStanding::Older => Err(ReadError::Damaged(Damage::OlderVersion {
                 format: self.name,
                 found: version,
                 oldest: self.oldest,
                 newest: self.newest,
-            }));
+            })),
         }
-        Ok(())
     }
 }
 
@@ -743,6 +745,27 @@ fn decode_machine_body(version: u8, body: &[u8]) -> Result<MachineRecord, ReadEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The store's check of the events' version byte (at open) and the core's (at decode)
+    /// are one rule: they accept and refuse the same bytes, a newer one as newer.
+    #[test]
+    fn the_history_format_check_agrees_with_the_core_for_every_version() {
+        use statelog_core::history::encoding::check_version;
+        use statelog_core::history::Error as HistoryError;
+        for version in u8::MIN..=u8::MAX {
+            let store = HISTORY_FORMAT.check(version);
+            let core = check_version(version);
+            match (&store, &core) {
+                (Ok(()), Ok(()))
+                | (Err(ReadError::Newer(_)), Err(HistoryError::NewerVersion { .. }))
+                | (
+                    Err(ReadError::Damaged(Damage::OlderVersion { .. })),
+                    Err(HistoryError::UnsupportedVersion { .. }),
+                ) => {}
+                _ => panic!("version {version}: store {store:?}, core {core:?}"),
+            }
+        }
+    }
 
     #[test]
     fn batch_headers_round_trip_and_reject_damage() {

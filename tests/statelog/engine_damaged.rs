@@ -166,7 +166,9 @@ fn inputs_nest_up_to_the_payload_depth_limit() {
         match refused {
             Err(Error::InvalidExecutionInput { reason }) => {
                 assert!(
-                    reason.contains(&PAYLOAD_JSON_DEPTH_MAX.to_string()),
+                    reason
+                        .to_string()
+                        .contains(&PAYLOAD_JSON_DEPTH_MAX.to_string()),
                     "{reason}"
                 );
             }

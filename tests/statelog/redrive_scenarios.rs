@@ -213,8 +213,8 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
     assert_eq!(info.redrive_status, RedriveStatus::NotRedrivable);
     assert!(info
         .redrive_status_reason
-        .as_deref()
-        .is_some_and(|r| r.contains("SUCCEEDED")));
+        .as_ref()
+        .is_some_and(|r| r.to_string().contains("SUCCEEDED")));
     // Redriving a succeeded execution is refused with the reason.
     let err = h.engine.redrive_execution(&arn, None).expect_err("refused");
     assert_eq!(err.aws_name(), "ExecutionNotRedrivable");
@@ -257,7 +257,7 @@ fn the_14_day_window_is_counted_from_the_close() {
     assert_eq!(info.redrive_status, RedriveStatus::NotRedrivable);
     match h.engine.redrive_execution(&late, None) {
         Err(Error::ExecutionNotRedrivable { reason, .. }) => {
-            assert!(reason.contains("redrive window"), "{reason}")
+            assert!(reason.to_string().contains("redrive window"), "{reason}")
         }
         other => panic!("expected ExecutionNotRedrivable, got {other:?}"),
     }

@@ -123,7 +123,16 @@ impl Log for MemoryLog {
     }
 
     fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, Error> {
-        Ok(self.state.lock().get(lsn.0).cloned())
+        let state = self.state.lock();
+        // Past the acknowledged end is out of range, as the WAL answers it (the contract).
+        if lsn.0 == 0 || lsn.0 > state.durable_lsn {
+            return Err(Error::Log(statelog_wal::Error::LsnOutOfRange {
+                lsn,
+                first: Lsn(state.first()),
+                next: Lsn(state.durable_lsn + 1),
+            }));
+        }
+        Ok(state.get(lsn.0).cloned())
     }
 
     fn scan_from(&self, from: Lsn, visit: &mut VisitRecord<'_>) -> Result<(), Error> {

@@ -13,7 +13,10 @@
 //!   [`Log::sync`] or synced append (a log is a prefix: durable at `n` means durable below `n`).
 //!   A crash may lose an unsynced batch and everything after it, never a part of it.
 //! - Read. [`Log::read`] gives one record. `None` for a position below [`LogStats::first_lsn`]
-//!   (trimmed or compacted away) or one holding no caller record.
+//!   (trimmed or compacted away) or one holding no caller record. A position past the
+//!   acknowledged end (`Lsn(0)`, or above [`LogStats::durable_lsn`]: never appended, or
+//!   appended unsynced and not yet acknowledged) is `statelog_wal::Error::LsnOutOfRange`, so a
+//!   caller can tell "gone" from "not there yet".
 //! - Scan. [`Log::scan_from`] visits records in LSN order from a position to the end acknowledged
 //!   at the call. Each record carries its origin LSN: where it was first written, when
 //!   compaction copied it forward.
@@ -133,7 +136,8 @@ pub trait Log: Send + Sync + Debug {
     fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, Error>;
 
     /// Reads one record's kind and payload; `None` when the LSN holds no caller record (below
-    /// the first retained position, or a log-internal record).
+    /// the first retained position, or a log-internal record); [`Error::Log`] with
+    /// `statelog_wal::Error::LsnOutOfRange` past the acknowledged end.
     fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, Error>;
 
     /// Calls `visit` with every record in LSN order; stops at the first error it returns.

@@ -133,6 +133,34 @@ fn an_unsynced_append_is_acknowledged_by_sync(log: &dyn Log) {
     assert_eq!(log.read(unsynced).expect("reads"), Some((1, b"u".to_vec())));
 }
 
+fn a_read_past_the_acknowledged_end_is_out_of_range(log: &dyn Log) {
+    let out_of_range = |log: &dyn Log, asked: Lsn, next_expected: Lsn| {
+        let read = log.read(asked);
+        assert!(
+            matches!(
+                read,
+                Err(Error::Log(statelog_wal::Error::LsnOutOfRange { lsn, next, .. }))
+                    if lsn == asked && next == next_expected
+            ),
+            "{asked:?}: {read:?}"
+        );
+    };
+    out_of_range(log, Lsn(1), Lsn(1));
+    let last = append_one(log, 1);
+    let next = Lsn(last.0 + 1);
+    out_of_range(log, Lsn(0), next);
+    out_of_range(log, next, next);
+    out_of_range(log, Lsn(last.0 + 100), next);
+    // An unsynced record is not acknowledged: out of range until a sync makes it durable.
+    let unsynced = log
+        .append(&[(1, b"u")], Durability::Unsynced)
+        .expect("appends");
+    assert_eq!(unsynced, next);
+    out_of_range(log, unsynced, next);
+    log.sync(unsynced).expect("syncs");
+    assert_eq!(log.read(unsynced).expect("reads"), Some((1, b"u".to_vec())));
+}
+
 fn the_tail_sees_later_appends(log: Arc<dyn Log>) {
     let next = log.stats().next_lsn;
     assert!(!log.wait_for(next, TAIL_WAIT_SHORT).expect("waits"));
@@ -223,6 +251,7 @@ fn contract_suite(make: &dyn Fn() -> Arc<dyn Log>) {
     a_batch_is_dense_and_whole(make().as_ref());
     scan_is_in_order_and_starts_where_asked(make().as_ref());
     an_unsynced_append_is_acknowledged_by_sync(make().as_ref());
+    a_read_past_the_acknowledged_end_is_out_of_range(make().as_ref());
     the_tail_sees_later_appends(make());
     trim_drops_below_and_keeps_the_rest(make().as_ref());
     compaction_copies_forward_what_it_keeps(make().as_ref());

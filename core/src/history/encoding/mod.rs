@@ -57,23 +57,51 @@ pub fn decode(bytes: &[u8]) -> Result<EventBatch, Error> {
     decode_body(version, body)
 }
 
+/// Where a record's format version stands against the versions a build reads,
+/// `oldest..=newest`. The one version rule of every record format in the store's log: this
+/// module's [`check_version`] and the store's `Format::check` both apply it, each with its own
+/// error type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionStanding {
+    /// Within `oldest..=newest`: this build reads it.
+    Readable,
+    /// Past `newest`: a newer build wrote it. Never read as today's format (it would misread).
+    Newer,
+    /// Before `oldest`: no build that reads this format wrote it, or support for it was dropped.
+    Older,
+}
+
+impl VersionStanding {
+    /// Where `found` stands against `oldest..=newest`.
+    pub fn of(found: u8, oldest: u8, newest: u8) -> Self {
+        assert!(oldest <= newest, "a format reads some version");
+        if found > newest {
+            VersionStanding::Newer
+        } else if found < oldest {
+            VersionStanding::Older
+        } else {
+            VersionStanding::Readable
+        }
+    }
+}
+
 /// Whether this build reads history records of `version`: [`Error::NewerVersion`] for a version
 /// past [`FORMAT_VERSION`] (a newer statelog wrote the record), [`Error::UnsupportedVersion`]
-/// for one before [`OLDEST_READ_VERSION`].
+/// for one before [`OLDEST_READ_VERSION`]. [`decode`] applies it; the store applies the same
+/// rule ([`VersionStanding`], with these bounds) to the events' version byte when it opens a
+/// log, before any batch is decoded, and reports it in its own error type.
 pub fn check_version(version: u8) -> Result<(), Error> {
-    if version > FORMAT_VERSION {
-        return Err(Error::NewerVersion {
+    match VersionStanding::of(version, OLDEST_READ_VERSION, FORMAT_VERSION) {
+        VersionStanding::Readable => Ok(()),
+        VersionStanding::Newer => Err(Error::NewerVersion {
             found: version,
             newest: FORMAT_VERSION,
-        });
-    }
-    if version < OLDEST_READ_VERSION {
-        return Err(Error::UnsupportedVersion {
+        }),
+        VersionStanding::Older => Err(Error::UnsupportedVersion {
             found: version,
             supported: FORMAT_VERSION,
-        });
+        }),
     }
-    Ok(())
 }
 
 /// The one place that reads each version into today's types: an arm per version in
@@ -248,6 +276,15 @@ mod tests {
             decode(&bytes),
             Err(Error::UnsupportedVersion { found: 0, .. })
         ));
+    }
+
+    #[test]
+    fn a_version_stands_against_its_bounds() {
+        assert_eq!(VersionStanding::of(2, 2, 4), VersionStanding::Readable);
+        assert_eq!(VersionStanding::of(4, 2, 4), VersionStanding::Readable);
+        assert_eq!(VersionStanding::of(5, 2, 4), VersionStanding::Newer);
+        assert_eq!(VersionStanding::of(1, 2, 4), VersionStanding::Older);
+        assert_eq!(VersionStanding::of(0, 1, 1), VersionStanding::Older);
     }
 
     #[test]
