@@ -376,7 +376,11 @@ fn pick(machine: &StateMachine, name: &str, raw_input: &Value) -> Result<String,
         return Err(format!("{name} is not a Choice"));
     };
     let context = json!({});
-    let effective = match &state.input_path {
+    let flow = state
+        .data_flow
+        .as_json_path()
+        .ok_or("not a JSONPath state")?;
+    let effective = match &flow.input_path {
         None => raw_input.clone(),
         Some(InputOutputPath::Discard) => json!({}),
         Some(InputOutputPath::Select(path)) => path

@@ -46,7 +46,11 @@ fn minimal_states_of_each_simple_type_are_valid() {
     assert_eq!(m.states.len(), 1);
     let s = m.states.get("S").expect("S");
     assert_eq!(s.transition(), Some(&Transition::End));
-    assert!(matches!(&s.kind, StateKind::Pass(p) if p.result.is_none()));
+    assert!(matches!(&s.kind, StateKind::Pass(_)));
+    assert!(
+        s.data_flow.is_passthrough(),
+        "a Pass with no data-flow field passes its input on"
+    );
 
     let m = valid(one(json!({"Type": "Succeed"})));
     assert!(matches!(
@@ -96,9 +100,11 @@ fn pass_keeps_result_and_top_level_fields() {
     assert_eq!(m.source, def);
     let names: Vec<&str> = m.states.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["A", "B"]);
-    match &m.states.get("A").expect("A").kind {
+    let a = m.states.get("A").expect("A");
+    let flow = a.data_flow.as_json_path().expect("a JSONPath state");
+    assert_eq!(flow.result, Some(json!({"x.$": "$.not.a.path"})));
+    match &a.kind {
         StateKind::Pass(p) => {
-            assert_eq!(p.result, Some(json!({"x.$": "$.not.a.path"})));
             assert_eq!(p.next, Transition::Next("B".into()));
         }
         other => panic!("{other:?}"),
@@ -1003,15 +1009,19 @@ fn paths_and_templates_are_compiled_at_parse_time() {
         "Parameters": {"a.$": "$.x", "b": 1}, "ResultSelector": {"r.$": "$.Payload"},
         "TimeoutSecondsPath": "$.timeout", "End": true}}}));
     let s = m.states.get("T").expect("T");
+    let flow = s.data_flow.as_json_path().expect("a JSONPath state");
     assert!(
-        matches!(&s.input_path, Some(crate::paths::InputOutputPath::Select(p)) if p.as_str() == "$.in")
+        matches!(&flow.input_path, Some(crate::paths::InputOutputPath::Select(p)) if p.as_str() == "$.in")
     );
-    assert_eq!(s.output_path, Some(crate::paths::InputOutputPath::Discard));
+    assert_eq!(
+        flow.output_path,
+        Some(crate::paths::InputOutputPath::Discard)
+    );
     let StateKind::Task(t) = &s.kind else {
         panic!()
     };
     assert!(matches!(&t.timeout, Some(SecondsField::Path(p)) if p.as_str() == "$.timeout"));
-    assert!(t.parameters.is_some() && t.result_selector.is_some());
+    assert!(flow.parameters.is_some() && flow.result_selector.is_some());
     // And a broken path is reported where it is.
     assert_problem(
         one(json!({"Type": "Pass", "InputPath": "not a path", "End": true})),
@@ -1232,11 +1242,13 @@ fn every_path_field_form_is_accepted_and_compiled() {
                     &map.tolerated_failure_percentage,
                     Some(PercentageField::Path(_))
                 ));
+                let flow = first.data_flow.as_json_path().expect("a JSONPath state");
                 assert!(
-                    map.item_selector.is_some(),
+                    flow.item_selector.is_some(),
                     "legacy Parameters is the item selector"
                 );
-                assert!(map.items_path.is_some());
+                assert!(flow.parameters.is_none());
+                assert!(flow.items_path.is_some());
             }
             StateKind::Wait(w) => {
                 assert!(matches!(

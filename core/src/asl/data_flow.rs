@@ -1,0 +1,306 @@
+//! data_flow: how one state turns its input into its output, behind one type per query
+//! language.
+//!
+//! Owns [`DataFlow`] (held once per [`State`](super::State)) and [`CatchFlow`] (held once per
+//! [`Catcher`](super::Catcher)), and the steps the interpreter asks of them. The interpreter
+//! never reads a JSONPath field: it calls these methods, in this order for one state run:
+//!
+//! ```text
+//! raw input -> effective_input -> parameters (Task, Parallel) | pass_result (Pass)
+//!           | items, item_input (Map) -> ... the state's work ... -> result_output
+//! raw input -> effective_input -> output                       (Choice, Wait, Succeed)
+//! raw input + error output -> CatchFlow::output                (a Catcher that matched)
+//! ```
+//!
+//! A second query language (JSONata: `Arguments`, `Output`, `Assign`, `Items`) is a new
+//! variant of [`DataFlow`] and [`CatchFlow`], its parse, and its arm in each method below;
+//! nothing in `interpreter::decide` or `interpreter::states` changes.
+//!
+//! Invariants: every path and template here was compiled by `asl::parse`; a field the state's
+//! type does not allow is `None` (the parser refuses it); failures are `StatesError`s worded as
+//! AWS words them, without the per-state prefix (the interpreter adds it).
+//! Must not: parse text, read a clock, draw randomness of its own (templates take the caller's
+//! [`Entropy`]), or allocate when a step has nothing to do.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
+use crate::paths::{
+    pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
+};
+
+/// The data-flow fields of one state, in the state's query language.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DataFlow {
+    /// `QueryLanguage: JSONPath` (the default).
+    JsonPath(JsonPathFlow),
+}
+
+/// A JSONPath state's data-flow fields. Each is `None` when absent (its ASL default) and
+/// always `None` on a state type that does not allow it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JsonPathFlow {
+    /// `InputPath` (every type but Fail); `None` means `$`.
+    pub input_path: Option<InputOutputPath>,
+    /// `Parameters` (Pass, Task, Parallel; a Map's legacy `Parameters` is `item_selector`).
+    pub parameters: Option<Template>,
+    /// A Pass state's `Result`: its fixed result, used as is (no `.$` processing).
+    pub result: Option<Value>,
+    /// `ResultSelector` (Task, Parallel, Map).
+    pub result_selector: Option<Template>,
+    /// `ResultPath` (Pass, Task, Parallel, Map); `None` means `$`.
+    pub result_path: Option<ResultPathField>,
+    /// `OutputPath` (every type but Fail); `None` means `$`.
+    pub output_path: Option<InputOutputPath>,
+    /// A Map's `ItemsPath`; `None` means `$`.
+    pub items_path: Option<Path>,
+    /// A Map's `ItemSelector` (or its legacy `Parameters`).
+    pub item_selector: Option<Template>,
+}
+
+/// What a Catcher does with the error output before its `Next` state gets it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatchFlow {
+    /// A JSONPath Catcher: only `ResultPath`.
+    JsonPath {
+        /// `ResultPath`; `None` means `$` (the error output replaces the input).
+        result_path: Option<ResultPathField>,
+    },
+}
+
+impl Default for DataFlow {
+    /// A JSONPath state with no data-flow field: its output is its input.
+    fn default() -> Self {
+        DataFlow::JsonPath(JsonPathFlow::default())
+    }
+}
+
+impl Default for CatchFlow {
+    /// A JSONPath Catcher without `ResultPath`.
+    fn default() -> Self {
+        CatchFlow::JsonPath { result_path: None }
+    }
+}
+
+impl DataFlow {
+    /// The JSONPath fields, when the state is written in JSONPath.
+    #[inline]
+    pub fn as_json_path(&self) -> Option<&JsonPathFlow> {
+        match self {
+            DataFlow::JsonPath(flow) => Some(flow),
+        }
+    }
+
+    /// True when the state's output is its raw input unchanged, whatever the input: no step
+    /// can fail or change it, so the caller may share the input instead of copying it.
+    /// (JSONPath: no InputPath, OutputPath or Parameters, and either ResultPath `null` or
+    /// neither ResultPath nor Result.)
+    #[inline]
+    pub fn is_passthrough(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => flow.is_passthrough(),
+        }
+    }
+
+    /// True when a step may read the Context object (`$$`). Conservative: building `$$` costs
+    /// allocations on every step, so a state whose data flow cannot read it skips it.
+    pub fn mentions_context(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => flow.mentions_context(),
+        }
+    }
+
+    /// The effective input (JSONPath: `InputPath`), borrowing from `raw_input` or `context`
+    /// where it can: with nothing to select, `raw_input` itself, not copied.
+    #[inline]
+    pub fn effective_input<'a>(
+        &self,
+        raw_input: &'a Value,
+        context: &'a Value,
+    ) -> Result<Cow<'a, Value>, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.input_path {
+                None => Ok(Cow::Borrowed(raw_input)),
+                Some(path) => pipeline::process_input_cow(raw_input, path, context),
+            },
+        }
+    }
+
+    /// What a Task sends its resource and a Parallel gives its branches (JSONPath:
+    /// `Parameters`); without one, the effective input (copied only when borrowed).
+    pub fn parameters(
+        &self,
+        effective: Cow<'_, Value>,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.parameters {
+                None => Ok(effective.into_owned()),
+                Some(template) => template.evaluate(&effective, context, entropy),
+            },
+        }
+    }
+
+    /// A Pass state's result, before [`DataFlow::result_output`]: its `Result`, else its
+    /// `Parameters`, else the effective input (not copied when `ResultPath` is `null`, which
+    /// discards it).
+    pub fn pass_result(
+        &self,
+        effective: Cow<'_, Value>,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match (&flow.result, &flow.parameters) {
+                (Some(result), _) => Ok(result.clone()),
+                (None, Some(template)) => template.evaluate(&effective, context, entropy),
+                (None, None) if matches!(flow.result_path, Some(ResultPathField::Discard)) => {
+                    Ok(Value::Null)
+                }
+                (None, None) => Ok(effective.into_owned()),
+            },
+        }
+    }
+
+    /// The result as the state keeps it (JSONPath: `ResultSelector`); without one, `result`.
+    pub fn select_result(
+        &self,
+        result: Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.result_selector {
+                None => Ok(result),
+                Some(template) => template.evaluate(&result, context, entropy),
+            },
+        }
+    }
+
+    /// The selected result placed into the **raw** input (JSONPath: `ResultPath`; absent or
+    /// `$`: the result replaces the input; `null`: the raw input passes on).
+    pub fn place_result(&self, raw_input: &Value, result: Value) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => result_path(flow.result_path.as_ref(), raw_input, result),
+        }
+    }
+
+    /// The state's output from a value it produced (JSONPath: `OutputPath`); with nothing to
+    /// select, `value` itself, not copied.
+    #[inline]
+    pub fn output(&self, value: Value, context: &Value) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.output_path {
+                None => Ok(value),
+                Some(path) => pipeline::process_output(value, path, context),
+            },
+        }
+    }
+
+    /// The state's output from its raw input and its result (a Task's answer, a Parallel's or
+    /// Map's collected outputs, a Pass's [`DataFlow::pass_result`]):
+    /// [`select_result`](DataFlow::select_result), then
+    /// [`place_result`](DataFlow::place_result), then [`output`](DataFlow::output).
+    pub fn result_output(
+        &self,
+        raw_input: &Value,
+        result: Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        let selected = self.select_result(result, context, entropy)?;
+        let placed = self.place_result(raw_input, selected)?;
+        self.output(placed, context)
+    }
+
+    /// A Map's items from its effective input (JSONPath: `ItemsPath`, which must find
+    /// something); the caller checks that they are an array.
+    pub fn items(&self, effective: &Value, context: &Value) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.items_path {
+                None => Ok(effective.clone()),
+                Some(path) => pipeline::process_input(
+                    effective,
+                    &InputOutputPath::Select(path.clone()),
+                    context,
+                ),
+            },
+        }
+    }
+
+    /// The input of a Map's iteration `index` over `item` (JSONPath: `ItemSelector`,
+    /// evaluated on the Map's effective input with `$$.Map.Item.Index` and `$$.Map.Item.Value`
+    /// in the Context object); without one, the item itself.
+    pub fn item_input(
+        &self,
+        effective: &Value,
+        item: Value,
+        index: usize,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.item_selector {
+                None => Ok(item),
+                Some(selector) => {
+                    let mut context = context.clone();
+                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
+                    selector.evaluate(effective, &context, entropy)
+                }
+            },
+        }
+    }
+}
+
+impl JsonPathFlow {
+    fn is_passthrough(&self) -> bool {
+        self.input_path.is_none()
+            && self.output_path.is_none()
+            && self.parameters.is_none()
+            && match self.result_path {
+                Some(ResultPathField::Discard) => true,
+                None => self.result.is_none(),
+                Some(ResultPathField::Reference(_)) => false,
+            }
+    }
+
+    fn mentions_context(&self) -> bool {
+        let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
+        let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
+        io(&self.input_path)
+            || io(&self.output_path)
+            || template(&self.parameters)
+            || template(&self.result_selector)
+            || template(&self.item_selector)
+            || self.items_path.as_ref().is_some_and(Path::is_context)
+    }
+}
+
+impl CatchFlow {
+    /// The output a matching Catcher passes to its `Next` state, from the failed state's raw
+    /// input and the error output `{"Error": ..., "Cause": ...}` (JSONPath: `ResultPath`).
+    pub fn output(&self, raw_input: &Value, error_output: Value) -> Result<Value, StatesError> {
+        match self {
+            CatchFlow::JsonPath { result_path: path } => {
+                result_path(path.as_ref(), raw_input, error_output)
+            }
+        }
+    }
+}
+
+/// `ResultPath` on `result`: absent or `$` replaces the input, `null` keeps the raw input,
+/// anything else sets the result into a copy of the raw input.
+fn result_path(
+    field: Option<&ResultPathField>,
+    raw_input: &Value,
+    result: Value,
+) -> Result<Value, StatesError> {
+    match field {
+        None => Ok(result),
+        Some(ResultPathField::Discard) => Ok(raw_input.clone()),
+        Some(ResultPathField::Reference(path)) if path.is_root() => Ok(result),
+        Some(ResultPathField::Reference(path)) => path.set(raw_input.clone(), result),
+    }
+}
