@@ -32,6 +32,7 @@ use crate::paths::{
 
 /// The data-flow fields of one state, in the state's query language.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum DataFlow {
     /// `QueryLanguage: JSONPath` (the default).
     JsonPath(JsonPathFlow),
@@ -61,6 +62,7 @@ pub struct JsonPathFlow {
 
 /// What a Catcher does with the error output before its `Next` state gets it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CatchFlow {
     /// A JSONPath Catcher: only `ResultPath`.
     JsonPath {
@@ -302,5 +304,318 @@ fn result_path(
         Some(ResultPathField::Discard) => Ok(raw_input.clone()),
         Some(ResultPathField::Reference(path)) if path.is_root() => Ok(result),
         Some(ResultPathField::Reference(path)) => path.set(raw_input.clone(), result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each step of the seam against a small hand-made JSONPath flow: what it passes on
+    //! untouched, what it selects or builds, and how a miss is worded.
+
+    use super::*;
+    use crate::paths::ReferencePath;
+    use statelog_rng::Rng;
+
+    fn path(text: &str) -> Path {
+        Path::parse(text).expect("a valid path")
+    }
+
+    fn select(text: &str) -> Option<InputOutputPath> {
+        Some(InputOutputPath::Select(path(text)))
+    }
+
+    fn reference(text: &str) -> Option<ResultPathField> {
+        Some(ResultPathField::Reference(
+            ReferencePath::parse(text).expect("a valid reference path"),
+        ))
+    }
+
+    fn template(source: Value) -> Option<Template> {
+        Some(Template::compile(&source).expect("a valid template"))
+    }
+
+    fn flow(fields: JsonPathFlow) -> DataFlow {
+        DataFlow::JsonPath(fields)
+    }
+
+    #[test]
+    fn a_state_without_data_flow_fields_is_passthrough() {
+        assert!(DataFlow::default().is_passthrough());
+        // ResultPath null discards whatever the result is, even a fixed Result.
+        assert!(flow(JsonPathFlow {
+            result: Some(json!(1)),
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        })
+        .is_passthrough());
+        let not_passthrough = [
+            JsonPathFlow {
+                input_path: select("$.a"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                output_path: Some(InputOutputPath::Discard),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                parameters: template(json!({"a": 1})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result: Some(json!(1)),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result_path: reference("$.r"),
+                ..JsonPathFlow::default()
+            },
+        ];
+        for fields in not_passthrough {
+            let described = format!("{fields:?}");
+            assert!(!flow(fields).is_passthrough(), "{described}");
+        }
+    }
+
+    #[test]
+    fn effective_input_borrows_without_input_path_and_words_a_miss_as_aws() {
+        let raw = json!({"a": {"b": 1}});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let plain = DataFlow::default();
+        let effective = plain.effective_input(&raw, &context).expect("no path");
+        assert!(matches!(effective, Cow::Borrowed(v) if std::ptr::eq(v, &raw)));
+
+        let selected = flow(JsonPathFlow {
+            input_path: select("$.a"),
+            ..JsonPathFlow::default()
+        });
+        let effective = selected.effective_input(&raw, &context).expect("found");
+        assert!(matches!(&effective, Cow::Borrowed(v) if **v == json!({"b": 1})));
+
+        let from_context = flow(JsonPathFlow {
+            input_path: select("$$.Execution.Id"),
+            ..JsonPathFlow::default()
+        });
+        let effective = from_context.effective_input(&raw, &context).expect("found");
+        assert_eq!(*effective, json!("arn"));
+
+        let discarded = flow(JsonPathFlow {
+            input_path: Some(InputOutputPath::Discard),
+            ..JsonPathFlow::default()
+        });
+        let effective = discarded.effective_input(&raw, &context).expect("null");
+        assert_eq!(*effective, json!({}));
+
+        let missing = flow(JsonPathFlow {
+            input_path: select("$.x"),
+            ..JsonPathFlow::default()
+        });
+        let error = missing.effective_input(&raw, &context).expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.x' : No results for path: $['x']"
+        );
+    }
+
+    #[test]
+    fn parameters_build_the_task_input_or_pass_the_effective_input_on() {
+        let effective = json!({"a": 1});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let mut rng = Rng::new(1);
+        let plain = DataFlow::default();
+        let input = plain
+            .parameters(Cow::Borrowed(&effective), &context, &mut rng)
+            .expect("no template");
+        assert_eq!(input, effective);
+        let templated = flow(JsonPathFlow {
+            parameters: template(json!({"v.$": "$.a", "id.$": "$$.Execution.Id", "k": "x"})),
+            ..JsonPathFlow::default()
+        });
+        let input = templated
+            .parameters(Cow::Owned(effective), &context, &mut rng)
+            .expect("evaluates");
+        assert_eq!(input, json!({"v": 1, "id": "arn", "k": "x"}));
+    }
+
+    #[test]
+    fn pass_result_prefers_result_then_parameters_then_the_effective_input() {
+        let effective = json!({"a": 1});
+        let context = Value::Null;
+        let mut rng = Rng::new(2);
+        let both = flow(JsonPathFlow {
+            result: Some(json!({"fixed.$": "$.not.evaluated"})),
+            parameters: template(json!({"v.$": "$.a"})),
+            ..JsonPathFlow::default()
+        });
+        let result = both.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(
+            result.expect("fixed"),
+            json!({"fixed.$": "$.not.evaluated"})
+        );
+        let parameters = flow(JsonPathFlow {
+            parameters: template(json!({"v.$": "$.a"})),
+            ..JsonPathFlow::default()
+        });
+        let result = parameters.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("evaluates"), json!({"v": 1}));
+        let discarded = flow(JsonPathFlow {
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        });
+        let result = discarded.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("discarded"), Value::Null);
+        let plain = DataFlow::default();
+        let result = plain.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("the input"), effective);
+    }
+
+    #[test]
+    fn result_output_selects_places_into_the_raw_input_and_selects_the_output() {
+        let raw = json!({"keep": true});
+        let context = Value::Null;
+        let mut rng = Rng::new(3);
+        let full = flow(JsonPathFlow {
+            result_selector: template(json!({"p.$": "$.Payload"})),
+            result_path: reference("$.r"),
+            output_path: select("$.r"),
+            ..JsonPathFlow::default()
+        });
+        let output =
+            full.result_output(&raw, json!({"Payload": 7, "Other": 0}), &context, &mut rng);
+        assert_eq!(output.expect("placed"), json!({"p": 7}));
+
+        let placed_only = flow(JsonPathFlow {
+            result_path: reference("$.r"),
+            ..JsonPathFlow::default()
+        });
+        let output = placed_only.result_output(&raw, json!(5), &context, &mut rng);
+        assert_eq!(output.expect("placed"), json!({"keep": true, "r": 5}));
+
+        let plain = DataFlow::default();
+        assert_eq!(
+            plain.place_result(&raw, json!(5)).expect("replaces"),
+            json!(5)
+        );
+        let discarded = flow(JsonPathFlow {
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        });
+        assert_eq!(discarded.place_result(&raw, json!(5)).expect("kept"), raw);
+
+        let missing = flow(JsonPathFlow {
+            output_path: select("$.x"),
+            ..JsonPathFlow::default()
+        });
+        let error = missing
+            .output(json!({"a": 1}), &context)
+            .expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.x' : No results for path: $['x']"
+        );
+    }
+
+    #[test]
+    fn items_and_item_input_of_a_map() {
+        let effective = json!({"list": [10, 20], "shared": "s"});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let mut rng = Rng::new(4);
+        let plain = DataFlow::default();
+        assert_eq!(plain.items(&effective, &context).expect("all"), effective);
+        assert_eq!(
+            plain
+                .item_input(&effective, json!(20), 1, &context, &mut rng)
+                .expect("the item"),
+            json!(20)
+        );
+
+        let map = flow(JsonPathFlow {
+            items_path: Some(path("$.list")),
+            item_selector: template(json!({
+                "index.$": "$$.Map.Item.Index",
+                "value.$": "$$.Map.Item.Value",
+                "shared.$": "$.shared",
+                "id.$": "$$.Execution.Id",
+            })),
+            ..JsonPathFlow::default()
+        });
+        assert_eq!(
+            map.items(&effective, &context).expect("found"),
+            json!([10, 20])
+        );
+        let input = map.item_input(&effective, json!(20), 1, &context, &mut rng);
+        assert_eq!(
+            input.expect("evaluates"),
+            json!({"index": 1, "value": 20, "shared": "s", "id": "arn"})
+        );
+
+        let missing = flow(JsonPathFlow {
+            items_path: Some(path("$.nothing")),
+            ..JsonPathFlow::default()
+        });
+        let error = missing.items(&effective, &context).expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.nothing' : No results for path: $['nothing']"
+        );
+    }
+
+    #[test]
+    fn mentions_context_sees_every_field_that_can_read_it() {
+        assert!(!DataFlow::default().mentions_context());
+        let plain_fields = flow(JsonPathFlow {
+            input_path: select("$.a"),
+            parameters: template(json!({"a.$": "$.a"})),
+            result_path: reference("$.r"),
+            ..JsonPathFlow::default()
+        });
+        assert!(!plain_fields.mentions_context());
+        let reading = [
+            JsonPathFlow {
+                input_path: select("$$.Execution.Id"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                output_path: select("$$.State.Name"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                parameters: template(json!({"t.$": "$$.Task.Token"})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result_selector: template(json!({"n.$": "$$.State.Name"})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                item_selector: template(json!({"i.$": "$$.Map.Item.Index"})),
+                ..JsonPathFlow::default()
+            },
+        ];
+        for fields in reading {
+            let described = format!("{fields:?}");
+            assert!(flow(fields).mentions_context(), "{described}");
+        }
+    }
+
+    #[test]
+    fn a_catcher_places_the_error_output_by_its_result_path() {
+        let raw = json!({"keep": true});
+        let error = json!({"Error": "E", "Cause": "c"});
+        let plain = CatchFlow::default();
+        assert_eq!(plain.output(&raw, error.clone()).expect("replaces"), error);
+        let placed = CatchFlow::JsonPath {
+            result_path: reference("$.error"),
+        };
+        assert_eq!(
+            placed.output(&raw, error.clone()).expect("placed"),
+            json!({"keep": true, "error": {"Error": "E", "Cause": "c"}})
+        );
+        let discarded = CatchFlow::JsonPath {
+            result_path: Some(ResultPathField::Discard),
+        };
+        assert_eq!(discarded.output(&raw, error).expect("kept"), raw);
     }
 }

@@ -182,8 +182,9 @@ pub enum StateKind {
     Wait(WaitState),
     /// `Type: Succeed`.
     Succeed,
-    /// `Type: Fail`.
-    Fail(FailState),
+    /// `Type: Fail` (boxed: its compiled `ErrorPath`/`CausePath` are the largest fields of
+    /// any kind, and Fail runs once per thread at most).
+    Fail(Box<FailState>),
     /// `Type: Parallel`.
     Parallel(Box<ParallelState>),
     /// `Type: Map` (inline).

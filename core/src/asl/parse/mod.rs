@@ -840,7 +840,7 @@ impl Ctx<'_> {
             }
             "Fail" => {
                 node.terminal = true;
-                self.fail(obj).map(StateKind::Fail)
+                self.fail(obj).map(|f| StateKind::Fail(Box::new(f)))
             }
             "Parallel" => self
                 .parallel(obj, node, depth, &mut flow)
