@@ -14,13 +14,14 @@
 //!
 //! A second query language (JSONata: `Arguments`, `Output`, `Assign`, `Items`) is a new
 //! variant of [`DataFlow`] and [`CatchFlow`], its parse, and its arm in each method below;
-//! nothing in `interpreter::decide` or `interpreter::states` changes.
+//! nothing in `interpreter::decide` or `interpreter::states` changes for its data flow.
 //!
 //! Invariants: every path and template here was compiled by `asl::parse`; a field the state's
 //! type does not allow is `None` (the parser refuses it); failures are `StatesError`s worded as
 //! AWS words them, without the per-state prefix (the interpreter adds it).
 //! Must not: parse text, read a clock, draw randomness of its own (templates take the caller's
-//! [`Entropy`]), or allocate when a step has nothing to do.
+//! [`Entropy`]), or copy a value when a step has nothing to do (absent fields borrow or move
+//! what they are given).
 
 use std::borrow::Cow;
 
@@ -107,6 +108,7 @@ impl DataFlow {
 
     /// True when a step may read the Context object (`$$`). Conservative: building `$$` costs
     /// allocations on every step, so a state whose data flow cannot read it skips it.
+    #[inline]
     pub fn mentions_context(&self) -> bool {
         match self {
             DataFlow::JsonPath(flow) => flow.mentions_context(),
@@ -167,6 +169,7 @@ impl DataFlow {
     }
 
     /// The result as the state keeps it (JSONPath: `ResultSelector`); without one, `result`.
+    #[inline]
     pub fn select_result(
         &self,
         result: Value,
@@ -183,6 +186,7 @@ impl DataFlow {
 
     /// The selected result placed into the **raw** input (JSONPath: `ResultPath`; absent or
     /// `$`: the result replaces the input; `null`: the raw input passes on).
+    #[inline]
     pub fn place_result(&self, raw_input: &Value, result: Value) -> Result<Value, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => result_path(flow.result_path.as_ref(), raw_input, result),
@@ -218,12 +222,16 @@ impl DataFlow {
     }
 
     /// A Map's items from its effective input (JSONPath: `ItemsPath`, which must find
-    /// something); the caller checks that they are an array.
-    pub fn items(&self, effective: &Value, context: &Value) -> Result<Value, StatesError> {
+    /// something), borrowed where they can be; the caller checks that they are an array.
+    pub fn items<'a>(
+        &self,
+        effective: &'a Value,
+        context: &'a Value,
+    ) -> Result<Cow<'a, Value>, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.items_path {
-                None => Ok(effective.clone()),
-                Some(path) => pipeline::process_input(
+                None => Ok(Cow::Borrowed(effective)),
+                Some(path) => pipeline::process_input_cow(
                     effective,
                     &InputOutputPath::Select(path.clone()),
                     context,
@@ -257,6 +265,7 @@ impl DataFlow {
 }
 
 impl JsonPathFlow {
+    #[inline]
     fn is_passthrough(&self) -> bool {
         self.input_path.is_none()
             && self.output_path.is_none()
@@ -268,6 +277,7 @@ impl JsonPathFlow {
             }
     }
 
+    #[inline]
     fn mentions_context(&self) -> bool {
         let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
         let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
@@ -522,7 +532,8 @@ mod tests {
         let context = json!({"Execution": {"Id": "arn"}});
         let mut rng = Rng::new(4);
         let plain = DataFlow::default();
-        assert_eq!(plain.items(&effective, &context).expect("all"), effective);
+        let items = plain.items(&effective, &context).expect("all");
+        assert!(matches!(items, Cow::Borrowed(v) if std::ptr::eq(v, &effective)));
         assert_eq!(
             plain
                 .item_input(&effective, json!(20), 1, &context, &mut rng)
@@ -541,7 +552,7 @@ mod tests {
             ..JsonPathFlow::default()
         });
         assert_eq!(
-            map.items(&effective, &context).expect("found"),
+            *map.items(&effective, &context).expect("found"),
             json!([10, 20])
         );
         let input = map.item_input(&effective, json!(20), 1, &context, &mut rng);

@@ -44,7 +44,7 @@ impl Decider<'_, '_> {
     ) -> Result<MapParams, StatesError> {
         let flow = &state.data_flow;
         let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
-        let items = flow.items(&effective, &run.context)?;
+        let items = flow.items(&effective, &run.context)?.into_owned();
         let items = match items {
             Value::Array(items) => items,
             other => {
