@@ -999,6 +999,61 @@ fn is_present_tolerates_missing_variables() {
 }
 
 #[test]
+fn each_type_s_data_flow_fields_land_in_its_flow_and_a_catcher_s_in_its_catch_flow() {
+    use crate::asl::CatchFlow;
+    use crate::paths::ResultPathField;
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Pass", "End": true}}});
+    let m = valid(json!({"StartAt": "P", "States": {
+        "P": {"Type": "Pass", "Result": {"r": 1}, "ResultPath": "$.p", "Next": "Par"},
+        "Par": {"Type": "Parallel", "Branches": [leaf.clone()], "Parameters": {"a.$": "$.a"},
+                "ResultSelector": {"f.$": "$[0]"}, "ResultPath": null, "Next": "M",
+                "Catch": [{"ErrorEquals": ["E"], "ResultPath": "$.err", "Next": "C"},
+                          {"ErrorEquals": ["States.ALL"], "Next": "C"}]},
+        "M": {"Type": "Map", "ItemsPath": "$.items", "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+              "ItemProcessor": leaf, "ResultSelector": {"n.$": "$[0]"}, "Next": "C"},
+        "C": {"Type": "Choice", "InputPath": "$.c", "Choices": [
+            {"Variable": "$.x", "IsPresent": true, "Next": "S"}], "Default": "S"},
+        "S": {"Type": "Succeed", "OutputPath": "$.out"}}}));
+    let flow = |name: &str| {
+        m.states
+            .get(name)
+            .expect("the state")
+            .data_flow
+            .as_json_path()
+            .expect("a JSONPath state")
+            .clone()
+    };
+    let pass = flow("P");
+    assert_eq!(pass.result, Some(json!({"r": 1})));
+    assert!(
+        matches!(&pass.result_path, Some(ResultPathField::Reference(p)) if p.as_str() == "$.p")
+    );
+    assert!(pass.parameters.is_none() && pass.input_path.is_none());
+    let parallel = flow("Par");
+    assert!(parallel.parameters.is_some() && parallel.result_selector.is_some());
+    assert_eq!(parallel.result_path, Some(ResultPathField::Discard));
+    assert!(parallel.items_path.is_none() && parallel.item_selector.is_none());
+    let map = flow("M");
+    assert!(matches!(&map.items_path, Some(p) if p.as_str() == "$.items"));
+    assert!(map.item_selector.is_some() && map.result_selector.is_some());
+    assert!(map.parameters.is_none() && map.result_path.is_none());
+    let choice = flow("C");
+    assert!(choice.input_path.is_some() && choice.output_path.is_none());
+    assert!(!m.states.get("C").expect("C").data_flow.is_passthrough());
+    let succeed = flow("S");
+    assert!(succeed.output_path.is_some() && succeed.input_path.is_none());
+
+    let StateKind::Parallel(p) = &m.states.get("Par").expect("Par").kind else {
+        panic!("Par is a Parallel")
+    };
+    assert!(matches!(
+        &p.catch[0].flow,
+        CatchFlow::JsonPath { result_path: Some(ResultPathField::Reference(r)) } if r.as_str() == "$.err"
+    ));
+    assert_eq!(p.catch[1].flow, CatchFlow::default());
+}
+
+#[test]
 fn paths_and_templates_are_compiled_at_parse_time() {
     if !paths_ready() {
         return;
