@@ -16,7 +16,6 @@ use statelog::asl::{
     parse_definition, Branch, DiagnosticCode, MachineType, State, StateKind, StateMachine,
     StateMap, ValidationOptions,
 };
-use statelog::paths::InputOutputPath;
 
 fn conformance_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("STATELOG_CONFORMANCE_DIR")
@@ -376,13 +375,10 @@ fn pick(machine: &StateMachine, name: &str, raw_input: &Value) -> Result<String,
         return Err(format!("{name} is not a Choice"));
     };
     let context = json!({});
-    let effective = match &state.input_path {
-        None => raw_input.clone(),
-        Some(InputOutputPath::Discard) => json!({}),
-        Some(InputOutputPath::Select(path)) => path
-            .select(raw_input, &context)
-            .ok_or_else(|| format!("InputPath {} found nothing", path.as_str()))?,
-    };
+    let effective = state
+        .data_flow
+        .effective_input(raw_input, &context)
+        .map_err(|e| format!("{}: {}", e.error, e.cause))?;
     choice
         .pick(&effective, &context)
         .map(str::to_string)

@@ -3,6 +3,8 @@
 //! field. Pure: no I/O, no clock, no WAL.
 //!
 //! - [`model`]: the typed definition the interpreter runs.
+//! - [`data_flow`]: a state's data-flow fields behind one type per query language
+//!   ([`DataFlow`], a Catcher's [`CatchFlow`]) and the steps the interpreter asks of them.
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
@@ -14,6 +16,7 @@
 //! `clock`, threads or the file system (the CLI reads the file, then calls in).
 
 pub mod choice;
+pub mod data_flow;
 pub mod diagnostic;
 mod error;
 pub mod fuzz;
@@ -26,6 +29,7 @@ pub mod resource;
 pub mod timestamp;
 
 pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
+pub use data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use error::Error;
 pub use model::{

@@ -2,7 +2,9 @@
 //!
 //! Owns the data types only: what a validated definition looks like to the interpreter. Every
 //! path and payload template is held compiled (`paths::Path`, `paths::Template`, ...) so nothing
-//! is re-parsed at run time.
+//! is re-parsed at run time. A state's data-flow fields (InputPath, Parameters, ResultPath, ...)
+//! are not here but in its [`DataFlow`] (`asl::data_flow`), one per [`State`]; a Catcher's in
+//! its [`CatchFlow`].
 //!
 //! Invariants (established by `asl::parse`, relied on by the interpreter):
 //! - every `Next`, `Default`, Catcher `Next` and `StartAt` names a state of the same
@@ -17,7 +19,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use crate::paths::{FieldExpression, InputOutputPath, Path, ResultPathField, Template};
+use super::data_flow::{CatchFlow, DataFlow};
+use crate::paths::{FieldExpression, Path, Template};
 
 /// A whole, validated state machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,10 +133,10 @@ pub struct State {
     pub name: String,
     /// The state's `Comment`.
     pub comment: Option<String>,
-    /// `InputPath`; `None` when absent (the default `$`). Always `None` for Fail.
-    pub input_path: Option<InputOutputPath>,
-    /// `OutputPath`; `None` when absent (the default `$`). Always `None` for Fail.
-    pub output_path: Option<InputOutputPath>,
+    /// How the state turns its input into its output (InputPath, Parameters, ResultSelector,
+    /// ResultPath, OutputPath, a Pass's Result, a Map's ItemsPath and ItemSelector), in the
+    /// state's query language; the interpreter asks it for each step.
+    pub data_flow: DataFlow,
     /// What the state does.
     pub kind: StateKind,
 }
@@ -179,8 +182,9 @@ pub enum StateKind {
     Wait(WaitState),
     /// `Type: Succeed`.
     Succeed,
-    /// `Type: Fail`.
-    Fail(FailState),
+    /// `Type: Fail` (boxed: its compiled `ErrorPath`/`CausePath` are the largest fields of
+    /// any kind, and Fail runs once per thread at most).
+    Fail(Box<FailState>),
     /// `Type: Parallel`.
     Parallel(Box<ParallelState>),
     /// `Type: Map` (inline).
@@ -203,30 +207,19 @@ impl StateKind {
     }
 }
 
-/// A Pass state.
+/// A Pass state. Its `Result`, `Parameters` and `ResultPath` are in the state's [`DataFlow`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassState {
-    /// `Result`: the fixed output, used as is (no `.$` processing).
-    pub result: Option<Value>,
-    /// `ResultPath`; `None` when absent (the default `$`).
-    pub result_path: Option<ResultPathField>,
-    /// `Parameters`.
-    pub parameters: Option<Template>,
     /// `Next` or `End`.
     pub next: Transition,
 }
 
-/// A Task state.
+/// A Task state. Its `Parameters`, `ResultSelector` and `ResultPath` are in the state's
+/// [`DataFlow`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskState {
     /// `Resource`, parsed.
     pub resource: Resource,
-    /// `Parameters`.
-    pub parameters: Option<Template>,
-    /// `ResultSelector`.
-    pub result_selector: Option<Template>,
-    /// `ResultPath`; `None` when absent (the default `$`).
-    pub result_path: Option<ResultPathField>,
     /// `TimeoutSeconds` or `TimeoutSecondsPath`; `None` means the default of 99999999 s.
     pub timeout: Option<SecondsField>,
     /// `HeartbeatSeconds` or `HeartbeatSecondsPath`.
@@ -394,8 +387,8 @@ pub struct Catcher {
     pub error_equals: Vec<String>,
     /// `Next`: the state to go to.
     pub next: String,
-    /// `ResultPath`; `None` when absent (the default `$`).
-    pub result_path: Option<ResultPathField>,
+    /// What the Catcher does with the error output (JSONPath: `ResultPath`).
+    pub flow: CatchFlow,
 }
 
 /// The name that matches every error in `ErrorEquals`.
@@ -443,12 +436,12 @@ mod tests {
         let all = Catcher {
             error_equals: names(&["States.ALL"]),
             next: "N".into(),
-            result_path: None,
+            flow: CatchFlow::default(),
         };
         let runtime = Catcher {
             error_equals: names(&["States.Runtime"]),
             next: "N".into(),
-            result_path: None,
+            flow: CatchFlow::default(),
         };
         let limit = names(&["States.DataLimitExceeded"]);
         let timeout = Retrier {
@@ -657,17 +650,12 @@ pub enum FailField {
     },
 }
 
-/// A Parallel state.
+/// A Parallel state. Its `Parameters`, `ResultSelector` and `ResultPath` are in the state's
+/// [`DataFlow`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParallelState {
     /// `Branches`: each runs on the effective input.
     pub branches: Vec<Branch>,
-    /// `Parameters`.
-    pub parameters: Option<Template>,
-    /// `ResultSelector`.
-    pub result_selector: Option<Template>,
-    /// `ResultPath`; `None` when absent (the default `$`).
-    pub result_path: Option<ResultPathField>,
     /// `Retry`.
     pub retry: Vec<Retrier>,
     /// `Catch`.
@@ -676,13 +664,10 @@ pub struct ParallelState {
     pub next: Transition,
 }
 
-/// An inline Map state.
+/// An inline Map state. Its `ItemsPath`, `ItemSelector`, `ResultSelector` and `ResultPath`
+/// are in the state's [`DataFlow`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapState {
-    /// `ItemsPath`; `None` when absent (the default `$`).
-    pub items_path: Option<Path>,
-    /// `ItemSelector`, or the legacy `Parameters` of a Map.
-    pub item_selector: Option<Template>,
     /// `ItemProcessor`, or the legacy `Iterator`.
     pub item_processor: Branch,
     /// `MaxConcurrency` or `MaxConcurrencyPath`; `None` or 0 means no limit.
@@ -691,10 +676,6 @@ pub struct MapState {
     pub tolerated_failure_count: Option<CountField>,
     /// `ToleratedFailurePercentage` or `ToleratedFailurePercentagePath`.
     pub tolerated_failure_percentage: Option<PercentageField>,
-    /// `ResultSelector`.
-    pub result_selector: Option<Template>,
-    /// `ResultPath`; `None` when absent (the default `$`).
-    pub result_path: Option<ResultPathField>,
     /// `Retry`.
     pub retry: Vec<Retrier>,
     /// `Catch`.

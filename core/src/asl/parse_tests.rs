@@ -46,7 +46,11 @@ fn minimal_states_of_each_simple_type_are_valid() {
     assert_eq!(m.states.len(), 1);
     let s = m.states.get("S").expect("S");
     assert_eq!(s.transition(), Some(&Transition::End));
-    assert!(matches!(&s.kind, StateKind::Pass(p) if p.result.is_none()));
+    assert!(matches!(&s.kind, StateKind::Pass(_)));
+    assert!(
+        s.data_flow.is_passthrough(),
+        "a Pass with no data-flow field passes its input on"
+    );
 
     let m = valid(one(json!({"Type": "Succeed"})));
     assert!(matches!(
@@ -96,9 +100,11 @@ fn pass_keeps_result_and_top_level_fields() {
     assert_eq!(m.source, def);
     let names: Vec<&str> = m.states.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["A", "B"]);
-    match &m.states.get("A").expect("A").kind {
+    let a = m.states.get("A").expect("A");
+    let flow = a.data_flow.as_json_path().expect("a JSONPath state");
+    assert_eq!(flow.result, Some(json!({"x.$": "$.not.a.path"})));
+    match &a.kind {
         StateKind::Pass(p) => {
-            assert_eq!(p.result, Some(json!({"x.$": "$.not.a.path"})));
             assert_eq!(p.next, Transition::Next("B".into()));
         }
         other => panic!("{other:?}"),
@@ -993,6 +999,61 @@ fn is_present_tolerates_missing_variables() {
 }
 
 #[test]
+fn each_type_s_data_flow_fields_land_in_its_flow_and_a_catcher_s_in_its_catch_flow() {
+    use crate::asl::CatchFlow;
+    use crate::paths::ResultPathField;
+    let leaf = json!({"StartAt": "L", "States": {"L": {"Type": "Pass", "End": true}}});
+    let m = valid(json!({"StartAt": "P", "States": {
+        "P": {"Type": "Pass", "Result": {"r": 1}, "ResultPath": "$.p", "Next": "Par"},
+        "Par": {"Type": "Parallel", "Branches": [leaf.clone()], "Parameters": {"a.$": "$.a"},
+                "ResultSelector": {"f.$": "$[0]"}, "ResultPath": null, "Next": "M",
+                "Catch": [{"ErrorEquals": ["E"], "ResultPath": "$.err", "Next": "C"},
+                          {"ErrorEquals": ["States.ALL"], "Next": "C"}]},
+        "M": {"Type": "Map", "ItemsPath": "$.items", "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+              "ItemProcessor": leaf, "ResultSelector": {"n.$": "$[0]"}, "Next": "C"},
+        "C": {"Type": "Choice", "InputPath": "$.c", "Choices": [
+            {"Variable": "$.x", "IsPresent": true, "Next": "S"}], "Default": "S"},
+        "S": {"Type": "Succeed", "OutputPath": "$.out"}}}));
+    let flow = |name: &str| {
+        m.states
+            .get(name)
+            .expect("the state")
+            .data_flow
+            .as_json_path()
+            .expect("a JSONPath state")
+            .clone()
+    };
+    let pass = flow("P");
+    assert_eq!(pass.result, Some(json!({"r": 1})));
+    assert!(
+        matches!(&pass.result_path, Some(ResultPathField::Reference(p)) if p.as_str() == "$.p")
+    );
+    assert!(pass.parameters.is_none() && pass.input_path.is_none());
+    let parallel = flow("Par");
+    assert!(parallel.parameters.is_some() && parallel.result_selector.is_some());
+    assert_eq!(parallel.result_path, Some(ResultPathField::Discard));
+    assert!(parallel.items_path.is_none() && parallel.item_selector.is_none());
+    let map = flow("M");
+    assert!(matches!(&map.items_path, Some(p) if p.as_str() == "$.items"));
+    assert!(map.item_selector.is_some() && map.result_selector.is_some());
+    assert!(map.parameters.is_none() && map.result_path.is_none());
+    let choice = flow("C");
+    assert!(choice.input_path.is_some() && choice.output_path.is_none());
+    assert!(!m.states.get("C").expect("C").data_flow.is_passthrough());
+    let succeed = flow("S");
+    assert!(succeed.output_path.is_some() && succeed.input_path.is_none());
+
+    let StateKind::Parallel(p) = &m.states.get("Par").expect("Par").kind else {
+        panic!("Par is a Parallel")
+    };
+    assert!(matches!(
+        &p.catch[0].flow,
+        CatchFlow::JsonPath { result_path: Some(ResultPathField::Reference(r)) } if r.as_str() == "$.err"
+    ));
+    assert_eq!(p.catch[1].flow, CatchFlow::default());
+}
+
+#[test]
 fn paths_and_templates_are_compiled_at_parse_time() {
     if !paths_ready() {
         return;
@@ -1003,15 +1064,19 @@ fn paths_and_templates_are_compiled_at_parse_time() {
         "Parameters": {"a.$": "$.x", "b": 1}, "ResultSelector": {"r.$": "$.Payload"},
         "TimeoutSecondsPath": "$.timeout", "End": true}}}));
     let s = m.states.get("T").expect("T");
+    let flow = s.data_flow.as_json_path().expect("a JSONPath state");
     assert!(
-        matches!(&s.input_path, Some(crate::paths::InputOutputPath::Select(p)) if p.as_str() == "$.in")
+        matches!(&flow.input_path, Some(crate::paths::InputOutputPath::Select(p)) if p.as_str() == "$.in")
     );
-    assert_eq!(s.output_path, Some(crate::paths::InputOutputPath::Discard));
+    assert_eq!(
+        flow.output_path,
+        Some(crate::paths::InputOutputPath::Discard)
+    );
     let StateKind::Task(t) = &s.kind else {
         panic!()
     };
     assert!(matches!(&t.timeout, Some(SecondsField::Path(p)) if p.as_str() == "$.timeout"));
-    assert!(t.parameters.is_some() && t.result_selector.is_some());
+    assert!(flow.parameters.is_some() && flow.result_selector.is_some());
     // And a broken path is reported where it is.
     assert_problem(
         one(json!({"Type": "Pass", "InputPath": "not a path", "End": true})),
@@ -1232,11 +1297,13 @@ fn every_path_field_form_is_accepted_and_compiled() {
                     &map.tolerated_failure_percentage,
                     Some(PercentageField::Path(_))
                 ));
+                let flow = first.data_flow.as_json_path().expect("a JSONPath state");
                 assert!(
-                    map.item_selector.is_some(),
+                    flow.item_selector.is_some(),
                     "legacy Parameters is the item selector"
                 );
-                assert!(map.items_path.is_some());
+                assert!(flow.parameters.is_none());
+                assert!(flow.items_path.is_some());
             }
             StateKind::Wait(w) => {
                 assert!(matches!(

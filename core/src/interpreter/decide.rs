@@ -10,7 +10,9 @@
 //!
 //! Must not: read a clock, draw randomness except through the caller's `Entropy`, or do I/O.
 
-use serde_json::{json, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
 
 #[path = "states/mod.rs"]
 pub(super) mod states;
@@ -32,7 +34,7 @@ use crate::history::{
     TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
 use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX, PAYLOAD_SIZE_BYTES_MAX};
-use crate::paths::{Entropy, ResultPathField, StatesError};
+use crate::paths::{Entropy, StatesError};
 
 /// Room reserved for the events of a decision that starts an execution (it often runs a chain
 /// of states at once: a 10-state chain makes 22 events). Growing the vector instead moved every
@@ -319,20 +321,6 @@ fn aborted_details(state: &State) -> Option<EventDetails> {
         StateKind::Map(_) => Some(EventDetails::MapStateAborted),
         StateKind::Pass(_) | StateKind::Choice(_) | StateKind::Succeed | StateKind::Fail(_) => None,
     }
-}
-
-/// Whether a Pass state's output is its input unchanged: no InputPath, OutputPath or
-/// Parameters (whose evaluation may fail), and either ResultPath `null` (a `Result` is then
-/// discarded) or neither ResultPath nor Result.
-fn passes_input_on(state: &State, pass: &crate::asl::PassState) -> bool {
-    state.input_path.is_none()
-        && state.output_path.is_none()
-        && pass.parameters.is_none()
-        && match pass.result_path {
-            Some(ResultPathField::Discard) => true,
-            None => pass.result.is_none(),
-            Some(ResultPathField::Reference(_)) => false,
-        }
 }
 
 fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {
@@ -1025,14 +1013,16 @@ impl<'d> Decider<'d, '_> {
         run: &RunInfo,
         result: Value,
     ) -> Step<Option<Outcome>> {
-        let (selector, result_path, next) = match &state.kind {
-            StateKind::Task(s) => (&s.result_selector, &s.result_path, &s.next),
-            StateKind::Parallel(s) => (&s.result_selector, &s.result_path, &s.next),
-            StateKind::Map(s) => (&s.result_selector, &s.result_path, &s.next),
+        let next = match &state.kind {
+            StateKind::Task(s) => &s.next,
+            StateKind::Parallel(s) => &s.next,
+            StateKind::Map(s) => &s.next,
             _ => return Err(inconsistent("a result for a state that takes none")),
         };
         let output =
-            self.process_result(state, run, selector.as_ref(), result_path.as_ref(), result);
+            state
+                .data_flow
+                .result_output(&run.input, result, &run.context, &mut *self.entropy);
         match output {
             Ok(output) => self.exit(scope, state, output, next),
             Err(error) => {
@@ -1040,20 +1030,6 @@ impl<'d> Decider<'d, '_> {
                 self.handle_failure(scope, state, error, false, None)
             }
         }
-    }
-
-    /// ResultSelector, ResultPath, OutputPath.
-    fn process_result(
-        &mut self,
-        state: &State,
-        run: &RunInfo,
-        selector: Option<&crate::paths::Template>,
-        result_path: Option<&crate::paths::ResultPathField>,
-        result: Value,
-    ) -> Result<Value, StatesError> {
-        let selected = apply_template(selector, result, &run.context, &mut *self.entropy)?;
-        let combined = apply_result_path(result_path, &run.input, selected)?;
-        apply_output_path(state.output_path.as_ref(), combined, &run.context)
     }
 
     /// A state failed: retry (when allowed and a retrier has attempts left), else emit
@@ -1086,11 +1062,7 @@ impl<'d> Decider<'d, '_> {
         else {
             return Ok(Some(Outcome::Failed(error)));
         };
-        match apply_result_path(
-            catcher.result_path.as_ref(),
-            &run.input,
-            error_output(&error),
-        ) {
+        match catcher.flow.output(&run.input, error_output(&error)) {
             Ok(output) => self.exit(
                 scope,
                 state,

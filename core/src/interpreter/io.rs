@@ -1,20 +1,18 @@
-//! io: a state's input and output processing as the interpreter applies it (InputPath,
-//! Parameters, ResultSelector, ResultPath, OutputPath), the Context object `$$` and AWS's wording
-//! of runtime failures.
+//! io: the pieces of a state run the states share besides its data flow: the Context object
+//! `$$`, the `...Path` fields that read one value, the error output a Catcher gets, and AWS's
+//! wording of runtime failures.
 //!
-//! Built on `paths::pipeline` (which words path misses as AWS does) and `Template::evaluate`.
-//! Must not: read a clock or draw randomness (templates get the caller's `Entropy`).
-
-use std::borrow::Cow;
+//! A state's data flow (InputPath, Parameters, ResultSelector, ResultPath, OutputPath, ...) is
+//! not here: the interpreter asks the state's `asl::DataFlow` for each step.
+//! Built on `paths::pipeline` (which words path misses as AWS does).
+//! Must not: read a clock or draw randomness.
 
 use serde_json::{json, Map, Value};
 use time::OffsetDateTime;
 
 use super::state::{ExecutionInfo, StateRun};
 use crate::history::ErrorCause;
-use crate::paths::{
-    pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
-};
+use crate::paths::{pipeline, InputOutputPath, Path, StatesError};
 
 /// `States.Runtime`.
 pub(crate) const STATES_RUNTIME: &str = "States.Runtime";
@@ -86,78 +84,14 @@ pub(crate) fn context_with(
     })
 }
 
-/// Selects with a path that must find something (ItemsPath, `...Path` fields), worded as AWS
-/// words a miss.
+/// Selects with a path that must find something (the `...Path` fields), worded as AWS words a
+/// miss.
 pub(crate) fn select_required(
     path: &Path,
     input: &Value,
     context: &Value,
 ) -> Result<Value, StatesError> {
     pipeline::process_input(input, &InputOutputPath::Select(path.clone()), context)
-}
-
-/// InputPath / OutputPath: absent means `$`, `null` means `{}`.
-pub(crate) fn apply_io_path(
-    field: Option<&InputOutputPath>,
-    value: &Value,
-    context: &Value,
-) -> Result<Value, StatesError> {
-    match field {
-        None => Ok(value.clone()),
-        Some(field) => pipeline::process_input(value, field, context),
-    }
-}
-
-/// InputPath borrowing from `value` where it can (absent means `$`: `value` itself, not
-/// copied; a definite path borrows what it finds).
-pub(crate) fn apply_io_path_cow<'a>(
-    field: Option<&InputOutputPath>,
-    value: &'a Value,
-    context: &'a Value,
-) -> Result<Cow<'a, Value>, StatesError> {
-    match field {
-        None => Ok(Cow::Borrowed(value)),
-        Some(field) => pipeline::process_input_cow(value, field, context),
-    }
-}
-
-/// OutputPath on an owned value: absent means `$` (the value itself, not copied).
-pub(crate) fn apply_output_path(
-    field: Option<&InputOutputPath>,
-    value: Value,
-    context: &Value,
-) -> Result<Value, StatesError> {
-    match field {
-        None => Ok(value),
-        Some(field) => pipeline::process_output(value, field, context),
-    }
-}
-
-/// ResultPath: absent means the result replaces the input, `null` keeps the raw input.
-pub(crate) fn apply_result_path(
-    field: Option<&ResultPathField>,
-    raw_input: &Value,
-    result: Value,
-) -> Result<Value, StatesError> {
-    match field {
-        None => Ok(result),
-        Some(ResultPathField::Discard) => Ok(raw_input.clone()),
-        Some(ResultPathField::Reference(path)) if path.is_root() => Ok(result),
-        Some(ResultPathField::Reference(path)) => path.set(raw_input.clone(), result),
-    }
-}
-
-/// A payload template (Parameters, ResultSelector, ItemSelector), when present.
-pub(crate) fn apply_template(
-    template: Option<&Template>,
-    value: Value,
-    context: &Value,
-    entropy: &mut dyn Entropy,
-) -> Result<Value, StatesError> {
-    match template {
-        None => Ok(value),
-        Some(t) => t.evaluate(&value, context, entropy),
-    }
 }
 
 /// The state output a Catcher passes on: `{"Error": ..., "Cause": ...}`.
@@ -206,26 +140,20 @@ pub(crate) fn json_size_bytes(value: &Value) -> usize {
     pipeline::json_size_bytes(value)
 }
 
-/// True when running `state` may read the Context object (`$$`): a path that starts with `$$`
-/// or a template/intrinsic that mentions it. Conservative: building `$$` costs allocations on
-/// every step, so states that cannot read it skip it.
+/// True when running `state` may read the Context object (`$$`): its data flow mentions it
+/// ([`crate::asl::DataFlow::mentions_context`]), or a path or intrinsic of its own fields
+/// does. Conservative: building `$$` costs allocations on every step, so states that cannot
+/// read it skip it.
 pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
     use crate::asl::{FailField, SecondsField, StateKind, WaitFor};
-    let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
-    let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
     let seconds =
         |f: &Option<SecondsField>| matches!(f, Some(SecondsField::Path(p)) if p.is_context());
-    if io(&state.input_path) || io(&state.output_path) {
+    if state.data_flow.mentions_context() {
         return true;
     }
     match &state.kind {
-        StateKind::Pass(pass) => template(&pass.parameters),
-        StateKind::Task(task) => {
-            template(&task.parameters)
-                || template(&task.result_selector)
-                || seconds(&task.timeout)
-                || seconds(&task.heartbeat)
-        }
+        StateKind::Pass(_) => false,
+        StateKind::Task(task) => seconds(&task.timeout) || seconds(&task.heartbeat),
         StateKind::Choice(choice) => choice
             .choices
             .iter()

@@ -1,7 +1,8 @@
 //! The input/output processing pipeline of a state as pure functions.
 //!
-//! CONTRACT (the interpreter calls these): `process_input`, `process_parameters`,
-//! `process_result`, `process_output`, `check_payload_size`.
+//! CONTRACT (the JSONPath arm of `asl::DataFlow` and the interpreter call these):
+//! `process_input`, `process_parameters`, `process_result`, `process_output`,
+//! `check_payload_size`.
 //!
 //! Order for one state run (AWS):
 //! `raw input -> InputPath -> Parameters -> (task / Pass result) -> ResultSelector ->

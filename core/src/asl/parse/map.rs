@@ -28,7 +28,13 @@ impl Ctx<'_> {
         }
     }
 
-    pub(super) fn map(&mut self, obj: Obj<'_>, node: &mut Node, depth: usize) -> Option<MapState> {
+    pub(super) fn map(
+        &mut self,
+        obj: Obj<'_>,
+        node: &mut Node,
+        depth: usize,
+        flow: &mut JsonPathFlow,
+    ) -> Option<MapState> {
         for key in ["ItemReader", "ItemBatcher", "ResultWriter", "Label"] {
             if obj.get(key).is_some() {
                 self.unsupported(&obj.ptr(key), &format!("Distributed Map's '{key}'"));
@@ -109,25 +115,26 @@ impl Ctx<'_> {
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
         let next = self.transition(obj, node);
-        Some(MapState {
-            items_path: match items_path {
-                None => None,
-                Some(parsed) => Some(parsed?),
-            },
-            item_selector: match item_selector {
-                None => None,
-                Some(compiled) => Some(compiled?),
-            },
+        let map = MapState {
             item_processor: item_processor?,
             max_concurrency: max_concurrency?,
             tolerated_failure_count: tolerated_failure_count?,
             tolerated_failure_percentage: tolerated_failure_percentage?,
-            result_selector: present_or_fail(obj, "ResultSelector", result_selector)?,
-            result_path: present_or_fail(obj, "ResultPath", result_path)?,
             retry: retry?,
             catch: catch?,
             next: next?,
-        })
+        };
+        flow.items_path = match items_path {
+            None => None,
+            Some(parsed) => Some(parsed?),
+        };
+        flow.item_selector = match item_selector {
+            None => None,
+            Some(compiled) => Some(compiled?),
+        };
+        flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
+        flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
+        Some(map)
     }
 
     pub(super) fn processor_config(&mut self, value: &Value, at: &str) {

@@ -25,6 +25,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
+use super::data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 use super::diagnostic::{pointer_child, pointer_index, Diagnostic, DiagnosticCode};
 use super::json::parse_checked;
 use super::model::{
@@ -819,11 +820,17 @@ impl Ctx<'_> {
             &format!("a {type_name} state"),
         );
         let comment = self.string(obj, "Comment");
-        let input_path = self.io_path(obj, "InputPath");
-        let output_path = self.io_path(obj, "OutputPath");
+        // The kind parsers fill in the data-flow fields their type allows.
+        let mut flow = JsonPathFlow {
+            input_path: self.io_path(obj, "InputPath"),
+            output_path: self.io_path(obj, "OutputPath"),
+            ..JsonPathFlow::default()
+        };
         let kind = match type_name {
-            "Pass" => self.pass(obj, node).map(StateKind::Pass),
-            "Task" => self.task(obj, node).map(|t| StateKind::Task(Box::new(t))),
+            "Pass" => self.pass(obj, node, &mut flow).map(StateKind::Pass),
+            "Task" => self
+                .task(obj, node, &mut flow)
+                .map(|t| StateKind::Task(Box::new(t))),
             "Choice" => self.choice(obj, node).map(StateKind::Choice),
             "Wait" => self.wait(obj, node).map(StateKind::Wait),
             "Succeed" => {
@@ -833,21 +840,20 @@ impl Ctx<'_> {
             }
             "Fail" => {
                 node.terminal = true;
-                self.fail(obj).map(StateKind::Fail)
+                self.fail(obj).map(|f| StateKind::Fail(Box::new(f)))
             }
             "Parallel" => self
-                .parallel(obj, node, depth)
+                .parallel(obj, node, depth, &mut flow)
                 .map(|p| StateKind::Parallel(Box::new(p))),
             "Map" => self
-                .map(obj, node, depth)
+                .map(obj, node, depth, &mut flow)
                 .map(|m| StateKind::Map(Box::new(m))),
             _ => unreachable!("state_fields accepted only the eight ASL types"),
         };
         Some(State {
             name: name.to_string(),
             comment,
-            input_path,
-            output_path,
+            data_flow: DataFlow::JsonPath(flow),
             kind: kind?,
         })
     }
@@ -1029,7 +1035,7 @@ impl Ctx<'_> {
                 (Some(error_equals), Some(next), Some(result_path)) => catchers.push(Catcher {
                     error_equals,
                     next,
-                    result_path,
+                    flow: CatchFlow::JsonPath { result_path },
                 }),
                 _ => ok = false,
             }

@@ -9,6 +9,7 @@ impl Ctx<'_> {
         obj: Obj<'_>,
         node: &mut Node,
         depth: usize,
+        flow: &mut JsonPathFlow,
     ) -> Option<ParallelState> {
         let branches = match self.required(obj, "Branches", "a Parallel state") {
             None => None,
@@ -43,14 +44,15 @@ impl Ctx<'_> {
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
         let next = self.transition(obj, node);
-        Some(ParallelState {
+        let parallel = ParallelState {
             branches: branches?,
-            parameters: present_or_fail(obj, "Parameters", parameters)?,
-            result_selector: present_or_fail(obj, "ResultSelector", result_selector)?,
-            result_path: present_or_fail(obj, "ResultPath", result_path)?,
             retry: retry?,
             catch: catch?,
             next: next?,
-        })
+        };
+        flow.parameters = present_or_fail(obj, "Parameters", parameters)?;
+        flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
+        flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
+        Some(parallel)
     }
 }

@@ -3,7 +3,12 @@
 use super::*;
 
 impl Ctx<'_> {
-    pub(super) fn pass(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<PassState> {
+    pub(super) fn pass(
+        &mut self,
+        obj: Obj<'_>,
+        node: &mut Node,
+        flow: &mut JsonPathFlow,
+    ) -> Option<PassState> {
         let result = obj.get("Result").cloned();
         let result_path = self.result_path(obj, "ResultPath");
         let parameters = self.template(obj, "Parameters", false);
@@ -13,11 +18,9 @@ impl Ctx<'_> {
         if failed {
             return None;
         }
-        Some(PassState {
-            result,
-            result_path,
-            parameters,
-            next,
-        })
+        flow.result = result;
+        flow.result_path = result_path;
+        flow.parameters = parameters;
+        Some(PassState { next })
     }
 }

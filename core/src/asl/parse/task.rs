@@ -27,7 +27,12 @@ impl Ctx<'_> {
         }
     }
 
-    pub(super) fn task(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<TaskState> {
+    pub(super) fn task(
+        &mut self,
+        obj: Obj<'_>,
+        node: &mut Node,
+        flow: &mut JsonPathFlow,
+    ) -> Option<TaskState> {
         if obj.get("Credentials").is_some() {
             self.unsupported(
                 &obj.ptr("Credentials"),
@@ -56,11 +61,8 @@ impl Ctx<'_> {
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
         let next = self.transition(obj, node);
-        Some(TaskState {
+        let task = TaskState {
             resource: resource?,
-            parameters: present_or_fail(obj, "Parameters", parameters)?,
-            result_selector: present_or_fail(obj, "ResultSelector", result_selector)?,
-            result_path: present_or_fail(obj, "ResultPath", result_path)?,
             timeout: present_or_fail_any(obj, &["TimeoutSeconds", "TimeoutSecondsPath"], timeout)?,
             heartbeat: present_or_fail_any(
                 obj,
@@ -71,7 +73,11 @@ impl Ctx<'_> {
             retry: retry?,
             catch: catch?,
             next: next?,
-        })
+        };
+        flow.parameters = present_or_fail(obj, "Parameters", parameters)?;
+        flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
+        flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
+        Some(task)
     }
 
     /// `TaskList` / `TaskListPath` (statelog extensions): only on activity resources, one of

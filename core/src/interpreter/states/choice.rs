@@ -38,7 +38,7 @@ impl Decider<'_, '_> {
         let run = self.running(scope)?;
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
-        if state.input_path.is_none() && state.output_path.is_none() {
+        if state.data_flow.is_passthrough() {
             // No paths: the output is the input, shared, not copied.
             return match choice.pick(&run.input, &context) {
                 Ok(next) => {
@@ -53,10 +53,10 @@ impl Decider<'_, '_> {
             };
         }
         let decided = (|| {
-            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
+            let flow = &state.data_flow;
+            let effective = flow.effective_input(&run.input, &context)?;
             let next = choice.pick(&effective, &context)?;
-            let output =
-                apply_output_path(state.output_path.as_ref(), effective.into_owned(), &context)?;
+            let output = flow.output(effective.into_owned(), &context)?;
             Ok((next, output))
         })();
         match decided {

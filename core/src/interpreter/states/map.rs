@@ -55,11 +55,9 @@ impl Decider<'_, '_> {
         map: &MapState,
         run: &RunInfo,
     ) -> Result<MapParams, StatesError> {
-        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-        let items = match &map.items_path {
-            None => effective.clone(),
-            Some(path) => select_required(path, &effective, &run.context)?,
-        };
+        let flow = &state.data_flow;
+        let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
+        let items = flow.items(&effective, &run.context)?.into_owned();
         let items = match items {
             Value::Array(items) => items,
             other => {
@@ -202,14 +200,13 @@ impl Decider<'_, '_> {
             };
             self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
             let item = params.items[index].clone();
-            let input = match &map.item_selector {
-                None => Ok(item),
-                Some(selector) => {
-                    let mut context = run.context.clone();
-                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
-                    selector.evaluate(&params.effective, &context, &mut *self.entropy)
-                }
-            };
+            let input = state.data_flow.item_input(
+                &params.effective,
+                item,
+                index,
+                &run.context,
+                &mut *self.entropy,
+            );
             let outcome = match input {
                 Ok(input) => {
                     let start_at = map.item_processor.start_at.clone();

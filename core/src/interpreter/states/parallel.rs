@@ -51,15 +51,10 @@ impl Decider<'_, '_> {
         parallel: &ParallelState,
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
-        let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)
-            .and_then(|v| {
-                apply_template(
-                    parallel.parameters.as_ref(),
-                    v,
-                    &run.context,
-                    &mut *self.entropy,
-                )
-            });
+        let flow = &state.data_flow;
+        let effective = flow
+            .effective_input(&run.input, &run.context)
+            .and_then(|v| flow.parameters(v, &run.context, &mut *self.entropy));
         let effective = match effective {
             Ok(v) => v,
             Err(e) => {

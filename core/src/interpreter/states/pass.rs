@@ -38,7 +38,7 @@ impl Decider<'_, '_> {
         // Borrows the running state instead of copying it: the input is copied at most once,
         // into the output.
         let run = running_in(&self.state, scope)?;
-        if passes_input_on(state, pass) {
+        if state.data_flow.is_passthrough() {
             // Its output is its input: shared, not copied.
             let output = Payload::clone(&run.input);
             return self.exit(scope, state, output, &pass.next);
@@ -47,18 +47,10 @@ impl Decider<'_, '_> {
         let entered_event_id = run.entered_event_id;
         let entropy = &mut *self.entropy;
         let output = (|| {
-            let effective = apply_io_path_cow(state.input_path.as_ref(), &run.input, &context)?;
-            let result = match (&pass.result, &pass.parameters) {
-                (Some(result), _) => result.clone(),
-                (None, Some(template)) => template.evaluate(&effective, &context, entropy)?,
-                // ResultPath null discards the result: no need to copy it.
-                (None, None) if matches!(pass.result_path, Some(ResultPathField::Discard)) => {
-                    Value::Null
-                }
-                (None, None) => effective.into_owned(),
-            };
-            let combined = apply_result_path(pass.result_path.as_ref(), &run.input, result)?;
-            apply_output_path(state.output_path.as_ref(), combined, &context)
+            let flow = &state.data_flow;
+            let effective = flow.effective_input(&run.input, &context)?;
+            let result = flow.pass_result(effective, &context, entropy)?;
+            flow.result_output(&run.input, result, &context, entropy)
         })();
         match output {
             Ok(output) => self.exit(scope, state, output, &pass.next),

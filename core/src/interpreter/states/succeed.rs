@@ -28,8 +28,10 @@ impl Decider<'_, '_> {
         let run = self.running(scope)?;
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
-        let output = apply_io_path(state.input_path.as_ref(), &run.input, &context)
-            .and_then(|v| apply_output_path(state.output_path.as_ref(), v, &context));
+        let flow = &state.data_flow;
+        let output = flow
+            .effective_input(&run.input, &context)
+            .and_then(|v| flow.output(v.into_owned(), &context));
         match output {
             Ok(output) => self.exit(scope, state, output, &Transition::End),
             Err(error) => Ok(Some(Outcome::Failed(with_prefix(

@@ -221,13 +221,10 @@ impl Decider<'_, '_> {
         };
         let run = run;
         let prepared = (|| {
-            let effective = apply_io_path(state.input_path.as_ref(), &run.input, &run.context)?;
-            let parameters = apply_template(
-                task.parameters.as_ref(),
-                effective.clone(),
-                &run.context,
-                &mut *self.entropy,
-            )?;
+            let flow = &state.data_flow;
+            let effective = flow.effective_input(&run.input, &run.context)?;
+            let parameters =
+                flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut *self.entropy)?;
             let timeout = seconds_field(
                 task.timeout.as_ref(),
                 &effective,

@@ -31,7 +31,8 @@ impl Decider<'_, '_> {
             Shallow::Waiting(timer) if self.fired == Some(timer) => {
                 self.fired = None;
                 let run = self.run_info(scope)?;
-                match apply_io_path(state.input_path.as_ref(), &run.input, &run.context) {
+                let effective = state.data_flow.effective_input(&run.input, &run.context);
+                match effective.map(Cow::into_owned) {
                     Ok(effective) => self.finish_wait(scope, state, effective),
                     Err(error) => Ok(Some(self.fail_in(&run, error))),
                 }
@@ -61,9 +62,12 @@ impl Decider<'_, '_> {
         } else {
             Value::Null
         };
-        let computed =
-            apply_io_path(state.input_path.as_ref(), &input, &context).and_then(|effective| {
-                Ok((self.wait_due(&wait.wait, &effective, &context)?, effective))
+        let computed = state
+            .data_flow
+            .effective_input(&input, &context)
+            .and_then(|effective| {
+                let due_ms = self.wait_due(&wait.wait, &effective, &context)?;
+                Ok((due_ms, effective.into_owned()))
             });
         match computed {
             Ok((due_ms, _)) if due_ms > self.now_ms => {
@@ -152,7 +156,7 @@ impl Decider<'_, '_> {
         let StateKind::Wait(wait) = &state.kind else {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
-        match apply_output_path(state.output_path.as_ref(), effective, &run.context) {
+        match state.data_flow.output(effective, &run.context) {
             Ok(output) => self.exit(scope, state, output, &wait.next),
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }

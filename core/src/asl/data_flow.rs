@@ -1,0 +1,632 @@
+//! data_flow: how one state turns its input into its output, behind one type per query
+//! language.
+//!
+//! Owns [`DataFlow`] (held once per [`State`](super::State)) and [`CatchFlow`] (held once per
+//! [`Catcher`](super::Catcher)), and the steps the interpreter asks of them. The interpreter
+//! never reads a JSONPath field: it calls these methods, in this order for one state run:
+//!
+//! ```text
+//! raw input -> effective_input -> parameters (Task, Parallel) | pass_result (Pass)
+//!           | items, item_input (Map) -> ... the state's work ... -> result_output
+//! raw input -> effective_input -> output                       (Choice, Wait, Succeed)
+//! raw input + error output -> CatchFlow::output                (a Catcher that matched)
+//! ```
+//!
+//! A second query language (JSONata: `Arguments`, `Output`, `Assign`, `Items`) is a new
+//! variant of [`DataFlow`] and [`CatchFlow`], its parse, and its arm in each method below;
+//! nothing in `interpreter::decide` or `interpreter::states` changes for its data flow.
+//!
+//! Invariants: every path and template here was compiled by `asl::parse`; a field the state's
+//! type does not allow is `None` (the parser refuses it); failures are `StatesError`s worded as
+//! AWS words them, without the per-state prefix (the interpreter adds it).
+//! Must not: parse text, read a clock, draw randomness of its own (templates take the caller's
+//! [`Entropy`]), or copy a value when a step has nothing to do (absent fields borrow or move
+//! what they are given).
+
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
+use crate::paths::{
+    pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
+};
+
+/// The data-flow fields of one state, in the state's query language.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum DataFlow {
+    /// `QueryLanguage: JSONPath` (the default).
+    JsonPath(JsonPathFlow),
+}
+
+/// A JSONPath state's data-flow fields. Each is `None` when absent (its ASL default) and
+/// always `None` on a state type that does not allow it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JsonPathFlow {
+    /// `InputPath` (every type but Fail); `None` means `$`.
+    pub input_path: Option<InputOutputPath>,
+    /// `Parameters` (Pass, Task, Parallel; a Map's legacy `Parameters` is `item_selector`).
+    pub parameters: Option<Template>,
+    /// A Pass state's `Result`: its fixed result, used as is (no `.$` processing).
+    pub result: Option<Value>,
+    /// `ResultSelector` (Task, Parallel, Map).
+    pub result_selector: Option<Template>,
+    /// `ResultPath` (Pass, Task, Parallel, Map); `None` means `$`.
+    pub result_path: Option<ResultPathField>,
+    /// `OutputPath` (every type but Fail); `None` means `$`.
+    pub output_path: Option<InputOutputPath>,
+    /// A Map's `ItemsPath`; `None` means `$`.
+    pub items_path: Option<Path>,
+    /// A Map's `ItemSelector` (or its legacy `Parameters`).
+    pub item_selector: Option<Template>,
+}
+
+/// What a Catcher does with the error output before its `Next` state gets it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CatchFlow {
+    /// A JSONPath Catcher: only `ResultPath`.
+    JsonPath {
+        /// `ResultPath`; `None` means `$` (the error output replaces the input).
+        result_path: Option<ResultPathField>,
+    },
+}
+
+impl Default for DataFlow {
+    /// A JSONPath state with no data-flow field: its output is its input.
+    fn default() -> Self {
+        DataFlow::JsonPath(JsonPathFlow::default())
+    }
+}
+
+impl Default for CatchFlow {
+    /// A JSONPath Catcher without `ResultPath`.
+    fn default() -> Self {
+        CatchFlow::JsonPath { result_path: None }
+    }
+}
+
+impl DataFlow {
+    /// The JSONPath fields, when the state is written in JSONPath.
+    #[inline]
+    pub fn as_json_path(&self) -> Option<&JsonPathFlow> {
+        match self {
+            DataFlow::JsonPath(flow) => Some(flow),
+        }
+    }
+
+    /// True when the state's output is its raw input unchanged, whatever the input: no step
+    /// can fail or change it, so the caller may share the input instead of copying it.
+    /// (JSONPath: no InputPath, OutputPath or Parameters, and either ResultPath `null` or
+    /// neither ResultPath nor Result.)
+    #[inline]
+    pub fn is_passthrough(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => flow.is_passthrough(),
+        }
+    }
+
+    /// True when a step may read the Context object (`$$`). Conservative: building `$$` costs
+    /// allocations on every step, so a state whose data flow cannot read it skips it.
+    #[inline]
+    pub fn mentions_context(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => flow.mentions_context(),
+        }
+    }
+
+    /// The effective input (JSONPath: `InputPath`), borrowing from `raw_input` or `context`
+    /// where it can: with nothing to select, `raw_input` itself, not copied.
+    #[inline]
+    pub fn effective_input<'a>(
+        &self,
+        raw_input: &'a Value,
+        context: &'a Value,
+    ) -> Result<Cow<'a, Value>, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.input_path {
+                None => Ok(Cow::Borrowed(raw_input)),
+                Some(path) => pipeline::process_input_cow(raw_input, path, context),
+            },
+        }
+    }
+
+    /// What a Task sends its resource and a Parallel gives its branches (JSONPath:
+    /// `Parameters`); without one, the effective input (copied only when borrowed).
+    pub fn parameters(
+        &self,
+        effective: Cow<'_, Value>,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.parameters {
+                None => Ok(effective.into_owned()),
+                Some(template) => template.evaluate(&effective, context, entropy),
+            },
+        }
+    }
+
+    /// A Pass state's result, before [`DataFlow::result_output`]: its `Result`, else its
+    /// `Parameters`, else the effective input (not copied when `ResultPath` is `null`, which
+    /// discards it).
+    pub fn pass_result(
+        &self,
+        effective: Cow<'_, Value>,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match (&flow.result, &flow.parameters) {
+                (Some(result), _) => Ok(result.clone()),
+                (None, Some(template)) => template.evaluate(&effective, context, entropy),
+                (None, None) if matches!(flow.result_path, Some(ResultPathField::Discard)) => {
+                    Ok(Value::Null)
+                }
+                (None, None) => Ok(effective.into_owned()),
+            },
+        }
+    }
+
+    /// The result as the state keeps it (JSONPath: `ResultSelector`); without one, `result`.
+    #[inline]
+    pub fn select_result(
+        &self,
+        result: Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.result_selector {
+                None => Ok(result),
+                Some(template) => template.evaluate(&result, context, entropy),
+            },
+        }
+    }
+
+    /// The selected result placed into the **raw** input (JSONPath: `ResultPath`; absent or
+    /// `$`: the result replaces the input; `null`: the raw input passes on).
+    #[inline]
+    pub fn place_result(&self, raw_input: &Value, result: Value) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => result_path(flow.result_path.as_ref(), raw_input, result),
+        }
+    }
+
+    /// The state's output from a value it produced (JSONPath: `OutputPath`); with nothing to
+    /// select, `value` itself, not copied.
+    #[inline]
+    pub fn output(&self, value: Value, context: &Value) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.output_path {
+                None => Ok(value),
+                Some(path) => pipeline::process_output(value, path, context),
+            },
+        }
+    }
+
+    /// The state's output from its raw input and its result (a Task's answer, a Parallel's or
+    /// Map's collected outputs, a Pass's [`DataFlow::pass_result`]):
+    /// [`select_result`](DataFlow::select_result), then
+    /// [`place_result`](DataFlow::place_result), then [`output`](DataFlow::output).
+    pub fn result_output(
+        &self,
+        raw_input: &Value,
+        result: Value,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        let selected = self.select_result(result, context, entropy)?;
+        let placed = self.place_result(raw_input, selected)?;
+        self.output(placed, context)
+    }
+
+    /// A Map's items from its effective input (JSONPath: `ItemsPath`, which must find
+    /// something), borrowed where they can be; the caller checks that they are an array.
+    pub fn items<'a>(
+        &self,
+        effective: &'a Value,
+        context: &'a Value,
+    ) -> Result<Cow<'a, Value>, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.items_path {
+                None => Ok(Cow::Borrowed(effective)),
+                Some(path) => pipeline::process_input_cow(
+                    effective,
+                    &InputOutputPath::Select(path.clone()),
+                    context,
+                ),
+            },
+        }
+    }
+
+    /// The input of a Map's iteration `index` over `item` (JSONPath: `ItemSelector`,
+    /// evaluated on the Map's effective input with `$$.Map.Item.Index` and `$$.Map.Item.Value`
+    /// in the Context object); without one, the item itself.
+    pub fn item_input(
+        &self,
+        effective: &Value,
+        item: Value,
+        index: usize,
+        context: &Value,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.item_selector {
+                None => Ok(item),
+                Some(selector) => {
+                    let mut context = context.clone();
+                    context["Map"] = json!({"Item": {"Index": index, "Value": item}});
+                    selector.evaluate(effective, &context, entropy)
+                }
+            },
+        }
+    }
+}
+
+impl JsonPathFlow {
+    #[inline]
+    fn is_passthrough(&self) -> bool {
+        self.input_path.is_none()
+            && self.output_path.is_none()
+            && self.parameters.is_none()
+            && match self.result_path {
+                Some(ResultPathField::Discard) => true,
+                None => self.result.is_none(),
+                Some(ResultPathField::Reference(_)) => false,
+            }
+    }
+
+    #[inline]
+    fn mentions_context(&self) -> bool {
+        let io = |p: &Option<InputOutputPath>| matches!(p, Some(InputOutputPath::Select(p)) if p.is_context());
+        let template = |t: &Option<Template>| t.as_ref().is_some_and(Template::mentions_context);
+        io(&self.input_path)
+            || io(&self.output_path)
+            || template(&self.parameters)
+            || template(&self.result_selector)
+            || template(&self.item_selector)
+            || self.items_path.as_ref().is_some_and(Path::is_context)
+    }
+}
+
+impl CatchFlow {
+    /// The output a matching Catcher passes to its `Next` state, from the failed state's raw
+    /// input and the error output `{"Error": ..., "Cause": ...}` (JSONPath: `ResultPath`).
+    pub fn output(&self, raw_input: &Value, error_output: Value) -> Result<Value, StatesError> {
+        match self {
+            CatchFlow::JsonPath { result_path: path } => {
+                result_path(path.as_ref(), raw_input, error_output)
+            }
+        }
+    }
+}
+
+/// `ResultPath` on `result`: absent or `$` replaces the input, `null` keeps the raw input,
+/// anything else sets the result into a copy of the raw input.
+fn result_path(
+    field: Option<&ResultPathField>,
+    raw_input: &Value,
+    result: Value,
+) -> Result<Value, StatesError> {
+    match field {
+        None => Ok(result),
+        Some(ResultPathField::Discard) => Ok(raw_input.clone()),
+        Some(ResultPathField::Reference(path)) if path.is_root() => Ok(result),
+        Some(ResultPathField::Reference(path)) => path.set(raw_input.clone(), result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each step of the seam against a small hand-made JSONPath flow: what it passes on
+    //! untouched, what it selects or builds, and how a miss is worded.
+
+    use super::*;
+    use crate::paths::ReferencePath;
+    use statelog_rng::Rng;
+
+    fn path(text: &str) -> Path {
+        Path::parse(text).expect("a valid path")
+    }
+
+    fn select(text: &str) -> Option<InputOutputPath> {
+        Some(InputOutputPath::Select(path(text)))
+    }
+
+    fn reference(text: &str) -> Option<ResultPathField> {
+        Some(ResultPathField::Reference(
+            ReferencePath::parse(text).expect("a valid reference path"),
+        ))
+    }
+
+    fn template(source: Value) -> Option<Template> {
+        Some(Template::compile(&source).expect("a valid template"))
+    }
+
+    fn flow(fields: JsonPathFlow) -> DataFlow {
+        DataFlow::JsonPath(fields)
+    }
+
+    #[test]
+    fn a_state_without_data_flow_fields_is_passthrough() {
+        assert!(DataFlow::default().is_passthrough());
+        // ResultPath null discards whatever the result is, even a fixed Result.
+        assert!(flow(JsonPathFlow {
+            result: Some(json!(1)),
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        })
+        .is_passthrough());
+        let not_passthrough = [
+            JsonPathFlow {
+                input_path: select("$.a"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                output_path: Some(InputOutputPath::Discard),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                parameters: template(json!({"a": 1})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result: Some(json!(1)),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result_path: reference("$.r"),
+                ..JsonPathFlow::default()
+            },
+        ];
+        for fields in not_passthrough {
+            let described = format!("{fields:?}");
+            assert!(!flow(fields).is_passthrough(), "{described}");
+        }
+    }
+
+    #[test]
+    fn effective_input_borrows_without_input_path_and_words_a_miss_as_aws() {
+        let raw = json!({"a": {"b": 1}});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let plain = DataFlow::default();
+        let effective = plain.effective_input(&raw, &context).expect("no path");
+        assert!(matches!(effective, Cow::Borrowed(v) if std::ptr::eq(v, &raw)));
+
+        let selected = flow(JsonPathFlow {
+            input_path: select("$.a"),
+            ..JsonPathFlow::default()
+        });
+        let effective = selected.effective_input(&raw, &context).expect("found");
+        assert!(matches!(&effective, Cow::Borrowed(v) if **v == json!({"b": 1})));
+
+        let from_context = flow(JsonPathFlow {
+            input_path: select("$$.Execution.Id"),
+            ..JsonPathFlow::default()
+        });
+        let effective = from_context.effective_input(&raw, &context).expect("found");
+        assert_eq!(*effective, json!("arn"));
+
+        let discarded = flow(JsonPathFlow {
+            input_path: Some(InputOutputPath::Discard),
+            ..JsonPathFlow::default()
+        });
+        let effective = discarded.effective_input(&raw, &context).expect("null");
+        assert_eq!(*effective, json!({}));
+
+        let missing = flow(JsonPathFlow {
+            input_path: select("$.x"),
+            ..JsonPathFlow::default()
+        });
+        let error = missing.effective_input(&raw, &context).expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.x' : No results for path: $['x']"
+        );
+    }
+
+    #[test]
+    fn parameters_build_the_task_input_or_pass_the_effective_input_on() {
+        let effective = json!({"a": 1});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let mut rng = Rng::new(1);
+        let plain = DataFlow::default();
+        let input = plain
+            .parameters(Cow::Borrowed(&effective), &context, &mut rng)
+            .expect("no template");
+        assert_eq!(input, effective);
+        let templated = flow(JsonPathFlow {
+            parameters: template(json!({"v.$": "$.a", "id.$": "$$.Execution.Id", "k": "x"})),
+            ..JsonPathFlow::default()
+        });
+        let input = templated
+            .parameters(Cow::Owned(effective), &context, &mut rng)
+            .expect("evaluates");
+        assert_eq!(input, json!({"v": 1, "id": "arn", "k": "x"}));
+    }
+
+    #[test]
+    fn pass_result_prefers_result_then_parameters_then_the_effective_input() {
+        let effective = json!({"a": 1});
+        let context = Value::Null;
+        let mut rng = Rng::new(2);
+        let both = flow(JsonPathFlow {
+            result: Some(json!({"fixed.$": "$.not.evaluated"})),
+            parameters: template(json!({"v.$": "$.a"})),
+            ..JsonPathFlow::default()
+        });
+        let result = both.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(
+            result.expect("fixed"),
+            json!({"fixed.$": "$.not.evaluated"})
+        );
+        let parameters = flow(JsonPathFlow {
+            parameters: template(json!({"v.$": "$.a"})),
+            ..JsonPathFlow::default()
+        });
+        let result = parameters.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("evaluates"), json!({"v": 1}));
+        let discarded = flow(JsonPathFlow {
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        });
+        let result = discarded.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("discarded"), Value::Null);
+        let plain = DataFlow::default();
+        let result = plain.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        assert_eq!(result.expect("the input"), effective);
+    }
+
+    #[test]
+    fn result_output_selects_places_into_the_raw_input_and_selects_the_output() {
+        let raw = json!({"keep": true});
+        let context = Value::Null;
+        let mut rng = Rng::new(3);
+        let full = flow(JsonPathFlow {
+            result_selector: template(json!({"p.$": "$.Payload"})),
+            result_path: reference("$.r"),
+            output_path: select("$.r"),
+            ..JsonPathFlow::default()
+        });
+        let output =
+            full.result_output(&raw, json!({"Payload": 7, "Other": 0}), &context, &mut rng);
+        assert_eq!(output.expect("placed"), json!({"p": 7}));
+
+        let placed_only = flow(JsonPathFlow {
+            result_path: reference("$.r"),
+            ..JsonPathFlow::default()
+        });
+        let output = placed_only.result_output(&raw, json!(5), &context, &mut rng);
+        assert_eq!(output.expect("placed"), json!({"keep": true, "r": 5}));
+
+        let plain = DataFlow::default();
+        assert_eq!(
+            plain.place_result(&raw, json!(5)).expect("replaces"),
+            json!(5)
+        );
+        let discarded = flow(JsonPathFlow {
+            result_path: Some(ResultPathField::Discard),
+            ..JsonPathFlow::default()
+        });
+        assert_eq!(discarded.place_result(&raw, json!(5)).expect("kept"), raw);
+
+        let missing = flow(JsonPathFlow {
+            output_path: select("$.x"),
+            ..JsonPathFlow::default()
+        });
+        let error = missing
+            .output(json!({"a": 1}), &context)
+            .expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.x' : No results for path: $['x']"
+        );
+    }
+
+    #[test]
+    fn items_and_item_input_of_a_map() {
+        let effective = json!({"list": [10, 20], "shared": "s"});
+        let context = json!({"Execution": {"Id": "arn"}});
+        let mut rng = Rng::new(4);
+        let plain = DataFlow::default();
+        let items = plain.items(&effective, &context).expect("all");
+        assert!(matches!(items, Cow::Borrowed(v) if std::ptr::eq(v, &effective)));
+        assert_eq!(
+            plain
+                .item_input(&effective, json!(20), 1, &context, &mut rng)
+                .expect("the item"),
+            json!(20)
+        );
+
+        let map = flow(JsonPathFlow {
+            items_path: Some(path("$.list")),
+            item_selector: template(json!({
+                "index.$": "$$.Map.Item.Index",
+                "value.$": "$$.Map.Item.Value",
+                "shared.$": "$.shared",
+                "id.$": "$$.Execution.Id",
+            })),
+            ..JsonPathFlow::default()
+        });
+        assert_eq!(
+            *map.items(&effective, &context).expect("found"),
+            json!([10, 20])
+        );
+        let input = map.item_input(&effective, json!(20), 1, &context, &mut rng);
+        assert_eq!(
+            input.expect("evaluates"),
+            json!({"index": 1, "value": 20, "shared": "s", "id": "arn"})
+        );
+
+        let missing = flow(JsonPathFlow {
+            items_path: Some(path("$.nothing")),
+            ..JsonPathFlow::default()
+        });
+        let error = missing.items(&effective, &context).expect_err("a miss");
+        assert_eq!(error.error, "States.Runtime");
+        assert_eq!(
+            error.cause,
+            "Invalid path '$.nothing' : No results for path: $['nothing']"
+        );
+    }
+
+    #[test]
+    fn mentions_context_sees_every_field_that_can_read_it() {
+        assert!(!DataFlow::default().mentions_context());
+        let plain_fields = flow(JsonPathFlow {
+            input_path: select("$.a"),
+            parameters: template(json!({"a.$": "$.a"})),
+            result_path: reference("$.r"),
+            ..JsonPathFlow::default()
+        });
+        assert!(!plain_fields.mentions_context());
+        let reading = [
+            JsonPathFlow {
+                input_path: select("$$.Execution.Id"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                output_path: select("$$.State.Name"),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                parameters: template(json!({"t.$": "$$.Task.Token"})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                result_selector: template(json!({"n.$": "$$.State.Name"})),
+                ..JsonPathFlow::default()
+            },
+            JsonPathFlow {
+                item_selector: template(json!({"i.$": "$$.Map.Item.Index"})),
+                ..JsonPathFlow::default()
+            },
+        ];
+        for fields in reading {
+            let described = format!("{fields:?}");
+            assert!(flow(fields).mentions_context(), "{described}");
+        }
+    }
+
+    #[test]
+    fn a_catcher_places_the_error_output_by_its_result_path() {
+        let raw = json!({"keep": true});
+        let error = json!({"Error": "E", "Cause": "c"});
+        let plain = CatchFlow::default();
+        assert_eq!(plain.output(&raw, error.clone()).expect("replaces"), error);
+        let placed = CatchFlow::JsonPath {
+            result_path: reference("$.error"),
+        };
+        assert_eq!(
+            placed.output(&raw, error.clone()).expect("placed"),
+            json!({"keep": true, "error": {"Error": "E", "Cause": "c"}})
+        );
+        let discarded = CatchFlow::JsonPath {
+            result_path: Some(ResultPathField::Discard),
+        };
+        assert_eq!(discarded.output(&raw, error).expect("kept"), raw);
+    }
+}
