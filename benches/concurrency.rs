@@ -157,7 +157,10 @@ fn settings() -> Settings {
         workers_count: env_parse("STATELOG_BENCH_WORKERS"),
         restate: benching && std::env::var("STATELOG_BENCH_RESTATE").as_deref() == Ok("1"),
     };
-    assert!(!settings.measured.is_zero(), "the measured interval is empty");
+    assert!(
+        !settings.measured.is_zero(),
+        "the measured interval is empty"
+    );
     assert!(settings.rounds_count > 0, "at least one round");
     settings
 }
@@ -240,7 +243,8 @@ fn delta<T: Copy + std::ops::Sub<Output = T>>(before: Option<T>, after: Option<T
 
 /// Runs `concurrency` clients for the warm-up and the measured interval, then stops them
 /// (each finishes the execution it is in). Counts the executions that succeeded inside the
-/// interval; latencies are those of executions that both started and succeeded inside it.
+/// interval, and takes their latencies: one that started during the warm-up counts too, so a
+/// latency longer than the interval is still seen (the warm-up must outlast one latency).
 fn closed_loop<W: Workload>(
     workload: &W,
     concurrency: usize,
@@ -286,15 +290,14 @@ fn closed_loop<W: Workload>(
         (first, last, spans)
     });
     let inside = |at: Instant| at >= first.at && at <= last.at;
-    let executions_count = spans.iter().filter(|s| inside(s.succeeded)).count();
     let mut latencies: Vec<Duration> = spans
         .iter()
-        .filter(|s| inside(s.started) && inside(s.succeeded))
+        .filter(|s| inside(s.succeeded))
         .map(|s| s.succeeded - s.started)
         .collect();
     latencies.sort();
     Report {
-        executions_count,
+        executions_count: latencies.len(),
         interval: last.at - first.at,
         latencies,
         cpu_self: delta(first.cpu_self, last.cpu_self),
@@ -598,12 +601,7 @@ fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
     let signed: Vec<(String, String)> = headers
         .iter()
         .filter(|(name, _)| name.as_str() != "host")
-        .map(|(name, value)| {
-            (
-                name.to_string(),
-                value.to_str().expect("ascii").to_string(),
-            )
-        })
+        .map(|(name, value)| (name.to_string(), value.to_str().expect("ascii").to_string()))
         .collect();
     let mut header_refs: Vec<(&str, &str)> = signed
         .iter()
@@ -1106,7 +1104,9 @@ fn print_row(round_index: usize, kind: WorkloadKind, concurrency: usize, report:
         report.cpu_peers.iter().map(|(_, cpu)| *cpu).sum()
     };
     let commits_per_sync = match (report.commits_count, report.syncs_count) {
-        (Some(commits), Some(syncs)) if syncs > 0 => format!("{:.2}", commits as f64 / syncs as f64),
+        (Some(commits), Some(syncs)) if syncs > 0 => {
+            format!("{:.2}", commits as f64 / syncs as f64)
+        }
         _ => "-".to_string(),
     };
     let transitions_per_s = match report.transitions_count {
@@ -1153,9 +1153,12 @@ fn run_one(
             warmup,
             measured,
         ),
-        WorkloadKind::Pass => {
-            closed_loop(&InProcess::open(&pass_chain()), concurrency, warmup, measured)
-        }
+        WorkloadKind::Pass => closed_loop(
+            &InProcess::open(&pass_chain()),
+            concurrency,
+            warmup,
+            measured,
+        ),
         WorkloadKind::Serve => {
             let workers_count = settings
                 .workers_count
