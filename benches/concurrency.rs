@@ -19,7 +19,7 @@
 //!
 //! `cargo bench --bench concurrency`. Environment: `STATELOG_BENCH_CONCURRENCY` (default
 //! `1,16,256`), `STATELOG_BENCH_SECONDS` (measured, default 3), `STATELOG_BENCH_WARMUP_SECONDS`
-//! (default 1), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
+//! (default 2), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
 //! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency, at most the
 //! server's long polls per account). `benches/peers/README.md` explains each figure.
 
@@ -39,7 +39,7 @@ use statelog::clock::{Clock, SystemClock};
 use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
 use statelog::server::credentials::{Credential, Credentials};
 use statelog::server::engine_backend::EngineBackend;
-use statelog::server::limits::LONG_POLLS_PER_ACCOUNT_MAX;
+use statelog::server::limits::{CONNECTIONS_PER_PEER_MAX, LONG_POLLS_PER_ACCOUNT_MAX};
 use statelog::server::protocol::CONTENT_TYPE;
 use statelog::server::sigv4::{sign, SigningParams};
 use statelog::server::ServerState;
@@ -150,7 +150,7 @@ fn settings() -> Settings {
     };
     let settings = Settings {
         concurrency_levels,
-        warmup: seconds("STATELOG_BENCH_WARMUP_SECONDS", 1.0, 0.1),
+        warmup: seconds("STATELOG_BENCH_WARMUP_SECONDS", 2.0, 0.1),
         measured: seconds("STATELOG_BENCH_SECONDS", 3.0, 0.3),
         rounds_count: env_parse("STATELOG_BENCH_ROUNDS").unwrap_or(1),
         workloads,
@@ -1164,15 +1164,25 @@ fn run_one(
                 .workers_count
                 .unwrap_or(concurrency)
                 .min(LONG_POLLS_PER_ACCOUNT_MAX);
+            // Every client and worker holds one connection from 127.0.0.1; past the server's
+            // cap per peer, a new one would evict another's.
+            assert!(
+                concurrency + workers_count <= CONNECTIONS_PER_PEER_MAX,
+                "serve: {concurrency} clients and {workers_count} workers pass the server's \
+                 {CONNECTIONS_PER_PEER_MAX} connections per peer"
+            );
             closed_loop(&Serve::start(workers_count), concurrency, warmup, measured)
         }
     })
 }
 
 fn main() {
-    let settings = settings();
     let benching = std::env::args().any(|a| a == "--bench");
+    let settings = settings();
     let restate = if !settings.workloads.contains(&WorkloadKind::Restate) {
+        None
+    } else if !benching {
+        println!("restate: skipped (it runs only under `cargo bench`)");
         None
     } else if !settings.restate {
         println!(
