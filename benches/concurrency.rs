@@ -897,11 +897,17 @@ fn restate_binary() -> Result<PathBuf, String> {
     Ok(binary)
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
+/// `N` distinct free loopback ports: all are held until all are chosen, so no two are the same.
+fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port"))
+        .collect();
+    std::array::from_fn(|index| {
+        listeners[index]
+            .local_addr()
+            .expect("a bound listener has an address")
+            .port()
+    })
 }
 
 fn wait_for<T>(what: &str, mut attempt: impl FnMut() -> Result<T, String>) -> Result<T, String> {
@@ -938,8 +944,7 @@ impl Restate {
         let node = which("node").ok_or("node is not on PATH")?;
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let loopback = |port: u16| format!("127.0.0.1:{port}");
-        let (node_port, admin_port, ingress_port, service_port) =
-            (free_port(), free_port(), free_port(), free_port());
+        let [node_port, admin_port, ingress_port, service_port] = free_ports();
         let server = Process::spawn(
             "restate-server",
             Command::new(binary)
