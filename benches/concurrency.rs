@@ -1,0 +1,1230 @@
+//! Throughput under concurrency (issue 16): one closed-loop driver run against statelog and
+//! against Restate, a durable-execution server with its own log. N clients each start a
+//! 10-step workflow, wait for its durable success, and start the next one at once.
+//!
+//! Workloads (`STATELOG_BENCH_WORKLOADS`, comma-separated names; default all):
+//! - `restate`: Restate's ingress, service `steps` whose handler runs 10 `ctx.run` steps
+//!   (`benches/peers/restate/`). Only with `STATELOG_BENCH_RESTATE=1` and the npm install
+//!   present; otherwise the run prints why it skipped.
+//! - `task`: statelog in process, 10 Task states answered by a Rust handler.
+//! - `serve`: `statelog serve` in this process on loopback, 10 Task states on an activity;
+//!   activity workers answer each step over HTTP (GetActivityTask + SendTaskSuccess, AWS JSON
+//!   1.0 signed with SigV4); clients start over HTTP and wait for the close in process.
+//! - `pass`: statelog in process, 10 Pass states.
+//!
+//! Printed per workload and concurrency: executions/s, p50 and p99 start-to-success, CPU per
+//! execution (this process by getrusage; Restate's server and service from /proc/<pid>/stat),
+//! commits per fdatasync and transitions/s for statelog. Each figure covers the measured
+//! interval only, after a warm-up.
+//!
+//! `cargo bench --bench concurrency`. Environment: `STATELOG_BENCH_CONCURRENCY` (default
+//! `1,16,256`), `STATELOG_BENCH_SECONDS` (measured, default 3), `STATELOG_BENCH_WARMUP_SECONDS`
+//! (default 2), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
+//! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency, at most the
+//! server's long polls per account). `benches/peers/README.md` explains each figure.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderMap, HeaderValue};
+use serde_json::{json, Value};
+
+use statelog::clock::{Clock, SystemClock};
+use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
+use statelog::server::credentials::{Credential, Credentials};
+use statelog::server::engine_backend::EngineBackend;
+use statelog::server::limits::{CONNECTIONS_PER_PEER_MAX, LONG_POLLS_PER_ACCOUNT_MAX};
+use statelog::server::protocol::CONTENT_TYPE;
+use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::ServerState;
+
+const ACCOUNT: &str = "123456789012";
+const REGION: &str = "us-east-1";
+const KEY: &str = "AKIDBENCH";
+const SECRET: &str = "bench-secret";
+
+/// Steps of every workflow: Task or Pass states for statelog, `ctx.run` calls for Restate.
+const STEPS_COUNT: usize = 10;
+
+/// The Task states' resource in process, answered by [`step_handler`].
+const HANDLER_ARN: &str = "arn:aws:lambda:us-east-1:123456789012:function:step";
+
+/// How long one HTTP answer may take before the bench gives up (a long poll takes up to 60 s).
+const HTTP_READ_TIMEOUT_MS: u64 = 120_000;
+
+/// How long Restate's server and service may take to come up and register.
+const RESTATE_START_TIMEOUT_MS: u64 = 60_000;
+
+/// Restate's npm directory, beside this file.
+fn restate_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/restate")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+struct Settings {
+    concurrency_levels: Vec<usize>,
+    warmup: Duration,
+    measured: Duration,
+    rounds_count: usize,
+    workloads: Vec<WorkloadKind>,
+    workers_count: Option<usize>,
+    restate: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WorkloadKind {
+    Restate,
+    Task,
+    Serve,
+    Pass,
+}
+
+impl WorkloadKind {
+    const ALL: [WorkloadKind; 4] = [Self::Restate, Self::Task, Self::Serve, Self::Pass];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Restate => "restate",
+            Self::Task => "task",
+            Self::Serve => "serve",
+            Self::Pass => "pass",
+        }
+    }
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(value) => Some(value),
+        Err(_) => panic!("{name}={text:?} does not parse"),
+    }
+}
+
+fn settings() -> Settings {
+    // `cargo test --benches` runs bench binaries without `--bench`: stay quick then, and leave
+    // Restate alone.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let levels_text = std::env::var("STATELOG_BENCH_CONCURRENCY")
+        .unwrap_or_else(|_| if benching { "1,16,256" } else { "1,4" }.to_string());
+    let concurrency_levels: Vec<usize> = levels_text
+        .split(',')
+        .map(|level| {
+            let level = level.trim();
+            match level.parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => panic!("STATELOG_BENCH_CONCURRENCY: {level:?} is not a positive count"),
+            }
+        })
+        .collect();
+    let seconds = |name: &str, bench_default: f64, test_default: f64| {
+        let value: f64 = env_parse(name).unwrap_or(if benching {
+            bench_default
+        } else {
+            test_default
+        });
+        assert!(value >= 0.0, "{name} is not negative");
+        Duration::from_secs_f64(value)
+    };
+    let workloads = match std::env::var("STATELOG_BENCH_WORKLOADS") {
+        Ok(text) => text
+            .split(',')
+            .map(|name| {
+                let name = name.trim();
+                WorkloadKind::ALL
+                    .into_iter()
+                    .find(|kind| kind.name() == name)
+                    .unwrap_or_else(|| {
+                        panic!("STATELOG_BENCH_WORKLOADS: {name:?} is none of restate, task, serve, pass")
+                    })
+            })
+            .collect(),
+        Err(_) => WorkloadKind::ALL.to_vec(),
+    };
+    let settings = Settings {
+        concurrency_levels,
+        warmup: seconds("STATELOG_BENCH_WARMUP_SECONDS", 2.0, 0.1),
+        measured: seconds("STATELOG_BENCH_SECONDS", 3.0, 0.3),
+        rounds_count: env_parse("STATELOG_BENCH_ROUNDS").unwrap_or(1),
+        workloads,
+        workers_count: env_parse("STATELOG_BENCH_WORKERS"),
+        restate: benching && std::env::var("STATELOG_BENCH_RESTATE").as_deref() == Ok("1"),
+    };
+    assert!(
+        !settings.measured.is_zero(),
+        "the measured interval is empty"
+    );
+    assert!(settings.rounds_count > 0, "at least one round");
+    settings
+}
+
+// ---------------------------------------------------------------------------------------------
+// The closed loop
+
+/// One workload under the closed loop. Every client calls [`Workload::execute`] again as soon
+/// as the last call returned.
+trait Workload: Sync {
+    /// A client's own state (a connection).
+    type Client;
+
+    /// The state of client `client_index`.
+    fn client(&self, client_index: usize) -> Self::Client;
+
+    /// Runs one execution from its start to its durable success; panics on anything else.
+    fn execute(&self, client: &mut Self::Client, client_index: usize, sequence: u64);
+
+    /// The engine's counters, for the statelog workloads.
+    fn engine(&self) -> Option<&Engine> {
+        None
+    }
+
+    /// Processes besides this one that do the workload's work (Restate's server, its service).
+    fn peers(&self) -> Vec<PeerProcess> {
+        Vec::new()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PeerProcess {
+    name: &'static str,
+    pid: u32,
+}
+
+/// Counters read at both ends of the measured interval.
+struct Sample {
+    at: Instant,
+    cpu_self: Option<Duration>,
+    cpu_peers: Vec<Option<Duration>>,
+    commits_count: Option<u64>,
+    syncs_count: Option<u64>,
+    transitions_count: Option<u64>,
+}
+
+fn sample<W: Workload>(workload: &W, peers: &[PeerProcess]) -> Sample {
+    let metrics = workload.engine().map(Engine::metrics);
+    Sample {
+        at: Instant::now(),
+        cpu_self: cpu_of_this_process(),
+        cpu_peers: peers.iter().map(|peer| cpu_of_process(peer.pid)).collect(),
+        commits_count: metrics.as_ref().map(|m| m.commits),
+        syncs_count: metrics.as_ref().map(|m| m.wal_syncs),
+        transitions_count: metrics.as_ref().map(|m| m.transitions),
+    }
+}
+
+/// When one execution started and when its success came back.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    started: Instant,
+    succeeded: Instant,
+}
+
+struct Report {
+    executions_count: usize,
+    interval: Duration,
+    latencies: Vec<Duration>,
+    cpu_self: Option<Duration>,
+    cpu_peers: Vec<(&'static str, Option<Duration>)>,
+    commits_count: Option<u64>,
+    syncs_count: Option<u64>,
+    transitions_count: Option<u64>,
+}
+
+fn delta<T: Copy + std::ops::Sub<Output = T>>(before: Option<T>, after: Option<T>) -> Option<T> {
+    Some(after? - before?)
+}
+
+/// Runs `concurrency` clients for the warm-up and the measured interval, then stops them
+/// (each finishes the execution it is in). Counts the executions that succeeded inside the
+/// interval, and takes their latencies: one that started during the warm-up counts too, so a
+/// latency longer than the interval is still seen (the warm-up must outlast one latency).
+fn closed_loop<W: Workload>(
+    workload: &W,
+    concurrency: usize,
+    warmup: Duration,
+    measured: Duration,
+) -> Report {
+    assert!(concurrency > 0, "at least one client");
+    let peers = workload.peers();
+    let stop = AtomicBool::new(false);
+    let (first, last, spans) = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..concurrency)
+            .map(|client_index| {
+                let stop = &stop;
+                std::thread::Builder::new()
+                    .name(format!("client-{client_index}"))
+                    .spawn_scoped(scope, move || {
+                        let mut client = workload.client(client_index);
+                        let mut spans = Vec::new();
+                        let mut sequence = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            let started = Instant::now();
+                            workload.execute(&mut client, client_index, sequence);
+                            spans.push(Span {
+                                started,
+                                succeeded: Instant::now(),
+                            });
+                            sequence += 1;
+                        }
+                        spans
+                    })
+                    .expect("client thread starts")
+            })
+            .collect();
+        std::thread::sleep(warmup);
+        let first = sample(workload, &peers);
+        std::thread::sleep(measured);
+        let last = sample(workload, &peers);
+        stop.store(true, Ordering::Relaxed);
+        let spans: Vec<Span> = clients
+            .into_iter()
+            .flat_map(|client| client.join().expect("client thread"))
+            .collect();
+        (first, last, spans)
+    });
+    let inside = |at: Instant| at >= first.at && at <= last.at;
+    let mut latencies: Vec<Duration> = spans
+        .iter()
+        .filter(|s| inside(s.succeeded))
+        .map(|s| s.succeeded - s.started)
+        .collect();
+    latencies.sort();
+    Report {
+        executions_count: latencies.len(),
+        interval: last.at - first.at,
+        latencies,
+        cpu_self: delta(first.cpu_self, last.cpu_self),
+        cpu_peers: peers
+            .iter()
+            .zip(first.cpu_peers.iter().zip(&last.cpu_peers))
+            .map(|(peer, (before, after))| (peer.name, delta(*before, *after)))
+            .collect(),
+        commits_count: delta(first.commits_count, last.commits_count),
+        syncs_count: delta(first.syncs_count, last.syncs_count),
+        transitions_count: delta(first.transitions_count, last.transitions_count),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU
+
+/// User + system CPU of this process (every thread) so far.
+fn cpu_of_this_process() -> Option<Duration> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` into the pointer it is given.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        return None;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct (zeroed before in any case).
+    let usage = unsafe { usage.assume_init() };
+    let of = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    Some(of(usage.ru_utime) + of(usage.ru_stime))
+}
+
+/// User + system CPU of process `pid` so far, from `/proc/<pid>/stat` (utime and stime, in
+/// clock ticks); `None` where there is no such file.
+fn cpu_of_process(pid: u32) -> Option<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let after_name = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of the line are the 12th and 13th after the name (state is field 3).
+    let utime_ticks: u64 = fields.get(11)?.parse().ok()?;
+    let stime_ticks: u64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf reads a configuration value and has no preconditions.
+    let ticks_per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks_per_s <= 0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(
+        (utime_ticks + stime_ticks) as f64 / ticks_per_s as f64,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+
+fn chain(state_of: impl Fn(usize, String) -> String) -> String {
+    let states: Vec<String> = (0..STEPS_COUNT)
+        .map(|index| {
+            let next = if index + 1 == STEPS_COUNT {
+                r#""End": true"#.to_string()
+            } else {
+                format!(r#""Next": "S{}""#, index + 1)
+            };
+            format!(r#""S{index}": {}"#, state_of(index, next))
+        })
+        .collect();
+    format!(
+        r#"{{"StartAt": "S0", "States": {{{}}}}}"#,
+        states.join(", ")
+    )
+}
+
+/// 10 Task states on `resource`; each step's output is its input with `n` one higher.
+fn task_chain(resource: &str) -> String {
+    chain(|_, next| format!(r#"{{"Type": "Task", "Resource": "{resource}", {next}}}"#))
+}
+
+fn pass_chain() -> String {
+    chain(|_, next| format!(r#"{{"Type": "Pass", {next}}}"#))
+}
+
+const INPUT: &str = r#"{"n": 0}"#;
+
+fn step_output(input: &Value) -> Value {
+    json!({"n": input["n"].as_u64().unwrap_or(0) + 1})
+}
+
+fn engine_options() -> EngineOptions {
+    EngineOptions {
+        clock: Arc::new(SystemClock),
+        account: ACCOUNT.into(),
+        region: REGION.into(),
+        ..EngineOptions::default()
+    }
+}
+
+fn execution_name(client_index: usize, sequence: u64) -> String {
+    format!("c{client_index}-{sequence}")
+}
+
+fn expect_succeeded(engine: &Engine, execution_arn: &str) {
+    let closed = engine
+        .wait_until_closed(execution_arn)
+        .expect("the execution exists");
+    assert_eq!(
+        closed.status,
+        ExecutionStatus::Succeeded,
+        "{execution_arn} closed as {:?}",
+        closed.status
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// statelog in process
+
+/// statelog in process: 10 Task states answered by a Rust handler, or 10 Pass states.
+struct InProcess {
+    engine: Engine,
+    machine_arn: String,
+    _dir: tempfile::TempDir,
+}
+
+impl InProcess {
+    fn open(definition: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let engine = Engine::open(dir.path(), engine_options()).expect("engine opens");
+        engine.register_integration(HANDLER_ARN, |input: Value, _context: Value| async move {
+            Ok::<_, TaskError>(step_output(&input))
+        });
+        let machine_arn = engine
+            .create_state_machine("steps", definition, None)
+            .expect("machine")
+            .state_machine_arn;
+        Self {
+            engine,
+            machine_arn,
+            _dir: dir,
+        }
+    }
+}
+
+impl Workload for InProcess {
+    type Client = ();
+
+    fn client(&self, _client_index: usize) {}
+
+    fn execute(&self, _client: &mut (), client_index: usize, sequence: u64) {
+        let started = self
+            .engine
+            .start_execution(
+                &self.machine_arn,
+                Some(&execution_name(client_index, sequence)),
+                INPUT,
+            )
+            .expect("starts");
+        expect_succeeded(&self.engine, &started.execution_arn);
+    }
+
+    fn engine(&self) -> Option<&Engine> {
+        Some(&self.engine)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/1.1 client
+
+/// One keep-alive HTTP/1.1 connection; reads answers framed by Content-Length or chunked.
+struct Http {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    host: String,
+}
+
+impl Http {
+    fn connect(addr: SocketAddr) -> std::io::Result<Self> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_millis(HTTP_READ_TIMEOUT_MS)))?;
+        Ok(Self {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+            host: addr.to_string(),
+        })
+    }
+
+    /// Sends `method path` with `headers` (besides host and length) and `body`; returns the
+    /// status and the body of the answer.
+    fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<(u16, Vec<u8>)> {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
+            self.host,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        self.writer.write_all(&bytes)?;
+        self.read_answer()
+    }
+
+    fn read_answer(&mut self) -> std::io::Result<(u16, Vec<u8>)> {
+        let broken = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let mut status_line = String::new();
+        if self.reader.read_line(&mut status_line)? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
+        }
+        let status: u16 = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .ok_or_else(|| broken("no status code"))?;
+        let mut length_bytes = 0usize;
+        let mut chunked = false;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length_bytes = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| broken("bad content-length"))?;
+                } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                    chunked = value.trim().eq_ignore_ascii_case("chunked");
+                }
+            }
+        }
+        if !chunked {
+            let mut body = vec![0u8; length_bytes];
+            self.reader.read_exact(&mut body)?;
+            return Ok((status, body));
+        }
+        let mut body = Vec::new();
+        loop {
+            let mut size_line = String::new();
+            self.reader.read_line(&mut size_line)?;
+            let size_text = size_line.trim_end().split(';').next().unwrap_or("");
+            let size_bytes =
+                usize::from_str_radix(size_text, 16).map_err(|_| broken("bad chunk size"))?;
+            let start = body.len();
+            body.resize(start + size_bytes, 0);
+            self.reader.read_exact(&mut body[start..])?;
+            let mut end = String::new();
+            self.reader.read_line(&mut end)?;
+            if size_bytes == 0 {
+                return Ok((status, body));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// statelog serve with activity workers
+
+/// One signed AWS JSON 1.0 call to the statelog server.
+fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
+    let body = body.to_string();
+    let target = format!("AWSStepFunctions.{operation}");
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "host",
+        HeaderValue::from_str(&http.host).expect("an address is ascii"),
+    );
+    headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+    headers.insert(
+        "x-amz-target",
+        HeaderValue::from_str(&target).expect("ascii"),
+    );
+    let authorization = sign(
+        "POST",
+        "/",
+        "",
+        &mut headers,
+        body.as_bytes(),
+        &SigningParams {
+            access_key_id: KEY,
+            secret_access_key: SECRET,
+            region: REGION,
+            service: "states",
+            now_ms: SystemClock.now_ms(),
+        },
+    )
+    .expect("signs");
+    let signed: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| name.as_str() != "host")
+        .map(|(name, value)| (name.to_string(), value.to_str().expect("ascii").to_string()))
+        .collect();
+    let mut header_refs: Vec<(&str, &str)> = signed
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    header_refs.push(("authorization", &authorization));
+    let (status, answer) = http
+        .request("POST", "/", &header_refs, body.as_bytes())
+        .unwrap_or_else(|e| panic!("{operation}: {e}"));
+    assert_eq!(
+        status,
+        200,
+        "{operation}: {}",
+        String::from_utf8_lossy(&answer)
+    );
+    serde_json::from_slice(&answer).expect("the answer is JSON")
+}
+
+/// `statelog serve` on loopback in this process (its own tokio runtime), over an engine this
+/// bench opened, so its counters are at hand. 10 Task states on one activity; a pool of
+/// activity workers (threads) polls it over HTTP.
+struct Serve {
+    engine: Engine,
+    addr: SocketAddr,
+    machine_arn: String,
+    activity_arn: String,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    stop_server: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<Result<(), statelog::server::Error>>>,
+    runtime: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start(workers_count: usize) -> Self {
+        assert!(workers_count > 0, "at least one activity worker");
+        assert!(
+            workers_count <= LONG_POLLS_PER_ACCOUNT_MAX,
+            "the server refuses more than {LONG_POLLS_PER_ACCOUNT_MAX} long polls of one account"
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let engine = Engine::open(dir.path(), engine_options()).expect("engine opens");
+        let activity_arn = engine
+            .create_activity("step")
+            .expect("activity")
+            .activity_arn;
+        let machine_arn = engine
+            .create_state_machine("steps", &task_chain(&activity_arn), None)
+            .expect("machine")
+            .state_machine_arn;
+        let mut keys = BTreeMap::new();
+        keys.insert(
+            KEY.to_owned(),
+            Credential {
+                secret_access_key: SECRET.into(),
+                account_id: ACCOUNT.into(),
+            },
+        );
+        let credentials = Credentials::from_map(keys, "bench").expect("credentials");
+        let backend =
+            EngineBackend::with_open_engine(dir.path(), ACCOUNT, engine.clone(), engine_options());
+        let state = ServerState::new(backend, Some(credentials), Arc::new(SystemClock));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop_server, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = runtime.spawn(statelog::server::serve(
+            state,
+            listener,
+            statelog::server::limits::CONNECTIONS_MAX,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        let workers = (0..workers_count)
+            .map(|worker_index| {
+                let activity_arn = activity_arn.clone();
+                std::thread::Builder::new()
+                    .name(format!("worker-{worker_index}"))
+                    .spawn(move || activity_worker(addr, &activity_arn, worker_index))
+                    .expect("worker thread starts")
+            })
+            .collect();
+        Self {
+            engine,
+            addr,
+            machine_arn,
+            activity_arn,
+            workers,
+            stop_server: Some(stop_server),
+            server: Some(server),
+            runtime,
+            _dir: dir,
+        }
+    }
+}
+
+/// Polls the activity and answers every task with its input's `n` one higher, until a task
+/// whose input says `stop`.
+fn activity_worker(addr: SocketAddr, activity_arn: &str, worker_index: usize) {
+    let mut http = Http::connect(addr).expect("worker connects");
+    let poll = json!({"activityArn": activity_arn, "workerName": format!("worker-{worker_index}")});
+    loop {
+        let task = aws_call(&mut http, "GetActivityTask", &poll);
+        let Some(token) = task["taskToken"].as_str().filter(|t| !t.is_empty()) else {
+            continue; // the long poll ended without a task
+        };
+        let input: Value = serde_json::from_str(task["input"].as_str().expect("task input"))
+            .expect("the input is JSON");
+        let answer = json!({"taskToken": token, "output": step_output(&input).to_string()});
+        aws_call(&mut http, "SendTaskSuccess", &answer);
+        if input["stop"] == json!(true) {
+            return;
+        }
+    }
+}
+
+impl Workload for Serve {
+    type Client = Http;
+
+    fn client(&self, _client_index: usize) -> Http {
+        Http::connect(self.addr).expect("client connects")
+    }
+
+    fn execute(&self, http: &mut Http, client_index: usize, sequence: u64) {
+        let start = json!({
+            "stateMachineArn": self.machine_arn,
+            "name": execution_name(client_index, sequence),
+            "input": INPUT,
+        });
+        let started = aws_call(http, "StartExecution", &start);
+        let execution_arn = started["executionArn"].as_str().expect("executionArn");
+        // The API has no call that waits for a close (StartSyncExecution is for Express
+        // machines); polling DescribeExecution would add requests no client of Restate makes.
+        expect_succeeded(&self.engine, execution_arn);
+    }
+
+    fn engine(&self) -> Option<&Engine> {
+        Some(&self.engine)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        // Each worker leaves after answering one `stop` task, so one such execution per
+        // worker releases them all.
+        for worker_index in 0..self.workers.len() {
+            self.engine
+                .start_execution(
+                    &self.machine_arn,
+                    Some(&format!("stop-{worker_index}")),
+                    r#"{"n": 0, "stop": true}"#,
+                )
+                .expect("a stop execution starts");
+        }
+        for worker in self.workers.drain(..) {
+            if worker.join().is_err() && !std::thread::panicking() {
+                panic!("an activity worker of {} panicked", self.activity_arn);
+            }
+        }
+        if let Some(stop) = self.stop_server.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let outcome = self.runtime.block_on(server);
+            if !std::thread::panicking() {
+                outcome.expect("server joins").expect("clean shutdown");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Restate
+
+/// A child process killed (SIGTERM, then SIGKILL after a grace period) when dropped.
+struct Process {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Process {
+    fn spawn(name: &'static str, command: &mut Command, log: PathBuf) -> std::io::Result<Self> {
+        let out = std::fs::File::create(&log)?;
+        let err = out.try_clone()?;
+        command.stdin(Stdio::null()).stdout(out).stderr(err);
+        // SAFETY: the closure only calls prctl, which is async-signal-safe, between fork and
+        // exec. It asks the kernel to end the child when this (main) thread dies, so a bench
+        // killed outright leaves no server behind.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(command, || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn()?;
+        Ok(Self { name, child, log })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The last lines it printed, for a failure message.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    fn check_running(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!(
+                "{} exited ({status}):\n{}",
+                self.name,
+                self.log_tail()
+            )),
+            Err(e) => Err(format!("{}: {e}", self.name)),
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        let Ok(pid) = libc::pid_t::try_from(self.child.id()) else {
+            let _ = self.child.kill();
+            return;
+        };
+        // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Restate's server and the `steps` service (Node), started from the npm install beside this
+/// file, on free loopback ports, with the server's data in a temp dir.
+struct Restate {
+    ingress: SocketAddr,
+    // Dropped in this order: the service, then the server, then the directory.
+    service: Process,
+    server: Process,
+    _dir: tempfile::TempDir,
+}
+
+/// Why Restate cannot run here, or where its binary is.
+fn restate_binary() -> Result<PathBuf, String> {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => return Err(format!("no restate-server build for {other}")),
+    };
+    let os = match std::env::consts::OS {
+        "linux" => "linux",
+        "macos" => "darwin",
+        other => return Err(format!("no restate-server build for {other}")),
+    };
+    let binary = restate_dir().join(format!(
+        "node_modules/@restatedev/restate-server-{os}-{arch}/bin/restate-server"
+    ));
+    if !binary.is_file() {
+        return Err(format!(
+            "{} is absent: run benches/peers/restate/run.sh (npm ci) first",
+            binary.display()
+        ));
+    }
+    if !restate_dir()
+        .join("node_modules/@restatedev/restate-sdk")
+        .is_dir()
+    {
+        return Err("the Restate SDK is not installed: run benches/peers/restate/run.sh".into());
+    }
+    Ok(binary)
+}
+
+/// `N` distinct free loopback ports: all are held until all are chosen, so no two are the same.
+fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port"))
+        .collect();
+    std::array::from_fn(|index| {
+        listeners[index]
+            .local_addr()
+            .expect("a bound listener has an address")
+            .port()
+    })
+}
+
+fn wait_for<T>(what: &str, mut attempt: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    let deadline = Instant::now() + Duration::from_millis(RESTATE_START_TIMEOUT_MS);
+    loop {
+        match attempt() {
+            Ok(value) => return Ok(value),
+            Err(e) if Instant::now() >= deadline => return Err(format!("{what}: {e}")),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+fn http_call(addr: SocketAddr, method: &str, path: &str, body: &str) -> Result<String, String> {
+    let mut http = Http::connect(addr).map_err(|e| e.to_string())?;
+    let (status, answer) = http
+        .request(
+            method,
+            path,
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    if (200..300).contains(&status) {
+        Ok(answer)
+    } else {
+        Err(format!("{status} {answer}"))
+    }
+}
+
+impl Restate {
+    fn start(binary: &Path) -> Result<Self, String> {
+        let node = which("node").ok_or("node is not on PATH")?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let loopback = |port: u16| format!("127.0.0.1:{port}");
+        let [node_port, admin_port, ingress_port, service_port] = free_ports();
+        let server = Process::spawn(
+            "restate-server",
+            Command::new(binary)
+                .arg("--config-file")
+                .arg(restate_dir().join("restate.toml"))
+                .arg("--base-dir")
+                .arg(dir.path().join("data"))
+                .args(["--listen-mode", "tcp", "--no-logo"])
+                .env("RESTATE_BIND_ADDRESS", loopback(node_port))
+                .env(
+                    "RESTATE_ADVERTISED_ADDRESS",
+                    format!("http://{}/", loopback(node_port)),
+                )
+                .env("RESTATE_ADMIN__BIND_ADDRESS", loopback(admin_port))
+                .env("RESTATE_INGRESS__BIND_ADDRESS", loopback(ingress_port)),
+            dir.path().join("server.log"),
+        )
+        .map_err(|e| format!("restate-server does not start: {e}"))?;
+        let service = Process::spawn(
+            "steps service",
+            Command::new(node)
+                .arg("service.js")
+                .current_dir(restate_dir())
+                .env("SERVICE_PORT", service_port.to_string())
+                .env("RESTATE_LOGGING", "WARN"),
+            dir.path().join("service.log"),
+        )
+        .map_err(|e| format!("the steps service does not start: {e}"))?;
+        let mut restate = Self {
+            ingress: SocketAddr::from(([127, 0, 0, 1], ingress_port)),
+            service,
+            server,
+            _dir: dir,
+        };
+        let admin = SocketAddr::from(([127, 0, 0, 1], admin_port));
+        wait_for("restate-server health", || {
+            restate.server.check_running()?;
+            http_call(admin, "GET", "/health", "")
+        })?;
+        let deployment = json!({"uri": format!("http://127.0.0.1:{service_port}")}).to_string();
+        wait_for("registering the steps service", || {
+            restate.service.check_running()?;
+            http_call(admin, "POST", "/deployments", &deployment)
+        })?;
+        // The ingress learns of a new deployment shortly after the admin API answers.
+        wait_for("the first invocation", || {
+            restate.server.check_running()?;
+            restate.service.check_running()?;
+            http_call(restate.ingress, "POST", "/steps/run", INPUT)
+        })?;
+        Ok(restate)
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join(program))
+        .find(|path| path.is_file())
+}
+
+impl Workload for Restate {
+    type Client = Http;
+
+    fn client(&self, _client_index: usize) -> Http {
+        Http::connect(self.ingress).expect("client connects to the ingress")
+    }
+
+    fn execute(&self, http: &mut Http, _client_index: usize, _sequence: u64) {
+        let (status, answer) = http
+            .request(
+                "POST",
+                "/steps/run",
+                &[("content-type", "application/json")],
+                INPUT.as_bytes(),
+            )
+            .expect("the ingress answers");
+        assert_eq!(
+            status,
+            200,
+            "steps/run: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        let output: Value = serde_json::from_slice(&answer).expect("JSON answer");
+        assert_eq!(output, json!({"n": STEPS_COUNT}), "ten steps ran");
+    }
+
+    fn peers(&self) -> Vec<PeerProcess> {
+        vec![
+            PeerProcess {
+                name: "server",
+                pid: self.server.pid(),
+            },
+            PeerProcess {
+                name: "service",
+                pid: self.service.pid(),
+            },
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The raw fdatasync, and printing
+
+/// p50 of one 4 KiB overwrite + fdatasync in a temp dir: the floor under one durable commit.
+fn raw_fdatasync_p50(count: usize) -> Duration {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(dir.path().join("sync"))
+        .expect("file");
+    let block = [7u8; 4096];
+    let mut latencies = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = Instant::now();
+        std::os::unix::fs::FileExt::write_all_at(&file, &block, 0).expect("write");
+        file.sync_data().expect("fdatasync");
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    latencies[latencies.len() / 2]
+}
+
+fn header() {
+    println!(
+        "{:<6} {:<8} {:>5} {:>9} {:>8} {:>8} {:>10} {:>10} {:>11} {:>12}",
+        "round",
+        "workload",
+        "c",
+        "exec/s",
+        "p50 ms",
+        "p99 ms",
+        "cpu ms/ex",
+        "peer ms/ex",
+        "commits/sync",
+        "transitions/s"
+    );
+}
+
+fn print_row(round_index: usize, kind: WorkloadKind, concurrency: usize, report: &Report) {
+    let executions = report.executions_count as f64;
+    let per_execution_ms = |cpu: Option<Duration>| match cpu {
+        Some(cpu) if report.executions_count > 0 => {
+            format!("{:.3}", cpu.as_secs_f64() * 1e3 / executions)
+        }
+        _ => "-".to_string(),
+    };
+    let percentile_ms = |q: f64| match report.latencies.len() {
+        0 => "-".to_string(),
+        len => format!(
+            "{:.2}",
+            report.latencies[((len as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
+        ),
+    };
+    let peers_cpu: Option<Duration> = if report.cpu_peers.is_empty() {
+        None
+    } else {
+        report.cpu_peers.iter().map(|(_, cpu)| *cpu).sum()
+    };
+    let commits_per_sync = match (report.commits_count, report.syncs_count) {
+        (Some(commits), Some(syncs)) if syncs > 0 => {
+            format!("{:.2}", commits as f64 / syncs as f64)
+        }
+        _ => "-".to_string(),
+    };
+    let transitions_per_s = match report.transitions_count {
+        Some(transitions) => format!("{:.0}", transitions as f64 / report.interval.as_secs_f64()),
+        None => "-".to_string(),
+    };
+    let breakdown: Vec<String> = report
+        .cpu_peers
+        .iter()
+        .map(|(name, cpu)| format!("{name} {}", per_execution_ms(*cpu)))
+        .collect();
+    println!(
+        "{:<6} {:<8} {:>5} {:>9.0} {:>8} {:>8} {:>10} {:>10} {:>12} {:>13}{}",
+        round_index + 1,
+        kind.name(),
+        concurrency,
+        executions / report.interval.as_secs_f64(),
+        percentile_ms(0.50),
+        percentile_ms(0.99),
+        per_execution_ms(report.cpu_self),
+        per_execution_ms(peers_cpu),
+        commits_per_sync,
+        transitions_per_s,
+        if breakdown.is_empty() {
+            String::new()
+        } else {
+            format!("   (peer: {})", breakdown.join(", "))
+        }
+    );
+}
+
+fn run_one(
+    settings: &Settings,
+    restate: Option<&Restate>,
+    kind: WorkloadKind,
+    concurrency: usize,
+) -> Option<Report> {
+    let (warmup, measured) = (settings.warmup, settings.measured);
+    Some(match kind {
+        WorkloadKind::Restate => closed_loop(restate?, concurrency, warmup, measured),
+        WorkloadKind::Task => closed_loop(
+            &InProcess::open(&task_chain(HANDLER_ARN)),
+            concurrency,
+            warmup,
+            measured,
+        ),
+        WorkloadKind::Pass => closed_loop(
+            &InProcess::open(&pass_chain()),
+            concurrency,
+            warmup,
+            measured,
+        ),
+        WorkloadKind::Serve => {
+            let workers_count = settings
+                .workers_count
+                .unwrap_or(concurrency)
+                .min(LONG_POLLS_PER_ACCOUNT_MAX);
+            // Every client and worker holds one connection from 127.0.0.1; past the server's
+            // cap per peer, a new one would evict another's.
+            assert!(
+                concurrency + workers_count <= CONNECTIONS_PER_PEER_MAX,
+                "serve: {concurrency} clients and {workers_count} workers pass the server's \
+                 {CONNECTIONS_PER_PEER_MAX} connections per peer"
+            );
+            closed_loop(&Serve::start(workers_count), concurrency, warmup, measured)
+        }
+    })
+}
+
+fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    let settings = settings();
+    let restate = if !settings.workloads.contains(&WorkloadKind::Restate) {
+        None
+    } else if !benching {
+        println!("restate: skipped (it runs only under `cargo bench`)");
+        None
+    } else if !settings.restate {
+        println!(
+            "restate: skipped (set STATELOG_BENCH_RESTATE=1 and install benches/peers/restate, see its README)"
+        );
+        None
+    } else {
+        match restate_binary().and_then(|binary| Restate::start(&binary)) {
+            Ok(restate) => Some(restate),
+            Err(reason) => {
+                println!("restate: skipped ({reason})");
+                None
+            }
+        }
+    };
+    println!(
+        "closed loop of {STEPS_COUNT}-step workflows; warm-up {:.1} s, measured {:.1} s per row; \
+         serve workers: {}",
+        settings.warmup.as_secs_f64(),
+        settings.measured.as_secs_f64(),
+        match settings.workers_count {
+            Some(count) => count.to_string(),
+            None => format!("the concurrency, at most {LONG_POLLS_PER_ACCOUNT_MAX}"),
+        }
+    );
+    println!(
+        "raw 4 KiB fdatasync p50: {:.3} ms",
+        raw_fdatasync_p50(if benching { 200 } else { 10 }).as_secs_f64() * 1e3
+    );
+    header();
+    for round_index in 0..settings.rounds_count {
+        for &concurrency in &settings.concurrency_levels {
+            for &kind in &settings.workloads {
+                if let Some(report) = run_one(&settings, restate.as_ref(), kind, concurrency) {
+                    print_row(round_index, kind, concurrency, &report);
+                }
+            }
+        }
+    }
+}
