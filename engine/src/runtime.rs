@@ -1,8 +1,8 @@
 //! runtime: what the engine does with a durable decision's effects. `start` opens an
 //! execution's slot and commits its start; `Engine::perform` routes tasks to their backend and
 //! tells every backend when a task is cancelled (both through `Inner.backends`, see `backend`),
-//! arms timers through the kernel and wakes close waiters; a handler's answer is kept
-//! (`tokens::HandlerAnswers`) from the poll that finished the call until one thread records it
+//! arms timers through the kernel and wakes close waiters; a handler's answer is kept in its
+//! attempt's entry (`attempts::Attempts`) from the poll that finished the call until one thread records it
 //! under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
 //!
 //! Must not: commit a decision except through `Engine::commit_decision`; hold any engine-wide
@@ -17,7 +17,6 @@ use super::backend::AttemptKey;
 use super::kernel::{Commit, Slot};
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
-use statelog_core::history::EventId;
 use statelog_core::interpreter::{
     Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation, Trigger,
 };
@@ -147,22 +146,21 @@ impl Engine {
         );
     }
 
-    /// Records the handler answer kept for task `task_id`, taken under the execution's lock
-    /// (a token answer takes it under the same lock, so exactly one of the two records it).
-    pub(crate) fn drive_handler_answer(
-        &self,
-        execution_arn: &Arc<str>,
-        task_id: EventId,
-    ) -> Result<(), Error> {
+    /// Records the handler answer kept for the attempt, taken under the execution's lock (a
+    /// token answer takes it under the same lock, so exactly one of the two records it); the
+    /// attempt's handler call is over.
+    pub(crate) fn drive_handler_answer(&self, attempt: &AttemptKey) -> Result<(), Error> {
+        let (execution_arn, task_id) = (&attempt.execution, attempt.task);
         let slot = self.inner.open.lock().get(execution_arn).cloned();
         let Some(slot) = slot else {
-            self.inner.answers.take(execution_arn, task_id);
+            self.inner.attempts.finish_call(attempt);
             return Ok(());
         };
         let effects = {
             let mut guard = slot.state.lock();
-            let deferred = self.inner.answers.take_deferred(execution_arn, task_id);
-            let Some(outcome) = self.inner.answers.take(execution_arn, task_id) else {
+            let finished = self.inner.attempts.finish_call(attempt);
+            let deferred = finished.deferred;
+            let Some(outcome) = finished.answer else {
                 return Ok(());
             };
             if guard.execution.status().is_closed() {
