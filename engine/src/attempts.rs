@@ -9,9 +9,11 @@
 //! the attempt's part when it comes due) and the child ARN -> attempt map.
 //!
 //! Invariants: an entry exists only while one of its parts is set (a method that clears the
-//! last part drops it); the child index names exactly the attempts whose `child` is set; the
-//! end of an attempt (`end`) or of its execution (`execution_closed`) drops the whole entry in
-//! one step, so no part outlives the others. Must not: hold the lock across an await, a handler
+//! last part drops it); the child index names exactly the attempts whose `child` is set; every
+//! running job has a poll deadline; the end of an attempt (`end`) drops its whole entry in one
+//! step, and the close of its execution (`execution_closed`, called by `Engine::perform` after
+//! the closing decision's effects, since a handed-over task's `CancelTask` follows `Closed`)
+//! every part but a running job, which its next poll cancels and drops. Must not: hold the lock across an await, a handler
 //! call, a slot lock or a log append (every method takes it once and returns).
 
 use std::cmp::Reverse;
@@ -345,23 +347,6 @@ impl Attempts {
         matches!(job, Some(JobWait::Running(_)))
     }
 
-    /// Takes the running jobs of every attempt of `execution_arn`.
-    pub(crate) fn take_running_jobs(&self, execution_arn: &str) -> Vec<RunningJob> {
-        let mut table = self.table.lock();
-        let mut out = Vec::new();
-        for key in table.keys_of(execution_arn) {
-            let taken = table.update_existing(&key, |a| match a.job.take() {
-                Some(JobWait::Running(running)) => Some(running),
-                other => {
-                    a.job = other;
-                    None
-                }
-            });
-            out.extend(taken.flatten());
-        }
-        out
-    }
-
     /// Drops the recovered jobs that `keep` refuses (a registration's leftovers).
     pub(crate) fn drop_recovered_jobs(&self, mut keep: impl FnMut(&JobWait) -> bool) {
         let mut table = self.table.lock();
@@ -470,12 +455,26 @@ impl Attempts {
         self.table.lock().remove(key);
     }
 
-    /// The execution closed: drops every attempt of it. Returns how many entries there were.
+    /// The execution closed: drops every part of every attempt of it but a running embedder
+    /// job, which its armed poll cancels and drops (as it does for any job no longer awaited).
+    /// Returns how many entries there were.
     pub(crate) fn execution_closed(&self, execution_arn: &str) -> usize {
         let mut table = self.table.lock();
         let keys = table.keys_of(execution_arn);
         for key in &keys {
-            table.remove(key);
+            let Some(attempt) = table.remove(key) else {
+                continue;
+            };
+            if let Some(JobWait::Running(running)) = attempt.job {
+                let job = Some(JobWait::Running(running));
+                table.attempts.insert(
+                    key.clone(),
+                    Attempt {
+                        job,
+                        ..Attempt::default()
+                    },
+                );
+            }
         }
         keys.len()
     }
@@ -565,8 +564,9 @@ mod tests {
         assert!(attempts.consistent());
     }
 
+    /// Of a closed execution's attempts only a running job is left, for its poll to cancel.
     #[test]
-    fn a_closed_execution_leaves_no_attempt_of_it_and_keeps_the_others() {
+    fn a_closed_execution_leaves_only_its_running_jobs_and_keeps_the_others() {
         let attempts = Attempts::default();
         let runtime = runtime();
         let closing = [key("arn:e", 3), key("arn:e", 9)];
@@ -580,14 +580,27 @@ mod tests {
             JobWait::Recovered(recovered_job(&closing[1].execution, closing[1].task)),
         );
         assert_eq!(attempts.execution_closed("arn:e"), 2);
-        assert_eq!(attempts.len(), 2);
+        assert_eq!(attempts.len(), 3, "the other two, and one running job");
+        assert_eq!(attempts.running_job_count(), 3);
+        assert_eq!(attempts.heartbeat_clock_count(), 2);
         for k in &closing {
             assert!(attempts.take_call(k).is_none());
-            assert!(attempts.take_job(k).is_none());
+            assert!(attempts.take_answer(k).is_none());
             assert!(!attempts.beat(k, 0));
         }
         assert!(attempts.take_child_waiter("arn:e:child3").is_none());
+        assert!(attempts.take_child_waiter("arn:e:child9").is_none());
         assert!(attempts.consistent());
+        // The running job's poll comes due and finds its task closed: the job is taken.
+        assert!(attempts.running_job(&closing[0]).is_some());
+        assert!(matches!(
+            attempts.take_job(&closing[0]),
+            Some(JobWait::Running(_))
+        ));
+        assert!(
+            attempts.take_job(&closing[1]).is_none(),
+            "recovered: dropped"
+        );
         assert_eq!(attempts.execution_closed("arn:e"), 0, "nothing is left");
         let waiter = attempts
             .take_child_waiter("arn:e2:child3")
@@ -638,7 +651,7 @@ mod tests {
     }
 
     #[test]
-    fn taking_running_jobs_keeps_recovered_ones_and_a_registration_drops_leftovers() {
+    fn polls_come_due_in_order_and_a_registration_drops_leftover_recovered_jobs() {
         let attempts = Attempts::default();
         let (running, recovered) = (key("arn:e", 3), key("arn:e", 4));
         attempts.set_job(
@@ -654,11 +667,15 @@ mod tests {
         assert_eq!(attempts.take_due_polls(7), vec![running.clone()]);
         assert!(attempts.running_job(&running).is_some());
         assert!(attempts.running_job(&recovered).is_none());
-        assert_eq!(attempts.take_running_jobs("arn:e").len(), 1);
-        assert_eq!(attempts.len(), 1);
+        assert!(attempts.has_running_job(&running));
+        assert!(!attempts.has_running_job(&recovered));
+        assert!(attempts.take_due_polls(100).is_empty(), "taken once");
         attempts.drop_recovered_jobs(|_| true);
-        assert_eq!(attempts.len(), 1, "kept");
+        assert_eq!(attempts.len(), 2, "kept");
         attempts.drop_recovered_jobs(|_| false);
+        assert_eq!(attempts.len(), 1, "the running job is not a leftover");
+        assert!(attempts.take_job(&recovered).is_none());
+        assert!(attempts.take_job(&running).is_some());
         assert_eq!(attempts.len(), 0);
     }
 }

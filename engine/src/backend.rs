@@ -137,12 +137,12 @@ impl Backends {
         engine.inner.attempts.end(attempt);
     }
 
-    /// Tells every backend an execution closed, then drops every entry of its attempts.
+    /// Tells every backend an execution closed. (Its attempts' entries are dropped once every
+    /// effect of the closing decision is performed, see `Engine::perform`.)
     pub(crate) fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
         for backend in self.list.iter() {
             backend.execution_closed(engine, execution_arn);
         }
-        engine.inner.attempts.execution_closed(execution_arn);
     }
 
     /// Lets every backend join the decision before its append; returns the deliveries to run

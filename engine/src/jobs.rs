@@ -631,14 +631,6 @@ impl super::backend::TaskBackend for JobBackend {
         engine.cancel_job(attempt);
     }
 
-    /// The running jobs of a closed execution are no longer awaited: cancelled now, as their
-    /// next poll would.
-    fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
-        for running in engine.inner.attempts.take_running_jobs(execution_arn) {
-            engine.spawn_cancel(running.integration, running.job);
-        }
-    }
-
     fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
         engine.inner.attempts.next_poll_due_ms()
     }

@@ -105,6 +105,7 @@ impl Engine {
     /// Performs the effects of a durable decision.
     pub(crate) fn perform(&self, execution_arn: &str, slot: &Arc<Slot>, effects: Vec<Effect>) {
         let key: Arc<str> = Arc::from(execution_arn);
+        let mut closed = false;
         for effect in effects {
             match effect {
                 Effect::InvokeTask(invocation) => self.dispatch(&key, invocation),
@@ -132,8 +133,14 @@ impl Engine {
                     self.inner.closed_changed.notify_all();
                     self.inner.backends.execution_closed(self, execution_arn);
                     self.compact_timers();
+                    closed = true;
                 }
             }
+        }
+        // After every effect: a task handed over (submitted, claimed) is cancelled after the
+        // close (its `CancelTask` follows `Closed`), and its backend must still find its part.
+        if closed {
+            self.inner.attempts.execution_closed(execution_arn);
         }
     }
     /// Routes a task to the first backend that serves it (see `backend::Backends`).
