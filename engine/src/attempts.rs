@@ -8,13 +8,19 @@
 //! heartbeat and job-poll deadline heaps (entries may be stale: a deadline is checked against
 //! the attempt's part when it comes due) and the child ARN -> attempt map.
 //!
-//! Invariants: an entry exists only while one of its parts is set (a method that clears the
-//! last part drops it); the child index names exactly the attempts whose `child` is set; every
-//! running job has a poll deadline; the end of an attempt (`end`) drops its whole entry in one
-//! step, and the close of its execution (`execution_closed`, called by `Engine::perform` after
-//! the closing decision's effects, since a handed-over task's `CancelTask` follows `Closed`)
-//! every part but a running job, which its next poll cancels and drops. Must not: hold the lock across an await, a handler
-//! call, a slot lock or a log append (every method takes it once and returns).
+//! Invariants:
+//! - An entry exists only while one of its parts is set: a method that clears the last part
+//!   drops it.
+//! - The child index names exactly the attempts whose `child` is set.
+//! - Every running job has a poll armed or in flight; the poll drops the job once its task is
+//!   over.
+//! - The end of an attempt (`end`, after every backend's `cancel`) drops its whole entry.
+//! - The close of an execution (`execution_closed`) drops every part of its attempts but a
+//!   running job (its poll cancels it). `Engine::perform` calls it after all the closing
+//!   decision's effects: a handed-over task's `CancelTask` comes after `Closed`.
+//!
+//! Must not: hold the lock across an await, a handler call, a slot lock or a log append (each
+//! method takes it once and returns).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};

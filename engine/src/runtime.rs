@@ -2,8 +2,9 @@
 //! execution's slot and commits its start; `Engine::perform` routes tasks to their backend and
 //! tells every backend when a task is cancelled (both through `Inner.backends`, see `backend`),
 //! arms timers through the kernel and wakes close waiters; a handler's answer is kept in its
-//! attempt's entry (`attempts::Attempts`) from the poll that finished the call until one thread records it
-//! under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
+//! attempt's entry (`attempts::Attempts`) from the poll that finished the call until one thread
+//! records it under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
+//! Once a closing decision's effects are performed, the execution's attempt entries go.
 //!
 //! Must not: commit a decision except through `Engine::commit_decision`; hold any engine-wide
 //! lock across an append.
