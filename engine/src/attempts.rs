@@ -353,17 +353,14 @@ impl Attempts {
         matches!(job, Some(JobWait::Running(_)))
     }
 
-    /// Drops the recovered jobs that `keep` refuses (a registration's leftovers).
-    pub(crate) fn drop_recovered_jobs(&self, mut keep: impl FnMut(&JobWait) -> bool) {
+    /// Drops the recovered jobs of the integration registered under `base` (the leftovers of
+    /// its registration: the jobs still awaited are running by now).
+    pub(crate) fn drop_recovered_jobs(&self, base: &str) {
         let mut table = self.table.lock();
         let dropped: Vec<AttemptKey> = table
             .attempts
             .iter()
-            .filter(|(_, a)| {
-                a.job
-                    .as_ref()
-                    .is_some_and(|job| matches!(job, JobWait::Recovered(_)) && !keep(job))
-            })
+            .filter(|(_, a)| matches!(&a.job, Some(JobWait::Recovered(r)) if r.base() == base))
             .map(|(key, _)| key.clone())
             .collect();
         for key in dropped {
@@ -482,6 +479,13 @@ impl Attempts {
                 );
             }
         }
+        debug_assert!(
+            table
+                .children
+                .values()
+                .all(|k| &*k.execution != execution_arn),
+            "no child index entry names an attempt of the closed execution"
+        );
         keys.len()
     }
 
@@ -676,9 +680,9 @@ mod tests {
         assert!(attempts.has_running_job(&running));
         assert!(!attempts.has_running_job(&recovered));
         assert!(attempts.take_due_polls(100).is_empty(), "taken once");
-        attempts.drop_recovered_jobs(|_| true);
-        assert_eq!(attempts.len(), 2, "kept");
-        attempts.drop_recovered_jobs(|_| false);
+        attempts.drop_recovered_jobs("arn:aws:states:::other:job");
+        assert_eq!(attempts.len(), 2, "another base's are kept");
+        attempts.drop_recovered_jobs(crate::jobs::tests::BASE);
         assert_eq!(attempts.len(), 1, "the running job is not a leftover");
         assert!(attempts.take_job(&recovered).is_none());
         assert!(attempts.take_job(&running).is_some());

@@ -156,6 +156,13 @@ pub(crate) struct RecoveredJob {
     job: Job,
 }
 
+impl RecoveredJob {
+    /// The base ARN its integration will be registered under.
+    pub(crate) fn base(&self) -> &str {
+        &self.base
+    }
+}
+
 /// The embedder job an attempt waits for: its part of the attempt (`attempts::Attempts`).
 pub(crate) enum JobWait {
     /// Started (or picked up by its integration's registration): polled and cancelled.
@@ -354,9 +361,7 @@ impl Engine {
         // Recovered jobs of this base: the ones still awaited were picked up above (the others
         // are dropped); the ones the engine stopped waiting for before this registration are
         // cancelled now.
-        self.inner
-            .attempts
-            .drop_recovered_jobs(|job| !matches!(job, JobWait::Recovered(r) if r.base == base_arn));
+        self.inner.attempts.drop_recovered_jobs(base_arn);
         let cancelled: Vec<Job> = {
             let mut queued = self.inner.job_table.cancels_queued.lock();
             let (now, later): (Vec<_>, Vec<_>) = queued.drain(..).partition(|r| r.base == base_arn);
@@ -770,7 +775,7 @@ pub(crate) mod tests {
         }
     }
 
-    const BASE: &str = "arn:aws:states:::batch:submitJob";
+    pub(crate) const BASE: &str = "arn:aws:states:::batch:submitJob";
 
     /// An engine over a memory log with one `.sync` task waiting for its pending `start`:
     /// (engine, execution ARN, the job's key).
