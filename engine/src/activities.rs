@@ -86,8 +86,7 @@ type ListKey = (String, String);
 /// A scheduled task waiting in a list.
 #[derive(Debug, Clone)]
 struct Pending {
-    execution_arn: Arc<str>,
-    task_id: EventId,
+    attempt: AttemptKey,
     /// Already claimed for the receiving poller (scheduled and claimed in one commit, see
     /// `Activities::reserve_poller`): hand this out as is.
     claimed: Option<Box<ActivityTask>>,
@@ -111,15 +110,9 @@ pub(crate) struct Reservation {
 impl Reservation {
     /// Hands the claimed task to the poller; false when it stopped waiting meanwhile (the task
     /// is then a claimed task whose worker vanished: its heartbeat or timeout frees it).
-    pub(crate) fn deliver(
-        self,
-        execution_arn: &Arc<str>,
-        task_id: EventId,
-        task: ActivityTask,
-    ) -> bool {
+    pub(crate) fn deliver(self, attempt: AttemptKey, task: ActivityTask) -> bool {
         let pending = Pending {
-            execution_arn: execution_arn.clone(),
-            task_id,
+            attempt,
             claimed: Some(Box::new(task)),
         };
         self.sender.send(pending).is_ok()
@@ -263,20 +256,17 @@ impl Activities {
         handed_off
     }
 
-    /// Withdraws the scheduled, unclaimed task `task_id` of `execution_arn` from whichever list
-    /// of its namespace holds it (its task was aborted or timed out). Scans the non-empty lists
-    /// of the namespace; false when no list held it (claimed, or not an activity task).
-    pub(crate) fn withdraw(&self, execution_arn: &str, task_id: EventId) -> bool {
-        let namespace = account_of(execution_arn);
+    /// Withdraws the scheduled, unclaimed task of the attempt from whichever list of its
+    /// namespace holds it (its task was aborted or timed out). Scans the non-empty lists of the
+    /// namespace; false when no list held it (claimed, or not an activity task).
+    pub(crate) fn withdraw(&self, attempt: &AttemptKey) -> bool {
+        let namespace = account_of(&attempt.execution);
         let mut lists = self.lists.lock();
         for ((list_namespace, _), list) in lists.iter_mut() {
             if list_namespace != namespace || list.pending.is_empty() {
                 continue;
             }
-            let found = list
-                .pending
-                .iter()
-                .position(|p| p.task_id == task_id && &*p.execution_arn == execution_arn);
+            let found = list.pending.iter().position(|p| p.attempt == *attempt);
             if let Some(index) = found {
                 list.pending.remove(index);
                 return true;
@@ -480,7 +470,8 @@ impl Engine {
     }
 
     /// Routes a scheduled activity task to its list (called by `dispatch`).
-    pub(crate) fn offer_activity_task(&self, execution_arn: &Arc<str>, task_id: EventId) {
+    pub(crate) fn offer_activity_task(&self, attempt: AttemptKey) {
+        let (execution_arn, task_id) = (&attempt.execution, attempt.task);
         let Some(slot) = self.inner.open.lock().get(execution_arn).cloned() else {
             return;
         };
@@ -493,8 +484,7 @@ impl Engine {
         let list = task.task_list.clone().unwrap_or(task.resource_arn);
         let key = (account_of(execution_arn).to_string(), list.clone());
         let pending = Pending {
-            execution_arn: execution_arn.clone(),
-            task_id,
+            attempt: attempt.clone(),
             claimed: None,
         };
         if self.inner.activities.offer(key, pending).is_err() {
@@ -518,43 +508,46 @@ impl Engine {
         task: &Pending,
         worker_name: Option<&str>,
     ) -> Result<Option<ActivityTask>, Error> {
-        let Some(slot) = self.inner.open.lock().get(&task.execution_arn).cloned() else {
+        let Some(slot) = self.inner.open.lock().get(&task.attempt.execution).cloned() else {
             return Ok(None);
         };
         let mut guard = slot.state.lock();
-        let waiting = match guard.execution.waiting_task(task.task_id) {
+        let waiting = match guard.execution.waiting_task(task.attempt.task) {
             Some(w) if w.activity && !w.submitted => w,
             _ => return Ok(None),
         };
         let trigger = Trigger::ActivityStarted {
-            task_id: task.task_id,
+            task_id: task.attempt.task,
             worker_name: worker_name.map(str::to_string),
         };
-        let effects =
-            match self.commit_decision(&task.execution_arn, &mut guard, Commit::Trigger(trigger)) {
-                Ok(committed) => committed.effects,
-                Err(error) => {
-                    drop(guard);
-                    let key = (
-                        account_of(&task.execution_arn).to_string(),
-                        waiting
-                            .task_list
-                            .clone()
-                            .unwrap_or_else(|| waiting.resource_arn.clone()),
-                    );
-                    self.inner.activities.put_back(key, task.clone());
-                    return Err(error);
-                }
-            };
+        let effects = match self.commit_decision(
+            &task.attempt.execution,
+            &mut guard,
+            Commit::Trigger(trigger),
+        ) {
+            Ok(committed) => committed.effects,
+            Err(error) => {
+                drop(guard);
+                let key = (
+                    account_of(&task.attempt.execution).to_string(),
+                    waiting
+                        .task_list
+                        .clone()
+                        .unwrap_or_else(|| waiting.resource_arn.clone()),
+                );
+                self.inner.activities.put_back(key, task.clone());
+                return Err(error);
+            }
+        };
         let started_event_id = guard.execution.event_count();
         drop(guard);
         if let Some(seconds) = waiting.heartbeat_seconds {
             let now_ms = self.inner.options.clock.now_ms();
             self.inner
-                .heartbeats
-                .arm(&task.execution_arn, task.task_id, seconds, now_ms);
+                .attempts
+                .arm_heartbeat(&task.attempt, seconds, now_ms);
         }
-        self.perform(&task.execution_arn, &slot, effects);
+        self.perform(&task.attempt.execution, &slot, effects);
         let input = serde_json::to_string(&waiting.input).map_err(|e| Error::NotRendered {
             what: "an activity input",
             source: e,
@@ -562,9 +555,9 @@ impl Engine {
         Ok(Some(ActivityTask {
             task_token: waiting.token,
             input,
-            execution_arn: task.execution_arn.to_string(),
+            execution_arn: task.attempt.execution.to_string(),
             activity_arn: waiting.resource_arn,
-            scheduled_event_id: task.task_id.0,
+            scheduled_event_id: task.attempt.task.0,
             started_event_id,
         }))
     }
@@ -652,14 +645,11 @@ impl super::backend::TaskBackend for ActivityLists {
     }
 
     fn dispatch(&self, engine: &Engine, attempt: AttemptKey, _invocation: TaskInvocation) {
-        engine.offer_activity_task(&attempt.execution, attempt.task);
+        engine.offer_activity_task(attempt);
     }
 
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
-        engine
-            .inner
-            .activities
-            .withdraw(&attempt.execution, attempt.task);
+        engine.inner.activities.withdraw(attempt);
     }
 
     fn before_append(
@@ -678,10 +668,14 @@ impl super::backend::TaskBackend for ActivityLists {
         let key: Arc<str> = Arc::from(execution_arn);
         Ok(Some(Box::new(move |engine: &Engine| {
             for (task_id, heartbeat_seconds, reservation, task) in handovers {
+                let attempt = AttemptKey::new(key.clone(), task_id);
                 if let Some(seconds) = heartbeat_seconds {
-                    engine.inner.heartbeats.arm(&key, task_id, seconds, now_ms);
+                    engine
+                        .inner
+                        .attempts
+                        .arm_heartbeat(&attempt, seconds, now_ms);
                 }
-                reservation.deliver(&key, task_id, task);
+                reservation.deliver(attempt, task);
             }
         })))
     }
@@ -730,7 +724,8 @@ mod tests {
             scheduled_event_id: 3,
             started_event_id: 4,
         };
-        assert!(reservation.deliver(&arn, EventId(3), task.clone()));
+        let attempt = AttemptKey::new(arn.clone(), EventId(3));
+        assert!(reservation.deliver(attempt, task.clone()));
         let got = receiver.try_recv().expect("delivered");
         assert_eq!(got.claimed, Some(Box::new(task)));
         // A poller nobody took reports no hand-off.
@@ -788,8 +783,7 @@ mod tests {
         let activities = Activities::default();
         let key = ("1".to_string(), "l".to_string());
         let task = |id| Pending {
-            execution_arn: Arc::from("arn:aws:states:r:1:execution:m:e"),
-            task_id: EventId(id),
+            attempt: AttemptKey::new(Arc::from("arn:aws:states:r:1:execution:m:e"), EventId(id)),
             claimed: None,
         };
         assert!(activities.offer(key.clone(), task(1)).is_ok());
@@ -801,7 +795,7 @@ mod tests {
         });
         let lists = ["l".to_string()];
         match activities.take_or_register("1", &lists, &poller) {
-            Ok(Found::Task(t)) => assert_eq!(t.task_id, EventId(1)),
+            Ok(Found::Task(t)) => assert_eq!(t.attempt.task, EventId(1)),
             _ => panic!("the first task comes first"),
         }
         assert_eq!(activities.pending_count("1", "l"), 1);

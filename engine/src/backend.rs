@@ -19,8 +19,8 @@ use statelog_core::history::EventId;
 use statelog_core::interpreter::{Decision, TaskInvocation};
 
 /// One attempt of a task: the execution and the task's scheduled event id. Every per-attempt
-/// table is keyed by it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// table is keyed by it (`attempts::Attempts`). Ordered by execution, then task.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct AttemptKey {
     /// The execution's ARN.
     pub(crate) execution: Arc<str>,
@@ -128,14 +128,17 @@ impl Backends {
         Some(backend.name())
     }
 
-    /// Tells every backend the attempt is over.
+    /// Tells every backend the attempt is over, then drops what is left of its entry in the
+    /// attempt table (an answer that came too late), so no part of it outlives the others.
     pub(crate) fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
         for backend in self.list.iter() {
             backend.cancel(engine, attempt);
         }
+        engine.inner.attempts.end(attempt);
     }
 
-    /// Tells every backend an execution closed.
+    /// Tells every backend an execution closed. (Its attempts' entries are dropped once every
+    /// effect of the closing decision is performed, see `Engine::perform`.)
     pub(crate) fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
         for backend in self.list.iter() {
             backend.execution_closed(engine, execution_arn);

@@ -22,8 +22,8 @@ use statelog_core::interpreter::{TaskInvocation, Trigger};
 
 /// A task waiting for a handler of its resource.
 pub(crate) struct ParkedTask {
-    /// The execution it belongs to.
-    pub(crate) execution_arn: Arc<str>,
+    /// The attempt.
+    pub(crate) attempt: AttemptKey,
     /// The call to make once a handler is registered.
     pub(crate) invocation: TaskInvocation,
 }
@@ -62,7 +62,7 @@ impl TaskHandlers {
     /// or finds the task parked.
     pub(crate) fn park_unless_registered(
         &self,
-        execution_arn: &Arc<str>,
+        attempt: &AttemptKey,
         invocation: TaskInvocation,
     ) -> Parking {
         let mut registry = self.inner.write();
@@ -70,7 +70,7 @@ impl TaskHandlers {
             return Parking::Registered(handler.clone(), invocation);
         }
         registry.parked.push(ParkedTask {
-            execution_arn: execution_arn.clone(),
+            attempt: attempt.clone(),
             invocation,
         });
         Parking::Parked
@@ -117,7 +117,6 @@ impl TaskBackend for HandlerCalls {
     }
 
     fn dispatch(&self, engine: &Engine, attempt: AttemptKey, invocation: TaskInvocation) {
-        let execution_arn = &attempt.execution;
         let (handler, invocation) = match engine.inner.handlers.get(&invocation.resource) {
             Some(handler) => (handler, invocation),
             None => {
@@ -127,7 +126,7 @@ impl TaskBackend for HandlerCalls {
                         error: "States.Runtime".to_string(),
                         cause,
                     };
-                    engine.drive_in_background(execution_arn, trigger);
+                    engine.drive_in_background(&attempt.execution, trigger);
                     return;
                 }
                 // Looked up again under the registration's lock: a handler registered since
@@ -136,7 +135,7 @@ impl TaskBackend for HandlerCalls {
                 match engine
                     .inner
                     .handlers
-                    .park_unless_registered(execution_arn, invocation)
+                    .park_unless_registered(&attempt, invocation)
                 {
                     Parking::Parked => return,
                     Parking::Registered(handler, invocation) => (handler, invocation),
@@ -149,8 +148,8 @@ impl TaskBackend for HandlerCalls {
     /// The handler's future is dropped; had it answered already, that answer is a stale
     /// trigger.
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
-        if let Some(running) = engine.inner.running.lock().remove(attempt) {
-            running.abort();
+        if let Some(call) = engine.inner.attempts.take_call(attempt) {
+            call.abort();
         }
     }
 }
@@ -168,28 +167,26 @@ fn call_handler(
         let now_ms = engine.inner.options.clock.now_ms();
         engine
             .inner
-            .heartbeats
-            .arm(&attempt.execution, task_id, seconds, now_ms);
+            .attempts
+            .arm_heartbeat(&attempt, seconds, now_ms);
     }
     let context = with_attempt_id(invocation.context, &attempt.execution, task_id);
     let call = handler.call(invocation.input, context);
     let weak: Weak<Inner> = Arc::downgrade(&engine.inner);
-    let arn = attempt.execution.clone();
     engine.inner.in_flight.lock().in_flight += 1;
-    // The answer is kept in `answers` in the poll that finishes the call, so a token answer
-    // that comes after the call returned always finds it (see `tokens::HandlerAnswers`).
-    let keep = (weak.clone(), arn.clone());
+    // The answer is kept in the attempt's entry in the poll that finishes the call, so a token
+    // answer that comes after the call returned always finds it (see `attempts`).
+    let (keep_in, keep_for) = (weak.clone(), attempt.clone());
     let running = engine.inner.handle.spawn(async move {
         let outcome = call.await;
-        if let Some(inner) = keep.0.upgrade() {
-            inner.answers.put(&keep.1, task_id, outcome);
+        if let Some(inner) = keep_in.upgrade() {
+            inner.attempts.keep_answer(&keep_for, outcome);
         }
     });
     engine
         .inner
-        .running
-        .lock()
-        .insert(attempt.clone(), running.abort_handle());
+        .attempts
+        .start_call(&attempt, running.abort_handle());
     engine.inner.handle.spawn(async move {
         let joined = running.await;
         let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
@@ -201,7 +198,7 @@ fn call_handler(
                         "States.TaskFailed",
                         format!("the task handler panicked: {join}"),
                     );
-                    inner.answers.put(&arn, task_id, Err(failure));
+                    inner.attempts.keep_answer(&attempt, Err(failure));
                 }
             }
         }
@@ -213,13 +210,12 @@ fn call_handler(
     });
 }
 
-/// Records a handler's answer kept in `answers` (unless a token answer already took it into its
-/// own commit, see `tokens`), and counts it for `wait_idle`.
+/// Records a handler's answer kept in its attempt's entry (unless a token answer already took it
+/// into its own commit, see `tokens`), and counts it for `wait_idle`.
 fn record_answer(weak: &Weak<Inner>, attempt: &AttemptKey, cancelled: bool) {
     let Some(inner) = weak.upgrade() else { return };
     let engine = Engine { inner };
-    engine.inner.running.lock().remove(attempt);
-    if let Err(error) = engine.drive_handler_answer(&attempt.execution, attempt.task) {
+    if let Err(error) = engine.drive_handler_answer(attempt) {
         engine.inner.background_errors.lock().push(format!(
             "TaskAnswer of task {} for {}: {error}",
             attempt.task.0, attempt.execution
@@ -279,7 +275,8 @@ mod tests {
         let handlers = TaskHandlers::default();
         let arn: Arc<str> = Arc::from("arn:aws:states:us-east-1:1:execution:m:e");
         for (resource, task_id) in [("a", 3), ("b", 4), ("a", 5)] {
-            let parking = handlers.park_unless_registered(&arn, invocation(resource, task_id));
+            let attempt = AttemptKey::new(arn.clone(), EventId(task_id));
+            let parking = handlers.park_unless_registered(&attempt, invocation(resource, task_id));
             assert!(matches!(parking, Parking::Parked));
         }
         let taken: Vec<u32> = handlers
@@ -303,7 +300,8 @@ mod tests {
         // The dispatch looked and found nothing; the registration ran before it parks.
         assert!(handlers.get("a").is_none());
         assert!(handlers.register("a", handler()).is_empty());
-        match handlers.park_unless_registered(&arn, invocation("a", 3)) {
+        let attempt = AttemptKey::new(arn, EventId(3));
+        match handlers.park_unless_registered(&attempt, invocation("a", 3)) {
             Parking::Registered(_, task) => assert_eq!(task.task_id, EventId(3)),
             Parking::Parked => panic!("parked although its handler is registered"),
         }

@@ -33,10 +33,6 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{json, Map, Value};
 
-use std::collections::HashMap;
-
-use parking_lot::Mutex;
-
 use super::backend::AttemptKey;
 use super::{Engine, Error, ExecutionDescription, Inner, TaskError, TaskFuture, TaskHandler};
 use statelog_core::history::EventId;
@@ -63,20 +59,6 @@ const START_EXECUTION_SYNC: [(&str, bool); 2] = [
     ("arn:aws:states:::states:startExecution.sync", false),
     ("arn:aws:states:::states:startExecution.sync:2", true),
 ];
-
-/// A running `.sync` child and the parent task waiting for it.
-#[derive(Debug, Clone)]
-struct SyncChild {
-    parent_arn: Arc<str>,
-    task_id: EventId,
-    json_output: bool,
-}
-
-/// Children of `.sync` tasks by child execution ARN.
-#[derive(Default)]
-pub(crate) struct SyncChildren {
-    by_child: Mutex<HashMap<Arc<str>, SyncChild>>,
-}
 
 /// One built-in action, bound to the engine weakly.
 struct Builtin {
@@ -189,14 +171,11 @@ fn start_job(
             .as_str(),
     );
     // Recorded before the start: a child that closes at once still finds its parent.
-    engine.inner.sync_children.by_child.lock().insert(
-        child.clone(),
-        SyncChild {
-            parent_arn: Arc::from(parent_arn),
-            task_id: EventId(task_id),
-            json_output,
-        },
-    );
+    let parent = AttemptKey::new(Arc::from(parent_arn), EventId(task_id));
+    engine
+        .inner
+        .attempts
+        .wait_for_child(&parent, child.clone(), json_output);
     match engine.start_execution(machine, Some(&name), &input_text(input)?) {
         Ok(started) => Ok(json!({
             "ExecutionArn": started.execution_arn,
@@ -207,7 +186,7 @@ fn start_job(
         // that no longer waited: push it again, deferred until this answer is recorded.
         Err(Error::ExecutionAlreadyExists { .. }) if ours => {
             let described = engine.describe_execution(&child).map_err(|error| {
-                engine.inner.sync_children.by_child.lock().remove(&child);
+                engine.inner.attempts.forget_child(&child);
                 sdk_error(error)
             })?;
             if described.status.is_closed() {
@@ -219,7 +198,7 @@ fn start_job(
             }))
         }
         Err(error) => {
-            engine.inner.sync_children.by_child.lock().remove(&child);
+            engine.inner.attempts.forget_child(&child);
             Err(sdk_error(error))
         }
     }
@@ -259,7 +238,7 @@ fn job_output(described: &ExecutionDescription, json_output: bool) -> Value {
 impl Engine {
     /// A closed execution: if it is a `.sync` child, complete its parent's task (push path).
     pub(crate) fn job_closed(&self, child_arn: &str) {
-        let Some(job) = self.inner.sync_children.by_child.lock().remove(child_arn) else {
+        let Some(waiter) = self.inner.attempts.take_child_waiter(child_arn) else {
             return;
         };
         let described = match self.describe_execution(child_arn) {
@@ -271,37 +250,26 @@ impl Engine {
                 return;
             }
         };
-        let output = job_output(&described, job.json_output);
+        let output = job_output(&described, waiter.json_output);
+        let task_id = waiter.attempt.task;
         let trigger = if described.status == super::ExecutionStatus::Succeeded {
-            Trigger::TokenSucceeded {
-                task_id: job.task_id,
-                output,
-            }
+            Trigger::TokenSucceeded { task_id, output }
         } else {
             Trigger::TokenFailed {
-                task_id: job.task_id,
+                task_id,
                 error: "States.TaskFailed".to_string(),
                 cause: output.to_string(),
             }
         };
-        self.drive_job_outcome(&job.parent_arn, job.task_id, trigger);
+        self.drive_job_outcome(&waiter.attempt.execution, task_id, trigger);
     }
 
-    /// The parent stopped waiting for task `task_id`: stop its `.sync` child, best effort, off
+    /// The parent stopped waiting for the attempt: stop its `.sync` child, best effort, off
     /// the caller's thread.
-    pub(crate) fn job_cancelled(&self, parent_arn: &str, task_id: EventId) {
-        let child = {
-            let mut jobs = self.inner.sync_children.by_child.lock();
-            let child = jobs
-                .iter()
-                .find(|(_, j)| &*j.parent_arn == parent_arn && j.task_id == task_id)
-                .map(|(child, _)| child.clone());
-            if let Some(child) = &child {
-                jobs.remove(child);
-            }
-            child
+    pub(crate) fn job_cancelled(&self, parent: &AttemptKey) {
+        let Some(child) = self.inner.attempts.take_child(parent) else {
+            return;
         };
-        let Some(child) = child else { return };
         let weak = Arc::downgrade(&self.inner);
         self.inner.handle.spawn_blocking(move || {
             let Some(inner) = weak.upgrade() else { return };
@@ -345,14 +313,10 @@ impl Engine {
                 continue;
             };
             let child: Arc<str> = Arc::from(child);
-            self.inner.sync_children.by_child.lock().insert(
-                child.clone(),
-                SyncChild {
-                    parent_arn: parent_arn.clone(),
-                    task_id: task.task_id,
-                    json_output,
-                },
-            );
+            let parent = AttemptKey::new(parent_arn.clone(), task.task_id);
+            self.inner
+                .attempts
+                .wait_for_child(&parent, child.clone(), json_output);
             if self
                 .describe_execution(&child)
                 .is_ok_and(|d| d.status.is_closed())
@@ -476,7 +440,7 @@ impl super::backend::TaskBackend for SyncChildBackend {
     }
 
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
-        engine.job_cancelled(&attempt.execution, attempt.task);
+        engine.job_cancelled(attempt);
     }
 
     /// A closed child completes its parent's task (the push path).

@@ -36,8 +36,7 @@
 //! whose job is gone is dropped when it comes due. Must not: block a trigger on the
 //! integration (every call runs on the engine's runtime), or hold a lock across an await.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -145,24 +144,37 @@ pub trait JobIntegration: Send + Sync + 'static {
 
 /// A running `.sync` job the engine waits for.
 #[derive(Clone)]
-struct Running {
+pub(crate) struct RunningJob {
     integration: Arc<dyn JobIntegration>,
     job: Job,
 }
 
-type Key = (Arc<str>, u32);
-
-/// A poll deadline: (due ms, execution, task id), earliest first.
-type PollEntry = Reverse<(u64, Arc<str>, u32)>;
-
 /// A `.sync` job recovered on open (its handle is in the history) whose integration was not
 /// registered yet.
-struct Recovered {
+pub(crate) struct RecoveredJob {
     /// The base ARN its integration will be registered under.
     base: String,
     job: Job,
-    /// The engine stopped waiting for it before the integration came: cancel it then.
-    cancelled: bool,
+}
+
+impl RecoveredJob {
+    /// The base ARN its integration will be registered under.
+    pub(crate) fn base(&self) -> &str {
+        &self.base
+    }
+}
+
+/// The embedder job an attempt waits for: its part of the attempt (`attempts::Attempts`).
+pub(crate) enum JobWait {
+    /// Started (or picked up by its integration's registration): polled and cancelled.
+    Running(RunningJob),
+    /// Known from its recorded handle since `open`; its integration is not registered yet.
+    Recovered(RecoveredJob),
+}
+
+/// The attempt named by a job's key.
+fn attempt_of(key: &JobKey) -> AttemptKey {
+    AttemptKey::new(Arc::from(key.execution_arn.as_str()), EventId(key.task_id))
 }
 
 /// The `.sync` job of a submitted waiting task whose handle is in the history, with the base
@@ -184,29 +196,17 @@ fn recorded_job(execution_arn: &str, task: &WaitingTask) -> Option<(String, Job)
     Some((resource.base().to_string(), job))
 }
 
-/// The registered job integrations, the running `.sync` jobs and their poll deadlines.
+/// The registered job integrations, and the cancels of recovered jobs waiting for theirs. The
+/// jobs themselves are parts of their attempts (`attempts::Attempts`).
 #[derive(Default)]
 pub(crate) struct JobTable {
     integrations: RwLock<HashMap<String, Arc<dyn JobIntegration>>>,
-    running: Mutex<HashMap<Key, Running>>,
-    polls: Mutex<BinaryHeap<PollEntry>>,
-    /// Recovered jobs waiting for `register_job_integration` (so a stop that comes first can
-    /// still cancel them); emptied per base by the registration.
-    recovered: Mutex<HashMap<Key, Recovered>>,
+    /// Recovered jobs the engine stopped waiting for before their integration was registered:
+    /// `register_job_integration` cancels them.
+    cancels_queued: Mutex<Vec<RecoveredJob>>,
 }
 
 impl JobTable {
-    fn arm_poll(&self, key: &Key, due_ms: u64) {
-        self.polls
-            .lock()
-            .push(Reverse((due_ms, key.0.clone(), key.1)));
-    }
-
-    /// The earliest poll deadline (possibly of a finished job: waking early is fine).
-    pub(crate) fn next_due_ms(&self) -> Option<u64> {
-        self.polls.lock().peek().map(|Reverse((due, _, _))| *due)
-    }
-
     /// The declared patterns of the integration registered under `base`, if any.
     pub(crate) fn patterns(&self, base: &str) -> Option<Vec<IntegrationPattern>> {
         self.integrations.read().get(base).map(|i| i.patterns())
@@ -347,32 +347,27 @@ impl Engine {
                 if base != base_arn {
                     continue;
                 }
-                let key: Key = (arn.clone(), task.task_id.0);
-                self.inner.job_table.running.lock().insert(
-                    key.clone(),
-                    Running {
-                        integration: integration.clone(),
-                        job,
-                    },
-                );
+                let attempt = AttemptKey::new(arn.clone(), task.task_id);
+                let running = RunningJob {
+                    integration: integration.clone(),
+                    job,
+                };
+                self.inner
+                    .attempts
+                    .set_job(&attempt, JobWait::Running(running));
                 let now_ms = self.inner.options.clock.now_ms();
-                self.inner.job_table.arm_poll(&key, now_ms);
+                self.inner.attempts.arm_poll(&attempt, now_ms);
             }
         }
-        // Recovered jobs of this base: the ones still awaited were picked up above; the ones
-        // the engine stopped waiting for before this registration are cancelled now.
+        // Recovered jobs of this base: the ones still awaited were picked up above (the others
+        // are dropped); the ones the engine stopped waiting for before this registration are
+        // cancelled now.
+        self.inner.attempts.drop_recovered_jobs(base_arn);
         let cancelled: Vec<Job> = {
-            let mut recovered = self.inner.job_table.recovered.lock();
-            let keys: Vec<Key> = recovered
-                .iter()
-                .filter(|(_, r)| r.base == base_arn)
-                .map(|(key, _)| key.clone())
-                .collect();
-            keys.iter()
-                .filter_map(|key| recovered.remove(key))
-                .filter(|r| r.cancelled)
-                .map(|r| r.job)
-                .collect()
+            let mut queued = self.inner.job_table.cancels_queued.lock();
+            let (now, later): (Vec<_>, Vec<_>) = queued.drain(..).partition(|r| r.base == base_arn);
+            *queued = later;
+            now.into_iter().map(|r| r.job).collect()
         };
         for job in cancelled {
             self.spawn_cancel(integration.clone(), job);
@@ -387,16 +382,10 @@ impl Engine {
         let Some((base, job)) = recorded_job(execution_arn, task) else {
             return;
         };
-        let recovered = Recovered {
-            base,
-            job,
-            cancelled: false,
-        };
+        let attempt = AttemptKey::new(execution_arn.clone(), task.task_id);
         self.inner
-            .job_table
-            .recovered
-            .lock()
-            .insert((execution_arn.clone(), task.task_id.0), recovered);
+            .attempts
+            .set_job(&attempt, JobWait::Recovered(RecoveredJob { base, job }));
     }
 
     /// `create_state_machine`'s check: a Task may not ask a registered job integration for a
@@ -433,25 +422,24 @@ impl Engine {
 
     /// Starts waiting for a started `.sync` job: recorded, first poll armed.
     fn track_job(&self, integration: Arc<dyn JobIntegration>, job: Job) {
-        let key: Key = (Arc::from(job.key.execution_arn.as_str()), job.key.task_id);
+        let attempt = attempt_of(&job.key);
         let interval_ms = integration
             .poll_interval_ms()
             .max(crate::limits::JOB_POLL_INTERVAL_MS_MIN);
+        let running = RunningJob { integration, job };
         self.inner
-            .job_table
-            .running
-            .lock()
-            .insert(key.clone(), Running { integration, job });
+            .attempts
+            .set_job(&attempt, JobWait::Running(running));
         let now_ms = self.inner.options.clock.now_ms();
         self.inner
-            .job_table
-            .arm_poll(&key, now_ms.saturating_add(interval_ms));
+            .attempts
+            .arm_poll(&attempt, now_ms.saturating_add(interval_ms));
         self.inner.timer_signal.notify();
     }
 
     /// How many `.sync` jobs of job integrations the engine waits for.
     pub fn running_job_count(&self) -> usize {
-        self.inner.job_table.running.lock().len()
+        self.inner.attempts.running_job_count()
     }
 
     /// Pushes how a `.sync` job stands: `Succeeded`/`Failed` complete its task (once: a second
@@ -489,7 +477,7 @@ impl Engine {
         let trigger = match status {
             JobStatus::Running => {
                 let now_ms = self.inner.options.clock.now_ms();
-                self.inner.heartbeats.beat(arn, task_id, now_ms);
+                self.inner.attempts.beat(&attempt_of(key), now_ms);
                 return Ok(());
             }
             JobStatus::Succeeded(output) => Trigger::TokenSucceeded { task_id, output },
@@ -499,10 +487,9 @@ impl Engine {
                 cause,
             },
         };
-        let job_key: Key = (Arc::from(arn), key.task_id);
-        self.inner.job_table.running.lock().remove(&job_key);
-        self.inner.job_table.recovered.lock().remove(&job_key);
-        self.inner.heartbeats.disarm(arn, task_id);
+        let attempt = attempt_of(key);
+        self.inner.attempts.take_job(&attempt);
+        self.inner.attempts.disarm_heartbeat(&attempt);
         let Some(slot) = slot else { return Ok(()) };
         let effects = {
             let mut guard = slot.state.lock();
@@ -525,7 +512,7 @@ impl Engine {
     /// before its start returned, and AWS records the start (`TaskSubmitted`) first: when the
     /// start's answer is not recorded yet, it is decided first, in this commit, if the call
     /// has returned; while the call is still pending, the outcome waits for it
-    /// (`HandlerAnswers::defer`) and the commit that records the start's answer decides it.
+    /// (`Attempts::defer_outcome`) and the commit that records the start's answer decides it.
     pub(crate) fn decide_job_outcome(
         &self,
         execution_arn: &str,
@@ -541,8 +528,9 @@ impl Engine {
                 .commit_decision(execution_arn, slot, Commit::Trigger(trigger))
                 .map(|committed| Some(committed.effects));
         }
-        let Some(start) = self.inner.answers.take(execution_arn, task_id) else {
-            self.inner.answers.defer(execution_arn, task_id, trigger);
+        let attempt = AttemptKey::new(Arc::from(execution_arn), task_id);
+        let Some(start) = self.inner.attempts.take_answer(&attempt) else {
+            self.inner.attempts.defer_outcome(&attempt, trigger);
             return Ok(Some(Vec::new()));
         };
         let before = super::tokens::handler_trigger(task_id, start);
@@ -584,24 +572,17 @@ impl Engine {
         }
     }
 
-    /// The engine stopped waiting for task `task_id` of `execution_arn`: cancel its job, if it
-    /// is a running `.sync` job, in the background.
-    pub(crate) fn cancel_job(&self, execution_arn: &str, task_id: EventId) {
-        let running = self
-            .inner
-            .job_table
-            .running
-            .lock()
-            .remove(&(Arc::from(execution_arn), task_id.0));
-        let Some(running) = running else {
+    /// The engine stopped waiting for the attempt: cancel its job, if it is a running `.sync`
+    /// job, in the background.
+    pub(crate) fn cancel_job(&self, attempt: &AttemptKey) {
+        match self.inner.attempts.take_job(attempt) {
+            Some(JobWait::Running(running)) => self.spawn_cancel(running.integration, running.job),
             // A recovered job whose integration is not registered yet: cancelled when it is.
-            let key: Key = (Arc::from(execution_arn), task_id.0);
-            if let Some(recovered) = self.inner.job_table.recovered.lock().get_mut(&key) {
-                recovered.cancelled = true;
+            Some(JobWait::Recovered(recovered)) => {
+                self.inner.job_table.cancels_queued.lock().push(recovered);
             }
-            return;
-        };
-        self.spawn_cancel(running.integration, running.job);
+            None => {}
+        }
     }
 
     /// Calls `cancel` of `job` on the runtime; a failure goes to `background_errors`.
@@ -656,11 +637,11 @@ impl super::backend::TaskBackend for JobBackend {
     }
 
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
-        engine.cancel_job(&attempt.execution, attempt.task);
+        engine.cancel_job(attempt);
     }
 
     fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
-        engine.inner.job_table.next_due_ms()
+        engine.inner.attempts.next_poll_due_ms()
     }
 
     fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
@@ -670,31 +651,19 @@ impl super::backend::TaskBackend for JobBackend {
 
 /// Asks the status of every running job whose poll is due at `now_ms`; returns how many.
 pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
-    let mut due = Vec::new();
-    {
-        let mut polls = engine.inner.job_table.polls.lock();
-        while polls.peek().is_some_and(|Reverse((d, _, _))| *d <= now_ms) {
-            if let Some(Reverse((_, arn, task_id))) = polls.pop() {
-                due.push((arn, task_id));
-            }
-        }
-    }
+    let due = engine.inner.attempts.take_due_polls(now_ms);
     let mut asked = 0;
     for key in due {
-        let running = engine.inner.job_table.running.lock().get(&key).cloned();
-        let Some(running) = running else { continue };
+        let Some(running) = engine.inner.attempts.running_job(&key) else {
+            continue;
+        };
         // A job whose task is no longer awaited (aborted while `start` ran, or completed by a
         // push that overtook the start's answer) is cancelled instead of polled.
-        let slot = engine.inner.open.lock().get(&key.0).cloned();
-        let waiting = slot.is_some_and(|s| {
-            s.state
-                .lock()
-                .execution
-                .waiting_ref(EventId(key.1))
-                .is_some()
-        });
+        let slot = engine.inner.open.lock().get(&key.execution).cloned();
+        let waiting =
+            slot.is_some_and(|s| s.state.lock().execution.waiting_ref(key.task).is_some());
         if !waiting {
-            engine.cancel_job(&key.0, EventId(key.1));
+            engine.cancel_job(&key);
             continue;
         }
         asked += 1;
@@ -717,13 +686,13 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
                         JobStatus::Running
                     }
                 };
-                let still_running = engine.inner.job_table.running.lock().contains_key(&key);
+                let still_running = engine.inner.attempts.has_running_job(&key);
                 match status {
                     JobStatus::Running if still_running => {
                         let now_ms = engine.inner.options.clock.now_ms();
                         engine
                             .inner
-                            .job_table
+                            .attempts
                             .arm_poll(&key, now_ms.saturating_add(interval_ms));
                         engine.inner.timer_signal.notify();
                     }
@@ -752,12 +721,39 @@ pub(crate) fn run_due_polls(engine: &Engine, now_ms: u64) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::test_support::{records, types, ONE_TASK_SUCCEEDED};
 
+    /// A running job of `NeverStarts` for the attempt (for the table's tests).
+    pub(crate) fn running_job(execution_arn: &str, task_id: EventId) -> RunningJob {
+        RunningJob {
+            integration: Arc::new(NeverStarts),
+            job: job(execution_arn, task_id),
+        }
+    }
+
+    /// A recovered job of `BASE` for the attempt (for the table's tests).
+    pub(crate) fn recovered_job(execution_arn: &str, task_id: EventId) -> RecoveredJob {
+        RecoveredJob {
+            base: BASE.to_string(),
+            job: job(execution_arn, task_id),
+        }
+    }
+
+    fn job(execution_arn: &str, task_id: EventId) -> Job {
+        Job {
+            key: JobKey {
+                execution_arn: execution_arn.to_string(),
+                task_id: task_id.0,
+            },
+            pattern: IntegrationPattern::Sync,
+            handle: serde_json::json!({"JobId": "j"}),
+        }
+    }
+
     /// A `.sync` integration whose `start` never returns by itself: the tests put its answer in
-    /// `answers` as the finished call would, and no recording thread ever runs, so the order of
+    /// the attempt table as the finished call would, and no recording thread ever runs, so the order of
     /// the start's answer and the job's outcome is theirs to choose.
     struct NeverStarts;
 
@@ -783,7 +779,7 @@ mod tests {
         }
     }
 
-    const BASE: &str = "arn:aws:states:::batch:submitJob";
+    pub(crate) const BASE: &str = "arn:aws:states:::batch:submitJob";
 
     /// An engine over a memory log with one `.sync` task waiting for its pending `start`:
     /// (engine, execution ARN, the job's key).
@@ -827,10 +823,10 @@ mod tests {
         let (engine, arn, key) = pending_start();
         let task_id = EventId(key.task_id);
         // The call returned; the thread that records its answer has not taken the lock yet.
-        engine
-            .inner
-            .answers
-            .put(&arn, task_id, Ok(serde_json::json!({"JobId": "j"})));
+        engine.inner.attempts.keep_answer(
+            &AttemptKey::new(arn.clone(), task_id),
+            Ok(serde_json::json!({"JobId": "j"})),
+        );
         let before = records(&engine);
         engine
             .report_job(&key, JobStatus::Succeeded(serde_json::json!({"done": 1})))
@@ -838,7 +834,9 @@ mod tests {
         assert_eq!(records(&engine) - before, 1, "one commit");
         assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
         // The recording thread comes late: nothing is left to record.
-        engine.drive_handler_answer(&arn, task_id).expect("stale");
+        engine
+            .drive_handler_answer(&AttemptKey::new(arn.clone(), task_id))
+            .expect("stale");
         assert_eq!(records(&engine) - before, 1);
     }
 
@@ -855,21 +853,26 @@ mod tests {
             before,
             "nothing recorded before the start returned"
         );
-        assert!(engine.inner.answers.take_deferred(&arn, task_id).is_some());
+        assert!(engine
+            .inner
+            .attempts
+            .take_deferred(&AttemptKey::new(arn.clone(), task_id))
+            .is_some());
         // Put it back as `report_job` left it, then let the start return and be recorded.
-        engine.inner.answers.defer(
-            &arn,
-            task_id,
+        engine.inner.attempts.defer_outcome(
+            &AttemptKey::new(arn.clone(), task_id),
             Trigger::TokenSucceeded {
                 task_id,
                 output: serde_json::json!({"done": 1}),
             },
         );
+        engine.inner.attempts.keep_answer(
+            &AttemptKey::new(arn.clone(), task_id),
+            Ok(serde_json::json!({"JobId": "j"})),
+        );
         engine
-            .inner
-            .answers
-            .put(&arn, task_id, Ok(serde_json::json!({"JobId": "j"})));
-        engine.drive_handler_answer(&arn, task_id).expect("records");
+            .drive_handler_answer(&AttemptKey::new(arn.clone(), task_id))
+            .expect("records");
         assert_eq!(records(&engine) - before, 1, "one commit");
         assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
         let done = engine.describe_execution(&arn).expect("described");
@@ -883,15 +886,20 @@ mod tests {
         engine
             .report_job(&key, JobStatus::Succeeded(serde_json::json!({"done": 1})))
             .expect("accepted");
-        engine.inner.answers.put(
-            &arn,
-            task_id,
+        engine.inner.attempts.keep_answer(
+            &AttemptKey::new(arn.clone(), task_id),
             Err(TaskError::new("Batch.Refused", "no capacity")),
         );
-        engine.drive_handler_answer(&arn, task_id).expect("records");
+        engine
+            .drive_handler_answer(&AttemptKey::new(arn.clone(), task_id))
+            .expect("records");
         let types = types(&engine, &arn);
         assert!(types.contains(&"TaskFailed"), "{types:?}");
         assert!(!types.contains(&"TaskSucceeded"), "{types:?}");
-        assert!(engine.inner.answers.take_deferred(&arn, task_id).is_none());
+        assert!(engine
+            .inner
+            .attempts
+            .take_deferred(&AttemptKey::new(arn.clone(), task_id))
+            .is_none());
     }
 }

@@ -31,6 +31,7 @@
 
 mod activities;
 pub mod arn;
+mod attempts;
 mod backend;
 mod catalog;
 pub mod clock;
@@ -405,8 +406,9 @@ struct Inner {
     /// Task handlers by resource, and the tasks whose resource had no handler when they were
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
-    /// Handler calls running now, by execution and task id, to cancel them.
-    running: Mutex<HashMap<backend::AttemptKey, tokio::task::AbortHandle>>,
+    /// What each task attempt waits for now: its handler call, unrecorded answer, heartbeat
+    /// clock, `.sync` job or child (see `attempts`).
+    attempts: attempts::Attempts,
     /// Open executions.
     open: Mutex<HashMap<Arc<str>, Arc<Slot>>>,
     /// Compiled definitions by the LSN of their machine revision's record.
@@ -415,15 +417,9 @@ struct Inner {
     /// exclusively by `update_state_machine` (see `catalog`).
     machine_changes: RwLock<()>,
     timers: Mutex<BinaryHeap<std::cmp::Reverse<TimerEntry>>>,
-    /// Heartbeat deadlines of tasks with `HeartbeatSeconds` (see `tokens`).
-    heartbeats: tokens::Heartbeats,
-    /// Handler answers not recorded yet (see `tokens::HandlerAnswers`).
-    answers: tokens::HandlerAnswers,
     /// Activities and task lists (see `activities`).
     activities: activities::Activities,
-    /// Running `.sync` children (see `integrations`).
-    sync_children: integrations::SyncChildren,
-    /// Job integrations and their running `.sync` jobs (see `jobs`).
+    /// Job integrations, and cancels of recovered jobs waiting for theirs (see `jobs`).
     job_table: jobs::JobTable,
     /// What tasks wait for, in routing order: the kernel and the runtime reach the task
     /// backends only through this list (see `backend`).
@@ -549,15 +545,12 @@ impl Engine {
                 interpreter_options,
                 options,
                 handlers: handlers::TaskHandlers::default(),
-                running: Mutex::new(HashMap::new()),
+                attempts: attempts::Attempts::default(),
                 open: Mutex::new(HashMap::new()),
                 definitions: Mutex::new(HashMap::new()),
                 machine_changes: RwLock::new(()),
                 timers: Mutex::new(BinaryHeap::new()),
-                heartbeats: tokens::Heartbeats::default(),
-                answers: tokens::HandlerAnswers::default(),
                 activities: activities::Activities::default(),
-                sync_children: integrations::SyncChildren::default(),
                 job_table: jobs::JobTable::default(),
                 backends: backend::Backends::standard(),
                 timer_signal: Arc::new(TimerSignal::default()),
@@ -582,7 +575,7 @@ impl Engine {
         // parked while this runs is either taken here or finds the handler itself.
         let waiting = self.inner.handlers.register(resource, Arc::new(handler));
         for task in waiting {
-            self.dispatch(&task.execution_arn, task.invocation);
+            self.dispatch(&task.attempt.execution, task.invocation);
         }
     }
 

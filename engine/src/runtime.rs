@@ -1,9 +1,10 @@
 //! runtime: what the engine does with a durable decision's effects. `start` opens an
 //! execution's slot and commits its start; `Engine::perform` routes tasks to their backend and
 //! tells every backend when a task is cancelled (both through `Inner.backends`, see `backend`),
-//! arms timers through the kernel and wakes close waiters; a handler's answer is kept
-//! (`tokens::HandlerAnswers`) from the poll that finished the call until one thread records it
-//! under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
+//! arms timers through the kernel and wakes close waiters; a handler's answer is kept in its
+//! attempt's entry (`attempts::Attempts`) from the poll that finished the call until one thread
+//! records it under the slot lock (`Commit::HandlerAnswer`, or a token answer's `Commit::After`).
+//! Once a closing decision's effects are performed, the execution's attempt entries go.
 //!
 //! Must not: commit a decision except through `Engine::commit_decision`; hold any engine-wide
 //! lock across an append.
@@ -17,7 +18,6 @@ use super::backend::AttemptKey;
 use super::kernel::{Commit, Slot};
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
-use statelog_core::history::EventId;
 use statelog_core::interpreter::{
     Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation, Trigger,
 };
@@ -106,6 +106,7 @@ impl Engine {
     /// Performs the effects of a durable decision.
     pub(crate) fn perform(&self, execution_arn: &str, slot: &Arc<Slot>, effects: Vec<Effect>) {
         let key: Arc<str> = Arc::from(execution_arn);
+        let mut closed = false;
         for effect in effects {
             match effect {
                 Effect::InvokeTask(invocation) => self.dispatch(&key, invocation),
@@ -133,8 +134,14 @@ impl Engine {
                     self.inner.closed_changed.notify_all();
                     self.inner.backends.execution_closed(self, execution_arn);
                     self.compact_timers();
+                    closed = true;
                 }
             }
+        }
+        // After every effect: a task handed over (submitted, claimed) is cancelled after the
+        // close (its `CancelTask` follows `Closed`), and its backend must still find its part.
+        if closed {
+            self.inner.attempts.execution_closed(execution_arn);
         }
     }
     /// Routes a task to the first backend that serves it (see `backend::Backends`).
@@ -147,22 +154,21 @@ impl Engine {
         );
     }
 
-    /// Records the handler answer kept for task `task_id`, taken under the execution's lock
-    /// (a token answer takes it under the same lock, so exactly one of the two records it).
-    pub(crate) fn drive_handler_answer(
-        &self,
-        execution_arn: &Arc<str>,
-        task_id: EventId,
-    ) -> Result<(), Error> {
+    /// Records the handler answer kept for the attempt, taken under the execution's lock (a
+    /// token answer takes it under the same lock, so exactly one of the two records it); the
+    /// attempt's handler call is over.
+    pub(crate) fn drive_handler_answer(&self, attempt: &AttemptKey) -> Result<(), Error> {
+        let (execution_arn, task_id) = (&attempt.execution, attempt.task);
         let slot = self.inner.open.lock().get(execution_arn).cloned();
         let Some(slot) = slot else {
-            self.inner.answers.take(execution_arn, task_id);
+            self.inner.attempts.finish_call(attempt);
             return Ok(());
         };
         let effects = {
             let mut guard = slot.state.lock();
-            let deferred = self.inner.answers.take_deferred(execution_arn, task_id);
-            let Some(outcome) = self.inner.answers.take(execution_arn, task_id) else {
+            let finished = self.inner.attempts.finish_call(attempt);
+            let deferred = finished.deferred;
+            let Some(outcome) = finished.answer else {
                 return Ok(());
             };
             if guard.execution.status().is_closed() {

@@ -10,9 +10,10 @@
 //! the one holding the event the token names (`Store::event`), never the whole history: a
 //! token's check costs at most one record's read (`RECORD_SIZE_BYTES_MAX`) whatever it names.
 //!
-//! Heartbeats write no history event: a deadline per task lives in memory only, in a min-heap
-//! checked by the engine's timer loop (`run_due_timers`), so a waiting task costs a map entry
-//! and nothing runs until its deadline. After a restart the clocks start afresh (a heartbeat is
+//! Heartbeats write no history event: a clock per task lives in memory only, in its attempt's
+//! entry (`attempts::Attempts`) with a min-heap of deadlines checked by the engine's timer loop
+//! (`run_due_timers`), so a waiting task costs a table entry and nothing runs until its
+//! deadline. After a restart the clocks start afresh (a heartbeat is
 //! not durable, so the new engine gives the worker a full interval: a live worker is never timed
 //! out by a crash, a vanished one is freed one interval after the open; `docs/waiting.md`).
 //!
@@ -23,11 +24,8 @@
 //! honoured at most once; a heartbeat deadline never fires a task other than its own (a stale
 //! fire is an empty decision). Must not: log or echo a token in errors.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use serde_json::Value;
 
 use super::backend::AttemptKey;
@@ -41,98 +39,6 @@ use statelog_core::limits::PAYLOAD_SIZE_BYTES_MAX;
 /// The error a task gets when its heartbeat clock runs out.
 const HEARTBEAT_TIMEOUT: &str = "States.HeartbeatTimeout";
 
-/// Heartbeat deadlines: the latest deadline per task and a heap of (deadline, task) entries
-/// that may be older than the map's (a heartbeat only moves the map's).
-#[derive(Default)]
-pub(crate) struct Heartbeats {
-    inner: Mutex<HeartbeatsInner>,
-}
-
-type TaskKey = (Arc<str>, u32);
-
-#[derive(Default)]
-struct HeartbeatsInner {
-    deadlines: HashMap<TaskKey, (u64, u64)>,
-    heap: BinaryHeap<Reverse<(u64, Arc<str>, u32)>>,
-}
-
-impl Heartbeats {
-    /// Starts (or restarts) the heartbeat clock of a task.
-    pub(crate) fn arm(
-        &self,
-        execution_arn: &Arc<str>,
-        task_id: EventId,
-        seconds: u64,
-        now_ms: u64,
-    ) {
-        let due_ms = now_ms.saturating_add(seconds.saturating_mul(1000));
-        let mut inner = self.inner.lock();
-        inner
-            .deadlines
-            .insert((execution_arn.clone(), task_id.0), (due_ms, seconds));
-        inner
-            .heap
-            .push(Reverse((due_ms, execution_arn.clone(), task_id.0)));
-    }
-
-    /// Moves the clock of an armed task to `now + its interval`; false when it is not armed.
-    pub(crate) fn beat(&self, execution_arn: &str, task_id: EventId, now_ms: u64) -> bool {
-        let mut inner = self.inner.lock();
-        let key: TaskKey = (Arc::from(execution_arn), task_id.0);
-        match inner.deadlines.get_mut(&key) {
-            Some((due_ms, seconds)) => {
-                *due_ms = now_ms.saturating_add(seconds.saturating_mul(1000));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Forgets a task's clock (it closed).
-    pub(crate) fn disarm(&self, execution_arn: &str, task_id: EventId) {
-        let key: TaskKey = (Arc::from(execution_arn), task_id.0);
-        self.inner.lock().deadlines.remove(&key);
-    }
-
-    /// The earliest heap entry (possibly older than the real deadline: waking early is fine).
-    pub(crate) fn next_due_ms(&self) -> Option<u64> {
-        self.inner
-            .lock()
-            .heap
-            .peek()
-            .map(|Reverse((due, _, _))| *due)
-    }
-
-    /// Takes the tasks whose deadline has passed.
-    fn take_due(&self, now_ms: u64) -> Vec<TaskKey> {
-        let mut inner = self.inner.lock();
-        let mut due = Vec::new();
-        while let Some(Reverse((due_ms, arn, task_id))) = inner.heap.peek().cloned() {
-            if due_ms > now_ms {
-                break;
-            }
-            inner.heap.pop();
-            let key = (arn, task_id);
-            match inner.deadlines.get(&key).copied() {
-                Some((deadline_ms, _)) if deadline_ms > now_ms => {
-                    inner.heap.push(Reverse((deadline_ms, key.0, key.1)));
-                }
-                Some(_) => {
-                    inner.deadlines.remove(&key);
-                    due.push(key);
-                }
-                None => {}
-            }
-        }
-        due
-    }
-
-    /// How many task clocks are armed.
-    fn len(&self) -> usize {
-        self.inner.lock().deadlines.len()
-    }
-}
-
 /// The heartbeat clocks as a task backend: they serve no invocation (the attempt's own backend
 /// arms the clock), stop when the attempt is over, and time out tasks whose worker fell silent.
 pub(crate) struct HeartbeatClocks;
@@ -143,14 +49,11 @@ impl super::backend::TaskBackend for HeartbeatClocks {
     }
 
     fn cancel(&self, engine: &Engine, attempt: &AttemptKey) {
-        engine
-            .inner
-            .heartbeats
-            .disarm(&attempt.execution, attempt.task);
+        engine.inner.attempts.disarm_heartbeat(attempt);
     }
 
     fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
-        engine.inner.heartbeats.next_due_ms()
+        engine.inner.attempts.next_heartbeat_due_ms()
     }
 
     fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
@@ -160,13 +63,13 @@ impl super::backend::TaskBackend for HeartbeatClocks {
 
 /// Fires the heartbeat timeouts due at `now_ms`; returns how many fired.
 pub(crate) fn run_due_heartbeats(engine: &Engine, now_ms: u64) -> usize {
-    let due = engine.inner.heartbeats.take_due(now_ms);
+    let due = engine.inner.attempts.take_due_heartbeats(now_ms);
     let fired = due.len();
-    for (execution_arn, task_id) in due {
+    for attempt in due {
         engine.drive_in_background(
-            &execution_arn,
+            &attempt.execution,
             Trigger::TaskTimedOut {
-                task_id: EventId(task_id),
+                task_id: attempt.task,
                 error: HEARTBEAT_TIMEOUT.to_string(),
             },
         );
@@ -180,72 +83,12 @@ pub(crate) fn arm_recovered(engine: &Engine, execution_arn: &Arc<str>, state: &E
     let now_ms = engine.inner.options.clock.now_ms();
     for task in state.waiting_tokens() {
         if let (true, Some(seconds)) = (task.submitted, task.heartbeat_seconds) {
+            let attempt = AttemptKey::new(execution_arn.clone(), task.task_id);
             engine
                 .inner
-                .heartbeats
-                .arm(execution_arn, task.task_id, seconds, now_ms);
+                .attempts
+                .arm_heartbeat(&attempt, seconds, now_ms);
         }
-    }
-}
-
-/// Handler answers not recorded yet, by task. A handler's answer is put here by the future
-/// that ran the handler, in the same poll that finished it (so "the call returned" and "its
-/// answer is here" are one step), and taken, under the execution's slot lock, by exactly one
-/// of: the thread that records it (`runtime::record_answer`), or a token answer that got the
-/// lock first (the handler's answer is then decided first, in the token answer's commit).
-///
-/// A `.sync` job's outcome that comes while its start call is still pending waits here too
-/// (`defer`): a job cannot end before its start returned, so the thread that records the start's
-/// answer decides the outcome after it, in the same commit.
-#[derive(Default)]
-pub(crate) struct HandlerAnswers {
-    inner: Mutex<HashMap<TaskKey, Result<Value, TaskError>>>,
-    deferred: Mutex<HashMap<TaskKey, Trigger>>,
-}
-
-impl HandlerAnswers {
-    /// Keeps the answer of task `task_id` until it is recorded.
-    pub(crate) fn put(
-        &self,
-        execution_arn: &Arc<str>,
-        task_id: EventId,
-        outcome: Result<Value, TaskError>,
-    ) {
-        self.inner
-            .lock()
-            .insert((execution_arn.clone(), task_id.0), outcome);
-    }
-
-    /// Takes the answer of task `task_id`, if it is still here.
-    pub(crate) fn take(
-        &self,
-        execution_arn: &str,
-        task_id: EventId,
-    ) -> Option<Result<Value, TaskError>> {
-        let mut inner = self.inner.lock();
-        // The common case (every answer already recorded) allocates no key.
-        if inner.is_empty() {
-            return None;
-        }
-        inner.remove(&(Arc::from(execution_arn), task_id.0))
-    }
-
-    /// Keeps a `.sync` job's outcome (`trigger`) for task `task_id` until its start's answer
-    /// is recorded (taken with `take_deferred` by the thread that records it).
-    pub(crate) fn defer(&self, execution_arn: &str, task_id: EventId, trigger: Trigger) {
-        self.deferred
-            .lock()
-            .insert((Arc::from(execution_arn), task_id.0), trigger);
-    }
-
-    /// Takes the job outcome deferred for task `task_id`, if any.
-    pub(crate) fn take_deferred(&self, execution_arn: &str, task_id: EventId) -> Option<Trigger> {
-        let mut deferred = self.deferred.lock();
-        // The common case (no job ended before its start returned) allocates no key.
-        if deferred.is_empty() {
-            return None;
-        }
-        deferred.remove(&(Arc::from(execution_arn), task_id.0))
     }
 }
 
@@ -356,10 +199,10 @@ impl Engine {
         self.answer_token(namespace, token, Answer::Heartbeat)
     }
 
-    /// How many heartbeat clocks are armed (tasks with `HeartbeatSeconds` in flight, plus
-    /// closed ones whose deadline has not come yet).
+    /// How many heartbeat clocks are armed (tasks with `HeartbeatSeconds` in flight of open
+    /// executions, plus closed tasks whose deadline has not come yet).
     pub fn heartbeat_clock_count(&self) -> usize {
-        self.inner.heartbeats.len()
+        self.inner.attempts.heartbeat_clock_count()
     }
 
     fn answer_token(&self, namespace: &str, token: &str, answer: Answer) -> Result<(), Error> {
@@ -368,8 +211,14 @@ impl Engine {
             return Err(unknown());
         }
         let arn = parts.execution_arn.as_str();
-        let slot = self.inner.open.lock().get(arn).cloned();
-        if let Some(slot) = slot {
+        let slot = self
+            .inner
+            .open
+            .lock()
+            .get_key_value(arn)
+            .map(|(key, slot)| (key.clone(), slot.clone()));
+        if let Some((execution, slot)) = slot {
+            let attempt = AttemptKey::new(execution, parts.task_id);
             let mut guard = slot.state.lock();
             if let Some(task) = guard.execution.waiting_ref(parts.task_id) {
                 if !same_token(task.token, token) {
@@ -379,7 +228,7 @@ impl Engine {
                     Answer::Heartbeat => {
                         drop(guard);
                         let now_ms = self.inner.options.clock.now_ms();
-                        self.inner.heartbeats.beat(arn, parts.task_id, now_ms);
+                        self.inner.attempts.beat(&attempt, now_ms);
                         return Ok(());
                     }
                     Answer::Success(output) => Trigger::TokenSucceeded {
@@ -401,8 +250,8 @@ impl Engine {
                     None
                 } else {
                     self.inner
-                        .answers
-                        .take(arn, parts.task_id)
+                        .attempts
+                        .take_answer(&attempt)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
                 let request = match before {
@@ -416,7 +265,7 @@ impl Engine {
                 let committed = self.commit_decision(arn, &mut guard, request)?;
                 let (effects, answered) = (committed.effects, committed.trigger_decided);
                 drop(guard);
-                self.inner.heartbeats.disarm(arn, parts.task_id);
+                self.inner.attempts.disarm_heartbeat(&attempt);
                 self.perform(arn, &slot, effects);
                 if !answered {
                     // The handler's failure closed the task before this answer.
@@ -457,6 +306,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use parking_lot::Mutex;
+
     use super::*;
     use crate::test_support::{records, types, ONE_TASK_SUCCEEDED};
 
@@ -468,37 +319,8 @@ mod tests {
         assert!(!same_token("", "a"));
     }
 
-    #[test]
-    fn a_heartbeat_moves_the_deadline_and_a_fire_takes_it_once() {
-        let beats = Heartbeats::default();
-        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
-        beats.arm(&arn, EventId(5), 10, 0);
-        assert_eq!(beats.next_due_ms(), Some(10_000));
-        assert!(beats.beat(&arn, EventId(5), 8_000));
-        assert!(
-            beats.take_due(10_000).is_empty(),
-            "the beat moved it to 18 s"
-        );
-        assert_eq!(beats.next_due_ms(), Some(18_000));
-        assert_eq!(beats.take_due(18_000), vec![(arn.clone(), 5)]);
-        assert!(beats.take_due(100_000).is_empty());
-        assert!(
-            !beats.beat(&arn, EventId(5), 100_000),
-            "fired clocks are gone"
-        );
-    }
-
-    #[test]
-    fn a_disarmed_clock_never_fires() {
-        let beats = Heartbeats::default();
-        let arn: Arc<str> = Arc::from("arn:aws:states:r:1:execution:m:e");
-        beats.arm(&arn, EventId(5), 10, 0);
-        beats.disarm(&arn, EventId(5));
-        assert!(beats.take_due(10_000).is_empty());
-        assert_eq!(beats.len(), 0);
-    }
     /// An engine over a memory log whose queue integration hands its token out and whose call
-    /// never returns by itself: the tests put its answer in `answers` as the finished call
+    /// never returns by itself: the tests put its answer in the attempt table as the finished call
     /// would, and no recording thread ever runs, so the overtaking order is deterministic.
     fn overtaken() -> (Engine, std::sync::mpsc::Receiver<String>) {
         let log = Arc::new(statelog_store::MemoryLog::new());
@@ -551,15 +373,18 @@ mod tests {
         }
         // The call returned; the thread that records its answer has not taken the lock yet.
         let answer = serde_json::json!({"MessageId": "m"});
-        engine.inner.answers.put(&arn, task_id, Ok(answer));
+        let attempt = AttemptKey::new(arn.clone(), task_id);
+        engine.inner.attempts.keep_answer(&attempt, Ok(answer));
         let before = records(&engine);
         engine.send_task_success(&token, "{}").expect("answer");
         assert_eq!(records(&engine) - before, 1, "one commit");
         assert_eq!(types(&engine, &arn), ONE_TASK_SUCCEEDED);
         // The recording thread comes late: nothing is left to record.
-        engine.drive_handler_answer(&arn, task_id).expect("stale");
+        engine
+            .drive_handler_answer(&AttemptKey::new(arn.clone(), task_id))
+            .expect("stale");
         assert_eq!(records(&engine) - before, 1);
-        assert!(engine.inner.answers.take(&arn, task_id).is_none());
+        assert!(engine.inner.attempts.take_answer(&attempt).is_none());
     }
 
     #[test]
@@ -569,7 +394,8 @@ mod tests {
         let arn: Arc<str> = Arc::from(engine.execution_arn("ask", "e").as_str());
         let task_id = parse_token(&token).expect("a token").task_id;
         let failure = TaskError::new("SQS.Down", "no queue");
-        engine.inner.answers.put(&arn, task_id, Err(failure));
+        let attempt = AttemptKey::new(arn.clone(), task_id);
+        engine.inner.attempts.keep_answer(&attempt, Err(failure));
         let answered = engine.send_task_success(&token, "{}");
         assert!(
             matches!(answered, Err(Error::TaskTimedOut { task_id: id, .. }) if id == task_id.0),
