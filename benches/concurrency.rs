@@ -21,7 +21,7 @@
 //! `1,16,256`), `STATELOG_BENCH_SECONDS` (measured, default 3), `STATELOG_BENCH_WARMUP_SECONDS`
 //! (default 2), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
 //! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency, at most the
-//! server's long polls per account), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (the in-process engine's
+//! server's long polls per account), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (statelog's engine's
 //! `WalOptions::commit_spin_us_max`; default the WAL's). `benches/peers/README.md` explains each
 //! figure.
 
@@ -388,8 +388,9 @@ fn step_output(input: &Value) -> Value {
     json!({"n": input["n"].as_u64().unwrap_or(0) + 1})
 }
 
-/// Opens the in-process engine; with `STATELOG_BENCH_COMMIT_SPIN_US_MAX` set, over a WAL opened
-/// with that commit spin (the engine's options do not carry it).
+/// Opens statelog's engine (in process and under `serve`); with
+/// `STATELOG_BENCH_COMMIT_SPIN_US_MAX` set, over a WAL opened with that commit spin (the
+/// engine's options do not carry it).
 fn open_engine(dir: &Path) -> Engine {
     let Some(commit_spin_us_max) = env_parse("STATELOG_BENCH_COMMIT_SPIN_US_MAX") else {
         return Engine::open(dir, engine_options()).expect("engine opens");
