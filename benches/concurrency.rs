@@ -21,7 +21,9 @@
 //! `1,16,256`), `STATELOG_BENCH_SECONDS` (measured, default 3), `STATELOG_BENCH_WARMUP_SECONDS`
 //! (default 2), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
 //! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency, at most the
-//! server's long polls per account). `benches/peers/README.md` explains each figure.
+//! server's long polls per account), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (statelog's engine's
+//! `WalOptions::commit_spin_us_max`; default the WAL's). `benches/peers/README.md` explains each
+//! figure.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -386,6 +388,24 @@ fn step_output(input: &Value) -> Value {
     json!({"n": input["n"].as_u64().unwrap_or(0) + 1})
 }
 
+/// Opens statelog's engine (in process and under `serve`); with
+/// `STATELOG_BENCH_COMMIT_SPIN_US_MAX` set, over a WAL opened with that commit spin (the
+/// engine's options do not carry it).
+fn open_engine(dir: &Path) -> Engine {
+    let Some(commit_spin_us_max) = env_parse("STATELOG_BENCH_COMMIT_SPIN_US_MAX") else {
+        return Engine::open(dir, engine_options()).expect("engine opens");
+    };
+    let options = engine_options();
+    let wal_options = statelog_wal::WalOptions {
+        durability: options.durability,
+        segment_size_bytes: options.segment_size_bytes,
+        commit_spin_us_max,
+        ..statelog_wal::WalOptions::default()
+    };
+    let (wal, _report) = statelog_wal::Wal::open(dir, wal_options).expect("wal opens");
+    Engine::open_with_log(Arc::new(wal), options).expect("engine opens")
+}
+
 fn engine_options() -> EngineOptions {
     EngineOptions {
         clock: Arc::new(SystemClock),
@@ -424,7 +444,7 @@ struct InProcess {
 impl InProcess {
     fn open(definition: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let engine = Engine::open(dir.path(), engine_options()).expect("engine opens");
+        let engine = open_engine(dir.path());
         engine.register_integration(HANDLER_ARN, |input: Value, _context: Value| async move {
             Ok::<_, TaskError>(step_output(&input))
         });
@@ -643,7 +663,7 @@ impl Serve {
             "the server refuses more than {LONG_POLLS_PER_ACCOUNT_MAX} long polls of one account"
         );
         let dir = tempfile::tempdir().expect("temp dir");
-        let engine = Engine::open(dir.path(), engine_options()).expect("engine opens");
+        let engine = open_engine(dir.path());
         let activity_arn = engine
             .create_activity("step")
             .expect("activity")

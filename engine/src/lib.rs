@@ -35,6 +35,7 @@ mod attempts;
 mod backend;
 mod catalog;
 pub mod clock;
+mod close_waiters;
 mod error;
 mod handlers;
 mod integrations;
@@ -425,9 +426,8 @@ struct Inner {
     /// backends only through this list (see `backend`).
     backends: backend::Backends,
     timer_signal: Arc<TimerSignal>,
-    /// Counts closes; waiters on `closed_changed` re-check their execution.
-    closed_count: Mutex<u64>,
-    closed_changed: Condvar,
+    /// Threads in `wait_until_closed`, by execution; a close wakes only its own.
+    close_waiters: close_waiters::CloseWaiters,
     background_errors: Mutex<Vec<String>>,
     /// Handler calls spawned and not yet recorded (`wait_idle` waits for none), and answers
     /// recorded so far.
@@ -554,8 +554,7 @@ impl Engine {
                 job_table: jobs::JobTable::default(),
                 backends: backend::Backends::standard(),
                 timer_signal: Arc::new(TimerSignal::default()),
-                closed_count: Mutex::new(0),
-                closed_changed: Condvar::new(),
+                close_waiters: close_waiters::CloseWaiters::default(),
                 background_errors: Mutex::new(Vec::new()),
                 in_flight: Mutex::new(HandlerCounts::default()),
                 in_flight_changed: Condvar::new(),
@@ -871,13 +870,14 @@ impl Engine {
 
     /// Blocks until the execution is closed, then describes it.
     pub fn wait_until_closed(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
-        let mut guard = self.inner.closed_count.lock();
+        // Registered before the check: a close between the check and the wait still wakes it.
+        let registration = self.inner.close_waiters.register(execution_arn);
         loop {
             if self.requested_summary(execution_arn)?.status.is_closed() {
-                drop(guard);
+                drop(registration);
                 return self.describe_execution(execution_arn);
             }
-            self.inner.closed_changed.wait(&mut guard);
+            registration.wait();
         }
     }
 

@@ -130,8 +130,7 @@ impl Engine {
                             open.remove(&key);
                         }
                     }
-                    *self.inner.closed_count.lock() += 1;
-                    self.inner.closed_changed.notify_all();
+                    self.inner.close_waiters.closed(execution_arn);
                     self.inner.backends.execution_closed(self, execution_arn);
                     self.compact_timers();
                     closed = true;

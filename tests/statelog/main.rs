@@ -19,6 +19,7 @@ mod asl_fuzz_replay;
 mod asl_validate_cli;
 mod engine_catalog;
 mod engine_cli;
+mod engine_close_waiters;
 mod engine_conformance;
 mod engine_crash;
 mod engine_damaged;

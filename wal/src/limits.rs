@@ -157,6 +157,10 @@ pub const COMMIT_SPIN_SYNC_NUMERATOR: u64 = 3;
 /// The denominator of the spin's multiple of the average sync duration.
 pub const COMMIT_SPIN_SYNC_DENOMINATOR: u64 = 2;
 
+/// Cores the commit spin leaves to other threads: at most the available cores less this many
+/// committers spin at once (at least one), the others sleep until the sync wakes them.
+pub const COMMIT_SPIN_CORES_RESERVED: usize = 1;
+
 const _: () = assert!(COMMIT_SPIN_US_MAX_DEFAULT <= COMMIT_SPIN_US_LIMIT);
 const _: () = assert!(COMMIT_SPIN_SYNC_DENOMINATOR > 0);
 

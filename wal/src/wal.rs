@@ -60,9 +60,12 @@ pub struct WalOptions {
     /// by another thread's commit spins for that sync (checking the durable LSN between
     /// `yield_now` calls) before it sleeps on the condvar: on a disk whose syncs are about as
     /// quick as a sleep-and-wake of a thread, the sleep doubles the wait (figures in
-    /// `docs/bench/tuning.md`). Spins only while the running average sync is at most this long, and for at most 1.5 times
-    /// that average. 0 turns it off. Default `COMMIT_SPIN_US_MAX_DEFAULT` (200 µs); at most
-    /// `COMMIT_SPIN_US_LIMIT`.
+    /// `docs/bench/tuning.md`). Spins only while the running average sync is at most this
+    /// long, and for at most 1.5 times that average; and only while fewer committers spin than
+    /// the cores available less `COMMIT_SPIN_CORES_RESERVED` (at least one may), the others
+    /// sleeping at once, so that under concurrency the spin does not take the cores the
+    /// runnable threads need. 0 turns it off. Default `COMMIT_SPIN_US_MAX_DEFAULT` (200 µs);
+    /// at most `COMMIT_SPIN_US_LIMIT`.
     pub commit_spin_us_max: u64,
 }
 

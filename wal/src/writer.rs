@@ -42,10 +42,10 @@ use parking_lot::{Condvar, Mutex, MutexGuard, RwLock};
 use crate::error::{Error, Result};
 use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
-    COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR, INDEX_STRIDE_RECORDS, LSN_MAX,
-    PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN, RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX,
-    RETIRE_RELEASE_STEP_BYTES, SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT,
-    SYNC_MARK_FRAME_SIZE_BYTES,
+    COMMIT_SPIN_CORES_RESERVED, COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR,
+    INDEX_STRIDE_RECORDS, LSN_MAX, PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN,
+    RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
+    SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT, SYNC_MARK_FRAME_SIZE_BYTES,
 };
 use crate::record::{self, COPY_PREFIX_SIZE_BYTES, FLAG_BATCH_END, KIND_SYNC_MARK};
 use crate::recovery::{self, SegMeta};
@@ -141,6 +141,8 @@ pub(crate) struct State {
     pub gather_timeouts_count: u64,
     pub spins_count: u64,
     pub spin_hits_count: u64,
+    /// Committers in `spin_until_durable` now (at most `commit_spinners_max()`).
+    spinning_count: usize,
     pub compaction_syncs_count: u64,
     /// Sync marks written (one per syncing write that carried new records).
     pub sync_marks_count: u64,
@@ -218,6 +220,7 @@ impl State {
             gather_timeouts_count: 0,
             spins_count: 0,
             spin_hits_count: 0,
+            spinning_count: 0,
             compaction_syncs_count: 0,
             sync_marks_count: 0,
         }
@@ -632,14 +635,17 @@ impl Inner {
     /// quick (at most the option), waits for `target` to be durable by checking
     /// `durable_hint` between `yield_now` calls, the state lock released, for at most 1.5
     /// average syncs; the caller then re-checks, and sleeps on `commit_cv` if it must. On a
-    /// quick disk a sleep-and-wake costs about as much as the sync itself. Returns with the
-    /// state locked.
+    /// quick disk a sleep-and-wake costs about as much as the sync itself. Only
+    /// `commit_spinners_max()` committers spin at once: past that, the others sleep at once, so
+    /// that under concurrency the spinners' `yield_now` calls do not take the cores the runnable
+    /// threads (workers, the next appenders) need. Returns with the state locked.
     fn spin_until_durable(&self, state: &mut MutexGuard<'_, State>, target: u64) {
         let cap_ns = self.options.commit_spin_us_max.saturating_mul(1_000);
         if self.options.durability != Durability::GroupCommit
             || cap_ns == 0
             || state.sync_ns_avg == 0
             || state.sync_ns_avg > cap_ns
+            || state.spinning_count >= commit_spinners_max()
         {
             return;
         }
@@ -647,6 +653,7 @@ impl Inner {
             / COMMIT_SPIN_SYNC_DENOMINATOR)
             .min(cap_ns);
         state.spins_count += 1;
+        state.spinning_count += 1;
         let reached = MutexGuard::unlocked(state, || {
             let deadline = Instant::now() + Duration::from_nanos(bound_ns);
             loop {
@@ -661,6 +668,11 @@ impl Inner {
                 std::thread::yield_now();
             }
         });
+        assert!(
+            state.spinning_count > 0,
+            "this committer is counted as spinning"
+        );
+        state.spinning_count -= 1;
         if reached {
             state.spin_hits_count += 1;
         }
@@ -935,6 +947,19 @@ fn active_chunk<'a>(
 }
 
 /// The running average of sync durations with one more sample (the first sample is taken as is).
+/// How many committers may spin at once: the cores available less
+/// `COMMIT_SPIN_CORES_RESERVED` (the others are left to the threads that do the work), at least
+/// one (so an idle log's committer keeps its quick path). Read once per process.
+fn commit_spinners_max() -> usize {
+    static SPINNERS_MAX: OnceLock<usize> = OnceLock::new();
+    *SPINNERS_MAX.get_or_init(|| {
+        let cores_count = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+        cores_count
+            .saturating_sub(COMMIT_SPIN_CORES_RESERVED)
+            .max(1)
+    })
+}
+
 fn average(avg_ns: u64, sample_ns: u64) -> u64 {
     if avg_ns == 0 {
         return sample_ns;
@@ -1099,6 +1124,27 @@ mod tests {
                 "{durability:?}, spin {spin_us} us, average sync {avg_ns} ns"
             );
         }
+    }
+
+    #[test]
+    fn no_spin_past_the_spinners_budget_and_a_spin_returns_its_place() {
+        let wal = wal(Durability::GroupCommit, 200);
+        let target = pending(&wal, 20_000);
+        // Every place taken by other spinners: this committer goes to sleep without spinning.
+        wal.inner.state.lock().spinning_count = commit_spinners_max();
+        assert_eq!(spin(&wal, target), (0, 0));
+        assert_eq!(wal.inner.state.lock().spinning_count, commit_spinners_max());
+        // One place free: it spins (to its bound, nobody syncs) and gives the place back.
+        wal.inner.state.lock().spinning_count = commit_spinners_max() - 1;
+        assert_eq!(spin(&wal, target), (1, 0));
+        assert_eq!(
+            wal.inner.state.lock().spinning_count,
+            commit_spinners_max() - 1
+        );
+        assert!(
+            commit_spinners_max() >= 1,
+            "a lone committer may always spin"
+        );
     }
 
     #[test]
