@@ -946,7 +946,6 @@ fn active_chunk<'a>(
     chunks.last_mut().expect("a chunk for the active segment")
 }
 
-/// The running average of sync durations with one more sample (the first sample is taken as is).
 /// How many committers may spin at once: the cores available less
 /// `COMMIT_SPIN_CORES_RESERVED` (the others are left to the threads that do the work), at least
 /// one (so an idle log's committer keeps its quick path). Read once per process.
@@ -960,6 +959,7 @@ fn commit_spinners_max() -> usize {
     })
 }
 
+/// The running average of sync durations with one more sample (the first sample is taken as is).
 fn average(avg_ns: u64, sample_ns: u64) -> u64 {
     if avg_ns == 0 {
         return sample_ns;
