@@ -873,7 +873,11 @@ impl Engine {
         // Registered before the check: a close between the check and the wait still wakes it.
         let registration = self.inner.close_waiters.register(execution_arn);
         loop {
-            if self.requested_summary(execution_arn)?.status.is_closed() {
+            // Closed in the log, and its close performed (the slot leaves `open` last): a
+            // redrive right after the return finds nothing of the closed run in the way.
+            if self.requested_summary(execution_arn)?.status.is_closed()
+                && !self.inner.open.lock().contains_key(execution_arn)
+            {
                 drop(registration);
                 return self.describe_execution(execution_arn);
             }

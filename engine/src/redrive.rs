@@ -78,51 +78,84 @@ impl Engine {
         execution_arn: &str,
         client_token: Option<&str>,
     ) -> Result<RedriveOutcome, Error> {
-        let summary = self.visible_summary(execution_arn)?;
         let key: Arc<str> = Arc::from(execution_arn);
-        // A client token already answered (kept in the store's catalog, so across restarts).
-        if let Some(token) = client_token {
-            if let Some(answer) = self.inner.store.redrive_token(execution_arn, token) {
-                return Ok(RedriveOutcome {
-                    redrive_ms: answer.redrive_ms,
-                    redrive_count: answer.redrive_count,
-                });
-            }
-        }
         let not = |reason: RedriveRefusal| Error::ExecutionNotRedrivable {
             execution_arn: execution_arn.to_string(),
             reason,
         };
-        if let Some(reason) = self.not_redrivable_reason(&summary) {
-            return Err(not(reason));
-        }
-        let definition = self.definition_at(summary.machine_lsn)?;
-        let events = self.inner.store.history(execution_arn)?;
-        let state = ExecutionState::replay(&events)?;
-        let slot = Arc::new(Slot::new(state, definition));
-        {
-            let mut open = self.inner.open.lock();
-            if open.contains_key(&key) {
+        // A client token already answered (kept in the store's catalog, so across restarts).
+        let token_answer = || {
+            let answer = self
+                .inner
+                .store
+                .redrive_token(execution_arn, client_token?)?;
+            Some(RedriveOutcome {
+                redrive_ms: answer.redrive_ms,
+                redrive_count: answer.redrive_count,
+            })
+        };
+        // Registered before `open` is looked at: a close performed after the look wakes it.
+        let registration = self.inner.close_waiters.register(execution_arn);
+        let (slot, effects) = loop {
+            let summary = self.visible_summary(execution_arn)?;
+            if let Some(answer) = token_answer() {
+                return Ok(answer);
+            }
+            if let Some(reason) = self.not_redrivable_reason(&summary) {
+                return Err(not(reason));
+            }
+            let definition = self.definition_at(summary.machine_lsn)?;
+            let events = self.inner.store.history(execution_arn)?;
+            let state = ExecutionState::replay(&events)?;
+            let slot = Arc::new(Slot::new(state, definition));
+            // Locked before it is published, as a start does: whoever finds it in `open` waits
+            // for the redrive to be durable (or gone) before reading its status.
+            let mut guard = slot.state.lock();
+            let found = {
+                let mut open = self.inner.open.lock();
+                match open.get(&key) {
+                    Some(found) => Some(found.clone()),
+                    None => {
+                        open.insert(key.clone(), slot.clone());
+                        None
+                    }
+                }
+            };
+            if let Some(found) = found {
+                drop(guard);
+                // Closed in the log, its close not yet performed (the slot leaves `open` last):
+                // wait for it and look again. Open, or redriven by a racing call: running.
+                if found.state.lock().execution.status().is_closed() {
+                    registration.wait();
+                    continue;
+                }
+                // A racing call with the same client token redrove it: the same answer.
+                if let Some(answer) = token_answer() {
+                    return Ok(answer);
+                }
                 return Err(not(RedriveRefusal::Running));
             }
-            open.insert(key.clone(), slot.clone());
-        }
-        // The decision (`ExecutionRedriven` and the rerun) and the client token are one atomic
-        // log batch: a crash keeps both or neither.
-        let decided = {
-            let mut guard = slot.state.lock();
-            self.commit_decision(execution_arn, &mut guard, Commit::Redrive { client_token })
-        };
-        let effects = match decided {
-            Ok(committed) => committed.effects,
-            Err(error) => {
-                let mut open = self.inner.open.lock();
-                if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
-                    open.remove(&key);
+            // The decision (`ExecutionRedriven` and the rerun) and the client token are one
+            // atomic log batch: a crash keeps both or neither.
+            let decided =
+                self.commit_decision(execution_arn, &mut guard, Commit::Redrive { client_token });
+            drop(guard);
+            match decided {
+                Ok(committed) => break (slot, committed.effects),
+                Err(error) => {
+                    {
+                        let mut open = self.inner.open.lock();
+                        if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                            open.remove(&key);
+                        }
+                    }
+                    // A racing redrive waiting on this slot looks again.
+                    self.inner.close_waiters.closed(execution_arn);
+                    return Err(error);
                 }
-                return Err(error);
             }
         };
+        drop(registration);
         self.perform(execution_arn, &slot, effects);
         let after = self.summary(execution_arn)?;
         Ok(RedriveOutcome {

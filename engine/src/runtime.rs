@@ -124,13 +124,6 @@ impl Engine {
                     self.inner.backends.cancel(self, &attempt);
                 }
                 Effect::Closed { .. } => {
-                    {
-                        let mut open = self.inner.open.lock();
-                        if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
-                            open.remove(&key);
-                        }
-                    }
-                    self.inner.close_waiters.closed(execution_arn);
                     self.inner.backends.execution_closed(self, execution_arn);
                     self.compact_timers();
                     closed = true;
@@ -139,8 +132,18 @@ impl Engine {
         }
         // After every effect: a task handed over (submitted, claimed) is cancelled after the
         // close (its `CancelTask` follows `Closed`), and its backend must still find its part.
+        // The slot leaves `open` last, once nothing of this run is left to clean up: until then
+        // a redrive waits (it would otherwise start a run whose attempts this cleanup drops),
+        // and `wait_until_closed` does not return.
         if closed {
             self.inner.attempts.execution_closed(execution_arn);
+            {
+                let mut open = self.inner.open.lock();
+                if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+                    open.remove(&key);
+                }
+            }
+            self.inner.close_waiters.closed(execution_arn);
         }
     }
     /// Routes a task to the first backend that serves it (see `backend::Backends`).

@@ -97,3 +97,42 @@ fn a_closed_execution_returns_at_once_and_an_unknown_one_is_an_error() {
         other => panic!("expected ExecutionDoesNotExist, got {other:?}"),
     }
 }
+
+/// The close is in the log (a describe says ABORTED) before the closing thread has cleaned up
+/// the run; a redrive in that gap waits for the cleanup instead of refusing as RUNNING, and
+/// `wait_until_closed` returns only after it. (A CI run once saw the refusal: issue 16.)
+#[test]
+fn a_redrive_racing_the_close_waits_for_it_instead_of_refusing() {
+    let h = Harness::new();
+    h.engine
+        .create_state_machine("sleeper", SLEEPER, None)
+        .expect("machine");
+    for round_index in 0..300 {
+        let arn = start(&h, &format!("redrive{round_index}"));
+        let use_wait = round_index % 2 == 0;
+        std::thread::scope(|scope| {
+            let redriver = scope.spawn(|| {
+                if use_wait {
+                    h.engine.wait_until_closed(&arn).expect("closes");
+                } else {
+                    while !h
+                        .engine
+                        .describe_execution(&arn)
+                        .expect("describes")
+                        .status
+                        .is_closed()
+                    {
+                        std::hint::spin_loop();
+                    }
+                }
+                h.engine.redrive_execution(&arn, None)
+            });
+            h.engine.stop_execution(&arn, None, None).expect("stops");
+            let outcome = redriver.join().expect("redriver");
+            let outcome = outcome.unwrap_or_else(|e| panic!("round {round_index}: {e}"));
+            assert_eq!(outcome.redrive_count, 1, "round {round_index}");
+        });
+        let described = h.engine.describe_execution(&arn).expect("describes");
+        assert_eq!(described.status, ExecutionStatus::Running, "redriven");
+    }
+}
