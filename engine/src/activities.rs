@@ -455,7 +455,7 @@ impl Engine {
             if let Some(claimed) = task.claimed {
                 return Ok(Some(*claimed));
             }
-            if let Some(handed) = self.claim_activity_task(&task, worker_name)? {
+            if let Some(handed) = self.claim_off_the_reactor(&task, worker_name)? {
                 return Ok(Some(handed));
             }
             if tokio::time::Instant::now() >= deadline {
@@ -498,6 +498,27 @@ impl Engine {
                     ),
                 },
             );
+        }
+    }
+
+    /// [`Engine::claim_activity_task`] from a long poll: the claim's commit waits for the
+    /// log's fdatasync, so on a multi-threaded runtime it runs under `block_in_place`, which
+    /// hands the worker's other tasks (the server's connections) to another thread first. Run
+    /// inline, it stalled them: at 256 executions over `serve` both workers of a 2-core server
+    /// sat in claims' syncs while the polls that would have been handed their tasks in the
+    /// scheduling commit waited unread (issue 16). Elsewhere (a current-thread runtime, another
+    /// executor) it runs inline, as before.
+    fn claim_off_the_reactor(
+        &self,
+        task: &Pending,
+        worker_name: Option<&str>,
+    ) -> Result<Option<ActivityTask>, Error> {
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi_thread {
+            tokio::task::block_in_place(|| self.claim_activity_task(task, worker_name))
+        } else {
+            self.claim_activity_task(task, worker_name)
         }
     }
 

@@ -258,3 +258,109 @@ fn a_silent_worker_loses_the_task_to_a_retry() {
         .expect("answer");
     assert_eq!(status(&h.engine, &arn), ExecutionStatus::Succeeded);
 }
+
+/// A memory log whose appends can be held: while `held`, an append waits (counted in
+/// `waiting`) until released, as a slow fdatasync would keep a commit.
+#[derive(Debug, Default)]
+struct GateLog {
+    log: statelog::store::MemoryLog,
+    gate: parking_lot::Mutex<Gate>,
+    changed: parking_lot::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Gate {
+    held: bool,
+    waiting: usize,
+}
+
+impl GateLog {
+    fn hold(&self, held: bool) {
+        self.gate.lock().held = held;
+        self.changed.notify_all();
+    }
+
+    fn wait_for_a_held_append(&self) {
+        let mut gate = self.gate.lock();
+        while gate.waiting == 0 {
+            self.changed.wait(&mut gate);
+        }
+    }
+}
+
+impl statelog::store::Log for GateLog {
+    fn append_batch(
+        &self,
+        records: &[(u8, &[u8])],
+    ) -> Result<statelog_wal::Lsn, statelog::store::Error> {
+        let mut gate = self.gate.lock();
+        if gate.held {
+            gate.waiting += 1;
+            self.changed.notify_all();
+            while gate.held {
+                self.changed.wait(&mut gate);
+            }
+            gate.waiting -= 1;
+        }
+        drop(gate);
+        self.log.append_batch(records)
+    }
+
+    fn read(
+        &self,
+        lsn: statelog_wal::Lsn,
+    ) -> Result<Option<(u8, Vec<u8>)>, statelog::store::Error> {
+        self.log.read(lsn)
+    }
+
+    fn scan(&self, visit: &mut statelog::store::Visit<'_>) -> Result<(), statelog::store::Error> {
+        self.log.scan(visit)
+    }
+}
+
+/// A long poll that finds a task queued claims it with a commit that waits for the log. On a
+/// multi-threaded runtime that wait must not hold the worker thread: with one worker, another
+/// task (a server's other connections) still runs while the claim's append is held, and the
+/// poll gets its task once the log lets the append through.
+#[test]
+fn a_claim_waiting_for_the_log_does_not_hold_the_runtime_s_worker() {
+    let log = std::sync::Arc::new(GateLog::default());
+    let options = statelog::engine::EngineOptions {
+        clock: std::sync::Arc::new(statelog::clock::ManualClock::new(engine_common::START_MS)),
+        background_timers: false,
+        ..statelog::engine::EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let activity = engine.create_activity("work").expect("activity");
+    engine
+        .create_state_machine("m", &machine(&activity.activity_arn, ""), None)
+        .expect("machine");
+    let arn = start(&engine, "e", json!({"job": 1}));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    log.hold(true);
+    let poll = {
+        let engine = engine.clone();
+        let activity_arn = activity.activity_arn.clone();
+        runtime.spawn(async move { engine.get_activity_task(&activity_arn, Some("w")).await })
+    };
+    log.wait_for_a_held_append();
+    // The other task reports on a std channel, waited for with a std timeout: the runtime's
+    // own timers need a free worker too.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    runtime.spawn(async move { sender.send(42).expect("the test waits") });
+    let other = receiver.recv_timeout(std::time::Duration::from_secs(30));
+    // Let the claim through before judging, so that a failure does not leave it held.
+    log.hold(false);
+    assert_eq!(other, Ok(42), "another task ran while the claim waited");
+    let task = runtime
+        .block_on(poll)
+        .expect("joins")
+        .expect("polls")
+        .expect("the queued task");
+    assert!(!task.task_token.is_empty());
+    assert!(event_types(&engine, &arn).contains(&"ActivityStarted".to_string()));
+}
