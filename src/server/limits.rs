@@ -101,6 +101,8 @@ pub const METRICS_LISTEN_DEFAULT: &str = "127.0.0.1:9464";
 // A peer can hold every long poll and still make other calls; one peer never holds more than
 // half of the server's connections, so other peers always find slots.
 const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_PER_PEER_MAX);
+// One account's polls cover AWS's advice of 100 open polls per activity.
+const _: () = assert!(LONG_POLLS_PER_ACCOUNT_MAX >= 100);
 const _: () = assert!(CONNECTIONS_PER_PEER_MAX <= CONNECTIONS_MAX / 2);
 // An idle connection is closed before a slow head could be; both before a slow body.
 const _: () = assert!(KEEP_ALIVE_IDLE_TIMEOUT_MS < HEADER_READ_TIMEOUT_MS);
@@ -109,12 +111,16 @@ const _: () = assert!(METRICS_CONNECTIONS_MAX < CONNECTIONS_MAX);
 
 /// The most long polls (`GetActivityTask`) waiting at once; one more is refused with a typed
 /// error instead of tying up another connection.
-pub const LONG_POLLS_CONCURRENT_MAX: usize = 256;
+pub const LONG_POLLS_CONCURRENT_MAX: usize = 448;
 
-/// The most long polls one account may have waiting at once: a quarter of the server's, so an
-/// account that holds all of its own leaves the rest to others. One more is refused as AWS
-/// refuses it (`ActivityWorkerLimitExceeded`; SWF: `LimitExceededFault`).
-pub const LONG_POLLS_PER_ACCOUNT_MAX: usize = LONG_POLLS_CONCURRENT_MAX / 4;
+/// The most long polls one account may have waiting at once, below the server's so that an
+/// account that holds all of its own leaves the rest (64) to others. AWS advises at least 100
+/// open polls per activity ARN in production (the developer guide's "Avoid latency when
+/// polling for activity tasks"), and a poll that is waiting when a task is scheduled claims it
+/// in the commit that schedules it, so a pool larger than the tasks in flight saves a commit
+/// per task. One more is refused as AWS refuses it (`ActivityWorkerLimitExceeded`; SWF:
+/// `LimitExceededFault`).
+pub const LONG_POLLS_PER_ACCOUNT_MAX: usize = 384;
 
 /// How far a signed request's time may be from the server's clock, in milliseconds (AWS: 15
 /// minutes, in both directions).
