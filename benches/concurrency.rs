@@ -7,25 +7,27 @@
 //!   (`benches/peers/restate/`). Only with `STATELOG_BENCH_RESTATE=1` and the npm install
 //!   present; otherwise the run prints why it skipped.
 //! - `task`: statelog in process, 10 Task states answered by a Rust handler.
-//! - `serve`: `statelog serve` in this process on loopback, 10 Task states on an activity;
-//!   activity workers answer each step over HTTP (GetActivityTask + SendTaskSuccess, AWS JSON
-//!   1.0 signed with SigV4); clients start over HTTP and wait for the close in process.
+//! - `serve`: the `statelog serve` binary in a child process on loopback, 10 Task states on an
+//!   activity; activity workers (tokio tasks of this process) answer each step over HTTP
+//!   (GetActivityTask + SendTaskSuccess, AWS JSON 1.0 signed with SigV4); clients start over
+//!   HTTP and learn of the durable success from the worker that answered the last step.
 //! - `pass`: statelog in process, 10 Pass states.
 //!
 //! Printed per workload and concurrency: executions/s, p50 and p99 start-to-success, CPU per
-//! execution (this process by getrusage; Restate's server and service from /proc/<pid>/stat),
-//! commits per fdatasync and transitions/s for statelog. Each figure covers the measured
+//! execution (this process by getrusage; `statelog serve`, Restate's server and service from
+//! /proc/<pid>/stat), commits per fdatasync, transitions/s and commits per execution for
+//! statelog. Each figure covers the measured
 //! interval only, after a warm-up.
 //!
 //! `cargo bench --bench concurrency`. Environment: `STATELOG_BENCH_CONCURRENCY` (default
 //! `1,16,256`), `STATELOG_BENCH_SECONDS` (measured, default 3), `STATELOG_BENCH_WARMUP_SECONDS`
 //! (default 2), `STATELOG_BENCH_ROUNDS` (default 1; rounds alternate the workloads),
-//! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency, at most the
-//! server's long polls per account), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (statelog's engine's
-//! `WalOptions::commit_spin_us_max`; default the WAL's). `benches/peers/README.md` explains each
+//! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency + 64, at most
+//! the server's long polls per account), `STATELOG_BENCH_SERVE_BINARY` (the `statelog` binary
+//! `serve` runs; default the one Cargo built), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (the
+//! in-process engines' `WalOptions::commit_spin_us_max`; default the WAL's). `benches/peers/README.md` explains each
 //! figure.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -39,12 +41,9 @@ use serde_json::{json, Value};
 
 use statelog::clock::{Clock, SystemClock};
 use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
-use statelog::server::credentials::{Credential, Credentials};
-use statelog::server::engine_backend::EngineBackend;
 use statelog::server::limits::{CONNECTIONS_PER_PEER_MAX, LONG_POLLS_PER_ACCOUNT_MAX};
 use statelog::server::protocol::CONTENT_TYPE;
 use statelog::server::sigv4::{sign, SigningParams};
-use statelog::server::ServerState;
 
 const ACCOUNT: &str = "123456789012";
 const REGION: &str = "us-east-1";
@@ -182,14 +181,33 @@ trait Workload: Sync {
     /// Runs one execution from its start to its durable success; panics on anything else.
     fn execute(&self, client: &mut Self::Client, client_index: usize, sequence: u64);
 
-    /// The engine's counters, for the statelog workloads.
-    fn engine(&self) -> Option<&Engine> {
+    /// The engine's counters (commits, fdatasyncs, transitions), for the statelog workloads.
+    fn counters(&self) -> Option<Counters> {
         None
     }
 
     /// Processes besides this one that do the workload's work (Restate's server, its service).
     fn peers(&self) -> Vec<PeerProcess> {
         Vec::new()
+    }
+}
+
+/// statelog's engine counters at one moment.
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    commits_count: u64,
+    syncs_count: u64,
+    transitions_count: u64,
+}
+
+impl Counters {
+    fn of(engine: &Engine) -> Self {
+        let metrics = engine.metrics();
+        Self {
+            commits_count: metrics.commits,
+            syncs_count: metrics.wal_syncs,
+            transitions_count: metrics.transitions,
+        }
     }
 }
 
@@ -210,14 +228,14 @@ struct Sample {
 }
 
 fn sample<W: Workload>(workload: &W, peers: &[PeerProcess]) -> Sample {
-    let metrics = workload.engine().map(Engine::metrics);
+    let counters = workload.counters();
     Sample {
         at: Instant::now(),
         cpu_self: cpu_of_this_process(),
         cpu_peers: peers.iter().map(|peer| cpu_of_process(peer.pid)).collect(),
-        commits_count: metrics.as_ref().map(|m| m.commits),
-        syncs_count: metrics.as_ref().map(|m| m.wal_syncs),
-        transitions_count: metrics.as_ref().map(|m| m.transitions),
+        commits_count: counters.map(|c| c.commits_count),
+        syncs_count: counters.map(|c| c.syncs_count),
+        transitions_count: counters.map(|c| c.transitions_count),
     }
 }
 
@@ -385,7 +403,12 @@ fn pass_chain() -> String {
 const INPUT: &str = r#"{"n": 0}"#;
 
 fn step_output(input: &Value) -> Value {
-    json!({"n": input["n"].as_u64().unwrap_or(0) + 1})
+    let mut output = json!({"n": input["n"].as_u64().unwrap_or(0) + 1});
+    // `serve` routes the last step's answer back to the client that started the execution.
+    if let Some(client_index) = input.get("client") {
+        output["client"] = client_index.clone();
+    }
+    output
 }
 
 /// Opens statelog's engine (in process and under `serve`); with
@@ -477,8 +500,8 @@ impl Workload for InProcess {
         expect_succeeded(&self.engine, &started.execution_arn);
     }
 
-    fn engine(&self) -> Option<&Engine> {
-        Some(&self.engine)
+    fn counters(&self) -> Option<Counters> {
+        Some(Counters::of(&self.engine))
     }
 }
 
@@ -513,17 +536,7 @@ impl Http {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> std::io::Result<(u16, Vec<u8>)> {
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
-            self.host,
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body);
+        let bytes = request_bytes(method, path, &self.host, headers, body);
         self.writer.write_all(&bytes)?;
         self.read_answer()
     }
@@ -586,17 +599,103 @@ impl Http {
     }
 }
 
+/// An HTTP/1.1 request with `headers` besides host and length.
+fn request_bytes(
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// [`Http`] on tokio, for the activity workers: hundreds of them share one thread, as a
+/// worker written with asynchronous I/O would (a thread each spent the cores on switches).
+struct AsyncHttp {
+    reader: tokio::io::BufReader<tokio::net::tcp::OwnedReadHalf>,
+    writer: tokio::net::tcp::OwnedWriteHalf,
+    host: String,
+}
+
+impl AsyncHttp {
+    async fn connect(addr: SocketAddr) -> std::io::Result<Self> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (reader, writer) = stream.into_split();
+        Ok(Self {
+            reader: tokio::io::BufReader::new(reader),
+            writer,
+            host: addr.to_string(),
+        })
+    }
+
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+        let broken = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        self.writer.write_all(bytes).await?;
+        let mut status_line = String::new();
+        if self.reader.read_line(&mut status_line).await? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
+        }
+        let status: u16 = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .ok_or_else(|| broken("no status code"))?;
+        let mut length_bytes = None;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).await?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length_bytes = Some(
+                        value
+                            .trim()
+                            .parse::<usize>()
+                            .map_err(|_| broken("bad content-length"))?,
+                    );
+                } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                    return Err(broken(
+                        "the workers read only answers with a content-length",
+                    ));
+                }
+            }
+        }
+        let mut body = vec![0u8; length_bytes.ok_or_else(|| broken("no content-length"))?];
+        self.reader.read_exact(&mut body).await?;
+        Ok((status, body))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // statelog serve with activity workers
 
-/// One signed AWS JSON 1.0 call to the statelog server.
-fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
+/// One signed AWS JSON 1.0 request to the statelog server at `host`, as bytes.
+fn aws_request(host: &str, operation: &str, body: &Value) -> Vec<u8> {
     let body = body.to_string();
     let target = format!("AWSStepFunctions.{operation}");
     let mut headers = HeaderMap::new();
     headers.insert(
         "host",
-        HeaderValue::from_str(&http.host).expect("an address is ascii"),
+        HeaderValue::from_str(host).expect("an address is ascii"),
     );
     headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
     headers.insert(
@@ -628,9 +727,12 @@ fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
     header_refs.push(("authorization", &authorization));
-    let (status, answer) = http
-        .request("POST", "/", &header_refs, body.as_bytes())
-        .unwrap_or_else(|e| panic!("{operation}: {e}"));
+    request_bytes("POST", "/", host, &header_refs, body.as_bytes())
+}
+
+/// The JSON of a 200 answer to `operation`; panics on any other.
+fn aws_answer(operation: &str, answer: std::io::Result<(u16, Vec<u8>)>) -> Value {
+    let (status, answer) = answer.unwrap_or_else(|e| panic!("{operation}: {e}"));
     assert_eq!(
         status,
         200,
@@ -640,133 +742,309 @@ fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
     serde_json::from_slice(&answer).expect("the answer is JSON")
 }
 
-/// `statelog serve` on loopback in this process (its own tokio runtime), over an engine this
-/// bench opened, so its counters are at hand. 10 Task states on one activity; a pool of
-/// activity workers (threads) polls it over HTTP.
+/// One signed AWS JSON 1.0 call to the statelog server.
+fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
+    let bytes = aws_request(&http.host, operation, body);
+    let answer = http
+        .writer
+        .write_all(&bytes)
+        .and_then(|()| http.read_answer());
+    aws_answer(operation, answer)
+}
+
+/// [`aws_call`] on tokio.
+async fn aws_call_async(http: &mut AsyncHttp, operation: &str, body: &Value) -> Value {
+    let bytes = aws_request(&http.host, operation, body);
+    aws_answer(operation, http.send(&bytes).await)
+}
+
+/// `statelog serve`, the binary users run, as a child process on loopback with a credentials
+/// file (so the server's CPU is its own, with the binary's allocator). 10 Task states on one
+/// activity; a pool of activity workers (threads of this process) polls it over HTTP.
 struct Serve {
-    engine: Engine,
     addr: SocketAddr,
+    metrics: SocketAddr,
     machine_arn: String,
     activity_arn: String,
-    workers: Vec<std::thread::JoinHandle<()>>,
-    stop_server: Option<tokio::sync::oneshot::Sender<()>>,
-    server: Option<tokio::task::JoinHandle<Result<(), statelog::server::Error>>>,
-    runtime: tokio::runtime::Runtime,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+    /// The workers' runtime: one thread.
+    workers_runtime: tokio::runtime::Runtime,
+    done: Arc<Completions>,
+    /// Connections the clients share, at most [`SERVE_CLIENT_CONNECTIONS_MAX`]: one is taken
+    /// for a StartExecution and given back, so a client waiting for its execution holds none
+    /// (the workers need the server's connections per peer).
+    connections: ConnectionPool,
+    // Dropped after the workers have left: the server, then its directory.
+    server: Process,
     _dir: tempfile::TempDir,
 }
 
+/// How many executions of each client have succeeded, told by the worker that answered the
+/// last step: once its SendTaskSuccess is answered, the close it decided is durable (the
+/// answer, the Task's exit and `ExecutionSucceeded` are one commit).
+struct Completions {
+    by_client: Vec<(parking_lot::Mutex<u64>, parking_lot::Condvar)>,
+}
+
+impl Completions {
+    fn new(clients_count: usize) -> Self {
+        Self {
+            by_client: (0..clients_count)
+                .map(|_| (parking_lot::Mutex::new(0), parking_lot::Condvar::new()))
+                .collect(),
+        }
+    }
+
+    fn succeeded(&self, client_index: usize) {
+        let (count, changed) = &self.by_client[client_index];
+        *count.lock() += 1;
+        changed.notify_one();
+    }
+
+    /// Waits until client `client_index` has `count` successes; false after `timeout`.
+    fn wait(&self, client_index: usize, count: u64, timeout: Duration) -> bool {
+        let (done, changed) = &self.by_client[client_index];
+        let deadline = Instant::now() + timeout;
+        let mut done = done.lock();
+        while *done < count {
+            if changed.wait_until(&mut done, deadline).timed_out() {
+                return *done >= count;
+            }
+        }
+        true
+    }
+}
+
+/// The `statelog` binary `serve` runs: `STATELOG_BENCH_SERVE_BINARY`, or the one Cargo built
+/// beside this bench.
+fn serve_binary() -> PathBuf {
+    std::env::var_os("STATELOG_BENCH_SERVE_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_statelog")))
+}
+
+/// The most connections the `serve` clients share (they hold one only while starting).
+const SERVE_CLIENT_CONNECTIONS_MAX: usize = 64;
+
+/// Activity workers beyond the concurrency, by default: polls that wait when a task is
+/// scheduled claim it in the commit that schedules it (AWS advises at least 100 open polls per
+/// activity ARN).
+const SERVE_IDLE_POLLERS_COUNT: usize = 64;
+
+/// How long one `serve` execution may take before the bench looks at what happened to it.
+const SERVE_EXECUTION_TIMEOUT_MS: u64 = 60_000;
+
 impl Serve {
-    fn start(workers_count: usize) -> Self {
+    fn start(workers_count: usize, clients_count: usize) -> Self {
         assert!(workers_count > 0, "at least one activity worker");
         assert!(
             workers_count <= LONG_POLLS_PER_ACCOUNT_MAX,
             "the server refuses more than {LONG_POLLS_PER_ACCOUNT_MAX} long polls of one account"
         );
         let dir = tempfile::tempdir().expect("temp dir");
-        let engine = open_engine(dir.path());
-        let activity_arn = engine
-            .create_activity("step")
-            .expect("activity")
-            .activity_arn;
-        let machine_arn = engine
-            .create_state_machine("steps", &task_chain(&activity_arn), None)
-            .expect("machine")
-            .state_machine_arn;
-        let mut keys = BTreeMap::new();
-        keys.insert(
-            KEY.to_owned(),
-            Credential {
-                secret_access_key: SECRET.into(),
-                account_id: ACCOUNT.into(),
-            },
-        );
-        let credentials = Credentials::from_map(keys, "bench").expect("credentials");
-        let backend =
-            EngineBackend::with_open_engine(dir.path(), ACCOUNT, engine.clone(), engine_options());
-        let state = ServerState::new(backend, Some(credentials), Arc::new(SystemClock));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        let credentials = dir.path().join("credentials.json");
+        std::fs::write(
+            &credentials,
+            json!({KEY: {"secret_access_key": SECRET, "account_id": ACCOUNT}}).to_string(),
+        )
+        .expect("credentials file");
+        let [port, metrics_port] = free_ports();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let metrics = SocketAddr::from(([127, 0, 0, 1], metrics_port));
+        let mut server = Process::spawn(
+            "statelog serve",
+            Command::new(serve_binary())
+                .arg("serve")
+                .arg("--data-dir")
+                .arg(dir.path().join("data"))
+                .arg("--listen")
+                .arg(addr.to_string())
+                .arg("--credentials")
+                .arg(&credentials)
+                .arg("--region")
+                .arg(REGION)
+                .arg("--metrics-listen")
+                .arg(metrics.to_string()),
+            dir.path().join("serve.log"),
+        )
+        .expect("statelog serve starts");
+        wait_for("statelog serve's metrics", || {
+            server.check_running()?;
+            http_call(metrics, "GET", "/metrics", "")
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut http = Http::connect(addr).expect("connects");
+        let activity_arn = aws_call(&mut http, "CreateActivity", &json!({"name": "step"}))
+            ["activityArn"]
+            .as_str()
+            .expect("activityArn")
+            .to_string();
+        let machine = json!({
+            "name": "steps",
+            "definition": task_chain(&activity_arn),
+            "roleArn": format!("arn:aws:iam::{ACCOUNT}:role/bench"),
+        });
+        let machine_arn = aws_call(&mut http, "CreateStateMachine", &machine)["stateMachineArn"]
+            .as_str()
+            .expect("stateMachineArn")
+            .to_string();
+        let done = Arc::new(Completions::new(clients_count));
+        let workers_runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("workers")
             .enable_all()
             .build()
-            .expect("runtime");
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let (stop_server, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = runtime.spawn(statelog::server::serve(
-            state,
-            listener,
-            statelog::server::limits::CONNECTIONS_MAX,
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+            .expect("the workers' runtime");
         let workers = (0..workers_count)
             .map(|worker_index| {
                 let activity_arn = activity_arn.clone();
-                std::thread::Builder::new()
-                    .name(format!("worker-{worker_index}"))
-                    .spawn(move || activity_worker(addr, &activity_arn, worker_index))
-                    .expect("worker thread starts")
+                let done = done.clone();
+                workers_runtime.spawn(async move {
+                    activity_worker(addr, &activity_arn, worker_index, &done).await;
+                })
             })
             .collect();
         Self {
-            engine,
             addr,
+            metrics,
             machine_arn,
             activity_arn,
             workers,
-            stop_server: Some(stop_server),
-            server: Some(server),
-            runtime,
+            workers_runtime,
+            done,
+            connections: ConnectionPool::new(addr),
+            server,
             _dir: dir,
         }
     }
 }
 
 /// Polls the activity and answers every task with its input's `n` one higher, until a task
-/// whose input says `stop`.
-fn activity_worker(addr: SocketAddr, activity_arn: &str, worker_index: usize) {
-    let mut http = Http::connect(addr).expect("worker connects");
+/// whose input says `stop`; tells `done` when it answered an execution's last step.
+async fn activity_worker(
+    addr: SocketAddr,
+    activity_arn: &str,
+    worker_index: usize,
+    done: &Completions,
+) {
+    let mut http = AsyncHttp::connect(addr).await.expect("worker connects");
     let poll = json!({"activityArn": activity_arn, "workerName": format!("worker-{worker_index}")});
     loop {
-        let task = aws_call(&mut http, "GetActivityTask", &poll);
+        let task = aws_call_async(&mut http, "GetActivityTask", &poll).await;
         let Some(token) = task["taskToken"].as_str().filter(|t| !t.is_empty()) else {
             continue; // the long poll ended without a task
         };
         let input: Value = serde_json::from_str(task["input"].as_str().expect("task input"))
             .expect("the input is JSON");
-        let answer = json!({"taskToken": token, "output": step_output(&input).to_string()});
-        aws_call(&mut http, "SendTaskSuccess", &answer);
+        let output = step_output(&input);
+        let answer = json!({"taskToken": token, "output": output.to_string()});
+        aws_call_async(&mut http, "SendTaskSuccess", &answer).await;
         if input["stop"] == json!(true) {
             return;
+        }
+        let last = output["n"].as_u64() == Some(STEPS_COUNT as u64);
+        if let (true, Some(client_index)) = (last, output["client"].as_u64()) {
+            done.succeeded(usize::try_from(client_index).expect("a client index"));
         }
     }
 }
 
-impl Workload for Serve {
-    type Client = Http;
+/// The value of the metric line `name{...} value` in a Prometheus text answer.
+fn metric_value(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .find(|line| line.starts_with(name) && line[name.len()..].starts_with(['{', ' ']))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse::<f64>().ok())
+        .map(|value| value as u64)
+}
 
-    fn client(&self, _client_index: usize) -> Http {
-        Http::connect(self.addr).expect("client connects")
+/// Keep-alive connections shared by the `serve` clients, at most
+/// [`SERVE_CLIENT_CONNECTIONS_MAX`] of them.
+struct ConnectionPool {
+    addr: SocketAddr,
+    /// Idle connections, and how many exist (idle or taken).
+    idle: parking_lot::Mutex<(Vec<Http>, usize)>,
+    returned: parking_lot::Condvar,
+}
+
+impl ConnectionPool {
+    fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            idle: parking_lot::Mutex::new((Vec::new(), 0)),
+            returned: parking_lot::Condvar::new(),
+        }
     }
 
-    fn execute(&self, http: &mut Http, client_index: usize, sequence: u64) {
+    /// An idle connection, a new one while fewer than the maximum exist, or the next one
+    /// given back.
+    fn take(&self) -> Http {
+        let mut idle = self.idle.lock();
+        loop {
+            if let Some(http) = idle.0.pop() {
+                return http;
+            }
+            if idle.1 < SERVE_CLIENT_CONNECTIONS_MAX {
+                idle.1 += 1;
+                drop(idle);
+                return Http::connect(self.addr).expect("client connects");
+            }
+            self.returned.wait(&mut idle);
+        }
+    }
+
+    fn give_back(&self, http: Http) {
+        self.idle.lock().0.push(http);
+        self.returned.notify_one();
+    }
+}
+
+impl Workload for Serve {
+    type Client = ();
+
+    fn client(&self, _client_index: usize) {}
+
+    fn execute(&self, _client: &mut (), client_index: usize, sequence: u64) {
+        let mut http = self.connections.take();
+        let input = json!({"n": 0, "client": client_index}).to_string();
         let start = json!({
             "stateMachineArn": self.machine_arn,
             "name": execution_name(client_index, sequence),
-            "input": INPUT,
+            "input": input,
         });
-        let started = aws_call(http, "StartExecution", &start);
-        let execution_arn = started["executionArn"].as_str().expect("executionArn");
+        let started = aws_call(&mut http, "StartExecution", &start);
         // The API has no call that waits for a close (StartSyncExecution is for Express
-        // machines); polling DescribeExecution would add requests no client of Restate makes.
-        expect_succeeded(&self.engine, execution_arn);
+        // machines), and polling DescribeExecution would add requests no client of Restate
+        // makes: the worker that answered the last step says so.
+        self.connections.give_back(http);
+        let timeout = Duration::from_millis(SERVE_EXECUTION_TIMEOUT_MS);
+        if !self.done.wait(client_index, sequence + 1, timeout) {
+            let arn = &started["executionArn"];
+            let mut http = self.connections.take();
+            let described = aws_call(
+                &mut http,
+                "DescribeExecution",
+                &json!({"executionArn": arn}),
+            );
+            panic!("{arn} did not succeed within {timeout:?}: {described}");
+        }
     }
 
-    fn engine(&self) -> Option<&Engine> {
-        Some(&self.engine)
+    fn counters(&self) -> Option<Counters> {
+        let text = http_call(self.metrics, "GET", "/metrics", "").expect("metrics answer");
+        Some(Counters {
+            commits_count: metric_value(&text, "statelog_wal_commits_total")?,
+            syncs_count: metric_value(&text, "statelog_wal_syncs_total")?,
+            transitions_count: metric_value(&text, "statelog_state_transitions_total")?,
+        })
+    }
+
+    fn peers(&self) -> Vec<PeerProcess> {
+        vec![PeerProcess {
+            name: "server",
+            pid: self.server.pid(),
+        }]
     }
 }
 
@@ -774,27 +1052,23 @@ impl Drop for Serve {
     fn drop(&mut self) {
         // Each worker leaves after answering one `stop` task, so one such execution per
         // worker releases them all.
+        let mut http = Http::connect(self.addr).expect("connects");
         for worker_index in 0..self.workers.len() {
-            self.engine
-                .start_execution(
-                    &self.machine_arn,
-                    Some(&format!("stop-{worker_index}")),
-                    r#"{"n": 0, "stop": true}"#,
-                )
-                .expect("a stop execution starts");
+            let start = json!({
+                "stateMachineArn": self.machine_arn,
+                "name": format!("stop-{worker_index}"),
+                "input": r#"{"n": 0, "stop": true}"#,
+            });
+            aws_call(&mut http, "StartExecution", &start);
         }
         for worker in self.workers.drain(..) {
-            if worker.join().is_err() && !std::thread::panicking() {
+            if self.workers_runtime.block_on(worker).is_err() && !std::thread::panicking() {
                 panic!("an activity worker of {} panicked", self.activity_arn);
             }
         }
-        if let Some(stop) = self.stop_server.take() {
-            let _ = stop.send(());
-        }
-        if let Some(server) = self.server.take() {
-            let outcome = self.runtime.block_on(server);
+        if let Err(e) = self.server.check_running() {
             if !std::thread::panicking() {
-                outcome.expect("server joins").expect("clean shutdown");
+                panic!("{e}");
             }
         }
     }
@@ -1094,7 +1368,7 @@ fn raw_fdatasync_p50(count: usize) -> Duration {
 
 fn header() {
     println!(
-        "{:<6} {:<8} {:>5} {:>9} {:>8} {:>8} {:>10} {:>10} {:>11} {:>12}",
+        "{:<6} {:<8} {:>5} {:>9} {:>8} {:>8} {:>10} {:>10} {:>11} {:>12} {:>10}",
         "round",
         "workload",
         "c",
@@ -1104,7 +1378,8 @@ fn header() {
         "cpu ms/ex",
         "peer ms/ex",
         "commits/sync",
-        "transitions/s"
+        "transitions/s",
+        "commits/ex"
     );
 }
 
@@ -1134,6 +1409,12 @@ fn print_row(round_index: usize, kind: WorkloadKind, concurrency: usize, report:
         }
         _ => "-".to_string(),
     };
+    let commits_per_execution = match report.commits_count {
+        Some(commits) if report.executions_count > 0 => {
+            format!("{:.2}", commits as f64 / executions)
+        }
+        _ => "-".to_string(),
+    };
     let transitions_per_s = match report.transitions_count {
         Some(transitions) => format!("{:.0}", transitions as f64 / report.interval.as_secs_f64()),
         None => "-".to_string(),
@@ -1144,7 +1425,7 @@ fn print_row(round_index: usize, kind: WorkloadKind, concurrency: usize, report:
         .map(|(name, cpu)| format!("{name} {}", per_execution_ms(*cpu)))
         .collect();
     println!(
-        "{:<6} {:<8} {:>5} {:>9.0} {:>8} {:>8} {:>10} {:>10} {:>12} {:>13}{}",
+        "{:<6} {:<8} {:>5} {:>9.0} {:>8} {:>8} {:>10} {:>10} {:>12} {:>13} {:>10}{}",
         round_index + 1,
         kind.name(),
         concurrency,
@@ -1155,6 +1436,7 @@ fn print_row(round_index: usize, kind: WorkloadKind, concurrency: usize, report:
         per_execution_ms(peers_cpu),
         commits_per_sync,
         transitions_per_s,
+        commits_per_execution,
         if breakdown.is_empty() {
             String::new()
         } else {
@@ -1187,16 +1469,17 @@ fn run_one(
         WorkloadKind::Serve => {
             let workers_count = settings
                 .workers_count
-                .unwrap_or(concurrency)
+                .unwrap_or(concurrency + SERVE_IDLE_POLLERS_COUNT)
                 .min(LONG_POLLS_PER_ACCOUNT_MAX);
-            // Every client and worker holds one connection from 127.0.0.1; past the server's
-            // cap per peer, a new one would evict another's.
+            // Every worker and shared client connection is one connection from 127.0.0.1;
+            // past the server's cap per peer, a new one would evict another's.
             assert!(
-                concurrency + workers_count <= CONNECTIONS_PER_PEER_MAX,
-                "serve: {concurrency} clients and {workers_count} workers pass the server's \
-                 {CONNECTIONS_PER_PEER_MAX} connections per peer"
+                SERVE_CLIENT_CONNECTIONS_MAX + workers_count <= CONNECTIONS_PER_PEER_MAX,
+                "serve: {SERVE_CLIENT_CONNECTIONS_MAX} client connections and {workers_count} \
+                 workers pass the server's {CONNECTIONS_PER_PEER_MAX} connections per peer"
             );
-            closed_loop(&Serve::start(workers_count), concurrency, warmup, measured)
+            let serve = Serve::start(workers_count, concurrency);
+            closed_loop(&serve, concurrency, warmup, measured)
         }
     })
 }
@@ -1230,7 +1513,9 @@ fn main() {
         settings.measured.as_secs_f64(),
         match settings.workers_count {
             Some(count) => count.to_string(),
-            None => format!("the concurrency, at most {LONG_POLLS_PER_ACCOUNT_MAX}"),
+            None => format!(
+                "the concurrency + {SERVE_IDLE_POLLERS_COUNT}, at most {LONG_POLLS_PER_ACCOUNT_MAX}"
+            ),
         }
     );
     println!(
