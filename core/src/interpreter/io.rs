@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn the_context_object_is_the_json_macros() {
         let info = ExecutionInfo {
-            input: Value::from(json!({"n": [1, {"k": "v"}], "s": "x"})).into(),
+            input: json!({"n": [1, {"k": "v"}], "s": "x"}).into(),
             execution_arn: "arn:aws:states:us-east-1:1:execution:m:e".into(),
             state_machine_arn: "arn:aws:states:us-east-1:1:stateMachine:m".into(),
             role_arn: "arn:aws:iam::1:role/r".into(),
