@@ -174,40 +174,111 @@ fn call_handler(
     let call = handler.call(invocation.input, context);
     let weak: Weak<Inner> = Arc::downgrade(&engine.inner);
     engine.inner.in_flight.lock().in_flight += 1;
-    // The answer is kept in the attempt's entry in the poll that finishes the call, so a token
-    // answer that comes after the call returned always finds it (see `attempts`).
-    let (keep_in, keep_for) = (weak.clone(), attempt.clone());
+    // One task per call: it keeps the answer in the attempt's entry in the poll that finishes
+    // the call, so a token answer that comes after the call returned always finds it (see
+    // `attempts`), then has it recorded off the async workers. Dropped unfinished (the call
+    // was cancelled), its `Recording` guard has the end of the call recorded all the same.
+    let recording = Recording::new(weak, attempt.clone());
     let running = engine.inner.handle.spawn(async move {
-        let outcome = call.await;
-        if let Some(inner) = keep_in.upgrade() {
-            inner.attempts.keep_answer(&keep_for, outcome);
+        let outcome = match (CatchUnwind { call }).await {
+            Ok(outcome) => outcome,
+            // A panicking handler fails its task instead of leaving it unanswered forever.
+            Err(payload) => Err(TaskError::new(
+                "States.TaskFailed",
+                format!(
+                    "the task handler panicked: {}",
+                    panic_text(tokio::task::id(), payload.as_ref())
+                ),
+            )),
+        };
+        if let (Some(inner), Some(attempt)) = (recording.engine(), recording.attempt()) {
+            inner.attempts.keep_answer(attempt, outcome);
         }
+        recording.finish(false);
     });
     engine
         .inner
         .attempts
         .start_call(&attempt, running.abort_handle());
-    engine.inner.handle.spawn(async move {
-        let joined = running.await;
-        let cancelled = joined.as_ref().is_err_and(|join| join.is_cancelled());
-        // A panicking handler fails its task instead of leaving it unanswered forever.
-        if let Err(join) = joined {
-            if !cancelled {
-                if let Some(inner) = weak.upgrade() {
-                    let failure = TaskError::new(
-                        "States.TaskFailed",
-                        format!("the task handler panicked: {join}"),
-                    );
-                    inner.attempts.keep_answer(&attempt, Err(failure));
-                }
-            }
+}
+
+/// Has a handler call's end recorded (`record_answer`) on the blocking pool, once: by
+/// `finish` when the call returned, or when dropped unfinished (the call was cancelled).
+struct Recording {
+    call: Option<(Weak<Inner>, AttemptKey)>,
+}
+
+impl Recording {
+    fn new(weak: Weak<Inner>, attempt: AttemptKey) -> Self {
+        Self {
+            call: Some((weak, attempt)),
         }
-        // The append blocks on an fsync: keep it off the async workers.
-        let _ = tokio::task::spawn_blocking(move || {
-            record_answer(&weak, &attempt, cancelled);
-        })
-        .await;
-    });
+    }
+
+    /// The engine, while it is open.
+    fn engine(&self) -> Option<Arc<Inner>> {
+        self.call.as_ref().and_then(|(weak, _)| weak.upgrade())
+    }
+
+    fn attempt(&self) -> Option<&AttemptKey> {
+        self.call.as_ref().map(|(_, attempt)| attempt)
+    }
+
+    fn finish(mut self, cancelled: bool) {
+        if let Some((weak, attempt)) = self.call.take() {
+            record_in_background(weak, attempt, cancelled);
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if let Some((weak, attempt)) = self.call.take() {
+            record_in_background(weak, attempt, true);
+        }
+    }
+}
+
+/// The append blocks on an fsync: keep it off the async workers.
+fn record_in_background(weak: Weak<Inner>, attempt: AttemptKey, cancelled: bool) {
+    let Some(inner) = weak.upgrade() else { return };
+    let handle = inner.handle.clone();
+    drop(inner);
+    drop(handle.spawn_blocking(move || record_answer(&weak, &attempt, cancelled)));
+}
+
+/// A handler's future, with a panic in its poll caught and returned as `Err(payload)`.
+struct CatchUnwind {
+    call: super::TaskFuture,
+}
+
+impl std::future::Future for CatchUnwind {
+    type Output = std::thread::Result<Result<Value, TaskError>>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let call = &mut self.call;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(outcome)) => std::task::Poll::Ready(Ok(outcome)),
+            Err(payload) => std::task::Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+/// A panic of task `id` as the runtime words it (`task 7 panicked with message "boom"`), the
+/// wording a handler's failed task showed when the runtime caught the panic.
+fn panic_text(id: tokio::task::Id, payload: &(dyn std::any::Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    match message {
+        Some(message) => format!("task {id} panicked with message {message:?}"),
+        None => format!("task {id} panicked"),
+    }
 }
 
 /// Records a handler's answer kept in its attempt's entry (unless a token answer already took it
@@ -268,6 +339,72 @@ mod tests {
             context: json!({}),
             heartbeat_seconds: None,
         }
+    }
+
+    /// A handler that panics fails its task (the runtime's wording of the panic in the cause),
+    /// and its call counts as over (`wait_idle` returns); one that answers after its task was
+    /// cancelled (the execution was stopped) leaves nothing in flight either.
+    #[test]
+    fn a_panicking_handler_fails_its_task_and_a_cancelled_call_ends() {
+        use crate::{EngineOptions, ExecutionStatus};
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = EngineOptions {
+            background_timers: false,
+            ..EngineOptions::default()
+        };
+        let engine = crate::Engine::open_with_log(log, options).expect("opens");
+        let resource = "arn:aws:lambda:us-east-1:123456789012:function:boom";
+        engine.register_integration(resource, |_input: Value, _context: Value| async {
+            if true {
+                panic!("boom");
+            }
+            Ok::<_, TaskError>(json!({}))
+        });
+        let definition = format!(
+            r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{resource}","End":true}}}}}}"#
+        );
+        engine
+            .create_state_machine("m", &definition, None)
+            .expect("machine");
+        let started = engine
+            .start_execution("m", Some("e"), "{}")
+            .expect("starts");
+        let closed = engine
+            .wait_until_closed(&started.execution_arn)
+            .expect("closes");
+        assert_eq!(closed.status, ExecutionStatus::Failed);
+        assert_eq!(closed.error.as_deref(), Some("States.TaskFailed"));
+        let cause = closed.cause.expect("a cause");
+        assert!(
+            cause.starts_with("the task handler panicked: task ")
+                && cause.ends_with(" panicked with message \"boom\""),
+            "{cause}"
+        );
+        engine.wait_idle();
+
+        // A call that never answers, cancelled by a stop of its execution.
+        let never = "arn:aws:lambda:us-east-1:123456789012:function:never";
+        engine.register_integration(never, |_input: Value, _context: Value| {
+            std::future::pending::<Result<Value, TaskError>>()
+        });
+        let definition = format!(
+            r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{never}","End":true}}}}}}"#
+        );
+        engine
+            .create_state_machine("n", &definition, None)
+            .expect("machine");
+        let started = engine
+            .start_execution("n", Some("e"), "{}")
+            .expect("starts");
+        engine
+            .stop_execution(&started.execution_arn, None, None)
+            .expect("stops");
+        engine.wait_idle();
+        assert_eq!(
+            engine.answers_recorded(),
+            1,
+            "the cancelled call gave no answer"
+        );
     }
 
     #[test]

@@ -1259,14 +1259,11 @@ impl Store {
         };
         let first_lsn = *lsns.first().ok_or_else(missing)?;
         let last_lsn = *lsns.last().ok_or_else(missing)?;
-        let first_batch = self.read_batch(execution_arn, first_lsn)?;
-        let first = first_batch.events.first().cloned().ok_or_else(missing)?;
-        let last = if last_lsn == first_lsn {
-            first_batch.events.last().cloned()
-        } else {
-            self.read_batch(execution_arn, last_lsn)?.events.pop()
+        let (first, last) = self.read_ends(execution_arn, first_lsn)?;
+        if last_lsn == first_lsn {
+            return Ok((first, last));
         }
-        .ok_or_else(missing)?;
+        let (_, last) = self.read_ends(execution_arn, last_lsn)?;
         Ok((first, last))
     }
 
@@ -1321,6 +1318,53 @@ impl Store {
     }
 
     fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {
+        self.read_events(
+            execution_arn,
+            lsn,
+            encoding::decode,
+            |batch: &EventBatch| {
+                (
+                    batch.execution_arn.as_str(),
+                    batch.events.first().map(|e| e.id.0),
+                    batch.events.last().map(|e| e.id.0),
+                )
+            },
+        )
+    }
+
+    /// The first and the last event of the record at `lsn` (the same event when it holds
+    /// one), with the checks of `read_batch`; the events between them are not built
+    /// (`encoding::decode_ends`).
+    fn read_ends(
+        &self,
+        execution_arn: &str,
+        lsn: Lsn,
+    ) -> Result<(HistoryEvent, HistoryEvent), Error> {
+        type Ends = (String, Option<(HistoryEvent, HistoryEvent)>);
+        let (_, ends) =
+            self.read_events(execution_arn, lsn, encoding::decode_ends, |ends: &Ends| {
+                let (arn, events) = ends;
+                (
+                    arn.as_str(),
+                    events.as_ref().map(|(first, _)| first.id.0),
+                    events.as_ref().map(|(_, last)| last.id.0),
+                )
+            })?;
+        ends.ok_or_else(|| Error::UnknownExecution {
+            execution_arn: execution_arn.to_string(),
+        })
+    }
+
+    /// Reads the record at `lsn` of `execution_arn` and decodes its events with `decode`;
+    /// `ids` names what was decoded (its execution, first and last event ids) for the checks
+    /// against the record's header.
+    fn read_events<T>(
+        &self,
+        execution_arn: &str,
+        lsn: Lsn,
+        decode: impl FnOnce(&[u8]) -> Result<T, statelog_core::history::Error>,
+        ids: impl Fn(&T) -> (&str, Option<u32>, Option<u32>),
+    ) -> Result<T, Error> {
         self.sync_unsynced_upto(lsn)?;
         let (kind, payload) = self.log.read(lsn)?.ok_or_else(|| Error::MissingRecord {
             lsn: lsn.0,
@@ -1336,8 +1380,8 @@ impl Store {
         }
         let (header, history_bytes) = record::decode_batch_header(&payload)
             .map_err(|e| decode_error(DecodeReason::Header(e)))?;
-        let batch = match encoding::decode(history_bytes) {
-            Ok(batch) => batch,
+        let decoded = match decode(history_bytes) {
+            Ok(decoded) => decoded,
             Err(error) => {
                 // Its checksum held: a record this build cannot read damages its execution.
                 let reason = DamageReason::Events(Arc::new(error));
@@ -1349,16 +1393,15 @@ impl Store {
                 });
             }
         };
-        if batch.execution_arn != execution_arn || header.execution_arn != execution_arn {
+        let (found_arn, first, last) = ids(&decoded);
+        if found_arn != execution_arn || header.execution_arn != execution_arn {
             return Err(Error::ForeignRecord {
                 lsn: lsn.0,
                 execution_arn: execution_arn.to_string(),
-                found: batch.execution_arn,
+                found: found_arn.to_string(),
             });
         }
         // Paired check: the header written with the batch agrees with the events read back.
-        let first = batch.events.first().map(|e| e.id.0);
-        let last = batch.events.last().map(|e| e.id.0);
         if first != Some(header.first_event_id) || last != Some(header.last_event_id) {
             return Err(decode_error(DecodeReason::EventIds {
                 first_event_id: header.first_event_id,
@@ -1367,7 +1410,7 @@ impl Store {
                 found_last: last,
             }));
         }
-        Ok(batch)
+        Ok(decoded)
     }
 }
 

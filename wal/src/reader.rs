@@ -78,20 +78,25 @@ impl View {
             if meta.first_lsn > visible_lsn {
                 break;
             }
-            let map = match (meta.sealed.is_some(), meta.map.get()) {
-                (true, Some(map)) => map.clone(),
-                (true, None) => {
+            let map = match meta.map.get() {
+                Some(map) => map.clone(),
+                None => {
                     let map = meta
                         .file
                         .map()
                         .map_err(|e| Error::io("mmap", &meta.path, e))?;
-                    let _ = meta.map.set(map.clone());
+                    // A sealed segment no longer changes; the active one may be kept too where
+                    // its mapping shows later writes and already spans the segment's full size
+                    // (a memory map of the preallocated file): a read of the newest records then
+                    // maps nothing.
+                    let keep = meta.sealed.is_some()
+                        || (meta.file.map_shows_later_writes()
+                            && map.len() as u64 >= meta.size_bytes);
+                    if keep {
+                        let _ = meta.map.set(map.clone());
+                    }
                     map
                 }
-                (false, _) => meta
-                    .file
-                    .map()
-                    .map_err(|e| Error::io("mmap", &meta.path, e))?,
             };
             let hint_index = meta.index.partition_point(|(lsn, _)| *lsn <= from);
             let start = if hint_index == 0 {

@@ -103,7 +103,8 @@ pub(crate) struct SegMeta {
     pub sealed: Option<(Option<u64>, u64)>,
     /// Sparse (lsn, offset) index, one entry per `INDEX_STRIDE_RECORDS` records.
     pub index: Vec<(u64, u32)>,
-    /// The mapping, cached once the segment is sealed.
+    /// The mapping, cached once the segment is sealed (or, where the storage maps live, at the
+    /// first read of the active segment).
     pub map: Arc<OnceLock<Mapping>>,
     /// (min, max) caller timestamp of its records (`Wal::open_timed`), once sealed; the
     /// active segment's range lives in the writer state.

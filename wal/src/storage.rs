@@ -74,6 +74,12 @@ pub trait StorageFile: Send + Sync + std::fmt::Debug {
     /// A read-only view of the whole file as it is now. For the real file system it is a memory
     /// map that also shows later writes; for the simulated disk a snapshot.
     fn map(&self) -> io::Result<Mapping>;
+    /// Whether a mapping from `map` shows bytes written after it was taken (a shared memory
+    /// map does; a snapshot does not). A reader may keep such a mapping of a file still being
+    /// written instead of mapping it again at every read.
+    fn map_shows_later_writes(&self) -> bool {
+        false
+    }
     /// Like `map`, for a scan of the whole file: the real file system prefaults the pages.
     fn map_for_scan(&self) -> io::Result<Mapping> {
         self.map()
@@ -256,6 +262,10 @@ impl StorageFile for FsFile {
         // visible LSN.
         let map = unsafe { memmap2::Mmap::map(&self.file)? };
         Ok(Mapping(MappingInner::Mmap(Arc::new(map))))
+    }
+    fn map_shows_later_writes(&self) -> bool {
+        // A shared mapping of the file: later writes through the same file show in it.
+        true
     }
     fn map_for_scan(&self) -> io::Result<Mapping> {
         if self.len()? == 0 {

@@ -721,7 +721,7 @@ impl EventDetails {
 /// Stores a JSON value as its compact text (the form AWS returns), so the binary format does not
 /// depend on a self-describing serde data model.
 mod json_text {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
     use serde_json::Value;
 
     use std::borrow::Borrow;
@@ -763,15 +763,50 @@ mod json_text {
         })
     }
 
-    /// Reads a payload written by [`serialize`].
+    thread_local! {
+        /// Set while [`skimming`] runs: payloads are stepped over, not parsed.
+        static SKIMMING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Runs `decode` with every payload it reads stepped over (read as `null`, its text not
+    /// parsed): for events that are decoded only to reach the ones after them.
+    pub(crate) fn skimming<T>(decode: impl FnOnce() -> T) -> T {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                SKIMMING.with(|flag| flag.set(self.0));
+            }
+        }
+        let _reset = Reset(SKIMMING.with(|flag| flag.replace(true)));
+        decode()
+    }
+
+    /// Reads a payload written by [`serialize`]: its text is parsed where it lies (borrowed
+    /// from the record when the format allows), without a copy.
     pub fn deserialize<'de, D: Deserializer<'de>, V: From<Value>>(
         deserializer: D,
     ) -> Result<V, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        // At any depth: a committed payload must read back, whatever nests in it.
-        super::depth::parse_stored(&text)
-            .map(V::from)
-            .map_err(serde::de::Error::custom)
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
+
+    struct Text<V>(std::marker::PhantomData<V>);
+
+    impl<V: From<Value>> serde::de::Visitor<'_> for Text<V> {
+        type Value = V;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("the JSON text of a payload")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<V, E> {
+            if SKIMMING.with(std::cell::Cell::get) {
+                return Ok(V::from(Value::Null));
+            }
+            // At any depth: a committed payload must read back, whatever nests in it.
+            super::depth::parse_stored(text)
+                .map(V::from)
+                .map_err(E::custom)
+        }
     }
 }
 

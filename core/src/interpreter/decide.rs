@@ -17,7 +17,7 @@ use serde_json::Value;
 #[path = "states/mod.rs"]
 pub(super) mod states;
 
-use super::effects::{difference, pending_effects};
+use super::effects::{decision_effects, Keys};
 use super::io::*;
 use super::state::{
     apply, apply_timer, ExecutionState, IterationOutcome, Phase, StateRun, Thread, Timer,
@@ -134,8 +134,8 @@ pub fn decide_owned(
     // A redrive reopens a closed execution: nothing of before carries over (and a close in
     // the same decision is a new close).
     let before = match trigger {
-        Trigger::Redrive => Vec::new(),
-        _ => pending_effects(&state),
+        Trigger::Redrive => Keys::default(),
+        _ => Keys::of_state(&state),
     };
     let handed_over_before: Vec<EventId> = match trigger {
         Trigger::Redrive => Vec::new(),
@@ -145,6 +145,12 @@ pub fn decide_owned(
             .filter(|t| t.submitted)
             .map(|t| t.task_id)
             .collect(),
+    };
+    // Paired check (debug builds): the keys give what the difference of the full effects gave.
+    #[cfg(debug_assertions)]
+    let before_effects = match trigger {
+        Trigger::Redrive => Vec::new(),
+        _ => super::effects::pending_effects(&state),
     };
     let first_id = state.event_count() + 1;
     let events_reserved = match trigger {
@@ -165,7 +171,17 @@ pub fn decide_owned(
         Err(Interrupt::Closed) => None,
         Err(Interrupt::Fail(error)) => return Err(error),
     };
-    let mut effects = difference(&before, pending_effects(&decider.state), answered);
+    let mut effects = decision_effects(&before, &decider.state, answered);
+    #[cfg(debug_assertions)]
+    debug_assert_eq!(
+        effects,
+        super::effects::difference(
+            &before_effects,
+            super::effects::pending_effects(&decider.state),
+            answered
+        ),
+        "the effects by keys and by the full difference disagree"
+    );
     // A handed-over task (submitted, claimed) that is no longer awaited, and was not answered
     // by this trigger, is cancelled too (a `.sync` child is stopped).
     let still_waiting: Vec<EventId> = decider

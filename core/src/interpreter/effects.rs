@@ -7,13 +7,20 @@
 use std::collections::BTreeSet;
 
 use super::io::context_object;
-use super::state::{ExecutionState, IterationOutcome, Phase, Thread};
+use super::state::{ExecutionState, IterationOutcome, Phase, StateRun, TaskRun, Thread, Timer};
 use super::{Effect, TaskInvocation, TimerKind};
 use crate::history::EventId;
 
 /// Every effect the execution's state calls for now: the timers to arm, the tasks to dispatch,
 /// or `Closed`. Deterministic order (the execution timer, then threads depth-first).
 pub fn pending_effects(state: &ExecutionState) -> Vec<Effect> {
+    pending_effects_except(state, None)
+}
+
+/// Like [`pending_effects`], leaving out the timers and tasks `known` holds (what the state
+/// before a decision called for already): `difference` drops them anyway, and building a
+/// task's invocation (its Context object) is the costly part.
+fn pending_effects_except(state: &ExecutionState, known: Option<&Keys>) -> Vec<Effect> {
     let mut effects = Vec::new();
     if state.status().is_closed() {
         effects.push(Effect::Closed {
@@ -21,72 +28,106 @@ pub fn pending_effects(state: &ExecutionState) -> Vec<Effect> {
         });
         return effects;
     }
-    if let Some(timer) = state.execution_timer {
-        effects.push(Effect::ArmTimer {
-            timer_id: EventId(timer.id),
-            due_ms: timer.due_ms,
-            kind: TimerKind::ExecutionTimeout,
-        });
-    }
-    collect(state, &state.root, &mut effects);
+    let is_known = |key| known.is_some_and(|keys| keys.all.contains(&key));
+    visit(state, &mut |pending| match pending {
+        Pending::Timer { timer, kind } => {
+            if !is_known((KEY_TIMER, EventId(timer.id))) {
+                effects.push(Effect::ArmTimer {
+                    timer_id: EventId(timer.id),
+                    due_ms: timer.due_ms,
+                    kind,
+                });
+            }
+        }
+        Pending::Task { run, task } => {
+            if !is_known((KEY_TASK, EventId(task.task_id))) {
+                effects.push(Effect::InvokeTask(invocation(state, run, task)));
+            }
+        }
+    });
     effects
 }
 
-fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
+/// The task `task` of state `run` as its backend is to be called.
+fn invocation(state: &ExecutionState, run: &StateRun, task: &TaskRun) -> TaskInvocation {
+    let context = match &state.info {
+        Some(info) => context_object(info, run),
+        None => serde_json::Value::Null,
+    };
+    TaskInvocation {
+        task_id: EventId(task.task_id),
+        attempt: task.attempt,
+        state_name: run.name.clone(),
+        resource: task.resource_arn.clone(),
+        input: task.parameters.clone(),
+        context,
+        heartbeat_seconds: task.heartbeat_seconds,
+    }
+}
+
+/// One thing an open execution waits on, as [`visit`] finds it.
+enum Pending<'a> {
+    Timer {
+        timer: Timer,
+        kind: TimerKind,
+    },
+    Task {
+        run: &'a StateRun,
+        task: &'a TaskRun,
+    },
+}
+
+/// Calls `found` with everything an open execution waits on, in [`pending_effects`]'s order:
+/// the execution timer, then threads depth-first (a task before its timeout timer).
+fn visit<'a>(state: &'a ExecutionState, found: &mut dyn FnMut(Pending<'a>)) {
+    if let Some(timer) = state.execution_timer {
+        found(Pending::Timer {
+            timer,
+            kind: TimerKind::ExecutionTimeout,
+        });
+    }
+    visit_thread(&state.root, found);
+}
+
+fn visit_thread<'a>(thread: &'a Thread, found: &mut dyn FnMut(Pending<'a>)) {
     let Thread::Running(run) = thread else { return };
     match &run.phase {
-        Phase::Waiting { timer } => effects.push(Effect::ArmTimer {
-            timer_id: EventId(timer.id),
-            due_ms: timer.due_ms,
+        Phase::Waiting { timer } => found(Pending::Timer {
+            timer: *timer,
             kind: TimerKind::Wait,
         }),
-        Phase::Backoff { timer } => effects.push(Effect::ArmTimer {
-            timer_id: EventId(timer.id),
-            due_ms: timer.due_ms,
+        Phase::Backoff { timer } => found(Pending::Timer {
+            timer: *timer,
             kind: TimerKind::RetryBackoff,
         }),
         // A submitted `.waitForTaskToken` task or a claimed activity task waits for its
         // token: nothing to dispatch.
         Phase::Task(task) if task.token.is_some() && super::waiting::handed_over(task) => {
             if let Some(timer) = task.timeout_timer {
-                effects.push(Effect::ArmTimer {
-                    timer_id: EventId(timer.id),
-                    due_ms: timer.due_ms,
+                found(Pending::Timer {
+                    timer,
                     kind: TimerKind::TaskTimeout,
                 });
             }
         }
         Phase::Task(task) => {
-            let context = match &state.info {
-                Some(info) => context_object(info, run),
-                None => serde_json::Value::Null,
-            };
-            effects.push(Effect::InvokeTask(TaskInvocation {
-                task_id: EventId(task.task_id),
-                attempt: task.attempt,
-                state_name: run.name.clone(),
-                resource: task.resource_arn.clone(),
-                input: task.parameters.clone(),
-                context,
-                heartbeat_seconds: task.heartbeat_seconds,
-            }));
+            found(Pending::Task { run, task });
             if let Some(timer) = task.timeout_timer {
-                effects.push(Effect::ArmTimer {
-                    timer_id: EventId(timer.id),
-                    due_ms: timer.due_ms,
+                found(Pending::Timer {
+                    timer,
                     kind: TimerKind::TaskTimeout,
                 });
             }
         }
         Phase::Parallel { branches } => {
             for branch in branches {
-                collect(state, branch, effects);
+                visit_thread(branch, found);
             }
         }
         Phase::Map { iterations, .. } => {
             for iteration in iterations {
                 if iteration.outcome == IterationOutcome::Running {
-                    collect(state, &iteration.thread, effects);
+                    visit_thread(&iteration.thread, found);
                 }
             }
         }
@@ -94,35 +135,109 @@ fn collect(state: &ExecutionState, thread: &Thread, effects: &mut Vec<Effect>) {
     }
 }
 
+const KEY_TASK: u8 = 0;
+const KEY_TIMER: u8 = 1;
+
+/// What [`difference`] compares of the effects of one state: the keys of its tasks (in order)
+/// and timers, and whether it is closed.
+#[derive(Debug, Default)]
+pub(crate) struct Keys {
+    tasks: Vec<EventId>,
+    all: BTreeSet<(u8, EventId)>,
+    closed: bool,
+}
+
+impl Keys {
+    fn key(effect: &Effect) -> Option<(u8, EventId)> {
+        match effect {
+            Effect::InvokeTask(t) => Some((KEY_TASK, t.task_id)),
+            Effect::ArmTimer { timer_id, .. } => Some((KEY_TIMER, *timer_id)),
+            Effect::CancelTask { .. } | Effect::Closed { .. } => None,
+        }
+    }
+
+    #[cfg(any(test, debug_assertions))]
+    fn of_effects(effects: &[Effect]) -> Self {
+        let mut keys = Keys::default();
+        for effect in effects {
+            if let Effect::InvokeTask(task) = effect {
+                keys.tasks.push(task.task_id);
+            }
+            if matches!(effect, Effect::Closed { .. }) {
+                keys.closed = true;
+            }
+            keys.all.extend(Self::key(effect));
+        }
+        keys
+    }
+
+    /// The keys of `pending_effects(state)`, without building its task invocations.
+    pub(crate) fn of_state(state: &ExecutionState) -> Self {
+        let mut keys = Keys::default();
+        if state.status().is_closed() {
+            keys.closed = true;
+            return keys;
+        }
+        visit(state, &mut |pending| match pending {
+            Pending::Timer { timer, .. } => {
+                keys.all.insert((KEY_TIMER, EventId(timer.id)));
+            }
+            Pending::Task { task, .. } => {
+                keys.tasks.push(EventId(task.task_id));
+                keys.all.insert((KEY_TASK, EventId(task.task_id)));
+            }
+        });
+        keys
+    }
+}
+
+/// What one decision adds, from the keys of the state before it (`Keys::of_state`) to the
+/// state after: the same as `difference(&pending_effects(before), pending_effects(after),
+/// answered)`, building only the new tasks' invocations.
+pub(crate) fn decision_effects(
+    before: &Keys,
+    after: &ExecutionState,
+    answered: Option<EventId>,
+) -> Vec<Effect> {
+    let after_keys = Keys::of_state(after);
+    difference_of_keys(
+        before,
+        &after_keys,
+        pending_effects_except(after, Some(before)),
+        answered,
+    )
+}
+
 /// The effects of going from `before` to `after`: new timers and tasks, tasks no longer awaited
 /// (except `answered`, the task whose answer caused the decision), and the close.
+#[cfg(any(test, debug_assertions))]
 pub(crate) fn difference(
     before: &[Effect],
     after: Vec<Effect>,
     answered: Option<EventId>,
 ) -> Vec<Effect> {
-    let key = |e: &Effect| match e {
-        Effect::InvokeTask(t) => Some((0u8, t.task_id)),
-        Effect::ArmTimer { timer_id, .. } => Some((1u8, *timer_id)),
-        Effect::CancelTask { .. } | Effect::Closed { .. } => None,
-    };
-    let before_keys: BTreeSet<_> = before.iter().filter_map(key).collect();
-    let after_keys: BTreeSet<_> = after.iter().filter_map(key).collect();
-    let was_closed = before.iter().any(|e| matches!(e, Effect::Closed { .. }));
+    let after_keys = Keys::of_effects(&after);
+    difference_of_keys(&Keys::of_effects(before), &after_keys, after, answered)
+}
+
+/// [`difference`] on keys: `after` holds at least every effect of `after_keys` that
+/// `before` lacks (those it also has are dropped here).
+fn difference_of_keys(
+    before: &Keys,
+    after_keys: &Keys,
+    after: Vec<Effect>,
+    answered: Option<EventId>,
+) -> Vec<Effect> {
     let mut effects: Vec<Effect> = Vec::new();
-    for effect in before {
-        if let Effect::InvokeTask(task) = effect {
-            if !after_keys.contains(&(0, task.task_id)) && Some(task.task_id) != answered {
-                effects.push(Effect::CancelTask {
-                    task_id: task.task_id,
-                });
-            }
+    for &task_id in &before.tasks {
+        if !after_keys.all.contains(&(KEY_TASK, task_id)) && Some(task_id) != answered {
+            effects.push(Effect::CancelTask { task_id });
         }
     }
     for effect in after {
-        let new = match key(&effect) {
-            Some(k) => !before_keys.contains(&k),
-            None => matches!(effect, Effect::Closed { .. }) && !was_closed,
+        let new = match Keys::key(&effect) {
+            Some(k) => !before.all.contains(&k),
+            None => matches!(effect, Effect::Closed { .. }) && !before.closed,
         };
         if new {
             effects.push(effect);

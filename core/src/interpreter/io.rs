@@ -63,25 +63,45 @@ pub(crate) fn context_with(
     entered_ms: u64,
     retry_count: u32,
 ) -> Value {
-    json!({
-        "Execution": {
-            "Id": info.execution_arn,
-            "Input": *info.input,
-            "StartTime": iso_time(info.start_ms),
-            "Name": arn_name(&info.execution_arn),
-            "RoleArn": info.role_arn,
-            "RedriveCount": info.redrive_count,
-        },
-        "StateMachine": {
-            "Id": info.state_machine_arn,
-            "Name": arn_name(&info.state_machine_arn),
-        },
-        "State": {
-            "Name": state_name,
-            "EnteredTime": iso_time(entered_ms),
-            "RetryCount": retry_count,
-        },
-    })
+    // Built member by member into maps of their final size (what `json!` would build, in the
+    // same order, without growing each map or serializing the input into a copy of itself):
+    // one is built for every task dispatched.
+    fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+        let mut map = Map::with_capacity(N);
+        for (key, value) in members {
+            map.insert(key.to_string(), value);
+        }
+        Value::Object(map)
+    }
+    let text = |text: &str| Value::String(text.to_string());
+    object([
+        (
+            "Execution",
+            object([
+                ("Id", text(&info.execution_arn)),
+                ("Input", Value::clone(&info.input)),
+                ("StartTime", Value::String(iso_time(info.start_ms))),
+                ("Name", text(arn_name(&info.execution_arn))),
+                ("RoleArn", text(&info.role_arn)),
+                ("RedriveCount", Value::from(info.redrive_count)),
+            ]),
+        ),
+        (
+            "StateMachine",
+            object([
+                ("Id", text(&info.state_machine_arn)),
+                ("Name", text(arn_name(&info.state_machine_arn))),
+            ]),
+        ),
+        (
+            "State",
+            object([
+                ("Name", text(state_name)),
+                ("EnteredTime", Value::String(iso_time(entered_ms))),
+                ("RetryCount", Value::from(retry_count)),
+            ]),
+        ),
+    ])
 }
 
 /// Selects with a path that must find something (the `...Path` fields), worded as AWS words a
@@ -186,6 +206,38 @@ fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Context object built member by member is the one `json!` builds, order included.
+    #[test]
+    fn the_context_object_is_the_json_macros() {
+        let info = ExecutionInfo {
+            input: json!({"n": [1, {"k": "v"}], "s": "x"}).into(),
+            execution_arn: "arn:aws:states:us-east-1:1:execution:m:e".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:1:stateMachine:m".into(),
+            role_arn: "arn:aws:iam::1:role/r".into(),
+            start_ms: 1_700_000_000_123,
+            redrive_count: 2,
+        };
+        let built = context_with(&info, "T", 1_700_000_000_456, 3);
+        let expected = json!({
+            "Execution": {
+                "Id": info.execution_arn,
+                "Input": *info.input,
+                "StartTime": iso_time(info.start_ms),
+                "Name": "e",
+                "RoleArn": info.role_arn,
+                "RedriveCount": 2,
+            },
+            "StateMachine": {"Id": info.state_machine_arn, "Name": "m"},
+            "State": {"Name": "T", "EnteredTime": "2023-11-14T22:13:20.456Z", "RetryCount": 3},
+        });
+        assert_eq!(built, expected);
+        assert_eq!(
+            serde_json::to_string(&built).expect("renders"),
+            serde_json::to_string(&expected).expect("renders"),
+            "same members in the same order"
+        );
+    }
 
     #[test]
     fn iso_time_has_millis_and_z() {

@@ -57,6 +57,119 @@ pub fn decode(bytes: &[u8]) -> Result<EventBatch, Error> {
     decode_body(version, body)
 }
 
+/// The execution and the first and last events of a record written by [`encode`] (the same
+/// event twice when it holds one; `None` when it holds none), as [`decode`] would give them.
+/// The events between them are decoded without parsing their payloads (read past, then
+/// dropped): a whole record need not be built to answer for its ends. Their bytes are still
+/// walked, so a damaged record is an error here as in [`decode`], except a payload text that is
+/// not JSON between the ends (the log's checksum held, so only a wrong encoder wrote one).
+pub fn decode_ends(bytes: &[u8]) -> Result<(String, Option<(HistoryEvent, HistoryEvent)>), Error> {
+    let (&version, body) = bytes.split_first().ok_or(Error::EmptyRecord)?;
+    check_version(version)?;
+    match version {
+        1 => {
+            let mut deserializer = postcard::Deserializer::from_bytes(body);
+            let ends = serde::de::DeserializeSeed::deserialize(Ends, &mut deserializer)
+                .map_err(|cause| Error::Decode { cause })?;
+            let rest = deserializer
+                .finalize()
+                .map_err(|cause| Error::Decode { cause })?;
+            if !rest.is_empty() {
+                return Err(Error::TrailingBytes {
+                    trailing_bytes: rest.len(),
+                });
+            }
+            Ok(ends)
+        }
+        // `check_version` admits only the versions above.
+        found => Err(Error::UnsupportedVersion {
+            found,
+            supported: FORMAT_VERSION,
+        }),
+    }
+}
+
+/// [`EventBatch`] read as its execution and its first and last events.
+struct Ends;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Ends {
+    type Value = (String, Option<(HistoryEvent, HistoryEvent)>);
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_struct("EventBatch", &["execution_arn", "events"], self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Ends {
+    type Value = (String, Option<(HistoryEvent, HistoryEvent)>);
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an event batch")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error as _;
+        let execution_arn: String = seq
+            .next_element()?
+            .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+        let ends = seq
+            .next_element_seed(EndEvents)?
+            .ok_or_else(|| A::Error::invalid_length(1, &self))?;
+        Ok((execution_arn, ends))
+    }
+}
+
+/// The events of a batch, keeping the first and the last.
+struct EndEvents;
+
+impl<'de> serde::de::DeserializeSeed<'de> for EndEvents {
+    type Value = Option<(HistoryEvent, HistoryEvent)>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for EndEvents {
+    type Value = Option<(HistoryEvent, HistoryEvent)>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a sequence of events")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        // postcard knows the count: all but the last are skimmed after the first. Without a
+        // count every event is decoded in full.
+        let count = seq.size_hint();
+        let Some(first) = seq.next_element::<HistoryEvent>()? else {
+            return Ok(None);
+        };
+        let mut last = None;
+        let mut index = 1usize;
+        loop {
+            let is_last = count.is_some_and(|count| index + 1 == count);
+            let next = if count.is_some() && !is_last {
+                super::json_text::skimming(|| seq.next_element::<HistoryEvent>())?
+            } else {
+                seq.next_element::<HistoryEvent>()?
+            };
+            let Some(event) = next else { break };
+            if count.is_none() || is_last {
+                last = Some(event);
+            }
+            index += 1;
+        }
+        let last = last.unwrap_or_else(|| first.clone());
+        Ok(Some((first, last)))
+    }
+}
+
 /// Where a record's format version stands against the versions a build reads,
 /// `oldest..=newest`. The one version rule of every record format in the store's log: this
 /// module's [`check_version`] and the store's `Format::check` both apply it, each with its own
@@ -276,6 +389,51 @@ mod tests {
             decode(&bytes),
             Err(Error::UnsupportedVersion { found: 0, .. })
         ));
+    }
+
+    /// `decode_ends` gives what `decode` gives of a batch's ends, for every length of batch
+    /// (none, one, two, more events; payloads of every kind between the ends), and refuses
+    /// what `decode` refuses.
+    #[test]
+    fn the_ends_of_a_batch_read_as_decode_reads_them() {
+        let mut batches = vec![sample(), carrying(&json!({"n": [1, {"k": "v"}]}))];
+        for count in 0..4 {
+            let mut batch = sample();
+            batch.events.truncate(count);
+            batches.push(batch);
+        }
+        for batch in batches {
+            let bytes = encode(&batch).expect("encodes");
+            let (execution_arn, ends) = decode_ends(&bytes).expect("decodes");
+            let decoded = decode(&bytes).expect("decodes");
+            assert_eq!(execution_arn, decoded.execution_arn);
+            let expected = decoded
+                .events
+                .first()
+                .cloned()
+                .zip(decoded.events.last().cloned());
+            assert_eq!(ends, expected, "{} events", decoded.events.len());
+            for len in 0..bytes.len() {
+                assert!(decode_ends(&bytes[..len]).is_err(), "prefix of {len} bytes");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(matches!(
+                decode_ends(&longer),
+                Err(Error::TrailingBytes { trailing_bytes: 1 })
+            ));
+            longer.pop();
+            longer[0] = FORMAT_VERSION + 1;
+            assert!(matches!(
+                decode_ends(&longer),
+                Err(Error::NewerVersion { .. })
+            ));
+        }
+        // Skimming ends with the read: the payloads of a full decode are parsed again.
+        let batch = carrying(&json!({"after": true}));
+        let bytes = encode(&batch).expect("encodes");
+        decode_ends(&bytes).expect("decodes");
+        assert_eq!(decode(&bytes).expect("decodes"), batch);
     }
 
     #[test]
