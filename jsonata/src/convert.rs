@@ -17,7 +17,10 @@ pub(crate) fn to_jvalue(value: &Value) -> JValue {
         Value::String(s) => JValue::string(s.as_str()),
         Value::Array(items) => with_stack(|| {
             let flat = !items.iter().any(Value::is_array);
-            JValue::Array(JArray::new_flat(items.iter().map(to_jvalue).collect(), flat))
+            JValue::Array(JArray::new_flat(
+                items.iter().map(to_jvalue).collect(),
+                flat,
+            ))
         }),
         Value::Object(map) => with_stack(|| {
             let map: JMap = map.iter().map(|(k, v)| (k.clone(), to_jvalue(v))).collect();
@@ -43,14 +46,19 @@ pub(crate) fn from_jvalue(value: &JValue) -> Result<Option<Value>, EvalError> {
 /// is JSONata's D1001.
 pub(crate) fn number(n: f64) -> Result<Value, EvalError> {
     if !n.is_finite() {
-        return Err(EvalError::coded("D1001", format!("Number out of range: {n}")));
+        return Err(EvalError::coded(
+            "D1001",
+            format!("Number out of range: {n}"),
+        ));
     }
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if n.fract() == 0.0 && n.abs() <= EXACT {
         // `-0` is the integer 0, as JSON.stringify writes it.
         return Ok(Value::from(n as i64));
     }
-    Ok(Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null))
+    Ok(Number::from_f64(n)
+        .map(Value::Number)
+        .unwrap_or(Value::Null))
 }
 
 /// `None`: left out of the enclosing container (undefined or a function).

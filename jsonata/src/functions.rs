@@ -77,14 +77,22 @@ pub(crate) fn register(
         let now = host.now_ms();
         overriding(evaluator, "millis", Box::new(move |args| millis(now, args)))?;
         let format = Rc::new(FromMillis::default());
-        overriding(evaluator, "now", Box::new(move |args| format.now(now, args)))?;
+        overriding(
+            evaluator,
+            "now",
+            Box::new(move |args| format.now(now, args)),
+        )?;
     }
     if named("random") || named("uuid") || named("shuffle") {
         let rng = Rc::new(RefCell::new(SplitMix64(host.next_u64())));
         let r = Rc::clone(&rng);
         overriding(evaluator, "random", Box::new(move |args| random(&r, args)))?;
         let r = Rc::clone(&rng);
-        overriding(evaluator, "shuffle", Box::new(move |args| shuffle(&r, args)))?;
+        overriding(
+            evaluator,
+            "shuffle",
+            Box::new(move |args| shuffle(&r, args)),
+        )?;
         let r = rng;
         evaluator
             .register_fn("uuid", move |args: &[JValue]| uuid(&r, args))
@@ -247,7 +255,9 @@ pub(crate) fn uuid_v4(hi: u64, lo: u64) -> String {
 /// An integer argument, or `None` where it is not one.
 fn integer(value: &JValue) -> Option<i64> {
     match value {
-        JValue::Number(n) if n.is_finite() && n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 => {
+        JValue::Number(n)
+            if n.is_finite() && n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 =>
+        {
             Some(*n as i64)
         }
         _ => None,
@@ -266,18 +276,20 @@ fn partition(args: &[JValue]) -> HostResult {
         }
         other => vec![other.clone()],
     };
-    let size = match arg(args, 1) {
-        JValue::Number(_) => match integer(arg(args, 1)) {
-            Some(n) if n > 0 => n as usize,
-            _ => {
-                return Err(plain(
+    let size =
+        match arg(args, 1) {
+            JValue::Number(_) => match integer(arg(args, 1)) {
+                Some(n) if n > 0 => n as usize,
+                _ => return Err(plain(
                     "The chunk size argument of the partition function must be a positive integer",
-                ))
-            }
-        },
-        _ => return Err(signature_mismatch("partition", 2)),
-    };
-    let chunks = items.chunks(size).map(|c| JValue::array(c.to_vec())).collect();
+                )),
+            },
+            _ => return Err(signature_mismatch("partition", 2)),
+        };
+    let chunks = items
+        .chunks(size)
+        .map(|c| JValue::array(c.to_vec()))
+        .collect();
     Ok(JValue::array(chunks))
 }
 
@@ -306,7 +318,9 @@ fn range(args: &[JValue]) -> HostResult {
     }
     let [start, end, step] = ints;
     if step == 0 {
-        return Err(plain("The step argument of the range function must not be 0"));
+        return Err(plain(
+            "The step argument of the range function must not be 0",
+        ));
     }
     let count = if (step > 0 && end < start) || (step < 0 && end > start) {
         0.0
@@ -369,7 +383,9 @@ fn parse(args: &[JValue]) -> HostResult {
         _ => return Err(signature_mismatch("parse", 1)),
     };
     let not_json = |e: serde_json::Error| {
-        plain(format!("The argument of the parse function is not JSON: {e}"))
+        plain(format!(
+            "The argument of the parse function is not JSON: {e}"
+        ))
     };
     let mut deserializer = serde_json::Deserializer::from_str(&text);
     deserializer.disable_recursion_limit();

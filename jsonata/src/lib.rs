@@ -197,7 +197,17 @@ fn split_code(text: &str) -> (Option<String>, String) {
 }
 
 fn from_engine(e: &EvaluatorError) -> EvalError {
-    let (code, message) = split_code(e.message());
+    let (code, mut message) = split_code(e.message());
+    // Where the engine words an error otherwise than jsonata-js 2.0.6 (AWS's version, whose
+    // words AWS quotes in its causes), the reference's words.
+    let reference = match code.as_deref() {
+        Some("T1006") => Some("Attempted to invoke a non-function"),
+        Some("T1008") => Some("Attempted to partially apply a non-function"),
+        _ => None,
+    };
+    if let Some(text) = reference {
+        message = text.to_string();
+    }
     EvalError::Jsonata { code, message }
 }
 
@@ -315,4 +325,3 @@ impl fmt::Display for Expression {
         f.write_str(&self.source)
     }
 }
-

@@ -67,9 +67,11 @@ fn read_json(path: &Path) -> Value {
 /// Whether `text` escapes a lone UTF-16 surrogate (`\uD800`), which no Rust string holds.
 fn has_lone_surrogate(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    ["\\ud8", "\\ud9", "\\uda", "\\udb", "\\udc", "\\udd", "\\ude", "\\udf"]
-        .iter()
-        .any(|p| lower.contains(p))
+    [
+        "\\ud8", "\\ud9", "\\uda", "\\udb", "\\udc", "\\udd", "\\ude", "\\udf",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
 }
 
 /// The cases, and the files skipped with the reason.
@@ -79,7 +81,11 @@ fn load(dir: &Path) -> (Vec<Case>, Vec<String>) {
     for entry in std::fs::read_dir(dir.join("datasets")).expect("datasets") {
         let path = entry.expect("dataset entry").path();
         if path.extension().is_some_and(|e| e == "json") {
-            let name = path.file_stem().expect("stem").to_string_lossy().to_string();
+            let name = path
+                .file_stem()
+                .expect("stem")
+                .to_string_lossy()
+                .to_string();
             datasets.insert(name, read_json(&path));
         }
     }
@@ -91,7 +97,11 @@ fn load(dir: &Path) -> (Vec<Case>, Vec<String>) {
     groups.sort();
     let mut cases = Vec::new();
     for group_dir in groups {
-        let group = group_dir.file_name().expect("name").to_string_lossy().to_string();
+        let group = group_dir
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
         let mut files: Vec<PathBuf> = std::fs::read_dir(&group_dir)
             .expect("group")
             .map(|e| e.expect("case entry").path())
@@ -99,7 +109,11 @@ fn load(dir: &Path) -> (Vec<Case>, Vec<String>) {
             .collect();
         files.sort();
         for file in files {
-            let stem = file.file_stem().expect("stem").to_string_lossy().to_string();
+            let stem = file
+                .file_stem()
+                .expect("stem")
+                .to_string_lossy()
+                .to_string();
             let text = std::fs::read_to_string(&file).expect("case file");
             let parsed: Value = match serde_json::from_str(&text) {
                 Ok(v) => v,
@@ -117,7 +131,11 @@ fn load(dir: &Path) -> (Vec<Case>, Vec<String>) {
             };
             let many = list.len() > 1;
             for (i, case) in list.into_iter().enumerate() {
-                let name = if many { format!("{stem}[{i}]") } else { stem.clone() };
+                let name = if many {
+                    format!("{stem}[{i}]")
+                } else {
+                    stem.clone()
+                };
                 cases.push(case_of(&group, name, &group_dir, &case, &datasets));
             }
         }
@@ -173,7 +191,10 @@ fn case_of(
         bindings,
         expect,
         unordered: case.get("unordered") == Some(&Value::Bool(true)),
-        depth: case.get("depth").and_then(Value::as_u64).map(|d| d as usize),
+        depth: case
+            .get("depth")
+            .and_then(Value::as_u64)
+            .map(|d| d as usize),
         timelimit: case
             .get("timelimit")
             .and_then(Value::as_u64)
@@ -202,7 +223,8 @@ fn same(a: &Value, b: &Value, unordered: bool) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, unordered)))
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, unordered)))
         }
         _ => a == b,
     }
@@ -212,7 +234,9 @@ fn same(a: &Value, b: &Value, unordered: bool) -> bool {
 fn run(case: &Case) -> Option<(String, String)> {
     let started = Instant::now();
     let outcome: Result<Option<Value>, String> = match Expression::compile(&case.expr) {
-        Err(e) => Err(format!("compile:{}", e.code.clone().unwrap_or_default()) + "|" + &e.to_string()),
+        Err(e) => {
+            Err(format!("compile:{}", e.code.clone().unwrap_or_default()) + "|" + &e.to_string())
+        }
         Ok(expr) => {
             let mut bindings = Bindings::new();
             for (name, value) in &case.bindings {
@@ -247,32 +271,51 @@ fn run(case: &Case) -> Option<(String, String)> {
         }
     };
     let elapsed = started.elapsed();
+    if let Some(limit) = case.timelimit {
+        println!(
+            "timed {}/{}: {elapsed:.2?} of {limit:?}",
+            case.group, case.name
+        );
+    }
     let failure = match (&case.expect, &outcome) {
         (Expect::Result(want), Ok(Some(got))) if same(want, got, case.unordered) => None,
         (Expect::Result(want), Ok(Some(got))) => Some((
             "wrong result".to_string(),
             format!("want {want}, got {got}"),
         )),
-        (Expect::Result(want), Ok(None)) => {
-            Some(("undefined instead of a result".into(), format!("want {want}")))
-        }
+        (Expect::Result(want), Ok(None)) => Some((
+            "undefined instead of a result".into(),
+            format!("want {want}"),
+        )),
         (Expect::Undefined, Ok(None)) => None,
         (Expect::Undefined, Ok(Some(got))) => {
             Some(("a result instead of undefined".into(), format!("got {got}")))
         }
         (Expect::Code(want), Ok(got)) => Some((
             format!("no error (want {want})"),
-            format!("got {}", got.as_ref().map_or("undefined".into(), Value::to_string)),
+            format!(
+                "got {}",
+                got.as_ref().map_or("undefined".into(), Value::to_string)
+            ),
         )),
         (Expect::Code(want), Err(e)) => {
-            let code = e.split('|').next().unwrap_or("").split(':').nth(1).unwrap_or("");
+            let code = e
+                .split('|')
+                .next()
+                .unwrap_or("")
+                .split(':')
+                .nth(1)
+                .unwrap_or("");
             let depth_overflow = case.depth.is_some() && want == "U1001" && code == "D1011";
             if code == want || depth_overflow {
                 None
             } else if case.expr.contains("$eval") && code == "T1006" {
                 Some(("$eval refused (Step Functions)".into(), e.clone()))
             } else {
-                Some((format!("wrong error code (want {want}, got '{code}')"), e.clone()))
+                Some((
+                    format!("wrong error code (want {want}, got '{code}')"),
+                    e.clone(),
+                ))
             }
         }
         (_, Err(e)) if case.expr.contains("$eval") && e.starts_with("eval:T1006") => {
@@ -283,7 +326,10 @@ fn run(case: &Case) -> Option<(String, String)> {
     if failure.is_none() {
         if let Some(limit) = case.timelimit {
             if elapsed > limit {
-                return Some(("over its time limit".into(), format!("{elapsed:?} > {limit:?}")));
+                return Some((
+                    "over its time limit".into(),
+                    format!("{elapsed:?} > {limit:?}"),
+                ));
             }
         }
     }
@@ -322,7 +368,11 @@ fn reference_suite() {
     }
     std::panic::set_hook(default_hook);
     let failed = cases.len() - passed;
-    println!("JSONata reference suite ({}): {} cases", dir.display(), cases.len());
+    println!(
+        "JSONata reference suite ({}): {} cases",
+        dir.display(),
+        cases.len()
+    );
     let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
     for ((group, kind), lines) in &failures {
         *by_kind.entry(kind.clone()).or_default() += lines.len();
