@@ -23,6 +23,9 @@ const MAX_RANGE_ITEMS: f64 = 1e7;
 
 type HostResult = Result<JValue, EvaluatorError>;
 
+/// A host function as registered.
+type HostFunction = Box<dyn Fn(&[JValue]) -> HostResult>;
+
 fn coded(code: &str, message: impl std::fmt::Display) -> EvaluatorError {
     EvaluatorError::EvaluationError(format!("{code}: {message}"))
 }
@@ -65,7 +68,7 @@ pub(crate) fn register(
     host: &mut dyn Host,
 ) -> Result<(), EvalError> {
     let named = |n: &str| calls.contains(n);
-    let overriding = |ev: &mut Evaluator, name: &str, f: Box<dyn Fn(&[JValue]) -> HostResult>| {
+    let overriding = |ev: &mut Evaluator, name: &str, f: HostFunction| {
         ev.register_fn_override(name, move |args: &[JValue]| f(args))
             .map_err(|e| engine_error(name, e))
     };
@@ -298,10 +301,10 @@ fn partition(args: &[JValue]) -> HostResult {
 /// out as itself.
 fn range(args: &[JValue]) -> HostResult {
     too_many("range", args, 3)?;
-    if args.iter().take(3).any(JValue::is_undefined) || args.len() < 3 {
-        if args.iter().take(3).any(JValue::is_undefined) {
-            return Ok(JValue::Undefined);
-        }
+    if args.iter().any(JValue::is_undefined) {
+        return Ok(JValue::Undefined);
+    }
+    if args.len() < 3 {
         return Err(signature_mismatch("range", args.len() + 1));
     }
     let mut ints = [0i64; 3];

@@ -14,6 +14,13 @@
 //! `Send + Sync`, and its tree-walking evaluator takes bindings and host functions. A fresh
 //! evaluator is made for each evaluation (it is neither `Send` nor reusable across threads),
 //! holding only the host functions the expression names.
+//!
+//! Known gaps, each from the engine: numbers are `f64` (an integer past 2^53 in the input
+//! loses precision); a parse error carries no position; `$toMillis(text, picture)` with a
+//! picture lacking date parts fills them from the machine's clock; an endless tail-recursive
+//! function loops until a [`Cancel`] stops it (no depth limit catches a tail call); and the
+//! engine's normal dependencies include a clock and `getrandom` (unused here: `$now`,
+//! `$millis`, `$random` and `$shuffle` are always replaced when named).
 
 mod convert;
 mod functions;

@@ -297,6 +297,12 @@ fn range_includes_its_end_and_steps_down_with_a_negative_step() {
     assert_eq!(error("$range(1, 5, 0)").code(), None);
     assert_eq!(error("$range(1.5, 5, 1)").code(), None);
     assert_eq!(error("$range('1', 5, 1)").code(), Some("T0410"));
+    assert_eq!(
+        error("$range(1, 5)").code(),
+        Some("T0410"),
+        "too few arguments"
+    );
+    assert_eq!(eval("$range($states.none, 5, 1)"), Ok(None));
     assert_eq!(error("$range(0, 1e8, 1)").code(), Some("D2014"));
 }
 
