@@ -1,0 +1,97 @@
+//! JSON in and out of the evaluator's value type. Both walks grow the stack where a value is
+//! deeply nested (the engine's `with_stack`), so no input depth overflows it.
+
+use std::rc::Rc;
+
+use jsonata_core::value::{with_stack, JArray, JMap, JValue};
+use serde_json::{Number, Value};
+
+use crate::EvalError;
+
+/// `value` as the evaluator's value.
+pub(crate) fn to_jvalue(value: &Value) -> JValue {
+    match value {
+        Value::Null => JValue::Null,
+        Value::Bool(b) => JValue::Bool(*b),
+        Value::Number(n) => JValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::String(s) => JValue::string(s.as_str()),
+        Value::Array(items) => with_stack(|| {
+            let flat = !items.iter().any(Value::is_array);
+            JValue::Array(JArray::new_flat(
+                items.iter().map(to_jvalue).collect(),
+                flat,
+            ))
+        }),
+        Value::Object(map) => with_stack(|| {
+            let map: JMap = map.iter().map(|(k, v)| (k.clone(), to_jvalue(v))).collect();
+            JValue::Object(Rc::new(map))
+        }),
+    }
+}
+
+/// The JSON of an evaluation's result: `None` for undefined. Inside arrays and objects an
+/// undefined value is left out; a function inside an object is left out and inside an array
+/// becomes `null` (as JSON.stringify does); a function or regex as the whole result has no
+/// JSON form.
+pub(crate) fn from_jvalue(value: &JValue) -> Result<Option<Value>, EvalError> {
+    match value {
+        JValue::Undefined => Ok(None),
+        JValue::Lambda(_) | JValue::Builtin { .. } => Err(EvalError::NotJson { kind: "function" }),
+        JValue::Regex { .. } => Err(EvalError::NotJson { kind: "regex" }),
+        other => inner(other).map(|v| v.or(Some(Value::Null))),
+    }
+}
+
+/// A number as JSON: integral values within 2^53 as integers, others as floats; not finite
+/// is JSONata's D1001.
+pub(crate) fn number(n: f64) -> Result<Value, EvalError> {
+    if !n.is_finite() {
+        return Err(EvalError::coded(
+            "D1001",
+            format!("Number out of range: {n}"),
+        ));
+    }
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.fract() == 0.0 && n.abs() <= EXACT {
+        // `-0` is the integer 0, as JSON.stringify writes it.
+        return Ok(Value::from(n as i64));
+    }
+    Ok(Number::from_f64(n)
+        .map(Value::Number)
+        .unwrap_or(Value::Null))
+}
+
+/// `None`: left out of the enclosing container (undefined or a function).
+fn inner(value: &JValue) -> Result<Option<Value>, EvalError> {
+    Ok(Some(match value {
+        JValue::Undefined | JValue::Lambda(_) | JValue::Builtin { .. } | JValue::Regex { .. } => {
+            return Ok(None)
+        }
+        JValue::Null => Value::Null,
+        JValue::Bool(b) => Value::Bool(*b),
+        JValue::Number(n) => number(*n)?,
+        JValue::String(s) => Value::String(s.to_string()),
+        JValue::Array(items) => with_stack(|| -> Result<Value, EvalError> {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match item {
+                    JValue::Undefined => {}
+                    JValue::Lambda(_) | JValue::Builtin { .. } | JValue::Regex { .. } => {
+                        out.push(Value::Null)
+                    }
+                    other => out.push(inner(other)?.unwrap_or(Value::Null)),
+                }
+            }
+            Ok(Value::Array(out))
+        })?,
+        JValue::Object(map) => with_stack(|| -> Result<Value, EvalError> {
+            let mut out = serde_json::Map::with_capacity(map.len());
+            for (k, v) in map.iter() {
+                if let Some(v) = inner(v)? {
+                    out.insert(k.clone(), v);
+                }
+            }
+            Ok(Value::Object(out))
+        })?,
+    }))
+}
