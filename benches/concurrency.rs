@@ -542,39 +542,18 @@ impl Http {
     }
 
     fn read_answer(&mut self) -> std::io::Result<(u16, Vec<u8>)> {
-        let broken = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
         let mut status_line = String::new();
-        if self.reader.read_line(&mut status_line)? == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the server closed the connection",
-            ));
-        }
-        let status: u16 = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .ok_or_else(|| broken("no status code"))?;
-        let mut length_bytes = 0usize;
-        let mut chunked = false;
+        self.reader.read_line(&mut status_line)?;
+        let status = status_of(&status_line)?;
+        let mut framing = Framing::default();
         loop {
             let mut line = String::new();
             self.reader.read_line(&mut line)?;
-            let line = line.trim_end();
-            if line.is_empty() {
+            if !framing.read_header(&line)? {
                 break;
             }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length_bytes = value
-                        .trim()
-                        .parse()
-                        .map_err(|_| broken("bad content-length"))?;
-                } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                    chunked = value.trim().eq_ignore_ascii_case("chunked");
-                }
-            }
         }
+        let (length_bytes, chunked) = (framing.length_bytes.unwrap_or(0), framing.chunked);
         if !chunked {
             let mut body = vec![0u8; length_bytes];
             self.reader.read_exact(&mut body)?;
@@ -585,8 +564,8 @@ impl Http {
             let mut size_line = String::new();
             self.reader.read_line(&mut size_line)?;
             let size_text = size_line.trim_end().split(';').next().unwrap_or("");
-            let size_bytes =
-                usize::from_str_radix(size_text, 16).map_err(|_| broken("bad chunk size"))?;
+            let size_bytes = usize::from_str_radix(size_text, 16)
+                .map_err(|_| broken_answer("bad chunk size"))?;
             let start = body.len();
             body.resize(start + size_bytes, 0);
             self.reader.read_exact(&mut body[start..])?;
@@ -642,46 +621,77 @@ impl AsyncHttp {
 
     async fn send(&mut self, bytes: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
         use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
-        let broken = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
         self.writer.write_all(bytes).await?;
         let mut status_line = String::new();
-        if self.reader.read_line(&mut status_line).await? == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the server closed the connection",
-            ));
-        }
-        let status: u16 = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .ok_or_else(|| broken("no status code"))?;
-        let mut length_bytes = None;
+        self.reader.read_line(&mut status_line).await?;
+        let status = status_of(&status_line)?;
+        let mut framing = Framing::default();
         loop {
             let mut line = String::new();
             self.reader.read_line(&mut line).await?;
-            let line = line.trim_end();
-            if line.is_empty() {
+            if !framing.read_header(&line)? {
                 break;
             }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length_bytes = Some(
-                        value
-                            .trim()
-                            .parse::<usize>()
-                            .map_err(|_| broken("bad content-length"))?,
-                    );
-                } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                    return Err(broken(
-                        "the workers read only answers with a content-length",
-                    ));
-                }
-            }
         }
-        let mut body = vec![0u8; length_bytes.ok_or_else(|| broken("no content-length"))?];
+        if framing.chunked {
+            return Err(broken_answer(
+                "the workers read only answers with a content-length",
+            ));
+        }
+        let length_bytes = framing
+            .length_bytes
+            .ok_or_else(|| broken_answer("no content-length"))?;
+        let mut body = vec![0u8; length_bytes];
         self.reader.read_exact(&mut body).await?;
         Ok((status, body))
+    }
+}
+
+fn broken_answer(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what)
+}
+
+/// The code of an HTTP/1.1 status line; an empty line means the server closed the connection.
+fn status_of(status_line: &str) -> std::io::Result<u16> {
+    if status_line.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the server closed the connection",
+        ));
+    }
+    status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| broken_answer("no status code"))
+}
+
+/// How an answer's body is framed, from its header lines.
+#[derive(Default)]
+struct Framing {
+    length_bytes: Option<usize>,
+    chunked: bool,
+}
+
+impl Framing {
+    /// Takes one header line; false at the blank line that ends the head.
+    fn read_header(&mut self, line: &str) -> std::io::Result<bool> {
+        let line = line.trim_end();
+        if line.is_empty() {
+            return Ok(false);
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                let length_bytes = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| broken_answer("bad content-length"))?;
+                self.length_bytes = Some(length_bytes);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                self.chunked = value.trim().eq_ignore_ascii_case("chunked");
+            }
+        }
+        Ok(true)
     }
 }
 
