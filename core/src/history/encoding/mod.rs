@@ -67,20 +67,7 @@ pub fn decode_ends(bytes: &[u8]) -> Result<(String, Option<(HistoryEvent, Histor
     let (&version, body) = bytes.split_first().ok_or(Error::EmptyRecord)?;
     check_version(version)?;
     match version {
-        1 => {
-            let mut deserializer = postcard::Deserializer::from_bytes(body);
-            let ends = serde::de::DeserializeSeed::deserialize(Ends, &mut deserializer)
-                .map_err(|cause| Error::Decode { cause })?;
-            let rest = deserializer
-                .finalize()
-                .map_err(|cause| Error::Decode { cause })?;
-            if !rest.is_empty() {
-                return Err(Error::TrailingBytes {
-                    trailing_bytes: rest.len(),
-                });
-            }
-            Ok(ends)
-        }
+        1 => take_whole_with(Ends, body),
         // `check_version` admits only the versions above.
         found => Err(Error::UnsupportedVersion {
             found,
@@ -232,8 +219,21 @@ fn decode_body(version: u8, body: &[u8]) -> Result<EventBatch, Error> {
 
 /// Decodes `body` as one `T` with nothing after it.
 fn take_whole<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
-    let (value, rest): (T, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|cause| Error::Decode { cause })?;
+    take_whole_with(std::marker::PhantomData::<T>, body)
+}
+
+/// Decodes `body` with `seed`, nothing after what it reads.
+fn take_whole_with<'de, S: serde::de::DeserializeSeed<'de>>(
+    seed: S,
+    body: &'de [u8],
+) -> Result<S::Value, Error> {
+    let mut deserializer = postcard::Deserializer::from_bytes(body);
+    let value = seed
+        .deserialize(&mut deserializer)
+        .map_err(|cause| Error::Decode { cause })?;
+    let rest = deserializer
+        .finalize()
+        .map_err(|cause| Error::Decode { cause })?;
     if !rest.is_empty() {
         return Err(Error::TrailingBytes {
             trailing_bytes: rest.len(),
