@@ -14,24 +14,46 @@ use crate::history::EventId;
 /// Every effect the execution's state calls for now: the timers to arm, the tasks to dispatch,
 /// or `Closed`. Deterministic order (the execution timer, then threads depth-first).
 pub fn pending_effects(state: &ExecutionState) -> Vec<Effect> {
-    pending_effects_except(state, None)
+    collect(state, Build::All).1
 }
 
-/// Like [`pending_effects`], leaving out the timers and tasks `known` holds (what the state
-/// before a decision called for already): `difference` drops them anyway, and building a
-/// task's invocation (its Context object) is the costly part.
-fn pending_effects_except(state: &ExecutionState, known: Option<&Keys>) -> Vec<Effect> {
+/// Which of the effects [`collect`] finds it builds (a task's invocation, its Context object,
+/// is the costly part).
+#[derive(Clone, Copy)]
+enum Build<'a> {
+    /// Every one ([`pending_effects`]).
+    All,
+    /// Only those the keys of the state before a decision lack: `difference` would drop the
+    /// others anyway.
+    Except(&'a Keys),
+    /// None: the keys alone.
+    Nothing,
+}
+
+/// The keys of everything `state` calls for, and the effects `build` asks for, in
+/// [`pending_effects`]'s order; one walk of the state.
+fn collect(state: &ExecutionState, build: Build<'_>) -> (Keys, Vec<Effect>) {
+    let mut keys = Keys::default();
     let mut effects = Vec::new();
     if state.status().is_closed() {
-        effects.push(Effect::Closed {
-            status: state.status(),
-        });
-        return effects;
+        keys.closed = true;
+        if !matches!(build, Build::Nothing) {
+            effects.push(Effect::Closed {
+                status: state.status(),
+            });
+        }
+        return (keys, effects);
     }
-    let is_known = |key| known.is_some_and(|keys| keys.all.contains(&key));
+    let builds = |key| match build {
+        Build::All => true,
+        Build::Except(known) => !known.all.contains(&key),
+        Build::Nothing => false,
+    };
     visit(state, &mut |pending| match pending {
         Pending::Timer { timer, kind } => {
-            if !is_known((KEY_TIMER, EventId(timer.id))) {
+            let key = (KEY_TIMER, EventId(timer.id));
+            keys.all.insert(key);
+            if builds(key) {
                 effects.push(Effect::ArmTimer {
                     timer_id: EventId(timer.id),
                     due_ms: timer.due_ms,
@@ -40,12 +62,15 @@ fn pending_effects_except(state: &ExecutionState, known: Option<&Keys>) -> Vec<E
             }
         }
         Pending::Task { run, task } => {
-            if !is_known((KEY_TASK, EventId(task.task_id))) {
+            let key = (KEY_TASK, EventId(task.task_id));
+            keys.tasks.push(EventId(task.task_id));
+            keys.all.insert(key);
+            if builds(key) {
                 effects.push(Effect::InvokeTask(invocation(state, run, task)));
             }
         }
     });
-    effects
+    (keys, effects)
 }
 
 /// The task `task` of state `run` as its backend is to be called.
@@ -173,21 +198,7 @@ impl Keys {
 
     /// The keys of `pending_effects(state)`, without building its task invocations.
     pub(crate) fn of_state(state: &ExecutionState) -> Self {
-        let mut keys = Keys::default();
-        if state.status().is_closed() {
-            keys.closed = true;
-            return keys;
-        }
-        visit(state, &mut |pending| match pending {
-            Pending::Timer { timer, .. } => {
-                keys.all.insert((KEY_TIMER, EventId(timer.id)));
-            }
-            Pending::Task { task, .. } => {
-                keys.tasks.push(EventId(task.task_id));
-                keys.all.insert((KEY_TASK, EventId(task.task_id)));
-            }
-        });
-        keys
+        collect(state, Build::Nothing).0
     }
 }
 
@@ -199,13 +210,8 @@ pub(crate) fn decision_effects(
     after: &ExecutionState,
     answered: Option<EventId>,
 ) -> Vec<Effect> {
-    let after_keys = Keys::of_state(after);
-    difference_of_keys(
-        before,
-        &after_keys,
-        pending_effects_except(after, Some(before)),
-        answered,
-    )
+    let (after_keys, new) = collect(after, Build::Except(before));
+    difference_of_keys(before, &after_keys, new, answered)
 }
 
 /// The effects of going from `before` to `after`: new timers and tasks, tasks no longer awaited
