@@ -360,18 +360,21 @@ mod tests {
             }
             Ok::<_, TaskError>(json!({}))
         });
-        let definition = format!(
-            r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{resource}","End":true}}}}}}"#
-        );
-        engine
-            .create_state_machine("m", &definition, None)
-            .expect("machine");
-        let started = engine
-            .start_execution("m", Some("e"), "{}")
-            .expect("starts");
-        let closed = engine
-            .wait_until_closed(&started.execution_arn)
-            .expect("closes");
+        // A machine `name` of one Task on `resource`, and one execution of it started.
+        let start_one_task = |name: &str, resource: &str| {
+            let definition = format!(
+                r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{resource}","End":true}}}}}}"#
+            );
+            engine
+                .create_state_machine(name, &definition, None)
+                .expect("machine");
+            engine
+                .start_execution(name, Some("e"), "{}")
+                .expect("starts")
+                .execution_arn
+        };
+        let arn = start_one_task("m", resource);
+        let closed = engine.wait_until_closed(&arn).expect("closes");
         assert_eq!(closed.status, ExecutionStatus::Failed);
         assert_eq!(closed.error.as_deref(), Some("States.TaskFailed"));
         let cause = closed.cause.expect("a cause");
@@ -387,18 +390,8 @@ mod tests {
         engine.register_integration(never, |_input: Value, _context: Value| {
             std::future::pending::<Result<Value, TaskError>>()
         });
-        let definition = format!(
-            r#"{{"StartAt":"T","States":{{"T":{{"Type":"Task","Resource":"{never}","End":true}}}}}}"#
-        );
-        engine
-            .create_state_machine("n", &definition, None)
-            .expect("machine");
-        let started = engine
-            .start_execution("n", Some("e"), "{}")
-            .expect("starts");
-        engine
-            .stop_execution(&started.execution_arn, None, None)
-            .expect("stops");
+        let arn = start_one_task("n", never);
+        engine.stop_execution(&arn, None, None).expect("stops");
         engine.wait_idle();
         assert_eq!(
             engine.answers_recorded(),
