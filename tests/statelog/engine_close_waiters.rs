@@ -13,6 +13,15 @@ use crate::engine_common::Harness;
 const SLEEPER: &str =
     r#"{"StartAt":"Sleep","States":{"Sleep":{"Type":"Wait","Seconds":86400,"End":true}}}"#;
 
+/// A harness with the `sleeper` machine.
+fn sleeper_harness() -> Harness {
+    let h = Harness::new();
+    h.engine
+        .create_state_machine("sleeper", SLEEPER, None)
+        .expect("machine");
+    h
+}
+
 fn start(h: &Harness, name: &str) -> String {
     h.engine
         .start_execution("sleeper", Some(name), "{}")
@@ -22,10 +31,7 @@ fn start(h: &Harness, name: &str) -> String {
 
 #[test]
 fn each_waiter_returns_with_its_own_execution_at_its_close() {
-    let h = Harness::new();
-    h.engine
-        .create_state_machine("sleeper", SLEEPER, None)
-        .expect("machine");
+    let h = sleeper_harness();
     let arns: Vec<String> = (0..8)
         .map(|index| start(&h, &format!("e{index}")))
         .collect();
@@ -62,10 +68,7 @@ fn each_waiter_returns_with_its_own_execution_at_its_close() {
 
 #[test]
 fn a_close_racing_the_wait_is_not_lost() {
-    let h = Harness::new();
-    h.engine
-        .create_state_machine("sleeper", SLEEPER, None)
-        .expect("machine");
+    let h = sleeper_harness();
     for round_index in 0..300 {
         let arn = start(&h, &format!("race{round_index}"));
         std::thread::scope(|scope| {
@@ -83,10 +86,7 @@ fn a_close_racing_the_wait_is_not_lost() {
 
 #[test]
 fn a_closed_execution_returns_at_once_and_an_unknown_one_is_an_error() {
-    let h = Harness::new();
-    h.engine
-        .create_state_machine("sleeper", SLEEPER, None)
-        .expect("machine");
+    let h = sleeper_harness();
     let arn = start(&h, "done");
     h.engine.stop_execution(&arn, None, None).expect("stops");
     let described = h.engine.wait_until_closed(&arn).expect("closed already");
@@ -103,10 +103,7 @@ fn a_closed_execution_returns_at_once_and_an_unknown_one_is_an_error() {
 /// `wait_until_closed` returns only after it. (A CI run once saw the refusal: issue 16.)
 #[test]
 fn a_redrive_racing_the_close_waits_for_it_instead_of_refusing() {
-    let h = Harness::new();
-    h.engine
-        .create_state_machine("sleeper", SLEEPER, None)
-        .expect("machine");
+    let h = sleeper_harness();
     for round_index in 0..300 {
         let arn = start(&h, &format!("redrive{round_index}"));
         let use_wait = round_index % 2 == 0;
