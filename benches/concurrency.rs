@@ -537,7 +537,12 @@ impl Http {
         body: &[u8],
     ) -> std::io::Result<(u16, Vec<u8>)> {
         let bytes = request_bytes(method, path, &self.host, headers, body);
-        self.writer.write_all(&bytes)?;
+        self.send(&bytes)
+    }
+
+    /// Sends a whole request, as bytes; returns the status and the body of the answer.
+    fn send(&mut self, bytes: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
+        self.writer.write_all(bytes)?;
         self.read_answer()
     }
 
@@ -755,11 +760,7 @@ fn aws_answer(operation: &str, answer: std::io::Result<(u16, Vec<u8>)>) -> Value
 /// One signed AWS JSON 1.0 call to the statelog server.
 fn aws_call(http: &mut Http, operation: &str, body: &Value) -> Value {
     let bytes = aws_request(&http.host, operation, body);
-    let answer = http
-        .writer
-        .write_all(&bytes)
-        .and_then(|()| http.read_answer());
-    aws_answer(operation, answer)
+    aws_answer(operation, http.send(&bytes))
 }
 
 /// [`aws_call`] on tokio.
