@@ -520,6 +520,14 @@ impl<'d> Decider<'d, '_> {
         Ok(context_object(info, run))
     }
 
+    /// The variables the state running at `scope` reads: the values as of its entry
+    /// (`$name` in its paths, intrinsics and expressions). No state assigns any yet, so this is
+    /// the empty set; the fold of `Assign` will keep them per thread.
+    #[allow(dead_code)] // read by the data flow as variables and JSONata land (issue 17)
+    fn variables(&self, _scope: &[u32]) -> &crate::paths::Variables {
+        &crate::paths::NO_VARIABLES
+    }
+
     fn run_info(&self, scope: &[u32]) -> Step<RunInfo> {
         let run = self
             .state

@@ -16,6 +16,7 @@
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
 //!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
+//! - [`Variables`]: the workflow variables in scope (`$name`), `get`.
 //!
 //! Files: `jsonpath` (grammar, evaluator, step budget), `template` (compiled payload
 //! templates), `intrinsic` (the 18 `States.*` functions), `pipeline` (the state's data flow and
@@ -45,6 +46,9 @@ pub mod intrinsic;
 mod jsonpath;
 pub mod pipeline;
 mod template;
+mod variables;
+
+pub use variables::{Variables, NO_VARIABLES};
 
 /// `States.Runtime`: a failure of the engine to run the state as written.
 pub const STATES_RUNTIME: &str = "States.Runtime";
