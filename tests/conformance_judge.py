@@ -2,6 +2,8 @@
 """Bridge between statelog's Rust conformance test and the official comparator (run.py).
 
     conformance_judge.py CONFORMANCE_DIR list            -> JSON: the cases to run
+    conformance_judge.py CONFORMANCE_DIR list jsonata    -> JSON: the JSONata cases to run
+                                                            (no variables)
     conformance_judge.py CONFORMANCE_DIR judge RESULTS   -> one line per case, then
                                                             "N passed, M failed"
 
@@ -49,11 +51,16 @@ def main() -> int:
 
     cases = run.load_manifest()["cases"]
     if mode == "list":
+        jsonata = sys.argv[3:] == ["jsonata"]
         out = []
         for case in cases:
             # The core language, plus StopExecution right after the start (which the test can
-            # send through decide as well), plus Lambda tasks answered with what AWS recorded.
-            if not set(case["needs"]) <= RUNNABLE_NEEDS:
+            # send through decide as well), plus Lambda tasks answered with what AWS recorded;
+            # with `jsonata`, the JSONata cases among those (variables are not run yet).
+            needs = set(case["needs"])
+            if jsonata != ("jsonata" in needs):
+                continue
+            if not needs - {"jsonata"} <= RUNNABLE_NEEDS:
                 continue
             out.append({
                 "id": case["id"],

@@ -64,7 +64,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
-use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog_core::asl::{parse_definition, StateMachine};
 use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
@@ -588,7 +588,7 @@ impl Engine {
     ) -> Result<MachineDescription, Error> {
         naming::check_name(name)?;
         let compiled =
-            parse_definition(definition, &ValidationOptions::default()).map_err(|diagnostics| {
+            parse_definition(definition, &validate::options()).map_err(|diagnostics| {
                 Error::InvalidDefinition {
                     diagnostics: diagnostics
                         .into_iter()
@@ -1047,7 +1047,7 @@ impl Engine {
                 state_machine: format!("created at lsn {machine_lsn}"),
             }
         })?;
-        let compiled = parse_definition(&machine.definition, &ValidationOptions::default())
+        let compiled = parse_definition(&machine.definition, &validate::options())
             .map_err(|diagnostics| Error::InvalidDefinition { diagnostics })?;
         let compiled = Arc::new(compiled);
         self.inner

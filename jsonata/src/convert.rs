@@ -29,6 +29,16 @@ pub(crate) fn to_jvalue(value: &Value) -> JValue {
     }
 }
 
+/// An object of `members` as the evaluator's value, converted straight from the borrowed
+/// values (no JSON copy is made first).
+pub(crate) fn object_of(members: &[(&str, &Value)]) -> JValue {
+    let map: JMap = members
+        .iter()
+        .map(|(k, v)| (k.to_string(), to_jvalue(v)))
+        .collect();
+    JValue::Object(Rc::new(map))
+}
+
 /// The JSON of an evaluation's result: `None` for undefined. Inside arrays and objects an
 /// undefined value is left out; a function inside an object is left out and inside an array
 /// becomes `null` (as JSON.stringify does); a function or regex as the whole result has no

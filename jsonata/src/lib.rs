@@ -22,6 +22,7 @@
 //! engine's normal dependencies include a clock and `getrandom` (unused here: `$now`,
 //! `$millis`, `$random` and `$shuffle` are always replaced when named).
 
+pub mod asl;
 mod convert;
 mod functions;
 mod scan;
@@ -87,6 +88,15 @@ impl Bindings {
         self
     }
 
+    /// Binds `$name` to a value already converted.
+    pub(crate) fn set_converted(&mut self, name: &str, converted: JValue) -> &mut Bindings {
+        match self.values.iter_mut().find(|(n, _)| n == name) {
+            Some((_, slot)) => *slot = converted,
+            None => self.values.push((name.to_string(), converted)),
+        }
+        self
+    }
+
     /// Whether `$name` is bound.
     pub fn contains(&self, name: &str) -> bool {
         self.values.iter().any(|(n, _)| n == name)
@@ -100,6 +110,10 @@ pub struct Limits {
     /// evaluation fails with `D1011`. `None`: the engine's own bound (about 30,000 levels,
     /// then `U1001`).
     pub max_depth: Option<usize>,
+    /// The longest the evaluation may run, in milliseconds (JSONata's `timeout`); beyond it
+    /// the evaluation fails with `D1012`. The one clock read this crate allows the engine
+    /// underneath: it stops an evaluation and never enters its result.
+    pub timeout_ms: Option<u64>,
     /// Stops the evaluation (`U1003`) once cancelled, from any thread: how a caller with a
     /// clock bounds an evaluation's time, since this crate reads none.
     pub cancel: Option<Cancel>,
@@ -301,6 +315,7 @@ impl Expression {
         }
         let options = EvaluatorOptions {
             max_stack_depth: limits.max_depth,
+            timeout_ms: limits.timeout_ms,
             cancel: limits.cancel.map(|c| c.0),
             ..EvaluatorOptions::default()
         };

@@ -36,7 +36,7 @@ use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
-use crate::engine::validate::{self, Severity, ValidationOptions};
+use crate::engine::validate::{self, Severity};
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -760,10 +760,9 @@ fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Val
         max_results
     } as usize;
     let with_warnings = input.severity.as_deref() == Some("WARNING");
-    let diagnostics =
-        validate::validate_definition(&input.definition, &ValidationOptions::default())
-            .err()
-            .unwrap_or_default();
+    let diagnostics = validate::validate_definition(&input.definition, &validate::options())
+        .err()
+        .unwrap_or_default();
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let shown: Vec<_> = diagnostics
         .iter()

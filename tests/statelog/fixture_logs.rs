@@ -50,7 +50,8 @@ const NOT_PRODUCIBLE: &[(&str, &str)] = &[
     ),
     (
         "EvaluationFailed",
-        "JSONata and variables are rejected at validation",
+        "written since JSONata runs (issue 17), by no fixture yet: the next fixture written \
+         by a build with JSONata must hold one (a failing JSONata expression)",
     ),
     (
         "LambdaFunctionFailed",

@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
+use super::jsonata::{Bound, Host, JsonataTemplate};
 use super::model::{
     ChoiceState, CompareFamily, CompareOp, Condition, Operand, PatternPiece, StringPattern, Test,
     TypeCheck,
@@ -196,6 +197,10 @@ impl Condition {
                 Ok(false)
             }
             Condition::Not(inner) => Ok(!inner.evaluate(input, context)?),
+            Condition::Jsonata(_) => Err(StatesError::new(
+                crate::asl::ERROR_RUNTIME,
+                "A JSONata Condition in a JSONPath Choice rule.",
+            )),
             Condition::Test { variable, test } => {
                 if let Test::Is {
                     check: TypeCheck::Present,
@@ -249,6 +254,43 @@ impl ChoiceState {
         }
         self.default
             .as_deref()
+            .ok_or_else(|| StatesError::new(NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE))
+    }
+
+    /// The pick of a JSONata Choice: the first rule whose `Condition` is `true` (a value that
+    /// is not a boolean is an error), else `Default`, else `States.NoChoiceMatched`. Also the
+    /// `Output` of the rule taken, if it has one.
+    pub fn pick_jsonata(
+        &self,
+        bound: &dyn Bound,
+        host: &mut dyn Host,
+    ) -> Result<(&str, Option<&JsonataTemplate>), StatesError> {
+        for rule in &self.choices {
+            let Condition::Jsonata(condition) = &rule.condition else {
+                return Err(StatesError::new(
+                    crate::asl::ERROR_RUNTIME,
+                    "A JSONPath Choice rule in a JSONata Choice state.",
+                ));
+            };
+            let holds = match condition.evaluate("Condition", bound, host)? {
+                Value::Bool(holds) => holds,
+                other => {
+                    return Err(match condition.as_expression() {
+                        Some(expression) => expression.wrong_type("Condition", "boolean", &other),
+                        None => StatesError::new(
+                            crate::asl::jsonata::QUERY_EVALUATION_ERROR,
+                            "The field 'Condition' must be a boolean.",
+                        ),
+                    })
+                }
+            };
+            if holds {
+                return Ok((&rule.next, rule.output.as_ref()));
+            }
+        }
+        self.default
+            .as_deref()
+            .map(|next| (next, None))
             .ok_or_else(|| StatesError::new(NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE))
     }
 }

@@ -5,6 +5,8 @@
 //! - [`model`]: the typed definition the interpreter runs.
 //! - [`data_flow`]: a state's data-flow fields behind one type per query language
 //!   ([`DataFlow`], a Catcher's [`CatchFlow`]) and the steps the interpreter asks of them.
+//! - [`jsonata`]: the seam to a JSONata evaluator (traits the engine implements) and the
+//!   compiled `{% %}` template ([`JsonataTemplate`]).
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
@@ -21,6 +23,7 @@ pub mod diagnostic;
 mod error;
 pub mod fuzz;
 mod json;
+pub mod jsonata;
 pub mod model;
 pub mod parse;
 #[cfg(test)]
@@ -29,9 +32,10 @@ pub mod resource;
 pub mod timestamp;
 
 pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
-pub use data_flow::{CatchFlow, DataFlow, JsonPathFlow};
+pub use data_flow::{CatchFlow, DataFlow, Env, JsonPathFlow, JsonataFlow};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use error::Error;
+pub use jsonata::{Expression, Jsonata, JsonataRuntime, JsonataTemplate};
 pub use model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,

@@ -1,4 +1,4 @@
-//! model: the typed, compiled form of a state machine definition (JSONPath mode).
+//! model: the typed, compiled form of a state machine definition (JSONPath and JSONata).
 //!
 //! Owns the data types only: what a validated definition looks like to the interpreter. Every
 //! path and payload template is held compiled (`paths::Path`, `paths::Template`, ...) so nothing
@@ -20,6 +20,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::data_flow::{CatchFlow, DataFlow};
+use super::jsonata::{Expression, JsonataRuntime, JsonataTemplate};
 use crate::paths::{FieldExpression, Path, Template};
 
 /// A whole, validated state machine.
@@ -35,8 +36,11 @@ pub struct StateMachine {
     pub timeout_seconds: Option<u64>,
     /// The top-level `Version` (only `"1.0"` exists).
     pub version: Option<String>,
-    /// The top-level `QueryLanguage` (only JSONPath is supported).
+    /// The top-level `QueryLanguage`.
     pub query_language: QueryLanguage,
+    /// The JSONata evaluator the machine's expressions were compiled with (`None` when it
+    /// has none).
+    pub jsonata: Option<JsonataRuntime>,
     /// The definition as parsed JSON, exactly as written (for DescribeStateMachine and replay).
     pub source: Value,
 }
@@ -55,10 +59,10 @@ pub struct Branch {
 /// The `QueryLanguage` of a definition or state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryLanguage {
-    /// `JSONPath`, the default and the only language statelog runs.
+    /// `JSONPath`, the default.
     #[default]
     JsonPath,
-    /// `JSONata`: parsed, rejected at validation as not supported yet.
+    /// `JSONata` (runs when the embedder gives an evaluator).
     Jsonata,
 }
 
@@ -252,6 +256,8 @@ pub enum SecondsField {
     Literal(u64),
     /// A path into the effective input, e.g. `"TimeoutSecondsPath": "$.timeout"`.
     Path(Path),
+    /// A JSONata expression, e.g. `"TimeoutSeconds": "{% $states.input.timeout %}"`.
+    Expression(Expression),
 }
 
 /// A Task `Resource`, split into its parts.
@@ -480,6 +486,8 @@ pub struct ChoiceRule {
     pub condition: Condition,
     /// `Next`.
     pub next: String,
+    /// A JSONata rule's `Output`: the state's output when the rule matches.
+    pub output: Option<JsonataTemplate>,
 }
 
 /// A Boolean expression of a Choice rule.
@@ -491,6 +499,8 @@ pub enum Condition {
     Or(Vec<Condition>),
     /// `Not`: the nested condition does not hold.
     Not(Box<Condition>),
+    /// A JSONata rule's `Condition`: a boolean literal or an expression.
+    Jsonata(JsonataTemplate),
     /// `Variable` plus one comparison operator.
     Test {
         /// `Variable`: what is tested (may read the Context object with `$$`).
@@ -621,6 +631,10 @@ pub enum WaitFor {
     SecondsPath(Path),
     /// `TimestampPath`.
     TimestampPath(Path),
+    /// JSONata `Seconds` as an expression.
+    SecondsExpression(Expression),
+    /// JSONata `Timestamp` as an expression.
+    TimestampExpression(Expression),
 }
 
 /// A Fail state.
@@ -648,6 +662,8 @@ pub enum FailField {
         /// take `value`); kept for callers written before `expression` existed.
         template: Template,
     },
+    /// A JSONata `Error` / `Cause` expression.
+    Expression(Expression),
 }
 
 /// A Parallel state. Its `Parameters`, `ResultSelector` and `ResultPath` are in the state's
@@ -691,6 +707,8 @@ pub enum CountField {
     Literal(u64),
     /// A path into the effective input.
     Path(Path),
+    /// A JSONata expression.
+    Expression(Expression),
 }
 
 /// A percentage given literally or read from the input.
@@ -700,4 +718,6 @@ pub enum PercentageField {
     Literal(f64),
     /// A path into the effective input.
     Path(Path),
+    /// A JSONata expression.
+    Expression(Expression),
 }

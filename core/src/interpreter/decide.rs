@@ -362,9 +362,12 @@ fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
             && error_equals.iter().any(|name| name == "States.TaskFailed"))
 }
 
-/// AWS prefixes `States.Runtime` causes with the state and the id of its entered event.
+/// AWS prefixes `States.Runtime` and `States.QueryEvaluationError` causes with the state and
+/// the id of its entered event.
 fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCause {
-    if error.error == STATES_RUNTIME && !error.cause.starts_with("An error occurred while") {
+    let prefixed =
+        error.error == STATES_RUNTIME || error.error == crate::asl::jsonata::QUERY_EVALUATION_ERROR;
+    if prefixed && !error.cause.starts_with("An error occurred while") {
         ErrorCause::new(
             error.error,
             format!(
@@ -379,6 +382,60 @@ fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCa
 
 fn runtime(cause: impl Into<String>) -> StatesError {
     StatesError::new(STATES_RUNTIME, cause)
+}
+
+/// The [`Env`] of one step: the decider's time, entropy and JSONata evaluator, and the
+/// variables given (a field-by-field borrow, so the decider's state stays readable).
+macro_rules! step_env {
+    ($decider:ident, $variables:expr) => {
+        crate::asl::Env {
+            now_ms: $decider.now_ms,
+            entropy: &mut *$decider.entropy,
+            variables: $variables,
+            jsonata: $decider.def.jsonata.as_ref(),
+        }
+    };
+}
+pub(super) use step_env;
+
+/// Evaluates one JSONata expression of `state`'s own fields (`TimeoutSeconds`, `Seconds`,
+/// `Error`, ...) with `$states.input` the state's `input`.
+fn state_expression(
+    state: &State,
+    expression: &crate::asl::Expression,
+    field: &str,
+    input: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<Value, StatesError> {
+    let (variables, reads_context) = match state.data_flow.as_jsonata() {
+        Some(flow) => (flow.variables.as_slice(), flow.reads_context),
+        None => (&[][..], false),
+    };
+    let states = crate::asl::jsonata::States {
+        input,
+        result: None,
+        error_output: None,
+        context: reads_context.then_some(context),
+    };
+    crate::asl::data_flow::evaluate_expression(expression, field, &states, variables, env)
+}
+
+/// A JSONata number field's value as a whole number of at least `min` (`TimeoutSeconds`,
+/// `MaxConcurrency`, `Seconds`, ...).
+fn jsonata_count(
+    expression: &crate::asl::Expression,
+    field: &str,
+    value: &Value,
+    min: u64,
+) -> Result<u64, StatesError> {
+    match value.as_u64() {
+        Some(n) if n >= min => Ok(n),
+        _ => match value.as_f64() {
+            Some(f) if f.fract() == 0.0 && f >= min as f64 && f <= u64::MAX as f64 => Ok(f as u64),
+            _ => Err(expression.wrong_type(field, "integer", value)),
+        },
+    }
 }
 
 impl<'d> Decider<'d, '_> {
@@ -416,9 +473,14 @@ impl<'d> Decider<'d, '_> {
     }
 
     fn push(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {
+        let previous_event_id = match &details {
+            // AWS links an evaluation failure to what its state's entered event links to.
+            EventDetails::EvaluationFailed(_) => self.entered_previous_event_id(scope),
+            _ => self.state.previous_event_id_for(&details),
+        };
         let event = HistoryEvent {
             id: EventId(self.state.last_event_id + 1),
-            previous_event_id: self.state.previous_event_id_for(&details),
+            previous_event_id,
             timestamp_ms: self.now_ms,
             details,
             scope: scope.to_vec(),
@@ -428,6 +490,25 @@ impl<'d> Decider<'d, '_> {
         let id = event.id.0;
         self.events.push(event);
         Ok(id)
+    }
+
+    /// The `previousEventId` of the entered event of the state running at `scope` when this
+    /// decision emitted it, else the usual one.
+    fn entered_previous_event_id(&self, scope: &[u32]) -> u32 {
+        // A Wait evaluates once entered: its failure links to its entered event (AWS).
+        if self
+            .state_def(scope)
+            .is_ok_and(|s| matches!(s.kind, StateKind::Wait(_)))
+        {
+            return self.state.cursor_event_id();
+        }
+        let entered = running_in(&self.state, scope).map(|run| run.entered_event_id);
+        self.events
+            .iter()
+            .rev()
+            .find(|e| entered.as_ref().is_ok_and(|id| e.id.0 == *id))
+            .map(|e| e.previous_event_id)
+            .unwrap_or(self.state.cursor_event_id())
     }
 
     /// Arms a retry backoff for the state at `owner` on the last event of this decision.
@@ -557,8 +638,43 @@ impl<'d> Decider<'d, '_> {
         })
     }
 
-    fn fail_in(&self, run: &RunInfo, error: StatesError) -> Outcome {
-        Outcome::Failed(with_prefix(&run.name, run.entered_event_id, error))
+    /// The variables a JSONata state's expressions read, copied out (for a JSONPath state,
+    /// none: its arms read no variables through the data flow).
+    fn jsonata_variables(&self, scope: &[u32], state: &State) -> crate::paths::Variables {
+        match state.data_flow.as_jsonata() {
+            Some(flow) if !flow.variables.is_empty() => self.variables(scope).clone(),
+            _ => crate::paths::Variables::new(),
+        }
+    }
+
+    fn fail_in(&mut self, scope: &[u32], run: &RunInfo, error: StatesError) -> Step<Outcome> {
+        let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
+        Ok(Outcome::Failed(error))
+    }
+
+    /// The failure of one step of the state `name` at `scope`, worded as AWS words it
+    /// ([`with_prefix`]); a JSONata evaluation failure is first recorded in an
+    /// `EvaluationFailed` event, as AWS records it.
+    fn step_failure(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        entered_event_id: u32,
+        error: StatesError,
+    ) -> Step<ErrorCause> {
+        let evaluation = (error.error == crate::asl::jsonata::QUERY_EVALUATION_ERROR)
+            .then(|| error.location.clone());
+        let failure = with_prefix(name, entered_event_id, error);
+        if let Some(location) = evaluation {
+            let details = crate::history::EvaluationFailed {
+                error: failure.error.clone(),
+                cause: failure.cause.clone(),
+                location,
+                state: name.to_string(),
+            };
+            self.emit(scope, EventDetails::EvaluationFailed(details), None)?;
+        }
+        Ok(failure)
     }
 
     // ---------------------------------------------------------------- triggers
@@ -1043,14 +1159,15 @@ impl<'d> Decider<'d, '_> {
             StateKind::Map(s) => &s.next,
             _ => return Err(inconsistent("a result for a state that takes none")),
         };
-        let output =
-            state
-                .data_flow
-                .result_output(&run.input, result, &run.context, &mut *self.entropy);
+        let variables = self.jsonata_variables(scope, state);
+        let mut env = step_env!(self, &variables);
+        let output = state
+            .data_flow
+            .result_output(&run.input, result, &run.context, &mut env);
         match output {
             Ok(output) => self.exit(scope, state, output, next),
             Err(error) => {
-                let error = with_prefix(&run.name, run.entered_event_id, error);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
                 self.handle_failure(scope, state, error, false, None)
             }
         }
@@ -1086,14 +1203,19 @@ impl<'d> Decider<'d, '_> {
         else {
             return Ok(Some(Outcome::Failed(error)));
         };
-        match catcher.flow.output(&run.input, error_output(&error)) {
+        let variables = self.jsonata_variables(scope, state);
+        let mut env = step_env!(self, &variables);
+        let output = catcher
+            .flow
+            .output(&run.input, error_output(&error), &run.context, &mut env);
+        match output {
             Ok(output) => self.exit(
                 scope,
                 state,
                 output,
                 &Transition::Next(catcher.next.clone()),
             ),
-            Err(e) => Ok(Some(self.fail_in(&run, e))),
+            Err(e) => self.fail_in(scope, &run, e).map(Some),
         }
     }
 

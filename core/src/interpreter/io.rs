@@ -180,7 +180,10 @@ pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
             .any(|rule| condition_uses_context(&rule.condition)),
         StateKind::Wait(wait) => match &wait.wait {
             WaitFor::SecondsPath(p) | WaitFor::TimestampPath(p) => p.is_context(),
-            WaitFor::Seconds(_) | WaitFor::Timestamp(_) => false,
+            WaitFor::Seconds(_)
+            | WaitFor::Timestamp(_)
+            | WaitFor::SecondsExpression(_)
+            | WaitFor::TimestampExpression(_) => false,
         },
         StateKind::Succeed => false,
         StateKind::Fail(fail) => [&fail.error, &fail.cause].iter().any(
@@ -196,6 +199,8 @@ fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
     match condition {
         Condition::And(all) | Condition::Or(all) => all.iter().any(condition_uses_context),
         Condition::Not(inner) => condition_uses_context(inner),
+        // A JSONata state says whether it reads the context in its data flow.
+        Condition::Jsonata(_) => false,
         Condition::Test { variable, test } => {
             variable.is_context()
                 || matches!(test, Test::Compare { operand: Operand::Path(p), .. } if p.is_context())

@@ -26,7 +26,10 @@
 //! any phase --(a RetryBackoff timer on the event)--> Backoff (the error counted)
 //! Parallel | Map --(ParallelStateSucceeded | MapStateSucceeded)--> Finishing
 //! Parallel | Map --(ParallelStateFailed | MapStateFailed)--> Failed (the error known to decide)
-//! any --(Lambda*, MapRun*, EvaluationFailed: never written here)--> ApplyError::NotProduced
+//! Entered | Backoff --(MapStateFailed: a JSONata Map whose `Items` failed)--> Failed
+//! Running --(EvaluationFailed: a JSONata expression of the state failed)--> Running (the
+//!   failure that follows it is what changes the state)
+//! any --(Lambda*, MapRun*: never written here)--> ApplyError::NotProduced
 //! ```
 //!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
@@ -161,6 +164,11 @@ impl ExecutionState {
             (EventDetails::MapIterationStarted(_), Some(id)) => id,
             _ => self.cursor_event_id,
         }
+    }
+
+    /// The id the next event links to by default (its `previousEventId`).
+    pub(crate) fn cursor_event_id(&self) -> u32 {
+        self.cursor_event_id
     }
 
     /// How many events the history holds (the last event's id).
@@ -682,8 +690,8 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         }
         E::ParallelStateSucceeded | E::MapStateSucceeded => children_succeeded(state, scope),
         E::ParallelStateFailed | E::MapStateFailed => children_failed(state, scope),
-        E::EvaluationFailed(_)
-        | E::LambdaFunctionFailed(_)
+        E::EvaluationFailed(_) => running(state.thread_mut(scope)?, "EvaluationFailed").map(drop),
+        E::LambdaFunctionFailed(_)
         | E::LambdaFunctionScheduleFailed(_)
         | E::LambdaFunctionScheduled(_)
         | E::LambdaFunctionStartFailed(_)
@@ -815,7 +823,9 @@ fn children_succeeded(state: &mut ExecutionState, scope: &[u32]) -> Result<(), A
 fn children_failed(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
     super::redrive::remember(state, scope);
     let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
-    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+    // A JSONata Map records its failure also when it fails before it starts (its `Items`).
+    let before_start = matches!(run.phase, Phase::Entered | Phase::Backoff { .. });
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) && !before_start {
         return Err(ApplyError::Misplaced("no branches or iterations running"));
     }
     run.phase = Phase::Failed { error: None };
@@ -1061,7 +1071,6 @@ mod tests {
     #[test]
     fn every_event_type_is_folded_except_those_never_written() {
         let never_written = [
-            "EvaluationFailed",
             "LambdaFunctionFailed",
             "LambdaFunctionScheduleFailed",
             "LambdaFunctionScheduled",

@@ -162,6 +162,7 @@ fn runtime_error(cause: String) -> StatesError {
     StatesError {
         error: crate::asl::ERROR_RUNTIME.to_string(),
         cause,
+        location: None,
     }
 }
 

@@ -67,6 +67,9 @@ pub struct StatesError {
     pub error: String,
     /// The human cause, worded as AWS words it.
     pub cause: String,
+    /// Where in the state a JSONata evaluation failed (`Output/result`, `Items`), as AWS's
+    /// `EvaluationFailed` event gives it; `None` elsewhere.
+    pub location: Option<String>,
 }
 
 impl StatesError {
@@ -75,7 +78,14 @@ impl StatesError {
         Self {
             error: error.into(),
             cause: cause.into(),
+            location: None,
         }
+    }
+
+    /// The same error, located at `location` (a JSONata field).
+    pub fn at(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
     }
 }
 

@@ -213,6 +213,7 @@ pub fn in_state(error: StatesError, state_name: &str, entered_event_id: u64) -> 
             error.cause
         ),
         error: error.error,
+        location: error.location,
     }
 }
 

@@ -30,6 +30,11 @@ impl Judge {
     /// The cases `tests/<script_name>` lists, or `None` (after printing the reason) when the
     /// corpus or python3 is absent.
     pub fn list(script_name: &str) -> Option<(Judge, Vec<Value>)> {
+        Judge::list_selected(script_name, &[])
+    }
+
+    /// [`Judge::list`] with a selection the script understands (`["jsonata"]`).
+    pub fn list_selected(script_name: &str, selection: &[&str]) -> Option<(Judge, Vec<Value>)> {
         let dir = conformance_dir();
         if !dir.join("manifest.json").exists() {
             println!(
@@ -45,6 +50,7 @@ impl Judge {
             .arg(&script)
             .arg(&dir)
             .arg("list")
+            .args(selection)
             .output()
         {
             Ok(out) if out.status.success() => out.stdout,
@@ -61,13 +67,16 @@ impl Judge {
     /// Judges `results` (one object per case: id, status, ARNs and AWS-shaped events, or an
     /// error), prints every line that is not a pass, and asserts at least `floor` passes.
     pub fn judge_and_report(&self, results: &[Value], label: &str, floor: usize) {
+        // Two suites may judge at once in one process: each its own file.
+        static JUDGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let results_path = std::env::temp_dir().join(format!(
-            "statelog-conformance-{}-{}.json",
+            "statelog-conformance-{}-{}-{}.json",
             self.script
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or("judge"),
-            std::process::id()
+            std::process::id(),
+            JUDGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::write(
             &results_path,

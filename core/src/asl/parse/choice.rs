@@ -38,7 +38,11 @@ impl Ctx<'_> {
             }
             let condition = self.condition(rule, true, 0);
             match (condition, next) {
-                (Some(condition), Some(next)) => choices.push(ChoiceRule { condition, next }),
+                (Some(condition), Some(next)) => choices.push(ChoiceRule {
+                    condition,
+                    next,
+                    output: None,
+                }),
                 _ => ok = false,
             }
         }

@@ -15,6 +15,7 @@
 
 mod choice;
 mod fail;
+mod jsonata;
 mod map;
 mod parallel;
 mod pass;
@@ -60,6 +61,9 @@ pub struct ValidationOptions {
     /// Standard (the default) or Express: Express machines cannot wait for jobs, callbacks or
     /// activities.
     pub machine_type: MachineType,
+    /// The JSONata evaluator expressions are compiled with; `None` refuses a JSONata
+    /// definition or state as not supported.
+    pub jsonata: Option<super::jsonata::JsonataRuntime>,
 }
 
 /// The kind of state machine a definition is validated for.
@@ -109,6 +113,7 @@ pub fn parse_definition(
     let mut ctx = Ctx {
         diagnostics: Vec::new(),
         options,
+        machine_language: QueryLanguage::JsonPath,
     };
     for pointer in &checked.duplicate_keys {
         let parent_is_states = pointer
@@ -261,6 +266,9 @@ struct Node {
 struct Ctx<'o> {
     diagnostics: Vec<Diagnostic>,
     options: &'o ValidationOptions,
+    /// The machine's top-level `QueryLanguage`: what Parallel branches and Map processors
+    /// inherit (a Map's or Parallel's own does not propagate).
+    machine_language: QueryLanguage,
 }
 
 /// An object being read, with its pointer.
@@ -359,7 +367,9 @@ impl Ctx<'_> {
             if allowed.iter().any(|list| list.contains(&key.as_str())) {
                 continue;
             }
-            if JSONATA_FIELDS.contains(&key.as_str()) {
+            if JSONATA_FIELDS.contains(&key.as_str()) && self.options.jsonata.is_some() {
+                self.schema(&obj.ptr(key), jsonata::jsonata_only_message(key));
+            } else if JSONATA_FIELDS.contains(&key.as_str()) {
                 self.unsupported(&obj.ptr(key), &format!("the JSONata field '{key}'"));
             } else {
                 self.schema(
@@ -569,7 +579,7 @@ impl Ctx<'_> {
                 QueryLanguage::JsonPath
             }
             Some("JSONata") => {
-                if inherited != QueryLanguage::Jsonata {
+                if inherited != QueryLanguage::Jsonata && self.options.jsonata.is_none() {
                     self.unsupported(&obj.ptr("QueryLanguage"), "QueryLanguage 'JSONata'");
                 }
                 QueryLanguage::Jsonata
@@ -615,6 +625,7 @@ impl Ctx<'_> {
         }
         let timeout_seconds = self.uint(root, "TimeoutSeconds", 1, SECONDS_MAX);
         let query_language = self.query_language(root, QueryLanguage::JsonPath);
+        self.machine_language = query_language;
         let (start_at, states) = self.states_and_start(root, query_language, 0)?;
         Some(StateMachine {
             comment,
@@ -623,6 +634,7 @@ impl Ctx<'_> {
             timeout_seconds,
             version,
             query_language,
+            jsonata: self.options.jsonata.clone(),
             // Filled in by `parse_definition`, which owns the document (no copy).
             source: Value::Null,
         })
@@ -806,8 +818,11 @@ impl Ctx<'_> {
         };
         let language = self.query_language(obj, inherited);
         if language == QueryLanguage::Jsonata {
-            // The state is written in JSONata: its fields mean something else. Its transitions
-            // still count for the graph, so no false unreachable-state reports follow.
+            if self.options.jsonata.is_some() {
+                return self.jsonata_state(name, obj, type_name, depth, node);
+            }
+            // No evaluator: the state is refused (reported above). Its transitions still
+            // count for the graph, so no false unreachable-state reports follow.
             self.collect_edges_only(obj, type_name, node);
             return None;
         }
@@ -1069,7 +1084,7 @@ impl Ctx<'_> {
             );
         }
         let comment = self.string(obj, "Comment");
-        let (start_at, states) = self.states_and_start(obj, QueryLanguage::JsonPath, depth)?;
+        let (start_at, states) = self.states_and_start(obj, self.machine_language, depth)?;
         Some(Branch {
             comment,
             start_at,

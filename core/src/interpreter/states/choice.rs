@@ -35,9 +35,41 @@ impl Decider<'_, '_> {
         state: &State,
         choice: &ChoiceState,
     ) -> Step<Option<Outcome>> {
-        let run = self.running(scope)?;
+        let run = running_in(&self.state, scope)?;
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
+        if let Some(flow) = state.data_flow.as_jsonata() {
+            let variables = self.jsonata_variables(scope, state);
+            let env = step_env!(self, &variables);
+            let decided = (|| {
+                let states = crate::asl::jsonata::States {
+                    input: &run.input,
+                    result: None,
+                    error_output: None,
+                    context: flow.reads_context.then_some(&context),
+                };
+                let bound = crate::asl::data_flow::bind(&states, &flow.variables, &env)?;
+                let mut host = crate::asl::jsonata::DecisionHost {
+                    now_ms: env.now_ms,
+                    entropy: &mut *env.entropy,
+                };
+                let (next, rule_output) = choice.pick_jsonata(&*bound, &mut host)?;
+                let output = match rule_output.or(flow.output.as_ref()) {
+                    Some(template) => template.evaluate("Output", &*bound, &mut host)?,
+                    None => Value::clone(&run.input),
+                };
+                Ok((next, output))
+            })();
+            return match decided {
+                Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
+                Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                    scope,
+                    &state.name,
+                    entered_event_id,
+                    error,
+                )?))),
+            };
+        }
         if state.data_flow.is_passthrough() {
             // No paths: the output is the input, shared, not copied.
             return match choice.pick(&run.input, &context) {
@@ -45,27 +77,31 @@ impl Decider<'_, '_> {
                     let output = Payload::clone(&run.input);
                     self.exit_to(scope, state, output, Some(next))
                 }
-                Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                    scope,
                     &state.name,
                     entered_event_id,
                     error,
-                )))),
+                )?))),
             };
         }
         let decided = (|| {
             let flow = &state.data_flow;
             let effective = flow.effective_input(&run.input, &context)?;
             let next = choice.pick(&effective, &context)?;
-            let output = flow.output(effective.into_owned(), &context)?;
+            let variables = crate::paths::Variables::new();
+            let mut env = step_env!(self, &variables);
+            let output = flow.output(effective.into_owned(), &context, &mut env)?;
             Ok((next, output))
         })();
         match decided {
             Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+            Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                scope,
                 &state.name,
                 entered_event_id,
                 error,
-            )))),
+            )?))),
         }
     }
 }

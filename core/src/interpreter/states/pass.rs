@@ -45,20 +45,22 @@ impl Decider<'_, '_> {
         }
         let context = self.context_if_used(state, run)?;
         let entered_event_id = run.entered_event_id;
-        let entropy = &mut *self.entropy;
+        let variables = self.jsonata_variables(scope, state);
+        let mut env = step_env!(self, &variables);
         let output = (|| {
             let flow = &state.data_flow;
             let effective = flow.effective_input(&run.input, &context)?;
-            let result = flow.pass_result(effective, &context, entropy)?;
-            flow.result_output(&run.input, result, &context, entropy)
+            let result = flow.pass_result(effective, &context, &mut env)?;
+            flow.result_output(&run.input, result, &context, &mut env)
         })();
         match output {
             Ok(output) => self.exit(scope, state, output, &pass.next),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+            Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                scope,
                 &state.name,
                 entered_event_id,
                 error,
-            )))),
+            )?))),
         }
     }
 }

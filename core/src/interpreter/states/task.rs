@@ -220,23 +220,29 @@ impl Decider<'_, '_> {
             _ => None,
         };
         let run = run;
+        let variables = self.jsonata_variables(scope, state);
+        let mut env = step_env!(self, &variables);
         let prepared = (|| {
             let flow = &state.data_flow;
             let effective = flow.effective_input(&run.input, &run.context)?;
-            let parameters =
-                flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut *self.entropy)?;
-            let timeout = seconds_field(
-                task.timeout.as_ref(),
-                &effective,
-                &run.context,
-                "TimeoutSecondsPath",
-            )?;
-            let heartbeat = seconds_field(
-                task.heartbeat.as_ref(),
-                &effective,
-                &run.context,
-                "HeartbeatSecondsPath",
-            )?;
+            let parameters = flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut env)?;
+            let mut seconds = |field: Option<&SecondsField>, name: &str| match field {
+                Some(SecondsField::Expression(expression)) => {
+                    let field = name.trim_end_matches("Path");
+                    let value = state_expression(
+                        state,
+                        expression,
+                        field,
+                        &run.input,
+                        &run.context,
+                        &mut env,
+                    )?;
+                    jsonata_count(expression, field, &value, 1).map(Some)
+                }
+                other => seconds_field(other, &effective, &run.context, name),
+            };
+            let timeout = seconds(task.timeout.as_ref(), "TimeoutSecondsPath")?;
+            let heartbeat = seconds(task.heartbeat.as_ref(), "HeartbeatSecondsPath")?;
             let task_list = crate::interpreter::waiting::task_list_field(
                 task.task_list.as_ref(),
                 &effective,
@@ -247,7 +253,7 @@ impl Decider<'_, '_> {
         let (parameters, timeout, heartbeat, task_list) = match prepared {
             Ok(prepared) => prepared,
             Err(error) => {
-                let error = with_prefix(&run.name, run.entered_event_id, error);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
                 return self.handle_failure(scope, state, error, true, None);
             }
         };
@@ -313,6 +319,9 @@ pub(in crate::interpreter::decide) fn seconds_field(
     match field {
         None => Ok(None),
         Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
+        Some(SecondsField::Expression(_)) => Err(runtime(format!(
+            "The {name} field holds a JSONata expression outside a JSONata state."
+        ))),
         Some(SecondsField::Path(path)) => {
             let value = select_required(path, effective, context)?;
             match value.as_u64() {
