@@ -5,10 +5,13 @@
 //! with bindings (`$states`, variables), the functions Step Functions adds (`$partition`,
 //! `$range`, `$hash`, `$random([seed])`, `$uuid`, `$parse`; `$eval` refused), and taking
 //! `$now`, `$millis`, `$random` and `$uuid` from the caller's [`Host`] so that a replay
-//! computes the same values. Also the `{% ... %}` test ([`is_expression`]).
+//! computes the same values. Also the `{% ... %}` test ([`is_expression`]), and ([`asl`]) the
+//! core's JSONata seam implemented over all this, which the engine hands the parser.
 //!
-//! Must not: do I/O, read a clock, draw unseeded randomness or start threads; know about ASL
-//! (fields, states, error names); let a `jsonata_core` type into its API.
+//! Must not: do I/O, read a clock for a value (an evaluation's time budget,
+//! [`Limits::timeout_ms`], is the one clock read, and only stops it), draw unseeded randomness
+//! or start threads; know about ASL beyond the seam it implements; let a `jsonata_core` type
+//! into its API.
 //!
 //! The engine underneath is `jsonata-core` (pinned exactly): its parser gives an AST that is
 //! `Send + Sync`, and its tree-walking evaluator takes bindings and host functions. A fresh
@@ -18,7 +21,8 @@
 //! Known gaps, each from the engine: numbers are `f64` (an integer past 2^53 in the input
 //! loses precision); a parse error carries no position; `$toMillis(text, picture)` with a
 //! picture lacking date parts fills them from the machine's clock; an endless tail-recursive
-//! function loops until a [`Cancel`] stops it (no depth limit catches a tail call); and the
+//! function loops until a [`Cancel`] or the time budget stops it (no depth limit catches a
+//! tail call; [`asl`] gives every evaluation a budget); and the
 //! engine's normal dependencies include a clock and `getrandom` (unused here: `$now`,
 //! `$millis`, `$random` and `$shuffle` are always replaced when named).
 

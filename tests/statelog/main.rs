@@ -16,6 +16,7 @@ mod serve_common;
 // The scenarios, one module per former test binary.
 mod asl_conformance;
 mod asl_fuzz_replay;
+mod asl_jsonata;
 mod asl_validate_cli;
 mod engine_catalog;
 mod engine_cli;
@@ -27,6 +28,7 @@ mod engine_scenarios;
 mod fixture_logs;
 mod format_versions;
 mod interpreter_conformance;
+mod interpreter_jsonata;
 mod interpreter_replay;
 mod interpreter_scenarios;
 mod interpreter_throughput;

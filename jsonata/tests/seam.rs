@@ -1,0 +1,90 @@
+//! The core's JSONata seam as `statelog-jsonata` implements it: compile through
+//! `StepFunctionsJsonata`, bind `$states` and variables once, evaluate with the caller's time
+//! and entropy; a runaway recursion stops with an error instead of overflowing the stack.
+
+use serde_json::{json, Value};
+use statelog_core::asl::jsonata::{EvalError, Host, Jsonata, States};
+use statelog_jsonata::asl::StepFunctionsJsonata;
+
+struct FixedHost;
+
+impl Host for FixedHost {
+    fn now_ms(&mut self) -> i64 {
+        86_400_000
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        7
+    }
+}
+
+fn evaluate(
+    source: &str,
+    input: &Value,
+    variables: &[(&str, &Value)],
+) -> Result<Option<Value>, EvalError> {
+    let jsonata = StepFunctionsJsonata;
+    let compiled = jsonata.compile(source).expect("compiles");
+    let states = States {
+        input,
+        result: None,
+        error_output: None,
+        context: None,
+    };
+    let bound = jsonata.bind(&states, variables);
+    compiled.evaluate(&*bound, &mut FixedHost)
+}
+
+#[test]
+fn states_and_variables_are_bound_and_time_comes_from_the_host() {
+    let input = json!({"a": [1, 2, 3]});
+    let offset = json!(10);
+    let value = evaluate(
+        "$sum($states.input.a) + $offset",
+        &input,
+        &[("offset", &offset)],
+    );
+    assert_eq!(value, Ok(Some(json!(16))));
+    assert_eq!(
+        evaluate("$millis()", &input, &[]),
+        Ok(Some(json!(86_400_000)))
+    );
+    assert_eq!(
+        evaluate("$now()", &input, &[]),
+        Ok(Some(json!("1970-01-02T00:00:00.000Z")))
+    );
+    // Nothing is undefined; the context is bound only when given.
+    assert_eq!(evaluate("$states.input.missing", &input, &[]), Ok(None));
+    assert_eq!(evaluate("$states.context", &input, &[]), Ok(None));
+}
+
+#[test]
+fn a_compiled_expression_reports_what_it_reads() {
+    let jsonata = StepFunctionsJsonata;
+    let compiled = jsonata
+        .compile("$x + $states.input.a + $count($ys)")
+        .expect("compiles");
+    assert_eq!(compiled.free_variables(), ["x", "states", "ys"]);
+    assert!(!compiled.reads_context());
+    assert!(jsonata.compile("$.a").expect("compiles").reads_context());
+    assert!(jsonata
+        .compile("$eval('1')")
+        .expect("compiles")
+        .calls("eval"));
+    let error = jsonata.compile("(").err().expect("does not compile");
+    assert!(error.code.is_some(), "{error}");
+}
+
+#[test]
+fn runaway_recursion_fails_instead_of_overflowing_and_functions_are_not_json() {
+    let input = json!({});
+    let deep = evaluate("($f := function($x){ 1 + $f($x) }; $f(1))", &input, &[]);
+    match deep {
+        Err(EvalError::Threw(text)) => assert!(text.starts_with("D1011"), "{text}"),
+        other => panic!("a depth error, not {other:?}"),
+    }
+    let function = evaluate("function($x){ $x }", &input, &[]);
+    assert_eq!(function, Err(EvalError::NotJson));
+    let thrown = evaluate("$error('no')", &input, &[]);
+    assert_eq!(thrown, Err(EvalError::Threw("D3137: no".to_string())));
+}
