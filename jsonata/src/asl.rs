@@ -71,7 +71,16 @@ impl seam::Jsonata for StepFunctionsJsonata {
         if let Some(context) = states.context {
             members.push(("context", context));
         }
-        bindings.set_converted("states", convert::object_of(&members));
+        let converted = match states.paths {
+            // Only what the expressions read: a large input costs more to convert than the
+            // expressions cost to run.
+            Some(paths) => {
+                let paths: Vec<&[String]> = paths.iter().map(Vec::as_slice).collect();
+                convert::pruned_object(&members, &paths)
+            }
+            None => convert::object_of(&members),
+        };
+        bindings.set_converted("states", converted);
         for (name, value) in variables {
             bindings.set(name, value);
         }
@@ -107,6 +116,10 @@ impl seam::CompiledExpression for Expression {
 
     fn calls(&self, function: &str) -> bool {
         Expression::calls(self, function)
+    }
+
+    fn states_paths(&self) -> Option<&[Vec<String>]> {
+        Expression::states_paths(self)
     }
 
     fn evaluate(

@@ -244,6 +244,7 @@ pub struct Expression {
     free: Vec<String>,
     reads_context: bool,
     calls: BTreeSet<String>,
+    states_paths: Option<Vec<Vec<String>>>,
 }
 
 impl Expression {
@@ -263,6 +264,7 @@ impl Expression {
             free: facts.free,
             reads_context: facts.reads_context,
             calls: facts.calls,
+            states_paths: facts.states_paths,
         })
     }
 
@@ -285,6 +287,13 @@ impl Expression {
     /// name, `*`, `**`) rather than through a variable; Step Functions refuses that.
     pub fn reads_context(&self) -> bool {
         self.reads_context
+    }
+
+    /// The field paths below `$states` the expression reads, each whole at its end
+    /// (`["input", "order", "id"]` for `$states.input.order.id`); `None` when it reads
+    /// `$states` in another way, so all of it must be bound.
+    pub fn states_paths(&self) -> Option<&[Vec<String>]> {
+        self.states_paths.as_deref()
     }
 
     /// Whether the expression names the function `$name` (give it without the `$`), in call

@@ -25,11 +25,13 @@ fn evaluate(
 ) -> Result<Option<Value>, EvalError> {
     let jsonata = StepFunctionsJsonata;
     let compiled = jsonata.compile(source).expect("compiles");
+    // Bound with only the paths the expression reads: what a state step does.
     let states = States {
         input,
         result: None,
         error_output: None,
         context: None,
+        paths: compiled.states_paths(),
     };
     let bound = jsonata.bind(&states, variables);
     compiled.evaluate(&*bound, &mut FixedHost)
@@ -56,6 +58,52 @@ fn states_and_variables_are_bound_and_time_comes_from_the_host() {
     // Nothing is undefined; the context is bound only when given.
     assert_eq!(evaluate("$states.input.missing", &input, &[]), Ok(None));
     assert_eq!(evaluate("$states.context", &input, &[]), Ok(None));
+}
+
+#[test]
+fn only_the_paths_read_below_states_are_bound_and_that_changes_no_result() {
+    let jsonata = StepFunctionsJsonata;
+    let paths = |source: &str| {
+        jsonata
+            .compile(source)
+            .expect("compiles")
+            .states_paths()
+            .map(<[Vec<String>]>::to_vec)
+    };
+    let names = |list: &[&[&str]]| -> Option<Vec<Vec<String>>> {
+        Some(
+            list.iter()
+                .map(|p| p.iter().map(|s| s.to_string()).collect())
+                .collect(),
+        )
+    };
+    assert_eq!(
+        paths("$states.input.order.id & $states.context.State.Name"),
+        names(&[&["input", "order", "id"], &["context", "State", "Name"]])
+    );
+    assert_eq!(
+        paths("$states.input.items[price > 5].sku"),
+        names(&[&["input", "items"]])
+    );
+    assert_eq!(paths("$keys($states.input)"), names(&[&["input"]]));
+    assert_eq!(paths("1 + 2"), names(&[]));
+    // `$states` as a value, or a parent step, needs all of it.
+    assert_eq!(paths("($s := $states; $s.input.a)"), None);
+    assert_eq!(paths("$states.input.a.%"), None);
+    let input =
+        json!({"order": {"id": "o-1", "lines": [{"n": 1}, {"n": 2}]}, "other": {"big": [1, 2, 3]}});
+    for (source, expected) in [
+        ("$states.input.order.id", json!("o-1")),
+        ("$sum($states.input.order.lines.n)", json!(3)),
+        ("$keys($states.input.order)", json!(["id", "lines"])),
+        ("$count($keys($states.input))", json!(2)),
+    ] {
+        assert_eq!(
+            evaluate(source, &input, &[]),
+            Ok(Some(expected)),
+            "{source}"
+        );
+    }
 }
 
 #[test]

@@ -75,6 +75,9 @@ pub struct JsonataFlow {
     pub variables: Vec<String>,
     /// Whether an expression of the state may read `$states.context`.
     pub reads_context: bool,
+    /// The paths below `$states` the state's expressions read, merged (`None`: all of it,
+    /// also the default).
+    pub states_paths: Option<Vec<Vec<String>>>,
 }
 
 /// A JSONPath state's data-flow fields. Each is `None` when absent (its ASL default) and
@@ -116,6 +119,8 @@ pub enum CatchFlow {
         variables: Vec<String>,
         /// Whether it may read `$states.context`.
         reads_context: bool,
+        /// The paths below `$states` its expressions read (`None`: all of it).
+        states_paths: Option<Vec<Vec<String>>>,
     },
 }
 
@@ -392,6 +397,7 @@ impl DataFlow {
                         result: None,
                         error_output: None,
                         context: Some(&context),
+                        paths: flow.states_paths.as_deref(),
                     };
                     evaluate(selector, "ItemSelector", &states, &flow.variables, env)
                 }
@@ -403,7 +409,7 @@ impl DataFlow {
 impl JsonataFlow {
     /// `$states` for one step: the context only where an expression may read it.
     fn states<'a>(
-        &self,
+        &'a self,
         input: &'a Value,
         result: Option<&'a Value>,
         context: &'a Value,
@@ -413,6 +419,7 @@ impl JsonataFlow {
             result,
             error_output: None,
             context: self.reads_context.then_some(context),
+            paths: self.states_paths.as_deref(),
         }
     }
 }
@@ -516,6 +523,7 @@ impl CatchFlow {
                 output,
                 variables,
                 reads_context,
+                states_paths,
             } => match output {
                 None => Ok(error_output),
                 Some(template) => {
@@ -524,6 +532,7 @@ impl CatchFlow {
                         result: None,
                         error_output: Some(&error_output),
                         context: reads_context.then_some(context),
+                        paths: states_paths.as_deref(),
                     };
                     evaluate(template, "Output", &states, variables, env)
                 }

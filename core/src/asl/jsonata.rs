@@ -55,6 +55,10 @@ pub struct States<'a> {
     /// `$states.context`: the Context object (`None` when no expression of the state reads
     /// it: building it costs allocations).
     pub context: Option<&'a Value>,
+    /// The field paths below `$states` the expressions read
+    /// ([`CompiledExpression::states_paths`], merged): the evaluator may bind only those
+    /// (converting a large input costs more than evaluating). `None`: all of it.
+    pub paths: Option<&'a [Vec<String>]>,
 }
 
 /// Values bound by [`Jsonata::bind`], in the evaluator's own form.
@@ -75,6 +79,12 @@ pub trait CompiledExpression: Send + Sync {
     fn reads_context(&self) -> bool;
     /// Whether it names the function `$name` (give it without the `$`).
     fn calls(&self, function: &str) -> bool;
+    /// The field paths below `$states` it reads (`["input", "order", "id"]` for
+    /// `$states.input.order.id`), each read whole at its end; `None` (the default) when it
+    /// may read `$states` otherwise.
+    fn states_paths(&self) -> Option<&[Vec<String>]> {
+        None
+    }
     /// Evaluates with the values `bound` (made by the same evaluator's [`Jsonata::bind`]);
     /// `Ok(None)`: it returned nothing (undefined).
     fn evaluate(&self, bound: &dyn Bound, host: &mut dyn Host) -> Result<Option<Value>, EvalError>;
@@ -168,6 +178,11 @@ impl Expression {
     /// See [`CompiledExpression::free_variables`].
     pub fn free_variables(&self) -> &[String] {
         self.0.free_variables()
+    }
+
+    /// See [`CompiledExpression::states_paths`].
+    pub fn states_paths(&self) -> Option<&[Vec<String>]> {
+        self.0.states_paths()
     }
 
     /// Evaluates for the field `field` (`Output/result`, named in AWS's causes): nothing

@@ -408,15 +408,20 @@ fn state_expression(
     context: &Value,
     env: &mut crate::asl::Env<'_>,
 ) -> Result<Value, StatesError> {
-    let (variables, reads_context) = match state.data_flow.as_jsonata() {
-        Some(flow) => (flow.variables.as_slice(), flow.reads_context),
-        None => (&[][..], false),
+    let (variables, reads_context, paths) = match state.data_flow.as_jsonata() {
+        Some(flow) => (
+            flow.variables.as_slice(),
+            flow.reads_context,
+            flow.states_paths.as_deref(),
+        ),
+        None => (&[][..], false, None),
     };
     let states = crate::asl::jsonata::States {
         input,
         result: None,
         error_output: None,
         context: reads_context.then_some(context),
+        paths,
     };
     crate::asl::data_flow::evaluate_expression(expression, field, &states, variables, env)
 }

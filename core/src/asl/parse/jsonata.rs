@@ -105,14 +105,43 @@ pub(super) fn jsonata_only_message(key: &str) -> String {
 
 /// What the expressions of one state read: the variables (not `$states`) and, conservatively,
 /// whether any may read `$states.context`.
-#[derive(Default)]
 pub(super) struct Reads {
     variables: Vec<String>,
     reads_context: bool,
+    /// The paths below `$states` read, merged; `None` once one expression may read more.
+    states_paths: Option<Vec<Vec<String>>>,
+}
+
+impl Default for Reads {
+    fn default() -> Self {
+        Reads {
+            variables: Vec::new(),
+            reads_context: false,
+            states_paths: Some(Vec::new()),
+        }
+    }
 }
 
 impl Reads {
+    /// Adds what `other` reads.
+    fn merge(&mut self, other: &Reads) {
+        for name in &other.variables {
+            if !self.variables.contains(name) {
+                self.variables.push(name.clone());
+            }
+        }
+        self.reads_context |= other.reads_context;
+        match (&mut self.states_paths, &other.states_paths) {
+            (Some(mine), Some(theirs)) => mine.extend(theirs.iter().cloned()),
+            (mine, _) => *mine = None,
+        }
+    }
+
     fn note(&mut self, expression: &Expression) {
+        match (&mut self.states_paths, expression.states_paths()) {
+            (Some(mine), Some(theirs)) => mine.extend(theirs.iter().cloned()),
+            (mine, _) => *mine = None,
+        }
         for name in expression.free_variables() {
             if name != "states" && !self.variables.contains(name) {
                 self.variables.push(name.clone());
@@ -268,6 +297,7 @@ impl Ctx<'_> {
         flow.output = output?;
         flow.variables = reads.variables;
         flow.reads_context = reads.reads_context;
+        flow.states_paths = reads.states_paths;
         Some(State {
             name: name.to_string(),
             comment,
@@ -382,12 +412,7 @@ impl Ctx<'_> {
             }
             let mut catcher_reads = Reads::default();
             let output = self.jsonata_template(rule, "Output", &mut catcher_reads);
-            for name in &catcher_reads.variables {
-                if !reads.variables.contains(name) {
-                    reads.variables.push(name.clone());
-                }
-            }
-            reads.reads_context |= catcher_reads.reads_context;
+            reads.merge(&catcher_reads);
             match (error_equals, next, output) {
                 (Some(error_equals), Some(next), Some(output)) => catchers.push(Catcher {
                     error_equals,
@@ -396,6 +421,7 @@ impl Ctx<'_> {
                         output,
                         variables: catcher_reads.variables,
                         reads_context: catcher_reads.reads_context,
+                        states_paths: catcher_reads.states_paths,
                     },
                 }),
                 _ => ok = false,

@@ -47,6 +47,7 @@ impl Decider<'_, '_> {
                     result: None,
                     error_output: None,
                     context: flow.reads_context.then_some(&context),
+                    paths: flow.states_paths.as_deref(),
                 };
                 let bound = crate::asl::data_flow::bind(&states, &flow.variables, &env)?;
                 let mut host = crate::asl::jsonata::DecisionHost {
