@@ -437,3 +437,27 @@ fn time_and_randomness_come_from_the_decision() {
     let again = run(definition, json!({}), vec![]);
     assert_eq!(again.output(), first.output());
 }
+
+#[test]
+fn a_map_whose_items_draw_randomness_gives_the_same_items_at_every_step() {
+    // One iteration at a time, each waiting for its task: the Map's parameters are computed
+    // again at each later decision and must not change.
+    let ran = run(
+        jsonata(json!({"M": {
+            "Type": "Map", "End": true, "MaxConcurrency": 1,
+            "Items": "{% ($r := $random(); [$r, $r, $millis(), $uuid()]) %}",
+            "ItemProcessor": {"StartAt": "T", "States": {"T": {
+                "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": true,
+                "Output": "{% $states.input %}"}}},
+        }})),
+        json!({}),
+        vec![Ok(json!(0)), Ok(json!(0)), Ok(json!(0)), Ok(json!(0))],
+    );
+    let items = ran.output().as_array().expect("the items");
+    assert_eq!(items.len(), 4);
+    assert!(items[0].as_f64().is_some_and(|r| (0.0..1.0).contains(&r)));
+    // Item 1 was started at a later decision than item 0: the same draw.
+    assert_eq!(items[0], items[1]);
+    assert_eq!(items[2], json!(T0_MS), "the Map's entry time");
+    assert_eq!(items[3].as_str().map(str::len), Some(36));
+}

@@ -58,7 +58,23 @@ impl Decider<'_, '_> {
     ) -> Result<MapParams, StatesError> {
         let flow = &state.data_flow;
         let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
+        // The parameters are computed again on every later step of the Map (its items are not
+        // recorded), so a JSONata expression among them must give the same value each time:
+        // it sees the Map's entry time and a generator seeded from its entry and attempt,
+        // never the decision's clock or entropy.
+        let (now_ms, seed) = running_in(&self.state, scope)
+            .map(|r| {
+                let attempt = r.retried_errors.len() as u64;
+                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
+            })
+            .unwrap_or((self.now_ms, 0));
+        let mut entropy = statelog_rng::Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut env = crate::asl::Env {
+            now_ms,
+            entropy: &mut entropy,
+            variables: &variables,
+            jsonata: self.def.jsonata.as_ref(),
+        };
         let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
         let items = flow.items(&effective, &run.context, &mut env)?.into_owned();
         let items = match items {
