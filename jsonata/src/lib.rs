@@ -245,6 +245,65 @@ pub struct Expression {
     reads_context: bool,
     calls: BTreeSet<String>,
     states_paths: Option<Vec<Vec<String>>>,
+    /// When the expression is only a variable and field names (`$states.input.order.id`,
+    /// `$x`): the variable and the names, looked up without the evaluator.
+    plain_path: Option<(String, Vec<String>)>,
+}
+
+/// The variable and field names of an expression that is nothing else (`$v.a.b`, `$v`).
+fn plain_path(ast: &AstNode) -> Option<(String, Vec<String>)> {
+    let plain = |step: &jsonata_core::ast::PathStep| {
+        step.stages.is_empty() && step.focus.is_none() && step.index_var.is_none()
+    };
+    match ast {
+        AstNode::Variable(name) if !name.is_empty() => Some((name.clone(), Vec::new())),
+        AstNode::Path { steps } => {
+            let (first, rest) = steps.split_first()?;
+            let AstNode::Variable(name) = &first.node else {
+                return None;
+            };
+            if name.is_empty() || !plain(first) {
+                return None;
+            }
+            let mut names = Vec::with_capacity(rest.len());
+            for step in rest {
+                match &step.node {
+                    AstNode::Name(key) if plain(step) => names.push(key.clone()),
+                    _ => return None,
+                }
+            }
+            Some((name.clone(), names))
+        }
+        _ => None,
+    }
+}
+
+/// What a plain path finds among `bindings`: `Some(None)` nothing (undefined), `None` when
+/// it meets an array (where JSONata maps over the items: the evaluator decides).
+fn look_up<'b>(bindings: &'b Bindings, name: &str, keys: &[String]) -> Option<Option<&'b JValue>> {
+    let Some(mut value) = bindings
+        .values
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+    else {
+        return Some(None);
+    };
+    for key in keys {
+        value = match value {
+            JValue::Object(map) => match map.get(key) {
+                Some(child) => child,
+                None => return Some(None),
+            },
+            JValue::Array(_) => return None,
+            // A field of a string, number, boolean or null is nothing.
+            _ => return Some(None),
+        };
+    }
+    match value {
+        JValue::Array(_) | JValue::Undefined => None,
+        other => Some(Some(other)),
+    }
 }
 
 impl Expression {
@@ -260,11 +319,12 @@ impl Expression {
         let facts = scan::scan(&ast);
         Ok(Expression {
             source: source.to_string(),
-            ast,
             free: facts.free,
             reads_context: facts.reads_context,
             calls: facts.calls,
             states_paths: facts.states_paths,
+            plain_path: plain_path(&ast),
+            ast,
         })
     }
 
@@ -322,6 +382,15 @@ impl Expression {
         host: &mut dyn Host,
         limits: Limits,
     ) -> Result<Option<Value>, EvalError> {
+        // A plain path over objects needs no evaluator (the same values, the same JSON).
+        if let (None, Some((name, keys))) = (input, &self.plain_path) {
+            if let Some(found) = look_up(bindings, name, keys) {
+                return match found {
+                    None => Ok(None),
+                    Some(value) => convert::from_jvalue(value),
+                };
+            }
+        }
         let mut context = Context::new();
         for (name, value) in &bindings.values {
             context.bind(name.clone(), value.clone());

@@ -136,3 +136,35 @@ fn runaway_recursion_fails_instead_of_overflowing_and_functions_are_not_json() {
     let thrown = evaluate("$error('no')", &input, &[]);
     assert_eq!(thrown, Err(EvalError::Threw("D3137: no".to_string())));
 }
+
+#[test]
+fn a_plain_path_gives_what_the_evaluator_gives() {
+    // `(...)` makes a block, which always goes through the evaluator.
+    let inputs = [
+        json!({"a": {"b": {"c": 1.0, "d": [1, [2, 3]]}}}),
+        json!({"a": [{"b": 1}, {"b": [2, 3]}]}),
+        json!({"a": "text"}),
+        json!({"a": {"b": null}}),
+        json!({"a": {"b": [[1], [2]]}}),
+        json!({}),
+        json!([1, 2]),
+    ];
+    for input in &inputs {
+        for path in [
+            "$states.input.a.b",
+            "$states.input.a",
+            "$states.input",
+            "$states.input.a.b.c",
+        ] {
+            let plain = evaluate(path, input, &[]);
+            let evaluated = evaluate(&format!("({path})"), input, &[]);
+            assert_eq!(plain, evaluated, "{path} on {input}");
+        }
+    }
+    let x = json!({"k": 2.5});
+    assert_eq!(
+        evaluate("$x.k", &json!({}), &[("x", &x)]),
+        Ok(Some(json!(2.5)))
+    );
+    assert_eq!(evaluate("$unbound.k", &json!({}), &[]), Ok(None));
+}
