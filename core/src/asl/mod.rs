@@ -3,6 +3,7 @@
 //! field. Pure: no I/O, no clock, no WAL.
 //!
 //! - [`model`]: the typed definition the interpreter runs.
+//! - [`assign`]: a state's, Choice rule's or Catcher's `Assign` ([`Assign`]).
 //! - [`data_flow`]: a state's data-flow fields behind one type per query language
 //!   ([`DataFlow`], a Catcher's [`CatchFlow`]) and the steps the interpreter asks of them.
 //! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
@@ -15,6 +16,7 @@
 //! path and template in it is compiled once, here; nothing in this module touches `wal`,
 //! `clock`, threads or the file system (the CLI reads the file, then calls in).
 
+pub mod assign;
 pub mod choice;
 pub mod data_flow;
 pub mod diagnostic;
@@ -28,6 +30,7 @@ mod parse_tests;
 pub mod resource;
 pub mod timestamp;
 
+pub use assign::Assign;
 pub use choice::{compile_pattern, NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE};
 pub use data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};

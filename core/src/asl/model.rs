@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::assign::Assign;
 use super::data_flow::{CatchFlow, DataFlow};
 use crate::paths::{FieldExpression, Path, Template};
 
@@ -137,6 +138,9 @@ pub struct State {
     /// ResultPath, OutputPath, a Pass's Result, a Map's ItemsPath and ItemSelector), in the
     /// state's query language; the interpreter asks it for each step.
     pub data_flow: DataFlow,
+    /// `Assign`: the variables the state sets when it succeeds (not when a Catcher is taken:
+    /// then the Catcher's `Assign` applies). Not on Fail states.
+    pub assign: Option<Assign>,
     /// What the state does.
     pub kind: StateKind,
 }
@@ -389,6 +393,8 @@ pub struct Catcher {
     pub next: String,
     /// What the Catcher does with the error output (JSONPath: `ResultPath`).
     pub flow: CatchFlow,
+    /// `Assign`: the variables set when this Catcher is taken (evaluated on the error output).
+    pub assign: Option<Assign>,
 }
 
 /// The name that matches every error in `ErrorEquals`.
@@ -437,11 +443,13 @@ mod tests {
             error_equals: names(&["States.ALL"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let runtime = Catcher {
             error_equals: names(&["States.Runtime"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let limit = names(&["States.DataLimitExceeded"]);
         let timeout = Retrier {
@@ -480,6 +488,9 @@ pub struct ChoiceRule {
     pub condition: Condition,
     /// `Next`.
     pub next: String,
+    /// `Assign`: the variables set when this rule is the one taken (instead of the Choice
+    /// state's own `Assign`, which applies when `Default` is taken).
+    pub assign: Option<Assign>,
 }
 
 /// A Boolean expression of a Choice rule.

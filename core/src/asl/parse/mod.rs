@@ -25,6 +25,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
+use super::assign::Assign;
 use super::data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 use super::diagnostic::{pointer_child, pointer_index, Diagnostic, DiagnosticCode};
 use super::json::parse_checked;
@@ -291,34 +292,21 @@ fn type_name_of(value: &Value) -> &'static str {
     }
 }
 
-/// True for a JSONPath-mode variable reference (`$name...`), which statelog does not run yet.
-fn is_variable_reference(text: &str) -> bool {
-    let mut chars = text.chars();
-    chars.next() == Some('$') && chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-}
-
-/// True when a `.$` value (a path or an intrinsic call) reads a variable anywhere: `$name`
-/// outside quoted string arguments, other than the Context object's `$$`.
-pub(crate) fn mentions_variable(text: &str) -> bool {
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if quoted => {
-                chars.next();
-            }
-            '\'' => quoted = !quoted,
-            '$' if !quoted => match chars.peek() {
-                Some('$') => {
-                    chars.next();
-                }
-                Some(&next) if next.is_alphabetic() || next == '_' => return true,
-                _ => {}
-            },
-            _ => {}
+/// Why `name` cannot be a variable name, if it cannot: a name starts with a letter or `_`,
+/// goes on with letters, digits and `_`, and is not `states` (reserved for JSONata's
+/// `$states`).
+pub(crate) fn invalid_variable_name(name: &str) -> Option<&'static str> {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => Some("it is empty"),
+        Some(c) if !(c.is_alphabetic() || c == '_') => Some("it must start with a letter or '_'"),
+        _ if !chars.all(|c| c.is_alphanumeric() || c == '_') => {
+            Some("it may hold only letters, digits and '_'")
         }
+        _ if name == "states" => Some("'states' is reserved"),
+        _ if name.len() > crate::limits::VARIABLE_NAME_BYTES_MAX => Some("it is too long"),
+        _ => None,
     }
-    false
 }
 
 impl Ctx<'_> {
@@ -413,10 +401,6 @@ impl Ctx<'_> {
     }
 
     fn path_text(&mut self, at: &str, key: &str, text: &str) -> Option<Path> {
-        if is_variable_reference(text) {
-            self.unsupported(at, &format!("the variable reference '{text}' in '{key}'"));
-            return None;
-        }
         match Path::parse(text) {
             Ok(path) => Some(path),
             Err(error) => {
@@ -471,10 +455,6 @@ impl Ctx<'_> {
             _ => {
                 let text = self.string(obj, key)?;
                 let at = obj.ptr(key);
-                if is_variable_reference(&text) {
-                    self.unsupported(&at, &format!("the variable reference '{text}' in '{key}'"));
-                    return None;
-                }
                 match ReferencePath::parse(&text) {
                     Ok(path) => Some(ResultPathField::Reference(path)),
                     Err(error) => {
@@ -490,34 +470,43 @@ impl Ctx<'_> {
         }
     }
 
-    /// Reports `$variable` references inside a template's `.$` values; true when there are any.
-    fn template_uses_variables(&mut self, value: &Value, at: &str) -> bool {
-        let mut found = false;
-        match value {
-            Value::Object(map) => {
-                for (key, child) in map {
-                    let child_at = pointer_child(at, key);
-                    if let (true, Value::String(text)) = (key.ends_with(".$"), child) {
-                        if mentions_variable(text) {
-                            self.unsupported(
-                                &child_at,
-                                &format!("the variable reference '{text}'"),
-                            );
-                            found = true;
-                        }
-                    } else {
-                        found |= self.template_uses_variables(child, &child_at);
-                    }
-                }
+    /// A JSONPath `Assign` (`Some(None)` when absent; `None` after reporting a problem): an
+    /// object whose keys are variable names, a `.$` key's value a path or intrinsic call.
+    pub(super) fn assign(&mut self, obj: Obj<'_>) -> Option<Option<Assign>> {
+        let Some(value) = obj.get("Assign") else {
+            return Some(None);
+        };
+        let at = obj.ptr("Assign");
+        let Value::Object(map) = value else {
+            self.schema(
+                &at,
+                format!("'Assign' must be an object, not {}", type_name_of(value)),
+            );
+            return None;
+        };
+        let mut ok = true;
+        let mut seen = BTreeSet::new();
+        for key in map.keys() {
+            let name = key.strip_suffix(".$").unwrap_or(key);
+            if let Some(reason) = invalid_variable_name(name) {
+                self.schema(
+                    &pointer_child(&at, key),
+                    format!("The variable name '{name}' is invalid: {reason}"),
+                );
+                ok = false;
+            } else if !seen.insert(name) {
+                self.schema(
+                    &pointer_child(&at, key),
+                    format!("The variable '{name}' is assigned twice in one 'Assign'"),
+                );
+                ok = false;
             }
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    found |= self.template_uses_variables(item, &pointer_index(at, i));
-                }
-            }
-            _ => {}
         }
-        found
+        let template = self.template(obj, "Assign", true);
+        match (ok, template) {
+            (true, Some(template)) => Some(Some(Assign::JsonPath(template))),
+            _ => None,
+        }
     }
 
     fn template(&mut self, obj: Obj<'_>, key: &str, must_be_object: bool) -> Option<Template> {
@@ -528,9 +517,6 @@ impl Ctx<'_> {
                 &at,
                 format!("'{key}' must be an object, not {}", type_name_of(value)),
             );
-            return None;
-        }
-        if self.template_uses_variables(value, &at) {
             return None;
         }
         match Template::compile(value) {
@@ -811,14 +797,24 @@ impl Ctx<'_> {
             self.collect_edges_only(obj, type_name, node);
             return None;
         }
-        if obj.get("Assign").is_some() {
-            self.unsupported(&obj.ptr("Assign"), "'Assign' (variables)");
-        }
         self.check_fields(
             obj,
             &[COMMON_FIELDS, fields],
             &format!("a {type_name} state"),
         );
+        let assign = match type_name {
+            // AWS takes `Assign` on every type that exits normally but Succeed.
+            "Succeed" | "Fail" => {
+                if obj.get("Assign").is_some() {
+                    self.schema(
+                        &obj.ptr("Assign"),
+                        format!("the field 'Assign' is not supported in a {type_name} state"),
+                    );
+                }
+                Some(None)
+            }
+            _ => self.assign(obj),
+        };
         let comment = self.string(obj, "Comment");
         // The kind parsers fill in the data-flow fields their type allows.
         let mut flow = JsonPathFlow {
@@ -854,6 +850,7 @@ impl Ctx<'_> {
             name: name.to_string(),
             comment,
             data_flow: DataFlow::JsonPath(flow),
+            assign: assign?,
             kind: kind?,
         })
     }
@@ -1011,14 +1008,12 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             };
-            if rule.get("Assign").is_some() {
-                self.unsupported(&rule.ptr("Assign"), "'Assign' (variables)");
-            }
             self.check_fields(
                 rule,
                 &[&["ErrorEquals", "Next", "ResultPath", "Comment", "Assign"]],
                 "a Catch rule",
             );
+            let assign = self.assign(rule);
             let error_equals = self.error_equals(rule, i + 1 == items.len());
             let next = self
                 .required(rule, "Next", "a Catch rule")
@@ -1031,12 +1026,16 @@ impl Ctx<'_> {
                 error_equals,
                 next,
                 present_or_fail(rule, "ResultPath", result_path),
+                assign,
             ) {
-                (Some(error_equals), Some(next), Some(result_path)) => catchers.push(Catcher {
-                    error_equals,
-                    next,
-                    flow: CatchFlow::JsonPath { result_path },
-                }),
+                (Some(error_equals), Some(next), Some(result_path), Some(assign)) => {
+                    catchers.push(Catcher {
+                        error_equals,
+                        next,
+                        flow: CatchFlow::JsonPath { result_path },
+                        assign,
+                    })
+                }
                 _ => ok = false,
             }
         }
