@@ -15,10 +15,11 @@ import sys
 
 # Needs the pure interpreter can meet: StopExecution (sent right after the start),
 # request/response service integrations (answered with the outcomes AWS recorded) and task
-# timeouts that such a case sets.
+# timeouts that such a case sets, and workflow variables (JSONPath `Assign`; the JSONata
+# cases that need them also need "jsonata", which stays out).
 RUNNABLE_NEEDS = {
     "stop-execution", "lambda", "sns", "sqs", "dynamodb", "aws-sdk", "s3", "events",
-    "secretsmanager", "apigateway", "sfn", "timeouts",
+    "secretsmanager", "apigateway", "sfn", "timeouts", "variables",
 }
 
 
@@ -57,6 +58,7 @@ def main() -> int:
                 continue
             out.append({
                 "id": case["id"],
+                "needs": case["needs"],
                 "definition": json.dumps(run.case_definition(case)),
                 "input": case["input"],
                 "expected_status": case["expected_status"],

@@ -28,7 +28,7 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use crate::paths::{
-    pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
+    pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template, Variables,
 };
 
 /// The data-flow fields of one state, in the state's query language.
@@ -122,11 +122,12 @@ impl DataFlow {
         &self,
         raw_input: &'a Value,
         context: &'a Value,
+        variables: &'a Variables,
     ) -> Result<Cow<'a, Value>, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.input_path {
                 None => Ok(Cow::Borrowed(raw_input)),
-                Some(path) => pipeline::process_input_cow(raw_input, path, context),
+                Some(path) => pipeline::process_input_cow_in(raw_input, path, context, variables),
             },
         }
     }
@@ -137,12 +138,13 @@ impl DataFlow {
         &self,
         effective: Cow<'_, Value>,
         context: &Value,
+        variables: &Variables,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.parameters {
                 None => Ok(effective.into_owned()),
-                Some(template) => template.evaluate(&effective, context, entropy),
+                Some(template) => template.evaluate_in(&effective, context, variables, entropy),
             },
         }
     }
@@ -154,17 +156,33 @@ impl DataFlow {
         &self,
         effective: Cow<'_, Value>,
         context: &Value,
+        variables: &Variables,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match (&flow.result, &flow.parameters) {
                 (Some(result), _) => Ok(result.clone()),
-                (None, Some(template)) => template.evaluate(&effective, context, entropy),
+                (None, Some(template)) => {
+                    template.evaluate_in(&effective, context, variables, entropy)
+                }
                 (None, None) if matches!(flow.result_path, Some(ResultPathField::Discard)) => {
                     Ok(Value::Null)
                 }
                 (None, None) => Ok(effective.into_owned()),
             },
+        }
+    }
+
+    /// True when [`DataFlow::pass_result`] gives a placeholder instead of the Pass's result,
+    /// because `ResultPath: null` discards it (JSONPath: no `Result`, no `Parameters`): a
+    /// caller that reads the result anyway (its `Assign`) takes the effective input instead.
+    pub fn pass_result_is_discarded(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => {
+                flow.result.is_none()
+                    && flow.parameters.is_none()
+                    && matches!(flow.result_path, Some(ResultPathField::Discard))
+            }
         }
     }
 
@@ -174,12 +192,13 @@ impl DataFlow {
         &self,
         result: Value,
         context: &Value,
+        variables: &Variables,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.result_selector {
                 None => Ok(result),
-                Some(template) => template.evaluate(&result, context, entropy),
+                Some(template) => template.evaluate_in(&result, context, variables, entropy),
             },
         }
     }
@@ -196,11 +215,16 @@ impl DataFlow {
     /// The state's output from a value it produced (JSONPath: `OutputPath`); with nothing to
     /// select, `value` itself, not copied.
     #[inline]
-    pub fn output(&self, value: Value, context: &Value) -> Result<Value, StatesError> {
+    pub fn output(
+        &self,
+        value: Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Result<Value, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.output_path {
                 None => Ok(value),
-                Some(path) => pipeline::process_output(value, path, context),
+                Some(path) => pipeline::process_output_in(value, path, context, variables),
             },
         }
     }
@@ -214,11 +238,12 @@ impl DataFlow {
         raw_input: &Value,
         result: Value,
         context: &Value,
+        variables: &Variables,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
-        let selected = self.select_result(result, context, entropy)?;
+        let selected = self.select_result(result, context, variables, entropy)?;
         let placed = self.place_result(raw_input, selected)?;
-        self.output(placed, context)
+        self.output(placed, context, variables)
     }
 
     /// A Map's items from its effective input (JSONPath: `ItemsPath`, which must find
@@ -227,14 +252,16 @@ impl DataFlow {
         &self,
         effective: &'a Value,
         context: &'a Value,
+        variables: &'a Variables,
     ) -> Result<Cow<'a, Value>, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.items_path {
                 None => Ok(Cow::Borrowed(effective)),
-                Some(path) => pipeline::process_input_cow(
+                Some(path) => pipeline::process_input_cow_in(
                     effective,
                     &InputOutputPath::Select(path.clone()),
                     context,
+                    variables,
                 ),
             },
         }
@@ -249,6 +276,7 @@ impl DataFlow {
         item: Value,
         index: usize,
         context: &Value,
+        variables: &Variables,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
         match self {
@@ -257,7 +285,7 @@ impl DataFlow {
                 Some(selector) => {
                     let mut context = context.clone();
                     context["Map"] = json!({"Item": {"Index": index, "Value": item}});
-                    selector.evaluate(effective, &context, entropy)
+                    selector.evaluate_in(effective, &context, variables, entropy)
                 }
             },
         }
@@ -323,7 +351,7 @@ mod tests {
     //! untouched, what it selects or builds, and how a miss is worded.
 
     use super::*;
-    use crate::paths::ReferencePath;
+    use crate::paths::{ReferencePath, NO_VARIABLES};
     use statelog_rng::Rng;
 
     fn path(text: &str) -> Path {
@@ -391,35 +419,45 @@ mod tests {
         let raw = json!({"a": {"b": 1}});
         let context = json!({"Execution": {"Id": "arn"}});
         let plain = DataFlow::default();
-        let effective = plain.effective_input(&raw, &context).expect("no path");
+        let effective = plain
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("no path");
         assert!(matches!(effective, Cow::Borrowed(v) if std::ptr::eq(v, &raw)));
 
         let selected = flow(JsonPathFlow {
             input_path: select("$.a"),
             ..JsonPathFlow::default()
         });
-        let effective = selected.effective_input(&raw, &context).expect("found");
+        let effective = selected
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("found");
         assert!(matches!(&effective, Cow::Borrowed(v) if **v == json!({"b": 1})));
 
         let from_context = flow(JsonPathFlow {
             input_path: select("$$.Execution.Id"),
             ..JsonPathFlow::default()
         });
-        let effective = from_context.effective_input(&raw, &context).expect("found");
+        let effective = from_context
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("found");
         assert_eq!(*effective, json!("arn"));
 
         let discarded = flow(JsonPathFlow {
             input_path: Some(InputOutputPath::Discard),
             ..JsonPathFlow::default()
         });
-        let effective = discarded.effective_input(&raw, &context).expect("null");
+        let effective = discarded
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("null");
         assert_eq!(*effective, json!({}));
 
         let missing = flow(JsonPathFlow {
             input_path: select("$.x"),
             ..JsonPathFlow::default()
         });
-        let error = missing.effective_input(&raw, &context).expect_err("a miss");
+        let error = missing
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect_err("a miss");
         assert_eq!(error.error, "States.Runtime");
         assert_eq!(
             error.cause,
@@ -434,7 +472,7 @@ mod tests {
         let mut rng = Rng::new(1);
         let plain = DataFlow::default();
         let input = plain
-            .parameters(Cow::Borrowed(&effective), &context, &mut rng)
+            .parameters(Cow::Borrowed(&effective), &context, &NO_VARIABLES, &mut rng)
             .expect("no template");
         assert_eq!(input, effective);
         let templated = flow(JsonPathFlow {
@@ -442,7 +480,7 @@ mod tests {
             ..JsonPathFlow::default()
         });
         let input = templated
-            .parameters(Cow::Owned(effective), &context, &mut rng)
+            .parameters(Cow::Owned(effective), &context, &NO_VARIABLES, &mut rng)
             .expect("evaluates");
         assert_eq!(input, json!({"v": 1, "id": "arn", "k": "x"}));
     }
@@ -457,7 +495,7 @@ mod tests {
             parameters: template(json!({"v.$": "$.a"})),
             ..JsonPathFlow::default()
         });
-        let result = both.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        let result = both.pass_result(Cow::Borrowed(&effective), &context, &NO_VARIABLES, &mut rng);
         assert_eq!(
             result.expect("fixed"),
             json!({"fixed.$": "$.not.evaluated"})
@@ -466,16 +504,19 @@ mod tests {
             parameters: template(json!({"v.$": "$.a"})),
             ..JsonPathFlow::default()
         });
-        let result = parameters.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        let result =
+            parameters.pass_result(Cow::Borrowed(&effective), &context, &NO_VARIABLES, &mut rng);
         assert_eq!(result.expect("evaluates"), json!({"v": 1}));
         let discarded = flow(JsonPathFlow {
             result_path: Some(ResultPathField::Discard),
             ..JsonPathFlow::default()
         });
-        let result = discarded.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        let result =
+            discarded.pass_result(Cow::Borrowed(&effective), &context, &NO_VARIABLES, &mut rng);
         assert_eq!(result.expect("discarded"), Value::Null);
         let plain = DataFlow::default();
-        let result = plain.pass_result(Cow::Borrowed(&effective), &context, &mut rng);
+        let result =
+            plain.pass_result(Cow::Borrowed(&effective), &context, &NO_VARIABLES, &mut rng);
         assert_eq!(result.expect("the input"), effective);
     }
 
@@ -490,15 +531,20 @@ mod tests {
             output_path: select("$.r"),
             ..JsonPathFlow::default()
         });
-        let output =
-            full.result_output(&raw, json!({"Payload": 7, "Other": 0}), &context, &mut rng);
+        let output = full.result_output(
+            &raw,
+            json!({"Payload": 7, "Other": 0}),
+            &context,
+            &NO_VARIABLES,
+            &mut rng,
+        );
         assert_eq!(output.expect("placed"), json!({"p": 7}));
 
         let placed_only = flow(JsonPathFlow {
             result_path: reference("$.r"),
             ..JsonPathFlow::default()
         });
-        let output = placed_only.result_output(&raw, json!(5), &context, &mut rng);
+        let output = placed_only.result_output(&raw, json!(5), &context, &NO_VARIABLES, &mut rng);
         assert_eq!(output.expect("placed"), json!({"keep": true, "r": 5}));
 
         let plain = DataFlow::default();
@@ -517,7 +563,7 @@ mod tests {
             ..JsonPathFlow::default()
         });
         let error = missing
-            .output(json!({"a": 1}), &context)
+            .output(json!({"a": 1}), &context, &NO_VARIABLES)
             .expect_err("a miss");
         assert_eq!(error.error, "States.Runtime");
         assert_eq!(
@@ -532,11 +578,13 @@ mod tests {
         let context = json!({"Execution": {"Id": "arn"}});
         let mut rng = Rng::new(4);
         let plain = DataFlow::default();
-        let items = plain.items(&effective, &context).expect("all");
+        let items = plain
+            .items(&effective, &context, &NO_VARIABLES)
+            .expect("all");
         assert!(matches!(items, Cow::Borrowed(v) if std::ptr::eq(v, &effective)));
         assert_eq!(
             plain
-                .item_input(&effective, json!(20), 1, &context, &mut rng)
+                .item_input(&effective, json!(20), 1, &context, &NO_VARIABLES, &mut rng)
                 .expect("the item"),
             json!(20)
         );
@@ -552,10 +600,11 @@ mod tests {
             ..JsonPathFlow::default()
         });
         assert_eq!(
-            *map.items(&effective, &context).expect("found"),
+            *map.items(&effective, &context, &NO_VARIABLES)
+                .expect("found"),
             json!([10, 20])
         );
-        let input = map.item_input(&effective, json!(20), 1, &context, &mut rng);
+        let input = map.item_input(&effective, json!(20), 1, &context, &NO_VARIABLES, &mut rng);
         assert_eq!(
             input.expect("evaluates"),
             json!({"index": 1, "value": 20, "shared": "s", "id": "arn"})
@@ -565,7 +614,9 @@ mod tests {
             items_path: Some(path("$.nothing")),
             ..JsonPathFlow::default()
         });
-        let error = missing.items(&effective, &context).expect_err("a miss");
+        let error = missing
+            .items(&effective, &context, &NO_VARIABLES)
+            .expect_err("a miss");
         assert_eq!(error.error, "States.Runtime");
         assert_eq!(
             error.cause,

@@ -35,15 +35,31 @@ impl Decider<'_, '_> {
         state: &State,
         choice: &ChoiceState,
     ) -> Step<Option<Outcome>> {
-        let run = self.running(scope)?;
+        let run = running_in(&self.state, scope)?;
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
+        let entropy = &mut *self.entropy;
+        // The taken rule's Assign, or the state's own when Default is taken, on the effective
+        // input, with the values as of entry.
         if state.data_flow.is_passthrough() {
             // No paths: the output is the input, shared, not copied.
-            return match choice.pick(&run.input, &context) {
-                Ok(next) => {
+            let decided = choice
+                .pick_in(&run.input, &context, &variables)
+                .and_then(|picked| {
+                    let assigned = assigned_variables(
+                        assign_of(state, picked),
+                        &run.input,
+                        &context,
+                        &variables,
+                        entropy,
+                    )?;
+                    Ok((picked.next, assigned))
+                });
+            return match decided {
+                Ok((next, assigned)) => {
                     let output = Payload::clone(&run.input);
-                    self.exit_to(scope, state, output, Some(next))
+                    self.exit_to(scope, state, output, assigned, Some(next))
                 }
                 Err(error) => Ok(Some(Outcome::Failed(with_prefix(
                     &state.name,
@@ -54,18 +70,36 @@ impl Decider<'_, '_> {
         }
         let decided = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &context)?;
-            let next = choice.pick(&effective, &context)?;
-            let output = flow.output(effective.into_owned(), &context)?;
-            Ok((next, output))
+            let effective = flow.effective_input(&run.input, &context, &variables)?;
+            let picked = choice.pick_in(&effective, &context, &variables)?;
+            let assigned = assigned_variables(
+                assign_of(state, picked),
+                &effective,
+                &context,
+                &variables,
+                entropy,
+            )?;
+            let output = flow.output(effective.into_owned(), &context, &variables)?;
+            Ok((picked.next, output, assigned))
         })();
         match decided {
-            Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
+            Ok((next, output, assigned)) => {
+                self.exit_to(scope, state, output, assigned, Some(next))
+            }
             Err(error) => Ok(Some(Outcome::Failed(with_prefix(
                 &state.name,
                 entered_event_id,
                 error,
             )))),
         }
+    }
+}
+
+/// The Assign that applies when the Choice `state` took `picked`: the rule's, or the state's
+/// own when `Default` was taken.
+fn assign_of<'a>(state: &'a State, picked: crate::asl::choice::Picked<'a>) -> Option<&'a Assign> {
+    match picked.rule {
+        Some(rule) => rule.assign.as_ref(),
+        None => state.assign.as_ref(),
     }
 }

@@ -40,8 +40,12 @@ impl Decider<'_, '_> {
                 None => Ok(None),
                 Some(FailField::Literal(text)) => Ok(Some(text.clone())),
                 Some(FailField::Dynamic { expression, .. }) => {
-                    let value =
-                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
+                    let value = expression.evaluate_in(
+                        &run.input,
+                        &run.context,
+                        &run.variables,
+                        &mut *self.entropy,
+                    )?;
                     Ok(Some(quoted_value(&value)))
                 }
             }

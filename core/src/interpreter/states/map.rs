@@ -56,8 +56,13 @@ impl Decider<'_, '_> {
         run: &RunInfo,
     ) -> Result<MapParams, StatesError> {
         let flow = &state.data_flow;
-        let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
-        let items = flow.items(&effective, &run.context)?.into_owned();
+        let variables = &run.variables;
+        let effective = flow
+            .effective_input(&run.input, &run.context, variables)?
+            .into_owned();
+        let items = flow
+            .items(&effective, &run.context, variables)?
+            .into_owned();
         let items = match items {
             Value::Array(items) => items,
             other => {
@@ -71,6 +76,7 @@ impl Decider<'_, '_> {
             map.max_concurrency.as_ref(),
             &effective,
             &run.context,
+            variables,
             "MaxConcurrencyPath",
         )?
         .unwrap_or(0);
@@ -78,13 +84,14 @@ impl Decider<'_, '_> {
             map.tolerated_failure_count.as_ref(),
             &effective,
             &run.context,
+            variables,
             "ToleratedFailureCountPath",
         )?;
         let tolerated_percentage = match &map.tolerated_failure_percentage {
             None => None,
             Some(PercentageField::Literal(p)) => Some(*p),
             Some(PercentageField::Path(path)) => {
-                let value = select_required(path, &effective, &run.context)?;
+                let value = select_required(path, &effective, &run.context, variables)?;
                 let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
                     runtime(format!(
                         "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
@@ -205,6 +212,7 @@ impl Decider<'_, '_> {
                 item,
                 index,
                 &run.context,
+                &run.variables,
                 &mut *self.entropy,
             );
             let outcome = match input {
@@ -361,14 +369,20 @@ pub(in crate::interpreter::decide) fn count_field(
     field: Option<&CountField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
         None => Ok(None),
         Some(CountField::Literal(count)) => Ok(Some(*count)),
         Some(CountField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             if let Some(count) = value.as_u64() {
+                return Ok(Some(count));
+            }
+            // AWS reads a whole number written as a string too (recorded: a
+            // `MaxConcurrencyPath` to a variable holding "1").
+            if let Some(count) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {
                 return Ok(Some(count));
             }
             if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {

@@ -53,8 +53,8 @@ impl Decider<'_, '_> {
         let run = self.run_info(scope)?;
         let flow = &state.data_flow;
         let effective = flow
-            .effective_input(&run.input, &run.context)
-            .and_then(|v| flow.parameters(v, &run.context, &mut *self.entropy));
+            .effective_input(&run.input, &run.context, &run.variables)
+            .and_then(|v| flow.parameters(v, &run.context, &run.variables, &mut *self.entropy));
         let effective = match effective {
             Ok(v) => v,
             Err(e) => {

@@ -27,13 +27,14 @@ impl Decider<'_, '_> {
         }
         let run = self.running(scope)?;
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
         let flow = &state.data_flow;
         let output = flow
-            .effective_input(&run.input, &context)
-            .and_then(|v| flow.output(v.into_owned(), &context));
+            .effective_input(&run.input, &context, &variables)
+            .and_then(|v| flow.output(v.into_owned(), &context, &variables));
         match output {
-            Ok(output) => self.exit(scope, state, output, &Transition::End),
+            Ok(output) => self.exit(scope, state, output, None, &Transition::End),
             Err(error) => Ok(Some(Outcome::Failed(with_prefix(
                 &state.name,
                 entered_event_id,

@@ -222,25 +222,33 @@ impl Decider<'_, '_> {
         let run = run;
         let prepared = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &run.context)?;
-            let parameters =
-                flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut *self.entropy)?;
+            let variables = &run.variables;
+            let effective = flow.effective_input(&run.input, &run.context, variables)?;
+            let parameters = flow.parameters(
+                Cow::Borrowed(&*effective),
+                &run.context,
+                variables,
+                &mut *self.entropy,
+            )?;
             let timeout = seconds_field(
                 task.timeout.as_ref(),
                 &effective,
                 &run.context,
+                variables,
                 "TimeoutSecondsPath",
             )?;
             let heartbeat = seconds_field(
                 task.heartbeat.as_ref(),
                 &effective,
                 &run.context,
+                variables,
                 "HeartbeatSecondsPath",
             )?;
             let task_list = crate::interpreter::waiting::task_list_field(
                 task.task_list.as_ref(),
                 &effective,
                 &run.context,
+                variables,
             )?;
             Ok((parameters, timeout, heartbeat, task_list))
         })();
@@ -308,13 +316,14 @@ pub(in crate::interpreter::decide) fn seconds_field(
     field: Option<&SecondsField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
         None => Ok(None),
         Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
         Some(SecondsField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             match value.as_u64() {
                 Some(seconds) if seconds > 0 => Ok(Some(seconds)),
                 _ => Err(runtime(format!(

@@ -31,7 +31,10 @@ impl Decider<'_, '_> {
             Shallow::Waiting(timer) if self.fired == Some(timer) => {
                 self.fired = None;
                 let run = self.run_info(scope)?;
-                let effective = state.data_flow.effective_input(&run.input, &run.context);
+                let effective =
+                    state
+                        .data_flow
+                        .effective_input(&run.input, &run.context, &run.variables);
                 match effective.map(Cow::into_owned) {
                     Ok(effective) => self.finish_wait(scope, state, effective),
                     Err(error) => Ok(Some(self.fail_in(&run, error))),
@@ -58,15 +61,17 @@ impl Decider<'_, '_> {
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
         let context = if uses_context(state) {
-            context_with(info, name, self.now_ms, 0)
+            context_with(info, name, self.now_ms, None)
         } else {
             Value::Null
         };
+        // Entering: the thread's values are the ones this state sees.
+        let variables = variables_in(&self.state, scope);
         let computed = state
             .data_flow
-            .effective_input(&input, &context)
+            .effective_input(&input, &context, &variables)
             .and_then(|effective| {
-                let due_ms = self.wait_due(&wait.wait, &effective, &context)?;
+                let due_ms = self.wait_due(&wait.wait, &effective, &context, &variables)?;
                 Ok((due_ms, effective.into_owned()))
             });
         match computed {
@@ -99,6 +104,7 @@ impl Decider<'_, '_> {
         wait: &WaitFor,
         effective: &Value,
         context: &Value,
+        variables: &Variables,
     ) -> Result<u64, StatesError> {
         let now = self.now_ms;
         match wait {
@@ -106,11 +112,13 @@ impl Decider<'_, '_> {
             WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
             WaitFor::SecondsPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The SecondsPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The SecondsPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 if let Some(seconds) = value.as_i64() {
                     if seconds < 0 {
                         return Err(runtime(format!(
@@ -129,11 +137,13 @@ impl Decider<'_, '_> {
             }
             WaitFor::TimestampPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The TimestampPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The TimestampPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 match value.as_str().and_then(parse_timestamp) {
                     Some(t) => Ok(timestamp_ms(t)),
                     None => Err(runtime(format!(
@@ -156,8 +166,24 @@ impl Decider<'_, '_> {
         let StateKind::Wait(wait) = &state.kind else {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
-        match state.data_flow.output(effective, &run.context) {
-            Ok(output) => self.exit(scope, state, output, &wait.next),
+        // Assign reads the effective input, with the values as of entry.
+        let finished = assigned_variables(
+            state.assign.as_ref(),
+            &effective,
+            &run.context,
+            &run.variables,
+            &mut *self.entropy,
+        )
+        .and_then(|assigned| {
+            Ok((
+                state
+                    .data_flow
+                    .output(effective, &run.context, &run.variables)?,
+                assigned,
+            ))
+        });
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, &wait.next),
             Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
     }
