@@ -897,12 +897,18 @@ fn a_fixture_holds_assigned_variables_and_they_read_back() {
                     json!({"count": "3", "items": "[1,2,3]"}),
                     "{fixture:?}"
                 );
-                assert_eq!(details["assignedVariablesDetails"], json!({"truncated": false}));
+                assert_eq!(
+                    details["assignedVariablesDetails"],
+                    json!({"truncated": false})
+                );
                 found = true;
             }
         }
     }
     if fixtures_root().is_dir() {
-        assert!(found, "no fixture holds an exited event with assignedVariables");
+        assert!(
+            found,
+            "no fixture holds an exited event with assignedVariables"
+        );
     }
 }
