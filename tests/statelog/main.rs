@@ -30,6 +30,7 @@ mod interpreter_conformance;
 mod interpreter_replay;
 mod interpreter_scenarios;
 mod interpreter_throughput;
+mod interpreter_variables;
 mod paths_conformance;
 mod paths_fuzz_corpus;
 mod redrive_crash;
