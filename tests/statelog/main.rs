@@ -37,6 +37,7 @@ mod redrive_crash;
 mod redrive_kill;
 mod redrive_property;
 mod redrive_scenarios;
+mod redrive_variables;
 mod redrive_waiting;
 mod retention_cli;
 mod retention_compaction;
