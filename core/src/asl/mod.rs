@@ -6,7 +6,8 @@
 //! - [`assign`]: a state's, Choice rule's or Catcher's `Assign` ([`Assign`]).
 //! - [`data_flow`]: a state's data-flow fields behind one type per query language
 //!   ([`DataFlow`], a Catcher's [`CatchFlow`]) and the steps the interpreter asks of them.
-//! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`].
+//! - [`parse`]: text -> [`StateMachine`] or every [`Diagnostic`]; `references`: the variables
+//!   each state reads ([`StateMachine::variable_references`]).
 //! - [`choice`]: Choice rule evaluation and the Choice state's pick.
 //! - [`resource`]: Task `Resource` ARNs and the embedder's [`ResourceRegistry`].
 //! - [`diagnostic`], [`timestamp`]: shared pieces; [`fuzz`]: the fuzz oracle; [`Error`]: the
@@ -27,6 +28,7 @@ pub mod model;
 pub mod parse;
 #[cfg(test)]
 mod parse_tests;
+mod references;
 pub mod resource;
 pub mod timestamp;
 
