@@ -1141,6 +1141,43 @@ fn assign_is_a_state_field_a_choice_rule_field_and_a_catch_field() {
 }
 
 #[test]
+fn an_inner_scope_may_read_an_outer_variable_but_not_assign_it() {
+    let machine = |inner_assign: Value| {
+        json!({
+            "StartAt": "Set",
+            "States": {
+                "Set": {"Type": "Pass", "Assign": {"x": 1}, "Next": "P"},
+                "P": {"Type": "Parallel", "Branches": [
+                    {"StartAt": "B", "States": {"B": {"Type": "Pass", "Assign": inner_assign.clone(), "End": true}}}
+                ], "Next": "M"},
+                "M": {"Type": "Map", "ItemProcessor": {"StartAt": "I", "States": {
+                    "I": {"Type": "Pass", "Assign": inner_assign, "End": true}}}, "End": true}
+            }
+        })
+    };
+    valid(machine(json!({"y.$": "$x"})));
+    let diagnostics = parse(&machine(json!({"x.$": "$x"}))).expect_err("invalid");
+    let at: Vec<(&str, &str)> = diagnostics
+        .iter()
+        .map(|d| (d.path.as_str(), d.message.as_str()))
+        .collect();
+    let message = "The variable 'x' is assigned in an outer scope: a Parallel branch or Map iteration can read it, not assign it";
+    assert_eq!(
+        at,
+        vec![
+            ("/States/P/Branches/0/States/B/Assign/x.$", message),
+            ("/States/M/ItemProcessor/States/I/Assign/x.$", message),
+        ]
+    );
+    // Sibling branches each have their own scope: the same name in both is fine.
+    valid(
+        json!({"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": true, "Branches": [
+        {"StartAt": "A", "States": {"A": {"Type": "Pass", "Assign": {"v": 1}, "End": true}}},
+        {"StartAt": "B", "States": {"B": {"Type": "Pass", "Assign": {"v": 2}, "End": true}}}]}}}),
+    );
+}
+
+#[test]
 fn assign_problems_are_reported_at_their_field() {
     let cases: Vec<(Value, &str, &str)> = vec![
         (

@@ -130,6 +130,11 @@ pub fn parse_definition(
         }
     }
     let machine = ctx.machine(&checked.value);
+    if machine.is_some() {
+        if let Some(Value::Object(states)) = checked.value.get("States") {
+            ctx.inner_assigns(states, "/States", &BTreeSet::new());
+        }
+    }
     let has_error = ctx
         .diagnostics
         .iter()
@@ -290,6 +295,33 @@ fn type_name_of(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// The `Assign` objects of a state as written (its own, its Choice rules', its Catchers'),
+/// each with its pointer.
+fn assigns_of<'a>(state: &'a Value, at: &str) -> Vec<(&'a Map<String, Value>, String)> {
+    let mut found = Vec::new();
+    if let Some(Value::Object(assign)) = state.get("Assign") {
+        found.push((assign, pointer_child(at, "Assign")));
+    }
+    for list in ["Choices", "Catch"] {
+        if let Some(Value::Array(rules)) = state.get(list) {
+            for (i, rule) in rules.iter().enumerate() {
+                if let Some(Value::Object(assign)) = rule.get("Assign") {
+                    let rule_at = pointer_index(&pointer_child(at, list), i);
+                    found.push((assign, pointer_child(&rule_at, "Assign")));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// True when `state` runs states of its own (a Parallel's branches, a Map's processor).
+fn has_inner_scope(state: &Value) -> bool {
+    state.get("Branches").is_some()
+        || state.get("ItemProcessor").is_some()
+        || state.get("Iterator").is_some()
 }
 
 /// Why `name` cannot be a variable name, if it cannot: a name starts with a letter or `_`,
@@ -465,6 +497,54 @@ impl Ctx<'_> {
                         );
                         None
                     }
+                }
+            }
+        }
+    }
+
+    /// Refuses an `Assign` inside a Parallel branch or a Map processor that sets a name an
+    /// enclosing scope assigns: an inner scope reads outer variables but cannot set them
+    /// (its values vanish when it ends, so the outer one would silently not change). Walks the
+    /// definition as written, `outer` being the names the enclosing scopes assign; the walk
+    /// goes as deep as the states nest, which the parse already bounded.
+    fn inner_assigns(&mut self, states: &Map<String, Value>, at: &str, outer: &BTreeSet<String>) {
+        let mut here: BTreeSet<String> = BTreeSet::new();
+        for (name, state) in states {
+            let state_at = pointer_child(at, name);
+            for (assign, assign_at) in assigns_of(state, &state_at) {
+                for key in assign.keys() {
+                    let variable = key.strip_suffix(".$").unwrap_or(key);
+                    if outer.contains(variable) {
+                        self.schema(
+                            &pointer_child(&assign_at, key),
+                            format!(
+                                "The variable '{variable}' is assigned in an outer scope: a \
+                                 Parallel branch or Map iteration can read it, not assign it"
+                            ),
+                        );
+                    }
+                    here.insert(variable.to_string());
+                }
+            }
+        }
+        if !states.values().any(has_inner_scope) {
+            return;
+        }
+        let enclosing: BTreeSet<String> = outer.union(&here).cloned().collect();
+        for (name, state) in states {
+            let state_at = pointer_child(at, name);
+            if let Some(Value::Array(branches)) = state.get("Branches") {
+                for (i, branch) in branches.iter().enumerate() {
+                    if let Some(Value::Object(inner)) = branch.get("States") {
+                        let branch_at = pointer_index(&pointer_child(&state_at, "Branches"), i);
+                        self.inner_assigns(inner, &pointer_child(&branch_at, "States"), &enclosing);
+                    }
+                }
+            }
+            for key in ["ItemProcessor", "Iterator"] {
+                if let Some(Value::Object(inner)) = state.get(key).and_then(|p| p.get("States")) {
+                    let processor_at = pointer_child(&state_at, key);
+                    self.inner_assigns(inner, &pointer_child(&processor_at, "States"), &enclosing);
                 }
             }
         }
