@@ -9,12 +9,14 @@
 //! CONTRACT (other modules code against these names; keep them):
 //! - [`StatesError`]: an ASL runtime failure as history data (`error` + `cause`).
 //! - [`ParseError`]: a path/intrinsic/template syntax error with a human message.
-//! - [`Path`]: a full JSONPath (`$...` or `$$...` for the Context object), `parse`, `as_str`,
-//!   `is_context`, `is_definite`, `select`.
+//! - [`Path`]: a full JSONPath (`$...`, `$$...` for the Context object, `$name...` for a
+//!   workflow variable), `parse`, `as_str`, `is_context`, `variable`, `is_definite`, `select`
+//!   (and `select_in`, `try_select_in`, `select_cow_in` with the [`Variables`] in scope).
 //! - [`ReferencePath`]: a path naming one location (for ResultPath), `parse`, `as_str`, `get`,
 //!   `set`.
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
-//!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
+//!   `compile` (all problems at once, as [`TemplateDiagnostic`]), `evaluate` (`evaluate_in`
+//!   with variables) and `variable_references`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
 //! - [`Variables`]: the workflow variables in scope (`$name`), `get`.
 //!
