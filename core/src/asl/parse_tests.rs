@@ -1216,6 +1216,11 @@ fn assign_problems_are_reported_at_their_field() {
             "the field 'Assign' is not supported in a Fail state",
         ),
         (
+            one(json!({"Type": "Pass", "Parameters": {"a.$": "$states.input"}, "End": true})),
+            "/States/S/Parameters/a.$",
+            "invalid JSONPath '$states.input': '$states' is reserved for JSONata states: a JSONPath path cannot read it at character 1",
+        ),
+        (
             one(json!({"Type": "Pass", "ResultPath": "$v", "End": true})),
             "/States/S/ResultPath",
             "'ResultPath' is not a valid reference path: invalid reference path '$v': it must start with '$', not '$$' or a variable",

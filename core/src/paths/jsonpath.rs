@@ -162,7 +162,17 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
             while parser.peek().is_some_and(is_variable_char) {
                 parser.pos += parser.peek().map_or(1, char::len_utf8);
             }
-            variable = Some(text[start..parser.pos].to_string());
+            let name = &text[start..parser.pos];
+            if name == "states" {
+                // Reserved (JSONata's `$states`): no Assign can set it, so the path could
+                // never find anything.
+                return Err(error(
+                    text,
+                    0,
+                    "'$states' is reserved for JSONata states: a JSONPath path cannot read it",
+                ));
+            }
+            variable = Some(name.to_string());
             Root::Variable
         } else {
             Root::Input

@@ -275,6 +275,7 @@ fn malformed_paths_are_rejected_with_position() {
         ("$.a[?(1)]", "literal alone"),
         ("$.a[x]", "expected an index"),
         ("$my-var", "unexpected character '-'"),
+        ("$states.input", "'$states' is reserved for JSONata states"),
     ] {
         let err = Path::parse(path).expect_err(path);
         assert!(err.message.contains(fragment), "{path}: {}", err.message);
