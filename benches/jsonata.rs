@@ -79,7 +79,9 @@ fn bench_pass(c: &mut Criterion) {
                 variables: &NO_VARIABLES,
                 jsonata: machine.jsonata.as_ref(),
             };
-            let effective = flow.effective_input(raw, &context).expect("input");
+            let effective = flow
+                .effective_input(raw, &context, &NO_VARIABLES)
+                .expect("input");
             let result = flow
                 .pass_result(Cow::Borrowed(&*effective), &context, &mut env)
                 .expect("result");

@@ -17,10 +17,10 @@ import sys
 
 # Needs the pure interpreter can meet: StopExecution (sent right after the start),
 # request/response service integrations (answered with the outcomes AWS recorded) and task
-# timeouts that such a case sets.
+# timeouts that such a case sets, and workflow variables (`Assign`, in either query language).
 RUNNABLE_NEEDS = {
     "stop-execution", "lambda", "sns", "sqs", "dynamodb", "aws-sdk", "s3", "events",
-    "secretsmanager", "apigateway", "sfn", "timeouts",
+    "secretsmanager", "apigateway", "sfn", "timeouts", "variables",
 }
 
 
@@ -56,7 +56,7 @@ def main() -> int:
         for case in cases:
             # The core language, plus StopExecution right after the start (which the test can
             # send through decide as well), plus Lambda tasks answered with what AWS recorded;
-            # with `jsonata`, the JSONata cases among those (variables are not run yet).
+            # with `jsonata`, the JSONata cases among those (with or without variables).
             needs = set(case["needs"])
             if jsonata != ("jsonata" in needs):
                 continue
@@ -64,6 +64,7 @@ def main() -> int:
                 continue
             out.append({
                 "id": case["id"],
+                "needs": case["needs"],
                 "definition": json.dumps(run.case_definition(case)),
                 "input": case["input"],
                 "expected_status": case["expected_status"],

@@ -223,6 +223,9 @@ pub struct MachineDescription {
     /// The revision's id as AWS shows it (`revisionId`): `None` for the revision made at
     /// creation, a stable UUID-shaped id for each update (see `catalog::revision_id`).
     pub revision_id: Option<String>,
+    /// The workflow variables each state reads (`variableReferences`), by state name, sorted;
+    /// states that read none are left out.
+    pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// What `StartExecution` answers.
@@ -989,6 +992,12 @@ impl Engine {
             created_ms: machine.created_ms,
             updated_ms: machine.updated_ms,
             revision_id: catalog::revision_id(machine),
+            // A stored definition always compiles (it was validated when created); a failure
+            // here is reported where the definition is run, not by a description.
+            variable_references: self
+                .definition_at(machine.lsn)
+                .map(|definition| definition.variable_references())
+                .unwrap_or_default(),
         }
     }
 

@@ -416,7 +416,15 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
         "tracingConfiguration": {"enabled": false},
     });
     insert_revision_id(&mut out, info.revision_id.as_deref());
+    insert_variable_references(&mut out, info);
     out
+}
+
+/// Adds `variableReferences` when some state reads a variable (AWS leaves it out otherwise).
+fn insert_variable_references(out: &mut Value, info: &super::backend::StateMachineInfo) {
+    if let (Value::Object(object), false) = (out, info.variable_references.is_empty()) {
+        object.insert("variableReferences".into(), json!(info.variable_references));
+    }
 }
 
 /// Adds `revisionId` when the revision has one (AWS leaves it out for the creation's).
@@ -580,6 +588,7 @@ async fn dispatch<B: Backend>(
                 "tracingConfiguration": {"enabled": false},
             });
             insert_revision_id(&mut out, info.revision_id.as_deref());
+            insert_variable_references(&mut out, &info);
             Ok(out)
         }
         Operation::ListExecutions => {

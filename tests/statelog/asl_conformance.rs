@@ -377,7 +377,7 @@ fn pick(machine: &StateMachine, name: &str, raw_input: &Value) -> Result<String,
     let context = json!({});
     let effective = state
         .data_flow
-        .effective_input(raw_input, &context)
+        .effective_input(raw_input, &context, &statelog::paths::NO_VARIABLES)
         .map_err(|e| format!("{}: {}", e.error, e.cause))?;
     choice
         .pick(&effective, &context)

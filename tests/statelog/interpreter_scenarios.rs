@@ -17,7 +17,7 @@ use statelog_rng::Rng;
 const T0_MS: u64 = 1_700_000_000_000;
 
 /// How a scripted handler answers a task.
-enum Answer {
+pub(crate) enum Answer {
     Succeed(Value),
     Fail(&'static str, &'static str),
     /// Leave the task unanswered (lets its timeout fire).
@@ -29,10 +29,10 @@ fn definition(json: Value) -> StateMachine {
         .unwrap_or_else(|d| panic!("definition rejected: {d:?}"))
 }
 
-struct Run {
+pub(crate) struct Run {
     def: StateMachine,
-    state: ExecutionState,
-    events: Vec<HistoryEvent>,
+    pub(crate) state: ExecutionState,
+    pub(crate) events: Vec<HistoryEvent>,
     now_ms: u64,
     options: Options,
     entropy: Rng,
@@ -44,7 +44,7 @@ struct Run {
 }
 
 impl Run {
-    fn new(def: Value) -> Self {
+    pub(crate) fn new(def: Value) -> Self {
         Self::with_options(def, Options::default())
     }
 
@@ -64,7 +64,7 @@ impl Run {
         }
     }
 
-    fn start(&mut self, input: Value) -> Decision {
+    pub(crate) fn start(&mut self, input: Value) -> Decision {
         self.trigger(Trigger::Start(StartRequest {
             input,
             input_text: None,
@@ -125,7 +125,7 @@ impl Run {
     }
 
     /// Runs to the end: answers tasks with `script`, fires due timers in order.
-    fn drive(&mut self, mut script: impl FnMut(&TaskInvocation) -> Answer) {
+    pub(crate) fn drive(&mut self, mut script: impl FnMut(&TaskInvocation) -> Answer) {
         for _ in 0..10_000 {
             if self.closed.is_some() {
                 return;
@@ -162,16 +162,16 @@ impl Run {
         panic!("did not finish");
     }
 
-    fn types(&self) -> Vec<&'static str> {
+    pub(crate) fn types(&self) -> Vec<&'static str> {
         self.events.iter().map(|e| e.details.type_name()).collect()
     }
 
-    fn output(&self) -> Value {
+    pub(crate) fn output(&self) -> Value {
         self.state.output().cloned().unwrap_or(Value::Null)
     }
 }
 
-fn no_tasks(_: &TaskInvocation) -> Answer {
+pub(crate) fn no_tasks(_: &TaskInvocation) -> Answer {
     panic!("no task expected")
 }
 

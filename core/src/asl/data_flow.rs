@@ -188,11 +188,12 @@ impl DataFlow {
         &self,
         raw_input: &'a Value,
         context: &'a Value,
+        variables: &'a Variables,
     ) -> Result<Cow<'a, Value>, StatesError> {
         match self {
             DataFlow::JsonPath(flow) => match &flow.input_path {
                 None => Ok(Cow::Borrowed(raw_input)),
-                Some(path) => pipeline::process_input_cow(raw_input, path, context),
+                Some(path) => pipeline::process_input_cow_in(raw_input, path, context, variables),
             },
             DataFlow::Jsonata(_) => Ok(Cow::Borrowed(raw_input)),
         }
@@ -210,7 +211,9 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match &flow.parameters {
                 None => Ok(effective.into_owned()),
-                Some(template) => template.evaluate(&effective, context, env.entropy),
+                Some(template) => {
+                    template.evaluate_in(&effective, context, env.variables, env.entropy)
+                }
             },
             DataFlow::Jsonata(flow) => match &flow.arguments {
                 None => Ok(effective.into_owned()),
@@ -234,7 +237,9 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match (&flow.result, &flow.parameters) {
                 (Some(result), _) => Ok(result.clone()),
-                (None, Some(template)) => template.evaluate(&effective, context, env.entropy),
+                (None, Some(template)) => {
+                    template.evaluate_in(&effective, context, env.variables, env.entropy)
+                }
                 (None, None) if matches!(flow.result_path, Some(ResultPathField::Discard)) => {
                     Ok(Value::Null)
                 }
@@ -244,17 +249,37 @@ impl DataFlow {
         }
     }
 
-    /// The result as the state keeps it (JSONPath: `ResultSelector`); without one, `result`.
+    /// True when [`DataFlow::pass_result`] gives a placeholder instead of the Pass's result,
+    /// because `ResultPath: null` discards it (JSONPath: no `Result`, no `Parameters`): a
+    /// caller that reads the result anyway (its `Assign`) takes the effective input instead.
+    /// (JSONata: never; its Pass result is the input.)
+    pub fn pass_result_is_discarded(&self) -> bool {
+        match self {
+            DataFlow::JsonPath(flow) => {
+                flow.result.is_none()
+                    && flow.parameters.is_none()
+                    && matches!(flow.result_path, Some(ResultPathField::Discard))
+            }
+            DataFlow::Jsonata(_) => false,
+        }
+    }
+
+    /// The result as the state keeps it (JSONPath: `ResultSelector`; JSONata: the result).
     #[inline]
-    fn select_result(
-        flow: &JsonPathFlow,
+    pub fn select_result(
+        &self,
         result: Value,
         context: &Value,
-        entropy: &mut dyn Entropy,
+        env: &mut Env<'_>,
     ) -> Result<Value, StatesError> {
-        match &flow.result_selector {
-            None => Ok(result),
-            Some(template) => template.evaluate(&result, context, entropy),
+        match self {
+            DataFlow::JsonPath(flow) => match &flow.result_selector {
+                None => Ok(result),
+                Some(template) => {
+                    template.evaluate_in(&result, context, env.variables, env.entropy)
+                }
+            },
+            DataFlow::Jsonata(_) => Ok(result),
         }
     }
 
@@ -282,7 +307,7 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match &flow.output_path {
                 None => Ok(value),
-                Some(path) => pipeline::process_output(value, path, context),
+                Some(path) => pipeline::process_output_in(value, path, context, env.variables),
             },
             DataFlow::Jsonata(flow) => match &flow.output {
                 None => Ok(value),
@@ -305,10 +330,23 @@ impl DataFlow {
         context: &Value,
         env: &mut Env<'_>,
     ) -> Result<Value, StatesError> {
+        let selected = self.select_result(result, context, env)?;
+        self.selected_output(raw_input, selected, context, env)
+    }
+
+    /// [`DataFlow::result_output`] after [`DataFlow::select_result`]: JSONPath:
+    /// [`place_result`](DataFlow::place_result), then `OutputPath`; JSONata: `Output` with
+    /// `$states.input` and `$states.result`, without one the result.
+    pub fn selected_output(
+        &self,
+        raw_input: &Value,
+        result: Value,
+        context: &Value,
+        env: &mut Env<'_>,
+    ) -> Result<Value, StatesError> {
         match self {
-            DataFlow::JsonPath(flow) => {
-                let selected = Self::select_result(flow, result, context, env.entropy)?;
-                let placed = self.place_result(raw_input, selected)?;
+            DataFlow::JsonPath(_) => {
+                let placed = self.place_result(raw_input, result)?;
                 self.output(placed, context, env)
             }
             DataFlow::Jsonata(flow) => match &flow.output {
@@ -333,6 +371,15 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match &flow.items_path {
                 None => Ok(Cow::Borrowed(effective)),
+                // Items read from a variable are copied out of it (the variables outlive
+                // this step, but not as long as the effective input).
+                Some(path) if path.variable().is_some() => pipeline::process_input_cow_in(
+                    effective,
+                    &InputOutputPath::Select(path.clone()),
+                    context,
+                    env.variables,
+                )
+                .map(|items| Cow::Owned(items.into_owned())),
                 Some(path) => pipeline::process_input_cow(
                     effective,
                     &InputOutputPath::Select(path.clone()),
@@ -380,7 +427,7 @@ impl DataFlow {
                 Some(selector) => {
                     let mut context = context.clone();
                     context["Map"] = json!({"Item": {"Index": index, "Value": item}});
-                    selector.evaluate(effective, &context, env.entropy)
+                    selector.evaluate_in(effective, &context, env.variables, env.entropy)
                 }
             },
             DataFlow::Jsonata(flow) => match &flow.item_selector {
@@ -570,7 +617,7 @@ mod tests {
     //! untouched, what it selects or builds, and how a miss is worded.
 
     use super::*;
-    use crate::paths::ReferencePath;
+    use crate::paths::{ReferencePath, NO_VARIABLES};
     use statelog_rng::Rng;
 
     fn path(text: &str) -> Path {
@@ -647,35 +694,45 @@ mod tests {
         let raw = json!({"a": {"b": 1}});
         let context = json!({"Execution": {"Id": "arn"}});
         let plain = DataFlow::default();
-        let effective = plain.effective_input(&raw, &context).expect("no path");
+        let effective = plain
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("no path");
         assert!(matches!(effective, Cow::Borrowed(v) if std::ptr::eq(v, &raw)));
 
         let selected = flow(JsonPathFlow {
             input_path: select("$.a"),
             ..JsonPathFlow::default()
         });
-        let effective = selected.effective_input(&raw, &context).expect("found");
+        let effective = selected
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("found");
         assert!(matches!(&effective, Cow::Borrowed(v) if **v == json!({"b": 1})));
 
         let from_context = flow(JsonPathFlow {
             input_path: select("$$.Execution.Id"),
             ..JsonPathFlow::default()
         });
-        let effective = from_context.effective_input(&raw, &context).expect("found");
+        let effective = from_context
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("found");
         assert_eq!(*effective, json!("arn"));
 
         let discarded = flow(JsonPathFlow {
             input_path: Some(InputOutputPath::Discard),
             ..JsonPathFlow::default()
         });
-        let effective = discarded.effective_input(&raw, &context).expect("null");
+        let effective = discarded
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect("null");
         assert_eq!(*effective, json!({}));
 
         let missing = flow(JsonPathFlow {
             input_path: select("$.x"),
             ..JsonPathFlow::default()
         });
-        let error = missing.effective_input(&raw, &context).expect_err("a miss");
+        let error = missing
+            .effective_input(&raw, &context, &NO_VARIABLES)
+            .expect_err("a miss");
         assert_eq!(error.error, "States.Runtime");
         assert_eq!(
             error.cause,

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::assign::Assign;
 use super::data_flow::{CatchFlow, DataFlow};
 use super::jsonata::{Expression, JsonataRuntime, JsonataTemplate};
 use crate::paths::{FieldExpression, Path, Template};
@@ -141,6 +142,9 @@ pub struct State {
     /// ResultPath, OutputPath, a Pass's Result, a Map's ItemsPath and ItemSelector), in the
     /// state's query language; the interpreter asks it for each step.
     pub data_flow: DataFlow,
+    /// `Assign`: the variables the state sets when it succeeds (not when a Catcher is taken:
+    /// then the Catcher's `Assign` applies). Not on Fail states.
+    pub assign: Option<Assign>,
     /// What the state does.
     pub kind: StateKind,
 }
@@ -395,6 +399,8 @@ pub struct Catcher {
     pub next: String,
     /// What the Catcher does with the error output (JSONPath: `ResultPath`).
     pub flow: CatchFlow,
+    /// `Assign`: the variables set when this Catcher is taken (evaluated on the error output).
+    pub assign: Option<Assign>,
 }
 
 /// The name that matches every error in `ErrorEquals`.
@@ -443,11 +449,13 @@ mod tests {
             error_equals: names(&["States.ALL"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let runtime = Catcher {
             error_equals: names(&["States.Runtime"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let limit = names(&["States.DataLimitExceeded"]);
         let timeout = Retrier {
@@ -488,6 +496,9 @@ pub struct ChoiceRule {
     pub next: String,
     /// A JSONata rule's `Output`: the state's output when the rule matches.
     pub output: Option<JsonataTemplate>,
+    /// `Assign`: the variables set when this rule is the one taken (instead of the Choice
+    /// state's own `Assign`, which applies when `Default` is taken).
+    pub assign: Option<Assign>,
 }
 
 /// A Boolean expression of a Choice rule.

@@ -24,17 +24,20 @@ use super::state::{
 };
 use super::{Decision, Effect, Error, Inconsistency, Options, StartRequest, Trigger};
 use crate::asl::{
-    ChoiceState, CountField, FailField, FailState, IntegrationPattern, MapState, ParallelState,
-    PassState, PercentageField, ResourceKind, SecondsField, State, StateKind, StateMachine,
-    StateMap, TaskState, Transition, WaitFor, WaitState,
+    Assign, ChoiceState, CountField, Env, FailField, FailState, IntegrationPattern, MapState,
+    ParallelState, PassState, PercentageField, ResourceKind, SecondsField, State, StateKind,
+    StateMachine, StateMap, TaskState, Transition, WaitFor, WaitState,
 };
 use crate::history::{
-    ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent, MapIteration,
-    MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError, TaskOutput,
-    TaskResource, TaskScheduled, TimerArm, TimerPurpose,
+    AssignedVariables, ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent,
+    MapIteration, MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError,
+    TaskOutput, TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
-use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX, PAYLOAD_SIZE_BYTES_MAX};
-use crate::paths::{Entropy, StatesError};
+use crate::limits::{
+    ASSIGN_SIZE_BYTES_MAX, MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX,
+    PAYLOAD_SIZE_BYTES_MAX, VARIABLES_TOTAL_BYTES_MAX, VARIABLE_SIZE_BYTES_MAX,
+};
+use crate::paths::{Entropy, StatesError, Variables, STATES_DATA_LIMIT_EXCEEDED};
 
 /// Room reserved for the events of a decision that starts an execution (it often runs a chain
 /// of states at once: a 10-state chain makes 22 events). Growing the vector instead moved every
@@ -239,6 +242,8 @@ struct RunInfo {
     input: Payload,
     retried_errors: Vec<String>,
     context: Value,
+    /// The variables as of the state's entry (empty, and allocation-free, without any).
+    variables: Variables,
 }
 
 struct Decider<'d, 'e> {
@@ -287,6 +292,86 @@ fn running_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Step<&'s StateRun
     })
 }
 
+/// The variables the state running at `scope` reads: the values as of its entry (`$name` in
+/// its paths, intrinsics and expressions), from its thread and every enclosing one. Borrowed
+/// at the top level; merged (owned) inside a branch or iteration that assigned its own. A free
+/// function, like [`running_in`], so the borrow is of the state alone and the step's
+/// `asl::Env` can hold it beside the decider's entropy.
+fn variables_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Cow<'s, Variables> {
+    state.variables.at(scope)
+}
+
+/// What `assign` sets, evaluated on `input` with the values as of entry, as the exited event
+/// records it; `None` without an `Assign`. Each value and their total are held to AWS's
+/// limits (`States.DataLimitExceeded`), and so is the execution's total once they are set.
+fn assigned_variables(
+    assign: Option<&Assign>,
+    input: &Value,
+    context: &Value,
+    env: &mut Env<'_>,
+) -> Result<Option<AssignedVariables>, StatesError> {
+    let Some(assign) = assign else {
+        return Ok(None);
+    };
+    let values = assign.evaluate(input, context, env.variables, &mut *env.entropy)?;
+    let variables = env.variables;
+    let mut texts = std::collections::BTreeMap::new();
+    let mut assign_bytes = 0usize;
+    for (name, value) in values {
+        if crate::history::depth::exceeds(&value, PAYLOAD_JSON_DEPTH_MAX) {
+            return Err(StatesError::new(
+                STATES_RUNTIME,
+                format!(
+                    "The value assigned to the variable '{name}' nests more than {PAYLOAD_JSON_DEPTH_MAX} levels deep"
+                ),
+            ));
+        }
+        let text = crate::paths::to_json_text(&value);
+        if text.len() > VARIABLE_SIZE_BYTES_MAX {
+            return Err(StatesError::new(
+                STATES_DATA_LIMIT_EXCEEDED,
+                format!(
+                    "The variable '{name}' is {} bytes; a variable may hold at most {VARIABLE_SIZE_BYTES_MAX} bytes",
+                    text.len()
+                ),
+            ));
+        }
+        assign_bytes += text.len();
+        texts.insert(name, text);
+    }
+    if texts.is_empty() {
+        // `"Assign": {}` assigns nothing, and AWS shows no `assignedVariables` for it.
+        return Ok(None);
+    }
+    if assign_bytes > ASSIGN_SIZE_BYTES_MAX {
+        return Err(StatesError::new(
+            STATES_DATA_LIMIT_EXCEEDED,
+            format!(
+                "The Assign field sets {assign_bytes} bytes of variables; one Assign may set at most {ASSIGN_SIZE_BYTES_MAX} bytes"
+            ),
+        ));
+    }
+    // The execution's total once these are set: the values they replace no longer count.
+    let kept_bytes: usize = variables
+        .iter()
+        .filter(|(name, _)| !texts.contains_key(*name))
+        .map(|(_, value)| json_size_bytes(value))
+        .sum();
+    if kept_bytes + assign_bytes > VARIABLES_TOTAL_BYTES_MAX {
+        return Err(StatesError::new(
+            STATES_DATA_LIMIT_EXCEEDED,
+            format!(
+                "The variables would hold {} bytes; an execution may hold at most {VARIABLES_TOTAL_BYTES_MAX} bytes of variables",
+                kept_bytes + assign_bytes
+            ),
+        ));
+    }
+    Ok(Some(AssignedVariables {
+        variables: texts,
+        truncated: false,
+    }))
+}
+
 fn child(scope: &[u32], index: usize) -> Vec<u32> {
     let mut path = scope.to_vec();
     path.push(index as u32);
@@ -311,11 +396,16 @@ fn entered_details(state: &State, input: Payload) -> EventDetails {
     }
 }
 
-fn exited_details(state: &State, output: Payload) -> Option<EventDetails> {
+fn exited_details(
+    state: &State,
+    output: Payload,
+    assigned: Option<AssignedVariables>,
+) -> Option<EventDetails> {
     let d = StateExited {
         name: state.name.clone(),
         output,
         output_truncated: false,
+        assigned,
     };
     Some(match &state.kind {
         StateKind::Pass(_) => EventDetails::PassStateExited(d),
@@ -603,15 +693,7 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
-        Ok(context_object(info, run))
-    }
-
-    /// The variables the state running at `scope` reads: the values as of its entry
-    /// (`$name` in its paths, intrinsics and expressions). No state assigns any yet, so this is
-    /// the empty set; the fold of `Assign` will keep them per thread.
-    #[allow(dead_code)] // read by the data flow as variables and JSONata land (issue 17)
-    fn variables(&self, _scope: &[u32]) -> &crate::paths::Variables {
-        &crate::paths::NO_VARIABLES
+        Ok(context_object(info, run, retries(state)))
     }
 
     fn run_info(&self, scope: &[u32]) -> Step<RunInfo> {
@@ -636,20 +718,12 @@ impl<'d> Decider<'d, '_> {
             input: run.input.clone(),
             retried_errors: run.retried_errors.clone(),
             context: if uses_context(state) {
-                context_object(info, run)
+                context_object(info, run, retries(state))
             } else {
                 Value::Null
             },
+            variables: self.state.variables.at(scope).into_owned(),
         })
-    }
-
-    /// The variables a JSONata state's expressions read, copied out (for a JSONPath state,
-    /// none: its arms read no variables through the data flow).
-    fn jsonata_variables(&self, scope: &[u32], state: &State) -> crate::paths::Variables {
-        match state.data_flow.as_jsonata() {
-            Some(flow) if !flow.variables.is_empty() => self.variables(scope).clone(),
-            _ => crate::paths::Variables::new(),
-        }
     }
 
     fn fail_in(&mut self, scope: &[u32], run: &RunInfo, error: StatesError) -> Step<Outcome> {
@@ -1111,21 +1185,24 @@ impl<'d> Decider<'d, '_> {
         scope: &[u32],
         state: &State,
         output: impl Into<Payload>,
+        assigned: Option<AssignedVariables>,
         next: &Transition,
     ) -> Step<Option<Outcome>> {
         let next = match next {
             Transition::End => None,
             Transition::Next(name) => Some(name.as_str()),
         };
-        self.exit_to(scope, state, output, next)
+        self.exit_to(scope, state, output, assigned, next)
     }
 
-    /// [`Self::exit`] with the next state's name (`None`: the thread ends).
+    /// [`Self::exit`] with the next state's name (`None`: the thread ends). `assigned` rides
+    /// on the exited event; its fold makes the values visible from the next state on.
     fn exit_to(
         &mut self,
         scope: &[u32],
         state: &State,
         output: impl Into<Payload>,
+        assigned: Option<AssignedVariables>,
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         let output: Payload = output.into();
@@ -1139,7 +1216,7 @@ impl<'d> Decider<'d, '_> {
             ))));
         }
         // The exited event, the next entered event and the next state share one payload.
-        let details = exited_details(state, Payload::clone(&output))
+        let details = exited_details(state, Payload::clone(&output), assigned)
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
         match next {
@@ -1164,13 +1241,19 @@ impl<'d> Decider<'d, '_> {
             StateKind::Map(s) => &s.next,
             _ => return Err(inconsistent("a result for a state that takes none")),
         };
-        let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
-        let output = state
-            .data_flow
-            .result_output(&run.input, result, &run.context, &mut env);
-        match output {
-            Ok(output) => self.exit(scope, state, output, next),
+        // ResultSelector, then Assign on the selected result (with the values as of entry),
+        // then ResultPath and OutputPath (JSONata: Assign and Output on `$states.result`).
+        let flow = &state.data_flow;
+        let mut env = step_env!(self, &run.variables);
+        let finished = (|| {
+            let selected = flow.select_result(result, &run.context, &mut env)?;
+            let assigned =
+                assigned_variables(state.assign.as_ref(), &selected, &run.context, &mut env)?;
+            let output = flow.selected_output(&run.input, selected, &run.context, &mut env)?;
+            Ok((output, assigned))
+        })();
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, next),
             Err(error) => {
                 let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
                 self.handle_failure(scope, state, error, false, None)
@@ -1208,16 +1291,27 @@ impl<'d> Decider<'d, '_> {
         else {
             return Ok(Some(Outcome::Failed(error)));
         };
-        let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
-        let output = catcher
-            .flow
-            .output(&run.input, error_output(&error), &run.context, &mut env);
-        match output {
-            Ok(output) => self.exit(
+        // The state's own Assign is skipped: the Catcher's applies, on the error output.
+        let error_output = error_output(&error);
+        let mut env = step_env!(self, &run.variables);
+        let caught = assigned_variables(
+            catcher.assign.as_ref(),
+            &error_output,
+            &run.context,
+            &mut env,
+        )
+        .and_then(|assigned| {
+            let output = catcher
+                .flow
+                .output(&run.input, error_output, &run.context, &mut env)?;
+            Ok((output, assigned))
+        });
+        match caught {
+            Ok((output, assigned)) => self.exit(
                 scope,
                 state,
                 output,
+                assigned,
                 &Transition::Next(catcher.next.clone()),
             ),
             Err(e) => self.fail_in(scope, &run, e).map(Some),

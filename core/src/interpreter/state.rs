@@ -116,6 +116,8 @@ pub struct ExecutionState {
     pub(crate) close_ms: Option<u64>,
     /// What redrive needs from the fold (see `redrive`).
     pub(crate) redrive: super::redrive::RedriveMemory,
+    /// The workflow variables, by thread (see `variables`).
+    pub(crate) variables: super::variables::ScopedVariables,
 }
 
 impl Default for ExecutionState {
@@ -139,6 +141,7 @@ impl ExecutionState {
             failure: None,
             close_ms: None,
             redrive: super::redrive::RedriveMemory::default(),
+            variables: super::variables::ScopedVariables::default(),
         }
     }
 
@@ -410,6 +413,14 @@ pub(crate) enum IterationOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApplyError {
+    /// An exited event's `assignedVariables` holds a value that is not JSON text.
+    #[error("the assigned variable '{name}' is not JSON text: {cause}")]
+    AssignedVariableText {
+        /// The variable's name.
+        name: String,
+        /// What the JSON reader said.
+        cause: String,
+    },
     /// The event's scope walks into a Map iteration that was never started.
     #[error("scope {scope:?}: Map iteration {index} at depth {depth} was not started")]
     IterationNotStarted {
@@ -763,6 +774,11 @@ fn enter(
     // A state a redrive put back to *entered* is entered afresh (see `redrive`).
     let reentry = super::redrive::take_reentry(state, scope);
     super::redrive::forget_below(state, scope);
+    // A new state in this thread: the branches and iterations of what ran here before are
+    // over, their variables with them (a redrive's re-entry keeps them for the rerun).
+    if !reentry {
+        state.variables.clear_below(scope);
+    }
     let thread = state.thread_mut(scope)?;
     if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
         return Err(ApplyError::EnteredOnThread {
@@ -792,6 +808,12 @@ fn exit(state: &mut ExecutionState, scope: &[u32], exited: &StateExited) -> Resu
     let output = Payload::clone(&exited.output);
     if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
         retire_run(run);
+    }
+    // The state's branches or iterations end with it; what it assigned is seen from the next
+    // state of its thread on.
+    state.variables.clear_below(scope);
+    if let Some(assigned) = &exited.assigned {
+        state.variables.assign(scope, assigned)?;
     }
     Ok(())
 }
@@ -887,6 +909,7 @@ mod tests {
             name: name.to_string(),
             output: Payload::clone(output),
             output_truncated: false,
+            assigned: None,
         })
     }
 

@@ -65,8 +65,9 @@ impl Judge {
     }
 
     /// Judges `results` (one object per case: id, status, ARNs and AWS-shaped events, or an
-    /// error), prints every line that is not a pass, and asserts at least `floor` passes.
-    pub fn judge_and_report(&self, results: &[Value], label: &str, floor: usize) {
+    /// error), prints every line that is not a pass, asserts at least `floor` passes, and
+    /// returns the ids of the cases that passed.
+    pub fn judge_and_report(&self, results: &[Value], label: &str, floor: usize) -> Vec<String> {
         // Two suites may judge at once in one process: each its own file.
         static JUDGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let results_path = std::env::temp_dir().join(format!(
@@ -100,11 +101,43 @@ impl Judge {
         for line in text.lines().filter(|l| !l.starts_with("PASS ")) {
             println!("{line}");
         }
-        let passed = text.lines().filter(|l| l.starts_with("PASS ")).count();
+        let passed_ids: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("PASS "))
+            .map(str::to_string)
+            .collect();
+        let passed = passed_ids.len();
         println!("{label}: {passed}/{} passed", results.len());
         assert!(
             passed >= floor,
             "{passed} passed, below the floor of {floor}"
         );
+        passed_ids
     }
+}
+
+/// Prints how many of the listed `cases` that need `need` ran and passed (`passed`: the ids
+/// [`Judge::judge_and_report`] returned), and asserts at least `floor` passes among them.
+pub fn report_need(cases: &[Value], passed: &[String], need: &str, label: &str, floor: usize) {
+    let with_need: Vec<&str> = cases
+        .iter()
+        .filter(|case| {
+            case["needs"]
+                .as_array()
+                .is_some_and(|needs| needs.iter().any(|n| n == need))
+        })
+        .filter_map(|case| case["id"].as_str())
+        .collect();
+    let passed_count = with_need
+        .iter()
+        .filter(|id| passed.iter().any(|p| p == *id))
+        .count();
+    println!(
+        "{label}: {passed_count}/{} of the cases that need '{need}' passed",
+        with_need.len()
+    );
+    assert!(
+        passed_count >= floor,
+        "{passed_count} '{need}' cases passed, below the floor of {floor}"
+    );
 }

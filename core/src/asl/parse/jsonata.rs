@@ -303,6 +303,7 @@ impl Ctx<'_> {
             comment,
             data_flow: DataFlow::Jsonata(flow),
             kind: kind?,
+            assign: None,
         })
     }
 
@@ -423,6 +424,7 @@ impl Ctx<'_> {
                         reads_context: catcher_reads.reads_context,
                         states_paths: catcher_reads.states_paths,
                     },
+                    assign: None,
                 }),
                 _ => ok = false,
             }
@@ -522,6 +524,7 @@ impl Ctx<'_> {
                     condition,
                     next,
                     output,
+                    assign: None,
                 }),
                 _ => ok = false,
             }

@@ -37,10 +37,12 @@ impl Decider<'_, '_> {
     ) -> Step<Option<Outcome>> {
         let run = running_in(&self.state, scope)?;
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
+        let mut env = step_env!(self, &variables);
+        // The taken rule's Assign, or the state's own when Default is taken, on the effective
+        // input, with the values as of entry.
         if let Some(flow) = state.data_flow.as_jsonata() {
-            let variables = self.jsonata_variables(scope, state);
-            let env = step_env!(self, &variables);
             let decided = (|| {
                 let states = crate::asl::jsonata::States {
                     input: &run.input,
@@ -54,15 +56,21 @@ impl Decider<'_, '_> {
                     now_ms: env.now_ms,
                     entropy: &mut *env.entropy,
                 };
-                let (next, rule_output) = choice.pick_jsonata(&*bound, &mut host)?;
+                let picked = choice.pick_jsonata(&*bound, &mut host)?;
+                let rule_output = picked.rule.and_then(|rule| rule.output.as_ref());
                 let output = match rule_output.or(flow.output.as_ref()) {
                     Some(template) => template.evaluate("Output", &*bound, &mut host)?,
                     None => Value::clone(&run.input),
                 };
-                Ok((next, output))
+                drop(bound);
+                let assigned =
+                    assigned_variables(assign_of(state, picked), &run.input, &context, &mut env)?;
+                Ok((picked.next, output, assigned))
             })();
             return match decided {
-                Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
+                Ok((next, output, assigned)) => {
+                    self.exit_to(scope, state, output, assigned, Some(next))
+                }
                 Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
                     scope,
                     &state.name,
@@ -73,10 +81,21 @@ impl Decider<'_, '_> {
         }
         if state.data_flow.is_passthrough() {
             // No paths: the output is the input, shared, not copied.
-            return match choice.pick(&run.input, &context) {
-                Ok(next) => {
+            let decided = choice
+                .pick_in(&run.input, &context, &variables)
+                .and_then(|picked| {
+                    let assigned = assigned_variables(
+                        assign_of(state, picked),
+                        &run.input,
+                        &context,
+                        &mut env,
+                    )?;
+                    Ok((picked.next, assigned))
+                });
+            return match decided {
+                Ok((next, assigned)) => {
                     let output = Payload::clone(&run.input);
-                    self.exit_to(scope, state, output, Some(next))
+                    self.exit_to(scope, state, output, assigned, Some(next))
                 }
                 Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
                     scope,
@@ -88,15 +107,17 @@ impl Decider<'_, '_> {
         }
         let decided = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &context)?;
-            let next = choice.pick(&effective, &context)?;
-            let variables = crate::paths::Variables::new();
-            let mut env = step_env!(self, &variables);
+            let effective = flow.effective_input(&run.input, &context, &variables)?;
+            let picked = choice.pick_in(&effective, &context, &variables)?;
+            let assigned =
+                assigned_variables(assign_of(state, picked), &effective, &context, &mut env)?;
             let output = flow.output(effective.into_owned(), &context, &mut env)?;
-            Ok((next, output))
+            Ok((picked.next, output, assigned))
         })();
         match decided {
-            Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
+            Ok((next, output, assigned)) => {
+                self.exit_to(scope, state, output, assigned, Some(next))
+            }
             Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
                 scope,
                 &state.name,
@@ -104,5 +125,14 @@ impl Decider<'_, '_> {
                 error,
             )?))),
         }
+    }
+}
+
+/// The Assign that applies when the Choice `state` took `picked`: the rule's, or the state's
+/// own when `Default` was taken.
+fn assign_of<'a>(state: &'a State, picked: crate::asl::choice::Picked<'a>) -> Option<&'a Assign> {
+    match picked.rule {
+        Some(rule) => rule.assign.as_ref(),
+        None => state.assign.as_ref(),
     }
 }

@@ -57,7 +57,7 @@ impl Decider<'_, '_> {
         run: &RunInfo,
     ) -> Result<MapParams, StatesError> {
         let flow = &state.data_flow;
-        let variables = self.jsonata_variables(scope, state);
+        let variables = &run.variables;
         // The parameters are computed again on every later step of the Map (its items are not
         // recorded), so a JSONata expression among them must give the same value each time:
         // it sees the Map's entry time and a generator seeded from its entry and attempt,
@@ -72,10 +72,12 @@ impl Decider<'_, '_> {
         let mut env = crate::asl::Env {
             now_ms,
             entropy: &mut entropy,
-            variables: &variables,
+            variables,
             jsonata: self.def.jsonata.as_ref(),
         };
-        let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
+        let effective = flow
+            .effective_input(&run.input, &run.context, variables)?
+            .into_owned();
         let items = flow.items(&effective, &run.context, &mut env)?.into_owned();
         let items = match items {
             Value::Array(items) => items,
@@ -101,7 +103,7 @@ impl Decider<'_, '_> {
                     state_expression(state, expression, field, &run.input, &run.context, &mut env)?;
                 jsonata_count(expression, field, &value, 0).map(Some)
             }
-            other => count_field(other, &effective, &run.context, name),
+            other => count_field(other, &effective, &run.context, variables, name),
         };
         let max_concurrency =
             count(map.max_concurrency.as_ref(), "MaxConcurrencyPath")?.unwrap_or(0);
@@ -123,7 +125,7 @@ impl Decider<'_, '_> {
                 )
             }
             Some(PercentageField::Path(path)) => {
-                let value = select_required(path, &effective, &run.context)?;
+                let value = select_required(path, &effective, &run.context, variables)?;
                 let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
                     runtime(format!(
                         "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
@@ -244,8 +246,7 @@ impl Decider<'_, '_> {
             };
             self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
             let item = params.items[index].clone();
-            let variables = self.jsonata_variables(scope, state);
-            let mut env = step_env!(self, &variables);
+            let mut env = step_env!(self, &run.variables);
             let input =
                 state
                     .data_flow
@@ -406,6 +407,7 @@ pub(in crate::interpreter::decide) fn count_field(
     field: Option<&CountField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
@@ -415,8 +417,13 @@ pub(in crate::interpreter::decide) fn count_field(
             "The {name} field holds a JSONata expression outside a JSONata state."
         ))),
         Some(CountField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             if let Some(count) = value.as_u64() {
+                return Ok(Some(count));
+            }
+            // AWS reads a whole number written as a string too (recorded: a
+            // `MaxConcurrencyPath` to a variable holding "1").
+            if let Some(count) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {
                 return Ok(Some(count));
             }
             if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {

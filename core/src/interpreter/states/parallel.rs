@@ -52,10 +52,9 @@ impl Decider<'_, '_> {
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
         let flow = &state.data_flow;
-        let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
+        let mut env = step_env!(self, &run.variables);
         let effective = flow
-            .effective_input(&run.input, &run.context)
+            .effective_input(&run.input, &run.context, &run.variables)
             .and_then(|v| flow.parameters(v, &run.context, &mut env));
         let effective = match effective {
             Ok(v) => v,

@@ -220,11 +220,11 @@ impl Decider<'_, '_> {
             _ => None,
         };
         let run = run;
-        let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
+        let mut env = step_env!(self, &run.variables);
         let prepared = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &run.context)?;
+            let variables = &run.variables;
+            let effective = flow.effective_input(&run.input, &run.context, variables)?;
             let parameters = flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut env)?;
             let mut seconds = |field: Option<&SecondsField>, name: &str| match field {
                 Some(SecondsField::Expression(expression)) => {
@@ -239,7 +239,7 @@ impl Decider<'_, '_> {
                     )?;
                     jsonata_count(expression, field, &value, 1).map(Some)
                 }
-                other => seconds_field(other, &effective, &run.context, name),
+                other => seconds_field(other, &effective, &run.context, variables, name),
             };
             let timeout = seconds(task.timeout.as_ref(), "TimeoutSecondsPath")?;
             let heartbeat = seconds(task.heartbeat.as_ref(), "HeartbeatSecondsPath")?;
@@ -247,6 +247,7 @@ impl Decider<'_, '_> {
                 task.task_list.as_ref(),
                 &effective,
                 &run.context,
+                variables,
             )?;
             Ok((parameters, timeout, heartbeat, task_list))
         })();
@@ -314,6 +315,7 @@ pub(in crate::interpreter::decide) fn seconds_field(
     field: Option<&SecondsField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
@@ -323,7 +325,7 @@ pub(in crate::interpreter::decide) fn seconds_field(
             "The {name} field holds a JSONata expression outside a JSONata state."
         ))),
         Some(SecondsField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             match value.as_u64() {
                 Some(seconds) if seconds > 0 => Ok(Some(seconds)),
                 _ => Err(runtime(format!(

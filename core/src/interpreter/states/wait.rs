@@ -31,7 +31,10 @@ impl Decider<'_, '_> {
             Shallow::Waiting(timer) if self.fired == Some(timer) => {
                 self.fired = None;
                 let run = self.run_info(scope)?;
-                let effective = state.data_flow.effective_input(&run.input, &run.context);
+                let effective =
+                    state
+                        .data_flow
+                        .effective_input(&run.input, &run.context, &run.variables);
                 match effective.map(Cow::into_owned) {
                     Ok(effective) => self.finish_wait(scope, state, effective),
                     Err(error) => self.fail_in(scope, &run, error).map(Some),
@@ -58,15 +61,16 @@ impl Decider<'_, '_> {
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
         let context = if uses_context(state) {
-            context_with(info, name, self.now_ms, 0)
+            context_with(info, name, self.now_ms, None)
         } else {
             Value::Null
         };
-        let variables = self.jsonata_variables(scope, state);
+        // Entering: the thread's values are the ones this state sees.
+        let variables = variables_in(&self.state, scope);
         let mut env = step_env!(self, &variables);
         let computed = state
             .data_flow
-            .effective_input(&input, &context)
+            .effective_input(&input, &context, &variables)
             .and_then(|effective| {
                 let due_ms = wait_due(state, &wait.wait, &effective, &context, &mut env)?;
                 Ok((due_ms, effective.into_owned()))
@@ -104,10 +108,17 @@ impl Decider<'_, '_> {
         let StateKind::Wait(wait) = &state.kind else {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
-        let variables = self.jsonata_variables(scope, state);
-        let mut env = step_env!(self, &variables);
-        match state.data_flow.output(effective, &run.context, &mut env) {
-            Ok(output) => self.exit(scope, state, output, &wait.next),
+        let mut env = step_env!(self, &run.variables);
+        // Assign reads the effective input, with the values as of entry.
+        let finished =
+            assigned_variables(state.assign.as_ref(), &effective, &run.context, &mut env).and_then(
+                |assigned| {
+                    let output = state.data_flow.output(effective, &run.context, &mut env)?;
+                    Ok((output, assigned))
+                },
+            );
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, &wait.next),
             Err(error) => self.fail_in(scope, &run, error).map(Some),
         }
     }
@@ -122,6 +133,7 @@ pub(in crate::interpreter::decide) fn wait_due(
     env: &mut crate::asl::Env<'_>,
 ) -> Result<u64, StatesError> {
     let now = env.now_ms;
+    let variables = env.variables;
     {
         match wait {
             WaitFor::SecondsExpression(expression) => {
@@ -149,11 +161,13 @@ pub(in crate::interpreter::decide) fn wait_due(
             WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
             WaitFor::SecondsPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The SecondsPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The SecondsPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 if let Some(seconds) = value.as_i64() {
                     if seconds < 0 {
                         return Err(runtime(format!(
@@ -172,11 +186,13 @@ pub(in crate::interpreter::decide) fn wait_due(
             }
             WaitFor::TimestampPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The TimestampPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The TimestampPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 match value.as_str().and_then(parse_timestamp) {
                     Some(t) => Ok(timestamp_ms(t)),
                     None => Err(runtime(format!(
