@@ -3,9 +3,9 @@
 #
 # Builds the binary, starts `statelog serve` in development mode on a free loopback port with a
 # temporary data directory, runs tests/e2e (pytest + boto3 + awscli), then the official
-# conformance runner (`--needs-none`, then `--needs variables`) when ../shared/conformance
-# exists, and stops the server. Exit status: pytest's, or 1 when a conformance count drops below
-# its floor (STATELOG_CONFORMANCE_FLOOR, STATELOG_CONFORMANCE_VARIABLES_FLOOR).
+# conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
+# --needs variables`), and stops the server. Exit status: pytest's, or 1 when a conformance count
+# drops below its floor (STATELOG_CONFORMANCE_FLOOR, STATELOG_CONFORMANCE_JSONATA_FLOOR).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -53,10 +53,10 @@ status=0
 STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider tests/e2e || status=$?
 
 CONFORMANCE_DIR="${STATELOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}"
-# Runs the conformance runner with the selection ARGS and checks its pass count against FLOOR:
-#   conformance LABEL FLOOR ARGS...
+# One run of the official runner over HTTP: $1 names the selection in the output, $2 is its
+# floor, the rest are the runner's selection flags. A count below the floor fails the script.
 conformance() {
-    local label=$1 floor=$2
+    local name=$1 floor=$2
     shift 2
     echo "== conformance runner ($*) against $ENDPOINT"
     local log="$DATA.conformance"
@@ -67,24 +67,21 @@ conformance() {
     counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 || true)
     passed=$(echo "$counts" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
     failed=$(echo "$counts" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
-    echo "conformance over HTTP ($label): passed=${passed:-?} failed=${failed:-?} floor=$floor"
+    echo "conformance over HTTP ($name): passed=${passed:-?} failed=${failed:-?} floor=$floor"
     if [ "${passed:-0}" -lt "$floor" ]; then
-        echo "conformance over HTTP ($label) dropped below its floor ($floor)" >&2
+        echo "conformance over HTTP ($name) dropped below its floor ($floor)" >&2
         status=1
     fi
     if [ -n "${STATELOG_CONFORMANCE_LOG:-}" ]; then
-        cat "$log" >>"$STATELOG_CONFORMANCE_LOG"
+        cp "$log" "$STATELOG_CONFORMANCE_LOG.$name"
     fi
     rm -f "$log"
 }
-
 if [ -f "$CONFORMANCE_DIR/run.py" ]; then
-    if [ -n "${STATELOG_CONFORMANCE_LOG:-}" ]; then
-        : >"$STATELOG_CONFORMANCE_LOG"
-    fi
-    conformance "needs none" "${STATELOG_CONFORMANCE_FLOOR:-0}" --needs-none
-    # The core cases and those that need workflow variables (JSONPath Assign, $name).
-    conformance "needs variables" "${STATELOG_CONFORMANCE_VARIABLES_FLOOR:-0}" --needs variables
+    conformance needs-none "${STATELOG_CONFORMANCE_FLOOR:-0}" --needs-none
+    # The JSONata and variables cases (each case's needs within those two).
+    conformance jsonata-variables "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
+        --needs jsonata --needs variables
 else
     echo "skip: conformance runner not found at $CONFORMANCE_DIR/run.py"
 fi
