@@ -1,13 +1,13 @@
 //! JSONata definitions through the parser with the engine's evaluator
 //! (`engine::validate::options()`): each validation message (JSONPath-only fields in a JSONata
 //! state and the reverse, unparsable and unsupported expressions at their pointer, `Assign`
-//! not supported yet, `QueryLanguage` inheritance), the compiled `{% %}` template (expressions
+//! and its names, `QueryLanguage` inheritance), the compiled `{% %}` template (expressions
 //! at any depth, every other value a literal) and what a state's expressions read.
 
 use serde_json::{json, Value};
 use statelog::asl::jsonata::JsonataTemplate;
 use statelog::asl::{
-    parse_definition, DataFlow, Diagnostic, DiagnosticCode, StateKind, StateMachine,
+    parse_definition, Assign, DataFlow, Diagnostic, DiagnosticCode, StateKind, StateMachine,
     ValidationOptions,
 };
 use statelog::engine::validate;
@@ -165,17 +165,55 @@ fn top_level_input_references_and_eval_are_unsupported() {
 }
 
 #[test]
-fn assign_is_not_supported_yet_wherever_it_appears() {
+fn assign_is_read_on_states_choice_rules_and_catchers_with_its_free_variables() {
+    let machine = valid(json!({
+        "QueryLanguage": "JSONata", "StartAt": "T",
+        "States": {
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Next": "C",
+                  "Assign": {"a": "{% $states.result.n + $base %}", "lit": [1, 2]},
+                  "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "C",
+                             "Assign": {"err": "{% $states.errorOutput.Error & $tag %}"}}]},
+            "C": {"Type": "Choice", "Default": "D",
+                  "Choices": [{"Condition": "{% $a > 1 %}", "Next": "D",
+                               "Assign": {"picked": "{% $other %}"}}]},
+            "D": {"Type": "Succeed"}
+        }
+    }));
+    let task = machine.states.get("T").expect("T");
+    let Some(Assign::Jsonata(JsonataTemplate::Object(members))) = &task.assign else {
+        panic!("a JSONata Assign template: {:?}", task.assign);
+    };
+    let names: Vec<&str> = members.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["a", "lit"]);
+    let StateKind::Task(t) = &task.kind else {
+        panic!("a Task")
+    };
+    assert!(matches!(t.catch[0].assign, Some(Assign::Jsonata(_))));
+    let choice = machine.states.get("C").expect("C");
+    let StateKind::Choice(c) = &choice.kind else {
+        panic!("a Choice")
+    };
+    assert!(matches!(c.choices[0].assign, Some(Assign::Jsonata(_))));
+    // variableReferences: the free variables of every expression, `states` left out.
+    let references = machine.variable_references();
+    assert_eq!(references["T"], ["base", "tag"]);
+    assert_eq!(references["C"], ["a", "other"]);
+}
+
+#[test]
+fn assign_problems_in_a_jsonata_state_are_reported_at_their_field() {
     let diagnostics = refused(machine(json!({
-        "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": true,
-        "Assign": {"a": 1},
-        "Catch": [{"ErrorEquals": ["States.ALL"], "Assign": {"b": 2}, "Next": "C"}],
+        "Type": "Pass", "End": true,
+        "Assign": {"states": 1, "9lives": 2, "ok": "{% $states.input. %}"},
     })));
-    for path in ["/States/S/Assign", "/States/S/Catch/0/Assign"] {
-        let d = at(&diagnostics, path);
-        assert_eq!(d.code, DiagnosticCode::UnsupportedFeature);
-        assert_eq!(d.message, "'Assign' (variables) is not supported yet");
-    }
+    at(&diagnostics, "/States/S/Assign/states");
+    at(&diagnostics, "/States/S/Assign/9lives");
+    let d = at(&diagnostics, "/States/S/Assign/ok");
+    assert_eq!(d.code, DiagnosticCode::InvalidJsonataExpression);
+    let diagnostics = refused(machine(json!({"Type": "Pass", "End": true, "Assign": [1]})));
+    at(&diagnostics, "/States/S/Assign");
+    let diagnostics = refused(machine(json!({"Type": "Succeed", "Assign": {"a": 1}})));
+    at(&diagnostics, "/States/S/Assign");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use statelog::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog::asl::{parse_definition, StateMachine};
 use statelog::history::{EventDetails, EventId, HistoryEvent, TimerPurpose};
 use statelog::interpreter::{
     apply, decide, pending_effects, Decision, Effect, ExecutionState, ExecutionStatus, Options,
@@ -24,8 +24,9 @@ pub(crate) enum Answer {
     Ignore,
 }
 
+/// Parsed as the engine parses (with its JSONata evaluator), so JSONata states run too.
 fn definition(json: Value) -> StateMachine {
-    parse_definition(&json.to_string(), &ValidationOptions::default())
+    parse_definition(&json.to_string(), &statelog::engine::validate::options())
         .unwrap_or_else(|d| panic!("definition rejected: {d:?}"))
 }
 

@@ -2,7 +2,8 @@
 //! a state sees (the values as of its entry), when new values become visible (from the next
 //! state), a Catcher's `Assign` replacing the state's, Choice rules, Parallel and Map scopes
 //! (inner states read outer values; their own vanish when the state ends), the size limits, and
-//! the replay check of the harness after every decision (the fold rebuilds the variables).
+//! the replay check of the harness after every decision (the fold rebuilds the variables);
+//! the same for JSONata's `Assign` (`$states.result`, `$states.errorOutput`).
 
 use serde_json::{json, Value};
 use statelog::interpreter::ExecutionStatus;
@@ -270,4 +271,133 @@ fn states_without_assign_record_no_assigned_variables() {
         vec![Value::Null],
         "AWS shows nothing for {{}}"
     );
+}
+
+/// A JSONata machine of `states`, starting at `start`.
+fn jsonata(start: &str, states: Value) -> Value {
+    json!({"QueryLanguage": "JSONata", "StartAt": start, "States": states})
+}
+
+#[test]
+fn a_jsonata_assign_and_output_see_the_values_as_of_entry() {
+    let mut run = Run::new(jsonata(
+        "A",
+        json!({
+            "A": {"Type": "Pass", "Assign": {"x": 1, "list": "{% [$states.input.k, 2] %}"}, "Next": "B"},
+            "B": {"Type": "Pass",
+                  "Assign": {"x": "{% $x + 1 %}", "old": "{% $x %}", "nested": {"deep": "{% $list[1] %}"}},
+                  "Output": {"x": "{% $x %}"}, "Next": "C"},
+            "C": {"Type": "Pass", "Output": {"x": "{% $x %}", "old": "{% $old %}", "deep": "{% $nested.deep %}"}, "End": true}
+        }),
+    ));
+    run.start(json!({"k": 7}));
+    run.drive(no_tasks);
+    assert_eq!(assigned(&run, "A"), vec![json!({"x": 1, "list": [7, 2]})]);
+    // Every expression of B reads x as it was when B was entered.
+    assert_eq!(
+        assigned(&run, "B"),
+        vec![json!({"x": 2, "old": 1, "nested": {"deep": 2}})]
+    );
+    assert_eq!(run.output(), json!({"x": 2, "old": 1, "deep": 2}));
+}
+
+#[test]
+fn a_jsonata_task_assigns_from_its_result_and_a_catcher_from_the_error_output() {
+    let definition = jsonata(
+        "T",
+        json!({
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::sns:publish",
+                  "Assign": {"id": "{% $states.result.MessageId %}", "in": "{% $states.input.n %}"},
+                  "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "After",
+                             "Assign": {"why": "{% $states.errorOutput.Cause %}", "in": "{% $states.input.n %}"}}],
+                  "Next": "After"},
+            "After": {"Type": "Pass", "Output": {"id": "{% $exists($id) ? $id : null %}", "why": "{% $exists($why) ? $why : null %}", "in": "{% $in %}"}, "End": true}
+        }),
+    );
+    let mut ok = Run::new(definition.clone());
+    ok.start(json!({"n": 3}));
+    ok.drive(|_| Answer::Succeed(json!({"MessageId": "m-1"})));
+    assert_eq!(assigned(&ok, "T"), vec![json!({"id": "m-1", "in": 3})]);
+    assert_eq!(ok.output(), json!({"id": "m-1", "why": null, "in": 3}));
+
+    let mut caught = Run::new(definition);
+    caught.start(json!({"n": 4}));
+    caught.drive(|_| Answer::Fail("Boom", "it broke"));
+    // The Catcher's Assign replaces the state's: no `id`.
+    assert_eq!(
+        assigned(&caught, "T"),
+        vec![json!({"why": "it broke", "in": 4})]
+    );
+    assert_eq!(
+        caught.output(),
+        json!({"id": null, "why": "it broke", "in": 4})
+    );
+}
+
+#[test]
+fn a_jsonata_choice_assigns_by_the_rule_taken_or_its_own_on_default() {
+    let definition = jsonata(
+        "C",
+        json!({
+            "C": {"Type": "Choice",
+                  "Choices": [{"Condition": "{% $states.input.n > 10 %}", "Next": "Done",
+                               "Assign": {"size": "big", "n": "{% $states.input.n %}"}}],
+                  "Assign": {"size": "small"},
+                  "Default": "Done"},
+            "Done": {"Type": "Pass", "Output": "{% $size %}", "End": true}
+        }),
+    );
+    let mut big = Run::new(definition.clone());
+    big.start(json!({"n": 11}));
+    big.drive(no_tasks);
+    assert_eq!(assigned(&big, "C"), vec![json!({"size": "big", "n": 11})]);
+    assert_eq!(big.output(), json!("big"));
+    let mut small = Run::new(definition);
+    small.start(json!({"n": 1}));
+    small.drive(no_tasks);
+    assert_eq!(assigned(&small, "C"), vec![json!({"size": "small"})]);
+    assert_eq!(small.output(), json!("small"));
+}
+
+#[test]
+fn a_jsonata_assign_that_fails_is_a_query_evaluation_error_and_the_limits_hold() {
+    let mut run = Run::new(jsonata(
+        "A",
+        json!({"A": {"Type": "Pass", "Assign": {"a": "{% $states.input.missing %}"}, "End": true}}),
+    ));
+    run.start(json!({}));
+    run.drive(no_tasks);
+    let failure = run.state.failure().expect("failed");
+    assert_eq!(
+        failure.error.as_deref(),
+        Some("States.QueryEvaluationError")
+    );
+    let text = "x".repeat(200_000);
+    let mut big = Run::new(jsonata(
+        "A",
+        json!({"A": {"Type": "Pass", "Assign": {"big": "{% [$states.input.s, $states.input.s] %}"}, "End": true}}),
+    ));
+    big.start(json!({"s": text}));
+    big.drive(no_tasks);
+    let failure = big.state.failure().expect("failed");
+    assert_eq!(failure.error.as_deref(), Some("States.DataLimitExceeded"));
+}
+
+#[test]
+fn jsonata_map_iterations_read_outer_values_and_assign_their_own() {
+    let mut run = Run::new(jsonata(
+        "Set",
+        json!({
+            "Set": {"Type": "Pass", "Assign": {"base": 10}, "Next": "M"},
+            "M": {"Type": "Map", "Items": "{% $states.input.xs %}",
+                  "ItemProcessor": {"StartAt": "Own", "States": {
+                      "Own": {"Type": "Pass", "Assign": {"mine": "{% $states.input + $base %}"}, "Next": "Use"},
+                      "Use": {"Type": "Pass", "Output": "{% $mine %}", "End": true}}},
+                  "Output": {"r": "{% $states.result %}", "mine": "{% $exists($mine) %}"},
+                  "End": true}
+        }),
+    ));
+    run.start(json!({"xs": [1, 2]}));
+    run.drive(no_tasks);
+    assert_eq!(run.output(), json!({"r": [11, 12], "mine": false}));
 }

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
+use super::assign::AssignInput;
 use super::jsonata::{DecisionHost, JsonataRuntime, JsonataTemplate, States};
 use crate::paths::{
     pipeline, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template, Variables,
@@ -453,6 +454,39 @@ impl DataFlow {
     }
 }
 
+impl DataFlow {
+    /// What the state's `Assign` is evaluated on: JSONPath's `$` is `value` (the selected
+    /// result, the Pass's result or the effective input); JSONata's `$states` is the raw
+    /// input with `result` (after a Task's, Parallel's or Map's success), bound as the
+    /// state's other expressions are.
+    pub fn assign_input<'a>(
+        &'a self,
+        value: &'a Value,
+        raw_input: &'a Value,
+        result: Option<&'a Value>,
+        context: &'a Value,
+    ) -> AssignInput<'a> {
+        match self {
+            DataFlow::JsonPath(_) => AssignInput {
+                value,
+                states: States {
+                    input: raw_input,
+                    result: None,
+                    error_output: None,
+                    context: None,
+                    paths: None,
+                },
+                reads: &[],
+            },
+            DataFlow::Jsonata(flow) => AssignInput {
+                value,
+                states: flow.states(raw_input, result, context),
+                reads: &flow.variables,
+            },
+        }
+    }
+}
+
 impl JsonataFlow {
     /// `$states` for one step: the context only where an expression may read it.
     fn states<'a>(
@@ -584,6 +618,37 @@ impl CatchFlow {
                     evaluate(template, "Output", &states, variables, env)
                 }
             },
+        }
+    }
+
+    /// What the Catcher's `Assign` is evaluated on: JSONPath's `$` and JSONata's
+    /// `$states.errorOutput` are the error output; `$states.input` is the failed state's raw
+    /// input.
+    pub fn assign_input<'a>(
+        &'a self,
+        raw_input: &'a Value,
+        error_output: &'a Value,
+        context: &'a Value,
+    ) -> AssignInput<'a> {
+        let (reads, reads_context, paths): (&[String], bool, _) = match self {
+            CatchFlow::JsonPath { .. } => (&[], false, None),
+            CatchFlow::Jsonata {
+                variables,
+                reads_context,
+                states_paths,
+                ..
+            } => (variables, *reads_context, states_paths.as_deref()),
+        };
+        AssignInput {
+            value: error_output,
+            states: States {
+                input: raw_input,
+                result: None,
+                error_output: Some(error_output),
+                context: reads_context.then_some(context),
+                paths,
+            },
+            reads,
         }
     }
 

@@ -1175,6 +1175,13 @@ fn an_inner_scope_may_read_an_outer_variable_but_not_assign_it() {
         {"StartAt": "A", "States": {"A": {"Type": "Pass", "Assign": {"v": 1}, "End": true}}},
         {"StartAt": "B", "States": {"B": {"Type": "Pass", "Assign": {"v": 2}, "End": true}}}]}}}),
     );
+    // A name only the Parallel's own Catcher assigns may be assigned in its branch (AWS
+    // accepts it: recorded PARALLEL_CATCH_ERROR_VARIABLE_SAMPLING).
+    valid(json!({"StartAt": "P", "States": {
+        "P": {"Type": "Parallel", "Next": "F",
+              "Branches": [{"StartAt": "A", "States": {"A": {"Type": "Pass", "Assign": {"v": 1}, "End": true}}}],
+              "Catch": [{"ErrorEquals": ["States.ALL"], "Assign": {"v": 2}, "Next": "F"}]},
+        "F": {"Type": "Succeed"}}}));
 }
 
 #[test]

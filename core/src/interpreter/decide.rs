@@ -24,9 +24,10 @@ use super::state::{
 };
 use super::{Decision, Effect, Error, Inconsistency, Options, StartRequest, Trigger};
 use crate::asl::{
-    Assign, ChoiceState, CountField, Env, FailField, FailState, IntegrationPattern, MapState,
-    ParallelState, PassState, PercentageField, ResourceKind, SecondsField, State, StateKind,
-    StateMachine, StateMap, TaskState, Transition, WaitFor, WaitState,
+    assign::AssignInput, Assign, ChoiceState, CountField, Env, FailField, FailState,
+    IntegrationPattern, MapState, ParallelState, PassState, PercentageField, ResourceKind,
+    SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition, WaitFor,
+    WaitState,
 };
 use crate::history::{
     AssignedVariables, ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent,
@@ -301,19 +302,19 @@ fn variables_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Cow<'s, Variabl
     state.variables.at(scope)
 }
 
-/// What `assign` sets, evaluated on `input` with the values as of entry, as the exited event
-/// records it; `None` without an `Assign`. Each value and their total are held to AWS's
+/// What `assign` sets, evaluated on `on` with the values as of entry (`env`), as the exited
+/// event records it; `None` without an `Assign`. Each value and their total are held to AWS's
 /// limits (`States.DataLimitExceeded`), and so is the execution's total once they are set.
 fn assigned_variables(
     assign: Option<&Assign>,
-    input: &Value,
+    on: &AssignInput<'_>,
     context: &Value,
     env: &mut Env<'_>,
 ) -> Result<Option<AssignedVariables>, StatesError> {
     let Some(assign) = assign else {
         return Ok(None);
     };
-    let values = assign.evaluate(input, context, env.variables, &mut *env.entropy)?;
+    let values = assign.evaluate(on, context, env)?;
     let variables = env.variables;
     let mut texts = std::collections::BTreeMap::new();
     let mut assign_bytes = 0usize;
@@ -1247,8 +1248,8 @@ impl<'d> Decider<'d, '_> {
         let mut env = step_env!(self, &run.variables);
         let finished = (|| {
             let selected = flow.select_result(result, &run.context, &mut env)?;
-            let assigned =
-                assigned_variables(state.assign.as_ref(), &selected, &run.context, &mut env)?;
+            let on = flow.assign_input(&selected, &run.input, Some(&selected), &run.context);
+            let assigned = assigned_variables(state.assign.as_ref(), &on, &run.context, &mut env)?;
             let output = flow.selected_output(&run.input, selected, &run.context, &mut env)?;
             Ok((output, assigned))
         })();
@@ -1294,18 +1295,17 @@ impl<'d> Decider<'d, '_> {
         // The state's own Assign is skipped: the Catcher's applies, on the error output.
         let error_output = error_output(&error);
         let mut env = step_env!(self, &run.variables);
-        let caught = assigned_variables(
-            catcher.assign.as_ref(),
-            &error_output,
-            &run.context,
-            &mut env,
-        )
-        .and_then(|assigned| {
-            let output = catcher
-                .flow
-                .output(&run.input, error_output, &run.context, &mut env)?;
-            Ok((output, assigned))
-        });
+        let on = catcher
+            .flow
+            .assign_input(&run.input, &error_output, &run.context);
+        let caught = assigned_variables(catcher.assign.as_ref(), &on, &run.context, &mut env)
+            .and_then(|assigned| {
+                let output =
+                    catcher
+                        .flow
+                        .output(&run.input, error_output, &run.context, &mut env)?;
+                Ok((output, assigned))
+            });
         match caught {
             Ok((output, assigned)) => self.exit(
                 scope,

@@ -4,7 +4,7 @@
 //! of `Condition`, and Catchers with `Output`. Every expression is compiled here, through the
 //! embedder's evaluator ([`ValidationOptions::jsonata`]).
 //!
-//! `Assign` (variables) is refused as not supported yet, in states, Choice rules and
+//! `Assign` (variables) is read in states, Choice rules and
 //! Catchers alike.
 
 use super::*;
@@ -228,10 +228,18 @@ impl Ctx<'_> {
         }
     }
 
-    /// Reports `Assign` (variables are not run yet) in a JSONata state, rule or Catcher.
-    fn refuse_assign(&mut self, obj: Obj<'_>) {
-        if obj.get("Assign").is_some() {
-            self.unsupported(&obj.ptr("Assign"), "'Assign' (variables)");
+    /// The `Assign` of a JSONata state, rule or Catcher: an object whose keys are the names
+    /// set and whose values are templates (`{% %}` at any depth), their reads noted in
+    /// `reads`. `Some(None)` when absent; `None` when refused (reported).
+    fn jsonata_assign(&mut self, obj: Obj<'_>, reads: &mut Reads) -> Option<Option<Assign>> {
+        if obj.get("Assign").is_none() {
+            return Some(None);
+        }
+        let names_ok = self.assign_names(obj, false)?;
+        let template = self.jsonata_template(obj, "Assign", reads)?;
+        match (names_ok, template) {
+            (true, Some(template)) => Some(Some(Assign::Jsonata(template))),
+            _ => None,
         }
     }
 
@@ -259,9 +267,21 @@ impl Ctx<'_> {
                 );
             }
         }
-        self.refuse_assign(obj);
         let comment = self.string(obj, "Comment");
         let mut reads = Reads::default();
+        let assign = match type_name {
+            // AWS takes `Assign` on every type that exits normally but Succeed.
+            "Succeed" | "Fail" => {
+                if obj.get("Assign").is_some() {
+                    self.schema(
+                        &obj.ptr("Assign"),
+                        format!("the field 'Assign' is not supported in a {type_name} state"),
+                    );
+                }
+                Some(None)
+            }
+            _ => self.jsonata_assign(obj, &mut reads),
+        };
         let output = self.jsonata_template(obj, "Output", &mut reads);
         let mut flow = JsonataFlow::default();
         let kind = match type_name {
@@ -303,7 +323,7 @@ impl Ctx<'_> {
             comment,
             data_flow: DataFlow::Jsonata(flow),
             kind: kind?,
-            assign: None,
+            assign: assign?,
         })
     }
 
@@ -393,7 +413,6 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             };
-            self.refuse_assign(rule);
             for key in rule.map.keys() {
                 match key.as_str() {
                     "ErrorEquals" | "Next" | "Output" | "Comment" | "Assign" => {}
@@ -413,19 +432,22 @@ impl Ctx<'_> {
             }
             let mut catcher_reads = Reads::default();
             let output = self.jsonata_template(rule, "Output", &mut catcher_reads);
+            let assign = self.jsonata_assign(rule, &mut catcher_reads);
             reads.merge(&catcher_reads);
-            match (error_equals, next, output) {
-                (Some(error_equals), Some(next), Some(output)) => catchers.push(Catcher {
-                    error_equals,
-                    next,
-                    flow: CatchFlow::Jsonata {
-                        output,
-                        variables: catcher_reads.variables,
-                        reads_context: catcher_reads.reads_context,
-                        states_paths: catcher_reads.states_paths,
-                    },
-                    assign: None,
-                }),
+            match (error_equals, next, output, assign) {
+                (Some(error_equals), Some(next), Some(output), Some(assign)) => {
+                    catchers.push(Catcher {
+                        error_equals,
+                        next,
+                        flow: CatchFlow::Jsonata {
+                            output,
+                            variables: catcher_reads.variables,
+                            reads_context: catcher_reads.reads_context,
+                            states_paths: catcher_reads.states_paths,
+                        },
+                        assign,
+                    })
+                }
                 _ => ok = false,
             }
         }
@@ -460,7 +482,6 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             };
-            self.refuse_assign(rule);
             for key in rule.map.keys() {
                 match key.as_str() {
                     "Condition" | "Next" | "Output" | "Comment" | "Assign" => {}
@@ -519,13 +540,16 @@ impl Ctx<'_> {
                 }
             };
             let output = self.jsonata_template(rule, "Output", reads);
-            match (condition, next, output) {
-                (Some(condition), Some(next), Some(output)) => choices.push(ChoiceRule {
-                    condition,
-                    next,
-                    output,
-                    assign: None,
-                }),
+            let assign = self.jsonata_assign(rule, reads);
+            match (condition, next, output, assign) {
+                (Some(condition), Some(next), Some(output), Some(assign)) => {
+                    choices.push(ChoiceRule {
+                        condition,
+                        next,
+                        output,
+                        assign,
+                    })
+                }
                 _ => ok = false,
             }
         }

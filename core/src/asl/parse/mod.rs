@@ -306,18 +306,18 @@ fn type_name_of(value: &Value) -> &'static str {
 }
 
 /// The `Assign` objects of a state as written (its own, its Choice rules', its Catchers'),
-/// each with its pointer.
-fn assigns_of<'a>(state: &'a Value, at: &str) -> Vec<(&'a Map<String, Value>, String)> {
+/// each with its pointer and whether a Catcher holds it.
+fn assigns_of<'a>(state: &'a Value, at: &str) -> Vec<(&'a Map<String, Value>, String, bool)> {
     let mut found = Vec::new();
     if let Some(Value::Object(assign)) = state.get("Assign") {
-        found.push((assign, pointer_child(at, "Assign")));
+        found.push((assign, pointer_child(at, "Assign"), false));
     }
     for list in ["Choices", "Catch"] {
         if let Some(Value::Array(rules)) = state.get(list) {
             for (i, rule) in rules.iter().enumerate() {
                 if let Some(Value::Object(assign)) = rule.get("Assign") {
                     let rule_at = pointer_index(&pointer_child(at, list), i);
-                    found.push((assign, pointer_child(&rule_at, "Assign")));
+                    found.push((assign, pointer_child(&rule_at, "Assign"), list == "Catch"));
                 }
             }
         }
@@ -521,7 +521,7 @@ impl Ctx<'_> {
         let mut here: BTreeSet<String> = BTreeSet::new();
         for (name, state) in states {
             let state_at = pointer_child(at, name);
-            for (assign, assign_at) in assigns_of(state, &state_at) {
+            for (assign, assign_at, in_catcher) in assigns_of(state, &state_at) {
                 for key in assign.keys() {
                     let variable = key.strip_suffix(".$").unwrap_or(key);
                     if outer.contains(variable) {
@@ -533,7 +533,12 @@ impl Ctx<'_> {
                             ),
                         );
                     }
-                    here.insert(variable.to_string());
+                    // A name only a Catcher assigns does not bind the inner scopes: AWS
+                    // accepts a Parallel whose branch assigns the name its own Catcher
+                    // assigns (recorded: PARALLEL_CATCH_ERROR_VARIABLE_SAMPLING).
+                    if !in_catcher {
+                        here.insert(variable.to_string());
+                    }
                 }
             }
         }
@@ -563,9 +568,22 @@ impl Ctx<'_> {
     /// A JSONPath `Assign` (`Some(None)` when absent; `None` after reporting a problem): an
     /// object whose keys are variable names, a `.$` key's value a path or intrinsic call.
     pub(super) fn assign(&mut self, obj: Obj<'_>) -> Option<Option<Assign>> {
-        let Some(value) = obj.get("Assign") else {
+        if obj.get("Assign").is_none() {
             return Some(None);
-        };
+        }
+        let names_ok = self.assign_names(obj, true)?;
+        let template = self.template(obj, "Assign", true);
+        match (names_ok, template) {
+            (true, Some(template)) => Some(Some(Assign::JsonPath(template))),
+            _ => None,
+        }
+    }
+
+    /// Checks the names an `Assign` of `obj` sets (a JSONPath one's keys without `.$` when
+    /// `json_path`): `None` when it is not an object, else whether every name is valid and
+    /// set once; each problem is reported at its key.
+    pub(super) fn assign_names(&mut self, obj: Obj<'_>, json_path: bool) -> Option<bool> {
+        let value = obj.get("Assign")?;
         let at = obj.ptr("Assign");
         let Value::Object(map) = value else {
             self.schema(
@@ -577,7 +595,10 @@ impl Ctx<'_> {
         let mut ok = true;
         let mut seen = BTreeSet::new();
         for key in map.keys() {
-            let name = key.strip_suffix(".$").unwrap_or(key);
+            let name = match json_path {
+                true => key.strip_suffix(".$").unwrap_or(key),
+                false => key.as_str(),
+            };
             if let Some(reason) = invalid_variable_name(name) {
                 self.schema(
                     &pointer_child(&at, key),
@@ -592,11 +613,7 @@ impl Ctx<'_> {
                 ok = false;
             }
         }
-        let template = self.template(obj, "Assign", true);
-        match (ok, template) {
-            (true, Some(template)) => Some(Some(Assign::JsonPath(template))),
-            _ => None,
-        }
+        Some(ok)
     }
 
     fn template(&mut self, obj: Obj<'_>, key: &str, must_be_object: bool) -> Option<Template> {

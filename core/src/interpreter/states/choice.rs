@@ -63,8 +63,11 @@ impl Decider<'_, '_> {
                     None => Value::clone(&run.input),
                 };
                 drop(bound);
+                let on = state
+                    .data_flow
+                    .assign_input(&run.input, &run.input, None, &context);
                 let assigned =
-                    assigned_variables(assign_of(state, picked), &run.input, &context, &mut env)?;
+                    assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
                 Ok((picked.next, output, assigned))
             })();
             return match decided {
@@ -84,12 +87,11 @@ impl Decider<'_, '_> {
             let decided = choice
                 .pick_in(&run.input, &context, &variables)
                 .and_then(|picked| {
-                    let assigned = assigned_variables(
-                        assign_of(state, picked),
-                        &run.input,
-                        &context,
-                        &mut env,
-                    )?;
+                    let on = state
+                        .data_flow
+                        .assign_input(&run.input, &run.input, None, &context);
+                    let assigned =
+                        assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
                     Ok((picked.next, assigned))
                 });
             return match decided {
@@ -109,8 +111,8 @@ impl Decider<'_, '_> {
             let flow = &state.data_flow;
             let effective = flow.effective_input(&run.input, &context, &variables)?;
             let picked = choice.pick_in(&effective, &context, &variables)?;
-            let assigned =
-                assigned_variables(assign_of(state, picked), &effective, &context, &mut env)?;
+            let on = flow.assign_input(&effective, &run.input, None, &context);
+            let assigned = assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
             let output = flow.output(effective.into_owned(), &context, &mut env)?;
             Ok((picked.next, output, assigned))
         })();

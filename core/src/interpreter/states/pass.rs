@@ -60,7 +60,8 @@ impl Decider<'_, '_> {
                     } else {
                         flow.pass_result(effective, &context, &mut env)?
                     };
-                    let assigned = assigned_variables(Some(assign), &result, &context, &mut env)?;
+                    let on = flow.assign_input(&result, &run.input, None, &context);
+                    let assigned = assigned_variables(Some(assign), &on, &context, &mut env)?;
                     (result, assigned)
                 }
             };

@@ -109,14 +109,19 @@ impl Decider<'_, '_> {
             return Err(inconsistent("finish_wait on a state that is not a Wait"));
         };
         let mut env = step_env!(self, &run.variables);
-        // Assign reads the effective input, with the values as of entry.
-        let finished =
-            assigned_variables(state.assign.as_ref(), &effective, &run.context, &mut env).and_then(
-                |assigned| {
-                    let output = state.data_flow.output(effective, &run.context, &mut env)?;
-                    Ok((output, assigned))
-                },
-            );
+        // Assign reads the effective input (JSONata: `$states.input`), with the values as of
+        // entry.
+        let on = state
+            .data_flow
+            .assign_input(&effective, &run.input, None, &run.context);
+        let finished = match assigned_variables(state.assign.as_ref(), &on, &run.context, &mut env)
+        {
+            Ok(assigned) => state
+                .data_flow
+                .output(effective, &run.context, &mut env)
+                .map(|output| (output, assigned)),
+            Err(error) => Err(error),
+        };
         match finished {
             Ok((output, assigned)) => self.exit(scope, state, output, assigned, &wait.next),
             Err(error) => self.fail_in(scope, &run, error).map(Some),
