@@ -10,7 +10,11 @@
 //!           | items, item_input (Map) -> ... the state's work ... -> result_output
 //! raw input -> effective_input -> output                       (Choice, Wait, Succeed)
 //! raw input + error output -> CatchFlow::output                (a Catcher that matched)
+//! value, raw input (+ result) -> assign_input -> Assign::evaluate  (Catcher: CatchFlow's)
 //! ```
+//!
+//! Every step that may evaluate takes the step's [`Env`], whose `variables` are the values as
+//! of the state's entry: that is how both languages read variables.
 //!
 //! A second query language (JSONata: `Arguments`, `Output`, `Assign`, `Items`) is a new
 //! variant of [`DataFlow`] and [`CatchFlow`], its parse, and its arm in each method below;
