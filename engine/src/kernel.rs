@@ -12,8 +12,11 @@
 //! records `TaskSubmitted` (no effect) is written without waiting for a sync
 //! (`Commit::HandlerAnswer`); the next synced commit makes it durable, a read of the history
 //! syncs first, and its loss in a crash equals a crash just before it was recorded (the task is
-//! dispatched again). So: effects are performed, and callers answered, only after their
-//! decision is durable, and nothing is done on the strength of a record that is not. Timers
+//! dispatched again). A `Commit::Notify` decision (a worker's claim of an activity task) returns
+//! before its sync, and the log tells its callback once it is durable; its caller hands out
+//! the token, and performs its effects, only then. So: effects are performed, and callers
+//! answered, only after their decision is durable, and nothing is done on the strength of a
+//! record that is not. Timers
 //! and answers are at-least-once: a stale one yields an empty decision.
 //!
 //! Must not: hold any engine-wide lock across an append; perform an effect itself (that is
@@ -98,6 +101,20 @@ pub(crate) enum Commit<'a> {
     /// strength of it, the next synced commit of the log makes it durable, and losing it in a
     /// crash is a crash just before it was recorded (the task is dispatched again on open).
     HandlerAnswer(Trigger),
+    /// Decide `trigger` and append the decision without waiting for its sync: the log calls
+    /// `on_durable` once it is durable (`Store::append_prepared_notify`), from the thread that
+    /// made it so. The caller acts on the decision (answers, performs its effects) only after
+    /// `on_durable` said Ok. For a caller that must not block (an async long poll). The state is
+    /// adopted at once, so a later trigger of the execution decides after it; that trigger's
+    /// synced commit makes this one durable first (the log is ordered), and a read of the
+    /// history syncs first. `on_durable` is dropped uncalled when the decision records nothing
+    /// or the append fails.
+    Notify {
+        /// The trigger to decide.
+        trigger: Trigger,
+        /// Told once the decision is durable, or why it never will be.
+        on_durable: statelog_store::OnDurable,
+    },
     /// An answer for task `task_id` (`trigger`) that came after another answer for it that is
     /// not recorded yet (`before`, e.g. the handler's `TaskSubmitted` of a `.sync` start):
     /// `before` is decided first and `trigger` on the state it leaves, if the task still waits
@@ -147,7 +164,25 @@ impl Engine {
         match request {
             Commit::Trigger(trigger) => {
                 let decision = decide_first(inner, slot, trigger, now_ms)?;
-                commit(self, execution_arn, slot, decision, now_ms, None, true).map(Committed::all)
+                commit(
+                    self,
+                    execution_arn,
+                    slot,
+                    decision,
+                    now_ms,
+                    None,
+                    Append::Synced,
+                )
+                .map(Committed::all)
+            }
+            Commit::Notify {
+                trigger,
+                on_durable,
+            } => {
+                let decision = decide_first(inner, slot, trigger, now_ms)?;
+                let append = Append::Notify(on_durable);
+                commit(self, execution_arn, slot, decision, now_ms, None, append)
+                    .map(Committed::all)
             }
             Commit::Redrive { client_token } => {
                 let decision = decide_first(inner, slot, Trigger::Redrive, now_ms)?;
@@ -158,7 +193,7 @@ impl Engine {
                     decision,
                     now_ms,
                     client_token,
-                    true,
+                    Append::Synced,
                 )
                 .map(Committed::all)
             }
@@ -169,16 +204,13 @@ impl Engine {
                         decision.events.as_slice(),
                         [event] if matches!(event.details, EventDetails::TaskSubmitted(_))
                     );
-                commit(
-                    self,
-                    execution_arn,
-                    slot,
-                    decision,
-                    now_ms,
-                    None,
-                    !submission_only,
-                )
-                .map(Committed::all)
+                let append = if submission_only {
+                    Append::Unsynced
+                } else {
+                    Append::Synced
+                };
+                commit(self, execution_arn, slot, decision, now_ms, None, append)
+                    .map(Committed::all)
             }
             Commit::After {
                 before,
@@ -193,7 +225,15 @@ impl Engine {
                     first.effects.extend(second.effects);
                     first.next_state = second.next_state;
                 }
-                let effects = commit(self, execution_arn, slot, first, now_ms, None, true)?;
+                let effects = commit(
+                    self,
+                    execution_arn,
+                    slot,
+                    first,
+                    now_ms,
+                    None,
+                    Append::Synced,
+                )?;
                 Ok(Committed {
                     effects,
                     trigger_decided: waiting,
@@ -305,8 +345,18 @@ fn decide_at(
     Ok(decision)
 }
 
-/// Appends a decision (one log batch; durable unless `sync` is false, see
-/// `Commit::HandlerAnswer`) and adopts its state; returns its effects.
+/// How `commit` appends its decision.
+enum Append {
+    /// Durable when `commit` returns.
+    Synced,
+    /// Ordered when `commit` returns (see `Commit::HandlerAnswer`).
+    Unsynced,
+    /// Ordered when `commit` returns; the callback is told once durable (see `Commit::Notify`).
+    Notify(statelog_store::OnDurable),
+}
+
+/// Appends a decision (one log batch, as `append` says) and adopts its state; returns its
+/// effects.
 fn commit(
     engine: &Engine,
     execution_arn: &str,
@@ -314,7 +364,7 @@ fn commit(
     mut decision: Decision,
     now_ms: u64,
     redrive_token: Option<&str>,
-    sync: bool,
+    append: Append,
 ) -> Result<Vec<Effect>, Error> {
     let inner = &engine.inner;
     if decision.events.is_empty() {
@@ -353,10 +403,16 @@ fn commit(
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
     statelog_core::interpreter::recycle_events(decision.events);
-    if sync {
-        inner.store.append_prepared(prepared)?;
-    } else {
-        inner.store.append_prepared_unsynced(prepared)?;
+    match append {
+        Append::Synced => inner.store.append_prepared(prepared)?,
+        Append::Unsynced => inner.store.append_prepared_unsynced(prepared)?,
+        // A backend's deliveries run when this returns, so they need the decision durable by
+        // then: such a decision is synced, and its caller told at once.
+        Append::Notify(on_durable) if !deliveries.is_empty() => {
+            inner.store.append_prepared(prepared)?;
+            on_durable(Ok(()));
+        }
+        Append::Notify(on_durable) => inner.store.append_prepared_notify(prepared, on_durable)?,
     }
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);

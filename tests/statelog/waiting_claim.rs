@@ -1,0 +1,217 @@
+//! A long poll that finds an activity task queued claims it without blocking its thread: the
+//! claim (`ActivityStarted`) is appended, and the poll awaits the log's word that it is
+//! durable. Guarded here, on a single-threaded runtime over a disk whose syncs the test holds:
+//! while the claim's sync is held, the runtime's one thread keeps running other tasks and the
+//! poll has not returned (no token before the claim is durable); once the sync is let through
+//! the poll returns the task, and a power loss right then keeps the claim. Without the
+//! mechanism the poll's claim would wait out the held sync on the runtime's thread (the test
+//! then fails at the hold's guard instead of hanging).
+
+use crate::engine_common;
+
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use engine_common::checked_history;
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions};
+use statelog::history::EventDetails;
+use statelog::store::Log;
+use statelog_wal::storage::sim::{CrashMode, SimStorage};
+use statelog_wal::{Durability, Storage, StorageFile, Wal, WalOptions};
+
+const DIR: &str = "/data";
+
+/// How long a held sync waits for the test to let it through before it goes anyway: a guard
+/// against a hang, never a timing assertion.
+const HOLD_GUARD: Duration = Duration::from_secs(30);
+
+/// Syncs wait while `held` is set.
+#[derive(Debug, Default)]
+struct Hold {
+    held: Mutex<bool>,
+    released: Condvar,
+}
+
+impl Hold {
+    fn set(&self, held: bool) {
+        *self.held.lock().expect("hold") = held;
+        self.released.notify_all();
+    }
+    fn pass(&self) {
+        let held = self.held.lock().expect("hold");
+        let _ = self
+            .released
+            .wait_timeout_while(held, HOLD_GUARD, |held| *held)
+            .expect("hold");
+    }
+}
+
+#[derive(Debug)]
+struct HeldFile {
+    inner: Arc<dyn StorageFile>,
+    hold: Arc<Hold>,
+}
+
+impl StorageFile for HeldFile {
+    fn write_at(&self, offset_bytes: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_at(offset_bytes, buf)
+    }
+    fn read_at(&self, offset_bytes: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(offset_bytes, buf)
+    }
+    fn set_len(&self, len_bytes: u64) -> io::Result<()> {
+        self.inner.set_len(len_bytes)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.hold.pass();
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.hold.pass();
+        self.inner.sync_all()
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn map(&self) -> io::Result<statelog_wal::Mapping> {
+        self.inner.map()
+    }
+}
+
+/// The simulated disk with syncs the test can hold.
+#[derive(Debug)]
+struct HeldStorage {
+    inner: SimStorage,
+    hold: Arc<Hold>,
+}
+
+impl HeldStorage {
+    fn wrap(&self, file: Arc<dyn StorageFile>) -> Arc<dyn StorageFile> {
+        Arc::new(HeldFile {
+            inner: file,
+            hold: self.hold.clone(),
+        })
+    }
+}
+
+impl Storage for HeldStorage {
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        Ok(self.wrap(self.inner.create(path)?))
+    }
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn StorageFile>> {
+        Ok(self.wrap(self.inner.open(path)?))
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+}
+
+fn options() -> EngineOptions {
+    EngineOptions {
+        clock: Arc::new(ManualClock::new(engine_common::START_MS)),
+        background_timers: false,
+        entropy_seed: Some(16),
+        worker_threads: 1,
+        ..EngineOptions::default()
+    }
+}
+
+fn open(storage: Arc<dyn Storage>) -> Engine {
+    let wal_options = WalOptions {
+        durability: Durability::GroupCommit,
+        segment_size_bytes: 64 * 1024,
+        background_preparation: false,
+        ..WalOptions::default()
+    };
+    let (wal, _) = Wal::open_with_storage(storage, DIR, wal_options).expect("opens");
+    let log: Arc<dyn Log> = Arc::new(wal);
+    Engine::open_with_log(log, options()).expect("engine opens")
+}
+
+#[test]
+fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durable() {
+    let disk = SimStorage::new();
+    let hold = Arc::new(Hold::default());
+    let engine = open(Arc::new(HeldStorage {
+        inner: disk.clone(),
+        hold: hold.clone(),
+    }));
+    let activity = engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":30,"End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let started = engine.start_execution("m", Some("e"), "{}").expect("start");
+    let account = activity.activity_arn.split(':').nth(4).expect("account");
+    assert_eq!(
+        engine.task_list_pending_count(account, &activity.activity_arn),
+        1,
+        "no poller waited: the task is queued"
+    );
+    hold.set(true);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let task = runtime.block_on(async {
+        let poller = engine.clone();
+        let arn = activity.activity_arn.clone();
+        let poll = tokio::spawn(async move { poller.get_activity_task(&arn, Some("w")).await });
+        // The poll runs on this one thread until it awaits the claim's durability.
+        let mut turns = 0;
+        while engine.task_list_pending_count(account, &activity.activity_arn) > 0 && turns < 100 {
+            tokio::task::yield_now().await;
+            turns += 1;
+        }
+        assert_eq!(
+            engine.task_list_pending_count(account, &activity.activity_arn),
+            0,
+            "the poll took the task"
+        );
+        // Still this thread's turn, with the claim's sync held: the poll did not block it, and
+        // no token left before the claim is durable.
+        assert!(!poll.is_finished(), "no task before the claim is durable");
+        hold.set(false);
+        poll.await.expect("joined")
+    });
+    let task = task.expect("polled").expect("a task");
+    assert_eq!(task.execution_arn, started.execution_arn);
+    // A power loss right after the hand-out keeps the claim.
+    drop(engine);
+    let image = disk.crash(CrashMode::DropUnsynced);
+    let reopened = open(Arc::new(image));
+    let history = checked_history(&reopened, &started.execution_arn);
+    let claimed: Vec<_> = history
+        .iter()
+        .filter_map(|e| match &e.details {
+            EventDetails::ActivityStarted(started) => Some(started.worker_name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claimed, vec![Some("w".to_string())]);
+    assert_eq!(
+        history
+            .iter()
+            .position(|e| matches!(e.details, EventDetails::ActivityStarted(_)))
+            .map(|i| i as u32 + 1),
+        Some(task.started_event_id)
+    );
+}
