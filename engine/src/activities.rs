@@ -598,21 +598,22 @@ impl Engine {
             None => Commit::Trigger(trigger),
         };
         let events_before = guard.execution.event_count();
-        let effects = match self.commit_decision(&task.attempt.execution, &mut guard, request) {
-            Ok(committed) => committed.effects,
-            Err(error) => {
-                drop(guard);
-                let key = (
-                    account_of(&task.attempt.execution).to_string(),
-                    waiting
-                        .task_list
-                        .clone()
-                        .unwrap_or_else(|| waiting.resource_arn.clone()),
-                );
-                self.inner.activities.put_back(key, task.clone());
-                return Err(error);
-            }
-        };
+        let (effects, deliveries) =
+            match self.commit_decision(&task.attempt.execution, &mut guard, request) {
+                Ok(committed) => (committed.effects, committed.deliveries),
+                Err(error) => {
+                    drop(guard);
+                    let key = (
+                        account_of(&task.attempt.execution).to_string(),
+                        waiting
+                            .task_list
+                            .clone()
+                            .unwrap_or_else(|| waiting.resource_arn.clone()),
+                    );
+                    self.inner.activities.put_back(key, task.clone());
+                    return Err(error);
+                }
+            };
         let started_event_id = guard.execution.event_count();
         drop(guard);
         if started_event_id == events_before {
@@ -639,12 +640,16 @@ impl Engine {
         Ok(Some(Claim {
             slot,
             effects,
+            deliveries,
             task: handed,
         }))
     }
 
-    /// Performs a durable claim's effects and gives its task.
+    /// Runs a durable claim's deliveries, performs its effects and gives its task.
     fn hand_out(&self, task: &Pending, claim: Claim) -> ActivityTask {
+        for delivery in claim.deliveries {
+            delivery(self);
+        }
         self.perform(&task.attempt.execution, &claim.slot, claim.effects);
         claim.task
     }
@@ -654,6 +659,7 @@ impl Engine {
 struct Claim {
     slot: Arc<super::kernel::Slot>,
     effects: Vec<Effect>,
+    deliveries: Vec<super::backend::Delivery>,
     task: ActivityTask,
 }
 

@@ -137,13 +137,18 @@ pub(crate) struct Committed {
     /// Whether the request's last trigger was decided: false only for `Commit::After` whose
     /// `before` closed the task (then only `before` is recorded).
     pub(crate) trigger_decided: bool,
+    /// What backends hand over once the decision is durable (a task claimed for a waiting
+    /// poller). Empty except after `Commit::Notify`, whose caller runs them once told it is
+    /// durable; every other commit has run them before it returns.
+    pub(crate) deliveries: Vec<super::backend::Delivery>,
 }
 
 impl Committed {
-    fn all(effects: Vec<Effect>) -> Self {
+    fn all((effects, deliveries): (Vec<Effect>, Vec<super::backend::Delivery>)) -> Self {
         Self {
             effects,
             trigger_decided: true,
+            deliveries,
         }
     }
 }
@@ -225,7 +230,7 @@ impl Engine {
                     first.effects.extend(second.effects);
                     first.next_state = second.next_state;
                 }
-                let effects = commit(
+                let (effects, deliveries) = commit(
                     self,
                     execution_arn,
                     slot,
@@ -237,6 +242,7 @@ impl Engine {
                 Ok(Committed {
                     effects,
                     trigger_decided: waiting,
+                    deliveries,
                 })
             }
         }
@@ -356,7 +362,8 @@ enum Append {
 }
 
 /// Appends a decision (one log batch, as `append` says) and adopts its state; returns its
-/// effects.
+/// effects, and the backends' deliveries when the caller must run them (`Append::Notify`: only
+/// once told the decision is durable).
 fn commit(
     engine: &Engine,
     execution_arn: &str,
@@ -365,10 +372,10 @@ fn commit(
     now_ms: u64,
     redrive_token: Option<&str>,
     append: Append,
-) -> Result<Vec<Effect>, Error> {
+) -> Result<(Vec<Effect>, Vec<super::backend::Delivery>), Error> {
     let inner = &engine.inner;
     if decision.events.is_empty() {
-        return Ok(decision.effects);
+        return Ok((decision.effects, Vec::new()));
     }
     // A backend may join the decision (a waiting poller claims its task in this commit).
     let deliveries = inner.backends.before_append(
@@ -403,24 +410,30 @@ fn commit(
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
     statelog_core::interpreter::recycle_events(decision.events);
-    match append {
-        Append::Synced => inner.store.append_prepared(prepared)?,
-        Append::Unsynced => inner.store.append_prepared_unsynced(prepared)?,
-        // A backend's deliveries run when this returns, so they need the decision durable by
-        // then: such a decision is synced, and its caller told at once.
-        Append::Notify(on_durable) if !deliveries.is_empty() => {
+    let durable_now = match append {
+        Append::Synced => {
             inner.store.append_prepared(prepared)?;
-            on_durable(Ok(()));
+            true
         }
-        Append::Notify(on_durable) => inner.store.append_prepared_notify(prepared, on_durable)?,
-    }
+        Append::Unsynced => {
+            inner.store.append_prepared_unsynced(prepared)?;
+            true
+        }
+        Append::Notify(on_durable) => {
+            inner.store.append_prepared_notify(prepared, on_durable)?;
+            false
+        }
+    };
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;
+    if !durable_now {
+        return Ok((decision.effects, deliveries));
+    }
     for delivery in deliveries {
         delivery(engine);
     }
-    Ok(decision.effects)
+    Ok((decision.effects, Vec::new()))
 }
 
 /// Fires every timer due now; returns how many fired.

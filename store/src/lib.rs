@@ -1301,6 +1301,17 @@ impl Store {
         &self.log
     }
 
+    /// Makes every record appended unsynced or notifying so far durable. For a read of the index
+    /// (a listing of executions' statuses) that must not show what is not durable yet: the index
+    /// holds a batch as soon as it is appended.
+    pub fn sync_unsynced(&self) -> Result<(), Error> {
+        let unsynced = self.unsynced_lsn.load(std::sync::atomic::Ordering::Acquire);
+        if unsynced == 0 {
+            return Ok(());
+        }
+        self.sync_unsynced_upto(Lsn(unsynced))
+    }
+
     /// Makes the records of [`Store::append_prepared_unsynced`] durable before one of them
     /// (at or below `lsn`) is read: nothing is read back before it is durable.
     fn sync_unsynced_upto(&self, lsn: Lsn) -> Result<(), Error> {

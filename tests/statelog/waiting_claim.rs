@@ -1,11 +1,13 @@
-//! A long poll that finds an activity task queued claims it without blocking its thread: the
-//! claim (`ActivityStarted`) is appended, and the poll awaits the log's word that it is
-//! durable. Guarded here, on a single-threaded runtime over a disk whose syncs the test holds:
+//! A long poll that finds an activity task queued, and a worker's answer, commit without
+//! blocking their thread. The poll's claim (`ActivityStarted`) is appended, and the poll
+//! awaits the log's word that it is durable. Guarded here, on a single-threaded runtime over a disk whose syncs the test holds:
 //! while the claim's sync is held, the runtime's one thread keeps running other tasks and the
 //! poll has not returned (no token before the claim is durable); once the sync is let through
 //! the poll returns the task, and a power loss right then keeps the claim. Without the
 //! mechanism the poll's claim would wait out the held sync on the runtime's thread (the test
-//! then fails at the hold's guard instead of hanging).
+//! then fails at the hold's guard instead of hanging). The answer (`send_task_success_awaiting`)
+//! likewise returns only once durable, the next task waits for that, and a request dropped
+//! while it waits does not stop the execution.
 
 use crate::engine_common;
 
@@ -214,4 +216,73 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
             .map(|i| i as u32 + 1),
         Some(task.started_event_id)
     );
+}
+
+/// A worker's answer over the async API (`send_task_success_awaiting`, what the server calls)
+/// does not block its thread either: while its sync is held the answer has not returned and
+/// the next task is not handed out (nothing acts on the answer before it is durable); a
+/// request dropped meanwhile does not stop the execution: once the sync is let through, the
+/// next task is offered and a poll gets it, and the answer survives a power loss.
+#[test]
+fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_stop_the_run() {
+    let disk = SimStorage::new();
+    let hold = Arc::new(Hold::default());
+    let engine = open(Arc::new(HeldStorage {
+        inner: disk.clone(),
+        hold: hold.clone(),
+    }));
+    let activity = engine.create_activity("work").expect("activity");
+    let arn = activity.activity_arn.clone();
+    let definition = format!(
+        r#"{{"StartAt":"One","States":{{"One":{{"Type":"Task","Resource":"{arn}","Next":"Two"}},"Two":{{"Type":"Task","Resource":"{arn}","End":true}}}}}}"#
+    );
+    engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let started = engine.start_execution("m", Some("e"), "{}").expect("start");
+    let account = arn.split(':').nth(4).expect("account").to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let second = runtime.block_on(async {
+        let first = engine
+            .get_activity_task(&arn, Some("w"))
+            .await
+            .expect("polled")
+            .expect("the first task");
+        hold.set(true);
+        let answering = engine.clone();
+        let namespace = account.clone();
+        let answer = tokio::spawn(async move {
+            answering
+                .send_task_success_awaiting(&namespace, &first.task_token, r#"{"one":1}"#)
+                .await
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!answer.is_finished(), "no answer before it is durable");
+        assert_eq!(
+            engine.task_list_pending_count(&account, &arn),
+            0,
+            "the next task waits for the answer's durability"
+        );
+        // The worker's request goes away; the execution must not.
+        answer.abort();
+        hold.set(false);
+        engine
+            .get_activity_task(&arn, Some("w"))
+            .await
+            .expect("polled")
+            .expect("the second task")
+    });
+    assert_eq!(second.execution_arn, started.execution_arn);
+    drop(engine);
+    let reopened = open(Arc::new(disk.crash(CrashMode::DropUnsynced)));
+    let succeeded = checked_history(&reopened, &started.execution_arn)
+        .iter()
+        .filter(|e| matches!(e.details, EventDetails::ActivitySucceeded(_)))
+        .count();
+    assert_eq!(succeeded, 1, "the first answer is durable");
 }
