@@ -507,17 +507,18 @@ impl Engine {
     /// the task is no longer claimable (answered, timed out, claimed).
     ///
     /// The long poll's thread never waits for the log's fdatasync. Over a log that notifies
-    /// (the WAL), the claim is appended with `Commit::Notify` and the poll awaits the log's
-    /// word that it is durable: a server worker keeps serving its other connections meanwhile,
-    /// with no hand-over to another thread (`block_in_place` and its thread switches were a
-    /// fifth of a 2-core server's cycles at 256 executions, issue 16). Over any other log the
-    /// claim's synced commit runs off the reactor (`claim_off_the_reactor`).
+    /// (the WAL) while a commit is in flight (`Engine::notify_pays`), the claim is appended
+    /// with `Commit::Notify` and the poll awaits the log's word that it is durable: a server
+    /// worker keeps serving its other connections meanwhile, with no hand-over to another
+    /// thread (`block_in_place` and its thread switches were a fifth of a 2-core server's
+    /// cycles at 256 executions, issue 16). Otherwise the claim's synced commit runs off the
+    /// reactor (`claim_off_the_reactor`).
     async fn claim_activity_task(
         &self,
         task: &Pending,
         worker_name: Option<&str>,
     ) -> Result<Option<ActivityTask>, Error> {
-        if !self.inner.store.log().notifies() {
+        if !self.notify_pays() {
             return self.claim_off_the_reactor(task, worker_name);
         }
         let (durable, receiver) = oneshot::channel();

@@ -260,7 +260,8 @@ impl Engine {
     }
 
     /// Answers a token without blocking the caller's thread on the log's fdatasync, where the
-    /// log notifies (the WAL) and the caller runs on a tokio runtime: the answer is appended
+    /// log notifies (the WAL) with a commit in flight (`Engine::notify_pays`) and the caller
+    /// runs on a tokio runtime: the answer is appended
     /// with `Commit::Notify`, and a task spawned on the caller's runtime waits for the log's
     /// word, then hands over what the decision scheduled and performs its effects; the call
     /// returns once that is done. A caller that stops waiting (a dropped request) does not stop
@@ -274,7 +275,7 @@ impl Engine {
     ) -> Result<(), Error> {
         let runtime = tokio::runtime::Handle::try_current()
             .ok()
-            .filter(|_| self.inner.store.log().notifies());
+            .filter(|_| self.notify_pays());
         let Some(runtime) = runtime else {
             let multi_thread = tokio::runtime::Handle::try_current()
                 .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);

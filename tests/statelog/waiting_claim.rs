@@ -134,6 +134,11 @@ fn options() -> EngineOptions {
 }
 
 fn open(storage: Arc<dyn Storage>) -> Engine {
+    open_with_log(storage).0
+}
+
+/// The engine and its log (whose `commit_in_flight` the tests watch).
+fn open_with_log(storage: Arc<dyn Storage>) -> (Engine, Arc<dyn Log>) {
     let wal_options = WalOptions {
         durability: Durability::GroupCommit,
         segment_size_bytes: 64 * 1024,
@@ -142,17 +147,45 @@ fn open(storage: Arc<dyn Storage>) -> Engine {
     };
     let (wal, _) = Wal::open_with_storage(storage, DIR, wal_options).expect("opens");
     let log: Arc<dyn Log> = Arc::new(wal);
-    Engine::open_with_log(log, options()).expect("engine opens")
+    let engine = Engine::open_with_log(log.clone(), options()).expect("engine opens");
+    (engine, log)
+}
+
+/// A one-Pass machine: its start is one commit.
+const IDLE: &str = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
+
+/// Holds the syncs, and starts an execution of `idle` on another thread, whose commit is then
+/// in flight (held in its sync): what a busy log looks like, where a claim or an answer rides
+/// on the commit in flight instead of committing in place (`Engine::notify_pays`).
+fn hold_with_a_commit_in_flight(
+    engine: &Engine,
+    log: &Arc<dyn Log>,
+    hold: &Hold,
+) -> std::thread::JoinHandle<()> {
+    hold.set(true);
+    let starting = engine.clone();
+    let other = std::thread::spawn(move || {
+        starting
+            .start_execution("idle", Some("other"), "{}")
+            .expect("the other start");
+    });
+    while !log.commit_in_flight() {
+        std::thread::yield_now();
+    }
+    other
 }
 
 #[test]
 fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durable() {
     let disk = SimStorage::new();
     let hold = Arc::new(Hold::default());
-    let engine = open(Arc::new(HeldStorage {
+    let (engine, log) = open_with_log(Arc::new(HeldStorage {
         inner: disk.clone(),
         hold: hold.clone(),
     }));
+    engine
+        .create_state_machine("idle", IDLE, None)
+        .expect("machine");
     let activity = engine.create_activity("work").expect("activity");
     let definition = format!(
         r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":30,"End":true}}}}}}"#,
@@ -168,7 +201,7 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
         1,
         "no poller waited: the task is queued"
     );
-    hold.set(true);
+    let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -194,6 +227,7 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
         hold.set(false);
         poll.await.expect("joined")
     });
+    other.join().expect("the other start returns");
     let task = task.expect("polled").expect("a task");
     assert_eq!(task.execution_arn, started.execution_arn);
     // A power loss right after the hand-out keeps the claim.
@@ -227,10 +261,13 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
 fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_stop_the_run() {
     let disk = SimStorage::new();
     let hold = Arc::new(Hold::default());
-    let engine = open(Arc::new(HeldStorage {
+    let (engine, log) = open_with_log(Arc::new(HeldStorage {
         inner: disk.clone(),
         hold: hold.clone(),
     }));
+    engine
+        .create_state_machine("idle", IDLE, None)
+        .expect("machine");
     let activity = engine.create_activity("work").expect("activity");
     let arn = activity.activity_arn.clone();
     let definition = format!(
@@ -251,7 +288,7 @@ fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_s
             .await
             .expect("polled")
             .expect("the first task");
-        hold.set(true);
+        let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
         let answering = engine.clone();
         let namespace = account.clone();
         let answer = tokio::spawn(async move {
@@ -271,11 +308,13 @@ fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_s
         // The worker's request goes away; the execution must not.
         answer.abort();
         hold.set(false);
-        engine
+        let second = engine
             .get_activity_task(&arn, Some("w"))
             .await
             .expect("polled")
-            .expect("the second task")
+            .expect("the second task");
+        other.join().expect("the other start returns");
+        second
     });
     assert_eq!(second.execution_arn, started.execution_arn);
     drop(engine);

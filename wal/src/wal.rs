@@ -493,6 +493,14 @@ impl Wal {
         })
     }
 
+    /// Whether a commit is in flight now (a leader writes or syncs) or notified batches wait for
+    /// one: a notifying append then rides on it or the next. On an idle log a notifying append
+    /// waits for the syncer thread to wake; a caller that may block is quicker committing in
+    /// place.
+    pub fn commit_in_flight(&self) -> bool {
+        self.inner.commit_in_flight()
+    }
+
     /// Starts the syncer thread of notifying appends; `None` when the thread cannot be started.
     fn start_syncer(&self) -> Option<std::thread::JoinHandle<()>> {
         let worker = Arc::clone(&self.inner);

@@ -676,6 +676,12 @@ impl Inner {
         None
     }
 
+    /// Whether a commit is in flight (a leader writes or syncs) or notified batches wait for one.
+    pub(crate) fn commit_in_flight(&self) -> bool {
+        let state = self.state.lock();
+        state.leader_active || !state.notices.is_empty()
+    }
+
     /// Answers every notice the acknowledged LSN covers, the state lock released while they run.
     fn answer_notices(&self, state: &mut MutexGuard<'_, State>) {
         let acknowledged = self.acknowledged_lsn(state);

@@ -180,6 +180,13 @@ pub trait Log: Send + Sync + Debug {
         false
     }
 
+    /// Whether a commit is in flight now (or notified batches wait for one): a notified append
+    /// rides on it. An idle log may be quicker to commit in place (the caller blocks) than to
+    /// notify, which wakes the log's own thread. A hint; the default is false.
+    fn commit_in_flight(&self) -> bool {
+        false
+    }
+
     /// Makes every record up to `upto` durable (and may make more); returns the durable end.
     /// The default has nothing to do: its appends are all synced.
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {

@@ -84,6 +84,10 @@ impl Log for Wal {
         true
     }
 
+    fn commit_in_flight(&self) -> bool {
+        Wal::commit_in_flight(self)
+    }
+
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {
         let durable = Wal::sync(self)?;
         debug_assert!(durable >= upto || upto.0 >= Wal::stats(self).next_lsn.0);
