@@ -100,7 +100,13 @@ pub(crate) enum Commit<'a> {
     /// without waiting for a sync (`Store::append_prepared_unsynced`): nothing is done on the
     /// strength of it, the next synced commit of the log makes it durable, and losing it in a
     /// crash is a crash just before it was recorded (the task is dispatched again on open).
-    HandlerAnswer(Trigger),
+    HandlerAnswer {
+        /// The handler's answer.
+        trigger: Trigger,
+        /// Given: the decision is appended as `Commit::Notify` appends it (a submission-only
+        /// one too), and this told once it is durable (`Committed::notified`).
+        on_durable: Option<statelog_store::OnDurable>,
+    },
     /// Decide `trigger` and append the decision without waiting for its sync: the log calls
     /// `on_durable` once it is durable (`Store::append_prepared_notify`), from the thread that
     /// made it so. The caller acts on the decision (answers, performs its effects) only after
@@ -141,16 +147,10 @@ pub(crate) struct Committed {
     /// poller). Empty except after `Commit::Notify`, whose caller runs them once told it is
     /// durable; every other commit has run them before it returns.
     pub(crate) deliveries: Vec<super::backend::Delivery>,
-}
-
-impl Committed {
-    fn all((effects, deliveries): (Vec<Effect>, Vec<super::backend::Delivery>)) -> Self {
-        Self {
-            effects,
-            trigger_decided: true,
-            deliveries,
-        }
-    }
+    /// Whether the request's `on_durable` went to the log with the decision, which will tell
+    /// it: the caller must wait for it before it acts. False when the decision recorded nothing
+    /// or was written otherwise (then `on_durable` was dropped uncalled).
+    pub(crate) notified: bool,
 }
 
 impl Engine {
@@ -178,7 +178,6 @@ impl Engine {
                     None,
                     Append::Synced,
                 )
-                .map(Committed::all)
             }
             Commit::Notify {
                 trigger,
@@ -187,7 +186,6 @@ impl Engine {
                 let decision = decide_first(inner, slot, trigger, now_ms)?;
                 let append = Append::Notify(on_durable);
                 commit(self, execution_arn, slot, decision, now_ms, None, append)
-                    .map(Committed::all)
             }
             Commit::Redrive { client_token } => {
                 let decision = decide_first(inner, slot, Trigger::Redrive, now_ms)?;
@@ -200,22 +198,25 @@ impl Engine {
                     client_token,
                     Append::Synced,
                 )
-                .map(Committed::all)
             }
-            Commit::HandlerAnswer(trigger) => {
+            Commit::HandlerAnswer {
+                trigger,
+                on_durable,
+            } => {
                 let decision = decide_at(inner, slot, &slot.execution, trigger, now_ms)?;
                 let submission_only = decision.effects.is_empty()
                     && matches!(
                         decision.events.as_slice(),
                         [event] if matches!(event.details, EventDetails::TaskSubmitted(_))
                     );
-                let append = if submission_only {
-                    Append::Unsynced
-                } else {
-                    Append::Synced
+                // With a callback even a submission is notified: an unsynced write waits for
+                // the leader in flight, which its caller (on the runtime) must not.
+                let append = match on_durable {
+                    Some(on_durable) => Append::Notify(on_durable),
+                    None if submission_only => Append::Unsynced,
+                    None => Append::Synced,
                 };
                 commit(self, execution_arn, slot, decision, now_ms, None, append)
-                    .map(Committed::all)
             }
             Commit::After {
                 before,
@@ -230,7 +231,7 @@ impl Engine {
                     first.effects.extend(second.effects);
                     first.next_state = second.next_state;
                 }
-                let (effects, deliveries) = commit(
+                let committed = commit(
                     self,
                     execution_arn,
                     slot,
@@ -240,9 +241,8 @@ impl Engine {
                     Append::Synced,
                 )?;
                 Ok(Committed {
-                    effects,
                     trigger_decided: waiting,
-                    deliveries,
+                    ..committed
                 })
             }
         }
@@ -382,10 +382,15 @@ fn commit(
     now_ms: u64,
     redrive_token: Option<&str>,
     append: Append,
-) -> Result<(Vec<Effect>, Vec<super::backend::Delivery>), Error> {
+) -> Result<Committed, Error> {
     let inner = &engine.inner;
     if decision.events.is_empty() {
-        return Ok((decision.effects, Vec::new()));
+        return Ok(Committed {
+            effects: decision.effects,
+            trigger_decided: true,
+            deliveries: Vec::new(),
+            notified: false,
+        });
     }
     // A backend may join the decision (a waiting poller claims its task in this commit).
     let deliveries = inner.backends.before_append(
@@ -438,12 +443,22 @@ fn commit(
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;
     if !durable_now {
-        return Ok((decision.effects, deliveries));
+        return Ok(Committed {
+            effects: decision.effects,
+            trigger_decided: true,
+            deliveries,
+            notified: true,
+        });
     }
     for delivery in deliveries {
         delivery(engine);
     }
-    Ok((decision.effects, Vec::new()))
+    Ok(Committed {
+        effects: decision.effects,
+        trigger_decided: true,
+        deliveries: Vec::new(),
+        notified: false,
+    })
 }
 
 /// Fires every timer due now; returns how many fired.

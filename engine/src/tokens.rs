@@ -386,28 +386,20 @@ impl Engine {
                         .take_answer(&attempt)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
-                let events_before = guard.execution.event_count();
                 // `Commit::After` is rare (a handler and a token answering one task): synced.
-                let (request, notified) = match (before, on_durable) {
-                    (Some(before), _) => (
-                        Commit::After {
-                            before,
-                            trigger,
-                            task_id: parts.task_id,
-                        },
-                        false,
-                    ),
-                    (None, Some(on_durable)) => (
-                        Commit::Notify {
-                            trigger,
-                            on_durable,
-                        },
-                        true,
-                    ),
-                    (None, None) => (Commit::Trigger(trigger), false),
+                let request = match (before, on_durable) {
+                    (Some(before), _) => Commit::After {
+                        before,
+                        trigger,
+                        task_id: parts.task_id,
+                    },
+                    (None, Some(on_durable)) => Commit::Notify {
+                        trigger,
+                        on_durable,
+                    },
+                    (None, None) => Commit::Trigger(trigger),
                 };
                 let committed = self.commit_decision(arn, &mut guard, request)?;
-                let awaits_log = notified && guard.execution.event_count() != events_before;
                 drop(guard);
                 self.inner.attempts.disarm_heartbeat(&attempt);
                 return Ok(Some(RecordedAnswer {
@@ -417,7 +409,7 @@ impl Engine {
                     effects: committed.effects,
                     deliveries: committed.deliveries,
                     answered: committed.trigger_decided,
-                    awaits_log,
+                    awaits_log: committed.notified,
                 }));
             }
         }

@@ -325,3 +325,62 @@ fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_s
         .count();
     assert_eq!(succeeded, 1, "the first answer is durable");
 }
+
+/// A Rust handler's answer on a busy log is appended on the engine's runtime and waits there
+/// for its durability: the next step's handler is not called before the answer is durable,
+/// and once the sync is let through the execution runs to its end.
+#[test]
+fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
+    const STEP: &str = "arn:aws:lambda:us-east-1:123456789012:function:step";
+    let hold = Arc::new(Hold::default());
+    let (engine, log) = open_with_log(Arc::new(HeldStorage {
+        inner: SimStorage::new(),
+        hold: hold.clone(),
+    }));
+    engine
+        .create_state_machine("idle", IDLE, None)
+        .expect("machine");
+    let definition = format!(
+        r#"{{"StartAt":"One","States":{{"One":{{"Type":"Task","Resource":"{STEP}","Next":"Two"}},"Two":{{"Type":"Task","Resource":"{STEP}","End":true}}}}}}"#
+    );
+    engine
+        .create_state_machine("h", &definition, None)
+        .expect("machine");
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (release, latch) = tokio::sync::oneshot::channel::<()>();
+    let latch = Arc::new(Mutex::new(Some(latch)));
+    let seen = calls.clone();
+    engine.register_integration(STEP, move |_input: serde_json::Value, _context| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let first = latch.lock().expect("latch").take();
+        async move {
+            if let Some(first) = first {
+                let _ = first.await;
+            }
+            Ok(serde_json::json!({}))
+        }
+    });
+    let started = engine.start_execution("h", Some("e"), "{}").expect("start");
+    while calls.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
+    let appended = log.stats().next_lsn;
+    release.send(()).expect("the first call waits");
+    // The answer is appended (on the engine's runtime), not yet durable.
+    while log.stats().next_lsn == appended {
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the next step is not started before the answer is durable"
+    );
+    hold.set(false);
+    let closed = engine
+        .wait_until_closed(&started.execution_arn)
+        .expect("closes");
+    assert_eq!(closed.status, statelog::engine::ExecutionStatus::Succeeded);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    other.join().expect("the other start returns");
+}
