@@ -12,9 +12,10 @@
 //! records `TaskSubmitted` (no effect) is written without waiting for a sync
 //! (`Commit::HandlerAnswer`); the next synced commit makes it durable, a read of the history
 //! syncs first, and its loss in a crash equals a crash just before it was recorded (the task is
-//! dispatched again). A `Commit::Notify` decision (a worker's claim of an activity task) returns
-//! before its sync, and the log tells its callback once it is durable; its caller hands out
-//! the token, and performs its effects, only then. So: effects are performed, and callers
+//! dispatched again). A `Commit::Notify` decision (a worker's claim of an activity task, a
+//! worker's answer to a token) or a `Commit::HandlerAnswer` with a callback returns before its
+//! sync, and the log tells the callback once it is durable; its caller hands out the token,
+//! runs the backends' deliveries and performs its effects only then. So: effects are performed, and callers
 //! answered, only after their decision is durable, and nothing is done on the strength of a
 //! record that is not. Timers
 //! and answers are at-least-once: a stale one yields an empty decision.
