@@ -1320,6 +1320,11 @@ impl Store {
         if unsynced == 0 || lsn.0 > unsynced {
             return Ok(());
         }
+        // Durable already (an older record than the newest unsynced one): nothing to wait for.
+        // Notified appends keep an unsynced record in flight nearly always under load.
+        if self.log.stats().durable_lsn >= lsn {
+            return Ok(());
+        }
         let durable = self.log.sync(Lsn(unsynced))?;
         if durable.0 >= unsynced {
             let _ = self.unsynced_lsn.compare_exchange(
