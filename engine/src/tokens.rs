@@ -386,7 +386,9 @@ impl Engine {
                         .take_answer(&attempt)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
-                // `Commit::After` is rare (a handler and a token answering one task): synced.
+                // `Commit::After` is rare (a handler and a token answering one task): synced,
+                // off the runtime's worker when an async caller (`on_durable`) runs on one.
+                let blocks_async_caller = before.is_some() && on_durable.is_some();
                 let request = match (before, on_durable) {
                     (Some(before), _) => Commit::After {
                         before,
@@ -399,7 +401,14 @@ impl Engine {
                     },
                     (None, None) => Commit::Trigger(trigger),
                 };
-                let committed = self.commit_decision(arn, &mut guard, request)?;
+                let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+                    h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                });
+                let committed = if blocks_async_caller && multi_thread {
+                    tokio::task::block_in_place(|| self.commit_decision(arn, &mut guard, request))?
+                } else {
+                    self.commit_decision(arn, &mut guard, request)?
+                };
                 drop(guard);
                 self.inner.attempts.disarm_heartbeat(&attempt);
                 return Ok(Some(RecordedAnswer {
