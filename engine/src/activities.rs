@@ -8,7 +8,8 @@
 //! default list is named by the activity ARN; a Task state may name another with the `TaskList`
 //! / `TaskListPath` extensions. A task sits in exactly one list and is handed to one poller;
 //! delivery is FIFO per list, best effort (a task whose claim fails goes back to the front).
-//! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves.
+//! Claiming writes `ActivityStarted` (with the worker's name) durably before the token leaves;
+//! the poll awaits that durability without blocking its thread (`Commit::Notify`).
 //! A task scheduled while a poller waits on its list is claimed for that poller in the commit
 //! that schedules it (`reserve_poller`, used by `kernel::Engine::commit_decision`): one commit less.
 //!
@@ -455,7 +456,7 @@ impl Engine {
             if let Some(claimed) = task.claimed {
                 return Ok(Some(*claimed));
             }
-            if let Some(handed) = self.claim_off_the_reactor(&task, worker_name)? {
+            if let Some(handed) = self.claim_activity_task(&task, worker_name).await? {
                 return Ok(Some(handed));
             }
             if tokio::time::Instant::now() >= deadline {
@@ -501,34 +502,78 @@ impl Engine {
         }
     }
 
-    /// [`Engine::claim_activity_task`] from a long poll: the claim's commit waits for the
-    /// log's fdatasync, so on a multi-threaded runtime it runs under `block_in_place`, which
-    /// hands the worker's other tasks (the server's connections) to another thread first. Run
-    /// inline, it stalled them: at 256 executions over `serve` both workers of a 2-core server
-    /// sat in claims' syncs while the polls that would have been handed their tasks in the
-    /// scheduling commit waited unread (issue 16). Elsewhere (a current-thread runtime, another
-    /// executor) it runs inline, as before.
+    /// Claims a handed-out task for a worker: `ActivityStarted` (with the worker's name)
+    /// durable before the task, and its token, is returned; heartbeat clock armed. `None` when
+    /// the task is no longer claimable (answered, timed out, claimed).
+    ///
+    /// The long poll's thread never waits for the log's fdatasync. Over a log that notifies
+    /// (the WAL) while a commit is in flight (`Engine::notify_pays`), the claim is appended
+    /// with `Commit::Notify` and the poll awaits the log's word that it is durable: a server
+    /// worker keeps serving its other connections meanwhile, with no hand-over to another
+    /// thread (`block_in_place` and its thread switches were a fifth of a 2-core server's
+    /// cycles at 256 executions, issue 16). Otherwise the claim's synced commit runs off the
+    /// reactor (`claim_off_the_reactor`).
+    async fn claim_activity_task(
+        &self,
+        task: &Pending,
+        worker_name: Option<&str>,
+    ) -> Result<Option<ActivityTask>, Error> {
+        if !self.notify_pays() {
+            return self.claim_off_the_reactor(task, worker_name);
+        }
+        let (durable, receiver) = oneshot::channel();
+        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
+            // The poll may have stopped waiting; the claim stands either way.
+            let _ = durable.send(result);
+        });
+        let Some(claim) = self.record_claim(task, worker_name, Some(on_durable))? else {
+            return Ok(None);
+        };
+        match receiver.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => return Err(error.into()),
+            // A recorded claim's log always tells (poisoning tells the error). Were one to
+            // drop it untold, the task stays claimed until its heartbeat or timeout frees it,
+            // as with a vanished worker: no token leaves on an unknown durability.
+            Err(_) => return Ok(None),
+        }
+        Ok(Some(self.hand_out(task, claim)))
+    }
+
+    /// The claim's synced commit, for a log that does not notify: on a multi-threaded runtime
+    /// under `block_in_place`, which hands the worker's other tasks (the server's connections)
+    /// to another thread first; elsewhere (a current-thread runtime, another executor) inline.
     fn claim_off_the_reactor(
         &self,
         task: &Pending,
         worker_name: Option<&str>,
     ) -> Result<Option<ActivityTask>, Error> {
+        let claim_synced = || {
+            let claim = self.record_claim(task, worker_name, None)?;
+            Ok(claim.map(|claim| self.hand_out(task, claim)))
+        };
         let multi_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
-            tokio::task::block_in_place(|| self.claim_activity_task(task, worker_name))
+            tokio::task::block_in_place(claim_synced)
         } else {
-            self.claim_activity_task(task, worker_name)
+            claim_synced()
         }
     }
 
-    /// Claims a handed-out task for a worker: `ActivityStarted` durable, heartbeat clock armed.
-    /// `None` when the task is no longer claimable (answered, timed out, claimed).
-    fn claim_activity_task(
+    /// Records the claim of a handed-out task (`ActivityStarted`): durable when this returns
+    /// if `on_durable` is `None`, else appended with `Commit::Notify` and `on_durable` told
+    /// once it is. Arms the heartbeat clock with the claim, before a notified claim is durable:
+    /// a poll dropped while it waits (its worker went away) leaves a claimed task whose
+    /// heartbeat or timeout frees it, as a hand-over to a vanished poller does, and a heartbeat
+    /// timeout decided meanwhile is a synced commit, which makes the claim durable first.
+    /// `None` when the task is not claimable.
+    fn record_claim(
         &self,
         task: &Pending,
         worker_name: Option<&str>,
-    ) -> Result<Option<ActivityTask>, Error> {
+        on_durable: Option<statelog_store::OnDurable>,
+    ) -> Result<Option<Claim>, Error> {
         let Some(slot) = self.inner.open.lock().get(&task.attempt.execution).cloned() else {
             return Ok(None);
         };
@@ -537,51 +582,86 @@ impl Engine {
             Some(w) if w.activity && !w.submitted => w,
             _ => return Ok(None),
         };
+        // Rendered before the claim: a task that cannot be rendered is not claimed.
+        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::NotRendered {
+            what: "an activity input",
+            source: e,
+        })?;
         let trigger = Trigger::ActivityStarted {
             task_id: task.attempt.task,
             worker_name: worker_name.map(str::to_string),
         };
-        let effects = match self.commit_decision(
-            &task.attempt.execution,
-            &mut guard,
-            Commit::Trigger(trigger),
-        ) {
-            Ok(committed) => committed.effects,
-            Err(error) => {
-                drop(guard);
-                let key = (
-                    account_of(&task.attempt.execution).to_string(),
-                    waiting
-                        .task_list
-                        .clone()
-                        .unwrap_or_else(|| waiting.resource_arn.clone()),
-                );
-                self.inner.activities.put_back(key, task.clone());
-                return Err(error);
-            }
+        let request = match on_durable {
+            Some(on_durable) => Commit::Notify {
+                trigger,
+                on_durable,
+            },
+            None => Commit::Trigger(trigger),
         };
+        let events_before = guard.execution.event_count();
+        let (effects, deliveries) =
+            match self.commit_decision(&task.attempt.execution, &mut guard, request) {
+                Ok(committed) => (committed.effects, committed.deliveries),
+                Err(error) => {
+                    drop(guard);
+                    let key = (
+                        account_of(&task.attempt.execution).to_string(),
+                        waiting
+                            .task_list
+                            .clone()
+                            .unwrap_or_else(|| waiting.resource_arn.clone()),
+                    );
+                    self.inner.activities.put_back(key, task.clone());
+                    return Err(error);
+                }
+            };
         let started_event_id = guard.execution.event_count();
         drop(guard);
+        if started_event_id == events_before {
+            // Nothing recorded: the task was not claimable after all.
+            return Ok(None);
+        }
+        // `ActivityStarted` only records the claim; were that to change, a notified claim's
+        // effects would be lost with a poll dropped while it waits.
+        debug_assert!(effects.is_empty(), "a claim has no effects");
         if let Some(seconds) = waiting.heartbeat_seconds {
             let now_ms = self.inner.options.clock.now_ms();
             self.inner
                 .attempts
                 .arm_heartbeat(&task.attempt, seconds, now_ms);
         }
-        self.perform(&task.attempt.execution, &slot, effects);
-        let input = serde_json::to_string(&waiting.input).map_err(|e| Error::NotRendered {
-            what: "an activity input",
-            source: e,
-        })?;
-        Ok(Some(ActivityTask {
+        let handed = ActivityTask {
             task_token: waiting.token,
             input,
             execution_arn: task.attempt.execution.to_string(),
             activity_arn: waiting.resource_arn,
             scheduled_event_id: task.attempt.task.0,
             started_event_id,
+        };
+        Ok(Some(Claim {
+            slot,
+            effects,
+            deliveries,
+            task: handed,
         }))
     }
+
+    /// Runs a durable claim's deliveries, performs its effects and gives its task.
+    fn hand_out(&self, task: &Pending, claim: Claim) -> ActivityTask {
+        for delivery in claim.deliveries {
+            delivery(self);
+        }
+        self.perform(&task.attempt.execution, &claim.slot, claim.effects);
+        claim.task
+    }
+}
+
+/// A recorded claim: what its hand-out needs once it is durable.
+struct Claim {
+    slot: Arc<super::kernel::Slot>,
+    effects: Vec<Effect>,
+    deliveries: Vec<super::backend::Delivery>,
+    task: ActivityTask,
 }
 
 /// A task claimed in the commit that schedules it, for the poller that waits for it.

@@ -194,6 +194,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The engine stopped (its runtime shut down) while an answer it had appended waited for
+    /// the log: whether the answer is durable is unknown. Retrying it is safe: a recorded
+    /// answer makes the retry `TaskTimedOut`, a lost one is recorded then.
+    #[error("the engine stopped before the answer was acknowledged")]
+    Interrupted,
     /// A background thread of the engine (`timer`, `compaction`) could not be started on open.
     #[error("cannot start the {thread} thread: {source}")]
     ThreadNotStarted {
@@ -243,6 +248,7 @@ impl Error {
             Error::Store(_)
             | Error::Interpreter(_)
             | Error::Runtime { .. }
+            | Error::Interrupted
             | Error::ThreadNotStarted { .. }
             | Error::NotRendered { .. }
             | Error::RandomSourceFailed { .. }
@@ -264,6 +270,7 @@ impl Error {
             Error::TaskListLimitExceeded { .. }
             | Error::RandomSourceFailed { .. }
             | Error::Runtime { .. }
+            | Error::Interrupted
             | Error::ThreadNotStarted { .. } => true,
             // The WAL calls a lock terminal for the writer that met it; for an open it is
             // passing: the other process may exit.

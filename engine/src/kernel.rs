@@ -12,8 +12,12 @@
 //! records `TaskSubmitted` (no effect) is written without waiting for a sync
 //! (`Commit::HandlerAnswer`); the next synced commit makes it durable, a read of the history
 //! syncs first, and its loss in a crash equals a crash just before it was recorded (the task is
-//! dispatched again). So: effects are performed, and callers answered, only after their
-//! decision is durable, and nothing is done on the strength of a record that is not. Timers
+//! dispatched again). A `Commit::Notify` decision (a worker's claim of an activity task, a
+//! worker's answer to a token) or a `Commit::HandlerAnswer` with a callback returns before its
+//! sync, and the log tells the callback once it is durable; its caller hands out the token,
+//! runs the backends' deliveries and performs its effects only then. So: effects are performed, and callers
+//! answered, only after their decision is durable, and nothing is done on the strength of a
+//! record that is not. Timers
 //! and answers are at-least-once: a stale one yields an empty decision.
 //!
 //! Must not: hold any engine-wide lock across an append; perform an effect itself (that is
@@ -97,7 +101,27 @@ pub(crate) enum Commit<'a> {
     /// without waiting for a sync (`Store::append_prepared_unsynced`): nothing is done on the
     /// strength of it, the next synced commit of the log makes it durable, and losing it in a
     /// crash is a crash just before it was recorded (the task is dispatched again on open).
-    HandlerAnswer(Trigger),
+    HandlerAnswer {
+        /// The handler's answer.
+        trigger: Trigger,
+        /// Given: the decision is appended as `Commit::Notify` appends it (a submission-only
+        /// one too), and this told once it is durable (`Committed::notified`).
+        on_durable: Option<statelog_store::OnDurable>,
+    },
+    /// Decide `trigger` and append the decision without waiting for its sync: the log calls
+    /// `on_durable` once it is durable (`Store::append_prepared_notify`), from the thread that
+    /// made it so. The caller acts on the decision (answers, performs its effects) only after
+    /// `on_durable` said Ok. For a caller that must not block (an async long poll). The state is
+    /// adopted at once, so a later trigger of the execution decides after it; that trigger's
+    /// synced commit makes this one durable first (the log is ordered), and a read of the
+    /// history syncs first. `on_durable` is dropped uncalled when the decision records nothing
+    /// or the append fails.
+    Notify {
+        /// The trigger to decide.
+        trigger: Trigger,
+        /// Told once the decision is durable, or why it never will be.
+        on_durable: statelog_store::OnDurable,
+    },
     /// An answer for task `task_id` (`trigger`) that came after another answer for it that is
     /// not recorded yet (`before`, e.g. the handler's `TaskSubmitted` of a `.sync` start):
     /// `before` is decided first and `trigger` on the state it leaves, if the task still waits
@@ -120,15 +144,14 @@ pub(crate) struct Committed {
     /// Whether the request's last trigger was decided: false only for `Commit::After` whose
     /// `before` closed the task (then only `before` is recorded).
     pub(crate) trigger_decided: bool,
-}
-
-impl Committed {
-    fn all(effects: Vec<Effect>) -> Self {
-        Self {
-            effects,
-            trigger_decided: true,
-        }
-    }
+    /// What backends hand over once the decision is durable (a task claimed for a waiting
+    /// poller). Empty except after `Commit::Notify`, whose caller runs them once told it is
+    /// durable; every other commit has run them before it returns.
+    pub(crate) deliveries: Vec<super::backend::Delivery>,
+    /// Whether the request's `on_durable` went to the log with the decision, which will tell
+    /// it: the caller must wait for it before it acts. False when the decision recorded nothing
+    /// or was written otherwise (then `on_durable` was dropped uncalled).
+    pub(crate) notified: bool,
 }
 
 impl Engine {
@@ -147,7 +170,23 @@ impl Engine {
         match request {
             Commit::Trigger(trigger) => {
                 let decision = decide_first(inner, slot, trigger, now_ms)?;
-                commit(self, execution_arn, slot, decision, now_ms, None, true).map(Committed::all)
+                commit(
+                    self,
+                    execution_arn,
+                    slot,
+                    decision,
+                    now_ms,
+                    None,
+                    Append::Synced,
+                )
+            }
+            Commit::Notify {
+                trigger,
+                on_durable,
+            } => {
+                let decision = decide_first(inner, slot, trigger, now_ms)?;
+                let append = Append::Notify(on_durable);
+                commit(self, execution_arn, slot, decision, now_ms, None, append)
             }
             Commit::Redrive { client_token } => {
                 let decision = decide_first(inner, slot, Trigger::Redrive, now_ms)?;
@@ -158,27 +197,27 @@ impl Engine {
                     decision,
                     now_ms,
                     client_token,
-                    true,
+                    Append::Synced,
                 )
-                .map(Committed::all)
             }
-            Commit::HandlerAnswer(trigger) => {
+            Commit::HandlerAnswer {
+                trigger,
+                on_durable,
+            } => {
                 let decision = decide_at(inner, slot, &slot.execution, trigger, now_ms)?;
                 let submission_only = decision.effects.is_empty()
                     && matches!(
                         decision.events.as_slice(),
                         [event] if matches!(event.details, EventDetails::TaskSubmitted(_))
                     );
-                commit(
-                    self,
-                    execution_arn,
-                    slot,
-                    decision,
-                    now_ms,
-                    None,
-                    !submission_only,
-                )
-                .map(Committed::all)
+                // With a callback even a submission is notified: an unsynced write waits for
+                // the leader in flight, which its caller (on the runtime) must not.
+                let append = match on_durable {
+                    Some(on_durable) => Append::Notify(on_durable),
+                    None if submission_only => Append::Unsynced,
+                    None => Append::Synced,
+                };
+                commit(self, execution_arn, slot, decision, now_ms, None, append)
             }
             Commit::After {
                 before,
@@ -193,13 +232,31 @@ impl Engine {
                     first.effects.extend(second.effects);
                     first.next_state = second.next_state;
                 }
-                let effects = commit(self, execution_arn, slot, first, now_ms, None, true)?;
+                let committed = commit(
+                    self,
+                    execution_arn,
+                    slot,
+                    first,
+                    now_ms,
+                    None,
+                    Append::Synced,
+                )?;
                 Ok(Committed {
-                    effects,
                     trigger_decided: waiting,
+                    ..committed
                 })
             }
         }
+    }
+
+    /// Whether an async caller should commit with `Commit::Notify` rather than a synced commit
+    /// off the reactor: the log notifies, and a commit is in flight for the notified batch to
+    /// ride on. On an idle log the synced commit in place is quicker: a notified batch would
+    /// wait for the log's own thread to be scheduled, which on a loaded 2-core machine cost
+    /// milliseconds a step (`serve` at one execution in flight, issue 16).
+    pub(crate) fn notify_pays(&self) -> bool {
+        let log = self.inner.store.log();
+        log.notifies() && log.commit_in_flight()
     }
 
     /// Arms a timer of `execution_arn` in the one heap and wakes the timer thread.
@@ -305,8 +362,19 @@ fn decide_at(
     Ok(decision)
 }
 
-/// Appends a decision (one log batch; durable unless `sync` is false, see
-/// `Commit::HandlerAnswer`) and adopts its state; returns its effects.
+/// How `commit` appends its decision.
+enum Append {
+    /// Durable when `commit` returns.
+    Synced,
+    /// Ordered when `commit` returns (see `Commit::HandlerAnswer`).
+    Unsynced,
+    /// Ordered when `commit` returns; the callback is told once durable (see `Commit::Notify`).
+    Notify(statelog_store::OnDurable),
+}
+
+/// Appends a decision (one log batch, as `append` says) and adopts its state; returns its
+/// effects, and the backends' deliveries when the caller must run them (`Append::Notify`: only
+/// once told the decision is durable).
 fn commit(
     engine: &Engine,
     execution_arn: &str,
@@ -314,11 +382,16 @@ fn commit(
     mut decision: Decision,
     now_ms: u64,
     redrive_token: Option<&str>,
-    sync: bool,
-) -> Result<Vec<Effect>, Error> {
+    append: Append,
+) -> Result<Committed, Error> {
     let inner = &engine.inner;
     if decision.events.is_empty() {
-        return Ok(decision.effects);
+        return Ok(Committed {
+            effects: decision.effects,
+            trigger_decided: true,
+            deliveries: Vec::new(),
+            notified: false,
+        });
     }
     // A backend may join the decision (a waiting poller claims its task in this commit).
     let deliveries = inner.backends.before_append(
@@ -353,18 +426,40 @@ fn commit(
     // Encoded: drop the events now, while they are in this thread's cache (after the commit
     // wait they are cold, and freeing them cost a tenth of all cycles with 512 threads).
     statelog_core::interpreter::recycle_events(decision.events);
-    if sync {
-        inner.store.append_prepared(prepared)?;
-    } else {
-        inner.store.append_prepared_unsynced(prepared)?;
-    }
+    let durable_now = match append {
+        Append::Synced => {
+            inner.store.append_prepared(prepared)?;
+            true
+        }
+        Append::Unsynced => {
+            inner.store.append_prepared_unsynced(prepared)?;
+            true
+        }
+        Append::Notify(on_durable) => {
+            inner.store.append_prepared_notify(prepared, on_durable)?;
+            false
+        }
+    };
     let commit_micros = u64::try_from(commit_started.elapsed().as_micros()).unwrap_or(u64::MAX);
     inner.counters.record_tally(tally, commit_micros);
     slot.execution = decision.next_state;
+    if !durable_now {
+        return Ok(Committed {
+            effects: decision.effects,
+            trigger_decided: true,
+            deliveries,
+            notified: true,
+        });
+    }
     for delivery in deliveries {
         delivery(engine);
     }
-    Ok(decision.effects)
+    Ok(Committed {
+        effects: decision.effects,
+        trigger_decided: true,
+        deliveries: Vec::new(),
+        notified: false,
+    })
 }
 
 /// Fires every timer due now; returns how many fired.

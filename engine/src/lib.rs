@@ -767,6 +767,9 @@ impl Engine {
             ),
             None => None,
         };
+        // The index holds a notified answer's status (a closing `SendTaskSuccess`) before the
+        // log says it is durable: no listing shows it before it is.
+        self.inner.store.sync_unsynced()?;
         let mut found =
             self.inner
                 .store

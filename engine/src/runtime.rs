@@ -160,44 +160,124 @@ impl Engine {
     /// token answer takes it under the same lock, so exactly one of the two records it); the
     /// attempt's handler call is over.
     pub(crate) fn drive_handler_answer(&self, attempt: &AttemptKey) -> Result<(), Error> {
+        if let Some(recorded) = self.record_handler_answer(attempt, None)? {
+            debug_assert!(!recorded.committed.notified, "a synced answer");
+            self.finish_handler_answer(&attempt.execution, recorded);
+        }
+        Ok(())
+    }
+
+    /// [`Engine::drive_handler_answer`] on the runtime, without waiting for the log's sync:
+    /// the answer is decided and appended here (`Commit::HandlerAnswer` with a callback), and
+    /// a task of the runtime waits for the log's word, then performs the decision's effects
+    /// and calls `done`. No hop to the blocking pool and back. `done` is called with the
+    /// outcome in every case.
+    pub(crate) fn drive_handler_answer_notified(
+        &self,
+        attempt: &AttemptKey,
+        done: impl FnOnce(&Engine, Result<(), Error>) + Send + 'static,
+    ) {
+        let (durable, told) = tokio::sync::oneshot::channel();
+        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
+            let _ = durable.send(result);
+        });
+        let recorded = match self.record_handler_answer(attempt, Some(on_durable)) {
+            Ok(Some(recorded)) => recorded,
+            Ok(None) => return done(self, Ok(())),
+            Err(error) => return done(self, Err(error)),
+        };
+        if !recorded.committed.notified {
+            self.finish_handler_answer(&attempt.execution, recorded);
+            return done(self, Ok(()));
+        }
+        let engine = self.clone();
+        let execution_arn = attempt.execution.clone();
+        drop(self.inner.handle.spawn(async move {
+            let result = match told.await {
+                Ok(Ok(())) => {
+                    engine.finish_handler_answer(&execution_arn, recorded);
+                    Ok(())
+                }
+                Ok(Err(error)) => Err(error.into()),
+                // The log always tells (poisoning tells the error): only a log dropped with
+                // the engine gets here.
+                Err(_) => Err(Error::Interrupted),
+            };
+            done(&engine, result);
+        }));
+    }
+
+    /// Runs a recorded handler answer's deliveries and performs its effects (it is durable).
+    fn finish_handler_answer(&self, execution_arn: &str, recorded: HandlerAnswered) {
+        for delivery in recorded.committed.deliveries {
+            delivery(self);
+        }
+        self.perform(execution_arn, &recorded.slot, recorded.committed.effects);
+    }
+
+    /// Decides and appends the handler answer kept for the attempt: synced (or unsynced, see
+    /// `Commit::HandlerAnswer`) without `on_durable`, else `on_durable` is told once durable
+    /// where `Committed::notified` says so. `None` when there is nothing to record.
+    fn record_handler_answer(
+        &self,
+        attempt: &AttemptKey,
+        on_durable: Option<statelog_store::OnDurable>,
+    ) -> Result<Option<HandlerAnswered>, Error> {
         let (execution_arn, task_id) = (&attempt.execution, attempt.task);
         let slot = self.inner.open.lock().get(execution_arn).cloned();
         let Some(slot) = slot else {
             self.inner.attempts.finish_call(attempt);
-            return Ok(());
+            return Ok(None);
         };
-        let effects = {
+        let committed = {
             let mut guard = slot.state.lock();
             let finished = self.inner.attempts.finish_call(attempt);
             let deferred = finished.deferred;
             let Some(outcome) = finished.answer else {
-                return Ok(());
+                return Ok(None);
             };
             if guard.execution.status().is_closed() {
-                return Ok(());
+                return Ok(None);
             }
             let trigger = super::tokens::handler_trigger(task_id, outcome);
             match deferred {
                 // A `.sync` job that ended before its start returned: the start's answer
-                // (`TaskSubmitted`), then the job's outcome, in one commit.
-                Some(outcome) => self.commit_decision(
-                    execution_arn,
-                    &mut guard,
-                    Commit::After {
+                // (`TaskSubmitted`), then the job's outcome, in one commit (synced: rare; off
+                // the runtime's worker when it runs on one).
+                Some(outcome) => {
+                    let request = Commit::After {
                         before: trigger,
                         trigger: outcome,
                         task_id,
-                    },
-                )?,
+                    };
+                    let on_runtime = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+                        h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                    });
+                    if on_runtime && on_durable.is_some() {
+                        tokio::task::block_in_place(|| {
+                            self.commit_decision(execution_arn, &mut guard, request)
+                        })?
+                    } else {
+                        self.commit_decision(execution_arn, &mut guard, request)?
+                    }
+                }
                 None => {
-                    self.commit_decision(execution_arn, &mut guard, Commit::HandlerAnswer(trigger))?
+                    let request = Commit::HandlerAnswer {
+                        trigger,
+                        on_durable,
+                    };
+                    self.commit_decision(execution_arn, &mut guard, request)?
                 }
             }
-            .effects
         };
-        self.perform(execution_arn, &slot, effects);
-        Ok(())
+        Ok(Some(HandlerAnswered { slot, committed }))
     }
+}
+
+/// A handler answer appended: what is left to do once it is durable.
+struct HandlerAnswered {
+    slot: Arc<Slot>,
+    committed: super::kernel::Committed,
 }
 
 impl Drop for Inner {

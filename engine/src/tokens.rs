@@ -114,6 +114,34 @@ fn same_token(a: &str, b: &str) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// A task's output (`SendTaskSuccess`), checked and parsed.
+fn task_output(output: &str) -> Result<Value, Error> {
+    if output.len() > PAYLOAD_SIZE_BYTES_MAX {
+        return Err(Error::InvalidOutput {
+            reason: PayloadReason::TooLarge {
+                size_bytes: output.len(),
+                limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
+            },
+        });
+    }
+    statelog_core::history::depth::parse_payload(output).map_err(|e| Error::InvalidOutput {
+        reason: PayloadReason::Unreadable(e),
+    })
+}
+
+/// A token's answer, recorded: what is left to do once it is durable.
+struct RecordedAnswer {
+    execution_arn: String,
+    task_id: EventId,
+    slot: Arc<super::kernel::Slot>,
+    effects: Vec<statelog_core::interpreter::Effect>,
+    deliveries: Vec<super::backend::Delivery>,
+    /// Whether the answer was decided (false: an earlier answer closed the task).
+    answered: bool,
+    /// Appended with `Commit::Notify`: wait for the log's word before the rest.
+    awaits_log: bool,
+}
+
 /// What a caller sends with a token.
 enum Answer {
     Success(Value),
@@ -149,20 +177,39 @@ impl Engine {
         token: &str,
         output: &str,
     ) -> Result<(), Error> {
-        if output.len() > PAYLOAD_SIZE_BYTES_MAX {
-            return Err(Error::InvalidOutput {
-                reason: PayloadReason::TooLarge {
-                    size_bytes: output.len(),
-                    limit_bytes: PAYLOAD_SIZE_BYTES_MAX,
-                },
-            });
-        }
-        let output: Value = statelog_core::history::depth::parse_payload(output).map_err(|e| {
-            Error::InvalidOutput {
-                reason: PayloadReason::Unreadable(e),
-            }
-        })?;
+        let output = task_output(output)?;
         self.answer_token(namespace, token, Answer::Success(output))
+    }
+
+    /// [`Engine::send_task_success_in`] for an async caller (a server's request): the thread
+    /// never waits for the log's fdatasync (see the WAL's notifying appends); the call returns
+    /// once the answer is durable and what it scheduled is handed over. Dropping the future
+    /// after the answer was appended does not stop the execution.
+    pub async fn send_task_success_awaiting(
+        &self,
+        namespace: &str,
+        token: &str,
+        output: &str,
+    ) -> Result<(), Error> {
+        let output = task_output(output)?;
+        self.answer_token_awaiting(namespace, token, Answer::Success(output))
+            .await
+    }
+
+    /// [`Engine::send_task_failure_in`] for an async caller, as
+    /// [`Engine::send_task_success_awaiting`].
+    pub async fn send_task_failure_awaiting(
+        &self,
+        namespace: &str,
+        token: &str,
+        error: &str,
+        cause: &str,
+    ) -> Result<(), Error> {
+        let answer = Answer::Failure {
+            error: error.to_string(),
+            cause: cause.to_string(),
+        };
+        self.answer_token_awaiting(namespace, token, answer).await
     }
 
     /// `SendTaskFailure` in the engine's own namespace: fails the task of `token` with
@@ -206,6 +253,91 @@ impl Engine {
     }
 
     fn answer_token(&self, namespace: &str, token: &str, answer: Answer) -> Result<(), Error> {
+        match self.record_answer(namespace, token, answer, None)? {
+            Some(recorded) => self.finish_answer(recorded),
+            None => Ok(()),
+        }
+    }
+
+    /// Answers a token without blocking the caller's thread on the log's fdatasync, where the
+    /// log notifies (the WAL) with a commit in flight (`Engine::notify_pays`) and the caller
+    /// runs on a tokio runtime: the answer is appended
+    /// with `Commit::Notify`, and a task spawned on the caller's runtime waits for the log's
+    /// word, then hands over what the decision scheduled and performs its effects; the call
+    /// returns once that is done. A caller that stops waiting (a dropped request) does not stop
+    /// the spawned task, so the execution goes on. Elsewhere the answer's synced commit runs
+    /// under `block_in_place` (a multi-threaded runtime) or inline.
+    async fn answer_token_awaiting(
+        &self,
+        namespace: &str,
+        token: &str,
+        answer: Answer,
+    ) -> Result<(), Error> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|_| self.notify_pays());
+        let Some(runtime) = runtime else {
+            let multi_thread = tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+            if multi_thread {
+                return tokio::task::block_in_place(|| self.answer_token(namespace, token, answer));
+            }
+            return self.answer_token(namespace, token, answer);
+        };
+        let (durable, told) = tokio::sync::oneshot::channel();
+        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
+            let _ = durable.send(result);
+        });
+        let Some(recorded) = self.record_answer(namespace, token, answer, Some(on_durable))? else {
+            return Ok(());
+        };
+        let engine = self.clone();
+        let finished = runtime.spawn(async move {
+            if recorded.awaits_log {
+                match told.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => return Err(error.into()),
+                    // The log always tells (poisoning tells the error): only a log dropped
+                    // with the engine gets here.
+                    Err(_) => return Err(Error::Interrupted),
+                }
+            }
+            engine.finish_answer(recorded)
+        });
+        match finished.await {
+            Ok(result) => result,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            // The runtime shut down before the task ran to its end.
+            Err(_) => Err(Error::Interrupted),
+        }
+    }
+
+    /// Hands over what an answer's durable decision scheduled and performs its effects.
+    fn finish_answer(&self, recorded: RecordedAnswer) -> Result<(), Error> {
+        for delivery in recorded.deliveries {
+            delivery(self);
+        }
+        self.perform(&recorded.execution_arn, &recorded.slot, recorded.effects);
+        if !recorded.answered {
+            // The handler's failure closed the task before this answer.
+            return Err(Error::TaskTimedOut {
+                execution_arn: recorded.execution_arn,
+                task_id: recorded.task_id.0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records a token's answer: durable when this returns if `on_durable` is `None`, else
+    /// appended with `Commit::Notify` (`RecordedAnswer::awaits_log` says whether it waits for
+    /// `on_durable`). `None` for a heartbeat (nothing recorded, nothing to perform).
+    fn record_answer(
+        &self,
+        namespace: &str,
+        token: &str,
+        answer: Answer,
+        on_durable: Option<statelog_store::OnDurable>,
+    ) -> Result<Option<RecordedAnswer>, Error> {
         let parts = parse_token(token).map_err(|e| Error::InvalidTaskToken { reason: e.into() })?;
         if account_of(&parts.execution_arn) != Some(namespace) {
             return Err(unknown());
@@ -229,7 +361,7 @@ impl Engine {
                         drop(guard);
                         let now_ms = self.inner.options.clock.now_ms();
                         self.inner.attempts.beat(&attempt, now_ms);
-                        return Ok(());
+                        return Ok(None);
                     }
                     Answer::Success(output) => Trigger::TokenSucceeded {
                         task_id: parts.task_id,
@@ -254,27 +386,40 @@ impl Engine {
                         .take_answer(&attempt)
                         .map(|outcome| handler_trigger(parts.task_id, outcome))
                 };
-                let request = match before {
-                    Some(before) => Commit::After {
+                // `Commit::After` is rare (a handler and a token answering one task): synced,
+                // off the runtime's worker when an async caller (`on_durable`) runs on one.
+                let blocks_async_caller = before.is_some() && on_durable.is_some();
+                let request = match (before, on_durable) {
+                    (Some(before), _) => Commit::After {
                         before,
                         trigger,
                         task_id: parts.task_id,
                     },
-                    None => Commit::Trigger(trigger),
+                    (None, Some(on_durable)) => Commit::Notify {
+                        trigger,
+                        on_durable,
+                    },
+                    (None, None) => Commit::Trigger(trigger),
                 };
-                let committed = self.commit_decision(arn, &mut guard, request)?;
-                let (effects, answered) = (committed.effects, committed.trigger_decided);
+                let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+                    h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                });
+                let committed = if blocks_async_caller && multi_thread {
+                    tokio::task::block_in_place(|| self.commit_decision(arn, &mut guard, request))?
+                } else {
+                    self.commit_decision(arn, &mut guard, request)?
+                };
                 drop(guard);
                 self.inner.attempts.disarm_heartbeat(&attempt);
-                self.perform(arn, &slot, effects);
-                if !answered {
-                    // The handler's failure closed the task before this answer.
-                    return Err(Error::TaskTimedOut {
-                        execution_arn: parts.execution_arn,
-                        task_id: parts.task_id.0,
-                    });
-                }
-                return Ok(());
+                return Ok(Some(RecordedAnswer {
+                    execution_arn: parts.execution_arn,
+                    task_id: parts.task_id,
+                    slot,
+                    effects: committed.effects,
+                    deliveries: committed.deliveries,
+                    answered: committed.trigger_decided,
+                    awaits_log: committed.notified,
+                }));
             }
         }
         // Not waiting: the token of a task that closed is `TaskTimedOut`, any other unknown.

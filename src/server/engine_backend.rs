@@ -8,7 +8,9 @@
 //! list or touch another's state machines or executions.
 //!
 //! Invariants: engine calls that commit block until the log's fdatasync, so each runs under
-//! `block_in_place` (multi-threaded runtime) or on the blocking pool, never stalling a reactor;
+//! `block_in_place` (multi-threaded runtime) or on the blocking pool, never stalling a reactor,
+//! except the async ones that await the log's durability instead of blocking (a task token's
+//! answer, `send_task_*_awaiting`; a long poll's claim);
 //! calls that commit nothing (reads), and every call over a log that does not sync, run inline
 //! once the account's engine is open (opening it, which replays the log, never runs inline); engine errors keep their AWS name, and only the
 //! engine's own faults (store, interpreter, runtime) become 5xx. Must not: interpret definitions,
@@ -718,12 +720,21 @@ impl Backend for EngineBackend {
         output: String,
     ) -> Result<(), Error> {
         let namespace = caller.account_id.clone();
-        self.with_engine(caller, move |engine| {
-            engine
-                .send_task_success_in(&namespace, &task_token, &output)
-                .map_err(engine_error)
-        })
-        .await
+        if self.shared.options.durability == Durability::NoSync {
+            return self
+                .read_engine(caller, move |engine| {
+                    engine
+                        .send_task_success_in(&namespace, &task_token, &output)
+                        .map_err(engine_error)
+                })
+                .await;
+        }
+        // The answer's commit does not block this worker: the engine awaits its durability.
+        let engine = self.read_engine(caller, Ok).await?;
+        engine
+            .send_task_success_awaiting(&namespace, &task_token, &output)
+            .await
+            .map_err(engine_error)
     }
 
     async fn send_task_failure(
@@ -734,12 +745,20 @@ impl Backend for EngineBackend {
         cause: String,
     ) -> Result<(), Error> {
         let namespace = caller.account_id.clone();
-        self.with_engine(caller, move |engine| {
-            engine
-                .send_task_failure_in(&namespace, &task_token, &error, &cause)
-                .map_err(engine_error)
-        })
-        .await
+        if self.shared.options.durability == Durability::NoSync {
+            return self
+                .read_engine(caller, move |engine| {
+                    engine
+                        .send_task_failure_in(&namespace, &task_token, &error, &cause)
+                        .map_err(engine_error)
+                })
+                .await;
+        }
+        let engine = self.read_engine(caller, Ok).await?;
+        engine
+            .send_task_failure_awaiting(&namespace, &task_token, &error, &cause)
+            .await
+            .map_err(engine_error)
     }
 
     async fn send_task_heartbeat(&self, caller: &Caller, task_token: String) -> Result<(), Error> {

@@ -37,7 +37,7 @@ use statelog_wal::Lsn;
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
 pub use log::{
     Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats, MemoryLog,
-    Visit, VisitOrigin, VisitRecord,
+    OnDurable, Visit, VisitOrigin, VisitRecord,
 };
 pub use record::{
     decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage,
@@ -921,7 +921,7 @@ impl Store {
     /// [`Store::prepare_events_with_redrive_token`]) is its last record, applied to the index
     /// right after the events.
     pub fn append_prepared(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
-        self.append_prepared_as(prepared, true)
+        self.append_prepared_as(prepared, Wait::Synced)
     }
 
     /// Like [`Store::append_prepared`], but returns once the batch is written to the log, not
@@ -929,13 +929,27 @@ impl Store {
     /// after it. Only for a batch whose loss equals a crash just before it was appended. A read
     /// of it (`history`) syncs the log first, so nothing not durable is ever read back.
     pub fn append_prepared_unsynced(&self, prepared: PreparedEvents<'_>) -> Result<(), Error> {
-        self.append_prepared_as(prepared, false)
+        self.append_prepared_as(prepared, Wait::Unsynced)
+    }
+
+    /// Like [`Store::append_prepared`], but returns without waiting for the sync, and the log
+    /// calls `on_durable` once the batch is durable ([`Log::append_notify`]). The index holds
+    /// the batch at once (the caller's next append to the execution follows it); a read of it
+    /// syncs the log first, as after [`Store::append_prepared_unsynced`], so nothing is read
+    /// back before it is durable. An error means nothing was appended (`on_durable` is dropped
+    /// uncalled).
+    pub fn append_prepared_notify(
+        &self,
+        prepared: PreparedEvents<'_>,
+        on_durable: OnDurable,
+    ) -> Result<(), Error> {
+        self.append_prepared_as(prepared, Wait::Notify(on_durable))
     }
 
     fn append_prepared_as(
         &self,
         mut prepared: PreparedEvents<'_>,
-        sync: bool,
+        wait: Wait,
     ) -> Result<(), Error> {
         use std::sync::atomic::Ordering;
         let catalog = prepared.catalog.take();
@@ -944,8 +958,9 @@ impl Store {
             return Ok(());
         };
         let catalog_bytes = catalog.as_ref().map(record::encode_catalog).transpose()?;
-        let first = match (scratch.records.as_slice(), &catalog_bytes) {
-            ([(end, _)], None) if !sync => {
+        let sync = matches!(wait, Wait::Synced);
+        let first = match (scratch.records.as_slice(), &catalog_bytes, wait) {
+            ([(end, _)], None, Wait::Unsynced) => {
                 let first = self.log.append(
                     &[(KIND_EVENTS, &scratch.bytes[..*end])],
                     Durability::Unsynced,
@@ -954,10 +969,18 @@ impl Store {
                 self.unsynced_lsn.fetch_max(first.0, Ordering::AcqRel);
                 first
             }
-            ([(end, _)], None) => self
+            ([(end, _)], None, Wait::Notify(on_durable)) => {
+                let first = self
+                    .log
+                    .append_notify(&[(KIND_EVENTS, &scratch.bytes[..*end])], on_durable)?;
+                // Not durable until `on_durable` says so: a read of it syncs first.
+                self.unsynced_lsn.fetch_max(first.0, Ordering::AcqRel);
+                first
+            }
+            ([(end, _)], None, Wait::Synced) => self
                 .log
                 .append_batch(&[(KIND_EVENTS, &scratch.bytes[..*end])])?,
-            (records, _) => {
+            (records, _, wait) => {
                 let mut framed = Vec::with_capacity(records.len() + 1);
                 let mut start = 0;
                 for &(end, _) in records {
@@ -967,7 +990,13 @@ impl Store {
                 if let Some(bytes) = &catalog_bytes {
                     framed.push((KIND_CATALOG, bytes.as_slice()));
                 }
-                self.log.append_batch(&framed)?
+                // Several records are rare (a decision past one record's size): synced, and a
+                // notifying caller is told at once.
+                let first = self.log.append_batch(&framed)?;
+                if let Wait::Notify(on_durable) = wait {
+                    on_durable(Ok(()));
+                }
+                first
             }
         };
         if sync {
@@ -1272,12 +1301,28 @@ impl Store {
         &self.log
     }
 
+    /// Makes every record appended unsynced or notifying so far durable. For a read of the index
+    /// (a listing of executions' statuses) that must not show what is not durable yet: the index
+    /// holds a batch as soon as it is appended.
+    pub fn sync_unsynced(&self) -> Result<(), Error> {
+        let unsynced = self.unsynced_lsn.load(std::sync::atomic::Ordering::Acquire);
+        if unsynced == 0 {
+            return Ok(());
+        }
+        self.sync_unsynced_upto(Lsn(unsynced))
+    }
+
     /// Makes the records of [`Store::append_prepared_unsynced`] durable before one of them
     /// (at or below `lsn`) is read: nothing is read back before it is durable.
     fn sync_unsynced_upto(&self, lsn: Lsn) -> Result<(), Error> {
         use std::sync::atomic::Ordering;
         let unsynced = self.unsynced_lsn.load(Ordering::Acquire);
         if unsynced == 0 || lsn.0 > unsynced {
+            return Ok(());
+        }
+        // Durable already (an older record than the newest unsynced one): nothing to wait for.
+        // Notified appends keep an unsynced record in flight nearly always under load.
+        if self.log.stats().durable_lsn >= lsn {
             return Ok(());
         }
         let durable = self.log.sync(Lsn(unsynced))?;
@@ -1456,6 +1501,16 @@ fn header_for<'a>(arn: &'a str, events: &'a [HistoryEvent]) -> BatchHeaderRef<'a
 struct EventBatchRef<'a> {
     execution_arn: &'a str,
     events: &'a [HistoryEvent],
+}
+
+/// How [`Store::append_prepared_as`] waits for its batch.
+enum Wait {
+    /// Until it is durable.
+    Synced,
+    /// Until it is ordered (see [`Store::append_prepared_unsynced`]).
+    Unsynced,
+    /// Not at all: the callback is told once it is durable.
+    Notify(OnDurable),
 }
 
 /// The encoded records of one decision: checked against the index, not written yet. Made by

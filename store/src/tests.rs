@@ -115,6 +115,39 @@ fn appends_index_and_rebuild_agree() {
     assert_eq!(again.machine("orders").expect("live").lsn, machine.lsn);
 }
 
+/// A read of a durable record does not sync the log because a newer record is unsynced; a
+/// read of the unsynced one does.
+#[test]
+fn a_read_syncs_only_for_a_record_not_yet_durable() {
+    let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
+    let store = open_store(log.clone());
+    store
+        .create_machine("orders", "{}", "role", 5)
+        .expect("creates");
+    store
+        .append_events(&exec_arn("a"), &[started("a"), entered(2)])
+        .expect("appends");
+    let durable = log.stats().durable_lsn;
+    let b = exec_arn("b");
+    let events = [started("b")];
+    let prepared = store.prepare_events(&b, &events).expect("prepares");
+    store
+        .append_prepared_unsynced(prepared)
+        .expect("appends unsynced");
+    assert_eq!(log.stats().durable_lsn, durable, "not synced yet");
+    assert_eq!(store.history(&exec_arn("a")).expect("reads").len(), 2);
+    assert_eq!(
+        log.stats().durable_lsn,
+        durable,
+        "a durable record is read without a sync"
+    );
+    assert_eq!(store.history(&b).expect("reads").len(), 1);
+    assert!(
+        log.stats().durable_lsn > durable,
+        "the unsynced one synced first"
+    );
+}
+
 #[test]
 fn refuses_gaps_unstarted_executions_and_unknown_machines() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());

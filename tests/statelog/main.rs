@@ -57,6 +57,7 @@ mod waiting_aborts;
 mod waiting_activities;
 mod waiting_builtin;
 mod waiting_children_kill;
+mod waiting_claim;
 mod waiting_conformance;
 mod waiting_crash;
 mod waiting_handover;

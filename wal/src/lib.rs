@@ -85,6 +85,7 @@ pub use crate::record::{OwnedRecord, Record};
 pub use crate::recovery::{RecoveryReport, Repair, TornTail};
 pub use crate::storage::{DirLock, FsStorage, Mapping, Storage, StorageFile, LOCK_FILE_NAME};
 pub use crate::wal::{CompactionReport, SegmentInfo, TimeOf, Wal, WalOptions, WalStats};
+pub use crate::writer::Acknowledged;
 
 /// A log sequence number: dense, starting at 1, assigned in append order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -59,6 +59,10 @@ pub const ZERO_FILL_CHUNK_BYTES: usize = 1024 * 1024;
 /// The most records one compaction may copy forward.
 pub const COMPACTION_RECORDS_MAX: usize = 16 * 1024 * 1024;
 
+/// The most batches of `Wal::append_batch_notify` that may wait for their acknowledgement at
+/// once. Past it, a notifying append waits for its own commit (back-pressure, no refusal).
+pub const NOTICES_PENDING_MAX: usize = 65_536;
+
 const _: () = assert!(RECORD_HEADER_SIZE_BYTES <= 16);
 const _: () = assert!(SEGMENT_SIZE_BYTES_MIN <= SEGMENT_SIZE_BYTES_DEFAULT);
 const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT <= SEGMENT_SIZE_BYTES_MAX);

@@ -24,7 +24,7 @@ use crate::reader::{RecordIter, View};
 use crate::record::{OwnedRecord, Record};
 use crate::recovery::RecoveryReport;
 use crate::storage::{FsStorage, Storage};
-use crate::writer::{Active, Catalog, Inner, Ready, State, Want};
+use crate::writer::{Acknowledged, Active, Catalog, Inner, Ready, State, Want};
 use crate::{compaction, recovery};
 use crate::{Durability, Lsn, LsnRange, RecordKind, RepairMode, SegmentId};
 
@@ -220,6 +220,9 @@ pub struct WalStats {
 pub struct Wal {
     pub(crate) inner: Arc<Inner>,
     background: Option<std::thread::JoinHandle<()>>,
+    /// The syncer thread of notifying appends, started by the first (`None`: it could not be
+    /// started, and notifying appends commit themselves).
+    syncer: std::sync::OnceLock<Option<std::thread::JoinHandle<()>>>,
     /// Held for the life of a writable log; `None` when read-only or on the simulated disk.
     _dir_lock: Option<crate::storage::DirLock>,
 }
@@ -317,6 +320,7 @@ impl Wal {
             durable_hint: AtomicU64::new(recovered.next_lsn - 1),
             poisoned_hint: AtomicBool::new(false),
             prepare_cv: Condvar::new(),
+            syncer_cv: Condvar::new(),
             catalog: RwLock::new(Catalog {
                 segments: recovered.segments,
                 committed: Arc::new(recovered.committed),
@@ -343,6 +347,7 @@ impl Wal {
             Wal {
                 inner,
                 background,
+                syncer: std::sync::OnceLock::new(),
                 _dir_lock: dir_lock,
             },
             report,
@@ -440,6 +445,69 @@ impl Wal {
             first: Lsn(first),
             last: Lsn(last),
         })
+    }
+
+    /// Appends records as one atomic batch without waiting for it, and tells `on_acknowledged`
+    /// once the batch is acknowledged under the configured durability (durable; written under
+    /// `NoSync`), or gives it the error that means it never will be (the log is poisoned). The
+    /// call runs on the thread that acknowledged the batch: a committer's, or the log's syncer,
+    /// a thread the first notifying append starts, which commits while notified batches wait
+    /// and no other committer covers them. Like every batch, reads see it only once it is
+    /// acknowledged. For a caller that must not block (an async task) yet must not act before
+    /// its records are durable. An error returned here means nothing was appended and
+    /// `on_acknowledged` is dropped uncalled.
+    pub fn append_batch_notify(
+        &self,
+        records: &[(RecordKind, &[u8])],
+        on_acknowledged: Acknowledged,
+    ) -> Result<LsnRange> {
+        for (_, payload) in records {
+            self.check_payload(payload)?;
+        }
+        let (first, last) = if records.len() <= BATCH_INLINE_MAX {
+            let mut items: [(u8, &[u8]); BATCH_INLINE_MAX] = [(0, &[]); BATCH_INLINE_MAX];
+            for (slot, (kind, payload)) in items.iter_mut().zip(records) {
+                *slot = (kind.get(), payload);
+            }
+            self.inner.enqueue_batch(&items[..records.len()])?
+        } else {
+            let items: Vec<(u8, &[u8])> = records
+                .iter()
+                .map(|(kind, payload)| (kind.get(), *payload))
+                .collect();
+            self.inner.enqueue_batch(&items)?
+        };
+        let syncer_running = self.syncer.get_or_init(|| self.start_syncer()).is_some();
+        let unregistered = if syncer_running {
+            self.inner.notify_when_acknowledged(last, on_acknowledged)
+        } else {
+            Some(on_acknowledged)
+        };
+        // No syncer, or too many notices waiting: commit here (the batch is appended either way).
+        if let Some(call) = unregistered {
+            call(self.inner.commit(last, self.want()));
+        }
+        Ok(LsnRange {
+            first: Lsn(first),
+            last: Lsn(last),
+        })
+    }
+
+    /// Whether a commit is in flight now (a leader writes or syncs) or notified batches wait for
+    /// one: a notifying append then rides on it or the next. On an idle log a notifying append
+    /// waits for the syncer thread to wake; a caller that may block is quicker committing in
+    /// place.
+    pub fn commit_in_flight(&self) -> bool {
+        self.inner.commit_in_flight()
+    }
+
+    /// Starts the syncer thread of notifying appends; `None` when the thread cannot be started.
+    fn start_syncer(&self) -> Option<std::thread::JoinHandle<()>> {
+        let worker = Arc::clone(&self.inner);
+        std::thread::Builder::new()
+            .name("statelog-wal-sync".to_owned())
+            .spawn(move || worker.syncer_loop())
+            .ok()
     }
 
     /// The shared core, for the crate's unit tests.
@@ -619,10 +687,18 @@ impl Drop for Wal {
             let mut state = self.inner.state.lock();
             state.shutdown = true;
             self.inner.prepare_cv.notify_all();
+            self.inner.syncer_cv.notify_all();
         }
         if let Some(handle) = self.background.take() {
             // A panicking preparer already poisoned nothing we can report here.
             let _ = handle.join();
+        }
+        // The syncer commits what notices still wait for, then returns. It may itself drop the
+        // last handle (from a notice's call): it cannot join itself.
+        if let Some(handle) = self.syncer.take().flatten() {
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
         }
     }
 }

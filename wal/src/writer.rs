@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::limits::{
     BATCH_RECORDS_MAX, COMMIT_GATHER_SYNC_DENOMINATOR, COMMIT_GATHER_SYNC_NUMERATOR,
     COMMIT_SPIN_CORES_RESERVED, COMMIT_SPIN_SYNC_DENOMINATOR, COMMIT_SPIN_SYNC_NUMERATOR,
-    INDEX_STRIDE_RECORDS, LSN_MAX, PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN,
+    INDEX_STRIDE_RECORDS, LSN_MAX, NOTICES_PENDING_MAX, PREPARE_RETRY_MS_MAX, PREPARE_RETRY_MS_MIN,
     RECORD_HEADER_SIZE_BYTES, RECORD_SIZE_BYTES_MAX, RETIRE_RELEASE_STEP_BYTES,
     SEGMENT_HEADER_SIZE_BYTES, SYNC_AVERAGE_WEIGHT_SHIFT, SYNC_MARK_FRAME_SIZE_BYTES,
 };
@@ -53,6 +53,25 @@ use crate::segment::{self, SegmentHeader, TEMP_SUFFIX};
 use crate::storage::{join, Storage, StorageFile};
 use crate::wal::WalOptions;
 use crate::{Durability, Lsn, SegmentId};
+
+/// What a notifying append (`Wal::append_batch_notify`) is told once its batch is acknowledged
+/// under the log's durability, or the error that means it never will be (the log is poisoned).
+/// It runs on whichever thread acknowledged the batch (a committer's, or the log's syncer), so it
+/// must be quick and must not call into the log (it may run with the writer's state locked).
+pub type Acknowledged = Box<dyn FnOnce(Result<()>) + Send>;
+
+/// One notifying append waiting for its acknowledgement.
+struct Notice {
+    /// The batch's last LSN.
+    lsn: u64,
+    call: Acknowledged,
+}
+
+impl std::fmt::Debug for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notice").field("lsn", &self.lsn).finish()
+    }
+}
 
 /// Spare chunk buffers kept for reuse.
 const SPARE_BUFFERS_MAX: usize = 8;
@@ -146,6 +165,12 @@ pub(crate) struct State {
     pub compaction_syncs_count: u64,
     /// Sync marks written (one per syncing write that carried new records).
     pub sync_marks_count: u64,
+    /// Notifying appends waiting for their acknowledgement, in LSN order.
+    notices: VecDeque<Notice>,
+    /// A spare list for the notices one acknowledgement answers (no allocation per commit).
+    notices_ready: Vec<Notice>,
+    /// The syncer thread waits on `syncer_cv` (nothing for it to sync).
+    syncer_idle: bool,
 }
 
 /// What a committing caller waits for.
@@ -178,6 +203,8 @@ pub(crate) struct Inner {
     pub poisoned_hint: AtomicBool,
     /// Signalled when a segment becomes ready or one is needed.
     pub prepare_cv: Condvar,
+    /// Signalled when a notifying append waits for a sync, or on shutdown.
+    pub syncer_cv: Condvar,
     pub catalog: RwLock<Catalog>,
     pub compaction_lock: Mutex<()>,
 }
@@ -223,6 +250,9 @@ impl State {
             spinning_count: 0,
             compaction_syncs_count: 0,
             sync_marks_count: 0,
+            notices: VecDeque::new(),
+            notices_ready: Vec::new(),
+            syncer_idle: false,
         }
     }
 }
@@ -254,6 +284,10 @@ impl Inner {
         self.commit_cv.notify_all();
         self.gather_cv.notify_all();
         self.prepare_cv.notify_all();
+        // No batch waiting for its acknowledgement will get one.
+        for notice in state.notices.drain(..) {
+            (notice.call)(Err(poisoned_error(&cause)));
+        }
         poisoned_error(&cause)
     }
 
@@ -596,6 +630,116 @@ impl Inner {
             }
             synced_once |= sync;
             self.commit_cv.notify_all();
+            self.answer_notices(&mut state);
+        }
+    }
+
+    /// The LSN up to which appends are acknowledged under the configured durability.
+    fn acknowledged_lsn(&self, state: &State) -> u64 {
+        match self.options.durability {
+            Durability::NoSync => state.written_lsn,
+            Durability::PerCommit | Durability::GroupCommit => state.durable_lsn,
+        }
+    }
+
+    /// Registers `call` to be told when the batch ending at `lsn` is acknowledged, and wakes
+    /// the syncer when it is idle; answers at once when the batch already is (or never will
+    /// be). Gives `call` back when `NOTICES_PENDING_MAX` notices wait already: the caller then
+    /// commits itself.
+    pub(crate) fn notify_when_acknowledged(
+        &self,
+        lsn: u64,
+        call: Acknowledged,
+    ) -> Option<Acknowledged> {
+        let mut state = self.state.lock();
+        if let Some(cause) = &state.poisoned {
+            let error = poisoned_error(cause);
+            drop(state);
+            call(Err(error));
+            return None;
+        }
+        if self.acknowledged_lsn(&state) >= lsn {
+            drop(state);
+            call(Ok(()));
+            return None;
+        }
+        if state.notices.len() >= NOTICES_PENDING_MAX {
+            return Some(call);
+        }
+        // Appenders register after their enqueue, not always in LSN order.
+        let at = state.notices.partition_point(|n| n.lsn <= lsn);
+        state.notices.insert(at, Notice { lsn, call });
+        debug_assert!(state.notices.front().is_some_and(|n| n.lsn <= lsn));
+        if state.syncer_idle {
+            self.syncer_cv.notify_one();
+        }
+        None
+    }
+
+    /// Whether a commit is in flight (a leader writes or syncs) or notified batches wait for one.
+    pub(crate) fn commit_in_flight(&self) -> bool {
+        let state = self.state.lock();
+        state.leader_active || !state.notices.is_empty()
+    }
+
+    /// Answers every notice the acknowledged LSN covers, the state lock released while they run.
+    fn answer_notices(&self, state: &mut MutexGuard<'_, State>) {
+        let acknowledged = self.acknowledged_lsn(state);
+        if !state.notices.front().is_some_and(|n| n.lsn <= acknowledged) {
+            return;
+        }
+        let mut ready = std::mem::take(&mut state.notices_ready);
+        while let Some(notice) = state.notices.pop_front() {
+            if notice.lsn > acknowledged {
+                state.notices.push_front(notice);
+                break;
+            }
+            ready.push(notice);
+        }
+        debug_assert!(!ready.is_empty(), "the first notice was covered");
+        MutexGuard::unlocked(state, || {
+            for notice in ready.drain(..) {
+                (notice.call)(Ok(()));
+            }
+        });
+        if ready.capacity() > state.notices_ready.capacity() {
+            state.notices_ready = ready;
+        }
+    }
+
+    /// The syncer thread (started by the first notifying append): while notices wait for an
+    /// acknowledgement that no committer gives them, commits up to the last of them (leading
+    /// a group commit, or joining one in flight); sleeps on `syncer_cv` when none waits, and
+    /// returns on shutdown once none does.
+    pub(crate) fn syncer_loop(&self) {
+        let want = match self.options.durability {
+            Durability::NoSync => Want::Written,
+            Durability::PerCommit | Durability::GroupCommit => Want::Durable,
+        };
+        let mut state = self.state.lock();
+        loop {
+            self.answer_notices(&mut state);
+            let acknowledged = self.acknowledged_lsn(&state);
+            let target = state.notices.back().map(|n| n.lsn);
+            if let Some(lsn) = target.filter(|&lsn| lsn > acknowledged) {
+                assert!(state.poisoned.is_none(), "poisoning answers every notice");
+                drop(state);
+                let result = self.commit(lsn, want);
+                state = self.state.lock();
+                if let Err(error) = result {
+                    // A commit fails only on a poisoned log; fail-stop if it ever did otherwise.
+                    if state.poisoned.is_none() {
+                        let _ = self.poison(&mut state, error);
+                    }
+                }
+                continue;
+            }
+            if state.shutdown {
+                return;
+            }
+            state.syncer_idle = true;
+            self.syncer_cv.wait(&mut state);
+            state.syncer_idle = false;
         }
     }
 
@@ -703,10 +847,7 @@ impl Inner {
     /// The LSN up to which readers may see records.
     pub(crate) fn visible_lsn(&self) -> u64 {
         let state = self.state.lock();
-        match self.options.durability {
-            Durability::NoSync => state.written_lsn,
-            Durability::PerCommit | Durability::GroupCommit => state.durable_lsn,
-        }
+        self.acknowledged_lsn(&state)
     }
 
     /// Records a failed preparation of segment `id` (its id is given back, so ids stay in

@@ -110,6 +110,22 @@ impl Log for MemoryLog {
         Ok(Lsn(first))
     }
 
+    /// Memory is durable at once: the append is synced and `on_durable` called before this
+    /// returns, without waiting for anything.
+    fn append_notify(
+        &self,
+        records: &[(u8, &[u8])],
+        on_durable: super::OnDurable,
+    ) -> Result<Lsn, Error> {
+        let first = self.append(records, Durability::Synced)?;
+        on_durable(Ok(()));
+        Ok(first)
+    }
+
+    fn notifies(&self) -> bool {
+        true
+    }
+
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {
         let mut state = self.state.lock();
         if state.fenced {

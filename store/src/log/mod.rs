@@ -12,6 +12,11 @@
 //!   [`Durability::Unsynced`] returns once it is ordered; it becomes durable with the next
 //!   [`Log::sync`] or synced append (a log is a prefix: durable at `n` means durable below `n`).
 //!   A crash may lose an unsynced batch and everything after it, never a part of it.
+//! - Notify. [`Log::append_notify`] appends like an unsynced append and calls its
+//!   [`OnDurable`] once the batch is durable (or with the error that means it never will be),
+//!   from whichever thread made it so; the log itself sees to it that the batch becomes durable
+//!   without another append or sync. For a caller that must not block yet must not act on the
+//!   batch before it is durable. Optional: [`Log::notifies`] says whether a log has it.
 //! - Read. [`Log::read`] gives one record. `None` for a position below [`LogStats::first_lsn`]
 //!   (trimmed or compacted away) or one holding no caller record. A position past the
 //!   acknowledged end (`Lsn(0)`, or above [`LogStats::durable_lsn`]: never appended, or
@@ -61,6 +66,11 @@ pub enum Durability {
     /// crash before that may lose it and everything after it.
     Unsynced,
 }
+
+/// What [`Log::append_notify`] calls once its batch is durable, or with the error that means it
+/// never will be. It runs on the thread that made the batch durable (a committer's, or the log's
+/// own), so it must be quick and must not call into the log.
+pub type OnDurable = Box<dyn FnOnce(Result<(), Error>) + Send>;
 
 /// One record as a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +159,32 @@ pub trait Log: Send + Sync + Debug {
     fn append(&self, records: &[(u8, &[u8])], durability: Durability) -> Result<Lsn, Error> {
         let _ = durability;
         self.append_batch(records)
+    }
+
+    /// Appends `records` as one atomic batch without waiting for it to be durable, and calls
+    /// `on_durable` once it is (see [`OnDurable`]); the log makes it durable by itself, with
+    /// no further append or sync. Returns the LSN of the first record. An error returned here
+    /// means nothing was appended, and `on_durable` is dropped uncalled. Only where
+    /// [`Log::notifies`]; the default appends nothing and is [`Error::Unsupported`].
+    fn append_notify(&self, records: &[(u8, &[u8])], on_durable: OnDurable) -> Result<Lsn, Error> {
+        let _ = (records, on_durable);
+        Err(Error::Unsupported {
+            operation: "append_notify",
+        })
+    }
+
+    /// Whether [`Log::append_notify`] is supported and never waits for a sync: a caller that
+    /// must not block asks this first (and waits for a synced append elsewhere if not). The
+    /// default is false.
+    fn notifies(&self) -> bool {
+        false
+    }
+
+    /// Whether a commit is in flight now (or notified batches wait for one): a notified append
+    /// rides on it. An idle log may be quicker to commit in place (the caller blocks) than to
+    /// notify, which wakes the log's own thread. A hint; the default is false.
+    fn commit_in_flight(&self) -> bool {
+        false
     }
 
     /// Makes every record up to `upto` durable (and may make more); returns the durable end.

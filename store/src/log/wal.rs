@@ -57,6 +57,37 @@ impl Log for Wal {
         }
     }
 
+    fn append_notify(
+        &self,
+        records: &[(u8, &[u8])],
+        on_durable: super::OnDurable,
+    ) -> Result<Lsn, Error> {
+        let on_acknowledged: statelog_wal::Acknowledged =
+            Box::new(move |result| on_durable(result.map_err(Error::from)));
+        let range = match records {
+            [(kind, payload)] => {
+                self.append_batch_notify(&[(RecordKind::new(*kind)?, *payload)], on_acknowledged)?
+            }
+            _ => {
+                let mut framed = Vec::with_capacity(records.len());
+                for &(kind, payload) in records {
+                    framed.push((RecordKind::new(kind)?, payload));
+                }
+                self.append_batch_notify(&framed, on_acknowledged)?
+            }
+        };
+        debug_assert!(range.last.0 - range.first.0 + 1 == records.len() as u64);
+        Ok(range.first)
+    }
+
+    fn notifies(&self) -> bool {
+        true
+    }
+
+    fn commit_in_flight(&self) -> bool {
+        Wal::commit_in_flight(self)
+    }
+
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {
         let durable = Wal::sync(self)?;
         debug_assert!(durable >= upto || upto.0 >= Wal::stats(self).next_lsn.0);

@@ -133,6 +133,32 @@ fn an_unsynced_append_is_acknowledged_by_sync(log: &dyn Log) {
     assert_eq!(log.read(unsynced).expect("reads"), Some((1, b"u".to_vec())));
 }
 
+/// A notified append is told once, after its batch is durable, with no other append or sync
+/// to drive it; the batch is then readable.
+fn a_notified_append_is_told_once_durable(log: &dyn Log) {
+    let before = append_one(log, 1);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let first = log
+        .append_notify(
+            &[(1, b"told"), (2, b"too")],
+            Box::new(move |result| {
+                let _ = sender.send(result);
+            }),
+        )
+        .expect("appends");
+    assert_eq!(first, Lsn(before.0 + 1));
+    let told = receiver.recv_timeout(TAIL_WAIT_LONG).expect("told");
+    told.expect("durable");
+    assert!(receiver.try_recv().is_err(), "told once");
+    assert!(log.notifies());
+    assert!(log.stats().durable_lsn.0 > first.0);
+    assert_eq!(log.read(first).expect("reads"), Some((1, b"told".to_vec())));
+    assert_eq!(
+        log.read(Lsn(first.0 + 1)).expect("reads"),
+        Some((2, b"too".to_vec()))
+    );
+}
+
 fn a_read_past_the_acknowledged_end_is_out_of_range(log: &dyn Log) {
     let out_of_range = |log: &dyn Log, asked: Lsn, next_expected: Lsn| {
         let read = log.read(asked);
@@ -251,6 +277,7 @@ fn contract_suite(make: &dyn Fn() -> Arc<dyn Log>) {
     a_batch_is_dense_and_whole(make().as_ref());
     scan_is_in_order_and_starts_where_asked(make().as_ref());
     an_unsynced_append_is_acknowledged_by_sync(make().as_ref());
+    a_notified_append_is_told_once_durable(make().as_ref());
     a_read_past_the_acknowledged_end_is_out_of_range(make().as_ref());
     the_tail_sees_later_appends(make());
     trim_drops_below_and_keeps_the_rest(make().as_ref());
@@ -318,6 +345,17 @@ fn a_log_with_only_the_required_operations_keeps_the_contract_by_default() {
         .expect("appends");
     assert!(log.sync(lsn).expect("syncs") >= lsn);
     assert_eq!(log.read(lsn).expect("reads"), Some((1, b"later".to_vec())));
+    assert!(!log.notifies());
+    let refused = log.append_notify(&[(1, b"n")], Box::new(|_| {}));
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Unsupported {
+                operation: "append_notify"
+            })
+        ),
+        "{refused:?}"
+    );
     // Trim may keep everything; the extents are none, so compaction changes nothing.
     assert_eq!(log.trim_below(lsn).expect("trims"), Lsn(1));
     assert!(log.extents().is_empty());

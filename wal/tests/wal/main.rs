@@ -14,5 +14,6 @@ mod damaged;
 mod enospc;
 mod gather;
 mod model;
+mod notify;
 mod suite;
 mod tail;
