@@ -6,6 +6,7 @@
 //! the same for JSONata's `Assign` (`$states.result`, `$states.errorOutput`).
 
 use serde_json::{json, Value};
+use statelog::history::EventDetails;
 use statelog::interpreter::ExecutionStatus;
 
 use crate::interpreter_scenarios::{no_tasks, Answer, Run};
@@ -372,6 +373,17 @@ fn a_jsonata_assign_that_fails_is_a_query_evaluation_error_and_the_limits_hold()
         failure.error.as_deref(),
         Some("States.QueryEvaluationError")
     );
+    // Recorded as AWS records an evaluation failure: an EvaluationFailed at the Assign's member.
+    let evaluation = run
+        .events
+        .iter()
+        .find_map(|event| match &event.details {
+            EventDetails::EvaluationFailed(details) => Some(details),
+            _ => None,
+        })
+        .expect("an EvaluationFailed event");
+    assert_eq!(evaluation.state, "A");
+    assert_eq!(evaluation.location.as_deref(), Some("Assign/a"));
     let text = "x".repeat(200_000);
     let mut big = Run::new(jsonata(
         "A",
