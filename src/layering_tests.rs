@@ -1,11 +1,13 @@
 //! Layering checks: the dependency rules of `STYLE.md` §2 that the compiler does not enforce.
 //!
 //! - The server and the CLI use only the engine's public API: no file under `src/server/`,
-//!   `src/cli/` or `src/main.rs` names `statelog_core`, `statelog_store`, `statelog_wal`, or the
+//!   `src/cli/` or `src/main.rs` names `statelog_core`, `statelog_store`, `statelog_wal`,
+//!   `statelog_jsonata`, or the
 //!   root crate's re-exports of them (`crate::{asl, history, paths, interpreter, store}`,
 //!   `statelog::{...}`). What they need comes from `statelog_engine` (`crate::engine`).
 //! - The core stays pure: `statelog-core`'s normal dependencies (default features) bring no
-//!   tokio, mio, socket2, getrandom or memmap2, no workspace crate, and libc only under `stacker`
+//!   tokio, mio, socket2, getrandom, rand, chrono, jsonata-core or memmap2, no workspace crate
+//!   (the JSONata evaluator is above it), and libc only under `stacker`
 //!   (and `cpufeatures` on targets where it reads the CPU's features); its source names no
 //!   `std::fs`, `std::net`, `std::process`, `SystemTime` or `Instant::now`.
 //! - The WAL depends on no workspace crate.
@@ -21,11 +23,28 @@ use serde_json::Value;
 /// The modules of the root crate that re-export the layers below the engine.
 const LOWER_MODULES: [&str; 5] = ["asl", "history", "paths", "interpreter", "store"];
 
-/// The crates below the engine, as Rust spells them.
-const LOWER_CRATES: [&str; 3] = ["statelog_core", "statelog_store", "statelog_wal"];
+/// The crates below the engine, as Rust spells them (the JSONata evaluator included: the
+/// engine hands it to the parser, nothing above names it).
+const LOWER_CRATES: [&str; 4] = [
+    "statelog_core",
+    "statelog_store",
+    "statelog_wal",
+    "statelog_jsonata",
+];
 
-/// Crates the core must not depend on, even indirectly: the runtime, OS randomness, file maps.
-const CORE_FORBIDDEN_CRATES: [&str; 5] = ["tokio", "mio", "getrandom", "memmap2", "socket2"];
+/// Crates the core must not depend on, even indirectly: the runtime, OS randomness, file maps,
+/// and the JSONata evaluator with its generator and clock (the core holds only the seam).
+const CORE_FORBIDDEN_CRATES: [&str; 9] = [
+    "tokio",
+    "mio",
+    "getrandom",
+    "memmap2",
+    "socket2",
+    "rand",
+    "rand_core",
+    "chrono",
+    "jsonata-core",
+];
 
 /// The only crates of the core's graph allowed to depend on libc: `stacker` grows the stack to
 /// read deeply nested stored payloads (`history::depth`); `cpufeatures` reads the CPU's features

@@ -2,6 +2,8 @@
 """Bridge between statelog's Rust conformance test and the official comparator (run.py).
 
     conformance_judge.py CONFORMANCE_DIR list            -> JSON: the cases to run
+    conformance_judge.py CONFORMANCE_DIR list jsonata    -> JSON: the JSONata cases to run
+                                                            (no variables)
     conformance_judge.py CONFORMANCE_DIR judge RESULTS   -> one line per case, then
                                                             "N passed, M failed"
 
@@ -15,10 +17,10 @@ import sys
 
 # Needs the pure interpreter can meet: StopExecution (sent right after the start),
 # request/response service integrations (answered with the outcomes AWS recorded) and task
-# timeouts that such a case sets.
+# timeouts that such a case sets, and workflow variables (`Assign`, in either query language).
 RUNNABLE_NEEDS = {
     "stop-execution", "lambda", "sns", "sqs", "dynamodb", "aws-sdk", "s3", "events",
-    "secretsmanager", "apigateway", "sfn", "timeouts",
+    "secretsmanager", "apigateway", "sfn", "timeouts", "variables",
 }
 
 
@@ -49,14 +51,20 @@ def main() -> int:
 
     cases = run.load_manifest()["cases"]
     if mode == "list":
+        jsonata = sys.argv[3:] == ["jsonata"]
         out = []
         for case in cases:
             # The core language, plus StopExecution right after the start (which the test can
-            # send through decide as well), plus Lambda tasks answered with what AWS recorded.
-            if not set(case["needs"]) <= RUNNABLE_NEEDS:
+            # send through decide as well), plus Lambda tasks answered with what AWS recorded;
+            # with `jsonata`, the JSONata cases among those (with or without variables).
+            needs = set(case["needs"])
+            if jsonata != ("jsonata" in needs):
+                continue
+            if not needs - {"jsonata"} <= RUNNABLE_NEEDS:
                 continue
             out.append({
                 "id": case["id"],
+                "needs": case["needs"],
                 "definition": json.dumps(run.case_definition(case)),
                 "input": case["input"],
                 "expected_status": case["expected_status"],

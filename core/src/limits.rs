@@ -61,6 +61,22 @@ const _: () = assert!(PATH_TEXT_BYTES_MAX <= DEFINITION_SIZE_BYTES_MAX);
 
 const _: () = assert!(INTRINSIC_ARRAY_RANGE_ITEMS_MAX <= PATH_EVAL_STEPS_MAX);
 
+/// The longest workflow variable name, in bytes (statelog's bound; AWS documents none).
+pub const VARIABLE_NAME_BYTES_MAX: usize = 128;
+
+/// The largest value of one workflow variable, as compact JSON in UTF-8 bytes (AWS: 256 KiB).
+pub const VARIABLE_SIZE_BYTES_MAX: usize = 256 * 1024;
+
+/// The largest total of the values one `Assign` sets, as compact JSON (AWS: 256 KiB).
+pub const ASSIGN_SIZE_BYTES_MAX: usize = 256 * 1024;
+
+/// The largest total of all variables an execution holds at once, as compact JSON
+/// (AWS: 10 MiB).
+pub const VARIABLES_TOTAL_BYTES_MAX: usize = 10 * 1024 * 1024;
+
+const _: () = assert!(VARIABLE_SIZE_BYTES_MAX <= ASSIGN_SIZE_BYTES_MAX);
+const _: () = assert!(ASSIGN_SIZE_BYTES_MAX <= VARIABLES_TOTAL_BYTES_MAX);
+
 /// The most iterations an inline Map state runs at once, whatever its `MaxConcurrency` (AWS: 40).
 pub const MAP_INLINE_CONCURRENCY_MAX: u64 = 40;
 

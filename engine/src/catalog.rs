@@ -17,7 +17,7 @@ use super::arn::{Arn, Resource, ResourceType};
 use super::error::{ArgumentReason, MissingParameter};
 use super::{Engine, Error, MachineDescription};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
-use statelog_core::asl::{parse_definition, Severity, ValidationOptions};
+use statelog_core::asl::{parse_definition, Severity};
 use statelog_store as store;
 use statelog_store::Machine;
 
@@ -151,16 +151,16 @@ impl Engine {
             });
         }
         let compiled = match definition {
-            Some(text) => Some(
-                parse_definition(text, &ValidationOptions::default()).map_err(|diagnostics| {
+            Some(text) => Some(parse_definition(text, &crate::validate::options()).map_err(
+                |diagnostics| {
                     Error::InvalidDefinition {
                         diagnostics: diagnostics
                             .into_iter()
                             .filter(|d| d.severity == Severity::Error)
                             .collect(),
                     }
-                })?,
-            ),
+                },
+            )?),
             None => None,
         };
         // No start runs while the revision changes (see the module invariants).

@@ -64,7 +64,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
-use statelog_core::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog_core::asl::{parse_definition, StateMachine};
 use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
@@ -223,6 +223,9 @@ pub struct MachineDescription {
     /// The revision's id as AWS shows it (`revisionId`): `None` for the revision made at
     /// creation, a stable UUID-shaped id for each update (see `catalog::revision_id`).
     pub revision_id: Option<String>,
+    /// The workflow variables each state reads (`variableReferences`), by state name, sorted;
+    /// states that read none are left out.
+    pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// What `StartExecution` answers.
@@ -588,7 +591,7 @@ impl Engine {
     ) -> Result<MachineDescription, Error> {
         naming::check_name(name)?;
         let compiled =
-            parse_definition(definition, &ValidationOptions::default()).map_err(|diagnostics| {
+            parse_definition(definition, &validate::options()).map_err(|diagnostics| {
                 Error::InvalidDefinition {
                     diagnostics: diagnostics
                         .into_iter()
@@ -992,6 +995,12 @@ impl Engine {
             created_ms: machine.created_ms,
             updated_ms: machine.updated_ms,
             revision_id: catalog::revision_id(machine),
+            // A stored definition always compiles (it was validated when created); a failure
+            // here is reported where the definition is run, not by a description.
+            variable_references: self
+                .definition_at(machine.lsn)
+                .map(|definition| definition.variable_references())
+                .unwrap_or_default(),
         }
     }
 
@@ -1050,7 +1059,7 @@ impl Engine {
                 state_machine: format!("created at lsn {machine_lsn}"),
             }
         })?;
-        let compiled = parse_definition(&machine.definition, &ValidationOptions::default())
+        let compiled = parse_definition(&machine.definition, &validate::options())
             .map_err(|diagnostics| Error::InvalidDefinition { diagnostics })?;
         let compiled = Arc::new(compiled);
         self.inner

@@ -10,6 +10,15 @@
 
 pub use statelog_core::asl::{Diagnostic, DiagnosticCode, Severity, ValidationOptions};
 
+/// The options the engine validates and compiles every definition with: any resource, a
+/// Standard machine, and JSONata through `statelog-jsonata`.
+pub fn options() -> ValidationOptions {
+    ValidationOptions {
+        jsonata: Some(statelog_jsonata::asl::StepFunctionsJsonata::runtime()),
+        ..ValidationOptions::default()
+    }
+}
+
 /// Checks the definition `json` the way `create_state_machine` does: `Ok` when it would be
 /// accepted, otherwise every diagnostic found (not just the first), errors and warnings alike.
 pub fn validate_definition(json: &str, options: &ValidationOptions) -> Result<(), Vec<Diagnostic>> {

@@ -29,6 +29,64 @@ pub(crate) fn to_jvalue(value: &Value) -> JValue {
     }
 }
 
+/// An object of `members` as the evaluator's value, converted straight from the borrowed
+/// values (no JSON copy is made first).
+pub(crate) fn object_of(members: &[(&str, &Value)]) -> JValue {
+    let map: JMap = members
+        .iter()
+        .map(|(k, v)| (k.to_string(), to_jvalue(v)))
+        .collect();
+    JValue::Object(Rc::new(map))
+}
+
+/// The object of `members` holding only what `paths` read (each a member name, then field
+/// names, read whole at its end): an expression that reads `$states.input.order.id` sees the
+/// same value as with the whole object converted, since it reads nothing else. Only objects
+/// are pruned; any other value on a path is converted whole.
+pub(crate) fn pruned_object(members: &[(&str, &Value)], paths: &[&[String]]) -> JValue {
+    let mut map = JMap::default();
+    for (name, value) in members {
+        let below: Vec<&[String]> = paths
+            .iter()
+            .filter(|p| p.first().is_some_and(|first| first == name))
+            .map(|p| &p[1..])
+            .collect();
+        if !below.is_empty() {
+            map.insert(name.to_string(), pruned(value, &below));
+        }
+    }
+    JValue::Object(Rc::new(map))
+}
+
+/// `value` holding only what `paths` read below it (an empty path: all of it).
+fn pruned(value: &Value, paths: &[&[String]]) -> JValue {
+    let Value::Object(object) = value else {
+        return to_jvalue(value);
+    };
+    if paths.iter().any(|p| p.is_empty()) {
+        return to_jvalue(value);
+    }
+    with_stack(|| {
+        let mut map = JMap::default();
+        for path in paths {
+            let key = &path[0];
+            if map.contains_key(key) {
+                continue;
+            }
+            let Some(child) = object.get(key) else {
+                continue;
+            };
+            let below: Vec<&[String]> = paths
+                .iter()
+                .filter(|p| &p[0] == key)
+                .map(|p| &p[1..])
+                .collect();
+            map.insert(key.clone(), pruned(child, &below));
+        }
+        JValue::Object(Rc::new(map))
+    })
+}
+
 /// The JSON of an evaluation's result: `None` for undefined. Inside arrays and objects an
 /// undefined value is left out; a function inside an object is left out and inside an array
 /// becomes `null` (as JSON.stringify does); a function or regex as the whole result has no

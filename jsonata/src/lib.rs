@@ -5,10 +5,13 @@
 //! with bindings (`$states`, variables), the functions Step Functions adds (`$partition`,
 //! `$range`, `$hash`, `$random([seed])`, `$uuid`, `$parse`; `$eval` refused), and taking
 //! `$now`, `$millis`, `$random` and `$uuid` from the caller's [`Host`] so that a replay
-//! computes the same values. Also the `{% ... %}` test ([`is_expression`]).
+//! computes the same values. Also the `{% ... %}` test ([`is_expression`]), and ([`asl`]) the
+//! core's JSONata seam implemented over all this, which the engine hands the parser.
 //!
-//! Must not: do I/O, read a clock, draw unseeded randomness or start threads; know about ASL
-//! (fields, states, error names); let a `jsonata_core` type into its API.
+//! Must not: do I/O, read a clock for a value (an evaluation's time budget,
+//! [`Limits::timeout_ms`], is the one clock read, and only stops it), draw unseeded randomness
+//! or start threads; know about ASL beyond the seam it implements; let a `jsonata_core` type
+//! into its API.
 //!
 //! The engine underneath is `jsonata-core` (pinned exactly): its parser gives an AST that is
 //! `Send + Sync`, and its tree-walking evaluator takes bindings and host functions. A fresh
@@ -18,10 +21,12 @@
 //! Known gaps, each from the engine: numbers are `f64` (an integer past 2^53 in the input
 //! loses precision); a parse error carries no position; `$toMillis(text, picture)` with a
 //! picture lacking date parts fills them from the machine's clock; an endless tail-recursive
-//! function loops until a [`Cancel`] stops it (no depth limit catches a tail call); and the
+//! function loops until a [`Cancel`] or the time budget stops it (no depth limit catches a
+//! tail call; [`asl`] gives every evaluation a budget); and the
 //! engine's normal dependencies include a clock and `getrandom` (unused here: `$now`,
 //! `$millis`, `$random` and `$shuffle` are always replaced when named).
 
+pub mod asl;
 mod convert;
 mod functions;
 mod scan;
@@ -87,6 +92,15 @@ impl Bindings {
         self
     }
 
+    /// Binds `$name` to a value already converted.
+    pub(crate) fn set_converted(&mut self, name: &str, converted: JValue) -> &mut Bindings {
+        match self.values.iter_mut().find(|(n, _)| n == name) {
+            Some((_, slot)) => *slot = converted,
+            None => self.values.push((name.to_string(), converted)),
+        }
+        self
+    }
+
     /// Whether `$name` is bound.
     pub fn contains(&self, name: &str) -> bool {
         self.values.iter().any(|(n, _)| n == name)
@@ -100,6 +114,10 @@ pub struct Limits {
     /// evaluation fails with `D1011`. `None`: the engine's own bound (about 30,000 levels,
     /// then `U1001`).
     pub max_depth: Option<usize>,
+    /// The longest the evaluation may run, in milliseconds (JSONata's `timeout`); beyond it
+    /// the evaluation fails with `D1012`. The one clock read this crate allows the engine
+    /// underneath: it stops an evaluation and never enters its result.
+    pub timeout_ms: Option<u64>,
     /// Stops the evaluation (`U1003`) once cancelled, from any thread: how a caller with a
     /// clock bounds an evaluation's time, since this crate reads none.
     pub cancel: Option<Cancel>,
@@ -226,6 +244,66 @@ pub struct Expression {
     free: Vec<String>,
     reads_context: bool,
     calls: BTreeSet<String>,
+    states_paths: Option<Vec<Vec<String>>>,
+    /// When the expression is only a variable and field names (`$states.input.order.id`,
+    /// `$x`): the variable and the names, looked up without the evaluator.
+    plain_path: Option<(String, Vec<String>)>,
+}
+
+/// The variable and field names of an expression that is nothing else (`$v.a.b`, `$v`).
+fn plain_path(ast: &AstNode) -> Option<(String, Vec<String>)> {
+    let plain = |step: &jsonata_core::ast::PathStep| {
+        step.stages.is_empty() && step.focus.is_none() && step.index_var.is_none()
+    };
+    match ast {
+        AstNode::Variable(name) if !name.is_empty() => Some((name.clone(), Vec::new())),
+        AstNode::Path { steps } => {
+            let (first, rest) = steps.split_first()?;
+            let AstNode::Variable(name) = &first.node else {
+                return None;
+            };
+            if name.is_empty() || !plain(first) {
+                return None;
+            }
+            let mut names = Vec::with_capacity(rest.len());
+            for step in rest {
+                match &step.node {
+                    AstNode::Name(key) if plain(step) => names.push(key.clone()),
+                    _ => return None,
+                }
+            }
+            Some((name.clone(), names))
+        }
+        _ => None,
+    }
+}
+
+/// What a plain path finds among `bindings`: `Some(None)` nothing (undefined), `None` when
+/// it meets an array (where JSONata maps over the items: the evaluator decides).
+fn look_up<'b>(bindings: &'b Bindings, name: &str, keys: &[String]) -> Option<Option<&'b JValue>> {
+    let Some(mut value) = bindings
+        .values
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+    else {
+        return Some(None);
+    };
+    for key in keys {
+        value = match value {
+            JValue::Object(map) => match map.get(key) {
+                Some(child) => child,
+                None => return Some(None),
+            },
+            JValue::Array(_) => return None,
+            // A field of a string, number, boolean or null is nothing.
+            _ => return Some(None),
+        };
+    }
+    match value {
+        JValue::Array(_) | JValue::Undefined => None,
+        other => Some(Some(other)),
+    }
 }
 
 impl Expression {
@@ -241,10 +319,12 @@ impl Expression {
         let facts = scan::scan(&ast);
         Ok(Expression {
             source: source.to_string(),
-            ast,
             free: facts.free,
             reads_context: facts.reads_context,
             calls: facts.calls,
+            states_paths: facts.states_paths,
+            plain_path: plain_path(&ast),
+            ast,
         })
     }
 
@@ -267,6 +347,13 @@ impl Expression {
     /// name, `*`, `**`) rather than through a variable; Step Functions refuses that.
     pub fn reads_context(&self) -> bool {
         self.reads_context
+    }
+
+    /// The field paths below `$states` the expression reads, each whole at its end
+    /// (`["input", "order", "id"]` for `$states.input.order.id`); `None` when it reads
+    /// `$states` in another way, so all of it must be bound.
+    pub fn states_paths(&self) -> Option<&[Vec<String>]> {
+        self.states_paths.as_deref()
     }
 
     /// Whether the expression names the function `$name` (give it without the `$`), in call
@@ -295,12 +382,22 @@ impl Expression {
         host: &mut dyn Host,
         limits: Limits,
     ) -> Result<Option<Value>, EvalError> {
+        // A plain path over objects needs no evaluator (the same values, the same JSON).
+        if let (None, Some((name, keys))) = (input, &self.plain_path) {
+            if let Some(found) = look_up(bindings, name, keys) {
+                return match found {
+                    None => Ok(None),
+                    Some(value) => convert::from_jvalue(value),
+                };
+            }
+        }
         let mut context = Context::new();
         for (name, value) in &bindings.values {
             context.bind(name.clone(), value.clone());
         }
         let options = EvaluatorOptions {
             max_stack_depth: limits.max_depth,
+            timeout_ms: limits.timeout_ms,
             cancel: limits.cancel.map(|c| c.0),
             ..EvaluatorOptions::default()
         };

@@ -101,6 +101,10 @@ pub(crate) struct Facts {
     pub free: Vec<String>,
     pub reads_context: bool,
     pub calls: BTreeSet<String>,
+    /// The field paths below `$states` the expression reads (`["input", "order", "id"]` for
+    /// `$states.input.order.id`), each read whole at its end; `None` when it reads `$states`
+    /// otherwise (as a value, through a parent step), so all of it must be bound.
+    pub states_paths: Option<Vec<Vec<String>>>,
 }
 
 pub(crate) fn scan(root: &AstNode) -> Facts {
@@ -109,6 +113,8 @@ pub(crate) fn scan(root: &AstNode) -> Facts {
         free: Vec::new(),
         reads_context: false,
         calls: BTreeSet::new(),
+        states_paths: Vec::new(),
+        states_whole: false,
     };
     let mut top = HashSet::new();
     bindings_of(root, &mut top);
@@ -118,6 +124,7 @@ pub(crate) fn scan(root: &AstNode) -> Facts {
         free: walker.free,
         reads_context: walker.reads_context,
         calls: walker.calls,
+        states_paths: (!walker.states_whole).then_some(walker.states_paths),
     }
 }
 
@@ -229,6 +236,37 @@ struct Walker {
     free: Vec<String>,
     reads_context: bool,
     calls: BTreeSet<String>,
+    states_paths: Vec<Vec<String>>,
+    states_whole: bool,
+}
+
+/// The field names a path reads below `$states` when it starts `$states.name...` with plain
+/// steps: up to and including the first step with a predicate, before the first step that is
+/// not a plain name. `None` when the path does not start so.
+fn states_path(steps: &[jsonata_core::ast::PathStep]) -> Option<Vec<String>> {
+    let plain =
+        |step: &jsonata_core::ast::PathStep| step.focus.is_none() && step.index_var.is_none();
+    let first = steps.first()?;
+    if !matches!(&first.node, AstNode::Variable(name) if name == "states")
+        || !first.stages.is_empty()
+        || !plain(first)
+    {
+        return None;
+    }
+    let mut names = Vec::new();
+    for step in &steps[1..] {
+        let AstNode::Name(name) = &step.node else {
+            break;
+        };
+        if !plain(step) {
+            break;
+        }
+        names.push(name.clone());
+        if !step.stages.is_empty() {
+            break;
+        }
+    }
+    (!names.is_empty()).then_some(names)
 }
 
 impl Walker {
@@ -258,12 +296,22 @@ impl Walker {
     fn walk_inner(&mut self, node: &AstNode, top: bool) {
         match node {
             AstNode::Variable(name) if name.is_empty() => self.reads_context |= top,
-            AstNode::Variable(name) => self.reference(name),
+            AstNode::Variable(name) => {
+                // `$states` read other than through a `$states.name` path: bind all of it.
+                if name == "states" && !self.bound(name) {
+                    self.states_whole = true;
+                }
+                self.reference(name)
+            }
+            AstNode::Parent(_) => {
+                // A parent step may climb above a pruned `$states` value.
+                self.states_whole = true;
+                self.reads_context |= top;
+            }
             AstNode::ParentVariable(_)
             | AstNode::Name(_)
             | AstNode::Wildcard
-            | AstNode::Descendant
-            | AstNode::Parent(_) => self.reads_context |= top,
+            | AstNode::Descendant => self.reads_context |= top,
             AstNode::Block(items) => {
                 let mut scope = HashSet::new();
                 for item in items {
@@ -303,8 +351,20 @@ impl Walker {
                         }
                     }
                 }
+                let from_states = if self.bound("states") {
+                    None
+                } else {
+                    states_path(steps)
+                };
                 self.scoped(scope, |w| {
                     for (i, step) in steps.iter().enumerate() {
+                        if i == 0 {
+                            if let Some(path) = &from_states {
+                                w.states_paths.push(path.clone());
+                                w.reference("states");
+                                continue;
+                            }
+                        }
                         w.walk(&step.node, top && i == 0);
                         for stage in &step.stages {
                             if let Stage::Filter(n) = stage {

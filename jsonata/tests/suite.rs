@@ -246,6 +246,7 @@ fn run(case: &Case) -> Option<(String, String)> {
             let cancel = Cancel::new();
             let limits = Limits {
                 max_depth: case.depth,
+                timeout_ms: None,
                 cancel: Some(cancel.clone()),
             };
             let budget = case.timelimit.unwrap_or(CUT_OFF).min(CUT_OFF);

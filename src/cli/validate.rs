@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use statelog::engine::validate::{validate_definition, Diagnostic, ValidationOptions};
+use statelog::engine::validate::{validate_definition, Diagnostic};
 
 /// Arguments of `statelog validate`.
 #[derive(Debug, Args)]
@@ -42,7 +42,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = validate_definition(&text, &ValidationOptions::default());
+    let outcome = validate_definition(&text, &statelog::engine::validate::options());
     let (lines, valid) = report(&args.file.display().to_string(), &outcome);
     for line in lines {
         println!("{line}");

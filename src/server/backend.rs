@@ -44,6 +44,9 @@ pub struct StateMachineInfo {
     pub updated_ms: Option<u64>,
     /// The revision's `revisionId` (`None` for the revision made at creation, as AWS shows it).
     pub revision_id: Option<String>,
+    /// `variableReferences`: the workflow variables each state reads, by state name (empty:
+    /// the field is left out, as AWS does).
+    pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// What `UpdateStateMachine` answers: the new revision.

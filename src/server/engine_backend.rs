@@ -125,6 +125,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         created_ms: m.created_ms,
         updated_ms: m.updated_ms,
         revision_id: m.revision_id,
+        variable_references: m.variable_references,
     }
 }
 

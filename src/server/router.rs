@@ -36,7 +36,7 @@ use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
-use crate::engine::validate::{self, Severity, ValidationOptions};
+use crate::engine::validate::{self, Severity};
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -416,7 +416,15 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
         "tracingConfiguration": {"enabled": false},
     });
     insert_revision_id(&mut out, info.revision_id.as_deref());
+    insert_variable_references(&mut out, info);
     out
+}
+
+/// Adds `variableReferences` when some state reads a variable (AWS leaves it out otherwise).
+fn insert_variable_references(out: &mut Value, info: &super::backend::StateMachineInfo) {
+    if let (Value::Object(object), false) = (out, info.variable_references.is_empty()) {
+        object.insert("variableReferences".into(), json!(info.variable_references));
+    }
 }
 
 /// Adds `revisionId` when the revision has one (AWS leaves it out for the creation's).
@@ -580,6 +588,7 @@ async fn dispatch<B: Backend>(
                 "tracingConfiguration": {"enabled": false},
             });
             insert_revision_id(&mut out, info.revision_id.as_deref());
+            insert_variable_references(&mut out, &info);
             Ok(out)
         }
         Operation::ListExecutions => {
@@ -760,10 +769,9 @@ fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Val
         max_results
     } as usize;
     let with_warnings = input.severity.as_deref() == Some("WARNING");
-    let diagnostics =
-        validate::validate_definition(&input.definition, &ValidationOptions::default())
-            .err()
-            .unwrap_or_default();
+    let diagnostics = validate::validate_definition(&input.definition, &validate::options())
+        .err()
+        .unwrap_or_default();
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let shown: Vec<_> = diagnostics
         .iter()

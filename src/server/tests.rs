@@ -84,6 +84,7 @@ impl Backend for FakeBackend {
                 created_ms: 1_500,
                 updated_ms: None,
                 revision_id: None,
+                variable_references: Default::default(),
             },
         );
         Ok(StateMachineCreated {

@@ -505,6 +505,7 @@ proptest::proptest! {
                 name: "A".into(),
                 output: value.clone().into(),
                 output_truncated: false,
+                assigned: None,
             }),
         );
         let events = vec![started("a"), exited];

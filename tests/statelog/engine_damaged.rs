@@ -262,6 +262,7 @@ fn append_undecodable(dir: &Path, arn: &str, id: u32) -> Lsn {
             name: "Sleep".into(),
             output: json!({"damaged": "here"}).into(),
             output_truncated: false,
+            assigned: None,
         }),
         scope: Vec::new(),
         timer: None,

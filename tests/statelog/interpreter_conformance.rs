@@ -6,6 +6,9 @@
 //! is rendered in the AWS JSON shape and judged by the official comparator (`run.judge` in
 //! `../shared/conformance/run.py`, fed by `tests/conformance_judge.py`).
 //!
+//! The JSONPath cases that need workflow variables run too (counted apart); those that also
+//! need JSONata do not.
+//!
 //! Skips with a printed reason when the corpus or python3 is absent. The pass count has a floor
 //! that may only go up.
 
@@ -20,7 +23,12 @@ use statelog::interpreter::Trigger;
 
 /// Cases that must pass; raise it when more pass, never lower it. The 6 others hold recorder
 /// placeholders no engine can produce (`RandomNumberGenerated`, `generated-uuid`, `start-time`).
-const PASSED_FLOOR: usize = 237;
+const PASSED_FLOOR: usize = 257;
+
+/// Of them, the cases that need workflow variables (JSONPath `Assign` and `$name`); raise it
+/// when more pass. The 3 others are recorded with payloads the recorder parsed (a list or a
+/// number where AWS answers JSON text).
+const VARIABLES_PASSED_FLOOR: usize = 20;
 
 /// Answers while the execution waits: a stop right after the start for the StopExecution case,
 /// else the oldest task gets the next outcome AWS recorded; `None` fires the next timer.
@@ -55,11 +63,16 @@ fn answer_recorded(
     }
 }
 
-#[test]
-fn needs_none_cases_match_the_aws_recordings() {
-    let Some((judge, cases)) = Judge::list("conformance_judge.py") else {
-        return;
-    };
+/// JSONata cases that need variables and must pass; raise it when more pass, never lower it.
+const JSONATA_VARIABLES_PASSED_FLOOR: usize = 10;
+
+/// JSONata cases (with or without variables) that must pass through the interpreter; raise it
+/// when more pass, never lower it.
+const JSONATA_PASSED_FLOOR: usize = 92;
+
+/// Runs the cases `selection` lists and judges them against `floor`.
+fn run_listed(selection: &[&str], label: &str, floor: usize) -> Option<(Vec<Value>, Vec<String>)> {
+    let (judge, cases) = Judge::list_selected("conformance_judge.py", selection)?;
     let mut results = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         let request = case_request(n, case);
@@ -81,9 +94,42 @@ fn needs_none_cases_match_the_aws_recordings() {
             Err(error) => json!({"id": case["id"], "error": error}),
         });
     }
-    judge.judge_and_report(
-        &results,
+    let passed = judge.judge_and_report(&results, label, floor);
+    Some((cases, passed))
+}
+
+#[test]
+fn needs_none_cases_match_the_aws_recordings() {
+    let Some((cases, passed)) = run_listed(
+        &[],
         "conformance (core language + stop + request/response integrations, interpreter only)",
         PASSED_FLOOR,
+    ) else {
+        return;
+    };
+    conformance_common::report_need(
+        &cases,
+        &passed,
+        "variables",
+        "conformance, interpreter only",
+        VARIABLES_PASSED_FLOOR,
+    );
+}
+
+#[test]
+fn jsonata_cases_match_the_aws_recordings() {
+    let Some((cases, passed)) = run_listed(
+        &["jsonata"],
+        "conformance (JSONata; interpreter only)",
+        JSONATA_PASSED_FLOOR,
+    ) else {
+        return;
+    };
+    conformance_common::report_need(
+        &cases,
+        &passed,
+        "variables",
+        "conformance (JSONata; interpreter only)",
+        JSONATA_VARIABLES_PASSED_FLOOR,
     );
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use statelog::asl::{parse_definition, StateMachine, ValidationOptions};
+use statelog::asl::{parse_definition, StateMachine};
 use statelog::history::{EventDetails, EventId, HistoryEvent, TimerPurpose};
 use statelog::interpreter::{
     apply, decide, pending_effects, Decision, Effect, ExecutionState, ExecutionStatus, Options,
@@ -17,22 +17,23 @@ use statelog_rng::Rng;
 const T0_MS: u64 = 1_700_000_000_000;
 
 /// How a scripted handler answers a task.
-enum Answer {
+pub(crate) enum Answer {
     Succeed(Value),
     Fail(&'static str, &'static str),
     /// Leave the task unanswered (lets its timeout fire).
     Ignore,
 }
 
+/// Parsed as the engine parses (with its JSONata evaluator), so JSONata states run too.
 fn definition(json: Value) -> StateMachine {
-    parse_definition(&json.to_string(), &ValidationOptions::default())
+    parse_definition(&json.to_string(), &statelog::engine::validate::options())
         .unwrap_or_else(|d| panic!("definition rejected: {d:?}"))
 }
 
-struct Run {
+pub(crate) struct Run {
     def: StateMachine,
-    state: ExecutionState,
-    events: Vec<HistoryEvent>,
+    pub(crate) state: ExecutionState,
+    pub(crate) events: Vec<HistoryEvent>,
     now_ms: u64,
     options: Options,
     entropy: Rng,
@@ -44,7 +45,7 @@ struct Run {
 }
 
 impl Run {
-    fn new(def: Value) -> Self {
+    pub(crate) fn new(def: Value) -> Self {
         Self::with_options(def, Options::default())
     }
 
@@ -64,7 +65,7 @@ impl Run {
         }
     }
 
-    fn start(&mut self, input: Value) -> Decision {
+    pub(crate) fn start(&mut self, input: Value) -> Decision {
         self.trigger(Trigger::Start(StartRequest {
             input,
             input_text: None,
@@ -125,7 +126,7 @@ impl Run {
     }
 
     /// Runs to the end: answers tasks with `script`, fires due timers in order.
-    fn drive(&mut self, mut script: impl FnMut(&TaskInvocation) -> Answer) {
+    pub(crate) fn drive(&mut self, mut script: impl FnMut(&TaskInvocation) -> Answer) {
         for _ in 0..10_000 {
             if self.closed.is_some() {
                 return;
@@ -162,16 +163,16 @@ impl Run {
         panic!("did not finish");
     }
 
-    fn types(&self) -> Vec<&'static str> {
+    pub(crate) fn types(&self) -> Vec<&'static str> {
         self.events.iter().map(|e| e.details.type_name()).collect()
     }
 
-    fn output(&self) -> Value {
+    pub(crate) fn output(&self) -> Value {
         self.state.output().cloned().unwrap_or(Value::Null)
     }
 }
 
-fn no_tasks(_: &TaskInvocation) -> Answer {
+pub(crate) fn no_tasks(_: &TaskInvocation) -> Answer {
     panic!("no task expected")
 }
 

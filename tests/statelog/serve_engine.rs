@@ -492,3 +492,77 @@ async fn describe_execution_returns_the_input_as_sent_and_the_output_as_produced
     assert_eq!(described["input"], "{\"b\":1,\"a\":2}");
     assert_eq!(described["output"], "{\"b\":1,\"a\":2}");
 }
+
+#[tokio::test]
+async fn variables_show_in_history_and_in_both_machine_descriptions_as_aws_shows_them() {
+    let s = server(None);
+    let definition = json!({"StartAt": "Set", "States": {
+        "Set": {"Type": "Pass", "Assign": {"n": 1, "who.$": "$.who"}, "Next": "Read"},
+        "Read": {"Type": "Pass", "Parameters": {"n.$": "$n", "who.$": "$who"}, "End": true}}});
+    let machine = create_machine(&s, "vars", &definition.to_string()).await;
+    let references = json!({"Read": ["n", "who"]});
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": machine}),
+    )
+    .await;
+    assert_eq!(described["variableReferences"], references, "{described}");
+    let execution = start_with_input(&s, &machine, r#"{"who": "me"}"#).await;
+    idle(&s, "000000000000");
+    let for_execution = ok(
+        &s,
+        "DescribeStateMachineForExecution",
+        json!({"executionArn": execution}),
+    )
+    .await;
+    assert_eq!(for_execution["variableReferences"], references);
+    let history = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": execution}),
+    )
+    .await;
+    let exited = &history["events"][2];
+    assert_eq!(exited["type"], "PassStateExited", "{history}");
+    assert_eq!(
+        exited["stateExitedEventDetails"]["assignedVariables"],
+        json!({"n": "1", "who": "\"me\""})
+    );
+    assert_eq!(
+        exited["stateExitedEventDetails"]["assignedVariablesDetails"],
+        json!({"truncated": false})
+    );
+    // A state without Assign shows neither field.
+    let last = &history["events"][4];
+    assert_eq!(last["type"], "PassStateExited", "{history}");
+    assert!(last["stateExitedEventDetails"]
+        .get("assignedVariables")
+        .is_none());
+    assert!(last["stateExitedEventDetails"]
+        .get("assignedVariablesDetails")
+        .is_none());
+    assert_eq!(
+        describe(&s, &execution).await["output"],
+        r#"{"n":1,"who":"me"}"#
+    );
+    // Without execution data the values are left out, like the payloads.
+    let bare = ok(
+        &s,
+        "GetExecutionHistory",
+        json!({"executionArn": execution, "includeExecutionData": false}),
+    )
+    .await;
+    assert!(bare["events"][2]["stateExitedEventDetails"]
+        .get("assignedVariables")
+        .is_none());
+    // A machine without variables has no `variableReferences`.
+    let plain = create_machine(&s, "plain", &five_pass()).await;
+    let described = ok(
+        &s,
+        "DescribeStateMachine",
+        json!({"stateMachineArn": plain}),
+    )
+    .await;
+    assert!(described.get("variableReferences").is_none(), "{described}");
+}

@@ -14,12 +14,13 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
+use super::jsonata::{Bound, Host};
 use super::model::{
-    ChoiceState, CompareFamily, CompareOp, Condition, Operand, PatternPiece, StringPattern, Test,
-    TypeCheck,
+    ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, Operand, PatternPiece,
+    StringPattern, Test, TypeCheck,
 };
 use super::timestamp::parse_timestamp;
-use crate::paths::{Path, StatesError};
+use crate::paths::{Path, StatesError, Variables, NO_VARIABLES};
 
 /// The error of a Choice state where no rule matched and there is no `Default`.
 pub const NO_CHOICE_MATCHED: &str = "States.NoChoiceMatched";
@@ -114,8 +115,9 @@ fn select<'a>(
     path: &Path,
     input: &'a Value,
     context: &'a Value,
+    variables: &'a Variables,
 ) -> Result<Cow<'a, Value>, StatesError> {
-    path.select_cow(input, context)?
+    path.select_cow_in(input, context, variables)?
         .ok_or_else(|| missing_path(path))
 }
 
@@ -178,10 +180,21 @@ fn type_check(check: TypeCheck, value: &Value) -> bool {
 impl Condition {
     /// Evaluates the rule against the effective `input` and the Context object `context`.
     pub fn evaluate(&self, input: &Value, context: &Value) -> Result<bool, StatesError> {
+        self.evaluate_in(input, context, &NO_VARIABLES)
+    }
+
+    /// [`Condition::evaluate`] with the workflow variables in scope (`"Variable": "$x"`,
+    /// `...Path` operands reading `$x`).
+    pub fn evaluate_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Result<bool, StatesError> {
         match self {
             Condition::And(all) => {
                 for condition in all {
-                    if !condition.evaluate(input, context)? {
+                    if !condition.evaluate_in(input, context, variables)? {
                         return Ok(false);
                     }
                 }
@@ -189,23 +202,29 @@ impl Condition {
             }
             Condition::Or(any) => {
                 for condition in any {
-                    if condition.evaluate(input, context)? {
+                    if condition.evaluate_in(input, context, variables)? {
                         return Ok(true);
                     }
                 }
                 Ok(false)
             }
-            Condition::Not(inner) => Ok(!inner.evaluate(input, context)?),
+            Condition::Not(inner) => Ok(!inner.evaluate_in(input, context, variables)?),
+            Condition::Jsonata(_) => Err(StatesError::new(
+                crate::asl::ERROR_RUNTIME,
+                "A JSONata Condition in a JSONPath Choice rule.",
+            )),
             Condition::Test { variable, test } => {
                 if let Test::Is {
                     check: TypeCheck::Present,
                     expected,
                 } = test
                 {
-                    return Ok(variable.select_cow(input, context)?.is_some() == *expected);
+                    return Ok(
+                        variable.select_cow_in(input, context, variables)?.is_some() == *expected
+                    );
                 }
-                let value = select(variable, input, context)?;
-                test.holds(&value, input, context)
+                let value = select(variable, input, context, variables)?;
+                test.holds_in(&value, input, context, variables)
             }
         }
     }
@@ -220,13 +239,24 @@ impl Test {
         input: &Value,
         context: &Value,
     ) -> Result<bool, StatesError> {
+        self.holds_in(value, input, context, &NO_VARIABLES)
+    }
+
+    /// [`Test::holds`] with the workflow variables in scope.
+    pub fn holds_in(
+        &self,
+        value: &Value,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Result<bool, StatesError> {
         Ok(match self {
             Test::Compare {
                 family,
                 op,
                 operand: Operand::Path(path),
             } => {
-                let other = select(path, input, context)?;
+                let other = select(path, input, context, variables)?;
                 compare_values(*family, value, &other).is_some_and(|o| relation_holds(*op, o))
             }
             Test::Compare { op, operand, .. } => {
@@ -242,15 +272,80 @@ impl ChoiceState {
     /// The name of the next state: the first rule that holds, else `Default`, else
     /// `States.NoChoiceMatched`.
     pub fn pick(&self, input: &Value, context: &Value) -> Result<&str, StatesError> {
+        self.pick_in(input, context, &NO_VARIABLES)
+            .map(|picked| picked.next)
+    }
+
+    /// [`ChoiceState::pick`] with the workflow variables in scope, telling which rule was
+    /// taken (`None`: `Default`), whose `Assign` applies.
+    pub fn pick_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Result<Picked<'_>, StatesError> {
         for rule in &self.choices {
-            if rule.condition.evaluate(input, context)? {
-                return Ok(&rule.next);
+            if rule.condition.evaluate_in(input, context, variables)? {
+                return Ok(Picked {
+                    next: &rule.next,
+                    rule: Some(rule),
+                });
+            }
+        }
+        match self.default.as_deref() {
+            Some(next) => Ok(Picked { next, rule: None }),
+            None => Err(StatesError::new(NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE)),
+        }
+    }
+
+    /// The pick of a JSONata Choice: the first rule whose `Condition` is `true` (a value that
+    /// is not a boolean is an error), else `Default`, else `States.NoChoiceMatched`; the rule
+    /// taken carries its `Output` and `Assign`.
+    pub fn pick_jsonata(
+        &self,
+        bound: &dyn Bound,
+        host: &mut dyn Host,
+    ) -> Result<Picked<'_>, StatesError> {
+        for rule in &self.choices {
+            let Condition::Jsonata(condition) = &rule.condition else {
+                return Err(StatesError::new(
+                    crate::asl::ERROR_RUNTIME,
+                    "A JSONPath Choice rule in a JSONata Choice state.",
+                ));
+            };
+            let holds = match condition.evaluate("Condition", bound, host)? {
+                Value::Bool(holds) => holds,
+                other => {
+                    return Err(match condition.as_expression() {
+                        Some(expression) => expression.wrong_type("Condition", "boolean", &other),
+                        None => StatesError::new(
+                            crate::asl::jsonata::QUERY_EVALUATION_ERROR,
+                            "The field 'Condition' must be a boolean.",
+                        ),
+                    })
+                }
+            };
+            if holds {
+                return Ok(Picked {
+                    next: &rule.next,
+                    rule: Some(rule),
+                });
             }
         }
         self.default
             .as_deref()
+            .map(|next| Picked { next, rule: None })
             .ok_or_else(|| StatesError::new(NO_CHOICE_MATCHED, NO_CHOICE_MATCHED_CAUSE))
     }
+}
+
+/// The outcome of a Choice: where it goes, and the rule that sent it there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Picked<'c> {
+    /// The next state's name.
+    pub next: &'c str,
+    /// The rule that held first; `None` when `Default` was taken.
+    pub rule: Option<&'c ChoiceRule>,
 }
 
 #[cfg(test)]

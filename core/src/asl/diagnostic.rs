@@ -39,6 +39,11 @@ pub enum DiagnosticCode {
     TooDeeplyNested,
     /// A valid ASL feature statelog does not run yet (JSONata, Distributed Map, variables, ...).
     UnsupportedFeature,
+    /// A JSONata expression (`{% %}`) does not parse.
+    InvalidJsonataExpression,
+    /// A JSONata expression parses but Step Functions does not run it (a top-level reference
+    /// that is not `$states` or a variable, `$eval`).
+    UnsupportedJsonataExpression,
 }
 
 impl DiagnosticCode {
@@ -59,6 +64,8 @@ impl DiagnosticCode {
             DiagnosticCode::LimitExceeded => "LIMIT_EXCEEDED",
             DiagnosticCode::TooDeeplyNested => "TOO_DEEPLY_NESTED",
             DiagnosticCode::UnsupportedFeature => "UNSUPPORTED_FEATURE",
+            DiagnosticCode::InvalidJsonataExpression => "INVALID_JSONATA_EXPRESSION",
+            DiagnosticCode::UnsupportedJsonataExpression => "UNSUPPORTED_JSONATA_EXPRESSION",
         }
     }
 }

@@ -1,4 +1,4 @@
-//! model: the typed, compiled form of a state machine definition (JSONPath mode).
+//! model: the typed, compiled form of a state machine definition (JSONPath and JSONata).
 //!
 //! Owns the data types only: what a validated definition looks like to the interpreter. Every
 //! path and payload template is held compiled (`paths::Path`, `paths::Template`, ...) so nothing
@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::assign::Assign;
 use super::data_flow::{CatchFlow, DataFlow};
+use super::jsonata::{Expression, JsonataRuntime, JsonataTemplate};
 use crate::paths::{FieldExpression, Path, Template};
 
 /// A whole, validated state machine.
@@ -35,8 +37,11 @@ pub struct StateMachine {
     pub timeout_seconds: Option<u64>,
     /// The top-level `Version` (only `"1.0"` exists).
     pub version: Option<String>,
-    /// The top-level `QueryLanguage` (only JSONPath is supported).
+    /// The top-level `QueryLanguage`.
     pub query_language: QueryLanguage,
+    /// The JSONata evaluator the machine's expressions were compiled with (`None` when it
+    /// has none).
+    pub jsonata: Option<JsonataRuntime>,
     /// The definition as parsed JSON, exactly as written (for DescribeStateMachine and replay).
     pub source: Value,
 }
@@ -55,10 +60,10 @@ pub struct Branch {
 /// The `QueryLanguage` of a definition or state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueryLanguage {
-    /// `JSONPath`, the default and the only language statelog runs.
+    /// `JSONPath`, the default.
     #[default]
     JsonPath,
-    /// `JSONata`: parsed, rejected at validation as not supported yet.
+    /// `JSONata` (runs when the embedder gives an evaluator).
     Jsonata,
 }
 
@@ -137,6 +142,9 @@ pub struct State {
     /// ResultPath, OutputPath, a Pass's Result, a Map's ItemsPath and ItemSelector), in the
     /// state's query language; the interpreter asks it for each step.
     pub data_flow: DataFlow,
+    /// `Assign`: the variables the state sets when it succeeds (not when a Catcher is taken:
+    /// then the Catcher's `Assign` applies). Not on Fail states.
+    pub assign: Option<Assign>,
     /// What the state does.
     pub kind: StateKind,
 }
@@ -252,6 +260,8 @@ pub enum SecondsField {
     Literal(u64),
     /// A path into the effective input, e.g. `"TimeoutSecondsPath": "$.timeout"`.
     Path(Path),
+    /// A JSONata expression, e.g. `"TimeoutSeconds": "{% $states.input.timeout %}"`.
+    Expression(Expression),
 }
 
 /// A Task `Resource`, split into its parts.
@@ -389,6 +399,8 @@ pub struct Catcher {
     pub next: String,
     /// What the Catcher does with the error output (JSONPath: `ResultPath`).
     pub flow: CatchFlow,
+    /// `Assign`: the variables set when this Catcher is taken (evaluated on the error output).
+    pub assign: Option<Assign>,
 }
 
 /// The name that matches every error in `ErrorEquals`.
@@ -437,11 +449,13 @@ mod tests {
             error_equals: names(&["States.ALL"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let runtime = Catcher {
             error_equals: names(&["States.Runtime"]),
             next: "N".into(),
             flow: CatchFlow::default(),
+            assign: None,
         };
         let limit = names(&["States.DataLimitExceeded"]);
         let timeout = Retrier {
@@ -480,6 +494,11 @@ pub struct ChoiceRule {
     pub condition: Condition,
     /// `Next`.
     pub next: String,
+    /// A JSONata rule's `Output`: the state's output when the rule matches.
+    pub output: Option<JsonataTemplate>,
+    /// `Assign`: the variables set when this rule is the one taken (instead of the Choice
+    /// state's own `Assign`, which applies when `Default` is taken).
+    pub assign: Option<Assign>,
 }
 
 /// A Boolean expression of a Choice rule.
@@ -491,6 +510,8 @@ pub enum Condition {
     Or(Vec<Condition>),
     /// `Not`: the nested condition does not hold.
     Not(Box<Condition>),
+    /// A JSONata rule's `Condition`: a boolean literal or an expression.
+    Jsonata(JsonataTemplate),
     /// `Variable` plus one comparison operator.
     Test {
         /// `Variable`: what is tested (may read the Context object with `$$`).
@@ -621,6 +642,10 @@ pub enum WaitFor {
     SecondsPath(Path),
     /// `TimestampPath`.
     TimestampPath(Path),
+    /// JSONata `Seconds` as an expression.
+    SecondsExpression(Expression),
+    /// JSONata `Timestamp` as an expression.
+    TimestampExpression(Expression),
 }
 
 /// A Fail state.
@@ -648,6 +673,8 @@ pub enum FailField {
         /// take `value`); kept for callers written before `expression` existed.
         template: Template,
     },
+    /// A JSONata `Error` / `Cause` expression.
+    Expression(Expression),
 }
 
 /// A Parallel state. Its `Parameters`, `ResultSelector` and `ResultPath` are in the state's
@@ -691,6 +718,8 @@ pub enum CountField {
     Literal(u64),
     /// A path into the effective input.
     Path(Path),
+    /// A JSONata expression.
+    Expression(Expression),
 }
 
 /// A percentage given literally or read from the input.
@@ -700,4 +729,6 @@ pub enum PercentageField {
     Literal(f64),
     /// A path into the effective input.
     Path(Path),
+    /// A JSONata expression.
+    Expression(Expression),
 }

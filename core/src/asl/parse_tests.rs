@@ -694,10 +694,6 @@ fn unsupported_features_are_typed_and_located() {
             "/States/S/QueryLanguage",
         ),
         (
-            one(json!({"Type": "Pass", "Assign": {"x": 1}, "End": true})),
-            "/States/S/Assign",
-        ),
-        (
             one(
                 json!({"Type": "Task", "Resource": "arn:aws:states:::a:b", "Credentials": {"RoleArn": "r"}, "End": true}),
             ),
@@ -1086,47 +1082,166 @@ fn paths_and_templates_are_compiled_at_parse_time() {
 }
 
 #[test]
-fn variable_references_are_unsupported_not_invalid() {
-    let cases: Vec<(Value, &str)> = vec![
-        (
-            one(json!({"Type": "Pass", "Parameters": {"a.$": "$var"}, "End": true})),
-            "/States/S/Parameters/a.$",
+fn variable_references_parse_wherever_a_path_is_accepted() {
+    let cases: Vec<Value> = vec![
+        one(json!({"Type": "Pass", "Parameters": {"a.$": "$var"}, "End": true})),
+        one(
+            json!({"Type": "Pass", "Parameters": {"a.$": "States.Format('{} $x', $name)"}, "End": true}),
         ),
-        (
-            one(
-                json!({"Type": "Pass", "Parameters": {"a.$": "States.Format('{} $x', $name)"}, "End": true}),
-            ),
-            "/States/S/Parameters/a.$",
-        ),
-        (
-            one(json!({"Type": "Pass", "InputPath": "$v.a", "End": true})),
-            "/States/S/InputPath",
-        ),
-        (
-            one(json!({"Type": "Fail", "CausePath": "States.Format('{}', $c)"})),
-            "/States/S/CausePath",
+        one(json!({"Type": "Pass", "InputPath": "$v.a", "OutputPath": "$v", "End": true})),
+        one(json!({"Type": "Fail", "CausePath": "States.Format('{}', $c)", "ErrorPath": "$e"})),
+        one(json!({"Type": "Wait", "SecondsPath": "$s", "End": true})),
+        json!({"StartAt": "C", "States": {
+            "C": {"Type": "Choice", "Choices": [{"Variable": "$x", "NumericEqualsPath": "$y", "Next": "S"}], "Default": "S"},
+            "S": {"Type": "Succeed"}}}),
+        one(
+            json!({"Type": "Pass", "Assign": {"a": 1, "b.$": "$.x", "c.$": "$a", "d.$": "States.Array($a)"}, "End": true}),
         ),
     ];
-    for (def, path) in cases {
-        let found = problems(&def);
+    for def in cases {
+        valid(def);
+    }
+}
+
+#[test]
+fn assign_is_a_state_field_a_choice_rule_field_and_a_catch_field() {
+    let def = json!({
+        "StartAt": "C",
+        "States": {
+            "C": {"Type": "Choice",
+                  "Choices": [{"Variable": "$.a", "IsPresent": true, "Assign": {"r": "rule"}, "Next": "T"}],
+                  "Default": "T", "Assign": {"r": "default"}},
+            "T": {"Type": "Task", "Resource": "arn:aws:states:::a:b",
+                  "Assign": {"ok.$": "$.Payload"},
+                  "Catch": [{"ErrorEquals": ["States.ALL"], "Assign": {"err.$": "$.Error"}, "Next": "W"}],
+                  "Next": "W"},
+            "W": {"Type": "Wait", "Seconds": 0, "Assign": {"w": 1}, "End": true}
+        }
+    });
+    let machine = valid(def);
+    let c = machine.states.get("C").expect("C");
+    let StateKind::Choice(choice) = &c.kind else {
+        panic!("a Choice")
+    };
+    assert_eq!(
+        choice.choices[0].assign.as_ref().map(|a| a.names()),
+        Some(vec!["r"])
+    );
+    assert_eq!(c.assign.as_ref().map(|a| a.names()), Some(vec!["r"]));
+    let t = machine.states.get("T").expect("T");
+    assert_eq!(t.assign.as_ref().map(|a| a.names()), Some(vec!["ok"]));
+    let StateKind::Task(task) = &t.kind else {
+        panic!("a Task")
+    };
+    assert_eq!(
+        task.catch[0].assign.as_ref().map(|a| a.names()),
+        Some(vec!["err"])
+    );
+    assert!(machine.states.get("W").expect("W").assign.is_some());
+}
+
+#[test]
+fn an_inner_scope_may_read_an_outer_variable_but_not_assign_it() {
+    let machine = |inner_assign: Value| {
+        json!({
+            "StartAt": "Set",
+            "States": {
+                "Set": {"Type": "Pass", "Assign": {"x": 1}, "Next": "P"},
+                "P": {"Type": "Parallel", "Branches": [
+                    {"StartAt": "B", "States": {"B": {"Type": "Pass", "Assign": inner_assign.clone(), "End": true}}}
+                ], "Next": "M"},
+                "M": {"Type": "Map", "ItemProcessor": {"StartAt": "I", "States": {
+                    "I": {"Type": "Pass", "Assign": inner_assign, "End": true}}}, "End": true}
+            }
+        })
+    };
+    valid(machine(json!({"y.$": "$x"})));
+    let diagnostics = parse(&machine(json!({"x.$": "$x"}))).expect_err("invalid");
+    let at: Vec<(&str, &str)> = diagnostics
+        .iter()
+        .map(|d| (d.path.as_str(), d.message.as_str()))
+        .collect();
+    let message = "The variable 'x' is assigned in an outer scope: a Parallel branch or Map iteration can read it, not assign it";
+    assert_eq!(
+        at,
+        vec![
+            ("/States/P/Branches/0/States/B/Assign/x.$", message),
+            ("/States/M/ItemProcessor/States/I/Assign/x.$", message),
+        ]
+    );
+    // Sibling branches each have their own scope: the same name in both is fine.
+    valid(
+        json!({"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": true, "Branches": [
+        {"StartAt": "A", "States": {"A": {"Type": "Pass", "Assign": {"v": 1}, "End": true}}},
+        {"StartAt": "B", "States": {"B": {"Type": "Pass", "Assign": {"v": 2}, "End": true}}}]}}}),
+    );
+    // A name only the Parallel's own Catcher assigns may be assigned in its branch (AWS
+    // accepts it: recorded PARALLEL_CATCH_ERROR_VARIABLE_SAMPLING).
+    valid(json!({"StartAt": "P", "States": {
+        "P": {"Type": "Parallel", "Next": "F",
+              "Branches": [{"StartAt": "A", "States": {"A": {"Type": "Pass", "Assign": {"v": 1}, "End": true}}}],
+              "Catch": [{"ErrorEquals": ["States.ALL"], "Assign": {"v": 2}, "Next": "F"}]},
+        "F": {"Type": "Succeed"}}}));
+}
+
+#[test]
+fn assign_problems_are_reported_at_their_field() {
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (
+            one(json!({"Type": "Pass", "Assign": [1], "End": true})),
+            "/States/S/Assign",
+            "'Assign' must be an object, not an array",
+        ),
+        (
+            one(json!({"Type": "Pass", "Assign": {"1x": 1}, "End": true})),
+            "/States/S/Assign/1x",
+            "The variable name '1x' is invalid: it must start with a letter or '_'",
+        ),
+        (
+            one(json!({"Type": "Pass", "Assign": {"a-b": 1}, "End": true})),
+            "/States/S/Assign/a-b",
+            "The variable name 'a-b' is invalid: it may hold only letters, digits and '_'",
+        ),
+        (
+            one(json!({"Type": "Pass", "Assign": {"states": 1}, "End": true})),
+            "/States/S/Assign/states",
+            "The variable name 'states' is invalid: 'states' is reserved",
+        ),
+        (
+            one(json!({"Type": "Pass", "Assign": {"a": 1, "a.$": "$"}, "End": true})),
+            "/States/S/Assign/a.$",
+            "The variable 'a' is assigned twice in one 'Assign'",
+        ),
+        (
+            one(json!({"Type": "Succeed", "Assign": {"a": 1}})),
+            "/States/S/Assign",
+            "the field 'Assign' is not supported in a Succeed state",
+        ),
+        (
+            one(json!({"Type": "Fail", "Assign": {"a": 1}})),
+            "/States/S/Assign",
+            "the field 'Assign' is not supported in a Fail state",
+        ),
+        (
+            one(json!({"Type": "Pass", "Parameters": {"a.$": "$states.input"}, "End": true})),
+            "/States/S/Parameters/a.$",
+            "invalid JSONPath '$states.input': '$states' is reserved for JSONata states: a JSONPath path cannot read it at character 1",
+        ),
+        (
+            one(json!({"Type": "Pass", "ResultPath": "$v", "End": true})),
+            "/States/S/ResultPath",
+            "'ResultPath' is not a valid reference path: invalid reference path '$v': it must start with '$', not '$$' or a variable",
+        ),
+    ];
+    for (def, path, message) in cases {
+        let diagnostics = parse(&def).expect_err("invalid");
         assert!(
-            found
+            diagnostics
                 .iter()
-                .any(|(p, c)| p == path && *c == C::UnsupportedFeature),
-            "expected UNSUPPORTED_FEATURE at {path}, got {found:?}"
-        );
-        assert!(
-            found.iter().all(|(_, c)| *c == C::UnsupportedFeature),
-            "{found:?}"
+                .any(|d| d.path == path && d.message == message),
+            "expected '{message}' at {path}, got {diagnostics:?}"
         );
     }
-    assert!(super::parse::mentions_variable("States.Array($x)"));
-    assert!(!super::parse::mentions_variable(
-        "States.Format('cost: $5', $$.Execution.Id, $.a)"
-    ));
-    assert!(!super::parse::mentions_variable(
-        "States.Format('it\\'s $x', $.a)"
-    ));
 }
 
 #[test]

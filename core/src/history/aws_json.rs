@@ -173,9 +173,19 @@ fn entered<'i>(d: &StateEntered, data: bool, input: InputText<'i>) -> Details<'i
 }
 
 fn exited<'i>(d: &StateExited, data: bool, input: InputText<'i>) -> Details<'i> {
-    Details::new(data, input)
+    let details = Details::new(data, input)
         .put("name", json!(d.name))
-        .payload("output", &d.output, d.output_truncated)
+        .payload("output", &d.output, d.output_truncated);
+    match &d.assigned {
+        // The values are execution data, shown only with it, like the output.
+        Some(assigned) if data => details
+            .put("assignedVariables", json!(assigned.variables))
+            .put(
+                "assignedVariablesDetails",
+                json!({ "truncated": assigned.truncated }),
+            ),
+        _ => details,
+    }
 }
 
 fn output<'i>(d: &Output, data: bool, input: InputText<'i>) -> Details<'i> {
@@ -412,6 +422,7 @@ mod tests {
                 name: "P".into(),
                 output: json!([[1, 2], [1, 2, 3]]).into(),
                 output_truncated: false,
+                assigned: None,
             }),
         );
         let history = render_history(&[e.clone(), exited], true);

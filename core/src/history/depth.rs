@@ -264,6 +264,7 @@ mod tests {
                         name: "S".into(),
                         output: copy.into(),
                         output_truncated: false,
+                        assigned: None,
                     }),
                     scope: Vec::new(),
                     timer: None,

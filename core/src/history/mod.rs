@@ -258,6 +258,19 @@ pub struct StateExited {
     pub output: Payload,
     /// `outputDetails.truncated`.
     pub output_truncated: bool,
+    /// `assignedVariables` and `assignedVariablesDetails`: what the state's (or the taken
+    /// Choice rule's or Catcher's) `Assign` set; `None` when it has none (history format 2;
+    /// every version 1 record reads as `None`).
+    pub assigned: Option<AssignedVariables>,
+}
+
+/// The variables a state assigned as it exited (`assignedVariables`), as AWS shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssignedVariables {
+    /// Each variable's new value as compact JSON text, by name.
+    pub variables: std::collections::BTreeMap<String, String>,
+    /// `assignedVariablesDetails.truncated`.
+    pub truncated: bool,
 }
 
 /// `executionStartedEventDetails`, plus the execution's identity (statelog's, not rendered).
@@ -459,8 +472,6 @@ pub struct TaskOutput {
 /// types that did not change (`encoding::decode_body` uses it; `docs/wal-format.md`, "Adding a
 /// version"). A module uses it by path once it is re-exported after this definition with
 /// `pub(crate) use frozen_event_details;`.
-// No history version is retired yet: until one is, only the self-test below expands it.
-#[cfg_attr(not(test), allow(unused_macros))]
 macro_rules! frozen_event_details {
     ($(#[$meta:meta])* $name:ident { $( $variant:ident $( ($ty:ty) )? ),* $(,)? }) => {
         $(#[$meta])*
@@ -472,8 +483,8 @@ macro_rules! frozen_event_details {
         impl From<$name> for $crate::history::EventDetails {
             fn from(old: $name) -> Self {
                 match old {
-                    $( frozen_event_details!(@pat $name $variant details $( ($ty) )?)
-                        => frozen_event_details!(@new $variant details $( ($ty) )?) ),*
+                    $( $crate::history::frozen_event_details!(@pat $name $variant details $( ($ty) )?)
+                        => $crate::history::frozen_event_details!(@new $variant details $( ($ty) )?) ),*
                 }
             }
         }
@@ -485,6 +496,7 @@ macro_rules! frozen_event_details {
     };
     (@new $variant:ident $d:ident) => { $crate::history::EventDetails::$variant };
 }
+pub(crate) use frozen_event_details;
 
 macro_rules! event_details {
     ($( $(#[$doc:meta])* $variant:ident $( ($ty:ty) )? ),* $(,)?) => {

@@ -50,6 +50,15 @@ impl Sample for StateExited {
             name: text("state"),
             output: payload(),
             output_truncated: true,
+            assigned: Some(AssignedVariables {
+                variables: [
+                    (text("a"), text("{\"k\":[1,\"\u{1F600}\"]}")),
+                    (text("b"), text("42")),
+                ]
+                .into_iter()
+                .collect(),
+                truncated: false,
+            }),
         }
     }
 }

@@ -24,17 +24,21 @@ use super::state::{
 };
 use super::{Decision, Effect, Error, Inconsistency, Options, StartRequest, Trigger};
 use crate::asl::{
-    ChoiceState, CountField, FailField, FailState, IntegrationPattern, MapState, ParallelState,
-    PassState, PercentageField, ResourceKind, SecondsField, State, StateKind, StateMachine,
-    StateMap, TaskState, Transition, WaitFor, WaitState,
+    assign::AssignInput, Assign, ChoiceState, CountField, Env, FailField, FailState,
+    IntegrationPattern, MapState, ParallelState, PassState, PercentageField, ResourceKind,
+    SecondsField, State, StateKind, StateMachine, StateMap, TaskState, Transition, WaitFor,
+    WaitState,
 };
 use crate::history::{
-    ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent, MapIteration,
-    MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError, TaskOutput,
-    TaskResource, TaskScheduled, TimerArm, TimerPurpose,
+    AssignedVariables, ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent,
+    MapIteration, MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError,
+    TaskOutput, TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
-use crate::limits::{MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX, PAYLOAD_SIZE_BYTES_MAX};
-use crate::paths::{Entropy, StatesError};
+use crate::limits::{
+    ASSIGN_SIZE_BYTES_MAX, MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX,
+    PAYLOAD_SIZE_BYTES_MAX, VARIABLES_TOTAL_BYTES_MAX, VARIABLE_SIZE_BYTES_MAX,
+};
+use crate::paths::{Entropy, StatesError, Variables, STATES_DATA_LIMIT_EXCEEDED};
 
 /// Room reserved for the events of a decision that starts an execution (it often runs a chain
 /// of states at once: a 10-state chain makes 22 events). Growing the vector instead moved every
@@ -239,6 +243,8 @@ struct RunInfo {
     input: Payload,
     retried_errors: Vec<String>,
     context: Value,
+    /// The variables as of the state's entry (empty, and allocation-free, without any).
+    variables: Variables,
 }
 
 struct Decider<'d, 'e> {
@@ -287,6 +293,86 @@ fn running_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Step<&'s StateRun
     })
 }
 
+/// The variables the state running at `scope` reads: the values as of its entry (`$name` in
+/// its paths, intrinsics and expressions), from its thread and every enclosing one. Borrowed
+/// at the top level; merged (owned) inside a branch or iteration that assigned its own. A free
+/// function, like [`running_in`], so the borrow is of the state alone and the step's
+/// `asl::Env` can hold it beside the decider's entropy.
+fn variables_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Cow<'s, Variables> {
+    state.variables.at(scope)
+}
+
+/// What `assign` sets, evaluated on `on` with the values as of entry (`env`), as the exited
+/// event records it; `None` without an `Assign`. Each value and their total are held to AWS's
+/// limits (`States.DataLimitExceeded`), and so is the execution's total once they are set.
+fn assigned_variables(
+    assign: Option<&Assign>,
+    on: &AssignInput<'_>,
+    context: &Value,
+    env: &mut Env<'_>,
+) -> Result<Option<AssignedVariables>, StatesError> {
+    let Some(assign) = assign else {
+        return Ok(None);
+    };
+    let values = assign.evaluate(on, context, env)?;
+    let variables = env.variables;
+    let mut texts = std::collections::BTreeMap::new();
+    let mut assign_bytes = 0usize;
+    for (name, value) in values {
+        if crate::history::depth::exceeds(&value, PAYLOAD_JSON_DEPTH_MAX) {
+            return Err(StatesError::new(
+                STATES_RUNTIME,
+                format!(
+                    "The value assigned to the variable '{name}' nests more than {PAYLOAD_JSON_DEPTH_MAX} levels deep"
+                ),
+            ));
+        }
+        let text = crate::paths::to_json_text(&value);
+        if text.len() > VARIABLE_SIZE_BYTES_MAX {
+            return Err(StatesError::new(
+                STATES_DATA_LIMIT_EXCEEDED,
+                format!(
+                    "The variable '{name}' is {} bytes; a variable may hold at most {VARIABLE_SIZE_BYTES_MAX} bytes",
+                    text.len()
+                ),
+            ));
+        }
+        assign_bytes += text.len();
+        texts.insert(name, text);
+    }
+    if texts.is_empty() {
+        // `"Assign": {}` assigns nothing, and AWS shows no `assignedVariables` for it.
+        return Ok(None);
+    }
+    if assign_bytes > ASSIGN_SIZE_BYTES_MAX {
+        return Err(StatesError::new(
+            STATES_DATA_LIMIT_EXCEEDED,
+            format!(
+                "The Assign field sets {assign_bytes} bytes of variables; one Assign may set at most {ASSIGN_SIZE_BYTES_MAX} bytes"
+            ),
+        ));
+    }
+    // The execution's total once these are set: the values they replace no longer count.
+    let kept_bytes: usize = variables
+        .iter()
+        .filter(|(name, _)| !texts.contains_key(*name))
+        .map(|(_, value)| json_size_bytes(value))
+        .sum();
+    if kept_bytes + assign_bytes > VARIABLES_TOTAL_BYTES_MAX {
+        return Err(StatesError::new(
+            STATES_DATA_LIMIT_EXCEEDED,
+            format!(
+                "The variables would hold {} bytes; an execution may hold at most {VARIABLES_TOTAL_BYTES_MAX} bytes of variables",
+                kept_bytes + assign_bytes
+            ),
+        ));
+    }
+    Ok(Some(AssignedVariables {
+        variables: texts,
+        truncated: false,
+    }))
+}
+
 fn child(scope: &[u32], index: usize) -> Vec<u32> {
     let mut path = scope.to_vec();
     path.push(index as u32);
@@ -311,11 +397,16 @@ fn entered_details(state: &State, input: Payload) -> EventDetails {
     }
 }
 
-fn exited_details(state: &State, output: Payload) -> Option<EventDetails> {
+fn exited_details(
+    state: &State,
+    output: Payload,
+    assigned: Option<AssignedVariables>,
+) -> Option<EventDetails> {
     let d = StateExited {
         name: state.name.clone(),
         output,
         output_truncated: false,
+        assigned,
     };
     Some(match &state.kind {
         StateKind::Pass(_) => EventDetails::PassStateExited(d),
@@ -362,9 +453,12 @@ fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
             && error_equals.iter().any(|name| name == "States.TaskFailed"))
 }
 
-/// AWS prefixes `States.Runtime` causes with the state and the id of its entered event.
+/// AWS prefixes `States.Runtime` and `States.QueryEvaluationError` causes with the state and
+/// the id of its entered event.
 fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCause {
-    if error.error == STATES_RUNTIME && !error.cause.starts_with("An error occurred while") {
+    let prefixed =
+        error.error == STATES_RUNTIME || error.error == crate::asl::jsonata::QUERY_EVALUATION_ERROR;
+    if prefixed && !error.cause.starts_with("An error occurred while") {
         ErrorCause::new(
             error.error,
             format!(
@@ -379,6 +473,65 @@ fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCa
 
 fn runtime(cause: impl Into<String>) -> StatesError {
     StatesError::new(STATES_RUNTIME, cause)
+}
+
+/// The [`Env`] of one step: the decider's time, entropy and JSONata evaluator, and the
+/// variables given (a field-by-field borrow, so the decider's state stays readable).
+macro_rules! step_env {
+    ($decider:ident, $variables:expr) => {
+        crate::asl::Env {
+            now_ms: $decider.now_ms,
+            entropy: &mut *$decider.entropy,
+            variables: $variables,
+            jsonata: $decider.def.jsonata.as_ref(),
+        }
+    };
+}
+pub(super) use step_env;
+
+/// Evaluates one JSONata expression of `state`'s own fields (`TimeoutSeconds`, `Seconds`,
+/// `Error`, ...) with `$states.input` the state's `input`.
+fn state_expression(
+    state: &State,
+    expression: &crate::asl::Expression,
+    field: &str,
+    input: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<Value, StatesError> {
+    let (variables, reads_context, paths) = match state.data_flow.as_jsonata() {
+        Some(flow) => (
+            flow.variables.as_slice(),
+            flow.reads_context,
+            flow.states_paths.as_deref(),
+        ),
+        None => (&[][..], false, None),
+    };
+    let states = crate::asl::jsonata::States {
+        input,
+        result: None,
+        error_output: None,
+        context: reads_context.then_some(context),
+        paths,
+    };
+    crate::asl::data_flow::evaluate_expression(expression, field, &states, variables, env)
+}
+
+/// A JSONata number field's value as a whole number of at least `min` (`TimeoutSeconds`,
+/// `MaxConcurrency`, `Seconds`, ...).
+fn jsonata_count(
+    expression: &crate::asl::Expression,
+    field: &str,
+    value: &Value,
+    min: u64,
+) -> Result<u64, StatesError> {
+    match value.as_u64() {
+        Some(n) if n >= min => Ok(n),
+        _ => match value.as_f64() {
+            Some(f) if f.fract() == 0.0 && f >= min as f64 && f <= u64::MAX as f64 => Ok(f as u64),
+            _ => Err(expression.wrong_type(field, "integer", value)),
+        },
+    }
 }
 
 impl<'d> Decider<'d, '_> {
@@ -416,9 +569,14 @@ impl<'d> Decider<'d, '_> {
     }
 
     fn push(&mut self, scope: &[u32], details: EventDetails, timer: Option<TimerArm>) -> Step<u32> {
+        let previous_event_id = match &details {
+            // AWS links an evaluation failure to what its state's entered event links to.
+            EventDetails::EvaluationFailed(_) => self.entered_previous_event_id(scope),
+            _ => self.state.previous_event_id_for(&details),
+        };
         let event = HistoryEvent {
             id: EventId(self.state.last_event_id + 1),
-            previous_event_id: self.state.previous_event_id_for(&details),
+            previous_event_id,
             timestamp_ms: self.now_ms,
             details,
             scope: scope.to_vec(),
@@ -428,6 +586,25 @@ impl<'d> Decider<'d, '_> {
         let id = event.id.0;
         self.events.push(event);
         Ok(id)
+    }
+
+    /// The `previousEventId` of the entered event of the state running at `scope` when this
+    /// decision emitted it, else the usual one.
+    fn entered_previous_event_id(&self, scope: &[u32]) -> u32 {
+        // A Wait evaluates once entered: its failure links to its entered event (AWS).
+        if self
+            .state_def(scope)
+            .is_ok_and(|s| matches!(s.kind, StateKind::Wait(_)))
+        {
+            return self.state.cursor_event_id();
+        }
+        let entered = running_in(&self.state, scope).map(|run| run.entered_event_id);
+        self.events
+            .iter()
+            .rev()
+            .find(|e| entered.as_ref().is_ok_and(|id| e.id.0 == *id))
+            .map(|e| e.previous_event_id)
+            .unwrap_or(self.state.cursor_event_id())
     }
 
     /// Arms a retry backoff for the state at `owner` on the last event of this decision.
@@ -517,15 +694,7 @@ impl<'d> Decider<'d, '_> {
             .info
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
-        Ok(context_object(info, run))
-    }
-
-    /// The variables the state running at `scope` reads: the values as of its entry
-    /// (`$name` in its paths, intrinsics and expressions). No state assigns any yet, so this is
-    /// the empty set; the fold of `Assign` will keep them per thread.
-    #[allow(dead_code)] // read by the data flow as variables and JSONata land (issue 17)
-    fn variables(&self, _scope: &[u32]) -> &crate::paths::Variables {
-        &crate::paths::NO_VARIABLES
+        Ok(context_object(info, run, retries(state)))
     }
 
     fn run_info(&self, scope: &[u32]) -> Step<RunInfo> {
@@ -550,15 +719,42 @@ impl<'d> Decider<'d, '_> {
             input: run.input.clone(),
             retried_errors: run.retried_errors.clone(),
             context: if uses_context(state) {
-                context_object(info, run)
+                context_object(info, run, retries(state))
             } else {
                 Value::Null
             },
+            variables: self.state.variables.at(scope).into_owned(),
         })
     }
 
-    fn fail_in(&self, run: &RunInfo, error: StatesError) -> Outcome {
-        Outcome::Failed(with_prefix(&run.name, run.entered_event_id, error))
+    fn fail_in(&mut self, scope: &[u32], run: &RunInfo, error: StatesError) -> Step<Outcome> {
+        let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
+        Ok(Outcome::Failed(error))
+    }
+
+    /// The failure of one step of the state `name` at `scope`, worded as AWS words it
+    /// ([`with_prefix`]); a JSONata evaluation failure is first recorded in an
+    /// `EvaluationFailed` event, as AWS records it.
+    fn step_failure(
+        &mut self,
+        scope: &[u32],
+        name: &str,
+        entered_event_id: u32,
+        error: StatesError,
+    ) -> Step<ErrorCause> {
+        let evaluation = (error.error == crate::asl::jsonata::QUERY_EVALUATION_ERROR)
+            .then(|| error.location.clone());
+        let failure = with_prefix(name, entered_event_id, error);
+        if let Some(location) = evaluation {
+            let details = crate::history::EvaluationFailed {
+                error: failure.error.clone(),
+                cause: failure.cause.clone(),
+                location,
+                state: name.to_string(),
+            };
+            self.emit(scope, EventDetails::EvaluationFailed(details), None)?;
+        }
+        Ok(failure)
     }
 
     // ---------------------------------------------------------------- triggers
@@ -990,21 +1186,24 @@ impl<'d> Decider<'d, '_> {
         scope: &[u32],
         state: &State,
         output: impl Into<Payload>,
+        assigned: Option<AssignedVariables>,
         next: &Transition,
     ) -> Step<Option<Outcome>> {
         let next = match next {
             Transition::End => None,
             Transition::Next(name) => Some(name.as_str()),
         };
-        self.exit_to(scope, state, output, next)
+        self.exit_to(scope, state, output, assigned, next)
     }
 
-    /// [`Self::exit`] with the next state's name (`None`: the thread ends).
+    /// [`Self::exit`] with the next state's name (`None`: the thread ends). `assigned` rides
+    /// on the exited event; its fold makes the values visible from the next state on.
     fn exit_to(
         &mut self,
         scope: &[u32],
         state: &State,
         output: impl Into<Payload>,
+        assigned: Option<AssignedVariables>,
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         let output: Payload = output.into();
@@ -1018,7 +1217,7 @@ impl<'d> Decider<'d, '_> {
             ))));
         }
         // The exited event, the next entered event and the next state share one payload.
-        let details = exited_details(state, Payload::clone(&output))
+        let details = exited_details(state, Payload::clone(&output), assigned)
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
         match next {
@@ -1043,14 +1242,21 @@ impl<'d> Decider<'d, '_> {
             StateKind::Map(s) => &s.next,
             _ => return Err(inconsistent("a result for a state that takes none")),
         };
-        let output =
-            state
-                .data_flow
-                .result_output(&run.input, result, &run.context, &mut *self.entropy);
-        match output {
-            Ok(output) => self.exit(scope, state, output, next),
+        // ResultSelector, then Assign on the selected result (with the values as of entry),
+        // then ResultPath and OutputPath (JSONata: Assign and Output on `$states.result`).
+        let flow = &state.data_flow;
+        let mut env = step_env!(self, &run.variables);
+        let finished = (|| {
+            let selected = flow.select_result(result, &run.context, &mut env)?;
+            let on = flow.assign_input(&selected, &run.input, Some(&selected), &run.context);
+            let assigned = assigned_variables(state.assign.as_ref(), &on, &run.context, &mut env)?;
+            let output = flow.selected_output(&run.input, selected, &run.context, &mut env)?;
+            Ok((output, assigned))
+        })();
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, next),
             Err(error) => {
-                let error = with_prefix(&run.name, run.entered_event_id, error);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
                 self.handle_failure(scope, state, error, false, None)
             }
         }
@@ -1086,14 +1292,29 @@ impl<'d> Decider<'d, '_> {
         else {
             return Ok(Some(Outcome::Failed(error)));
         };
-        match catcher.flow.output(&run.input, error_output(&error)) {
-            Ok(output) => self.exit(
+        // The state's own Assign is skipped: the Catcher's applies, on the error output.
+        let error_output = error_output(&error);
+        let mut env = step_env!(self, &run.variables);
+        let on = catcher
+            .flow
+            .assign_input(&run.input, &error_output, &run.context);
+        let caught = assigned_variables(catcher.assign.as_ref(), &on, &run.context, &mut env)
+            .and_then(|assigned| {
+                let output =
+                    catcher
+                        .flow
+                        .output(&run.input, error_output, &run.context, &mut env)?;
+                Ok((output, assigned))
+            });
+        match caught {
+            Ok((output, assigned)) => self.exit(
                 scope,
                 state,
                 output,
+                assigned,
                 &Transition::Next(catcher.next.clone()),
             ),
-            Err(e) => Ok(Some(self.fail_in(&run, e))),
+            Err(e) => self.fail_in(scope, &run, e).map(Some),
         }
     }
 

@@ -76,7 +76,7 @@ fn collect(state: &ExecutionState, build: Build<'_>) -> (Keys, Vec<Effect>) {
 /// The task `task` of state `run` as its backend is to be called.
 fn invocation(state: &ExecutionState, run: &StateRun, task: &TaskRun) -> TaskInvocation {
     let context = match &state.info {
-        Some(info) => context_object(info, run),
+        Some(info) => context_object(info, run, true),
         None => serde_json::Value::Null,
     };
     TaskInvocation {

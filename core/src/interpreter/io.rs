@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 
 use super::state::{ExecutionInfo, StateRun};
 use crate::history::ErrorCause;
-use crate::paths::{pipeline, InputOutputPath, Path, StatesError};
+use crate::paths::{pipeline, InputOutputPath, Path, StatesError, Variables};
 
 /// `States.Runtime`.
 pub(crate) const STATES_RUNTIME: &str = "States.Runtime";
@@ -46,13 +46,24 @@ pub(crate) fn arn_name(arn: &str) -> &str {
     arn.rsplit(':').next().unwrap_or(arn)
 }
 
-/// The Context object `$$` for a state (SPEC.md §6).
-pub(crate) fn context_object(info: &ExecutionInfo, run: &StateRun) -> Value {
+/// The Context object `$$` for a state (SPEC.md §6). `State.RetryCount` is there only for
+/// the state types that retry (Task, Parallel, Map: `retries`), as AWS shows it (a Pass's
+/// `$$.State` has only `Name` and `EnteredTime`, recorded in the `BASE_PATHS` case).
+pub(crate) fn context_object(info: &ExecutionInfo, run: &StateRun, retries: bool) -> Value {
     context_with(
         info,
         &run.name,
         run.entered_ms,
-        run.retried_errors.len() as u32,
+        retries.then_some(run.retried_errors.len() as u32),
+    )
+}
+
+/// True for the state types whose Context object holds `State.RetryCount`.
+pub(crate) fn retries(state: &crate::asl::State) -> bool {
+    use crate::asl::StateKind;
+    matches!(
+        state.kind,
+        StateKind::Task(_) | StateKind::Parallel(_) | StateKind::Map(_)
     )
 }
 
@@ -61,7 +72,7 @@ pub(crate) fn context_with(
     info: &ExecutionInfo,
     state_name: &str,
     entered_ms: u64,
-    retry_count: u32,
+    retry_count: Option<u32>,
 ) -> Value {
     // Built member by member into maps of their final size (what `json!` would build, in the
     // same order, without growing each map or serializing the input into a copy of itself):
@@ -95,11 +106,17 @@ pub(crate) fn context_with(
         ),
         (
             "State",
-            object([
-                ("Name", text(state_name)),
-                ("EnteredTime", Value::String(iso_time(entered_ms))),
-                ("RetryCount", Value::from(retry_count)),
-            ]),
+            match retry_count {
+                Some(count) => object([
+                    ("Name", text(state_name)),
+                    ("EnteredTime", Value::String(iso_time(entered_ms))),
+                    ("RetryCount", Value::from(count)),
+                ]),
+                None => object([
+                    ("Name", text(state_name)),
+                    ("EnteredTime", Value::String(iso_time(entered_ms))),
+                ]),
+            },
         ),
     ])
 }
@@ -110,8 +127,15 @@ pub(crate) fn select_required(
     path: &Path,
     input: &Value,
     context: &Value,
+    variables: &Variables,
 ) -> Result<Value, StatesError> {
-    pipeline::process_input(input, &InputOutputPath::Select(path.clone()), context)
+    pipeline::process_input_cow_in(
+        input,
+        &InputOutputPath::Select(path.clone()),
+        context,
+        variables,
+    )
+    .map(std::borrow::Cow::into_owned)
 }
 
 /// The state output a Catcher passes on: `{"Error": ..., "Cause": ...}`.
@@ -165,22 +189,34 @@ pub(crate) fn json_size_bytes(value: &Value) -> usize {
 /// does. Conservative: building `$$` costs allocations on every step, so states that cannot
 /// read it skip it.
 pub(crate) fn uses_context(state: &crate::asl::State) -> bool {
-    use crate::asl::{FailField, SecondsField, StateKind, WaitFor};
+    use crate::asl::{Assign, FailField, SecondsField, StateKind, WaitFor};
     let seconds =
         |f: &Option<SecondsField>| matches!(f, Some(SecondsField::Path(p)) if p.is_context());
-    if state.data_flow.mentions_context() {
+    if state.data_flow.mentions_context()
+        || state.assign.as_ref().is_some_and(Assign::mentions_context)
+    {
         return true;
     }
+    let catchers_read_context = |catchers: &[crate::asl::Catcher]| {
+        catchers
+            .iter()
+            .any(|c| c.assign.as_ref().is_some_and(Assign::mentions_context))
+    };
     match &state.kind {
         StateKind::Pass(_) => false,
-        StateKind::Task(task) => seconds(&task.timeout) || seconds(&task.heartbeat),
-        StateKind::Choice(choice) => choice
-            .choices
-            .iter()
-            .any(|rule| condition_uses_context(&rule.condition)),
+        StateKind::Task(task) => {
+            seconds(&task.timeout) || seconds(&task.heartbeat) || catchers_read_context(&task.catch)
+        }
+        StateKind::Choice(choice) => choice.choices.iter().any(|rule| {
+            condition_uses_context(&rule.condition)
+                || rule.assign.as_ref().is_some_and(Assign::mentions_context)
+        }),
         StateKind::Wait(wait) => match &wait.wait {
             WaitFor::SecondsPath(p) | WaitFor::TimestampPath(p) => p.is_context(),
-            WaitFor::Seconds(_) | WaitFor::Timestamp(_) => false,
+            WaitFor::Seconds(_)
+            | WaitFor::Timestamp(_)
+            | WaitFor::SecondsExpression(_)
+            | WaitFor::TimestampExpression(_) => false,
         },
         StateKind::Succeed => false,
         StateKind::Fail(fail) => [&fail.error, &fail.cause].iter().any(
@@ -196,6 +232,8 @@ fn condition_uses_context(condition: &crate::asl::Condition) -> bool {
     match condition {
         Condition::And(all) | Condition::Or(all) => all.iter().any(condition_uses_context),
         Condition::Not(inner) => condition_uses_context(inner),
+        // A JSONata state says whether it reads the context in its data flow.
+        Condition::Jsonata(_) => false,
         Condition::Test { variable, test } => {
             variable.is_context()
                 || matches!(test, Test::Compare { operand: Operand::Path(p), .. } if p.is_context())
@@ -218,7 +256,7 @@ mod tests {
             start_ms: 1_700_000_000_123,
             redrive_count: 2,
         };
-        let built = context_with(&info, "T", 1_700_000_000_456, 3);
+        let built = context_with(&info, "T", 1_700_000_000_456, Some(3));
         let expected = json!({
             "Execution": {
                 "Id": info.execution_arn,

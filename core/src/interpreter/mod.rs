@@ -62,6 +62,7 @@ mod effects;
 mod io;
 mod redrive;
 mod state;
+mod variables;
 mod waiting;
 
 pub use decide::{decide, decide_owned, recycle_events};

@@ -26,7 +26,10 @@
 //! any phase --(a RetryBackoff timer on the event)--> Backoff (the error counted)
 //! Parallel | Map --(ParallelStateSucceeded | MapStateSucceeded)--> Finishing
 //! Parallel | Map --(ParallelStateFailed | MapStateFailed)--> Failed (the error known to decide)
-//! any --(Lambda*, MapRun*, EvaluationFailed: never written here)--> ApplyError::NotProduced
+//! Entered | Backoff --(MapStateFailed: a JSONata Map whose `Items` failed)--> Failed
+//! Running --(EvaluationFailed: a JSONata expression of the state failed)--> Running (the
+//!   failure that follows it is what changes the state)
+//! any --(Lambda*, MapRun*: never written here)--> ApplyError::NotProduced
 //! ```
 //!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
@@ -113,6 +116,8 @@ pub struct ExecutionState {
     pub(crate) close_ms: Option<u64>,
     /// What redrive needs from the fold (see `redrive`).
     pub(crate) redrive: super::redrive::RedriveMemory,
+    /// The workflow variables, by thread (see `variables`).
+    pub(crate) variables: super::variables::ScopedVariables,
 }
 
 impl Default for ExecutionState {
@@ -136,6 +141,7 @@ impl ExecutionState {
             failure: None,
             close_ms: None,
             redrive: super::redrive::RedriveMemory::default(),
+            variables: super::variables::ScopedVariables::default(),
         }
     }
 
@@ -161,6 +167,11 @@ impl ExecutionState {
             (EventDetails::MapIterationStarted(_), Some(id)) => id,
             _ => self.cursor_event_id,
         }
+    }
+
+    /// The id the next event links to by default (its `previousEventId`).
+    pub(crate) fn cursor_event_id(&self) -> u32 {
+        self.cursor_event_id
     }
 
     /// How many events the history holds (the last event's id).
@@ -402,6 +413,14 @@ pub(crate) enum IterationOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApplyError {
+    /// An exited event's `assignedVariables` holds a value that is not JSON text.
+    #[error("the assigned variable '{name}' is not JSON text: {cause}")]
+    AssignedVariableText {
+        /// The variable's name.
+        name: String,
+        /// What the JSON reader said.
+        cause: String,
+    },
     /// The event's scope walks into a Map iteration that was never started.
     #[error("scope {scope:?}: Map iteration {index} at depth {depth} was not started")]
     IterationNotStarted {
@@ -682,8 +701,8 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         }
         E::ParallelStateSucceeded | E::MapStateSucceeded => children_succeeded(state, scope),
         E::ParallelStateFailed | E::MapStateFailed => children_failed(state, scope),
-        E::EvaluationFailed(_)
-        | E::LambdaFunctionFailed(_)
+        E::EvaluationFailed(_) => running(state.thread_mut(scope)?, "EvaluationFailed").map(drop),
+        E::LambdaFunctionFailed(_)
         | E::LambdaFunctionScheduleFailed(_)
         | E::LambdaFunctionScheduled(_)
         | E::LambdaFunctionStartFailed(_)
@@ -755,6 +774,11 @@ fn enter(
     // A state a redrive put back to *entered* is entered afresh (see `redrive`).
     let reentry = super::redrive::take_reentry(state, scope);
     super::redrive::forget_below(state, scope);
+    // A new state in this thread: the branches and iterations of what ran here before are
+    // over, their variables with them (a redrive's re-entry keeps them for the rerun).
+    if !reentry {
+        state.variables.clear_below(scope);
+    }
     let thread = state.thread_mut(scope)?;
     if !reentry && !matches!(thread, Thread::Pending | Thread::Done { .. }) {
         return Err(ApplyError::EnteredOnThread {
@@ -784,6 +808,12 @@ fn exit(state: &mut ExecutionState, scope: &[u32], exited: &StateExited) -> Resu
     let output = Payload::clone(&exited.output);
     if let Thread::Running(run) = std::mem::replace(thread, Thread::Done { output }) {
         retire_run(run);
+    }
+    // The state's branches or iterations end with it; what it assigned is seen from the next
+    // state of its thread on.
+    state.variables.clear_below(scope);
+    if let Some(assigned) = &exited.assigned {
+        state.variables.assign(scope, assigned)?;
     }
     Ok(())
 }
@@ -815,7 +845,9 @@ fn children_succeeded(state: &mut ExecutionState, scope: &[u32]) -> Result<(), A
 fn children_failed(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
     super::redrive::remember(state, scope);
     let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
-    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+    // A JSONata Map records its failure also when it fails before it starts (its `Items`).
+    let before_start = matches!(run.phase, Phase::Entered | Phase::Backoff { .. });
+    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) && !before_start {
         return Err(ApplyError::Misplaced("no branches or iterations running"));
     }
     run.phase = Phase::Failed { error: None };
@@ -877,6 +909,7 @@ mod tests {
             name: name.to_string(),
             output: Payload::clone(output),
             output_truncated: false,
+            assigned: None,
         })
     }
 
@@ -1061,7 +1094,6 @@ mod tests {
     #[test]
     fn every_event_type_is_folded_except_those_never_written() {
         let never_written = [
-            "EvaluationFailed",
             "LambdaFunctionFailed",
             "LambdaFunctionScheduleFailed",
             "LambdaFunctionScheduled",

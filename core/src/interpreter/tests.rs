@@ -116,6 +116,7 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
         name: "P".into(),
         output: json!(1).into(),
         output_truncated: false,
+        assigned: None,
     };
     let mut inner = event(6, 5, EventDetails::PassStateExited(exited));
     inner.scope = vec![0];

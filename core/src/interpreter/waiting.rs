@@ -134,18 +134,21 @@ pub(crate) fn task_list_field(
     field: Option<&TaskListField>,
     effective: &Value,
     context: &Value,
+    variables: &crate::paths::Variables,
 ) -> Result<Option<String>, StatesError> {
     let path = match field {
         None => return Ok(None),
         Some(TaskListField::Literal(name)) => return Ok(Some(name.clone())),
         Some(TaskListField::Path(path)) => path,
     };
-    let value = path.select(effective, context).ok_or_else(|| {
-        runtime_error(format!(
-            "The TaskListPath field refers to a path that is not in the input: {}",
-            path.as_str()
-        ))
-    })?;
+    let value = path
+        .select_in(effective, context, variables)
+        .ok_or_else(|| {
+            runtime_error(format!(
+                "The TaskListPath field refers to a path that is not in the input: {}",
+                path.as_str()
+            ))
+        })?;
     match value.as_str() {
         Some(name) if !name.is_empty() && name.chars().count() <= TASK_LIST_NAME_CHARS_MAX => {
             Ok(Some(name.to_string()))
@@ -162,6 +165,7 @@ fn runtime_error(cause: String) -> StatesError {
     StatesError {
         error: crate::asl::ERROR_RUNTIME.to_string(),
         cause,
+        location: None,
     }
 }
 

@@ -194,11 +194,23 @@ impl Call {
         entropy: &mut dyn Entropy,
         field: &str,
     ) -> Result<Value, StatesError> {
+        self.evaluate_in(input, context, &super::NO_VARIABLES, entropy, field)
+    }
+
+    /// [`Call::evaluate`] with the workflow variables in scope (`$name` arguments read them).
+    pub fn evaluate_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &super::Variables,
+        entropy: &mut dyn Entropy,
+        field: &str,
+    ) -> Result<Value, StatesError> {
         let mut values = Vec::with_capacity(self.args.len());
         for arg in &self.args {
             let value = match arg {
                 Arg::Literal(v) => v.clone(),
-                Arg::Path(path) => match path.try_select(input, context)? {
+                Arg::Path(path) => match path.try_select_in(input, context, variables)? {
                     Some(v) => v,
                     None => {
                         return Err(StatesError::new(
@@ -212,7 +224,7 @@ impl Call {
                         ))
                     }
                 },
-                Arg::Call(call) => call.evaluate(input, context, entropy, field)?,
+                Arg::Call(call) => call.evaluate_in(input, context, variables, entropy, field)?,
             };
             values.push(value);
         }

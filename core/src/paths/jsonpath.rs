@@ -29,6 +29,8 @@ pub(crate) enum Root {
     Context,
     /// `@`: the current node inside a filter.
     Current,
+    /// `$name`: a workflow variable (its name is in [`Parsed::variable`]).
+    Variable,
 }
 
 /// One step of a path.
@@ -100,6 +102,8 @@ pub(crate) enum CompareOp {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Parsed {
     pub(crate) root: Root,
+    /// The variable's name (without `$`) when `root` is [`Root::Variable`].
+    pub(crate) variable: Option<String>,
     pub(crate) segments: Vec<Segment>,
 }
 
@@ -149,27 +153,57 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
         pos: 0,
         filter_depth: 0,
     };
+    let mut variable = None;
     let root = if parser.eat("$$") {
         Root::Context
     } else if parser.eat("$") {
-        if parser.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
-            return Err(error(
-                text,
-                0,
-                "'$' followed by a name is a variable reference, and variables (Assign) are \
-                 not supported yet",
-            ));
+        if parser.peek().is_some_and(is_variable_start) {
+            let start = parser.pos;
+            while parser.peek().is_some_and(is_variable_char) {
+                parser.pos += parser.peek().map_or(1, char::len_utf8);
+            }
+            let name = &text[start..parser.pos];
+            if name == "states" {
+                // Reserved (JSONata's `$states`): no Assign can set it, so the path could
+                // never find anything.
+                return Err(error(
+                    text,
+                    0,
+                    "'$states' is reserved for JSONata states: a JSONPath path cannot read it",
+                ));
+            }
+            variable = Some(name.to_string());
+            Root::Variable
+        } else {
+            Root::Input
         }
-        Root::Input
     } else {
         return Err(error(
             text,
             0,
-            "a path must start with '$' (or '$$' for the Context object)",
+            "a path must start with '$' (or '$$' for the Context object, or '$name' for a \
+             variable)",
         ));
     };
     let segments = parser.segments()?;
-    Ok((Parsed { root, segments }, parser.pos))
+    Ok((
+        Parsed {
+            root,
+            variable,
+            segments,
+        },
+        parser.pos,
+    ))
+}
+
+/// The first character of a variable name: a letter or `_`.
+pub(crate) fn is_variable_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_'
+}
+
+/// A later character of a variable name: a letter, a digit or `_`.
+pub(crate) fn is_variable_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 fn error(text: &str, pos: usize, what: &str) -> ParseError {
@@ -581,6 +615,8 @@ impl<'t> Parser<'t> {
 pub(crate) struct Evaluator<'a> {
     pub(crate) input: &'a Value,
     pub(crate) context: &'a Value,
+    /// The value of the path's variable root, when the path has one.
+    pub(crate) variable: Option<&'a Value>,
     steps_left: usize,
 }
 
@@ -608,10 +644,11 @@ impl Found<'_> {
 }
 
 impl<'a> Evaluator<'a> {
-    pub(crate) fn new(input: &'a Value, context: &'a Value) -> Self {
+    pub(crate) fn new(input: &'a Value, context: &'a Value, variable: Option<&'a Value>) -> Self {
         Evaluator {
             input,
             context,
+            variable,
             steps_left: limits::PATH_EVAL_STEPS_MAX,
         }
     }
@@ -833,6 +870,8 @@ impl<'a> Evaluator<'a> {
                     Root::Current => current,
                     Root::Input => self.input,
                     Root::Context => self.context,
+                    // Filters parse no variable root (an operand's `$name` is refused).
+                    Root::Variable => self.variable.unwrap_or(&Value::Null),
                 };
                 let mut found = self.matches(start, segments)?;
                 if segments.iter().all(Segment::is_definite) {

@@ -9,12 +9,14 @@
 //! CONTRACT (other modules code against these names; keep them):
 //! - [`StatesError`]: an ASL runtime failure as history data (`error` + `cause`).
 //! - [`ParseError`]: a path/intrinsic/template syntax error with a human message.
-//! - [`Path`]: a full JSONPath (`$...` or `$$...` for the Context object), `parse`, `as_str`,
-//!   `is_context`, `is_definite`, `select`.
+//! - [`Path`]: a full JSONPath (`$...`, `$$...` for the Context object, `$name...` for a
+//!   workflow variable), `parse`, `as_str`, `is_context`, `variable`, `is_definite`, `select`
+//!   (and `select_in`, `try_select_in`, `select_cow_in` with the [`Variables`] in scope).
 //! - [`ReferencePath`]: a path naming one location (for ResultPath), `parse`, `as_str`, `get`,
 //!   `set`.
 //! - [`Template`]: a compiled payload template (Parameters, ResultSelector, ItemSelector):
-//!   `compile` (all problems at once, as [`TemplateDiagnostic`]) and `evaluate`.
+//!   `compile` (all problems at once, as [`TemplateDiagnostic`]), `evaluate` (`evaluate_in`
+//!   with variables) and `variable_references`.
 //! - [`InputOutputPath`], [`ResultPathField`] and the pipeline functions in [`pipeline`].
 //! - [`Variables`]: the workflow variables in scope (`$name`), `get`.
 //!
@@ -67,6 +69,9 @@ pub struct StatesError {
     pub error: String,
     /// The human cause, worded as AWS words it.
     pub cause: String,
+    /// Where in the state a JSONata evaluation failed (`Output/result`, `Items`), as AWS's
+    /// `EvaluationFailed` event gives it; `None` elsewhere.
+    pub location: Option<String>,
 }
 
 impl StatesError {
@@ -75,7 +80,14 @@ impl StatesError {
         Self {
             error: error.into(),
             cause: cause.into(),
+            location: None,
         }
+    }
+
+    /// The same error, located at `location` (a JSONata field).
+    pub fn at(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
     }
 }
 
@@ -158,6 +170,27 @@ impl Path {
         self.parsed.root == jsonpath::Root::Context
     }
 
+    /// The workflow variable the path reads (`x` for `$x.a`), if it starts with one.
+    pub fn variable(&self) -> Option<&str> {
+        self.parsed.variable.as_deref()
+    }
+
+    /// The document the path starts from: the input, the Context object, or the variable's
+    /// value (`None` when the variable is not assigned).
+    #[inline]
+    fn start<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+        variables: &'a Variables,
+    ) -> Option<&'a Value> {
+        match self.parsed.root {
+            jsonpath::Root::Context => Some(context),
+            jsonpath::Root::Variable => self.variable().and_then(|name| variables.get(name)),
+            jsonpath::Root::Input | jsonpath::Root::Current => Some(input),
+        }
+    }
+
     /// True when the path can name at most one location (no wildcard, slice, filter, union or
     /// recursive descent).
     pub fn is_definite(&self) -> bool {
@@ -172,6 +205,16 @@ impl Path {
         self.try_select(input, context).ok().flatten()
     }
 
+    /// [`Path::select`] with the workflow variables in scope (`$name` paths read them).
+    pub fn select_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Option<Value> {
+        self.try_select_in(input, context, variables).ok().flatten()
+    }
+
     /// Like [`Path::try_select`], but borrows the match from `input`/`context` when the path is
     /// made of names and indexes only (Choice `Variable`, ItemsPath, `...Path` fields), so the
     /// common case copies nothing.
@@ -180,23 +223,45 @@ impl Path {
         input: &'a Value,
         context: &'a Value,
     ) -> Result<Option<Cow<'a, Value>>, StatesError> {
-        if let Some(found) = self.select_definite_ref(input, context) {
+        self.select_cow_in(input, context, &NO_VARIABLES)
+    }
+
+    /// [`Path::select_cow`] with the workflow variables in scope.
+    pub fn select_cow_in<'a>(
+        &self,
+        input: &'a Value,
+        context: &'a Value,
+        variables: &'a Variables,
+    ) -> Result<Option<Cow<'a, Value>>, StatesError> {
+        if let Some(found) = self.select_definite_ref(input, context, variables) {
             return Ok(found.map(Cow::Borrowed));
         }
-        Ok(self.try_select(input, context)?.map(Cow::Owned))
+        Ok(self
+            .try_select_in(input, context, variables)?
+            .map(Cow::Owned))
     }
 
     /// Like [`Path::select`], but an evaluation that exceeds
     /// [`crate::limits::PATH_EVAL_STEPS_MAX`] is a `States.Runtime` error naming the path.
     pub fn try_select(&self, input: &Value, context: &Value) -> Result<Option<Value>, StatesError> {
-        if let Some(found) = self.select_definite(input, context) {
-            return Ok(found);
+        self.try_select_in(input, context, &NO_VARIABLES)
+    }
+
+    /// [`Path::try_select`] with the workflow variables in scope: a `$name` path reads the
+    /// variable's value, and finds nothing when it is not assigned.
+    pub fn try_select_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+    ) -> Result<Option<Value>, StatesError> {
+        if let Some(found) = self.select_definite_ref(input, context, variables) {
+            return Ok(found.cloned());
         }
-        let mut evaluator = jsonpath::Evaluator::new(input, context);
-        let start = match self.parsed.root {
-            jsonpath::Root::Context => context,
-            _ => input,
+        let Some(start) = self.start(input, context, variables) else {
+            return Ok(None);
         };
+        let mut evaluator = jsonpath::Evaluator::new(input, context, Some(start));
         let mut found = evaluator
             .matches(start, &self.parsed.segments)
             .map_err(|_| {
@@ -231,13 +296,13 @@ impl Path {
         &self,
         input: &'a Value,
         context: &'a Value,
+        variables: &'a Variables,
     ) -> Option<Option<&'a Value>> {
         if !self.simple {
             return None;
         }
-        let mut current = match self.parsed.root {
-            jsonpath::Root::Context => context,
-            _ => input,
+        let Some(mut current) = self.start(input, context, variables) else {
+            return Some(None);
         };
         for segment in &self.parsed.segments {
             let next = match (segment, current) {
@@ -257,11 +322,6 @@ impl Path {
             }
         }
         Some(Some(current))
-    }
-
-    fn select_definite(&self, input: &Value, context: &Value) -> Option<Option<Value>> {
-        self.select_definite_ref(input, context)
-            .map(|found| found.cloned())
     }
 }
 
@@ -293,7 +353,10 @@ impl ReferencePath {
             return Err(ParseError::new(
                 text,
                 Some(0),
-                format!("invalid reference path '{text}': it must start with '$', not '$$'"),
+                format!(
+                    "invalid reference path '{text}': it must start with '$', not '$$' or a \
+                     variable"
+                ),
             ));
         }
         let mut steps = Vec::with_capacity(parsed.segments.len());
@@ -458,7 +521,27 @@ impl Template {
         context: &Value,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
-        template::evaluate(&self.root, input, context, entropy)
+        template::evaluate(&self.root, input, context, &NO_VARIABLES, entropy)
+    }
+
+    /// [`Template::evaluate`] with the workflow variables in scope (`$name` paths and
+    /// intrinsic arguments read them).
+    pub fn evaluate_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        template::evaluate(&self.root, input, context, variables, entropy)
+    }
+
+    /// The variables the template reads (`$name` in a `.$` path or an intrinsic argument),
+    /// each once, in the order they first appear.
+    pub fn variable_references(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        template::variable_references(&self.root, &mut names);
+        names
     }
 }
 
@@ -503,7 +586,25 @@ impl FieldExpression {
         context: &Value,
         entropy: &mut dyn Entropy,
     ) -> Result<Value, StatesError> {
-        template::evaluate_entry(&self.entry, input, context, entropy)
+        template::evaluate_entry(&self.entry, input, context, &NO_VARIABLES, entropy)
+    }
+
+    /// [`FieldExpression::evaluate`] with the workflow variables in scope.
+    pub fn evaluate_in(
+        &self,
+        input: &Value,
+        context: &Value,
+        variables: &Variables,
+        entropy: &mut dyn Entropy,
+    ) -> Result<Value, StatesError> {
+        template::evaluate_entry(&self.entry, input, context, variables, entropy)
+    }
+
+    /// The variables the expression reads, each once.
+    pub fn variable_references(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        template::entry_variable_references(&self.entry, &mut names);
+        names
     }
 }
 

@@ -23,7 +23,7 @@ use crate::limits;
 use super::jsonpath::{Root, Segment};
 use super::{
     to_json_text, Entropy, InputOutputPath, Path, ResultPathField, StatesError, Template,
-    STATES_DATA_LIMIT_EXCEEDED, STATES_RUNTIME,
+    Variables, NO_VARIABLES, STATES_DATA_LIMIT_EXCEEDED, STATES_RUNTIME,
 };
 
 /// Applies `InputPath` to the state's raw input. `Discard` (`"InputPath": null`) gives `{}`.
@@ -44,16 +44,26 @@ pub fn process_input_cow<'a>(
     input_path: &InputOutputPath,
     context: &'a Value,
 ) -> Result<Cow<'a, Value>, StatesError> {
+    process_input_cow_in(raw_input, input_path, context, &NO_VARIABLES)
+}
+
+/// [`process_input_cow`] with the workflow variables in scope (`"InputPath": "$x"`).
+pub fn process_input_cow_in<'a>(
+    raw_input: &'a Value,
+    input_path: &InputOutputPath,
+    context: &'a Value,
+    variables: &'a Variables,
+) -> Result<Cow<'a, Value>, StatesError> {
     match input_path {
         InputOutputPath::Discard => Ok(Cow::Owned(Value::Object(Map::new()))),
         InputOutputPath::Select(path) => {
-            if let Some(found) = path.select_definite_ref(raw_input, context) {
+            if let Some(found) = path.select_definite_ref(raw_input, context, variables) {
                 return match found {
                     Some(value) => Ok(Cow::Borrowed(value)),
-                    None => Err(invalid_path(path, raw_input, context)),
+                    None => Err(invalid_path(path, raw_input, context, variables)),
                 };
             }
-            select_io(raw_input, input_path, context).map(Cow::Owned)
+            select_io(raw_input, input_path, context, variables).map(Cow::Owned)
         }
     }
 }
@@ -100,9 +110,19 @@ pub fn process_output(
     output_path: &InputOutputPath,
     context: &Value,
 ) -> Result<Value, StatesError> {
+    process_output_in(value, output_path, context, &NO_VARIABLES)
+}
+
+/// [`process_output`] with the workflow variables in scope (`"OutputPath": "$x"`).
+pub fn process_output_in(
+    value: Value,
+    output_path: &InputOutputPath,
+    context: &Value,
+    variables: &Variables,
+) -> Result<Value, StatesError> {
     match output_path {
         InputOutputPath::Select(path) if path.as_str() == "$" => Ok(value),
-        other => select_io(&value, other, context),
+        other => select_io(&value, other, context, variables),
     }
 }
 
@@ -213,15 +233,21 @@ pub fn in_state(error: StatesError, state_name: &str, entered_event_id: u64) -> 
             error.cause
         ),
         error: error.error,
+        location: error.location,
     }
 }
 
-fn select_io(value: &Value, path: &InputOutputPath, context: &Value) -> Result<Value, StatesError> {
+fn select_io(
+    value: &Value,
+    path: &InputOutputPath,
+    context: &Value,
+    variables: &Variables,
+) -> Result<Value, StatesError> {
     match path {
         InputOutputPath::Discard => Ok(Value::Object(Map::new())),
-        InputOutputPath::Select(path) => match path.try_select(value, context)? {
+        InputOutputPath::Select(path) => match path.try_select_in(value, context, variables)? {
             Some(found) => Ok(found),
-            None => Err(invalid_path(path, value, context)),
+            None => Err(invalid_path(path, value, context, variables)),
         },
     }
 }
@@ -229,17 +255,17 @@ fn select_io(value: &Value, path: &InputOutputPath, context: &Value) -> Result<V
 /// AWS's (Jayway's) cause for an Input/OutputPath that finds nothing: "No results for path"
 /// when only the last step is missing, "Missing property in path" naming the first missing
 /// step otherwise.
-fn invalid_path(path: &Path, value: &Value, context: &Value) -> StatesError {
+fn invalid_path(path: &Path, value: &Value, context: &Value, variables: &Variables) -> StatesError {
     let parsed = &path.parsed;
-    let mut current = match parsed.root {
-        Root::Context => context,
-        _ => value,
+    let unassigned = Value::Null;
+    let (mut current, mut normalized) = match (parsed.root, path.variable()) {
+        (Root::Context, _) => (context, String::from("$$")),
+        (Root::Variable, Some(name)) => (
+            variables.get(name).unwrap_or(&unassigned),
+            format!("${name}"),
+        ),
+        _ => (value, String::from("$")),
     };
-    let mut normalized = String::from(if parsed.root == Root::Context {
-        "$$"
-    } else {
-        "$"
-    });
     let last_index = parsed.segments.len().saturating_sub(1);
     for (i, segment) in parsed.segments.iter().enumerate() {
         let next = match segment {

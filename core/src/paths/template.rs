@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 use crate::limits;
 
 use super::intrinsic::Call;
-use super::{to_json_text, Entropy, Path, StatesError, TemplateDiagnostic, STATES_RUNTIME};
+use super::{
+    to_json_text, Entropy, Path, StatesError, TemplateDiagnostic, Variables, STATES_RUNTIME,
+};
 
 /// A compiled template node.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,19 +199,20 @@ pub(crate) fn evaluate(
     node: &Node,
     input: &Value,
     context: &Value,
+    variables: &Variables,
     entropy: &mut dyn Entropy,
 ) -> Result<Value, StatesError> {
     match node {
         Node::Literal(v) => Ok(v.clone()),
         Node::Array(items) => items
             .iter()
-            .map(|item| evaluate(item, input, context, entropy))
+            .map(|item| evaluate(item, input, context, variables, entropy))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
         Node::Object(entries) => {
             let mut out = Map::with_capacity(entries.len());
             for (name, entry) in entries {
-                let value = evaluate_entry(entry, input, context, entropy)?;
+                let value = evaluate_entry(entry, input, context, variables, entropy)?;
                 out.insert(name.clone(), value);
             }
             Ok(Value::Object(out))
@@ -222,15 +225,57 @@ pub(crate) fn evaluate_entry(
     entry: &Entry,
     input: &Value,
     context: &Value,
+    variables: &Variables,
     entropy: &mut dyn Entropy,
 ) -> Result<Value, StatesError> {
     match entry {
-        Entry::Node(n) => evaluate(n, input, context, entropy),
-        Entry::Path { field, path } => match path.try_select(input, context)? {
+        Entry::Node(n) => evaluate(n, input, context, variables, entropy),
+        Entry::Path { field, path } => match path.try_select_in(input, context, variables)? {
             Some(v) => Ok(v),
             None => Err(path_not_found(path, field, input)),
         },
-        Entry::Call { field, call } => call.evaluate(input, context, entropy, field),
+        Entry::Call { field, call } => call.evaluate_in(input, context, variables, entropy, field),
+    }
+}
+
+/// Adds the variables `node` reads to `names`, each once, in order of appearance. Recursive
+/// like [`compile`], whose depth limit bounds it.
+pub(crate) fn variable_references(node: &Node, names: &mut Vec<String>) {
+    match node {
+        Node::Literal(_) => {}
+        Node::Array(items) => items
+            .iter()
+            .for_each(|item| variable_references(item, names)),
+        Node::Object(entries) => entries
+            .iter()
+            .for_each(|(_, entry)| entry_variable_references(entry, names)),
+    }
+}
+
+/// [`variable_references`] of one entry.
+pub(crate) fn entry_variable_references(entry: &Entry, names: &mut Vec<String>) {
+    match entry {
+        Entry::Node(node) => variable_references(node, names),
+        Entry::Path { path, .. } => add_reference(path, names),
+        Entry::Call { call, .. } => call_variable_references(call, names),
+    }
+}
+
+fn call_variable_references(call: &Call, names: &mut Vec<String>) {
+    for arg in call.args() {
+        match arg {
+            super::intrinsic::Arg::Literal(_) => {}
+            super::intrinsic::Arg::Path(path) => add_reference(path, names),
+            super::intrinsic::Arg::Call(inner) => call_variable_references(inner, names),
+        }
+    }
+}
+
+fn add_reference(path: &Path, names: &mut Vec<String>) {
+    if let Some(name) = path.variable() {
+        if !names.iter().any(|known| known == name) {
+            names.push(name.to_string());
+        }
     }
 }
 

@@ -218,6 +218,45 @@ fn definiteness_follows_jayway() {
 }
 
 #[test]
+fn variable_paths_read_the_variable_and_miss_when_it_is_unassigned() {
+    let mut variables = Variables::new();
+    variables.insert("order".into(), json!({"id": 7, "items": [1, 2, 3]}));
+    let input = json!({"order": "not this"});
+    let context = json!({});
+    let path = Path::parse("$order.id").expect("a variable path");
+    assert_eq!(path.variable(), Some("order"));
+    assert_eq!(path.select_in(&input, &context, &variables), Some(json!(7)));
+    let all = Path::parse("$order.items[*]").expect("indefinite");
+    assert_eq!(
+        all.select_in(&input, &context, &variables),
+        Some(json!([1, 2, 3]))
+    );
+    let whole = Path::parse("$order").expect("the whole value");
+    assert_eq!(
+        whole.select_in(&input, &context, &variables),
+        Some(json!({"id": 7, "items": [1, 2, 3]}))
+    );
+    assert_eq!(path.select(&input, &context), None, "no variables in scope");
+    let unknown = Path::parse("$other.id").expect("parses");
+    assert_eq!(unknown.select_in(&input, &context, &variables), None);
+    assert_eq!(Path::parse("$").expect("root").variable(), None);
+    let template = Template::compile(&json!({
+        "a.$": "$order.id",
+        "b.$": "States.Array($order.id, $other, $.x)",
+        "c": {"d.$": "$order"}
+    }))
+    .expect("compiles");
+    assert_eq!(template.variable_references(), vec!["order", "other"]);
+    let mut rng = statelog_rng::Rng::new(1);
+    let built =
+        Template::compile(&json!({"a.$": "$order.id", "n.$": "States.ArrayLength($order.items)"}))
+            .expect("compiles")
+            .evaluate_in(&input, &context, &variables, &mut rng)
+            .expect("evaluates");
+    assert_eq!(built, json!({"a": 7, "n": 3}));
+}
+
+#[test]
 fn malformed_paths_are_rejected_with_position() {
     for (path, fragment) in [
         ("", "must start with '$'"),
@@ -235,7 +274,8 @@ fn malformed_paths_are_rejected_with_position() {
         ("$.a[99999999999999999999]", "not an integer"),
         ("$.a[?(1)]", "literal alone"),
         ("$.a[x]", "expected an index"),
-        ("$myVariable.x", "variable reference"),
+        ("$my-var", "unexpected character '-'"),
+        ("$states.input", "'$states' is reserved for JSONata states"),
     ] {
         let err = Path::parse(path).expect_err(path);
         assert!(err.message.contains(fragment), "{path}: {}", err.message);
@@ -851,8 +891,8 @@ mod properties {
         fn fast_walk_agrees_with_the_general_evaluator(doc in json_value(), text in simple_path()) {
             let path = Path::parse(&text).expect("generated paths are valid");
             prop_assert!(path.is_definite());
-            let fast = path.select_definite_ref(&doc, &Value::Null).expect("simple path");
-            let mut evaluator = Evaluator::new(&doc, &Value::Null);
+            let fast = path.select_definite_ref(&doc, &Value::Null, &crate::paths::NO_VARIABLES).expect("simple path");
+            let mut evaluator = Evaluator::new(&doc, &Value::Null, None);
             let general = evaluator.matches(&doc, &path.parsed.segments).expect("small");
             prop_assert!(general.len() <= 1);
             let general = general.first().map(Found::as_value);

@@ -4,7 +4,7 @@
 //! answer) comes from the suite's `next` closure.
 
 use serde_json::Value;
-use statelog::asl::{parse_definition, ValidationOptions};
+use statelog::asl::parse_definition;
 use statelog::history::{EventId, HistoryEvent};
 use statelog::interpreter::{
     apply, decide, Effect, ExecutionState, Options, StartRequest, Trigger,
@@ -43,7 +43,7 @@ pub fn drive(
 ) -> Result<(Vec<HistoryEvent>, String), String> {
     let definition = case["definition"].as_str().unwrap_or_default();
     let input = case["input"].as_str().unwrap_or_default();
-    let def = parse_definition(definition, &ValidationOptions::default())
+    let def = parse_definition(definition, &statelog::engine::validate::options())
         .map_err(|d| format!("definition rejected: {d:?}"))?;
     let input_text = Some(input.to_string());
     let input: Value = serde_json::from_str(input).map_err(|e| format!("input: {e}"))?;

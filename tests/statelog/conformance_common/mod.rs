@@ -30,6 +30,11 @@ impl Judge {
     /// The cases `tests/<script_name>` lists, or `None` (after printing the reason) when the
     /// corpus or python3 is absent.
     pub fn list(script_name: &str) -> Option<(Judge, Vec<Value>)> {
+        Judge::list_selected(script_name, &[])
+    }
+
+    /// [`Judge::list`] with a selection the script understands (`["jsonata"]`).
+    pub fn list_selected(script_name: &str, selection: &[&str]) -> Option<(Judge, Vec<Value>)> {
         let dir = conformance_dir();
         if !dir.join("manifest.json").exists() {
             println!(
@@ -45,6 +50,7 @@ impl Judge {
             .arg(&script)
             .arg(&dir)
             .arg("list")
+            .args(selection)
             .output()
         {
             Ok(out) if out.status.success() => out.stdout,
@@ -59,15 +65,19 @@ impl Judge {
     }
 
     /// Judges `results` (one object per case: id, status, ARNs and AWS-shaped events, or an
-    /// error), prints every line that is not a pass, and asserts at least `floor` passes.
-    pub fn judge_and_report(&self, results: &[Value], label: &str, floor: usize) {
+    /// error), prints every line that is not a pass, asserts at least `floor` passes, and
+    /// returns the ids of the cases that passed.
+    pub fn judge_and_report(&self, results: &[Value], label: &str, floor: usize) -> Vec<String> {
+        // Two suites may judge at once in one process: each its own file.
+        static JUDGED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let results_path = std::env::temp_dir().join(format!(
-            "statelog-conformance-{}-{}.json",
+            "statelog-conformance-{}-{}-{}.json",
             self.script
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or("judge"),
-            std::process::id()
+            std::process::id(),
+            JUDGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::write(
             &results_path,
@@ -91,11 +101,43 @@ impl Judge {
         for line in text.lines().filter(|l| !l.starts_with("PASS ")) {
             println!("{line}");
         }
-        let passed = text.lines().filter(|l| l.starts_with("PASS ")).count();
+        let passed_ids: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("PASS "))
+            .map(str::to_string)
+            .collect();
+        let passed = passed_ids.len();
         println!("{label}: {passed}/{} passed", results.len());
         assert!(
             passed >= floor,
             "{passed} passed, below the floor of {floor}"
         );
+        passed_ids
     }
+}
+
+/// Prints how many of the listed `cases` that need `need` ran and passed (`passed`: the ids
+/// [`Judge::judge_and_report`] returned), and asserts at least `floor` passes among them.
+pub fn report_need(cases: &[Value], passed: &[String], need: &str, label: &str, floor: usize) {
+    let with_need: Vec<&str> = cases
+        .iter()
+        .filter(|case| {
+            case["needs"]
+                .as_array()
+                .is_some_and(|needs| needs.iter().any(|n| n == need))
+        })
+        .filter_map(|case| case["id"].as_str())
+        .collect();
+    let passed_count = with_need
+        .iter()
+        .filter(|id| passed.iter().any(|p| p == *id))
+        .count();
+    println!(
+        "{label}: {passed_count}/{} of the cases that need '{need}' passed",
+        with_need.len()
+    );
+    assert!(
+        passed_count >= floor,
+        "{passed_count} '{need}' cases passed, below the floor of {floor}"
+    );
 }

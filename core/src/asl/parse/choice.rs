@@ -27,9 +27,7 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             };
-            if rule.get("Assign").is_some() {
-                self.unsupported(&rule.ptr("Assign"), "'Assign' (variables)");
-            }
+            let assign = self.assign(rule);
             let next = self
                 .required(rule, "Next", "a top-level Choice rule")
                 .and_then(|_| self.string(rule, "Next"));
@@ -37,8 +35,13 @@ impl Ctx<'_> {
                 node.targets.push((next.clone(), rule.ptr("Next")));
             }
             let condition = self.condition(rule, true, 0);
-            match (condition, next) {
-                (Some(condition), Some(next)) => choices.push(ChoiceRule { condition, next }),
+            match (condition, next, assign) {
+                (Some(condition), Some(next), Some(assign)) => choices.push(ChoiceRule {
+                    condition,
+                    next,
+                    output: None,
+                    assign,
+                }),
                 _ => ok = false,
             }
         }

@@ -21,13 +21,6 @@ impl Ctx<'_> {
             (None, Some(_)) => {
                 let text = self.string(obj, path_key)?;
                 let at = obj.ptr(path_key);
-                if mentions_variable(&text) {
-                    self.unsupported(
-                        &at,
-                        &format!("the variable reference '{text}' in '{path_key}'"),
-                    );
-                    return None;
-                }
                 let expression = match FieldExpression::parse(path_key, &text) {
                     Ok(expression) => Box::new(expression),
                     Err(error) => {

@@ -35,34 +35,7 @@ impl Ctx<'_> {
         depth: usize,
         flow: &mut JsonPathFlow,
     ) -> Option<MapState> {
-        for key in ["ItemReader", "ItemBatcher", "ResultWriter", "Label"] {
-            if obj.get(key).is_some() {
-                self.unsupported(&obj.ptr(key), &format!("Distributed Map's '{key}'"));
-            }
-        }
-        let processor_key = match (obj.get("ItemProcessor"), obj.get("Iterator")) {
-            (Some(_), Some(_)) => {
-                self.schema(
-                    obj.at,
-                    "a Map state cannot have both 'ItemProcessor' and 'Iterator'",
-                );
-                None
-            }
-            (Some(_), None) => Some("ItemProcessor"),
-            (None, Some(_)) => Some("Iterator"),
-            (None, None) => {
-                self.schema(obj.at, "These fields are required: [ItemProcessor]");
-                None
-            }
-        };
-        let item_processor = processor_key.and_then(|key| {
-            let at = obj.ptr(key);
-            let value = obj.get(key)?;
-            if let Some(config) = value.get("ProcessorConfig") {
-                self.processor_config(config, &pointer_child(&at, "ProcessorConfig"));
-            }
-            self.branch(value, &at, depth + 1, &format!("'{key}'"))
-        });
+        let item_processor = self.item_processor(obj, depth);
         let selector_key = match (obj.get("ItemSelector"), obj.get("Parameters")) {
             (Some(_), Some(_)) => {
                 self.schema(
@@ -135,6 +108,38 @@ impl Ctx<'_> {
         flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
         flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
         Some(map)
+    }
+
+    /// A Map's `ItemProcessor` (or legacy `Iterator`); Distributed Map's fields refused.
+    pub(super) fn item_processor(&mut self, obj: Obj<'_>, depth: usize) -> Option<Branch> {
+        for key in ["ItemReader", "ItemBatcher", "ResultWriter", "Label"] {
+            if obj.get(key).is_some() {
+                self.unsupported(&obj.ptr(key), &format!("Distributed Map's '{key}'"));
+            }
+        }
+        let processor_key = match (obj.get("ItemProcessor"), obj.get("Iterator")) {
+            (Some(_), Some(_)) => {
+                self.schema(
+                    obj.at,
+                    "a Map state cannot have both 'ItemProcessor' and 'Iterator'",
+                );
+                None
+            }
+            (Some(_), None) => Some("ItemProcessor"),
+            (None, Some(_)) => Some("Iterator"),
+            (None, None) => {
+                self.schema(obj.at, "These fields are required: [ItemProcessor]");
+                None
+            }
+        };
+        processor_key.and_then(|key| {
+            let at = obj.ptr(key);
+            let value = obj.get(key)?;
+            if let Some(config) = value.get("ProcessorConfig") {
+                self.processor_config(config, &pointer_child(&at, "ProcessorConfig"));
+            }
+            self.branch(value, &at, depth + 1, &format!("'{key}'"))
+        })
     }
 
     pub(super) fn processor_config(&mut self, value: &Value, at: &str) {

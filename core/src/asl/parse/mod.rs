@@ -15,6 +15,7 @@
 
 mod choice;
 mod fail;
+mod jsonata;
 mod map;
 mod parallel;
 mod pass;
@@ -25,6 +26,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
+use super::assign::Assign;
 use super::data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 use super::diagnostic::{pointer_child, pointer_index, Diagnostic, DiagnosticCode};
 use super::json::parse_checked;
@@ -60,6 +62,9 @@ pub struct ValidationOptions {
     /// Standard (the default) or Express: Express machines cannot wait for jobs, callbacks or
     /// activities.
     pub machine_type: MachineType,
+    /// The JSONata evaluator expressions are compiled with; `None` refuses a JSONata
+    /// definition or state as not supported.
+    pub jsonata: Option<super::jsonata::JsonataRuntime>,
 }
 
 /// The kind of state machine a definition is validated for.
@@ -109,6 +114,7 @@ pub fn parse_definition(
     let mut ctx = Ctx {
         diagnostics: Vec::new(),
         options,
+        machine_language: QueryLanguage::JsonPath,
     };
     for pointer in &checked.duplicate_keys {
         let parent_is_states = pointer
@@ -129,6 +135,11 @@ pub fn parse_definition(
         }
     }
     let machine = ctx.machine(&checked.value);
+    if machine.is_some() {
+        if let Some(Value::Object(states)) = checked.value.get("States") {
+            ctx.inner_assigns(states, "/States", &BTreeSet::new());
+        }
+    }
     let has_error = ctx
         .diagnostics
         .iter()
@@ -261,6 +272,9 @@ struct Node {
 struct Ctx<'o> {
     diagnostics: Vec<Diagnostic>,
     options: &'o ValidationOptions,
+    /// The machine's top-level `QueryLanguage`: what Parallel branches and Map processors
+    /// inherit (a Map's or Parallel's own does not propagate).
+    machine_language: QueryLanguage,
 }
 
 /// An object being read, with its pointer.
@@ -291,34 +305,48 @@ fn type_name_of(value: &Value) -> &'static str {
     }
 }
 
-/// True for a JSONPath-mode variable reference (`$name...`), which statelog does not run yet.
-fn is_variable_reference(text: &str) -> bool {
-    let mut chars = text.chars();
-    chars.next() == Some('$') && chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-}
-
-/// True when a `.$` value (a path or an intrinsic call) reads a variable anywhere: `$name`
-/// outside quoted string arguments, other than the Context object's `$$`.
-pub(crate) fn mentions_variable(text: &str) -> bool {
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if quoted => {
-                chars.next();
-            }
-            '\'' => quoted = !quoted,
-            '$' if !quoted => match chars.peek() {
-                Some('$') => {
-                    chars.next();
+/// The `Assign` objects of a state as written (its own, its Choice rules', its Catchers'),
+/// each with its pointer and whether a Catcher holds it.
+fn assigns_of<'a>(state: &'a Value, at: &str) -> Vec<(&'a Map<String, Value>, String, bool)> {
+    let mut found = Vec::new();
+    if let Some(Value::Object(assign)) = state.get("Assign") {
+        found.push((assign, pointer_child(at, "Assign"), false));
+    }
+    for list in ["Choices", "Catch"] {
+        if let Some(Value::Array(rules)) = state.get(list) {
+            for (i, rule) in rules.iter().enumerate() {
+                if let Some(Value::Object(assign)) = rule.get("Assign") {
+                    let rule_at = pointer_index(&pointer_child(at, list), i);
+                    found.push((assign, pointer_child(&rule_at, "Assign"), list == "Catch"));
                 }
-                Some(&next) if next.is_alphabetic() || next == '_' => return true,
-                _ => {}
-            },
-            _ => {}
+            }
         }
     }
-    false
+    found
+}
+
+/// True when `state` runs states of its own (a Parallel's branches, a Map's processor).
+fn has_inner_scope(state: &Value) -> bool {
+    state.get("Branches").is_some()
+        || state.get("ItemProcessor").is_some()
+        || state.get("Iterator").is_some()
+}
+
+/// Why `name` cannot be a variable name, if it cannot: a name starts with a letter or `_`,
+/// goes on with letters, digits and `_`, and is not `states` (reserved for JSONata's
+/// `$states`).
+pub(crate) fn invalid_variable_name(name: &str) -> Option<&'static str> {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => Some("it is empty"),
+        Some(c) if !(c.is_alphabetic() || c == '_') => Some("it must start with a letter or '_'"),
+        _ if !chars.all(|c| c.is_alphanumeric() || c == '_') => {
+            Some("it may hold only letters, digits and '_'")
+        }
+        _ if name == "states" => Some("'states' is reserved"),
+        _ if name.len() > crate::limits::VARIABLE_NAME_BYTES_MAX => Some("it is too long"),
+        _ => None,
+    }
 }
 
 impl Ctx<'_> {
@@ -359,7 +387,9 @@ impl Ctx<'_> {
             if allowed.iter().any(|list| list.contains(&key.as_str())) {
                 continue;
             }
-            if JSONATA_FIELDS.contains(&key.as_str()) {
+            if JSONATA_FIELDS.contains(&key.as_str()) && self.options.jsonata.is_some() {
+                self.schema(&obj.ptr(key), jsonata::jsonata_only_message(key));
+            } else if JSONATA_FIELDS.contains(&key.as_str()) {
                 self.unsupported(&obj.ptr(key), &format!("the JSONata field '{key}'"));
             } else {
                 self.schema(
@@ -413,10 +443,6 @@ impl Ctx<'_> {
     }
 
     fn path_text(&mut self, at: &str, key: &str, text: &str) -> Option<Path> {
-        if is_variable_reference(text) {
-            self.unsupported(at, &format!("the variable reference '{text}' in '{key}'"));
-            return None;
-        }
         match Path::parse(text) {
             Ok(path) => Some(path),
             Err(error) => {
@@ -471,10 +497,6 @@ impl Ctx<'_> {
             _ => {
                 let text = self.string(obj, key)?;
                 let at = obj.ptr(key);
-                if is_variable_reference(&text) {
-                    self.unsupported(&at, &format!("the variable reference '{text}' in '{key}'"));
-                    return None;
-                }
                 match ReferencePath::parse(&text) {
                     Ok(path) => Some(ResultPathField::Reference(path)),
                     Err(error) => {
@@ -490,34 +512,108 @@ impl Ctx<'_> {
         }
     }
 
-    /// Reports `$variable` references inside a template's `.$` values; true when there are any.
-    fn template_uses_variables(&mut self, value: &Value, at: &str) -> bool {
-        let mut found = false;
-        match value {
-            Value::Object(map) => {
-                for (key, child) in map {
-                    let child_at = pointer_child(at, key);
-                    if let (true, Value::String(text)) = (key.ends_with(".$"), child) {
-                        if mentions_variable(text) {
-                            self.unsupported(
-                                &child_at,
-                                &format!("the variable reference '{text}'"),
-                            );
-                            found = true;
-                        }
-                    } else {
-                        found |= self.template_uses_variables(child, &child_at);
+    /// Refuses an `Assign` inside a Parallel branch or a Map processor that sets a name an
+    /// enclosing scope assigns: an inner scope reads outer variables but cannot set them
+    /// (its values vanish when it ends, so the outer one would silently not change). Walks the
+    /// definition as written, `outer` being the names the enclosing scopes assign; the walk
+    /// goes as deep as the states nest, which the parse already bounded.
+    fn inner_assigns(&mut self, states: &Map<String, Value>, at: &str, outer: &BTreeSet<String>) {
+        let mut here: BTreeSet<String> = BTreeSet::new();
+        for (name, state) in states {
+            let state_at = pointer_child(at, name);
+            for (assign, assign_at, in_catcher) in assigns_of(state, &state_at) {
+                for key in assign.keys() {
+                    let variable = key.strip_suffix(".$").unwrap_or(key);
+                    if outer.contains(variable) {
+                        self.schema(
+                            &pointer_child(&assign_at, key),
+                            format!(
+                                "The variable '{variable}' is assigned in an outer scope: a \
+                                 Parallel branch or Map iteration can read it, not assign it"
+                            ),
+                        );
+                    }
+                    // A name only a Catcher assigns does not bind the inner scopes: AWS
+                    // accepts a Parallel whose branch assigns the name its own Catcher
+                    // assigns (recorded: PARALLEL_CATCH_ERROR_VARIABLE_SAMPLING).
+                    if !in_catcher {
+                        here.insert(variable.to_string());
                     }
                 }
             }
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    found |= self.template_uses_variables(item, &pointer_index(at, i));
+        }
+        if !states.values().any(has_inner_scope) {
+            return;
+        }
+        let enclosing: BTreeSet<String> = outer.union(&here).cloned().collect();
+        for (name, state) in states {
+            let state_at = pointer_child(at, name);
+            if let Some(Value::Array(branches)) = state.get("Branches") {
+                for (i, branch) in branches.iter().enumerate() {
+                    if let Some(Value::Object(inner)) = branch.get("States") {
+                        let branch_at = pointer_index(&pointer_child(&state_at, "Branches"), i);
+                        self.inner_assigns(inner, &pointer_child(&branch_at, "States"), &enclosing);
+                    }
                 }
             }
-            _ => {}
+            for key in ["ItemProcessor", "Iterator"] {
+                if let Some(Value::Object(inner)) = state.get(key).and_then(|p| p.get("States")) {
+                    let processor_at = pointer_child(&state_at, key);
+                    self.inner_assigns(inner, &pointer_child(&processor_at, "States"), &enclosing);
+                }
+            }
         }
-        found
+    }
+
+    /// A JSONPath `Assign` (`Some(None)` when absent; `None` after reporting a problem): an
+    /// object whose keys are variable names, a `.$` key's value a path or intrinsic call.
+    pub(super) fn assign(&mut self, obj: Obj<'_>) -> Option<Option<Assign>> {
+        if obj.get("Assign").is_none() {
+            return Some(None);
+        }
+        let names_ok = self.assign_names(obj, true)?;
+        let template = self.template(obj, "Assign", true);
+        match (names_ok, template) {
+            (true, Some(template)) => Some(Some(Assign::JsonPath(template))),
+            _ => None,
+        }
+    }
+
+    /// Checks the names an `Assign` of `obj` sets (a JSONPath one's keys without `.$` when
+    /// `json_path`): `None` when it is not an object, else whether every name is valid and
+    /// set once; each problem is reported at its key.
+    pub(super) fn assign_names(&mut self, obj: Obj<'_>, json_path: bool) -> Option<bool> {
+        let value = obj.get("Assign")?;
+        let at = obj.ptr("Assign");
+        let Value::Object(map) = value else {
+            self.schema(
+                &at,
+                format!("'Assign' must be an object, not {}", type_name_of(value)),
+            );
+            return None;
+        };
+        let mut ok = true;
+        let mut seen = BTreeSet::new();
+        for key in map.keys() {
+            let name = match json_path {
+                true => key.strip_suffix(".$").unwrap_or(key),
+                false => key.as_str(),
+            };
+            if let Some(reason) = invalid_variable_name(name) {
+                self.schema(
+                    &pointer_child(&at, key),
+                    format!("The variable name '{name}' is invalid: {reason}"),
+                );
+                ok = false;
+            } else if !seen.insert(name) {
+                self.schema(
+                    &pointer_child(&at, key),
+                    format!("The variable '{name}' is assigned twice in one 'Assign'"),
+                );
+                ok = false;
+            }
+        }
+        Some(ok)
     }
 
     fn template(&mut self, obj: Obj<'_>, key: &str, must_be_object: bool) -> Option<Template> {
@@ -528,9 +624,6 @@ impl Ctx<'_> {
                 &at,
                 format!("'{key}' must be an object, not {}", type_name_of(value)),
             );
-            return None;
-        }
-        if self.template_uses_variables(value, &at) {
             return None;
         }
         match Template::compile(value) {
@@ -569,7 +662,7 @@ impl Ctx<'_> {
                 QueryLanguage::JsonPath
             }
             Some("JSONata") => {
-                if inherited != QueryLanguage::Jsonata {
+                if inherited != QueryLanguage::Jsonata && self.options.jsonata.is_none() {
                     self.unsupported(&obj.ptr("QueryLanguage"), "QueryLanguage 'JSONata'");
                 }
                 QueryLanguage::Jsonata
@@ -615,6 +708,7 @@ impl Ctx<'_> {
         }
         let timeout_seconds = self.uint(root, "TimeoutSeconds", 1, SECONDS_MAX);
         let query_language = self.query_language(root, QueryLanguage::JsonPath);
+        self.machine_language = query_language;
         let (start_at, states) = self.states_and_start(root, query_language, 0)?;
         Some(StateMachine {
             comment,
@@ -623,6 +717,7 @@ impl Ctx<'_> {
             timeout_seconds,
             version,
             query_language,
+            jsonata: self.options.jsonata.clone(),
             // Filled in by `parse_definition`, which owns the document (no copy).
             source: Value::Null,
         })
@@ -806,19 +901,32 @@ impl Ctx<'_> {
         };
         let language = self.query_language(obj, inherited);
         if language == QueryLanguage::Jsonata {
-            // The state is written in JSONata: its fields mean something else. Its transitions
-            // still count for the graph, so no false unreachable-state reports follow.
+            if self.options.jsonata.is_some() {
+                return self.jsonata_state(name, obj, type_name, depth, node);
+            }
+            // No evaluator: the state is refused (reported above). Its transitions still
+            // count for the graph, so no false unreachable-state reports follow.
             self.collect_edges_only(obj, type_name, node);
             return None;
-        }
-        if obj.get("Assign").is_some() {
-            self.unsupported(&obj.ptr("Assign"), "'Assign' (variables)");
         }
         self.check_fields(
             obj,
             &[COMMON_FIELDS, fields],
             &format!("a {type_name} state"),
         );
+        let assign = match type_name {
+            // AWS takes `Assign` on every type that exits normally but Succeed.
+            "Succeed" | "Fail" => {
+                if obj.get("Assign").is_some() {
+                    self.schema(
+                        &obj.ptr("Assign"),
+                        format!("the field 'Assign' is not supported in a {type_name} state"),
+                    );
+                }
+                Some(None)
+            }
+            _ => self.assign(obj),
+        };
         let comment = self.string(obj, "Comment");
         // The kind parsers fill in the data-flow fields their type allows.
         let mut flow = JsonPathFlow {
@@ -854,6 +962,7 @@ impl Ctx<'_> {
             name: name.to_string(),
             comment,
             data_flow: DataFlow::JsonPath(flow),
+            assign: assign?,
             kind: kind?,
         })
     }
@@ -1011,14 +1120,12 @@ impl Ctx<'_> {
                 ok = false;
                 continue;
             };
-            if rule.get("Assign").is_some() {
-                self.unsupported(&rule.ptr("Assign"), "'Assign' (variables)");
-            }
             self.check_fields(
                 rule,
                 &[&["ErrorEquals", "Next", "ResultPath", "Comment", "Assign"]],
                 "a Catch rule",
             );
+            let assign = self.assign(rule);
             let error_equals = self.error_equals(rule, i + 1 == items.len());
             let next = self
                 .required(rule, "Next", "a Catch rule")
@@ -1031,12 +1138,16 @@ impl Ctx<'_> {
                 error_equals,
                 next,
                 present_or_fail(rule, "ResultPath", result_path),
+                assign,
             ) {
-                (Some(error_equals), Some(next), Some(result_path)) => catchers.push(Catcher {
-                    error_equals,
-                    next,
-                    flow: CatchFlow::JsonPath { result_path },
-                }),
+                (Some(error_equals), Some(next), Some(result_path), Some(assign)) => {
+                    catchers.push(Catcher {
+                        error_equals,
+                        next,
+                        flow: CatchFlow::JsonPath { result_path },
+                        assign,
+                    })
+                }
                 _ => ok = false,
             }
         }
@@ -1069,7 +1180,7 @@ impl Ctx<'_> {
             );
         }
         let comment = self.string(obj, "Comment");
-        let (start_at, states) = self.states_and_start(obj, QueryLanguage::JsonPath, depth)?;
+        let (start_at, states) = self.states_and_start(obj, self.machine_language, depth)?;
         Some(Branch {
             comment,
             start_at,

@@ -11,7 +11,28 @@ impl Ctx<'_> {
         depth: usize,
         flow: &mut JsonPathFlow,
     ) -> Option<ParallelState> {
-        let branches = match self.required(obj, "Branches", "a Parallel state") {
+        let branches = self.branches(obj, depth);
+        let parameters = self.template(obj, "Parameters", false);
+        let result_selector = self.template(obj, "ResultSelector", true);
+        let result_path = self.result_path(obj, "ResultPath");
+        let retry = self.retriers(obj);
+        let catch = self.catchers(obj, node);
+        let next = self.transition(obj, node);
+        let parallel = ParallelState {
+            branches: branches?,
+            retry: retry?,
+            catch: catch?,
+            next: next?,
+        };
+        flow.parameters = present_or_fail(obj, "Parameters", parameters)?;
+        flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
+        flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
+        Some(parallel)
+    }
+
+    /// A Parallel's `Branches`, each a nested machine.
+    pub(super) fn branches(&mut self, obj: Obj<'_>, depth: usize) -> Option<Vec<Branch>> {
+        match self.required(obj, "Branches", "a Parallel state") {
             None => None,
             Some(Value::Array(items)) if items.is_empty() => {
                 self.schema(&obj.ptr("Branches"), "Value cannot be empty");
@@ -37,22 +58,6 @@ impl Ctx<'_> {
                 );
                 None
             }
-        };
-        let parameters = self.template(obj, "Parameters", false);
-        let result_selector = self.template(obj, "ResultSelector", true);
-        let result_path = self.result_path(obj, "ResultPath");
-        let retry = self.retriers(obj);
-        let catch = self.catchers(obj, node);
-        let next = self.transition(obj, node);
-        let parallel = ParallelState {
-            branches: branches?,
-            retry: retry?,
-            catch: catch?,
-            next: next?,
-        };
-        flow.parameters = present_or_fail(obj, "Parameters", parameters)?;
-        flow.result_selector = present_or_fail(obj, "ResultSelector", result_selector)?;
-        flow.result_path = present_or_fail(obj, "ResultPath", result_path)?;
-        Some(parallel)
+        }
     }
 }

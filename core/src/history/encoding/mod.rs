@@ -22,8 +22,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Error, HistoryEvent};
 
+mod v1;
+
 /// The format version this build writes: the newest it reads.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
 
 /// The oldest format version this build reads.
 pub const OLDEST_READ_VERSION: u8 = 1;
@@ -67,7 +69,9 @@ pub fn decode_ends(bytes: &[u8]) -> Result<(String, Option<(HistoryEvent, Histor
     let (&version, body) = bytes.split_first().ok_or(Error::EmptyRecord)?;
     check_version(version)?;
     match version {
-        1 => take_whole_with(Ends, body),
+        1 => take_whole_with(Ends::<v1::HistoryEvent>::new(), body)
+            .map(|(arn, ends)| (arn, ends.map(|(first, last)| (first.into(), last.into())))),
+        2 => take_whole_with(Ends::<HistoryEvent>::new(), body),
         // `check_version` admits only the versions above.
         found => Err(Error::UnsupportedVersion {
             found,
@@ -76,11 +80,18 @@ pub fn decode_ends(bytes: &[u8]) -> Result<(String, Option<(HistoryEvent, Histor
     }
 }
 
-/// [`EventBatch`] read as its execution and its first and last events.
-struct Ends;
+/// [`EventBatch`] read as its execution and its first and last events, of the event type `E`
+/// of the record's version.
+struct Ends<E>(std::marker::PhantomData<E>);
 
-impl<'de> serde::de::DeserializeSeed<'de> for Ends {
-    type Value = (String, Option<(HistoryEvent, HistoryEvent)>);
+impl<E> Ends<E> {
+    fn new() -> Self {
+        Ends(std::marker::PhantomData)
+    }
+}
+
+impl<'de, E: serde::de::DeserializeOwned + Clone> serde::de::DeserializeSeed<'de> for Ends<E> {
+    type Value = (String, Option<(E, E)>);
 
     fn deserialize<D: serde::Deserializer<'de>>(
         self,
@@ -90,8 +101,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for Ends {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Ends {
-    type Value = (String, Option<(HistoryEvent, HistoryEvent)>);
+impl<'de, E: serde::de::DeserializeOwned + Clone> serde::de::Visitor<'de> for Ends<E> {
+    type Value = (String, Option<(E, E)>);
 
     fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str("an event batch")
@@ -103,17 +114,17 @@ impl<'de> serde::de::Visitor<'de> for Ends {
             .next_element()?
             .ok_or_else(|| A::Error::invalid_length(0, &self))?;
         let ends = seq
-            .next_element_seed(EndEvents)?
+            .next_element_seed(EndEvents::<E>(std::marker::PhantomData))?
             .ok_or_else(|| A::Error::invalid_length(1, &self))?;
         Ok((execution_arn, ends))
     }
 }
 
 /// The events of a batch, keeping the first and the last.
-struct EndEvents;
+struct EndEvents<E>(std::marker::PhantomData<E>);
 
-impl<'de> serde::de::DeserializeSeed<'de> for EndEvents {
-    type Value = Option<(HistoryEvent, HistoryEvent)>;
+impl<'de, E: serde::de::DeserializeOwned + Clone> serde::de::DeserializeSeed<'de> for EndEvents<E> {
+    type Value = Option<(E, E)>;
 
     fn deserialize<D: serde::Deserializer<'de>>(
         self,
@@ -123,8 +134,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for EndEvents {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for EndEvents {
-    type Value = Option<(HistoryEvent, HistoryEvent)>;
+impl<'de, E: serde::de::DeserializeOwned + Clone> serde::de::Visitor<'de> for EndEvents<E> {
+    type Value = Option<(E, E)>;
 
     fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str("a sequence of events")
@@ -134,7 +145,7 @@ impl<'de> serde::de::Visitor<'de> for EndEvents {
         // postcard knows the count: all but the last are skimmed after the first. Without a
         // count every event is decoded in full.
         let count = seq.size_hint();
-        let Some(first) = seq.next_element::<HistoryEvent>()? else {
+        let Some(first) = seq.next_element::<E>()? else {
             return Ok(None);
         };
         let mut last = None;
@@ -142,9 +153,9 @@ impl<'de> serde::de::Visitor<'de> for EndEvents {
         loop {
             let is_last = count.is_some_and(|count| index + 1 == count);
             let next = if count.is_some() && !is_last {
-                super::json_text::skimming(|| seq.next_element::<HistoryEvent>())?
+                super::json_text::skimming(|| seq.next_element::<E>())?
             } else {
-                seq.next_element::<HistoryEvent>()?
+                seq.next_element::<E>()?
             };
             let Some(event) = next else { break };
             if count.is_none() || is_last {
@@ -205,10 +216,11 @@ pub fn check_version(version: u8) -> Result<(), Error> {
 }
 
 /// The one place that reads each version into today's types: an arm per version in
-/// [`READ_VERSIONS`]. Version 1 is today's types.
+/// [`READ_VERSIONS`]. Version 2 is today's types; version 1 had no `StateExited::assigned`.
 fn decode_body(version: u8, body: &[u8]) -> Result<EventBatch, Error> {
     match version {
-        1 => take_whole(body),
+        1 => take_whole::<v1::EventBatch>(body).map(EventBatch::from),
+        2 => take_whole(body),
         // `check_version` admits only the versions above.
         found => Err(Error::UnsupportedVersion {
             found,
@@ -469,6 +481,7 @@ mod tests {
                 name: "S".into(),
                 output: payload(),
                 output_truncated: false,
+                assigned: None,
             }),
             EventDetails::TaskScheduled(TaskScheduled {
                 resource_type: "lambda".into(),

@@ -35,37 +35,106 @@ impl Decider<'_, '_> {
         state: &State,
         choice: &ChoiceState,
     ) -> Step<Option<Outcome>> {
-        let run = self.running(scope)?;
+        let run = running_in(&self.state, scope)?;
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
-        if state.data_flow.is_passthrough() {
-            // No paths: the output is the input, shared, not copied.
-            return match choice.pick(&run.input, &context) {
-                Ok(next) => {
-                    let output = Payload::clone(&run.input);
-                    self.exit_to(scope, state, output, Some(next))
+        let mut env = step_env!(self, &variables);
+        // The taken rule's Assign, or the state's own when Default is taken, on the effective
+        // input, with the values as of entry.
+        if let Some(flow) = state.data_flow.as_jsonata() {
+            let decided = (|| {
+                let states = crate::asl::jsonata::States {
+                    input: &run.input,
+                    result: None,
+                    error_output: None,
+                    context: flow.reads_context.then_some(&context),
+                    paths: flow.states_paths.as_deref(),
+                };
+                let bound = crate::asl::data_flow::bind(&states, &flow.variables, &env)?;
+                let mut host = crate::asl::jsonata::DecisionHost {
+                    now_ms: env.now_ms,
+                    entropy: &mut *env.entropy,
+                };
+                let picked = choice.pick_jsonata(&*bound, &mut host)?;
+                let rule_output = picked.rule.and_then(|rule| rule.output.as_ref());
+                let output = match rule_output.or(flow.output.as_ref()) {
+                    Some(template) => template.evaluate("Output", &*bound, &mut host)?,
+                    None => Value::clone(&run.input),
+                };
+                drop(bound);
+                let on = state
+                    .data_flow
+                    .assign_input(&run.input, &run.input, None, &context);
+                let assigned =
+                    assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
+                Ok((picked.next, output, assigned))
+            })();
+            return match decided {
+                Ok((next, output, assigned)) => {
+                    self.exit_to(scope, state, output, assigned, Some(next))
                 }
-                Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+                Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                    scope,
                     &state.name,
                     entered_event_id,
                     error,
-                )))),
+                )?))),
+            };
+        }
+        if state.data_flow.is_passthrough() {
+            // No paths: the output is the input, shared, not copied.
+            let decided = choice
+                .pick_in(&run.input, &context, &variables)
+                .and_then(|picked| {
+                    let on = state
+                        .data_flow
+                        .assign_input(&run.input, &run.input, None, &context);
+                    let assigned =
+                        assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
+                    Ok((picked.next, assigned))
+                });
+            return match decided {
+                Ok((next, assigned)) => {
+                    let output = Payload::clone(&run.input);
+                    self.exit_to(scope, state, output, assigned, Some(next))
+                }
+                Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                    scope,
+                    &state.name,
+                    entered_event_id,
+                    error,
+                )?))),
             };
         }
         let decided = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &context)?;
-            let next = choice.pick(&effective, &context)?;
-            let output = flow.output(effective.into_owned(), &context)?;
-            Ok((next, output))
+            let effective = flow.effective_input(&run.input, &context, &variables)?;
+            let picked = choice.pick_in(&effective, &context, &variables)?;
+            let on = flow.assign_input(&effective, &run.input, None, &context);
+            let assigned = assigned_variables(assign_of(state, picked), &on, &context, &mut env)?;
+            let output = flow.output(effective.into_owned(), &context, &mut env)?;
+            Ok((picked.next, output, assigned))
         })();
         match decided {
-            Ok((next, output)) => self.exit_to(scope, state, output, Some(next)),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+            Ok((next, output, assigned)) => {
+                self.exit_to(scope, state, output, assigned, Some(next))
+            }
+            Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                scope,
                 &state.name,
                 entered_event_id,
                 error,
-            )))),
+            )?))),
         }
+    }
+}
+
+/// The Assign that applies when the Choice `state` took `picked`: the rule's, or the state's
+/// own when `Default` was taken.
+fn assign_of<'a>(state: &'a State, picked: crate::asl::choice::Picked<'a>) -> Option<&'a Assign> {
+    match picked.rule {
+        Some(rule) => rule.assign.as_ref(),
+        None => state.assign.as_ref(),
     }
 }

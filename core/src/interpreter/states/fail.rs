@@ -34,27 +34,48 @@ impl Decider<'_, '_> {
         fail: &crate::asl::FailState,
     ) -> Step<Outcome> {
         let run = self.run_info(scope)?;
+        let state = self.state_def(scope)?;
+        let mut env = step_env!(self, &run.variables);
         // ErrorPath/CausePath failures name their field, as AWS words them.
-        let mut evaluate = |field: &Option<FailField>| -> Result<Option<String>, StatesError> {
-            match field {
-                None => Ok(None),
-                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
-                Some(FailField::Dynamic { expression, .. }) => {
-                    let value =
-                        expression.evaluate(&run.input, &run.context, &mut *self.entropy)?;
-                    Ok(Some(quoted_value(&value)))
+        let mut evaluate =
+            |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
+                match field {
+                    None => Ok(None),
+                    Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                    Some(FailField::Expression(expression)) => {
+                        let value = state_expression(
+                            state,
+                            expression,
+                            name,
+                            &run.input,
+                            &run.context,
+                            &mut env,
+                        )?;
+                        match value {
+                            Value::String(text) => Ok(Some(text)),
+                            other => Err(expression.wrong_type(name, "string", &other)),
+                        }
+                    }
+                    Some(FailField::Dynamic { expression, .. }) => {
+                        let value = expression.evaluate_in(
+                            &run.input,
+                            &run.context,
+                            env.variables,
+                            &mut *env.entropy,
+                        )?;
+                        Ok(Some(quoted_value(&value)))
+                    }
                 }
-            }
-        };
-        let outcome = evaluate(&fail.error).and_then(|error| {
+            };
+        let outcome = evaluate(&fail.error, "Error").and_then(|error| {
             Ok(ErrorCause {
                 error,
-                cause: evaluate(&fail.cause)?,
+                cause: evaluate(&fail.cause, "Cause")?,
             })
         });
         match outcome {
             Ok(error) => Ok(Outcome::Failed(error)),
-            Err(e) => Ok(self.fail_in(&run, e)),
+            Err(e) => self.fail_in(scope, &run, e),
         }
     }
 }

@@ -51,40 +51,81 @@ impl Decider<'_, '_> {
 
     pub(in crate::interpreter::decide) fn map_params(
         &mut self,
+        scope: &[u32],
         state: &State,
         map: &MapState,
         run: &RunInfo,
     ) -> Result<MapParams, StatesError> {
         let flow = &state.data_flow;
-        let effective = flow.effective_input(&run.input, &run.context)?.into_owned();
-        let items = flow.items(&effective, &run.context)?.into_owned();
+        let variables = &run.variables;
+        // The parameters are computed again on every later step of the Map (its items are not
+        // recorded), so a JSONata expression among them must give the same value each time:
+        // it sees the Map's entry time and a generator seeded from its entry and attempt,
+        // never the decision's clock or entropy.
+        let (now_ms, seed) = running_in(&self.state, scope)
+            .map(|r| {
+                let attempt = r.retried_errors.len() as u64;
+                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
+            })
+            .unwrap_or((self.now_ms, 0));
+        let mut entropy = statelog_rng::Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut env = crate::asl::Env {
+            now_ms,
+            entropy: &mut entropy,
+            variables,
+            jsonata: self.def.jsonata.as_ref(),
+        };
+        let effective = flow
+            .effective_input(&run.input, &run.context, variables)?
+            .into_owned();
+        let items = flow.items(&effective, &run.context, &mut env)?.into_owned();
         let items = match items {
             Value::Array(items) => items,
             other => {
-                return Err(runtime(format!(
-                    "Map state input must be an array but was: {}",
-                    serde_json::to_string(&other).unwrap_or_default()
-                )))
+                // AWS names the error after the query language of the state.
+                let error = match flow {
+                    crate::asl::DataFlow::Jsonata(_) => crate::asl::jsonata::QUERY_EVALUATION_ERROR,
+                    _ => STATES_RUNTIME,
+                };
+                return Err(StatesError::new(
+                    error,
+                    format!(
+                        "Map state input must be an array but was: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    ),
+                ));
             }
         };
-        let max_concurrency = count_field(
-            map.max_concurrency.as_ref(),
-            &effective,
-            &run.context,
-            "MaxConcurrencyPath",
-        )?
-        .unwrap_or(0);
-        let tolerated_count = count_field(
+        let mut count = |field: Option<&CountField>, name: &str| match field {
+            Some(CountField::Expression(expression)) => {
+                let field = name.trim_end_matches("Path");
+                let value =
+                    state_expression(state, expression, field, &run.input, &run.context, &mut env)?;
+                jsonata_count(expression, field, &value, 0).map(Some)
+            }
+            other => count_field(other, &effective, &run.context, variables, name),
+        };
+        let max_concurrency =
+            count(map.max_concurrency.as_ref(), "MaxConcurrencyPath")?.unwrap_or(0);
+        let tolerated_count = count(
             map.tolerated_failure_count.as_ref(),
-            &effective,
-            &run.context,
             "ToleratedFailureCountPath",
         )?;
         let tolerated_percentage = match &map.tolerated_failure_percentage {
             None => None,
             Some(PercentageField::Literal(p)) => Some(*p),
+            Some(PercentageField::Expression(expression)) => {
+                let field = "ToleratedFailurePercentage";
+                let value =
+                    state_expression(state, expression, field, &run.input, &run.context, &mut env)?;
+                Some(
+                    value
+                        .as_f64()
+                        .ok_or_else(|| expression.wrong_type(field, "number", &value))?,
+                )
+            }
             Some(PercentageField::Path(path)) => {
-                let value = select_required(path, &effective, &run.context)?;
+                let value = select_required(path, &effective, &run.context, variables)?;
                 let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
                     runtime(format!(
                         "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
@@ -118,11 +159,16 @@ impl Decider<'_, '_> {
         map: &MapState,
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
-        let params = match self.map_params(state, map, &run) {
+        let params = match self.map_params(scope, state, map, &run) {
             Ok(params) => params,
             Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
-                return self.handle_failure(scope, state, error, true, None);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, e)?;
+                // A JSONata Map records its failure before it is retried or caught (AWS).
+                let failed = state
+                    .data_flow
+                    .as_jsonata()
+                    .map(|_| EventDetails::MapStateFailed);
+                return self.handle_failure(scope, state, error, true, failed);
             }
         };
         let length = u32::try_from(params.items.len()).unwrap_or(u32::MAX);
@@ -144,7 +190,7 @@ impl Decider<'_, '_> {
         let run = self.run_info(scope)?;
         let params = match params {
             Some(params) => params,
-            None => match self.map_params(state, map, &run) {
+            None => match self.map_params(scope, state, map, &run) {
                 Ok(params) => params,
                 Err(e) => {
                     return Err(inconsistent(Inconsistency::MapParametersChanged {
@@ -200,19 +246,19 @@ impl Decider<'_, '_> {
             };
             self.emit(scope, EventDetails::MapIterationStarted(iteration), None)?;
             let item = params.items[index].clone();
-            let input = state.data_flow.item_input(
-                &params.effective,
-                item,
-                index,
-                &run.context,
-                &mut *self.entropy,
-            );
+            let mut env = step_env!(self, &run.variables);
+            let input =
+                state
+                    .data_flow
+                    .item_input(&params.effective, item, index, &run.context, &mut env);
             let outcome = match input {
                 Ok(input) => {
                     let start_at = map.item_processor.start_at.clone();
                     self.enter_and_advance(&child(scope, index), &start_at, input)?
                 }
-                Err(e) => Outcome::Failed(with_prefix(&run.name, run.entered_event_id, e)),
+                Err(e) => {
+                    Outcome::Failed(self.step_failure(scope, &run.name, run.entered_event_id, e)?)
+                }
             };
             if let Some(error) =
                 self.settle_iteration(scope, &state.name, index, outcome, &mut waiting)?
@@ -361,14 +407,23 @@ pub(in crate::interpreter::decide) fn count_field(
     field: Option<&CountField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
         None => Ok(None),
         Some(CountField::Literal(count)) => Ok(Some(*count)),
+        Some(CountField::Expression(_)) => Err(runtime(format!(
+            "The {name} field holds a JSONata expression outside a JSONata state."
+        ))),
         Some(CountField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             if let Some(count) = value.as_u64() {
+                return Ok(Some(count));
+            }
+            // AWS reads a whole number written as a string too (recorded: a
+            // `MaxConcurrencyPath` to a variable holding "1").
+            if let Some(count) = value.as_str().and_then(|text| text.parse::<u64>().ok()) {
                 return Ok(Some(count));
             }
             if value.as_i64().is_some() && name == "ToleratedFailureCountPath" {

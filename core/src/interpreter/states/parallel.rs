@@ -52,13 +52,14 @@ impl Decider<'_, '_> {
     ) -> Step<Option<Outcome>> {
         let run = self.run_info(scope)?;
         let flow = &state.data_flow;
+        let mut env = step_env!(self, &run.variables);
         let effective = flow
-            .effective_input(&run.input, &run.context)
-            .and_then(|v| flow.parameters(v, &run.context, &mut *self.entropy));
+            .effective_input(&run.input, &run.context, &run.variables)
+            .and_then(|v| flow.parameters(v, &run.context, &mut env));
         let effective = match effective {
             Ok(v) => v,
             Err(e) => {
-                let error = with_prefix(&run.name, run.entered_event_id, e);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, e)?;
                 return self.handle_failure(scope, state, error, true, None);
             }
         };

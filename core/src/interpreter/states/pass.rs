@@ -38,27 +38,44 @@ impl Decider<'_, '_> {
         // Borrows the running state instead of copying it: the input is copied at most once,
         // into the output.
         let run = running_in(&self.state, scope)?;
-        if state.data_flow.is_passthrough() {
+        if state.data_flow.is_passthrough() && state.assign.is_none() {
             // Its output is its input: shared, not copied.
             let output = Payload::clone(&run.input);
-            return self.exit(scope, state, output, &pass.next);
+            return self.exit(scope, state, output, None, &pass.next);
         }
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
-        let entropy = &mut *self.entropy;
-        let output = (|| {
+        let mut env = step_env!(self, &variables);
+        let finished = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &context)?;
-            let result = flow.pass_result(effective, &context, entropy)?;
-            flow.result_output(&run.input, result, &context, entropy)
+            let effective = flow.effective_input(&run.input, &context, &variables)?;
+            // Assign reads the Pass's result (its Result, Parameters or effective input),
+            // before ResultPath places it.
+            let (result, assigned) = match &state.assign {
+                None => (flow.pass_result(effective, &context, &mut env)?, None),
+                Some(assign) => {
+                    let result = if flow.pass_result_is_discarded() {
+                        effective.into_owned()
+                    } else {
+                        flow.pass_result(effective, &context, &mut env)?
+                    };
+                    let on = flow.assign_input(&result, &run.input, None, &context);
+                    let assigned = assigned_variables(Some(assign), &on, &context, &mut env)?;
+                    (result, assigned)
+                }
+            };
+            let output = flow.result_output(&run.input, result, &context, &mut env)?;
+            Ok((output, assigned))
         })();
-        match output {
-            Ok(output) => self.exit(scope, state, output, &pass.next),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, &pass.next),
+            Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                scope,
                 &state.name,
                 entered_event_id,
                 error,
-            )))),
+            )?))),
         }
     }
 }

@@ -25,20 +25,23 @@ impl Decider<'_, '_> {
         if phase != Shallow::Entered {
             return self.step_shared(scope, state, phase);
         }
-        let run = self.running(scope)?;
+        let run = running_in(&self.state, scope)?;
         let context = self.context_if_used(state, run)?;
+        let variables = variables_in(&self.state, scope);
         let entered_event_id = run.entered_event_id;
         let flow = &state.data_flow;
+        let mut env = step_env!(self, &variables);
         let output = flow
-            .effective_input(&run.input, &context)
-            .and_then(|v| flow.output(v.into_owned(), &context));
+            .effective_input(&run.input, &context, &variables)
+            .and_then(|v| flow.output(v.into_owned(), &context, &mut env));
         match output {
-            Ok(output) => self.exit(scope, state, output, &Transition::End),
-            Err(error) => Ok(Some(Outcome::Failed(with_prefix(
+            Ok(output) => self.exit(scope, state, output, None, &Transition::End),
+            Err(error) => Ok(Some(Outcome::Failed(self.step_failure(
+                scope,
                 &state.name,
                 entered_event_id,
                 error,
-            )))),
+            )?))),
         }
     }
 }

@@ -220,34 +220,41 @@ impl Decider<'_, '_> {
             _ => None,
         };
         let run = run;
+        let mut env = step_env!(self, &run.variables);
         let prepared = (|| {
             let flow = &state.data_flow;
-            let effective = flow.effective_input(&run.input, &run.context)?;
-            let parameters =
-                flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut *self.entropy)?;
-            let timeout = seconds_field(
-                task.timeout.as_ref(),
-                &effective,
-                &run.context,
-                "TimeoutSecondsPath",
-            )?;
-            let heartbeat = seconds_field(
-                task.heartbeat.as_ref(),
-                &effective,
-                &run.context,
-                "HeartbeatSecondsPath",
-            )?;
+            let variables = &run.variables;
+            let effective = flow.effective_input(&run.input, &run.context, variables)?;
+            let parameters = flow.parameters(Cow::Borrowed(&*effective), &run.context, &mut env)?;
+            let mut seconds = |field: Option<&SecondsField>, name: &str| match field {
+                Some(SecondsField::Expression(expression)) => {
+                    let field = name.trim_end_matches("Path");
+                    let value = state_expression(
+                        state,
+                        expression,
+                        field,
+                        &run.input,
+                        &run.context,
+                        &mut env,
+                    )?;
+                    jsonata_count(expression, field, &value, 1).map(Some)
+                }
+                other => seconds_field(other, &effective, &run.context, variables, name),
+            };
+            let timeout = seconds(task.timeout.as_ref(), "TimeoutSecondsPath")?;
+            let heartbeat = seconds(task.heartbeat.as_ref(), "HeartbeatSecondsPath")?;
             let task_list = crate::interpreter::waiting::task_list_field(
                 task.task_list.as_ref(),
                 &effective,
                 &run.context,
+                variables,
             )?;
             Ok((parameters, timeout, heartbeat, task_list))
         })();
         let (parameters, timeout, heartbeat, task_list) = match prepared {
             Ok(prepared) => prepared,
             Err(error) => {
-                let error = with_prefix(&run.name, run.entered_event_id, error);
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
                 return self.handle_failure(scope, state, error, true, None);
             }
         };
@@ -308,13 +315,17 @@ pub(in crate::interpreter::decide) fn seconds_field(
     field: Option<&SecondsField>,
     effective: &Value,
     context: &Value,
+    variables: &Variables,
     name: &str,
 ) -> Result<Option<u64>, StatesError> {
     match field {
         None => Ok(None),
         Some(SecondsField::Literal(seconds)) => Ok(Some(*seconds)),
+        Some(SecondsField::Expression(_)) => Err(runtime(format!(
+            "The {name} field holds a JSONata expression outside a JSONata state."
+        ))),
         Some(SecondsField::Path(path)) => {
-            let value = select_required(path, effective, context)?;
+            let value = select_required(path, effective, context, variables)?;
             match value.as_u64() {
                 Some(seconds) if seconds > 0 => Ok(Some(seconds)),
                 _ => Err(runtime(format!(

@@ -31,10 +31,13 @@ impl Decider<'_, '_> {
             Shallow::Waiting(timer) if self.fired == Some(timer) => {
                 self.fired = None;
                 let run = self.run_info(scope)?;
-                let effective = state.data_flow.effective_input(&run.input, &run.context);
+                let effective =
+                    state
+                        .data_flow
+                        .effective_input(&run.input, &run.context, &run.variables);
                 match effective.map(Cow::into_owned) {
                     Ok(effective) => self.finish_wait(scope, state, effective),
-                    Err(error) => Ok(Some(self.fail_in(&run, error))),
+                    Err(error) => self.fail_in(scope, &run, error).map(Some),
                 }
             }
             _ => self.step_shared(scope, state, phase),
@@ -58,15 +61,18 @@ impl Decider<'_, '_> {
             .as_ref()
             .ok_or_else(|| inconsistent("not started"))?;
         let context = if uses_context(state) {
-            context_with(info, name, self.now_ms, 0)
+            context_with(info, name, self.now_ms, None)
         } else {
             Value::Null
         };
+        // Entering: the thread's values are the ones this state sees.
+        let variables = variables_in(&self.state, scope);
+        let mut env = step_env!(self, &variables);
         let computed = state
             .data_flow
-            .effective_input(&input, &context)
+            .effective_input(&input, &context, &variables)
             .and_then(|effective| {
-                let due_ms = self.wait_due(&wait.wait, &effective, &context)?;
+                let due_ms = wait_due(state, &wait.wait, &effective, &context, &mut env)?;
                 Ok((due_ms, effective.into_owned()))
             });
         match computed {
@@ -85,32 +91,88 @@ impl Decider<'_, '_> {
             }
             Err(error) => {
                 self.emit(scope, entered_details(state, input), None)?;
-                Ok(Some(Outcome::Failed(with_prefix(
-                    name,
-                    entered_event_id,
-                    error,
-                ))))
+                let error = self.step_failure(scope, name, entered_event_id, error)?;
+                Ok(Some(Outcome::Failed(error)))
             }
         }
     }
 
-    pub(in crate::interpreter::decide) fn wait_due(
-        &self,
-        wait: &WaitFor,
-        effective: &Value,
-        context: &Value,
-    ) -> Result<u64, StatesError> {
-        let now = self.now_ms;
+    /// A Wait's time has come: exit with OutputPath applied to its effective input.
+    pub(in crate::interpreter::decide) fn finish_wait(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        effective: Value,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let StateKind::Wait(wait) = &state.kind else {
+            return Err(inconsistent("finish_wait on a state that is not a Wait"));
+        };
+        let mut env = step_env!(self, &run.variables);
+        // Assign reads the effective input (JSONata: `$states.input`), with the values as of
+        // entry.
+        let on = state
+            .data_flow
+            .assign_input(&effective, &run.input, None, &run.context);
+        let finished = match assigned_variables(state.assign.as_ref(), &on, &run.context, &mut env)
+        {
+            Ok(assigned) => state
+                .data_flow
+                .output(effective, &run.context, &mut env)
+                .map(|output| (output, assigned)),
+            Err(error) => Err(error),
+        };
+        match finished {
+            Ok((output, assigned)) => self.exit(scope, state, output, assigned, &wait.next),
+            Err(error) => self.fail_in(scope, &run, error).map(Some),
+        }
+    }
+}
+
+/// When the Wait `state` is due, from its effective input (the raw input in JSONata).
+pub(in crate::interpreter::decide) fn wait_due(
+    state: &State,
+    wait: &WaitFor,
+    effective: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<u64, StatesError> {
+    let now = env.now_ms;
+    let variables = env.variables;
+    {
         match wait {
+            WaitFor::SecondsExpression(expression) => {
+                let value =
+                    state_expression(state, expression, "Seconds", effective, context, env)?;
+                let seconds = jsonata_count(expression, "Seconds", &value, 0)?;
+                Ok(now.saturating_add(seconds.saturating_mul(1000)))
+            }
+            WaitFor::TimestampExpression(expression) => {
+                let value =
+                    state_expression(state, expression, "Timestamp", effective, context, env)?;
+                match value.as_str().and_then(parse_timestamp) {
+                    Some(t) => Ok(timestamp_ms(t)),
+                    None => Err(StatesError::new(
+                        crate::asl::jsonata::QUERY_EVALUATION_ERROR,
+                        format!(
+                            "The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: {}",
+                            quoted_value(&value)
+                        ),
+                    )
+                    .at("Timestamp")),
+                }
+            }
             WaitFor::Seconds(seconds) => Ok(now.saturating_add(seconds.saturating_mul(1000))),
             WaitFor::Timestamp(t) => Ok(timestamp_ms(*t)),
             WaitFor::SecondsPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The SecondsPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The SecondsPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 if let Some(seconds) = value.as_i64() {
                     if seconds < 0 {
                         return Err(runtime(format!(
@@ -129,11 +191,13 @@ impl Decider<'_, '_> {
             }
             WaitFor::TimestampPath(path) => {
                 let p = path.as_str();
-                let value = path.select(effective, context).ok_or_else(|| {
-                    runtime(format!(
-                        "The TimestampPath parameter does not reference an input value: {p}"
-                    ))
-                })?;
+                let value = path
+                    .select_in(effective, context, variables)
+                    .ok_or_else(|| {
+                        runtime(format!(
+                            "The TimestampPath parameter does not reference an input value: {p}"
+                        ))
+                    })?;
                 match value.as_str().and_then(parse_timestamp) {
                     Some(t) => Ok(timestamp_ms(t)),
                     None => Err(runtime(format!(
@@ -142,23 +206,6 @@ impl Decider<'_, '_> {
                     ))),
                 }
             }
-        }
-    }
-
-    /// A Wait's time has come: exit with OutputPath applied to its effective input.
-    pub(in crate::interpreter::decide) fn finish_wait(
-        &mut self,
-        scope: &[u32],
-        state: &State,
-        effective: Value,
-    ) -> Step<Option<Outcome>> {
-        let run = self.run_info(scope)?;
-        let StateKind::Wait(wait) = &state.kind else {
-            return Err(inconsistent("finish_wait on a state that is not a Wait"));
-        };
-        match state.data_flow.output(effective, &run.context) {
-            Ok(output) => self.exit(scope, state, output, &wait.next),
-            Err(error) => Ok(Some(self.fail_in(&run, error))),
         }
     }
 }
