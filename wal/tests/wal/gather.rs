@@ -137,8 +137,10 @@ fn a_gather_bound_past_the_limit_is_refused() {
 }
 
 /// A leader gathers for the expected committer; the committer appends while it waits. Either the
-/// arrival made the gather (one sync covers both: 2 syncs in all) or the gather timed out first
-/// (the arrival syncs itself: 3). Both records are durable either way.
+/// arrival made the gather (one sync covers both: 2 syncs in all, no timeout) or the gather timed
+/// out first: then the arrival either was buffered before the leader's sync (2) or syncs itself
+/// (3), and as the lone committer after a one-committer sync it may gather (and time out) once
+/// more on a loaded machine. Both records are durable either way.
 #[test]
 fn an_expected_committer_that_arrives_shares_the_leaders_sync() {
     let sim = Arc::new(SimStorage::new());
@@ -156,12 +158,15 @@ fn an_expected_committer_that_arrives_shares_the_leaders_sync() {
     let arrival = wal.append(kind(), b"arrival").expect("append");
     let leader = leader.join().expect("leader thread");
     let stats = wal.stats();
-    assert_eq!(stats.gathers_count, 1, "{stats:?}");
-    assert_eq!(
-        stats.syncs_count,
-        2 + stats.gather_timeouts_count,
-        "a gather that is met saves the arrival's sync: {stats:?}"
-    );
+    assert!((1..=2).contains(&stats.gathers_count), "{stats:?}");
+    assert!((2..=3).contains(&stats.syncs_count), "{stats:?}");
+    if stats.gather_timeouts_count == 0 {
+        assert_eq!(
+            (stats.gathers_count, stats.syncs_count),
+            (1, 2),
+            "a gather that is met saves the arrival's sync: {stats:?}"
+        );
+    }
     let records = records_after_crash(&sim);
     assert_eq!(
         records.get(&leader.0).map(Vec::as_slice),
