@@ -10,43 +10,32 @@ impl Ctx<'_> {
             node.targets.push((default.clone(), obj.ptr("Default")));
         }
         let value = self.required(obj, "Choices", "a Choice state")?;
-        let at = obj.ptr("Choices");
-        let Value::Array(items) = value else {
-            self.schema(&at, "'Choices' must be an array");
-            return None;
-        };
-        if items.is_empty() {
-            self.schema(&at, "'Choices' must hold at least one rule");
+        if matches!(value, Value::Array(items) if items.is_empty()) {
+            self.schema(&obj.ptr("Choices"), "'Choices' must hold at least one rule");
             return None;
         }
-        let mut choices = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            let item_at = pointer_index(&at, i);
-            let Some(rule) = self.object(item, &item_at, "a Choice rule") else {
-                ok = false;
-                continue;
-            };
-            let assign = self.assign(rule);
-            let next = self
+        let choices = self.rules(obj, "Choices", "a Choice rule", |this, rule, _| {
+            let assign = this.assign(rule);
+            let next = this
                 .required(rule, "Next", "a top-level Choice rule")
-                .and_then(|_| self.string(rule, "Next"));
+                .and_then(|_| this.string(rule, "Next"));
             if let Some(next) = &next {
                 node.targets.push((next.clone(), rule.ptr("Next")));
             }
-            let condition = self.condition(rule, true, 0);
+            let condition = this.condition(rule, true, 0);
             match (condition, next, assign) {
-                (Some(condition), Some(next), Some(assign)) => choices.push(ChoiceRule {
+                (Some(condition), Some(next), Some(assign)) => Some(ChoiceRule {
                     condition,
                     next,
                     output: None,
                     assign,
                 }),
-                _ => ok = false,
+                _ => None,
             }
-        }
+        });
         let default_ok = obj.get("Default").is_none() || default.is_some();
-        (ok && default_ok).then_some(ChoiceState { choices, default })
+        let choices = choices?;
+        default_ok.then_some(ChoiceState { choices, default })
     }
 
     /// Reads one Choice rule (top-level when `top`), reporting every problem.

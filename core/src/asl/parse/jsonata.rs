@@ -397,61 +397,43 @@ impl Ctx<'_> {
         node: &mut Node,
         reads: &mut Reads,
     ) -> Option<Vec<Catcher>> {
-        let Some(value) = obj.get("Catch") else {
-            return Some(Vec::new());
-        };
-        let at = obj.ptr("Catch");
-        let Value::Array(items) = value else {
-            self.schema(&at, "'Catch' must be an array");
-            return None;
-        };
-        let mut catchers = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            let item_at = pointer_index(&at, i);
-            let Some(rule) = self.object(item, &item_at, "a Catch rule") else {
-                ok = false;
-                continue;
-            };
+        self.rules(obj, "Catch", "a Catch rule", |this, rule, is_last| {
             for key in rule.map.keys() {
                 match key.as_str() {
                     "ErrorEquals" | "Next" | "Output" | "Comment" | "Assign" => {}
-                    "ResultPath" => self.schema(&rule.ptr(key), jsonpath_only_message(key)),
-                    other => self.schema(
+                    "ResultPath" => this.schema(&rule.ptr(key), jsonpath_only_message(key)),
+                    other => this.schema(
                         &rule.ptr(other),
                         format!("the field '{other}' is not supported in a Catch rule"),
                     ),
                 }
             }
-            let error_equals = self.error_equals(rule, i + 1 == items.len());
-            let next = self
+            let error_equals = this.error_equals(rule, is_last);
+            let next = this
                 .required(rule, "Next", "a Catch rule")
-                .and_then(|_| self.string(rule, "Next"));
+                .and_then(|_| this.string(rule, "Next"));
             if let Some(next) = &next {
                 node.targets.push((next.clone(), rule.ptr("Next")));
             }
             let mut catcher_reads = Reads::default();
-            let output = self.jsonata_template(rule, "Output", &mut catcher_reads);
-            let assign = self.jsonata_assign(rule, &mut catcher_reads);
+            let output = this.jsonata_template(rule, "Output", &mut catcher_reads);
+            let assign = this.jsonata_assign(rule, &mut catcher_reads);
             reads.merge(&catcher_reads);
             match (error_equals, next, output, assign) {
-                (Some(error_equals), Some(next), Some(output), Some(assign)) => {
-                    catchers.push(Catcher {
-                        error_equals,
-                        next,
-                        flow: CatchFlow::Jsonata {
-                            output,
-                            variables: catcher_reads.variables,
-                            reads_context: catcher_reads.reads_context,
-                            states_paths: catcher_reads.states_paths,
-                        },
-                        assign,
-                    })
-                }
-                _ => ok = false,
+                (Some(error_equals), Some(next), Some(output), Some(assign)) => Some(Catcher {
+                    error_equals,
+                    next,
+                    flow: CatchFlow::Jsonata {
+                        output,
+                        variables: catcher_reads.variables,
+                        reads_context: catcher_reads.reads_context,
+                        states_paths: catcher_reads.states_paths,
+                    },
+                    assign,
+                }),
+                _ => None,
             }
-        }
-        ok.then_some(catchers)
+        })
     }
 
     fn jsonata_choice(
@@ -465,48 +447,36 @@ impl Ctx<'_> {
             node.targets.push((default.clone(), obj.ptr("Default")));
         }
         let value = self.required(obj, "Choices", "a Choice state")?;
-        let at = obj.ptr("Choices");
-        let Value::Array(items) = value else {
-            self.schema(&at, "'Choices' must be an array");
-            return None;
-        };
-        if items.is_empty() {
-            self.schema(&at, "'Choices' must hold at least one rule");
+        if matches!(value, Value::Array(items) if items.is_empty()) {
+            self.schema(&obj.ptr("Choices"), "'Choices' must hold at least one rule");
             return None;
         }
-        let mut choices = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            let item_at = pointer_index(&at, i);
-            let Some(rule) = self.object(item, &item_at, "a Choice rule") else {
-                ok = false;
-                continue;
-            };
+        let choices = self.rules(obj, "Choices", "a Choice rule", |this, rule, _| {
             for key in rule.map.keys() {
                 match key.as_str() {
                     "Condition" | "Next" | "Output" | "Comment" | "Assign" => {}
                     "Variable" | "And" | "Or" | "Not" => {
-                        self.schema(&rule.ptr(key), jsonpath_only_message(key))
+                        this.schema(&rule.ptr(key), jsonpath_only_message(key))
                     }
                     other if operator_spec(other).is_some() => {
-                        self.schema(&rule.ptr(other), jsonpath_only_message(other))
+                        this.schema(&rule.ptr(other), jsonpath_only_message(other))
                     }
-                    other => self.error(
+                    other => this.error(
                         &rule.ptr(other),
                         DiagnosticCode::InvalidChoiceRule,
                         format!("'{other}' is not a field of a JSONata Choice rule"),
                     ),
                 }
             }
-            let next = self
+            let next = this
                 .required(rule, "Next", "a top-level Choice rule")
-                .and_then(|_| self.string(rule, "Next"));
+                .and_then(|_| this.string(rule, "Next"));
             if let Some(next) = &next {
                 node.targets.push((next.clone(), rule.ptr("Next")));
             }
             let condition = match rule.get("Condition") {
                 None => {
-                    self.error(
+                    this.error(
                         rule.at,
                         DiagnosticCode::InvalidChoiceRule,
                         "a JSONata Choice rule needs a 'Condition'",
@@ -514,9 +484,9 @@ impl Ctx<'_> {
                     None
                 }
                 Some(Value::Bool(_)) | Some(Value::String(_)) => {
-                    match self.jsonata_template(rule, "Condition", reads) {
+                    match this.jsonata_template(rule, "Condition", reads) {
                         Some(Some(JsonataTemplate::Literal(Value::String(_)))) => {
-                            self.error(
+                            this.error(
                                 &rule.ptr("Condition"),
                                 DiagnosticCode::InvalidChoiceRule,
                                 "'Condition' must be a boolean or a {% %} expression",
@@ -528,7 +498,7 @@ impl Ctx<'_> {
                     }
                 }
                 Some(other) => {
-                    self.error(
+                    this.error(
                         &rule.ptr("Condition"),
                         DiagnosticCode::InvalidChoiceRule,
                         format!(
@@ -539,22 +509,21 @@ impl Ctx<'_> {
                     None
                 }
             };
-            let output = self.jsonata_template(rule, "Output", reads);
-            let assign = self.jsonata_assign(rule, reads);
+            let output = this.jsonata_template(rule, "Output", reads);
+            let assign = this.jsonata_assign(rule, reads);
             match (condition, next, output, assign) {
-                (Some(condition), Some(next), Some(output), Some(assign)) => {
-                    choices.push(ChoiceRule {
-                        condition,
-                        next,
-                        output,
-                        assign,
-                    })
-                }
-                _ => ok = false,
+                (Some(condition), Some(next), Some(output), Some(assign)) => Some(ChoiceRule {
+                    condition,
+                    next,
+                    output,
+                    assign,
+                }),
+                _ => None,
             }
-        }
+        });
         let default_ok = obj.get("Default").is_none() || default.is_some();
-        (ok && default_ok).then_some(ChoiceState { choices, default })
+        let choices = choices?;
+        default_ok.then_some(ChoiceState { choices, default })
     }
 
     fn jsonata_wait(

@@ -367,6 +367,42 @@ impl Ctx<'_> {
         );
     }
 
+    /// Reads the array `field` of `obj` as a list of rules (`Retry`, `Catch`, `Choices`):
+    /// `read` gets each member that is an object (`what`), and whether it is the last, and
+    /// answers its rule or `None` (having reported why). Absent: an empty list (a required
+    /// list checks that first). `None` when the field is not an array or a member failed;
+    /// every member's problems are reported either way.
+    fn rules<T>(
+        &mut self,
+        obj: Obj<'_>,
+        field: &str,
+        what: &str,
+        mut read: impl FnMut(&mut Self, Obj<'_>, bool) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let Some(value) = obj.get(field) else {
+            return Some(Vec::new());
+        };
+        let at = obj.ptr(field);
+        let Value::Array(items) = value else {
+            self.schema(&at, format!("'{field}' must be an array"));
+            return None;
+        };
+        let mut rules = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let item_at = pointer_index(&at, i);
+            let is_last = i + 1 == items.len();
+            match self.object(item, &item_at, what) {
+                Some(rule) => match read(self, rule, is_last) {
+                    Some(rule) => rules.push(rule),
+                    None => ok = false,
+                },
+                None => ok = false,
+            }
+        }
+        ok.then_some(rules)
+    }
+
     fn object<'a>(&mut self, value: &'a Value, at: &'a str, what: &str) -> Option<Obj<'a>> {
         match value {
             Value::Object(map) => Some(Obj { map, at }),
@@ -1025,23 +1061,8 @@ impl Ctx<'_> {
     }
 
     fn retriers(&mut self, obj: Obj<'_>) -> Option<Vec<Retrier>> {
-        let Some(value) = obj.get("Retry") else {
-            return Some(Vec::new());
-        };
-        let at = obj.ptr("Retry");
-        let Value::Array(items) = value else {
-            self.schema(&at, "'Retry' must be an array");
-            return None;
-        };
-        let mut retriers = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            let item_at = pointer_index(&at, i);
-            let Some(rule) = self.object(item, &item_at, "a Retry rule") else {
-                ok = false;
-                continue;
-            };
-            self.check_fields(
+        self.rules(obj, "Retry", "a Retry rule", |this, rule, is_last| {
+            this.check_fields(
                 rule,
                 &[&[
                     "ErrorEquals",
@@ -1054,15 +1075,15 @@ impl Ctx<'_> {
                 ]],
                 "a Retry rule",
             );
-            let error_equals = self.error_equals(rule, i + 1 == items.len());
-            let interval_seconds = self.uint(rule, "IntervalSeconds", 1, SECONDS_MAX);
-            let max_attempts = self.uint(rule, "MaxAttempts", 0, SECONDS_MAX);
+            let error_equals = this.error_equals(rule, is_last);
+            let interval_seconds = this.uint(rule, "IntervalSeconds", 1, SECONDS_MAX);
+            let max_attempts = this.uint(rule, "MaxAttempts", 0, SECONDS_MAX);
             let backoff_rate = match rule.get("BackoffRate") {
                 None => Some(2.0),
                 Some(v) => match v.as_f64() {
                     Some(rate) if rate >= 1.0 => Some(rate),
                     _ => {
-                        self.schema(
+                        this.schema(
                             &rule.ptr("BackoffRate"),
                             format!("'BackoffRate' must be a number of at least 1.0, not {v}"),
                         );
@@ -1070,13 +1091,13 @@ impl Ctx<'_> {
                     }
                 },
             };
-            let max_delay_seconds = self.uint(rule, "MaxDelaySeconds", 1, MAX_DELAY_SECONDS_MAX);
-            let jitter_strategy = match self.string(rule, "JitterStrategy").as_deref() {
+            let max_delay_seconds = this.uint(rule, "MaxDelaySeconds", 1, MAX_DELAY_SECONDS_MAX);
+            let jitter_strategy = match this.string(rule, "JitterStrategy").as_deref() {
                 None => Some(JitterStrategy::None),
                 Some("NONE") => Some(JitterStrategy::None),
                 Some("FULL") => Some(JitterStrategy::Full),
                 Some(other) => {
-                    self.schema(
+                    this.schema(
                         &rule.ptr("JitterStrategy"),
                         format!("'JitterStrategy' must be FULL or NONE, not '{other}'"),
                     );
@@ -1087,8 +1108,8 @@ impl Ctx<'_> {
                 || (rule.get("MaxAttempts").is_some() && max_attempts.is_none())
                 || (rule.get("MaxDelaySeconds").is_some() && max_delay_seconds.is_none());
             match (error_equals, backoff_rate, jitter_strategy, bad) {
-                (Some(error_equals), Some(backoff_rate), Some(jitter_strategy), false) => retriers
-                    .push(Retrier {
+                (Some(error_equals), Some(backoff_rate), Some(jitter_strategy), false) => {
+                    Some(Retrier {
                         error_equals,
                         interval_seconds: interval_seconds.unwrap_or(1),
                         max_attempts: max_attempts
@@ -1096,44 +1117,29 @@ impl Ctx<'_> {
                         backoff_rate,
                         max_delay_seconds,
                         jitter_strategy,
-                    }),
-                _ => ok = false,
+                    })
+                }
+                _ => None,
             }
-        }
-        ok.then_some(retriers)
+        })
     }
 
     fn catchers(&mut self, obj: Obj<'_>, node: &mut Node) -> Option<Vec<Catcher>> {
-        let Some(value) = obj.get("Catch") else {
-            return Some(Vec::new());
-        };
-        let at = obj.ptr("Catch");
-        let Value::Array(items) = value else {
-            self.schema(&at, "'Catch' must be an array");
-            return None;
-        };
-        let mut catchers = Vec::with_capacity(items.len());
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            let item_at = pointer_index(&at, i);
-            let Some(rule) = self.object(item, &item_at, "a Catch rule") else {
-                ok = false;
-                continue;
-            };
-            self.check_fields(
+        self.rules(obj, "Catch", "a Catch rule", |this, rule, is_last| {
+            this.check_fields(
                 rule,
                 &[&["ErrorEquals", "Next", "ResultPath", "Comment", "Assign"]],
                 "a Catch rule",
             );
-            let assign = self.assign(rule);
-            let error_equals = self.error_equals(rule, i + 1 == items.len());
-            let next = self
+            let assign = this.assign(rule);
+            let error_equals = this.error_equals(rule, is_last);
+            let next = this
                 .required(rule, "Next", "a Catch rule")
-                .and_then(|_| self.string(rule, "Next"));
+                .and_then(|_| this.string(rule, "Next"));
             if let Some(next) = &next {
                 node.targets.push((next.clone(), rule.ptr("Next")));
             }
-            let result_path = self.result_path(rule, "ResultPath");
+            let result_path = this.result_path(rule, "ResultPath");
             match (
                 error_equals,
                 next,
@@ -1141,17 +1147,16 @@ impl Ctx<'_> {
                 assign,
             ) {
                 (Some(error_equals), Some(next), Some(result_path), Some(assign)) => {
-                    catchers.push(Catcher {
+                    Some(Catcher {
                         error_equals,
                         next,
                         flow: CatchFlow::JsonPath { result_path },
                         assign,
                     })
                 }
-                _ => ok = false,
+                _ => None,
             }
-        }
-        ok.then_some(catchers)
+        })
     }
 
     fn branch(&mut self, value: &Value, at: &str, depth: usize, what: &str) -> Option<Branch> {
