@@ -16,7 +16,9 @@
 //! The engine underneath is `jsonata-core` (pinned exactly): its parser gives an AST that is
 //! `Send + Sync`, and its tree-walking evaluator takes bindings and host functions. A fresh
 //! evaluator is made for each evaluation (it is neither `Send` nor reusable across threads),
-//! holding only the host functions the expression names.
+//! holding only the host functions the expression names. Expressions of a few simple shapes
+//! (literals, `$v.a[0].b`, `&` of strings, comparisons of numbers) are evaluated without it
+//! (`fast`), giving what it gives.
 //!
 //! Known gaps, each from the engine: numbers are `f64` (an integer past 2^53 in the input
 //! loses precision); a parse error carries no position; `$toMillis(text, picture)` with a
