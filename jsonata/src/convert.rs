@@ -58,14 +58,48 @@ pub(crate) fn pruned_object(members: &[(&str, &Value)], paths: &[&[String]]) -> 
     JValue::Object(Rc::new(map))
 }
 
+/// The index of a path step `[k]` (a constant index, as the scan writes it).
+fn index_step(step: &str) -> Option<usize> {
+    step.strip_prefix('[')?.strip_suffix(']')?.parse().ok()
+}
+
 /// `value` holding only what `paths` read below it (an empty path: all of it).
 fn pruned(value: &Value, paths: &[&[String]]) -> JValue {
-    let Value::Object(object) = value else {
-        return to_jvalue(value);
-    };
     if paths.iter().any(|p| p.is_empty()) {
         return to_jvalue(value);
     }
+    let indexes: Option<Vec<usize>> = paths.iter().map(|p| index_step(&p[0])).collect();
+    let object = match (value, indexes) {
+        (Value::Object(object), _) if paths.iter().all(|p| index_step(&p[0]).is_none()) => object,
+        // Only constant indexes into an array of non-arrays (`items[0]`): the items read, in
+        // their places; the others are never read (`null` holds their place).
+        (Value::Array(items), Some(indexes)) if !items.iter().any(Value::is_array) => {
+            let len = indexes
+                .iter()
+                .map(|i| i.saturating_add(1))
+                .max()
+                .unwrap_or(0)
+                .min(items.len());
+            return with_stack(|| {
+                let out = (0..len)
+                    .map(|i| {
+                        let below: Vec<&[String]> = paths
+                            .iter()
+                            .filter(|p| index_step(&p[0]) == Some(i))
+                            .map(|p| &p[1..])
+                            .collect();
+                        if below.is_empty() {
+                            JValue::Null
+                        } else {
+                            pruned(&items[i], &below)
+                        }
+                    })
+                    .collect();
+                JValue::Array(JArray::new_flat(out, true))
+            });
+        }
+        _ => return to_jvalue(value),
+    };
     with_stack(|| {
         let mut map = JMap::default();
         for path in paths {

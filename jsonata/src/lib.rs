@@ -16,7 +16,9 @@
 //! The engine underneath is `jsonata-core` (pinned exactly): its parser gives an AST that is
 //! `Send + Sync`, and its tree-walking evaluator takes bindings and host functions. A fresh
 //! evaluator is made for each evaluation (it is neither `Send` nor reusable across threads),
-//! holding only the host functions the expression names.
+//! holding only the host functions the expression names. Expressions of a few simple shapes
+//! (literals, `$v.a[0].b`, `&` of strings, comparisons of numbers) are evaluated without it
+//! (`fast`), giving what it gives.
 //!
 //! Known gaps, each from the engine: numbers are `f64` (an integer past 2^53 in the input
 //! loses precision); a parse error carries no position; `$toMillis(text, picture)` with a
@@ -28,6 +30,9 @@
 
 pub mod asl;
 mod convert;
+mod fast;
+#[cfg(test)]
+mod fast_tests;
 mod functions;
 mod scan;
 
@@ -99,6 +104,11 @@ impl Bindings {
             None => self.values.push((name.to_string(), converted)),
         }
         self
+    }
+
+    /// The value bound to `$name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&JValue> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
     /// Whether `$name` is bound.
@@ -245,65 +255,8 @@ pub struct Expression {
     reads_context: bool,
     calls: BTreeSet<String>,
     states_paths: Option<Vec<Vec<String>>>,
-    /// When the expression is only a variable and field names (`$states.input.order.id`,
-    /// `$x`): the variable and the names, looked up without the evaluator.
-    plain_path: Option<(String, Vec<String>)>,
-}
-
-/// The variable and field names of an expression that is nothing else (`$v.a.b`, `$v`).
-fn plain_path(ast: &AstNode) -> Option<(String, Vec<String>)> {
-    let plain = |step: &jsonata_core::ast::PathStep| {
-        step.stages.is_empty() && step.focus.is_none() && step.index_var.is_none()
-    };
-    match ast {
-        AstNode::Variable(name) if !name.is_empty() => Some((name.clone(), Vec::new())),
-        AstNode::Path { steps } => {
-            let (first, rest) = steps.split_first()?;
-            let AstNode::Variable(name) = &first.node else {
-                return None;
-            };
-            if name.is_empty() || !plain(first) {
-                return None;
-            }
-            let mut names = Vec::with_capacity(rest.len());
-            for step in rest {
-                match &step.node {
-                    AstNode::Name(key) if plain(step) => names.push(key.clone()),
-                    _ => return None,
-                }
-            }
-            Some((name.clone(), names))
-        }
-        _ => None,
-    }
-}
-
-/// What a plain path finds among `bindings`: `Some(None)` nothing (undefined), `None` when
-/// it meets an array (where JSONata maps over the items: the evaluator decides).
-fn look_up<'b>(bindings: &'b Bindings, name: &str, keys: &[String]) -> Option<Option<&'b JValue>> {
-    let Some(mut value) = bindings
-        .values
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v)
-    else {
-        return Some(None);
-    };
-    for key in keys {
-        value = match value {
-            JValue::Object(map) => match map.get(key) {
-                Some(child) => child,
-                None => return Some(None),
-            },
-            JValue::Array(_) => return None,
-            // A field of a string, number, boolean or null is nothing.
-            _ => return Some(None),
-        };
-    }
-    match value {
-        JValue::Array(_) | JValue::Undefined => None,
-        other => Some(Some(other)),
-    }
+    /// When the expression has a shape evaluated without the engine ([`fast`]).
+    fast: Option<fast::Fast>,
 }
 
 impl Expression {
@@ -323,7 +276,7 @@ impl Expression {
             reads_context: facts.reads_context,
             calls: facts.calls,
             states_paths: facts.states_paths,
-            plain_path: plain_path(&ast),
+            fast: fast::Fast::of(&ast),
             ast,
         })
     }
@@ -382,12 +335,16 @@ impl Expression {
         host: &mut dyn Host,
         limits: Limits,
     ) -> Result<Option<Value>, EvalError> {
-        // A plain path over objects needs no evaluator (the same values, the same JSON).
-        if let (None, Some((name, keys))) = (input, &self.plain_path) {
-            if let Some(found) = look_up(bindings, name, keys) {
-                return match found {
-                    None => Ok(None),
-                    Some(value) => convert::from_jvalue(value),
+        // A simple shape needs no evaluator (the same values, the same JSON).
+        if let (None, Some(fast)) = (input, &self.fast) {
+            if let Some(got) = fast.evaluate(bindings) {
+                return match got {
+                    fast::Got::Nothing => Ok(None),
+                    fast::Got::Found(value) => convert::from_jvalue(value),
+                    fast::Got::Str(s) => Ok(Some(Value::String(s))),
+                    fast::Got::Num(n) => convert::number(n).map(Some),
+                    fast::Got::Bool(b) => Ok(Some(Value::Bool(b))),
+                    fast::Got::Null => Ok(Some(Value::Null)),
                 };
             }
         }

@@ -241,8 +241,8 @@ struct Walker {
 }
 
 /// The field names a path reads below `$states` when it starts `$states.name...` with plain
-/// steps: up to and including the first step with a predicate, before the first step that is
-/// not a plain name. `None` when the path does not start so.
+/// steps: up to and including the first step with a predicate other than a constant index
+/// (which is a step `[k]`), before the first step that is not a plain name. `None` when the path does not start so.
 fn states_path(steps: &[jsonata_core::ast::PathStep]) -> Option<Vec<String>> {
     let plain =
         |step: &jsonata_core::ast::PathStep| step.focus.is_none() && step.index_var.is_none();
@@ -258,12 +258,19 @@ fn states_path(steps: &[jsonata_core::ast::PathStep]) -> Option<Vec<String>> {
         let AstNode::Name(name) = &step.node else {
             break;
         };
-        if !plain(step) {
+        // A name that reads like an index step (`[0]`) ends the path: that form is kept for
+        // the index steps.
+        if !plain(step) || name.starts_with('[') {
             break;
         }
         names.push(name.clone());
         if !step.stages.is_empty() {
-            break;
+            // A constant index (`items[0]`) goes on as the step `[0]`; any other predicate
+            // reads the array whole.
+            match crate::fast::constant_index(&step.stages) {
+                Some(index) => names.push(format!("[{index}]")),
+                None => break,
+            }
         }
     }
     (!names.is_empty()).then_some(names)

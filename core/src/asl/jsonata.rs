@@ -81,7 +81,9 @@ pub trait CompiledExpression: Send + Sync {
     fn calls(&self, function: &str) -> bool;
     /// The field paths below `$states` it reads (`["input", "order", "id"]` for
     /// `$states.input.order.id`), each read whole at its end; `None` (the default) when it
-    /// may read `$states` otherwise.
+    /// may read `$states` otherwise. The core only merges them and hands them back to
+    /// [`Jsonata::bind`]: an evaluator may write other steps into them (`statelog-jsonata`
+    /// writes a constant index as `[0]`).
     fn states_paths(&self) -> Option<&[Vec<String>]> {
         None
     }

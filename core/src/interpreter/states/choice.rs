@@ -58,9 +58,12 @@ impl Decider<'_, '_> {
                 };
                 let picked = choice.pick_jsonata(&*bound, &mut host)?;
                 let rule_output = picked.rule.and_then(|rule| rule.output.as_ref());
+                // Without an `Output` the output is the input, shared, not copied.
                 let output = match rule_output.or(flow.output.as_ref()) {
-                    Some(template) => template.evaluate("Output", &*bound, &mut host)?,
-                    None => Value::clone(&run.input),
+                    Some(template) => {
+                        Payload::from(template.evaluate("Output", &*bound, &mut host)?)
+                    }
+                    None => Payload::clone(&run.input),
                 };
                 drop(bound);
                 let on = state
