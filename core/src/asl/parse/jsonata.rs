@@ -327,6 +327,26 @@ impl Ctx<'_> {
         })
     }
 
+    /// `key` of `obj` as a literal or a `{% %}` expression: `Some(None)` when absent; an
+    /// expression becomes `expression(e)`; any other value is read by `literal`, which
+    /// reports what it refuses. `None` when refused.
+    fn literal_or_expression<T>(
+        &mut self,
+        obj: Obj<'_>,
+        key: &str,
+        reads: &mut Reads,
+        expression: impl FnOnce(Expression) -> T,
+        literal: impl FnOnce(&mut Self, &Value) -> Option<T>,
+    ) -> Option<Option<T>> {
+        let Some(value) = obj.get(key) else {
+            return Some(None);
+        };
+        match self.jsonata_expression_field(obj, key, reads) {
+            Some(compiled) => compiled.map(|e| Some(expression(e))),
+            None => literal(self, value).map(Some),
+        }
+    }
+
     /// `TimeoutSeconds` / `HeartbeatSeconds`: a literal or an expression.
     fn jsonata_seconds(
         &mut self,
@@ -334,15 +354,10 @@ impl Ctx<'_> {
         key: &str,
         reads: &mut Reads,
     ) -> Option<Option<SecondsField>> {
-        if obj.get(key).is_none() {
-            return Some(None);
-        }
-        match self.jsonata_expression_field(obj, key, reads) {
-            Some(expression) => expression.map(|e| Some(SecondsField::Expression(e))),
-            None => self
-                .uint(obj, key, 1, SECONDS_MAX)
-                .map(|n| Some(SecondsField::Literal(n))),
-        }
+        self.literal_or_expression(obj, key, reads, SecondsField::Expression, |this, _| {
+            this.uint(obj, key, 1, SECONDS_MAX)
+                .map(SecondsField::Literal)
+        })
     }
 
     fn jsonata_task(
@@ -596,13 +611,9 @@ impl Ctx<'_> {
         key: &str,
         reads: &mut Reads,
     ) -> Option<Option<FailField>> {
-        if obj.get(key).is_none() {
-            return Some(None);
-        }
-        match self.jsonata_expression_field(obj, key, reads) {
-            Some(expression) => expression.map(|e| Some(FailField::Expression(e))),
-            None => self.string(obj, key).map(|s| Some(FailField::Literal(s))),
-        }
+        self.literal_or_expression(obj, key, reads, FailField::Expression, |this, _| {
+            this.string(obj, key).map(FailField::Literal)
+        })
     }
 
     fn jsonata_parallel(
@@ -635,15 +646,10 @@ impl Ctx<'_> {
         key: &str,
         reads: &mut Reads,
     ) -> Option<Option<CountField>> {
-        if obj.get(key).is_none() {
-            return Some(None);
-        }
-        match self.jsonata_expression_field(obj, key, reads) {
-            Some(expression) => expression.map(|e| Some(CountField::Expression(e))),
-            None => self
-                .uint(obj, key, 0, u64::from(u32::MAX))
-                .map(|n| Some(CountField::Literal(n))),
-        }
+        self.literal_or_expression(obj, key, reads, CountField::Expression, |this, _| {
+            this.uint(obj, key, 0, u64::from(u32::MAX))
+                .map(CountField::Literal)
+        })
     }
 
     fn jsonata_map(
@@ -683,28 +689,24 @@ impl Ctx<'_> {
         let item_selector = self.jsonata_template(obj, "ItemSelector", reads);
         let max_concurrency = self.jsonata_count(obj, "MaxConcurrency", reads);
         let tolerated_failure_count = self.jsonata_count(obj, "ToleratedFailureCount", reads);
-        let tolerated_failure_percentage = match obj.get("ToleratedFailurePercentage") {
-            None => Some(None),
-            Some(v) => {
-                match self.jsonata_expression_field(obj, "ToleratedFailurePercentage", reads) {
-                    Some(expression) => expression.map(|e| Some(PercentageField::Expression(e))),
-                    None => match v.as_f64() {
-                        Some(p) if (0.0..=100.0).contains(&p) => {
-                            Some(Some(PercentageField::Literal(p)))
-                        }
-                        _ => {
-                            self.schema(
-                            &obj.ptr("ToleratedFailurePercentage"),
-                            format!(
-                                "'ToleratedFailurePercentage' must be a number from 0 to 100, not {v}"
-                            ),
-                        );
-                            None
-                        }
-                    },
+        let tolerated_failure_percentage = self.literal_or_expression(
+            obj,
+            "ToleratedFailurePercentage",
+            reads,
+            PercentageField::Expression,
+            |this, v| match v.as_f64() {
+                Some(p) if (0.0..=100.0).contains(&p) => Some(PercentageField::Literal(p)),
+                _ => {
+                    this.schema(
+                        &obj.ptr("ToleratedFailurePercentage"),
+                        format!(
+                            "'ToleratedFailurePercentage' must be a number from 0 to 100, not {v}"
+                        ),
+                    );
+                    None
                 }
-            }
-        };
+            },
+        );
         let retry = self.retriers(obj);
         let catch = self.jsonata_catchers(obj, node, reads);
         let next = self.transition(obj, node);
