@@ -367,28 +367,15 @@ impl Ctx<'_> {
         flow: &mut JsonataFlow,
         reads: &mut Reads,
     ) -> Option<TaskState> {
-        if obj.get("Credentials").is_some() {
-            self.unsupported(
-                &obj.ptr("Credentials"),
-                "'Credentials' (cross-account tasks)",
-            );
-        }
-        let resource = self
-            .required(obj, "Resource", "a Task state")
-            .and_then(|_| self.resource(obj));
+        let resource = self.task_resource(obj);
         let arguments = self.jsonata_template(obj, "Arguments", reads);
         let timeout = self.jsonata_seconds(obj, "TimeoutSeconds", reads);
         let heartbeat = self.jsonata_seconds(obj, "HeartbeatSeconds", reads);
-        if let (Some(Some(SecondsField::Literal(t))), Some(Some(SecondsField::Literal(h)))) =
-            (&timeout, &heartbeat)
-        {
-            if h >= t {
-                self.schema(
-                    &obj.ptr("HeartbeatSeconds"),
-                    format!("'HeartbeatSeconds' ({h}) must be smaller than 'TimeoutSeconds' ({t})"),
-                );
-            }
-        }
+        self.check_heartbeat_below_timeout(
+            obj,
+            timeout.as_ref().and_then(Option::as_ref),
+            heartbeat.as_ref().and_then(Option::as_ref),
+        );
         let task_list = self.task_list(obj, resource.as_ref());
         let retry = self.retriers(obj);
         let catch = self.jsonata_catchers(obj, node, reads);

@@ -27,28 +27,29 @@ impl Ctx<'_> {
         }
     }
 
-    pub(super) fn task(
-        &mut self,
-        obj: Obj<'_>,
-        node: &mut Node,
-        flow: &mut JsonPathFlow,
-    ) -> Option<TaskState> {
+    /// A Task state's `Resource` (required), in either query language; `Credentials` is
+    /// refused as not supported.
+    pub(super) fn task_resource(&mut self, obj: Obj<'_>) -> Option<crate::asl::Resource> {
         if obj.get("Credentials").is_some() {
             self.unsupported(
                 &obj.ptr("Credentials"),
                 "'Credentials' (cross-account tasks)",
             );
         }
-        let resource = self
-            .required(obj, "Resource", "a Task state")
-            .and_then(|_| self.resource(obj));
-        let parameters = self.template(obj, "Parameters", false);
-        let result_selector = self.template(obj, "ResultSelector", true);
-        let result_path = self.result_path(obj, "ResultPath");
-        let timeout = self.seconds_pair(obj, "TimeoutSeconds", "TimeoutSecondsPath");
-        let heartbeat = self.seconds_pair(obj, "HeartbeatSeconds", "HeartbeatSecondsPath");
+        self.required(obj, "Resource", "a Task state")
+            .and_then(|_| self.resource(obj))
+    }
+
+    /// Reports a literal `HeartbeatSeconds` that is not smaller than a literal
+    /// `TimeoutSeconds` (either query language).
+    pub(super) fn check_heartbeat_below_timeout(
+        &mut self,
+        obj: Obj<'_>,
+        timeout: Option<&SecondsField>,
+        heartbeat: Option<&SecondsField>,
+    ) {
         if let (Some(SecondsField::Literal(t)), Some(SecondsField::Literal(h))) =
-            (&timeout, &heartbeat)
+            (timeout, heartbeat)
         {
             if h >= t {
                 self.schema(
@@ -57,6 +58,21 @@ impl Ctx<'_> {
                 );
             }
         }
+    }
+
+    pub(super) fn task(
+        &mut self,
+        obj: Obj<'_>,
+        node: &mut Node,
+        flow: &mut JsonPathFlow,
+    ) -> Option<TaskState> {
+        let resource = self.task_resource(obj);
+        let parameters = self.template(obj, "Parameters", false);
+        let result_selector = self.template(obj, "ResultSelector", true);
+        let result_path = self.result_path(obj, "ResultPath");
+        let timeout = self.seconds_pair(obj, "TimeoutSeconds", "TimeoutSecondsPath");
+        let heartbeat = self.seconds_pair(obj, "HeartbeatSeconds", "HeartbeatSecondsPath");
+        self.check_heartbeat_below_timeout(obj, timeout.as_ref(), heartbeat.as_ref());
         let task_list = self.task_list(obj, resource.as_ref());
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
