@@ -383,3 +383,68 @@ fn a_jsonata_choice_rule_is_a_condition_and_refuses_jsonpath_operators() {
         DataFlow::Jsonata(_)
     ));
 }
+
+/// `state` with the members of `extra` added.
+fn with(mut state: Value, extra: Value) -> Value {
+    if let (Some(state), Value::Object(extra)) = (state.as_object_mut(), extra) {
+        state.extend(extra);
+    }
+    state
+}
+
+#[test]
+fn literal_or_expression_fields_read_both_and_refuse_the_same_in_either_language() {
+    let task = |extra: Value| {
+        with(
+            json!({"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": true}),
+            extra,
+        )
+    };
+    // A literal heartbeat not below the literal timeout: the same message in both languages.
+    let jsonata = refused(machine(task(
+        json!({"TimeoutSeconds": 5, "HeartbeatSeconds": 5}),
+    )));
+    let jsonpath = refused(
+        json!({"StartAt": "S", "States": {"S": task(json!({"TimeoutSeconds": 5, "HeartbeatSeconds": 5}))}}),
+    );
+    for found in [&jsonata, &jsonpath] {
+        assert_eq!(
+            at(found, "/States/S/HeartbeatSeconds").message,
+            "'HeartbeatSeconds' (5) must be smaller than 'TimeoutSeconds' (5)"
+        );
+    }
+    // An expression is not compared; a literal out of range is refused at its field.
+    valid(machine(task(
+        json!({"TimeoutSeconds": "{% 5 %}", "HeartbeatSeconds": 5}),
+    )));
+    let zero = refused(machine(task(json!({"TimeoutSeconds": 0}))));
+    at(&zero, "/States/S/TimeoutSeconds");
+    // Credentials are refused as not supported in either language.
+    let credentials = refused(machine(task(json!({"Credentials": {"RoleArn": "r"}}))));
+    assert_eq!(
+        at(&credentials, "/States/S/Credentials").code,
+        DiagnosticCode::UnsupportedFeature
+    );
+    // A Map's counts and percentage, and a Fail's Error: literal or expression.
+    let map = |extra: Value| {
+        machine(with(
+            json!({"Type": "Map", "End": true,
+                "ItemProcessor": {"StartAt": "I", "States": {"I": {"Type": "Pass", "End": true}}}}),
+            extra,
+        ))
+    };
+    valid(map(
+        json!({"MaxConcurrency": 2, "ToleratedFailurePercentage": 50}),
+    ));
+    valid(map(
+        json!({"MaxConcurrency": "{% 2 %}", "ToleratedFailurePercentage": "{% 50 %}"}),
+    ));
+    let percentage = refused(map(json!({"ToleratedFailurePercentage": 101})));
+    assert_eq!(
+        at(&percentage, "/States/S/ToleratedFailurePercentage").message,
+        "'ToleratedFailurePercentage' must be a number from 0 to 100, not 101"
+    );
+    valid(machine(
+        json!({"Type": "Fail", "Error": "E", "Cause": "{% 'c' %}"}),
+    ));
+}
