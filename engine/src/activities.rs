@@ -552,13 +552,7 @@ impl Engine {
             let claim = self.record_claim(task, worker_name, None)?;
             Ok(claim.map(|claim| self.hand_out(task, claim)))
         };
-        let multi_thread = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if multi_thread {
-            tokio::task::block_in_place(claim_synced)
-        } else {
-            claim_synced()
-        }
+        super::runtime::off_the_reactor(claim_synced)
     }
 
     /// Records the claim of a handed-out task (`ActivityStarted`): durable when this returns

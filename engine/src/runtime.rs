@@ -250,11 +250,8 @@ impl Engine {
                         trigger: outcome,
                         task_id,
                     };
-                    let on_runtime = tokio::runtime::Handle::try_current().is_ok_and(|h| {
-                        h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-                    });
-                    if on_runtime && on_durable.is_some() {
-                        tokio::task::block_in_place(|| {
+                    if on_durable.is_some() {
+                        off_the_reactor(|| {
                             self.commit_decision(execution_arn, &mut guard, request)
                         })?
                     } else {
@@ -287,6 +284,20 @@ impl Drop for Inner {
         if let Some(runtime) = self.runtime.lock().take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+/// Runs `f`, which may wait for the log's sync, without stalling a tokio runtime's worker: on
+/// a multi-threaded runtime under `block_in_place` (the worker's other tasks, such as a
+/// server's connections, move to another thread first); elsewhere (a current-thread runtime,
+/// no runtime) inline.
+pub(crate) fn off_the_reactor<T>(f: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
     }
 }
 

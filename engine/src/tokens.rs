@@ -277,12 +277,7 @@ impl Engine {
             .ok()
             .filter(|_| self.notify_pays());
         let Some(runtime) = runtime else {
-            let multi_thread = tokio::runtime::Handle::try_current()
-                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-            if multi_thread {
-                return tokio::task::block_in_place(|| self.answer_token(namespace, token, answer));
-            }
-            return self.answer_token(namespace, token, answer);
+            return super::runtime::off_the_reactor(|| self.answer_token(namespace, token, answer));
         };
         let (durable, told) = tokio::sync::oneshot::channel();
         let on_durable: statelog_store::OnDurable = Box::new(move |result| {
@@ -401,11 +396,10 @@ impl Engine {
                     },
                     (None, None) => Commit::Trigger(trigger),
                 };
-                let multi_thread = tokio::runtime::Handle::try_current().is_ok_and(|h| {
-                    h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-                });
-                let committed = if blocks_async_caller && multi_thread {
-                    tokio::task::block_in_place(|| self.commit_decision(arn, &mut guard, request))?
+                let committed = if blocks_async_caller {
+                    super::runtime::off_the_reactor(|| {
+                        self.commit_decision(arn, &mut guard, request)
+                    })?
                 } else {
                     self.commit_decision(arn, &mut guard, request)?
                 };
