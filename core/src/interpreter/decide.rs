@@ -243,8 +243,8 @@ struct RunInfo {
     input: Payload,
     retried_errors: Vec<String>,
     context: Value,
-    /// The variables as of the state's entry (empty, and allocation-free, without any).
-    variables: Variables,
+    /// The variables as of the state's entry (shared with the folded state: no copy).
+    variables: std::sync::Arc<Variables>,
 }
 
 struct Decider<'d, 'e> {
@@ -723,7 +723,7 @@ impl<'d> Decider<'d, '_> {
             } else {
                 Value::Null
             },
-            variables: self.state.variables.at(scope).into_owned(),
+            variables: self.state.variables.shared_at(scope),
         })
     }
 

@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use crate::history::AssignedVariables;
 use crate::paths::{Variables, NO_VARIABLES};
@@ -23,8 +24,13 @@ use super::state::ApplyError;
 /// The variables of every thread that assigned some, by thread scope.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct ScopedVariables {
-    scopes: BTreeMap<Vec<u32>, Variables>,
+    /// Shared, so a step can hold a state's values while the fold moves on
+    /// ([`ScopedVariables::shared_at`]); an assignment copies a scope only while a step holds it.
+    scopes: BTreeMap<Vec<u32>, Arc<Variables>>,
 }
+
+/// The one empty set a step holds when no scope has values (no allocation per step).
+static NO_VARIABLES_SHARED: LazyLock<Arc<Variables>> = LazyLock::new(|| Arc::new(Variables::new()));
 
 impl ScopedVariables {
     /// Folds the variables a state of the thread at `scope` assigned as it exited.
@@ -36,7 +42,7 @@ impl ScopedVariables {
         if assigned.variables.is_empty() {
             return Ok(());
         }
-        let values = self.scopes.entry(scope.to_vec()).or_default();
+        let values = Arc::make_mut(self.scopes.entry(scope.to_vec()).or_default());
         for (name, text) in &assigned.variables {
             let value = crate::history::depth::parse_stored(text).map_err(|cause| {
                 ApplyError::AssignedVariableText {
@@ -63,23 +69,43 @@ impl ScopedVariables {
     /// those of every enclosing scope. Borrowed when at most one scope holds values (always at
     /// the top level); merged, inner over outer, otherwise.
     pub(crate) fn at(&self, scope: &[u32]) -> Cow<'_, Variables> {
+        match self.enclosing(scope) {
+            (None, _) => Cow::Borrowed(&NO_VARIABLES),
+            (Some(only), None) => Cow::Borrowed(only),
+            (Some(first), Some(_)) => Cow::Owned(self.merged(first, scope)),
+        }
+    }
+
+    /// [`ScopedVariables::at`] as a shared handle, for a step that keeps the values while the
+    /// execution's state changes under it: no copy unless scopes must be merged.
+    pub(crate) fn shared_at(&self, scope: &[u32]) -> Arc<Variables> {
+        match self.enclosing(scope) {
+            (None, _) => Arc::clone(&NO_VARIABLES_SHARED),
+            (Some(only), None) => Arc::clone(only),
+            (Some(first), Some(_)) => Arc::new(self.merged(first, scope)),
+        }
+    }
+
+    /// The outermost scope enclosing `scope` that has values, and the next one if any.
+    fn enclosing(&self, scope: &[u32]) -> (Option<&Arc<Variables>>, Option<&Arc<Variables>>) {
         if self.scopes.is_empty() {
-            return Cow::Borrowed(&NO_VARIABLES);
+            return (None, None);
         }
         let mut found = (0..=scope.len()).filter_map(|depth| self.scopes.get(&scope[..depth]));
-        let Some(first) = found.next() else {
-            return Cow::Borrowed(&NO_VARIABLES);
-        };
-        let Some(second) = found.next() else {
-            return Cow::Borrowed(first);
-        };
+        (found.next(), found.next())
+    }
+
+    /// The values of every scope enclosing `scope`, inner over outer, from the outermost
+    /// (`first`).
+    fn merged(&self, first: &Variables, scope: &[u32]) -> Variables {
         let mut merged = first.clone();
-        for inner in std::iter::once(second).chain(found) {
-            for (name, value) in inner.iter() {
+        let inner = (0..=scope.len()).filter_map(|depth| self.scopes.get(&scope[..depth]));
+        for values in inner.skip(1) {
+            for (name, value) in values.iter() {
                 merged.insert(name.to_string(), value.clone());
             }
         }
-        Cow::Owned(merged)
+        merged
     }
 }
 
