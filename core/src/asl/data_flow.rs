@@ -376,9 +376,10 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match &flow.items_path {
                 None => Ok(Cow::Borrowed(effective)),
-                // Items read from a variable are copied out of it (the variables outlive
-                // this step, but not as long as the effective input).
-                Some(path) if path.variable().is_some() => pipeline::process_input_cow_in(
+                // A path that reads a variable (its root, or a filter's operand) is evaluated
+                // with the variables in scope, and its items are copied out (the variables
+                // outlive this step, but not as long as the effective input).
+                Some(path) if path.reads_variables() => pipeline::process_input_cow_in(
                     effective,
                     &InputOutputPath::Select(path.clone()),
                     context,
