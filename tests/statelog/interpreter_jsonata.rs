@@ -126,6 +126,44 @@ fn a_state_without_output_passes_its_input_and_a_jsonata_state_runs_in_a_jsonpat
 }
 
 #[test]
+fn a_pass_output_reads_its_input_as_states_result_whether_or_not_other_fields_read_it() {
+    // Output reads `$states.result` (the Pass's input), directly or through an alias; or reads
+    // only `$states.input` beside an Assign; or is absent beside an Assign (the output is the
+    // input).
+    let ran = run(
+        jsonata(json!({
+            "A": {"Type": "Pass", "Output": {"r": "{% $states.result.k %}", "i": "{% $states.input.k %}"},
+                  "Next": "B"},
+            "B": {"Type": "Pass", "Output": "{% ($s := $states; $s.result) %}", "Next": "C"},
+            "C": {"Type": "Pass", "Assign": {"seen": "{% $states.input.r %}"},
+                  "Output": {"only": "{% $states.input.i %}", "lit": 1}, "Next": "D"},
+            "D": {"Type": "Pass", "Assign": {"again": "{% $seen %}"}, "Output": {"fixed": true},
+                  "Next": "E"},
+            "E": {"Type": "Pass", "Assign": {"last": "{% $again %}"}, "End": true},
+        })),
+        json!({"k": "v"}),
+        vec![],
+    );
+    assert_eq!(ran.output(), &json!({"fixed": true}));
+    let outputs: Vec<Value> = ran
+        .events
+        .iter()
+        .filter_map(|event| event.details.state_exited())
+        .map(|exited| Value::clone(&exited.output))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            json!({"r": "v", "i": "v"}),
+            json!({"r": "v", "i": "v"}),
+            json!({"only": "v", "lit": 1}),
+            json!({"fixed": true}),
+            json!({"fixed": true}),
+        ]
+    );
+}
+
+#[test]
 fn task_arguments_output_and_timeout_see_input_result_and_context() {
     let ran = run(
         jsonata(json!({"T": {

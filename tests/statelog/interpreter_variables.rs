@@ -218,6 +218,73 @@ fn parallel_branches_read_outer_values_and_do_not_see_each_other() {
 }
 
 #[test]
+fn filters_compare_with_variables_and_an_unassigned_one_fails_the_state() {
+    let definition = json!({
+        "StartAt": "Set",
+        "States": {
+            "Set": {"Type": "Pass", "Assign": {"limit.$": "$.limit", "wanted": "book"}, "Next": "Pick"},
+            "Pick": {
+                "Type": "Pass",
+                "InputPath": "$.items[?(@.price < $limit)]",
+                "Parameters": {
+                    "cheap.$": "$[*].sku",
+                    "books.$": "$[?(@.kind == $wanted)].sku",
+                    "count.$": "States.ArrayLength($[?(@.kind != $wanted)])"
+                },
+                "Assign": {"books.$": "$.books"},
+                "Next": "Read"
+            },
+            "Read": {"Type": "Pass", "Parameters": {"all.$": "$", "books.$": "$books"}, "End": true}
+        }
+    });
+    let items = json!([
+        {"sku": "a", "kind": "book", "price": 5},
+        {"sku": "b", "kind": "pen", "price": 2},
+        {"sku": "c", "kind": "book", "price": 12}
+    ]);
+    let mut run = Run::new(definition.clone());
+    run.start(json!({"limit": 10, "items": items}));
+    run.drive(no_tasks);
+    assert_eq!(run.state.status(), ExecutionStatus::Succeeded);
+    assert_eq!(
+        run.output(),
+        json!({"all": {"cheap": ["a", "b"], "books": ["a"], "count": 1}, "books": ["a"]})
+    );
+    assert_eq!(assigned(&run, "Pick"), vec![json!({"books": ["a"]})]);
+
+    // The machine lists what each state reads, filters included.
+    let machine = statelog::asl::parse_definition(
+        &definition.to_string(),
+        &statelog::asl::ValidationOptions::default(),
+    )
+    .expect("valid");
+    let references = machine.variable_references();
+    assert_eq!(
+        references.get("Pick").map(Vec::as_slice),
+        Some(&["limit".to_string(), "wanted".to_string()][..])
+    );
+
+    // A filter comparing with a variable nobody assigned fails the state, naming it.
+    let mut unassigned = Run::new(json!({
+        "StartAt": "Pick",
+        "States": {"Pick": {"Type": "Pass", "InputPath": "$.items[?(@.price < $ceiling)]", "End": true}}
+    }));
+    unassigned.start(json!({"items": []}));
+    unassigned.drive(no_tasks);
+    assert_eq!(unassigned.state.status(), ExecutionStatus::Failed);
+    let failure = unassigned.state.failure().expect("failed");
+    assert_eq!(failure.error.as_deref(), Some("States.Runtime"));
+    assert_eq!(
+        failure.cause.as_deref(),
+        Some(
+            "An error occurred while executing the state 'Pick' (entered at the event id #2). \
+             Invalid path '$.items[?(@.price < $ceiling)]' : The variable '$ceiling' used in its \
+             filter is not assigned"
+        )
+    );
+}
+
+#[test]
 fn an_oversized_variable_fails_the_state_with_data_limit_exceeded() {
     // Two copies of a 200,000-byte string: 400,007 bytes of JSON text in one variable.
     let text = "x".repeat(200_000);

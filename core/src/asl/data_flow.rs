@@ -232,7 +232,10 @@ impl DataFlow {
 
     /// A Pass state's result, before [`DataFlow::result_output`]: its `Result`, else its
     /// `Parameters`, else the effective input (not copied when `ResultPath` is `null`, which
-    /// discards it). (JSONata: the input.)
+    /// discards it). (JSONata: the input, which `Output` reads as `$states.result` and which
+    /// is the output when there is no `Output`; a placeholder, not a copy, when an `Output`
+    /// is there and no expression of the state may read `$states.result`. A JSONata Pass's
+    /// `Assign` sees no `$states.result`.)
     pub fn pass_result(
         &self,
         effective: Cow<'_, Value>,
@@ -250,6 +253,10 @@ impl DataFlow {
                 }
                 (None, None) => Ok(effective.into_owned()),
             },
+            // `Output` replaces the result and does not read it: nothing will.
+            DataFlow::Jsonata(flow) if flow.output.is_some() && !flow.may_read_result() => {
+                Ok(Value::Null)
+            }
             DataFlow::Jsonata(_) => Ok(effective.into_owned()),
         }
     }
@@ -376,9 +383,10 @@ impl DataFlow {
         match self {
             DataFlow::JsonPath(flow) => match &flow.items_path {
                 None => Ok(Cow::Borrowed(effective)),
-                // Items read from a variable are copied out of it (the variables outlive
-                // this step, but not as long as the effective input).
-                Some(path) if path.variable().is_some() => pipeline::process_input_cow_in(
+                // A path that reads a variable (its root, or a filter's operand) is evaluated
+                // with the variables in scope, and its items are copied out (the variables
+                // outlive this step, but not as long as the effective input).
+                Some(path) if path.reads_variables() => pipeline::process_input_cow_in(
                     effective,
                     &InputOutputPath::Select(path.clone()),
                     context,
@@ -492,6 +500,20 @@ impl DataFlow {
 }
 
 impl JsonataFlow {
+    /// Whether an expression of the state may read `$states.result`: conservatively, unless
+    /// every path below `$states` the expressions read starts at `input`, `context` or
+    /// `errorOutput` (no known paths: it may).
+    fn may_read_result(&self) -> bool {
+        match &self.states_paths {
+            None => true,
+            Some(paths) => !paths.iter().all(|path| {
+                path.first().is_some_and(|field| {
+                    matches!(field.as_str(), "input" | "context" | "errorOutput")
+                })
+            }),
+        }
+    }
+
     /// `$states` for one step: the context only where an expression may read it.
     fn states<'a>(
         &'a self,
@@ -827,6 +849,61 @@ mod tests {
             .parameters(Cow::Owned(effective), &context, &mut env(&mut rng))
             .expect("evaluates");
         assert_eq!(input, json!({"v": 1, "id": "arn", "k": "x"}));
+    }
+
+    #[test]
+    fn a_jsonata_pass_copies_its_input_as_result_only_where_something_may_read_it() {
+        let effective = json!({"a": 1});
+        let context = Value::Null;
+        let mut rng = Rng::new(3);
+        let jsonata = |output: Option<Value>, states_paths: Option<Vec<Vec<&str>>>| {
+            DataFlow::Jsonata(JsonataFlow {
+                output: output.map(JsonataTemplate::Literal),
+                states_paths: states_paths.map(|paths| {
+                    paths
+                        .into_iter()
+                        .map(|path| path.into_iter().map(str::to_string).collect())
+                        .collect()
+                }),
+                ..JsonataFlow::default()
+            })
+        };
+        let cases = [
+            // No Output: the result is the output.
+            (jsonata(None, Some(vec![])), effective.clone()),
+            // An Output that may read `$states.result` (listed, or paths unknown).
+            (
+                jsonata(
+                    Some(json!(0)),
+                    Some(vec![vec!["input"], vec!["result", "a"]]),
+                ),
+                effective.clone(),
+            ),
+            (jsonata(Some(json!(0)), None), effective.clone()),
+            (
+                jsonata(Some(json!(0)), Some(vec![vec![]])),
+                effective.clone(),
+            ),
+            // Nothing reads it: a placeholder, not a copy.
+            (
+                jsonata(
+                    Some(json!(0)),
+                    Some(vec![
+                        vec!["input", "a"],
+                        vec!["context"],
+                        vec!["errorOutput"],
+                    ]),
+                ),
+                Value::Null,
+            ),
+        ];
+        for (flow, expected) in cases {
+            let result = flow
+                .pass_result(Cow::Borrowed(&effective), &context, &mut env(&mut rng))
+                .expect("no evaluation");
+            assert_eq!(result, expected, "{flow:?}");
+            assert!(!flow.pass_result_is_discarded());
+        }
     }
 
     #[test]

@@ -152,10 +152,9 @@ fn condition(condition_: &Condition, names: &mut BTreeSet<String>) {
     }
 }
 
+/// The variables `path` reads: the one it starts from and those its filters compare with.
 pub(crate) fn add_path(path: &Path, names: &mut BTreeSet<String>) {
-    if let Some(name) = path.variable() {
-        names.insert(name.to_string());
-    }
+    names.extend(path.variables().iter().cloned());
 }
 
 impl DataFlow {
@@ -228,5 +227,30 @@ mod tests {
         })
         .collect();
         assert_eq!(references, expected, "Set reads nothing: it is left out");
+    }
+
+    #[test]
+    fn variables_read_inside_filters_are_references() {
+        let definition = json!({
+            "StartAt": "P",
+            "States": {
+                "P": {"Type": "Pass", "InputPath": "$.a[?(@.x == $f)]",
+                      "Parameters": {"v.$": "States.ArrayLength($.b[?(@.y < $g || @.y > $cfg.max)])"},
+                      "OutputPath": "$list[?(@ != $h)]", "Next": "C"},
+                "C": {"Type": "Choice", "Choices": [{"Variable": "$.n",
+                      "NumericEqualsPath": "$.m", "Next": "M"}], "Default": "M"},
+                "M": {"Type": "Map",
+                      "ItemSelector": {"k.$": "$.items[?(@.id == $wanted)]"},
+                      "ItemProcessor": {"StartAt": "I", "States": {"I": {"Type": "Pass", "End": true}}},
+                      "End": true}
+            }
+        });
+        let machine = parse_definition(&definition.to_string(), &ValidationOptions::default())
+            .expect("valid: a filter may name a variable nothing assigns yet");
+        let references = machine.variable_references();
+        let names = |state: &str| references.get(state).cloned().unwrap_or_default();
+        assert_eq!(names("P"), ["cfg", "f", "g", "h", "list"]);
+        assert_eq!(names("M"), ["wanted"]);
+        assert!(!references.contains_key("C"), "{references:?}");
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use statelog_rng::Rng;
 
 use super::intrinsic::Call;
-use super::{Path, ReferencePath, Template};
+use super::{Path, ReferencePath, Template, Variables};
 
 fn sample_document() -> Value {
     json!({
@@ -43,9 +43,20 @@ pub fn jsonpath_eval(data: &[u8]) {
         assert_eq!(path.as_str(), text, "a path keeps its text");
         let reparsed = Path::parse(path.as_str()).expect("a path's own text parses again");
         assert_eq!(reparsed, path, "parsing is deterministic");
-        if let Ok(Some(found)) = path.try_select(&document, &context) {
-            if !path.is_definite() {
-                assert!(found.is_array(), "an indefinite path yields an array");
+        // Every variable the path reads is assigned (to the document), so filters naming
+        // variables are evaluated too.
+        let mut variables = Variables::new();
+        for name in path.variables() {
+            variables.insert(name.clone(), document.clone());
+        }
+        for found in [
+            path.try_select(&document, &context),
+            path.try_select_in(&document, &context, &variables),
+        ] {
+            if let Ok(Some(found)) = found {
+                if !path.is_definite() {
+                    assert!(found.is_array(), "an indefinite path yields an array");
+                }
             }
         }
     }

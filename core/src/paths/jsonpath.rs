@@ -1,12 +1,13 @@
 //! jsonpath: the JSONPath dialect ASL uses (Jayway JsonPath semantics), parsed once into a
 //! segment list and evaluated many times.
 //!
-//! Owns: the path grammar (`$`, `$$`, `.name`, `['name']`, `[0]`, `[-1]`, `[*]`, `.*`,
-//! `[1:5:2]`, `[0,1]`, `['a','b']`, `..`, `[?(<filter>)]`, `.length()`), filter expressions and
-//! the evaluator.
+//! Owns: the path grammar (`$`, `$$`, `$name`, `.name`, `['name']`, `[0]`, `[-1]`, `[*]`, `.*`,
+//! `[1:5:2]`, `[0,1]`, `['a','b']`, `..`, `[?(<filter>)]`, `.length()`), filter expressions
+//! (whose operands may read `@`, `$`, `$$` or a workflow variable `$name`) and the evaluator.
 //!
 //! Invariants: a parsed path never fails to evaluate except by exceeding
-//! [`crate::limits::PATH_EVAL_STEPS_MAX`]; an indefinite path always yields an array (Jayway);
+//! [`crate::limits::PATH_EVAL_STEPS_MAX`] or by a filter reading a variable that is not
+//! assigned ([`EvalError`]); an indefinite path always yields an array (Jayway);
 //! a definite path yields at most one value. Parsing is bounded by
 //! [`crate::limits::PATH_TEXT_BYTES_MAX`] and [`crate::limits::PATH_FILTER_DEPTH_MAX`], so no
 //! input recurses without bound.
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 use crate::limits;
 
-use super::ParseError;
+use super::{ParseError, Variables};
 
 /// Which document a path starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +84,10 @@ pub(crate) enum Filter {
 /// A side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Operand {
+    /// `@...`, `$...` or `$$...` (never [`Root::Variable`]: a variable is [`Operand::Variable`]).
     Path(Root, Vec<Segment>),
+    /// `$name...`: the workflow variable `name` (without `$`), then its segments.
+    Variable(String, Vec<Segment>),
     Literal(Value),
 }
 
@@ -115,8 +119,57 @@ impl Parsed {
 }
 
 /// Why an evaluation stopped early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BudgetExceeded;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum EvalError {
+    /// The evaluation needed more than [`crate::limits::PATH_EVAL_STEPS_MAX`] steps.
+    BudgetExceeded,
+    /// A filter operand reads `$name` (the name, without `$`), which is not assigned.
+    VariableUnassigned(String),
+}
+
+/// Adds the workflow variables the filters inside `segments` read (at any depth, nested
+/// filters included) to `names`, each once, in order of appearance. Recursion is bounded by
+/// [`crate::limits::PATH_FILTER_DEPTH_MAX`], which the parser enforces.
+pub(crate) fn filter_variables(segments: &[Segment], names: &mut Vec<String>) {
+    for segment in segments {
+        match segment {
+            Segment::Filter(filter) => filter_variables_in(filter, names),
+            Segment::Descend(selector) => filter_variables(std::slice::from_ref(selector), names),
+            Segment::Child(_)
+            | Segment::Index(_)
+            | Segment::Wildcard
+            | Segment::Slice { .. }
+            | Segment::Names(_)
+            | Segment::Indexes(_)
+            | Segment::Length => {}
+        }
+    }
+}
+
+fn filter_variables_in(filter: &Filter, names: &mut Vec<String>) {
+    let operand = |operand: &Operand, names: &mut Vec<String>| match operand {
+        Operand::Variable(name, segments) => {
+            if !names.iter().any(|known| known == name) {
+                names.push(name.clone());
+            }
+            filter_variables(segments, names);
+        }
+        Operand::Path(_, segments) => filter_variables(segments, names),
+        Operand::Literal(_) => {}
+    };
+    match filter {
+        Filter::Or(a, b) | Filter::And(a, b) => {
+            filter_variables_in(a, names);
+            filter_variables_in(b, names);
+        }
+        Filter::Not(inner) => filter_variables_in(inner, names),
+        Filter::Exists(only) => operand(only, names),
+        Filter::Compare(left, _, right) => {
+            operand(left, names);
+            operand(right, names);
+        }
+    }
+}
 
 /// Parses a whole path; the text must be consumed entirely.
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
@@ -157,22 +210,8 @@ pub(crate) fn parse_prefix(text: &str) -> Result<(Parsed, usize), ParseError> {
     let root = if parser.eat("$$") {
         Root::Context
     } else if parser.eat("$") {
-        if parser.peek().is_some_and(is_variable_start) {
-            let start = parser.pos;
-            while parser.peek().is_some_and(is_variable_char) {
-                parser.pos += parser.peek().map_or(1, char::len_utf8);
-            }
-            let name = &text[start..parser.pos];
-            if name == "states" {
-                // Reserved (JSONata's `$states`): no Assign can set it, so the path could
-                // never find anything.
-                return Err(error(
-                    text,
-                    0,
-                    "'$states' is reserved for JSONata states: a JSONPath path cannot read it",
-                ));
-            }
-            variable = Some(name.to_string());
+        if let Some(name) = parser.variable_name(0)? {
+            variable = Some(name);
             Root::Variable
         } else {
             Root::Input
@@ -276,6 +315,28 @@ impl<'t> Parser<'t> {
 
     fn err(&self, what: &str) -> ParseError {
         error(self.text, self.pos, what)
+    }
+
+    /// After a `$` (at byte `dollar_index`): the variable name that follows, if one does.
+    fn variable_name(&mut self, dollar_index: usize) -> Result<Option<String>, ParseError> {
+        if !self.peek().is_some_and(is_variable_start) {
+            return Ok(None);
+        }
+        let start = self.pos;
+        while let Some(c) = self.peek().filter(|c| is_variable_char(*c)) {
+            self.pos += c.len_utf8();
+        }
+        let name = &self.text[start..self.pos];
+        if name == "states" {
+            // Reserved (JSONata's `$states`): no Assign can set it, so the path could never
+            // find anything.
+            return Err(error(
+                self.text,
+                dollar_index,
+                "'$states' is reserved for JSONata states: a JSONPath path cannot read it",
+            ));
+        }
+        Ok(Some(name.to_string()))
     }
 
     fn expect(&mut self, token: &str) -> Result<(), ParseError> {
@@ -558,7 +619,7 @@ impl<'t> Parser<'t> {
                 Ok(Filter::Compare(left, op, right))
             }
             None => match left {
-                Operand::Path(..) => Ok(Filter::Exists(left)),
+                Operand::Path(..) | Operand::Variable(..) => Ok(Filter::Exists(left)),
                 Operand::Literal(_) => Err(self.err("a literal alone is not a filter condition")),
             },
         }
@@ -566,12 +627,19 @@ impl<'t> Parser<'t> {
 
     fn operand(&mut self) -> Result<Operand, ParseError> {
         self.skip_ws();
+        let dollar_index = self.pos;
+        let mut variable = None;
         let root = if self.eat("@") {
             Some(Root::Current)
         } else if self.eat("$$") {
             Some(Root::Context)
         } else if self.eat("$") {
-            Some(Root::Input)
+            variable = self.variable_name(dollar_index)?;
+            Some(if variable.is_some() {
+                Root::Variable
+            } else {
+                Root::Input
+            })
         } else {
             None
         };
@@ -579,7 +647,10 @@ impl<'t> Parser<'t> {
             self.enter_filter()?;
             let segments = self.segments()?;
             self.filter_depth -= 1;
-            return Ok(Operand::Path(root, segments));
+            return Ok(match variable {
+                Some(name) => Operand::Variable(name, segments),
+                None => Operand::Path(root, segments),
+            });
         }
         match self.peek() {
             Some('\'') | Some('"') => Ok(Operand::Literal(Value::String(self.quoted()?))),
@@ -605,18 +676,21 @@ impl<'t> Parser<'t> {
                         return Ok(Operand::Literal(value));
                     }
                 }
-                Err(self.err("expected '@', '$', a string, a number, true, false or null"))
+                Err(self.err(
+                    "expected '@', '$', '$$', a variable ('$name'), a string, a number, true, false \
+                     or null",
+                ))
             }
         }
     }
 }
 
-/// Evaluation state: the roots and a step budget shared by the whole evaluation.
+/// Evaluation state: the roots, the variables in scope (filters read them) and a step budget
+/// shared by the whole evaluation.
 pub(crate) struct Evaluator<'a> {
     pub(crate) input: &'a Value,
     pub(crate) context: &'a Value,
-    /// The value of the path's variable root, when the path has one.
-    pub(crate) variable: Option<&'a Value>,
+    pub(crate) variables: &'a Variables,
     steps_left: usize,
 }
 
@@ -644,18 +718,18 @@ impl Found<'_> {
 }
 
 impl<'a> Evaluator<'a> {
-    pub(crate) fn new(input: &'a Value, context: &'a Value, variable: Option<&'a Value>) -> Self {
+    pub(crate) fn new(input: &'a Value, context: &'a Value, variables: &'a Variables) -> Self {
         Evaluator {
             input,
             context,
-            variable,
+            variables,
             steps_left: limits::PATH_EVAL_STEPS_MAX,
         }
     }
 
-    fn step(&mut self) -> Result<(), BudgetExceeded> {
+    fn step(&mut self) -> Result<(), EvalError> {
         if self.steps_left == 0 {
-            return Err(BudgetExceeded);
+            return Err(EvalError::BudgetExceeded);
         }
         self.steps_left -= 1;
         Ok(())
@@ -663,14 +737,14 @@ impl<'a> Evaluator<'a> {
 
     /// Records one match, charging it to the budget, so that no segment can multiply the
     /// match list without paying for it.
-    fn emit(&mut self, out: &mut Vec<Found<'a>>, found: Found<'a>) -> Result<(), BudgetExceeded> {
+    fn emit(&mut self, out: &mut Vec<Found<'a>>, found: Found<'a>) -> Result<(), EvalError> {
         self.step()?;
         out.push(found);
         Ok(())
     }
 
     /// Charges one step per node of `value`: the price of cloning it.
-    pub(crate) fn charge_size(&mut self, value: &Value) -> Result<(), BudgetExceeded> {
+    pub(crate) fn charge_size(&mut self, value: &Value) -> Result<(), EvalError> {
         let mut stack = vec![value];
         while let Some(node) = stack.pop() {
             self.step()?;
@@ -688,7 +762,7 @@ impl<'a> Evaluator<'a> {
         &mut self,
         start: &'a Value,
         segments: &[Segment],
-    ) -> Result<Vec<Found<'a>>, BudgetExceeded> {
+    ) -> Result<Vec<Found<'a>>, EvalError> {
         let mut current: Vec<Found<'a>> = vec![Found::Ref(start)];
         for segment in segments {
             let mut next = Vec::new();
@@ -715,7 +789,7 @@ impl<'a> Evaluator<'a> {
         segment: &Segment,
         value: &'a Value,
         out: &mut Vec<Found<'a>>,
-    ) -> Result<(), BudgetExceeded> {
+    ) -> Result<(), EvalError> {
         self.step()?;
         match segment {
             Segment::Child(name) => match value {
@@ -805,7 +879,7 @@ impl<'a> Evaluator<'a> {
         selector: &Segment,
         value: &'a Value,
         out: &mut Vec<Found<'a>>,
-    ) -> Result<(), BudgetExceeded> {
+    ) -> Result<(), EvalError> {
         // An explicit stack keeps deep documents from exhausting the call stack.
         let mut stack: Vec<&'a Value> = vec![value];
         while let Some(node) = stack.pop() {
@@ -838,7 +912,7 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
-    fn test(&mut self, filter: &Filter, current: &'a Value) -> Result<bool, BudgetExceeded> {
+    fn test(&mut self, filter: &Filter, current: &'a Value) -> Result<bool, EvalError> {
         self.step()?;
         Ok(match filter {
             Filter::Or(a, b) => self.test(a, current)? || self.test(b, current)?,
@@ -862,31 +936,34 @@ impl<'a> Evaluator<'a> {
         &mut self,
         operand: &Operand,
         current: &'a Value,
-    ) -> Result<Option<Found<'a>>, BudgetExceeded> {
-        match operand {
-            Operand::Literal(v) => Ok(Some(Found::Owned(v.clone()))),
-            Operand::Path(root, segments) => {
-                let start = match root {
-                    Root::Current => current,
-                    Root::Input => self.input,
-                    Root::Context => self.context,
-                    // Filters parse no variable root (an operand's `$name` is refused).
-                    Root::Variable => self.variable.unwrap_or(&Value::Null),
-                };
-                let mut found = self.matches(start, segments)?;
-                if segments.iter().all(Segment::is_definite) {
-                    Ok(found.pop())
-                } else if found.is_empty() {
-                    Ok(None)
-                } else {
-                    for f in &found {
-                        self.charge_size(f.as_value())?;
-                    }
-                    Ok(Some(Found::Owned(Value::Array(
-                        found.into_iter().map(Found::into_value).collect(),
-                    ))))
-                }
+    ) -> Result<Option<Found<'a>>, EvalError> {
+        let (start, segments) = match operand {
+            Operand::Literal(v) => return Ok(Some(Found::Owned(v.clone()))),
+            Operand::Variable(name, segments) => match self.variables.get(name) {
+                Some(value) => (value, segments),
+                // Comparing with a variable nobody assigned is a mistake in the workflow, not
+                // a filter that matches nothing: it stops the whole path.
+                None => return Err(EvalError::VariableUnassigned(name.clone())),
+            },
+            Operand::Path(Root::Current, segments) => (current, segments),
+            Operand::Path(Root::Input, segments) => (self.input, segments),
+            Operand::Path(Root::Context, segments) => (self.context, segments),
+            Operand::Path(Root::Variable, _) => {
+                unreachable!("the parser makes a filter's '$name' an Operand::Variable")
             }
+        };
+        let mut found = self.matches(start, segments)?;
+        if segments.iter().all(Segment::is_definite) {
+            Ok(found.pop())
+        } else if found.is_empty() {
+            Ok(None)
+        } else {
+            for f in &found {
+                self.charge_size(f.as_value())?;
+            }
+            Ok(Some(Found::Owned(Value::Array(
+                found.into_iter().map(Found::into_value).collect(),
+            ))))
         }
     }
 }

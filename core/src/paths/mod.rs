@@ -10,7 +10,8 @@
 //! - [`StatesError`]: an ASL runtime failure as history data (`error` + `cause`).
 //! - [`ParseError`]: a path/intrinsic/template syntax error with a human message.
 //! - [`Path`]: a full JSONPath (`$...`, `$$...` for the Context object, `$name...` for a
-//!   workflow variable), `parse`, `as_str`, `is_context`, `variable`, `is_definite`, `select`
+//!   workflow variable), `parse`, `as_str`, `is_context`, `variable`, `variables` (its
+//!   root's and its filters' `$name`s), `is_definite`, `select`
 //!   (and `select_in`, `try_select_in`, `select_cow_in` with the [`Variables`] in scope).
 //! - [`ReferencePath`]: a path naming one location (for ResultPath), `parse`, `as_str`, `get`,
 //!   `set`.
@@ -141,6 +142,9 @@ impl Entropy for statelog_rng::Rng {
 pub struct Path {
     text: String,
     parsed: jsonpath::Parsed,
+    /// Every variable the path reads: its root's first, then those its filters compare with,
+    /// each once, in order of appearance.
+    variables: Vec<String>,
     /// Only names and indexes: evaluated by a walk by reference.
     simple: bool,
 }
@@ -153,9 +157,16 @@ impl Path {
             .segments
             .iter()
             .all(|s| matches!(s, jsonpath::Segment::Child(_) | jsonpath::Segment::Index(_)));
+        let mut variables: Vec<String> = parsed.variable.iter().cloned().collect();
+        jsonpath::filter_variables(&parsed.segments, &mut variables);
+        debug_assert!(
+            !simple || variables.len() <= usize::from(parsed.variable.is_some()),
+            "a path of names and indexes reads no variable but its root"
+        );
         Ok(Path {
             text: text.to_string(),
             parsed,
+            variables,
             simple,
         })
     }
@@ -170,9 +181,23 @@ impl Path {
         self.parsed.root == jsonpath::Root::Context
     }
 
-    /// The workflow variable the path reads (`x` for `$x.a`), if it starts with one.
+    /// The workflow variable the path starts from (`x` for `$x.a`), if it starts with one.
+    /// [`Path::variables`] also lists those its filters read.
     pub fn variable(&self) -> Option<&str> {
         self.parsed.variable.as_deref()
+    }
+
+    /// Every workflow variable the path reads: the one it starts from (`$x.a`) and those its
+    /// filters compare with (`$.items[?(@.price < $limit)]` reads `limit`), each once, in order
+    /// of appearance.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
+    }
+
+    /// True when the path reads a workflow variable anywhere ([`Path::variables`] is not empty).
+    #[inline]
+    pub fn reads_variables(&self) -> bool {
+        !self.variables.is_empty()
     }
 
     /// The document the path starts from: the input, the Context object, or the variable's
@@ -248,7 +273,9 @@ impl Path {
     }
 
     /// [`Path::try_select`] with the workflow variables in scope: a `$name` path reads the
-    /// variable's value, and finds nothing when it is not assigned.
+    /// variable's value, and finds nothing when it is not assigned; a filter that compares with
+    /// a variable that is not assigned is a `States.Runtime` error naming the path and the
+    /// variable.
     pub fn try_select_in(
         &self,
         input: &Value,
@@ -261,19 +288,32 @@ impl Path {
         let Some(start) = self.start(input, context, variables) else {
             return Ok(None);
         };
-        let mut evaluator = jsonpath::Evaluator::new(input, context, Some(start));
-        let mut found = evaluator
-            .matches(start, &self.parsed.segments)
-            .map_err(|_| {
-                StatesError::new(
-                    STATES_RUNTIME,
-                    format!(
-                        "The JSONPath '{}' needed more than {} evaluation steps",
-                        self.text,
-                        crate::limits::PATH_EVAL_STEPS_MAX
+        // Every variable a filter reads must be assigned, whether or not the evaluation would
+        // reach it (an empty array tests nothing): the same path fails the same way on any
+        // input.
+        let root_count = usize::from(self.parsed.variable.is_some());
+        if let Some(name) = self.variables[root_count..]
+            .iter()
+            .find(|name| variables.get(name).is_none())
+        {
+            return Err(self.unassigned(name));
+        }
+        let mut evaluator = jsonpath::Evaluator::new(input, context, variables);
+        let mut found =
+            evaluator
+                .matches(start, &self.parsed.segments)
+                .map_err(|stop| match stop {
+                    jsonpath::EvalError::BudgetExceeded => StatesError::new(
+                        STATES_RUNTIME,
+                        format!(
+                            "The JSONPath '{}' needed more than {} evaluation steps",
+                            self.text,
+                            crate::limits::PATH_EVAL_STEPS_MAX
+                        ),
                     ),
-                )
-            })?;
+                    // Checked above; kept typed in case a caller evaluates without the check.
+                    jsonpath::EvalError::VariableUnassigned(name) => self.unassigned(&name),
+                })?;
         if self.is_definite() {
             debug_assert!(
                 found.len() <= 1,
@@ -289,6 +329,21 @@ impl Path {
 }
 
 impl Path {
+    /// The `States.Runtime` failure of a filter that reads `$name`, which is not assigned.
+    fn unassigned(&self, name: &str) -> StatesError {
+        debug_assert!(
+            self.variables.iter().any(|known| known == name),
+            "a variable the path reads"
+        );
+        StatesError::new(
+            STATES_RUNTIME,
+            format!(
+                "Invalid path '{}' : The variable '${name}' used in its filter is not assigned",
+                self.text
+            ),
+        )
+    }
+
     /// The fast path for definite paths made of names and indexes only: a walk by reference,
     /// no intermediate lists. `None` when the path has other segments (the general evaluator
     /// handles it); `Some(None)` when it finds nothing.

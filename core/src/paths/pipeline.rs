@@ -254,7 +254,9 @@ fn select_io(
 
 /// AWS's (Jayway's) cause for an Input/OutputPath that finds nothing: "No results for path"
 /// when only the last step is missing, "Missing property in path" naming the first missing
-/// step otherwise.
+/// step otherwise. Reached only when the path found nothing: a definite path (names and
+/// indexes, no filter), or any path whose root variable is not assigned. A filter's variable
+/// that is not assigned never gets here: [`Path::try_select_in`] fails with its own cause.
 fn invalid_path(path: &Path, value: &Value, context: &Value, variables: &Variables) -> StatesError {
     let parsed = &path.parsed;
     let unassigned = Value::Null;

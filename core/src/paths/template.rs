@@ -271,10 +271,11 @@ fn call_variable_references(call: &Call, names: &mut Vec<String>) {
     }
 }
 
+/// Adds every variable `path` reads (its root's and its filters') not yet in `names`.
 fn add_reference(path: &Path, names: &mut Vec<String>) {
-    if let Some(name) = path.variable() {
+    for name in path.variables() {
         if !names.iter().any(|known| known == name) {
-            names.push(name.to_string());
+            names.push(name.clone());
         }
     }
 }

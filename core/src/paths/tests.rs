@@ -257,6 +257,136 @@ fn variable_paths_read_the_variable_and_miss_when_it_is_unassigned() {
 }
 
 #[test]
+fn filters_parse_variables_and_paths_list_every_variable_they_read() {
+    let cases: [(&str, &[&str]); 7] = [
+        ("$.items[?(@.price < $limit)]", &["limit"]),
+        ("$.items[?(@.kind == $wanted)]", &["wanted"]),
+        // The root's first, then the filters' in order; each once.
+        (
+            "$cfg.items[?(@.kind == $wanted.kind && @.n > $min || @.n == $min)]",
+            &["cfg", "wanted", "min"],
+        ),
+        ("$.a[?(@.b[?(@.c == $inner)])]", &["inner"]),
+        ("$..[?(@.p >= $deep)].name", &["deep"]),
+        ("$.a[?($flag)]", &["flag"]),
+        // `$` alone (and `$.x`) is still the input, `$$` the Context object.
+        ("$.a[?(@.b == $.c && @.d == $$.Execution.Name)]", &[]),
+    ];
+    for (text, expected) in cases {
+        let path = Path::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(path.variables(), expected, "{text}");
+        assert_eq!(path.reads_variables(), !expected.is_empty(), "{text}");
+    }
+    let filtered = Path::parse("$.items[?(@.price < $limit)]").expect("parses");
+    assert_eq!(filtered.variable(), None, "the root is the input");
+    let reserved = Path::parse("$.a[?(@.b == $states.input)]").expect_err("reserved");
+    assert!(
+        reserved.message.contains("'$states' is reserved"),
+        "{}",
+        reserved.message
+    );
+    assert_eq!(reserved.position_index, Some(13), "at its '$'");
+    let template = Template::compile(&json!({
+        "a.$": "$.items[?(@.kind == $wanted)]",
+        "b.$": "States.ArrayLength($.items[?(@.price < $limit)])",
+        "c.$": "$wanted"
+    }))
+    .expect("compiles");
+    assert_eq!(template.variable_references(), vec!["wanted", "limit"]);
+}
+
+#[test]
+fn filters_compare_with_variables_and_an_unassigned_one_is_states_runtime() {
+    let input = json!({"items": [
+        {"kind": "book", "price": 5},
+        {"kind": "pen", "price": 2},
+        {"kind": "book", "price": 12}
+    ]});
+    let context = json!({});
+    let mut variables = Variables::new();
+    variables.insert("limit".into(), json!(10));
+    variables.insert("wanted".into(), json!("book"));
+    variables.insert("cfg".into(), json!({"kinds": {"main": "pen"}}));
+    let select = |text: &str, variables: &Variables| {
+        Path::parse(text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .try_select_in(&input, &context, variables)
+    };
+    assert_eq!(
+        select("$.items[?(@.price < $limit)].price", &variables),
+        Ok(Some(json!([5, 2])))
+    );
+    assert_eq!(
+        select(
+            "$.items[?(@.kind == $wanted && @.price > $limit)]",
+            &variables
+        ),
+        Ok(Some(json!([{"kind": "book", "price": 12}])))
+    );
+    assert_eq!(
+        select("$.items[?(@.kind == $cfg.kinds.main)].price", &variables),
+        Ok(Some(json!([2])))
+    );
+    // A variable that is assigned but lacks the field is a missing side, as `$.x` would be:
+    // only `!=` holds.
+    assert_eq!(
+        select("$.items[?(@.kind == $cfg.nothing)]", &variables),
+        Ok(Some(json!([])))
+    );
+    assert_eq!(
+        select("$.items[?(@.kind != $cfg.nothing)].price", &variables),
+        Ok(Some(json!([5, 2, 12])))
+    );
+    // A filter on an array held by a variable, comparing with another variable.
+    variables.insert("prices".into(), json!([{"p": 1}, {"p": 20}]));
+    assert_eq!(
+        select("$prices[?(@.p > $limit)]", &variables),
+        Ok(Some(json!([{"p": 20}])))
+    );
+    // An unassigned variable stops the path with a cause naming it, even where no item
+    // would reach the comparison.
+    let unassigned = select("$.items[?(@.price < $ceiling)]", &variables)
+        .expect_err("an unassigned variable is an error");
+    assert_eq!(unassigned.error, STATES_RUNTIME);
+    assert_eq!(
+        unassigned.cause,
+        "Invalid path '$.items[?(@.price < $ceiling)]' : The variable '$ceiling' used in its \
+         filter is not assigned"
+    );
+    let on_nothing = Path::parse("$.none[?(@.price < $ceiling)]")
+        .expect("parses")
+        .try_select_in(&input, &context, &variables)
+        .expect_err("the same path fails the same way on any input");
+    assert!(
+        on_nothing.cause.contains("'$ceiling'"),
+        "{}",
+        on_nothing.cause
+    );
+    assert_eq!(
+        Path::parse("$.items[?(@.price < $limit)]")
+            .expect("parses")
+            .select(&input, &context),
+        None,
+        "without variables in scope the filter cannot be evaluated"
+    );
+    // Through a template and the pipeline, the variables reach the filter.
+    let mut rng = Rng::new(1);
+    let built = Template::compile(&json!({"cheap.$": "$.items[?(@.price < $limit)].kind"}))
+        .expect("compiles")
+        .evaluate_in(&input, &context, &variables, &mut rng)
+        .expect("evaluates");
+    assert_eq!(built, json!({"cheap": ["book", "pen"]}));
+    let input_path =
+        InputOutputPath::Select(Path::parse("$.items[?(@.kind == $wanted)]").expect("parses"));
+    let effective =
+        process_input_cow_in(&input, &input_path, &context, &variables).expect("selects");
+    assert_eq!(effective.as_array().map(Vec::len), Some(2));
+    let failed = process_output_in(input.clone(), &input_path, &context, &NO_VARIABLES)
+        .expect_err("nothing assigned");
+    assert!(failed.cause.contains("'$wanted'"), "{}", failed.cause);
+}
+
+#[test]
 fn malformed_paths_are_rejected_with_position() {
     for (path, fragment) in [
         ("", "must start with '$'"),
@@ -881,6 +1011,7 @@ mod properties {
             Just("[::-1]".to_string()),
             Just("[?(@.a)]".to_string()),
             Just("[?(@.a == 1 || @ > 0)]".to_string()),
+            Just("[?(@.a < $v || @.b == $w.a)]".to_string()),
             Just(".length()".to_string()),
         ];
         prop::collection::vec(step, 0..5).prop_map(|steps| format!("${}", steps.concat()))
@@ -892,7 +1023,7 @@ mod properties {
             let path = Path::parse(&text).expect("generated paths are valid");
             prop_assert!(path.is_definite());
             let fast = path.select_definite_ref(&doc, &Value::Null, &crate::paths::NO_VARIABLES).expect("simple path");
-            let mut evaluator = Evaluator::new(&doc, &Value::Null, None);
+            let mut evaluator = Evaluator::new(&doc, &Value::Null, &crate::paths::NO_VARIABLES);
             let general = evaluator.matches(&doc, &path.parsed.segments).expect("small");
             prop_assert!(general.len() <= 1);
             let general = general.first().map(Found::as_value);
@@ -926,7 +1057,13 @@ mod properties {
             let path = Path::parse(&text).expect("generated paths are valid");
             let again = Path::parse(path.as_str());
             prop_assert_eq!(again.as_ref(), Ok(&path));
-            let found = path.try_select(&doc, &Value::Null).expect("small documents stay in budget");
+            // The variables the generated filters read, assigned.
+            let mut variables = crate::paths::Variables::new();
+            variables.insert("v".into(), serde_json::json!(1));
+            variables.insert("w".into(), serde_json::json!({"a": "x"}));
+            let found = path
+                .try_select_in(&doc, &Value::Null, &variables)
+                .expect("small documents stay in budget");
             if !path.is_definite() {
                 prop_assert!(matches!(found, Some(Value::Array(_))), "indefinite -> array: {:?}", found);
             }
