@@ -839,13 +839,24 @@ pub struct RunPage {
 }
 
 impl Store {
-    /// Appends one registry record (durable when it returns) and applies it. The caller (the
-    /// engine) checks it against the registry and serializes registry changes.
-    pub fn swf_append_registry(&self, record: SwfRecord) -> Result<(), Error> {
+    /// Appends registry records as one atomic batch (durable when it returns) and applies them
+    /// in order. The caller (the engine) checks them against the registry and serializes
+    /// registry changes.
+    pub fn swf_append_registry(&self, records: Vec<SwfRecord>) -> Result<(), Error> {
+        if records.is_empty() {
+            return Ok(());
+        }
         let _serial = self.machine_writes.lock();
-        let bytes = encode_swf(&record)?;
-        self.log.append_batch(&[(KIND_SWF, &bytes)])?;
-        self.index.write().swf.apply_registry(record);
+        let encoded = records
+            .iter()
+            .map(encode_swf)
+            .collect::<Result<Vec<_>, _>>()?;
+        let framed: Vec<(u8, &[u8])> = encoded.iter().map(|b| (KIND_SWF, b.as_slice())).collect();
+        self.log.append_batch(&framed)?;
+        let mut index = self.index.write();
+        for record in records {
+            index.swf.apply_registry(record);
+        }
         Ok(())
     }
 
