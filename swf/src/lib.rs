@@ -5,6 +5,9 @@
 //! - [`api`]: every operation's input and output shape with SWF's JSON names, the faults
 //!   ([`api::Fault`], [`api::SwfError`]) and the shared validation helpers.
 //! - [`limits`]: SWF's named maximums.
+//! - [`events`]: the history events ([`events::Event`], one [`events::Attributes`] variant per
+//!   SWF event type) and their SWF JSON; `events::samples()` is the golden sample.
+//! - [`encoding`]: the stored bytes of an event batch (version + postcard).
 //!
 //! Deviations from SWF-DESIGN.md (additions only; nothing pinned is renamed):
 //! - `DecisionTask.workflow_execution` / `workflow_type` and `ActivityTask.activity_id` /
@@ -18,4 +21,6 @@
 //! Must not: depend on any statelog crate; perform I/O.
 
 pub mod api;
+pub mod encoding;
+pub mod events;
 pub mod limits;
