@@ -12,7 +12,9 @@
 //! Invariants: every change is durable in the store (`store::swf`) before the call that made
 //! it answers. Must not: read wall time except through the engine's clock; log a task token.
 
+mod lists;
 mod registry;
+mod token;
 
 pub use statelog_swf::*;
 
