@@ -7,6 +7,7 @@
 //! - [`limits`]: SWF's named maximums.
 //! - [`events`]: the history events ([`events::Event`], one [`events::Attributes`] variant per
 //!   SWF event type) and their SWF JSON; `events::samples()` is the golden sample.
+//! - [`decisions`]: the 13 decision types and their validation ([`decisions::parse_decisions`]).
 //! - [`encoding`]: the stored bytes of an event batch (version + postcard).
 //!
 //! Deviations from SWF-DESIGN.md (additions only; nothing pinned is renamed):
@@ -21,6 +22,7 @@
 //! Must not: depend on any statelog crate; perform I/O.
 
 pub mod api;
+pub mod decisions;
 pub mod encoding;
 pub mod events;
 pub mod limits;

@@ -16,6 +16,15 @@ pub const DATA_CHARS_MAX: usize = 32_768;
 /// The longest `reason` of a failure or termination.
 pub const REASON_CHARS_MAX: usize = 256;
 
+/// The longest ARN (a Lambda role).
+pub const ARN_CHARS_MAX: usize = 1600;
+
+/// The longest run id.
+pub const RUN_ID_CHARS_MAX: usize = 64;
+
+/// The longest Lambda function name.
+pub const FUNCTION_NAME_CHARS_MAX: usize = 64;
+
 /// The longest `identity` of a decider or worker.
 pub const IDENTITY_CHARS_MAX: usize = 256;
 
