@@ -9,12 +9,18 @@
 //!   SWF event type) and their SWF JSON; `events::samples()` is the golden sample.
 //! - [`decisions`]: the 13 decision types and their validation ([`decisions::parse_decisions`]).
 //! - [`encoding`]: the stored bytes of an event batch (version + postcard).
+//! - [`fold`]: the state of one run folded from its history ([`fold::Execution`]).
 //!
 //! Deviations from SWF-DESIGN.md (additions only; nothing pinned is renamed):
 //! - `DecisionTask.workflow_execution` / `workflow_type` and `ActivityTask.activity_id` /
 //!   `workflow_execution` / `activity_type` are `Option`, so that an empty poll answers only
 //!   `taskToken: ""` and the event ids (`DecisionTask::empty()`, `ActivityTask::empty()`).
 //! - `DecisionTask.previous_started_event_id` is a `u64` always written (0 when none), as SWF.
+//! - `Execution::fold(key: RunKey, &[Event])` takes the run's domain, workflow id and run id
+//!   (the events do not carry them); `Execution::started(key, &first_event)` starts a fold.
+//! - Heartbeats are not history events (SWF records none): `Execution::record_heartbeat`
+//!   updates the in-memory state; after a restart the heartbeat clock restarts from the
+//!   started event unless the engine keeps heartbeats itself.
 //! - `DeleteDomainInput` exists for the engine API, but SWF has no DeleteDomain operation.
 //!
 //! Invariants: pure. No clock (times come in as epoch milliseconds), no randomness (token
@@ -25,4 +31,5 @@ pub mod api;
 pub mod decisions;
 pub mod encoding;
 pub mod events;
+pub mod fold;
 pub mod limits;
