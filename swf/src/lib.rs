@@ -10,6 +10,8 @@
 //! - [`decisions`]: the 13 decision types and their validation ([`decisions::parse_decisions`]).
 //! - [`encoding`]: the stored bytes of an event batch (version + postcard).
 //! - [`fold`]: the state of one run folded from its history ([`fold::Execution`]).
+//! - [`history`]: paging of histories and lists (`maximumPageSize`, `reverseOrder`, checked
+//!   `nextPageToken`s).
 //! - [`transitions`]: what happens next, as the events to append (start, decision and
 //!   activity tasks, signals, cancels, terminations, timeouts and timers).
 //!
@@ -41,5 +43,6 @@ pub mod decisions;
 pub mod encoding;
 pub mod events;
 pub mod fold;
+pub mod history;
 pub mod limits;
 pub mod transitions;
