@@ -10,6 +10,10 @@
 //! - [`decisions`]: the 13 decision types and their validation ([`decisions::parse_decisions`]).
 //! - [`encoding`]: the stored bytes of an event batch (version + postcard).
 //! - [`fold`]: the state of one run folded from its history ([`fold::Execution`]).
+//! - [`history`]: paging of histories and lists (`maximumPageSize`, `reverseOrder`, checked
+//!   `nextPageToken`s).
+//! - [`transitions`]: what happens next, as the events to append (start, decision and
+//!   activity tasks, signals, cancels, terminations, timeouts and timers).
 //!
 //! Deviations from SWF-DESIGN.md (additions only; nothing pinned is renamed):
 //! - `DecisionTask.workflow_execution` / `workflow_type` and `ActivityTask.activity_id` /
@@ -21,6 +25,13 @@
 //! - Heartbeats are not history events (SWF records none): `Execution::record_heartbeat`
 //!   updates the in-memory state; after a restart the heartbeat clock restarts from the
 //!   started event unless the engine keeps heartbeats itself.
+//! - `transitions::decision_task_started(&Execution, identity, token_nonce, now_ms)` and
+//!   `activity_task_started(&Execution, scheduled_event_id, identity, token_nonce, now_ms)`
+//!   take the nonce the engine drew; `decision_task_completed(&Execution,
+//!   &DecisionTaskCompletion, &dyn Registry, now_ms)` takes the answer as one struct (started
+//!   event id, parsed decisions, executionContext, taskList, taskListScheduleToStartTimeout
+//!   and the run id a ContinueAsNew decision gives the new run);
+//!   `transitions::start_continued` gives the new run's first events.
 //! - `DeleteDomainInput` exists for the engine API, but SWF has no DeleteDomain operation.
 //!
 //! Invariants: pure. No clock (times come in as epoch milliseconds), no randomness (token
@@ -32,4 +43,6 @@ pub mod decisions;
 pub mod encoding;
 pub mod events;
 pub mod fold;
+pub mod history;
 pub mod limits;
+pub mod transitions;
