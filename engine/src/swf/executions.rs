@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use statelog_store::swf::{RegistrationStatus, RunStart, TypeKind};
 use statelog_swf::api::{self, Fault, SwfError};
 use statelog_swf::limits;
+use statelog_swf::transitions;
 
 use super::lists::{TaskKind, TaskRef};
-use super::runs::RunState;
+use super::runs::{NewRun, RunState};
 use super::{internal, model, token, Swf};
 
 fn unknown_token() -> SwfError {
@@ -76,15 +77,14 @@ impl Swf<'_> {
             tags: input.tag_list.clone().unwrap_or_default(),
             continued_from: None,
         };
-        self.open_run(
-            &input.domain,
-            &input.workflow_id,
-            &run_id,
-            domain.retention_days,
+        let run = NewRun {
+            domain: &input.domain,
+            workflow_id: &input.workflow_id,
+            run_id: &run_id,
+            retention_days: domain.retention_days,
             start,
-            attributes,
-            now_ms,
-        )?;
+        };
+        self.open_run(run, attributes, now_ms)?;
         Ok(api::Run { run_id })
     }
 
@@ -96,7 +96,11 @@ impl Swf<'_> {
         input: &api::PollForDecisionTaskInput,
         wait: Duration,
     ) -> Result<api::DecisionTask, SwfError> {
-        api::check_name("taskList.name", &input.task_list.name, limits::NAME_CHARS_MAX)?;
+        api::check_name(
+            "taskList.name",
+            &input.task_list.name,
+            limits::NAME_CHARS_MAX,
+        )?;
         api::check_optional_length(
             "identity",
             input.identity.as_deref(),
@@ -135,15 +139,18 @@ impl Swf<'_> {
             return Ok(None);
         };
         let mut state = slot.state.lock();
-        if model::decision_scheduled(&state.execution).map(|d| d.0)
-            != Some(task.scheduled_event_id)
+        if model::decision_scheduled(&state.execution).map(|d| d.0) != Some(task.scheduled_event_id)
         {
             return Ok(None);
         }
         let nonce = self.new_nonce()?;
-        let attributes =
-            model::decision_task_started(&state.execution, input.identity.clone(), nonce)?;
         let now_ms = self.now();
+        let attributes = model::decision_task_started(
+            &state.execution,
+            input.identity.as_deref(),
+            nonce,
+            now_ms,
+        )?;
         if let Err(error) = self.commit(&mut state, attributes, now_ms) {
             // Not claimed: back to its list.
             self.sync(&mut state);
@@ -153,7 +160,12 @@ impl Swf<'_> {
             return Err(internal("a claimed decision task is not started"));
         };
         let token = token::encode(&state.run_id, started_event_id, &nonce);
-        Ok(Some(self.decision_task(&state, token, started_event_id, input, None)?))
+        Ok(Some(self.decision_task(
+            &state,
+            token,
+            started_event_id,
+            input,
+        )?))
     }
 
     fn decision_task(
@@ -162,51 +174,48 @@ impl Swf<'_> {
         task_token: String,
         started_event_id: u64,
         input: &api::PollForDecisionTaskInput,
-        page_token: Option<&str>,
     ) -> Result<api::DecisionTask, SwfError> {
         let visible = &state.events[..(started_event_id as usize).min(state.events.len())];
-        let (events, next) = model::history_page(
+        let (events, next_page_token) = model::history_page(
             visible,
-            &state.run_id,
-            page_token,
+            &model::decision_scope(&state.run_id, started_event_id),
+            input.next_page_token.as_deref(),
             input.maximum_page_size,
             input.reverse_order.unwrap_or(false),
         )?;
         Ok(api::DecisionTask {
-            task_token: task_token.clone(),
+            task_token,
             started_event_id,
             workflow_execution: Some(state.execution_ref()),
             workflow_type: Some(model::workflow_type(&state.execution)),
             events: Some(events),
-            next_page_token: next.map(|n| format!("{task_token}.{n}")),
+            next_page_token,
             previous_started_event_id: model::previous_started_event_id(&state.execution),
         })
     }
 
-    /// The next page of a started decision task's history (`nextPageToken` of a poll).
+    /// The next page of a started decision task's history (`nextPageToken` of a poll): the
+    /// token's scope names the run and the started event; the task must still be started.
     fn decision_page(
         &self,
         input: &api::PollForDecisionTaskInput,
         page_token: &str,
     ) -> Result<api::DecisionTask, SwfError> {
-        let bad = || SwfError::validation("Invalid nextPageToken: it names no started decision task");
-        let (task_token, history_token) = page_token.split_once('.').ok_or_else(bad)?;
-        let token = token::decode(task_token).ok_or_else(bad)?;
-        let slot = self.open_slot(&token.run_id).ok_or_else(bad)?;
+        let gone = || {
+            SwfError::validation(
+                "Specified token has exceeded its maximum lifetime: its decision task is closed",
+            )
+        };
+        let scope = statelog_swf::history::token_scope(page_token)?;
+        let (run_id, started_event_id) = model::read_decision_scope(&scope).ok_or_else(gone)?;
+        let slot = self.open_slot(&run_id).ok_or_else(gone)?;
         let state = slot.state.lock();
         match model::decision_started(&state.execution) {
-            Some((started, nonce))
-                if started == token.started_event_id && token::same_nonce(&nonce, &token.nonce) =>
-            {
-                self.decision_task(
-                    &state,
-                    task_token.to_string(),
-                    started,
-                    input,
-                    Some(history_token),
-                )
+            Some((started, nonce)) if started == started_event_id => {
+                let task_token = token::encode(&state.run_id, started, &nonce);
+                self.decision_task(&state, task_token, started, input)
             }
-            _ => Err(bad()),
+            _ => Err(gone()),
         }
     }
 
@@ -242,23 +251,21 @@ impl Swf<'_> {
         let decisions = statelog_swf::decisions::parse_decisions(
             input.decisions.as_deref().unwrap_or_default(),
         )?;
-        let mut continued: Option<model::ContinueAsNew> = None;
-        self.with_decision_token(&input.task_token, |swf, state, started| {
+        let continued = self.with_decision_token(&input.task_token, |swf, state, started| {
             let now_ms = swf.now();
             let registry = model::RegistryView::new(swf, &state.domain);
             let new_run_id = swf.new_run_id()?;
             let attributes = model::decision_task_completed(
                 &state.execution,
                 started,
-                decisions,
+                &decisions,
                 input,
                 &registry,
                 &new_run_id,
                 now_ms,
             )?;
             swf.commit(state, attributes, now_ms)?;
-            continued = model::continued_as_new(state, &new_run_id);
-            Ok(())
+            model::continued_as_new(&state.execution, &state.events)
         })?;
         if let Some(next) = continued {
             self.start_continued(next)?;
@@ -277,15 +284,14 @@ impl Swf<'_> {
             tags: next.tags.clone(),
             continued_from: Some(next.previous_run_id.clone()),
         };
-        self.open_run(
-            &next.domain,
-            &next.workflow_id,
-            &next.run_id,
-            domain.retention_days,
+        let run = NewRun {
+            domain: &next.domain,
+            workflow_id: &next.workflow_id,
+            run_id: &next.run_id,
+            retention_days: domain.retention_days,
             start,
-            next.attributes,
-            now_ms,
-        )
+        };
+        self.open_run(run, next.attributes, now_ms)
     }
 
     /// PollForActivityTask: waits up to `wait` for an activity task of the list; an empty
@@ -295,7 +301,11 @@ impl Swf<'_> {
         input: &api::PollForActivityTaskInput,
         wait: Duration,
     ) -> Result<api::ActivityTask, SwfError> {
-        api::check_name("taskList.name", &input.task_list.name, limits::NAME_CHARS_MAX)?;
+        api::check_name(
+            "taskList.name",
+            &input.task_list.name,
+            limits::NAME_CHARS_MAX,
+        )?;
         api::check_optional_length(
             "identity",
             input.identity.as_deref(),
@@ -333,20 +343,24 @@ impl Swf<'_> {
             return Ok(None);
         }
         let nonce = self.new_nonce()?;
+        let now_ms = self.now();
         let attributes = model::activity_task_started(
             &state.execution,
             task.scheduled_event_id,
-            identity,
+            identity.as_deref(),
             nonce,
+            now_ms,
         )?;
-        let now_ms = self.now();
         if let Err(error) = self.commit(&mut state, attributes, now_ms) {
             self.sync(&mut state);
             return Err(error);
         }
         let started_event_id = state.events.len() as u64;
-        let scheduled = model::scheduled_activity(&state.events, task.scheduled_event_id)
-            .ok_or_else(|| internal("a claimed activity task has no ActivityTaskScheduled"))?;
+        let scheduled = state
+            .execution
+            .activity_by_scheduled_event(task.scheduled_event_id)
+            .filter(|a| a.started.as_ref().map(|s| s.started_event_id) == Some(started_event_id))
+            .ok_or_else(|| internal("a claimed activity task is not started"))?;
         Ok(Some(api::ActivityTask {
             task_token: token::encode(&state.run_id, started_event_id, &nonce),
             activity_id: Some(scheduled.activity_id.clone()),
@@ -362,14 +376,14 @@ impl Swf<'_> {
     fn with_activity_token<T>(
         &self,
         task_token: &str,
-        then: impl FnOnce(&Self, &mut RunState, u64) -> Result<T, SwfError>,
+        then: impl FnOnce(&Self, &mut RunState, u64, u64) -> Result<T, SwfError>,
     ) -> Result<T, SwfError> {
         let token = token::decode(task_token).ok_or_else(unknown_token)?;
         let slot = self.open_slot(&token.run_id).ok_or_else(unknown_token)?;
         let mut state = slot.state.lock();
         match model::activity_by_started(&state.execution, token.started_event_id) {
             Some((scheduled, nonce)) if token::same_nonce(&nonce, &token.nonce) => {
-                then(self, &mut state, scheduled)
+                then(self, &mut state, scheduled, token.started_event_id)
             }
             _ => Err(unknown_token()),
         }
@@ -381,13 +395,16 @@ impl Swf<'_> {
         input: &api::RespondActivityTaskCompletedInput,
     ) -> Result<(), SwfError> {
         api::check_optional_length("result", input.result.as_deref(), limits::DATA_CHARS_MAX)?;
-        self.with_activity_token(&input.task_token, |swf, state, scheduled| {
-            let attributes = model::activity_task_completed(
+        self.with_activity_token(&input.task_token, |swf, state, scheduled, started| {
+            let now_ms = swf.now();
+            let attributes = transitions::activity_task_completed(
                 &state.execution,
                 scheduled,
-                input.result.clone(),
+                started,
+                input.result.as_deref(),
+                now_ms,
             )?;
-            swf.commit(state, attributes, swf.now())
+            swf.commit(state, attributes, now_ms)
         })
     }
 
@@ -398,14 +415,17 @@ impl Swf<'_> {
     ) -> Result<(), SwfError> {
         api::check_optional_length("reason", input.reason.as_deref(), limits::REASON_CHARS_MAX)?;
         api::check_optional_length("details", input.details.as_deref(), limits::DATA_CHARS_MAX)?;
-        self.with_activity_token(&input.task_token, |swf, state, scheduled| {
-            let attributes = model::activity_task_failed(
+        self.with_activity_token(&input.task_token, |swf, state, scheduled, started| {
+            let now_ms = swf.now();
+            let attributes = transitions::activity_task_failed(
                 &state.execution,
                 scheduled,
-                input.reason.clone(),
-                input.details.clone(),
+                started,
+                input.reason.as_deref(),
+                input.details.as_deref(),
+                now_ms,
             )?;
-            swf.commit(state, attributes, swf.now())
+            swf.commit(state, attributes, now_ms)
         })
     }
 
@@ -415,13 +435,16 @@ impl Swf<'_> {
         input: &api::RespondActivityTaskCanceledInput,
     ) -> Result<(), SwfError> {
         api::check_optional_length("details", input.details.as_deref(), limits::DATA_CHARS_MAX)?;
-        self.with_activity_token(&input.task_token, |swf, state, scheduled| {
-            let attributes = model::activity_task_canceled(
+        self.with_activity_token(&input.task_token, |swf, state, scheduled, started| {
+            let now_ms = swf.now();
+            let attributes = transitions::activity_task_canceled(
                 &state.execution,
                 scheduled,
-                input.details.clone(),
+                started,
+                input.details.as_deref(),
+                now_ms,
             )?;
-            swf.commit(state, attributes, swf.now())
+            swf.commit(state, attributes, now_ms)
         })
     }
 
@@ -432,15 +455,23 @@ impl Swf<'_> {
         input: &api::RecordActivityTaskHeartbeatInput,
     ) -> Result<api::ActivityTaskStatus, SwfError> {
         api::check_optional_length("details", input.details.as_deref(), limits::DATA_CHARS_MAX)?;
-        self.with_activity_token(&input.task_token, |swf, state, scheduled| {
-            state
-                .heartbeats
-                .insert(scheduled, (swf.now(), input.details.clone()));
-            let cancel_requested = model::activity_cancel_requested(&state.execution, scheduled);
-            // The heartbeat deadline moved.
-            swf.sync(state);
-            Ok(api::ActivityTaskStatus { cancel_requested })
-        })
+        self.with_activity_token(
+            &input.task_token,
+            |swf, state, scheduled, started_event_id| {
+                let cancel_requested = state
+                    .execution
+                    .record_heartbeat(
+                        scheduled,
+                        started_event_id,
+                        swf.now(),
+                        input.details.clone(),
+                    )
+                    .ok_or_else(unknown_token)?;
+                // The heartbeat deadline moved.
+                swf.sync(state);
+                Ok(api::ActivityTaskStatus { cancel_requested })
+            },
+        )
     }
 
     /// CountPendingActivityTasks.
@@ -449,12 +480,15 @@ impl Swf<'_> {
         input: &api::CountPendingActivityTasksInput,
     ) -> Result<api::PendingTaskCount, SwfError> {
         self.domain(&input.domain)?;
-        api::check_name("taskList.name", &input.task_list.name, limits::NAME_CHARS_MAX)?;
-        let count = self.service().lists.count(
-            TaskKind::Activity,
-            &input.domain,
+        api::check_name(
+            "taskList.name",
             &input.task_list.name,
-        );
+            limits::NAME_CHARS_MAX,
+        )?;
+        let count =
+            self.service()
+                .lists
+                .count(TaskKind::Activity, &input.domain, &input.task_list.name);
         Ok(api::PendingTaskCount {
             count: count as u64,
             truncated: Some(false),
@@ -467,12 +501,15 @@ impl Swf<'_> {
         input: &api::CountPendingDecisionTasksInput,
     ) -> Result<api::PendingTaskCount, SwfError> {
         self.domain(&input.domain)?;
-        api::check_name("taskList.name", &input.task_list.name, limits::NAME_CHARS_MAX)?;
-        let count = self.service().lists.count(
-            TaskKind::Decision,
-            &input.domain,
+        api::check_name(
+            "taskList.name",
             &input.task_list.name,
-        );
+            limits::NAME_CHARS_MAX,
+        )?;
+        let count =
+            self.service()
+                .lists
+                .count(TaskKind::Decision, &input.domain, &input.task_list.name);
         Ok(api::PendingTaskCount {
             count: count as u64,
             truncated: Some(false),
@@ -542,8 +579,14 @@ impl Swf<'_> {
             &input.workflow_id,
             input.run_id.as_deref(),
             |swf, state| {
-                let attributes = model::signal(&state.execution, input)?;
-                swf.commit(state, attributes, swf.now())
+                let now_ms = swf.now();
+                let attributes = transitions::signal(
+                    &state.execution,
+                    &input.signal_name,
+                    input.input.as_deref(),
+                    now_ms,
+                )?;
+                swf.commit(state, attributes, now_ms)
             },
         )
     }
@@ -558,8 +601,9 @@ impl Swf<'_> {
             &input.workflow_id,
             input.run_id.as_deref(),
             |swf, state| {
-                let attributes = model::request_cancel(&state.execution)?;
-                swf.commit(state, attributes, swf.now())
+                let now_ms = swf.now();
+                let attributes = transitions::request_cancel(&state.execution, now_ms)?;
+                swf.commit(state, attributes, now_ms)
             },
         )
     }
@@ -576,8 +620,15 @@ impl Swf<'_> {
             &input.workflow_id,
             input.run_id.as_deref(),
             |swf, state| {
-                let attributes = model::terminate(&state.execution, input)?;
-                swf.commit(state, attributes, swf.now())
+                let now_ms = swf.now();
+                let attributes = transitions::terminate(
+                    &state.execution,
+                    input.reason.as_deref(),
+                    input.details.as_deref(),
+                    input.child_policy,
+                    now_ms,
+                )?;
+                swf.commit(state, attributes, now_ms)
             },
         )
     }
@@ -587,9 +638,19 @@ impl Swf<'_> {
         &self,
         domain: &str,
         execution: &api::WorkflowExecution,
-    ) -> Result<(statelog_store::swf::RunSummary, Vec<statelog_swf::events::Event>), SwfError>
-    {
-        let run = self.named_run(domain, &execution.workflow_id, Some(&execution.run_id), false)?;
+    ) -> Result<
+        (
+            statelog_store::swf::RunSummary,
+            Vec<statelog_swf::events::Event>,
+        ),
+        SwfError,
+    > {
+        let run = self.named_run(
+            domain,
+            &execution.workflow_id,
+            Some(&execution.run_id),
+            false,
+        )?;
         if let Some(slot) = self.open_slot(&run.run_id) {
             let state = slot.state.lock();
             return Ok((run, state.events.clone()));
@@ -604,7 +665,12 @@ impl Swf<'_> {
         input: &api::DescribeWorkflowExecutionInput,
     ) -> Result<api::WorkflowExecutionDetail, SwfError> {
         let (run, events) = self.run_events(&input.domain, &input.execution)?;
-        let execution = statelog_swf::fold::Execution::fold(&events).map_err(internal)?;
+        let key = statelog_swf::fold::RunKey {
+            domain: run.domain.clone(),
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.to_string(),
+        };
+        let execution = statelog_swf::fold::Execution::fold(key, &events).map_err(internal)?;
         Ok(api::WorkflowExecutionDetail {
             execution_info: self.execution_info(&run),
             execution_configuration: model::configuration(&execution),

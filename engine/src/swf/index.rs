@@ -74,10 +74,16 @@ impl Filters<'_> {
         if self.type_name.is_some_and(|n| n != run.start.type_name) {
             return false;
         }
-        if self.type_version.is_some_and(|v| v != run.start.type_version) {
+        if self
+            .type_version
+            .is_some_and(|v| v != run.start.type_version)
+        {
             return false;
         }
-        if self.tag.is_some_and(|t| !run.start.tags.iter().any(|x| x == t)) {
+        if self
+            .tag
+            .is_some_and(|t| !run.start.tags.iter().any(|x| x == t))
+        {
             return false;
         }
         if let Some(status) = self.close_status {
@@ -124,13 +130,13 @@ impl Swf<'_> {
     /// first (or oldest first when `reverse`).
     fn matching(&self, domain: &str, filters: &Filters<'_>, reverse: bool) -> Vec<RunSummary> {
         let now_ms = self.engine.inner.options.clock.now_ms();
-        let page = self.engine.inner.store.swf_runs(
-            Some(domain),
-            false,
-            None,
-            usize::MAX,
-            &mut |run| filters.accepts(run) && !run.is_expired(now_ms),
-        );
+        let page =
+            self.engine
+                .inner
+                .store
+                .swf_runs(Some(domain), false, None, usize::MAX, &mut |run| {
+                    filters.accepts(run) && !run.is_expired(now_ms)
+                });
         let mut runs = page.runs;
         runs.sort_by_key(|run| std::cmp::Reverse(filters.key(run)));
         if reverse {

@@ -102,6 +102,7 @@ impl TaskLists {
     }
 
     /// Whether `task` waits in a list.
+    #[cfg(test)]
     pub(crate) fn contains(&self, task: &TaskRef) -> bool {
         self.inner.lock().placed.contains_key(task)
     }
@@ -189,10 +190,15 @@ mod tests {
         lists.offer(TaskKind::Activity, "d", "l", 5, task("b", 1));
         lists.offer(TaskKind::Decision, "d", "l", 9, task("x", 1));
         lists.offer(TaskKind::Activity, "e", "l", 9, task("y", 1));
-        assert_eq!(lists.count(TaskKind::Activity, "d", "l"), 4, "an offer is once");
-        let order: Vec<String> = std::iter::from_fn(|| lists.take(TaskKind::Activity, "d", "l", past))
-            .map(|t| t.run_id.to_string())
-            .collect();
+        assert_eq!(
+            lists.count(TaskKind::Activity, "d", "l"),
+            4,
+            "an offer is once"
+        );
+        let order: Vec<String> =
+            std::iter::from_fn(|| lists.take(TaskKind::Activity, "d", "l", past))
+                .map(|t| t.run_id.to_string())
+                .collect();
         assert_eq!(order, ["b", "a", "c", "d"]);
         assert_eq!(lists.count(TaskKind::Decision, "d", "l"), 1);
         lists.withdraw(&task("x", 1));

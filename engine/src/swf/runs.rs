@@ -22,7 +22,7 @@ use statelog_store::swf::{CloseStatus as StoreClose, RunClose, RunHeader, RunSta
 use statelog_swf::api::{self, Fault, SwfError};
 use statelog_swf::encoding::{decode_events, encode_events};
 use statelog_swf::events::{Attributes, Event};
-use statelog_swf::fold::Execution;
+use statelog_swf::fold::{Execution, RunKey};
 
 use super::lists::{TaskKind, TaskRef};
 use super::{internal, model, Swf};
@@ -48,10 +48,6 @@ pub(crate) struct RunState {
     offered: Vec<TaskRef>,
     /// The deadline pushed on the heap last.
     armed_due_ms: Option<u64>,
-    /// Heartbeats of started activities since they started: `(time, details)` by scheduled
-    /// event id. Memory only: SWF records no heartbeat event, and after a restart a heartbeat
-    /// clock starts afresh (a live worker is never timed out by a crash).
-    pub(crate) heartbeats: HashMap<u64, (u64, Option<String>)>,
 }
 
 /// The open runs, the lists and the deadline heap.
@@ -59,7 +55,20 @@ pub(crate) struct RunState {
 pub(crate) struct Runs {
     pub(crate) open: Mutex<HashMap<Arc<str>, Arc<RunSlot>>>,
     /// `(due ms, run)`: a stale entry (the run's deadline moved or it closed) fires nothing.
-    pub(crate) deadlines: Mutex<std::collections::BinaryHeap<Reverse<(u64, Arc<str>)>>>,
+    pub(crate) deadlines: Mutex<DeadlineHeap>,
+}
+
+/// Deadlines of open runs, earliest first: `(due ms, run)`.
+type DeadlineHeap = std::collections::BinaryHeap<Reverse<(u64, Arc<str>)>>;
+
+/// A run about to be opened: who it is and how it starts.
+pub(crate) struct NewRun<'a> {
+    pub(crate) domain: &'a str,
+    pub(crate) workflow_id: &'a str,
+    pub(crate) run_id: &'a str,
+    /// Its domain's retention, recorded when it closes.
+    pub(crate) retention_days: u32,
+    pub(crate) start: RunStart,
 }
 
 /// The store's close status of a folded close.
@@ -92,7 +101,6 @@ impl RunState {
             events,
             offered: Vec::new(),
             armed_due_ms: None,
-            heartbeats: HashMap::new(),
         }
     }
 
@@ -166,17 +174,25 @@ impl Swf<'_> {
     /// its index lock, so two racing starts cannot both open).
     pub(crate) fn open_run(
         &self,
-        domain: &str,
-        workflow_id: &str,
-        run_id: &str,
-        retention_days: u32,
-        start: RunStart,
+        run: NewRun<'_>,
         attributes: Vec<Attributes>,
         now_ms: u64,
     ) -> Result<(), SwfError> {
+        let NewRun {
+            domain,
+            workflow_id,
+            run_id,
+            retention_days,
+            start,
+        } = run;
         self.writable()?;
         let events = number(0, attributes, now_ms);
-        let execution = Execution::fold(&events).map_err(internal)?;
+        let key = RunKey {
+            domain: domain.to_string(),
+            workflow_id: workflow_id.to_string(),
+            run_id: run_id.to_string(),
+        };
+        let execution = Execution::fold(key, &events).map_err(internal)?;
         let header = RunHeader {
             domain: domain.to_string(),
             workflow_id: workflow_id.to_string(),
@@ -279,8 +295,7 @@ impl Swf<'_> {
         let closed = model::close_status(&state.execution).is_some();
         let mut desired: Vec<(TaskKind, String, i32, TaskRef)> = Vec::new();
         if !closed {
-            if let Some((scheduled, list, priority)) = model::decision_scheduled(&state.execution)
-            {
+            if let Some((scheduled, list, priority)) = model::decision_scheduled(&state.execution) {
                 desired.push((
                     TaskKind::Decision,
                     list,
@@ -312,15 +327,12 @@ impl Swf<'_> {
             lists.offer(kind, &state.domain, &list, priority, task.clone());
             state.offered.push(task);
         }
-        // Heartbeats of activities no longer started are forgotten.
-        let started = model::started_activities(&state.execution);
-        state.heartbeats.retain(|id, _| started.contains(id));
         if closed {
             state.armed_due_ms = None;
             self.runs().open.lock().remove(&state.run_id);
             return;
         }
-        let due = model::next_due_ms(&state.execution, &state.heartbeats);
+        let due = model::next_due_ms(&state.execution);
         if let Some(due) = due {
             if state.armed_due_ms != Some(due) {
                 state.armed_due_ms = Some(due);
@@ -362,7 +374,17 @@ impl Swf<'_> {
             if state.armed_due_ms.is_some_and(|armed| armed <= now_ms) {
                 state.armed_due_ms = None;
             }
-            let attributes = model::due(&state.execution, &state.heartbeats, now_ms);
+            let attributes = match model::due(&state.execution, now_ms) {
+                Ok(attributes) => attributes,
+                Err(error) => {
+                    self.engine
+                        .inner
+                        .background_errors
+                        .lock()
+                        .push(format!("swf deadline of run {run_id}: {error}"));
+                    continue;
+                }
+            };
             if attributes.is_empty() {
                 // Re-arm what is still ahead.
                 self.sync(&mut state);
@@ -419,8 +441,28 @@ impl Swf<'_> {
 pub(crate) fn recover(engine: &Engine) {
     let swf = engine.swf();
     for run in engine.inner.store.swf_open_runs() {
+        let key = RunKey {
+            domain: run.domain.clone(),
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.to_string(),
+        };
         let recovered = swf.stored_events(&run.run_id).and_then(|events| {
-            let execution = Execution::fold(&events).map_err(internal)?;
+            let mut execution = Execution::fold(key, &events).map_err(internal)?;
+            // Heartbeats are memory only: a started task's heartbeat clock starts afresh at
+            // open, so a live worker is never timed out by a crash.
+            let now_ms = swf.now();
+            let started: Vec<(u64, u64)> = execution
+                .activities
+                .values()
+                .filter_map(|a| {
+                    a.started
+                        .as_ref()
+                        .map(|s| (a.scheduled_event_id, s.started_event_id))
+                })
+                .collect();
+            for (scheduled, started) in started {
+                execution.record_heartbeat(scheduled, started, now_ms, None);
+            }
             Ok((execution, events))
         });
         let (execution, events) = match recovered {
@@ -449,7 +491,10 @@ pub(crate) fn recover(engine: &Engine) {
         let slot = Arc::new(RunSlot {
             state: Mutex::new(state),
         });
-        swf.runs().open.lock().insert(run.run_id.clone(), slot.clone());
+        swf.runs()
+            .open
+            .lock()
+            .insert(run.run_id.clone(), slot.clone());
         swf.sync(&mut slot.state.lock());
     }
 }
