@@ -561,7 +561,10 @@ fn the_swf_model_depends_only_on_serde_serde_json_thiserror_and_postcard() {
         .map(|d| graph.name(d))
         .collect();
     direct.sort_unstable();
-    assert_eq!(direct, SWF_DIRECT_DEPENDENCIES, "swf/Cargo.toml [dependencies]");
+    assert_eq!(
+        direct, SWF_DIRECT_DEPENDENCIES,
+        "swf/Cargo.toml [dependencies]"
+    );
     let reachable = graph.reachable(swf);
     let mut offences = Vec::new();
     for (id, path) in &reachable {
@@ -573,7 +576,10 @@ fn the_swf_model_depends_only_on_serde_serde_json_thiserror_and_postcard() {
             offences.push(format!("a workspace crate: {}", path.join(" -> ")));
         }
     }
-    assert!(reachable.len() > 4, "the SWF model's graph looks empty: {reachable:?}");
+    assert!(
+        reachable.len() > 4,
+        "the SWF model's graph looks empty: {reachable:?}"
+    );
     assert!(
         offences.is_empty(),
         "statelog-swf must stay pure (swf/Cargo.toml):\n{}",
