@@ -54,6 +54,8 @@
 //! nonces come in from the engine), no file system, network, threads or tokio.
 //! Must not: depend on any statelog crate; perform I/O.
 
+#![deny(missing_docs)]
+
 pub mod api;
 pub mod decisions;
 pub mod encoding;
