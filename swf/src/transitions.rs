@@ -59,12 +59,6 @@ pub trait Registry {
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
 }
 
-/// The most activities open at once in one run (SWF: 1000).
-pub const OPEN_ACTIVITIES_MAX: usize = 1000;
-
-/// The most timers open at once in one run (SWF: 1000).
-pub const OPEN_TIMERS_MAX: usize = 1000;
-
 /// A batch being built on a copy of the execution, each event applied as it is added.
 struct Draft {
     execution: Execution,
@@ -541,7 +535,7 @@ fn execute(
         Decision::StartTimer(d) => {
             let cause = if execution.timers.contains_key(&d.timer_id) {
                 Some(StartTimerFailedCause::TimerIdAlreadyInUse)
-            } else if execution.timers.len() >= OPEN_TIMERS_MAX {
+            } else if execution.timers.len() >= limits::OPEN_TIMERS_MAX {
                 Some(StartTimerFailedCause::OpenTimersLimitExceeded)
             } else {
                 None
@@ -652,7 +646,7 @@ fn schedule_activity(
     if execution.activities.contains_key(&d.activity_id) {
         return failed(Cause::ActivityIdAlreadyInUse);
     }
-    if execution.activities.len() >= OPEN_ACTIVITIES_MAX {
+    if execution.activities.len() >= limits::OPEN_ACTIVITIES_MAX {
         return failed(Cause::OpenActivitiesLimitExceeded);
     }
     let defaults = &view.configuration;
@@ -1673,11 +1667,11 @@ mod tests {
     fn the_open_activities_limit_fails_a_schedule() {
         let mut run = Run::start_at(1_000);
         let started = run.take_decision_task(2_000);
-        let many: Vec<Value> = (0..OPEN_ACTIVITIES_MAX)
+        let many: Vec<Value> = (0..limits::OPEN_ACTIVITIES_MAX)
             .map(|i| schedule("charge", &format!("a{i}"), json!({})))
             .collect();
         run.decide(started, Value::Array(many), 3_000);
-        assert_eq!(run.execution.activities.len(), OPEN_ACTIVITIES_MAX);
+        assert_eq!(run.execution.activities.len(), limits::OPEN_ACTIVITIES_MAX);
         let batch = signal(&run.execution, "s", None, 3_100).expect("signal");
         run.commit(batch, 3_100);
         let started = run.take_decision_task(3_200);
