@@ -23,8 +23,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::{
-    parse_task_priority, ActivityType, ChildPolicy, CloseStatus, ExecutionStatus, TaskList,
-    Timeout, WorkflowExecution, WorkflowType,
+    parse_task_priority, timestamp_from_ms, ActivityType, ChildPolicy, CloseStatus,
+    ExecutionStatus, TaskList, Timeout, WorkflowExecution, WorkflowExecutionConfiguration,
+    WorkflowExecutionDetail, WorkflowExecutionInfo, WorkflowExecutionOpenCounts, WorkflowType,
 };
 use crate::events::{Attributes, DecisionTaskTimeoutType, Event};
 
@@ -436,6 +437,60 @@ impl Execution {
             .as_deref()
             .and_then(|p| p.parse().ok())
             .unwrap_or(0)
+    }
+
+    /// The run as a workflow execution (workflow id and run id).
+    pub fn workflow_execution(&self) -> WorkflowExecution {
+        WorkflowExecution {
+            workflow_id: self.key.workflow_id.clone(),
+            run_id: self.key.run_id.clone(),
+        }
+    }
+
+    /// The run's `WorkflowExecutionInfo` (List*/DescribeWorkflowExecution).
+    pub fn info(&self) -> WorkflowExecutionInfo {
+        WorkflowExecutionInfo {
+            execution: self.workflow_execution(),
+            workflow_type: self.workflow_type.clone(),
+            start_timestamp: timestamp_from_ms(self.start_ms),
+            close_timestamp: self.close_ms.map(timestamp_from_ms),
+            execution_status: self.status,
+            close_status: self.close_status,
+            parent: self.parent.clone(),
+            tag_list: (!self.tag_list.is_empty()).then(|| self.tag_list.clone()),
+            cancel_requested: Some(self.cancel_requested),
+        }
+    }
+
+    /// The run's open task counts.
+    pub fn open_counts(&self) -> WorkflowExecutionOpenCounts {
+        WorkflowExecutionOpenCounts {
+            open_activity_tasks: self.activities.len() as u64,
+            open_decision_tasks: u64::from(self.decision_task != DecisionTaskState::None),
+            open_timers: self.timers.len() as u64,
+            open_child_workflow_executions: self.open_children.len() as u64,
+            open_lambda_functions: Some(0),
+        }
+    }
+
+    /// DescribeWorkflowExecution's answer for the run.
+    pub fn detail(&self) -> WorkflowExecutionDetail {
+        WorkflowExecutionDetail {
+            execution_info: self.info(),
+            execution_configuration: WorkflowExecutionConfiguration {
+                task_start_to_close_timeout: self.config.task_start_to_close.to_wire(),
+                execution_start_to_close_timeout: self.config.execution_start_to_close.to_wire(),
+                task_list: self.config.task_list.clone(),
+                task_priority: self.config.task_priority.clone(),
+                child_policy: self.config.child_policy,
+                lambda_role: self.config.lambda_role.clone(),
+            },
+            open_counts: self.open_counts(),
+            latest_activity_task_timestamp: self
+                .latest_activity_task_scheduled_ms
+                .map(timestamp_from_ms),
+            latest_execution_context: self.latest_execution_context.clone(),
+        }
     }
 
     /// The open activity of a scheduled event.
@@ -928,6 +983,36 @@ pub(crate) mod tests {
         assert_eq!(execution.tag_list, ["a"]);
         assert_eq!(execution.next_event_id, 2);
         assert!(execution.needs_decision_task());
+    }
+
+    #[test]
+    fn describe_shows_configuration_counts_and_latest_values() {
+        let mut history = History::new();
+        let s = history.push(scheduled_decision());
+        let st = history.push(started_decision(s));
+        let done = history.push(completed_decision(s, st));
+        history.push(scheduled_activity("a1", done));
+        let detail = history.fold().expect("folds").detail();
+        assert_eq!(
+            serde_json::to_value(&detail).expect("serializes"),
+            serde_json::json!({
+                "executionInfo": {
+                    "execution": {"workflowId": "w", "runId": "r"},
+                    "workflowType": {"name": "t", "version": "1"},
+                    "startTimestamp": 1.0, "executionStatus": "OPEN",
+                    "tagList": ["a"], "cancelRequested": false
+                },
+                "executionConfiguration": {
+                    "taskStartToCloseTimeout": "30", "executionStartToCloseTimeout": "3600",
+                    "taskList": {"name": "deciders"}, "taskPriority": "3",
+                    "childPolicy": "TERMINATE"
+                },
+                "openCounts": {"openActivityTasks": 1, "openDecisionTasks": 0, "openTimers": 0,
+                               "openChildWorkflowExecutions": 0, "openLambdaFunctions": 0},
+                "latestActivityTaskTimestamp": 5.0,
+                "latestExecutionContext": "ctx"
+            })
+        );
     }
 
     #[test]

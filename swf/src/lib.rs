@@ -33,10 +33,28 @@
 //!   and the run id a ContinueAsNew decision gives the new run);
 //!   `transitions::start_continued` gives the new run's first events.
 //! - `DeleteDomainInput` exists for the engine API, but SWF has no DeleteDomain operation.
+//! - `history::page(&[Event], &PageRequest { scope, maximum_page_size, reverse_order,
+//!   next_page_token })` pages events; `history::page_indices(len, &PageRequest)` pages any
+//!   list; `history::token_scope(token)` reads the scope back (PollForDecisionTask with a
+//!   `nextPageToken` finds its run and started event by it; the engine chooses the scope
+//!   string). A decision task's events are the history up to its `DecisionTaskStarted`.
+//!
+//! Behaviour the engine and the server rely on:
+//! - A transition answers `Err(SwfError)` and no events, or events that fold (each batch is
+//!   applied to a copy while it is built). `UnknownResourceFault` for a closed run or task.
+//! - A closing decision that is not the last decision is a `ValidationException`.
+//! - StartChildWorkflowExecution, SignalExternalWorkflowExecution and
+//!   RequestCancelExternalWorkflowExecution become their `…Failed` event with
+//!   OPERATION_NOT_PERMITTED; ScheduleLambdaFunction with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION.
+//! - `executionStartToCloseTimeout` of `NONE` is a `ValidationException` (SWF: at most a year).
+//! - A batch that would take the history past 25,000 events becomes
+//!   `WorkflowExecutionTerminated` with cause EVENT_LIMIT_EXCEEDED.
 //!
 //! Invariants: pure. No clock (times come in as epoch milliseconds), no randomness (token
 //! nonces come in from the engine), no file system, network, threads or tokio.
 //! Must not: depend on any statelog crate; perform I/O.
+
+#![deny(missing_docs)]
 
 pub mod api;
 pub mod decisions;

@@ -67,6 +67,14 @@ pub const PAGE_SIZE_MAX: u32 = 1000;
 /// The most decisions one RespondDecisionTaskCompleted may carry.
 pub const DECISIONS_PER_TASK_MAX: usize = 1000;
 
+/// The most activity tasks open at once in one run (SWF: 1000); one more fails with
+/// OPEN_ACTIVITIES_LIMIT_EXCEEDED.
+pub const OPEN_ACTIVITIES_MAX: usize = 1000;
+
+/// The most timers open at once in one run (SWF: 1000); one more fails with
+/// OPEN_TIMERS_LIMIT_EXCEEDED.
+pub const OPEN_TIMERS_MAX: usize = 1000;
+
 /// The most events one execution's history may hold (SWF: 25,000).
 pub const HISTORY_EVENTS_MAX: u64 = 25_000;
 

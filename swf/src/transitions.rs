@@ -59,12 +59,6 @@ pub trait Registry {
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
 }
 
-/// The most activities open at once in one run (SWF: 1000).
-pub const OPEN_ACTIVITIES_MAX: usize = 1000;
-
-/// The most timers open at once in one run (SWF: 1000).
-pub const OPEN_TIMERS_MAX: usize = 1000;
-
 /// A batch being built on a copy of the execution, each event applied as it is added.
 struct Draft {
     execution: Execution,
@@ -541,7 +535,7 @@ fn execute(
         Decision::StartTimer(d) => {
             let cause = if execution.timers.contains_key(&d.timer_id) {
                 Some(StartTimerFailedCause::TimerIdAlreadyInUse)
-            } else if execution.timers.len() >= OPEN_TIMERS_MAX {
+            } else if execution.timers.len() >= limits::OPEN_TIMERS_MAX {
                 Some(StartTimerFailedCause::OpenTimersLimitExceeded)
             } else {
                 None
@@ -652,7 +646,7 @@ fn schedule_activity(
     if execution.activities.contains_key(&d.activity_id) {
         return failed(Cause::ActivityIdAlreadyInUse);
     }
-    if execution.activities.len() >= OPEN_ACTIVITIES_MAX {
+    if execution.activities.len() >= limits::OPEN_ACTIVITIES_MAX {
         return failed(Cause::OpenActivitiesLimitExceeded);
     }
     let defaults = &view.configuration;
@@ -1673,11 +1667,11 @@ mod tests {
     fn the_open_activities_limit_fails_a_schedule() {
         let mut run = Run::start_at(1_000);
         let started = run.take_decision_task(2_000);
-        let many: Vec<Value> = (0..OPEN_ACTIVITIES_MAX)
+        let many: Vec<Value> = (0..limits::OPEN_ACTIVITIES_MAX)
             .map(|i| schedule("charge", &format!("a{i}"), json!({})))
             .collect();
         run.decide(started, Value::Array(many), 3_000);
-        assert_eq!(run.execution.activities.len(), OPEN_ACTIVITIES_MAX);
+        assert_eq!(run.execution.activities.len(), limits::OPEN_ACTIVITIES_MAX);
         let batch = signal(&run.execution, "s", None, 3_100).expect("signal");
         run.commit(batch, 3_100);
         let started = run.take_decision_task(3_200);
@@ -2397,5 +2391,94 @@ mod tests {
             events[0].to_json()["workflowExecutionTerminatedEventAttributes"]["cause"],
             json!("EVENT_LIMIT_EXCEEDED")
         );
+    }
+
+    /// A seeded walk of random operations: after every batch the history folds, at most one
+    /// decision task is open, and no decision task is owed (the rule is applied in the same
+    /// batch as the event that owes it).
+    #[test]
+    fn a_random_walk_keeps_the_decision_task_rule() {
+        for seed in 1..=20u64 {
+            let mut state = seed;
+            let mut next = move |bound: u64| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (state >> 33) % bound
+            };
+            let mut run = Run::start_at(1_000);
+            let mut now_ms = 1_000;
+            let mut counter = 0;
+            for _ in 0..200 {
+                if !run.execution.is_open() {
+                    break;
+                }
+                now_ms += 1 + next(4_000);
+                counter += 1;
+                let execution = &run.execution;
+                let batch = match next(7) {
+                    0 => signal(execution, "s", None, now_ms).ok(),
+                    1 => decision_task_started(execution, None, [0; 16], now_ms).ok(),
+                    2 => {
+                        let DecisionTaskState::Started(task) = &execution.decision_task else {
+                            continue;
+                        };
+                        let choice = match next(5) {
+                            0 => schedule("charge", &format!("a{counter}"), json!({})),
+                            1 => {
+                                json!({"decisionType": "StartTimer", "startTimerDecisionAttributes":
+                                {"timerId": format!("t{counter}"), "startToFireTimeout": "3"}})
+                            }
+                            2 => schedule("nope", "x", json!({})),
+                            3 => json!({"decisionType": "CompleteWorkflowExecution"}),
+                            _ => json!({"decisionType": "RecordMarker",
+                                        "recordMarkerDecisionAttributes": {"markerName": "m"}}),
+                        };
+                        let decisions = parse_decisions(&[choice]).expect("valid");
+                        let completion = DecisionTaskCompletion {
+                            started_event_id: task.started_event_id,
+                            decisions: &decisions,
+                            execution_context: None,
+                            task_list: None,
+                            task_list_schedule_to_start_timeout: None,
+                            new_run_id: "next",
+                        };
+                        decision_task_completed(execution, &completion, &registry(), now_ms).ok()
+                    }
+                    3 => execution
+                        .activities
+                        .values()
+                        .find(|a| a.started.is_none())
+                        .map(|a| a.scheduled_event_id)
+                        .and_then(|id| {
+                            activity_task_started(execution, id, None, [0; 16], now_ms).ok()
+                        }),
+                    4 => execution
+                        .activities
+                        .values()
+                        .find_map(|a| {
+                            a.started
+                                .as_ref()
+                                .map(|s| (a.scheduled_event_id, s.started_event_id))
+                        })
+                        .and_then(|(scheduled, started)| {
+                            activity_task_completed(execution, scheduled, started, None, now_ms)
+                                .ok()
+                        }),
+                    _ => due(execution, now_ms).ok(),
+                };
+                if let Some(batch) = batch {
+                    run.commit(batch, now_ms);
+                }
+                assert!(
+                    !run.execution.needs_decision_task(),
+                    "seed {seed}: a decision task is owed after event {}",
+                    run.execution.next_event_id - 1
+                );
+                let refolded = Execution::fold(key(), &run.history).expect("the history folds");
+                assert_eq!(refolded.next_event_id, run.execution.next_event_id);
+                assert_eq!(refolded.decision_task, run.execution.decision_task);
+            }
+        }
     }
 }
