@@ -395,15 +395,29 @@ impl Swf<'_> {
         if let Some(due) = due {
             if state.armed_due_ms != Some(due) {
                 state.armed_due_ms = Some(due);
-                self.runs()
-                    .deadlines
-                    .lock()
-                    .push(Reverse((due, state.run_id.clone())));
+                let mut heap = self.runs().deadlines.lock();
+                heap.push(Reverse((due, state.run_id.clone())));
+                self.compact_deadlines(&mut heap);
+                drop(heap);
                 self.engine.inner.timer_signal.notify();
             }
         } else {
             state.armed_due_ms = None;
         }
+    }
+
+    /// Drops the entries of closed runs once they are most of the heap, so a closed run does
+    /// not stay in memory until its (possibly year-long) deadlines come due. Amortized O(1)
+    /// per push. Entries of open runs are kept, stale or not (a stale one fires nothing).
+    fn compact_deadlines(&self, heap: &mut DeadlineHeap) {
+        if heap.len() < crate::limits::TIMER_HEAP_COMPACT_LEN_MIN {
+            return;
+        }
+        let open = self.runs().open.lock();
+        if heap.len() < 4 * (open.len() + 1) {
+            return;
+        }
+        heap.retain(|entry| open.contains_key(&entry.0 .1));
     }
 
     /// The earliest deadline of any open run.
@@ -445,8 +459,20 @@ impl Swf<'_> {
                 }
             };
             if attributes.is_empty() {
-                // Re-arm what is still ahead.
-                self.sync(&mut state);
+                // Re-arm what is still ahead. A deadline the model reports due yet acts on is
+                // looked at again a second later, never in a loop at the same instant.
+                let arm = match model::next_due_ms(&state.execution) {
+                    Some(due) if due > now_ms => Some(due),
+                    Some(_) => Some(now_ms.saturating_add(1_000)),
+                    None => None,
+                };
+                state.armed_due_ms = arm;
+                if let Some(due) = arm {
+                    self.runs()
+                        .deadlines
+                        .lock()
+                        .push(Reverse((due, run_id.clone())));
+                }
                 continue;
             }
             match self.commit(&mut state, attributes, now_ms) {

@@ -944,3 +944,25 @@ fn racing_starts_of_one_workflow_id_open_exactly_one_run_and_the_log_holds_no_ot
         .count;
     assert_eq!(count, 20);
 }
+
+#[test]
+fn deadlines_of_closed_runs_do_not_stay_in_memory() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let runs = crate::limits::TIMER_HEAP_COMPACT_LEN_MIN + 500;
+    for i in 0..runs {
+        let workflow_id = format!("w{i}");
+        start(&engine, &workflow_id, json!({}));
+        engine
+            .swf()
+            .terminate_workflow_execution(&input(json!({"domain": D, "workflowId": workflow_id})))
+            .expect("terminates");
+    }
+    let armed = engine.swf().runs().deadlines.lock().len();
+    assert!(
+        armed < crate::limits::TIMER_HEAP_COMPACT_LEN_MIN,
+        "{armed} deadlines armed for no open run"
+    );
+    assert_eq!(engine.swf().runs().open.lock().len(), 0);
+}
