@@ -108,7 +108,7 @@ impl Swf<'_> {
         )?;
         api::page_size(input.maximum_page_size)?;
         self.domain(&input.domain)?;
-        if let Some(page_token) = &input.next_page_token {
+        if let Some(page_token) = input.next_page_token.as_deref().filter(|t| !t.is_empty()) {
             return self.decision_page(input, page_token);
         }
         let deadline = Instant::now() + wait;
