@@ -361,6 +361,7 @@ fn killed_deciders_and_workers_lose_no_acknowledged_task_and_every_workflow_comp
     let swf = engine.swf();
     assert_eq!(open_count(&engine), 0, "nothing is left open");
     let mut checked = 0;
+    let mut timed_out = 0usize;
     for cycle in 0..cycles {
         for i in 0..PER_CHILD {
             let workflow_id = format!("c{cycle}-w{i}");
@@ -393,6 +394,14 @@ fn killed_deciders_and_workers_lose_no_acknowledged_task_and_every_workflow_comp
             for (n, event) in history.events.iter().enumerate() {
                 assert_eq!(event["eventId"], json!(n + 1), "{workflow_id}: dense ids");
             }
+            timed_out += history
+                .events
+                .iter()
+                .filter(|e| {
+                    e["eventType"] == "DecisionTaskTimedOut"
+                        || e["eventType"] == "ActivityTaskTimedOut"
+                })
+                .count();
             let last = history.events.last().expect("events");
             assert_eq!(
                 last["eventType"], "WorkflowExecutionCompleted",
