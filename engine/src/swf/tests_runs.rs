@@ -966,3 +966,53 @@ fn deadlines_of_closed_runs_do_not_stay_in_memory() {
     );
     assert_eq!(engine.swf().runs().open.lock().len(), 0);
 }
+
+#[test]
+fn timers_and_timeouts_re_arm_on_reopen() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let run_id = start(&engine, "r", json!({}));
+    let task = poll_decision(&engine, "deciders");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([{"decisionType": "StartTimer",
+                "startTimerDecisionAttributes": {"timerId": "t", "startToFireTimeout": "10"}}]),
+    )
+    .expect("answers");
+    drop(engine);
+    let engine = engine_on(&log, &clock);
+    assert_eq!(
+        engine.next_timer_due_ms(),
+        Some(T0 + 10_000),
+        "the timer is armed again"
+    );
+    clock.advance_ms(10_000);
+    engine.run_due_timers();
+    let names: Vec<String> = types(&history(&engine, "r", &run_id))
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        names[names.len() - 2..],
+        ["TimerFired", "DecisionTaskScheduled"],
+        "{names:?}"
+    );
+    // A decision task claimed before a crash times out after the reopen.
+    let task = poll_decision(&engine, "deciders");
+    assert!(!task.task_token.is_empty());
+    drop(engine);
+    let engine = engine_on(&log, &clock);
+    clock.advance_ms(30_000);
+    engine.run_due_timers();
+    let names: Vec<String> = types(&history(&engine, "r", &run_id))
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        names[names.len() - 2..],
+        ["DecisionTaskTimedOut", "DecisionTaskScheduled"]
+    );
+    assert!(!poll_decision(&engine, "deciders").task_token.is_empty());
+}
