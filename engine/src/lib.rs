@@ -49,6 +49,7 @@ mod random;
 mod redrive;
 mod retention;
 mod runtime;
+pub mod swf;
 mod tokens;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
@@ -442,6 +443,8 @@ struct Inner {
     shutdown: AtomicBool,
     /// Executions, transitions and commits counted (see `metrics`).
     counters: metrics::Counters,
+    /// Amazon SWF: registry lock, open runs, task lists, timers (see `swf`).
+    swf: swf::SwfService,
 }
 
 impl Engine {
@@ -516,6 +519,8 @@ impl Engine {
             let waiting = slot.state.lock().execution.waiting_tokens();
             engine.recover_jobs(&arn, waiting);
         }
+        // SWF runs: fold, offer their scheduled tasks again, arm their deadlines.
+        swf::recover(&engine);
         if engine.inner.options.background_timers {
             kernel::spawn_timer_thread(&engine)?;
         }
@@ -566,6 +571,7 @@ impl Engine {
                 handle,
                 shutdown: AtomicBool::new(false),
                 counters: metrics::Counters::default(),
+                swf: swf::SwfService::default(),
             }),
         })
     }

@@ -54,6 +54,13 @@ variant_names!(status_name, STATUSES, ExecutionStatus:
 variant_names!(machine_name, MACHINE_RECORDS, MachineRecord: Created, Deleted, Updated);
 variant_names!(catalog_name, CATALOG_RECORDS, CatalogRecord:
     ActivityCreated, ActivityDeleted, TagsSet, Redriven);
+use super::swf::{CloseStatus, SwfRecord, TypeKind};
+variant_names!(swf_name, SWF_RECORDS, SwfRecord:
+    DomainRegistered, DomainDeprecated, DomainUndeprecated, DomainDeleted, TypeRegistered,
+    TypeDeprecated, TypeUndeprecated, TypeDeleted, TagsSet, Events);
+variant_names!(close_status_name, CLOSE_STATUSES, CloseStatus:
+    Completed, Failed, Canceled, Terminated, ContinuedAsNew, TimedOut);
+variant_names!(type_kind_name, TYPE_KINDS, TypeKind: Workflow, Activity);
 
 /// The file stem of a format's golden files.
 fn stem(format: &Format) -> &'static str {
@@ -62,6 +69,7 @@ fn stem(format: &Format) -> &'static str {
         "history" => "history",
         "state machine" => "machine",
         "catalog" => "catalog",
+        "swf" => "swf",
         other => panic!("no golden file stem for format {other}: add one here"),
     }
 }
@@ -180,6 +188,7 @@ fn samples_of(format: &Format) -> Samples {
                 )
             })
             .collect(),
+        "swf" => super::swf::samples(),
         other => panic!("no samples for {other}"),
     }
 }
@@ -203,6 +212,15 @@ fn decode_and_encode(format: &Format, bytes: &[u8]) -> Result<Vec<u8>, String> {
         "catalog" => {
             let record = decode_catalog(bytes).map_err(|e| e.to_string())?;
             encode_catalog(&record).map_err(|e| e.to_string())
+        }
+        "swf" => {
+            let (record, events) = super::swf::decode_swf(bytes).map_err(|e| e.to_string())?;
+            match &record {
+                super::swf::SwfRecord::Events(header) => {
+                    super::swf::encode_swf_events(header, events).map_err(|e| e.to_string())
+                }
+                other => super::swf::encode_swf(other).map_err(|e| e.to_string()),
+            }
         }
         other => panic!("no decoder for {other}"),
     }
@@ -282,6 +300,34 @@ fn the_samples_cover_every_variant() {
     assert_eq!(machines, MACHINE_RECORDS);
     let catalog: Vec<&str> = catalog_records().iter().map(catalog_name).collect();
     assert_eq!(catalog, CATALOG_RECORDS);
+    // SWF: every record variant, every type kind and every close status has a sample.
+    let swf: Vec<(SwfRecord, Vec<u8>)> = super::swf::samples()
+        .into_iter()
+        .map(|(_, bytes)| {
+            let (record, events) = super::swf::decode_swf(&bytes).expect("a sample decodes");
+            (record, events.to_vec())
+        })
+        .collect();
+    let names: BTreeSet<&str> = swf.iter().map(|(r, _)| swf_name(r)).collect();
+    assert_eq!(names, SWF_RECORDS.iter().copied().collect());
+    let kinds: BTreeSet<&str> = swf
+        .iter()
+        .filter_map(|(r, _)| match r {
+            SwfRecord::TypeRegistered { kind, .. } => Some(type_kind_name(kind)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, TYPE_KINDS.iter().copied().collect());
+    let closes: BTreeSet<&str> = swf
+        .iter()
+        .filter_map(|(r, _)| match r {
+            SwfRecord::Events(header) => {
+                header.close.as_ref().map(|c| close_status_name(&c.status))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(closes, CLOSE_STATUSES.iter().copied().collect());
 }
 
 #[test]
@@ -425,6 +471,7 @@ fn fixture_records_at_todays_versions_encode_to_their_own_bytes() {
             match kind {
                 super::KIND_MACHINE => check(&MACHINE_FORMAT, &payload),
                 super::KIND_CATALOG => check(&CATALOG_FORMAT, &payload),
+                super::swf::KIND_SWF => check(&super::swf::SWF_FORMAT, &payload),
                 super::KIND_EVENTS => match record::decode_batch_header(&payload) {
                     Ok((_, history)) => {
                         let envelope_len = payload.len() - history.len();
@@ -448,4 +495,55 @@ fn fixture_records_at_todays_versions_encode_to_their_own_bytes() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The SWF events inside an SWF event batch record (`statelog_swf::encoding`, a `u16` version
+/// of its own): one sample of every event type, each encoded alone, compared with
+/// `swf-history-v<N>.hex`; the golden files of every version up to today's decode.
+#[test]
+fn swf_events_match_their_golden_samples_at_their_version() {
+    use statelog_swf::encoding::{decode_events, encode_events, FORMAT_VERSION};
+    use statelog_swf::events::{samples, Attributes};
+    let path = |version: u16| Path::new(GOLDEN_DIR).join(format!("swf-history-v{version}.hex"));
+    let today: Samples = samples()
+        .into_iter()
+        .map(|event| (event.event_type().to_string(), encode_events(&[event])))
+        .collect();
+    let labels: BTreeSet<&str> = today.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        Attributes::EVENT_TYPES.iter().copied().collect(),
+        "a sample of every SWF event type"
+    );
+    let current = path(FORMAT_VERSION);
+    if !current.exists() && std::env::var(BLESS_ENV).is_ok_and(|v| v == "1") {
+        let mut text = format!(
+            "# swf history (statelog_swf::encoding) format version {FORMAT_VERSION}: one sample per \
+             line, `LABEL HEX`.\n# Written once by {BLESS_ENV}=1 (store/src/formats.rs). Never edit \
+             or rewrite it: a change to these bytes is a new format version.\n"
+        );
+        for (label, bytes) in &today {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            text.push_str(&format!("{label} {hex}\n"));
+        }
+        std::fs::write(&current, text).expect("golden file writes");
+    }
+    let golden = read_golden(&current);
+    for (label, bytes) in &today {
+        assert_eq!(
+            golden.get(label),
+            Some(bytes),
+            "SWF event {label} encodes differently from {} (or is new): a change to the SWF \
+             events' bytes needs a new statelog_swf::encoding::FORMAT_VERSION",
+            current.display()
+        );
+    }
+    assert_eq!(golden.len(), today.len(), "an SWF event type was removed");
+    for version in 1..=FORMAT_VERSION {
+        for (label, bytes) in read_golden(&path(version)) {
+            let events = decode_events(&bytes)
+                .unwrap_or_else(|e| panic!("swf-history-v{version} {label} does not decode: {e}"));
+            assert_eq!(events.len(), 1, "{label}");
+        }
+    }
 }

@@ -53,6 +53,7 @@ mod serve_metrics;
 mod serve_swf;
 mod serve_transport;
 mod serve_waiting;
+mod swf_kill;
 mod waiting_aborts;
 mod waiting_activities;
 mod waiting_builtin;
