@@ -167,6 +167,12 @@ def started_at_decision(c, domain, **workflow_overrides):
     return wf, execution, poll_decision(c, domain, wf["list"])
 
 
+def counted(answer):
+    """A count answer's `count`, checking it is not truncated (absent means not truncated)."""
+    assert answer.get("truncated", False) is False, answer
+    return answer["count"]
+
+
 def last_of(events, event_type):
     found = of_type(events, event_type)
     assert found, f"no {event_type} in {types(events)}"
@@ -197,10 +203,10 @@ def test_domain_registration_describe_list_deprecate(c):
     with pytest.raises(ClientError) as excinfo:
         c.deprecate_domain(name=name)
     assert error_code(excinfo) == "DomainDeprecatedFault"
-    # A deprecated domain takes no new types and no new executions.
+    # A deprecated domain takes no new types (SWF names no fault of its own for it).
     with pytest.raises(ClientError) as excinfo:
         c.register_workflow_type(domain=name, name="late", version="1")
-    assert error_code(excinfo) == "DomainDeprecatedFault"
+    assert error_code(excinfo) == "UnknownResourceFault"
     c.undeprecate_domain(name=name)
     assert c.describe_domain(name=name)["domainInfo"]["status"] == "REGISTERED"
     with pytest.raises(ClientError) as excinfo:
@@ -444,8 +450,8 @@ def test_start_overrides_route_the_decision_task(c, domain):
     assert started["taskStartToCloseTimeout"] == "15"
     assert started["executionStartToCloseTimeout"] == "900"
     assert started["childPolicy"] == "ABANDON"
-    assert c.count_pending_decision_tasks(domain=domain, taskList={"name": wf["list"]}) == {"count": 0, "truncated": False}
-    assert c.count_pending_decision_tasks(domain=domain, taskList={"name": other}) == {"count": 1, "truncated": False}
+    assert counted(c.count_pending_decision_tasks(domain=domain, taskList={"name": wf["list"]})) == 0
+    assert counted(c.count_pending_decision_tasks(domain=domain, taskList={"name": other})) == 1
     task = poll_decision(c, domain, other)
     assert task["workflowExecution"] == execution
     assert task["workflowType"] == wf["type"]
@@ -639,8 +645,8 @@ def test_activity_defaults_overrides_and_a_second_task_list(c, domain):
     assert routed["startToCloseTimeout"] == "45"
     assert routed["heartbeatTimeout"] == "20"
     assert routed["control"] == "c1"
-    assert c.count_pending_activity_tasks(domain=domain, taskList={"name": activity["list"]}) == {"count": 1, "truncated": False}
-    assert c.count_pending_activity_tasks(domain=domain, taskList={"name": second}) == {"count": 1, "truncated": False}
+    assert counted(c.count_pending_activity_tasks(domain=domain, taskList={"name": activity["list"]})) == 1
+    assert counted(c.count_pending_activity_tasks(domain=domain, taskList={"name": second})) == 1
     assert poll_activity(c, domain, second)["activityId"] == "routed"
     assert poll_activity(c, domain, activity["list"])["activityId"] == "by-default"
     assert c.describe_workflow_execution(domain=domain, execution=execution)["openCounts"]["openActivityTasks"] == 2
@@ -723,7 +729,7 @@ def test_activity_failure_and_cancellation(c, domain):
     canceled = {attrs(e)["scheduledEventId"] for e in of_type(events, "ActivityTaskCanceled")}
     never_started = next(e for e in of_type(events, "ActivityTaskScheduled") if attrs(e)["activityId"] == "never-started")
     assert canceled == {never_started["eventId"]}
-    assert c.record_activity_task_heartbeat(taskToken=work["cancelled"]["taskToken"], details="50%") == {"cancelRequested": True}
+    assert c.record_activity_task_heartbeat(taskToken=work["cancelled"]["taskToken"], details="50%")["cancelRequested"] is True
     c.respond_activity_task_canceled(taskToken=work["cancelled"]["taskToken"], details="stopped")
     events = history(c, domain, execution)
     last = attrs(last_of(events, "ActivityTaskCanceled"))
@@ -963,7 +969,7 @@ def test_list_and_count_with_filters(c):
         if not token:
             break
     assert seen == [runs[3], runs[2]]
-    assert c.count_open_workflow_executions(domain=domain, startTimeFilter=since) == {"count": 2, "truncated": False}
+    assert counted(c.count_open_workflow_executions(domain=domain, startTimeFilter=since)) == 2
     assert c.count_open_workflow_executions(domain=domain, startTimeFilter=since, tagFilter={"tag": "blue"})["count"] == 1
     assert c.count_open_workflow_executions(domain=domain, startTimeFilter=since, typeFilter={"name": b["type"]["name"], "version": "1"})["count"] == 1
     assert c.count_closed_workflow_executions(domain=domain, startTimeFilter=since)["count"] == 2
@@ -1012,7 +1018,7 @@ def timeouts(c, domain):
         "heartbeat", scheduleToStartTimeout="60", scheduleToCloseTimeout="60", startToCloseTimeout="60", heartbeatTimeout="1"
     )
     work = poll_activity(c, domain, activity["list"])
-    assert c.record_activity_task_heartbeat(taskToken=work["taskToken"], details="halfway") == {"cancelRequested": False}
+    assert c.record_activity_task_heartbeat(taskToken=work["taskToken"], details="halfway")["cancelRequested"] is False
     scenarios["heartbeat"]["work"] = work
     return scenarios
 
@@ -1154,6 +1160,23 @@ def test_an_swf_domain_named_after_the_account_serves_swf_task_lists(secured):
     assert work["activityId"] == "swf-side" and work["workflowExecution"] == execution
     one.respond_activity_task_completed(taskToken=work["taskToken"], result="r")
     assert attrs(last_of(history(one, account, execution), "ActivityTaskCompleted"))["result"] == "r"
+
+
+def test_an_account_holds_at_most_100_domains(secured):
+    """SWF's limit on registered domains per account is LimitExceededFault past it."""
+    two = swf_client(secured, "AKIDTWO", "two-secret")
+
+    def held():
+        return sum(len(two.list_domains(registrationStatus=s)["domainInfos"]) for s in ("REGISTERED", "DEPRECATED"))
+
+    while held() < 100:
+        two.register_domain(name=unique("many"), workflowExecutionRetentionPeriodInDays="0")
+    with pytest.raises(ClientError) as excinfo:
+        two.register_domain(name=unique("one-too-many"), workflowExecutionRetentionPeriodInDays="0")
+    assert error_code(excinfo) == "LimitExceededFault"
+    assert held() == 100
+    # Another account is not affected.
+    swf_client(secured, "AKIDONE", "one-secret").register_domain(name=unique("room"), workflowExecutionRetentionPeriodInDays="0")
 
 
 # ---------------------------------------------------------------------------------------------
