@@ -142,7 +142,7 @@ def test_pyswf_decider_and_workers_run_an_order_workflow():
         run_id = client.start_workflow(json.dumps({"id": "o-9", "items": ["pen", "ink", "pad"]}), workflow_id)
         execution = {"workflowId": workflow_id, "runId": run_id}
         wait_for_event(boto, domain, execution, "TimerStarted", timeout=30)
-        boto.signal_workflow_execution(domain=domain, workflowId=workflow_id, signalName="approved")
+        boto.signal_workflow_execution(domain=domain, workflowId=workflow_id, signalName="approved", input="yes")
         info = wait_closed(boto, domain, execution, timeout=30)
     finally:
         # The pollers stop after their current long poll; they are daemon threads.
