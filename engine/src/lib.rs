@@ -49,6 +49,7 @@ mod random;
 mod redrive;
 mod retention;
 mod runtime;
+pub mod swf;
 mod tokens;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
@@ -442,6 +443,8 @@ struct Inner {
     shutdown: AtomicBool,
     /// Executions, transitions and commits counted (see `metrics`).
     counters: metrics::Counters,
+    /// Amazon SWF: registry lock, open runs, task lists, timers (see `swf`).
+    swf: swf::SwfService,
 }
 
 impl Engine {
@@ -566,6 +569,7 @@ impl Engine {
                 handle,
                 shutdown: AtomicBool::new(false),
                 counters: metrics::Counters::default(),
+                swf: swf::SwfService::default(),
             }),
         })
     }

@@ -73,3 +73,10 @@ pub const TAG_KEY_CHARS_MAX: usize = 128;
 
 /// Characters of a tag value (AWS: 0 to 256).
 pub const TAG_VALUE_CHARS_MAX: usize = 256;
+
+/// The most SWF domains one engine (one account) may have (SWF: 100 per account).
+pub const SWF_DOMAINS_MAX: usize = 100;
+
+/// The most workflow types, and the most activity types, one SWF domain may have (SWF: 10,000
+/// of each per domain).
+pub const SWF_TYPES_PER_DOMAIN_MAX: usize = 10_000;

@@ -54,6 +54,13 @@ variant_names!(status_name, STATUSES, ExecutionStatus:
 variant_names!(machine_name, MACHINE_RECORDS, MachineRecord: Created, Deleted, Updated);
 variant_names!(catalog_name, CATALOG_RECORDS, CatalogRecord:
     ActivityCreated, ActivityDeleted, TagsSet, Redriven);
+use super::swf::{CloseStatus, SwfRecord, TypeKind};
+variant_names!(swf_name, SWF_RECORDS, SwfRecord:
+    DomainRegistered, DomainDeprecated, DomainUndeprecated, DomainDeleted, TypeRegistered,
+    TypeDeprecated, TypeUndeprecated, TypeDeleted, TagsSet, Events);
+variant_names!(close_status_name, CLOSE_STATUSES, CloseStatus:
+    Completed, Failed, Canceled, Terminated, ContinuedAsNew, TimedOut);
+variant_names!(type_kind_name, TYPE_KINDS, TypeKind: Workflow, Activity);
 
 /// The file stem of a format's golden files.
 fn stem(format: &Format) -> &'static str {
@@ -62,6 +69,7 @@ fn stem(format: &Format) -> &'static str {
         "history" => "history",
         "state machine" => "machine",
         "catalog" => "catalog",
+        "swf" => "swf",
         other => panic!("no golden file stem for format {other}: add one here"),
     }
 }
@@ -180,6 +188,7 @@ fn samples_of(format: &Format) -> Samples {
                 )
             })
             .collect(),
+        "swf" => super::swf::samples(),
         other => panic!("no samples for {other}"),
     }
 }
@@ -203,6 +212,15 @@ fn decode_and_encode(format: &Format, bytes: &[u8]) -> Result<Vec<u8>, String> {
         "catalog" => {
             let record = decode_catalog(bytes).map_err(|e| e.to_string())?;
             encode_catalog(&record).map_err(|e| e.to_string())
+        }
+        "swf" => {
+            let (record, events) = super::swf::decode_swf(bytes).map_err(|e| e.to_string())?;
+            match &record {
+                super::swf::SwfRecord::Events(header) => {
+                    super::swf::encode_swf_events(header, events).map_err(|e| e.to_string())
+                }
+                other => super::swf::encode_swf(other).map_err(|e| e.to_string()),
+            }
         }
         other => panic!("no decoder for {other}"),
     }
@@ -282,6 +300,34 @@ fn the_samples_cover_every_variant() {
     assert_eq!(machines, MACHINE_RECORDS);
     let catalog: Vec<&str> = catalog_records().iter().map(catalog_name).collect();
     assert_eq!(catalog, CATALOG_RECORDS);
+    // SWF: every record variant, every type kind and every close status has a sample.
+    let swf: Vec<(SwfRecord, Vec<u8>)> = super::swf::samples()
+        .into_iter()
+        .map(|(_, bytes)| {
+            let (record, events) = super::swf::decode_swf(&bytes).expect("a sample decodes");
+            (record, events.to_vec())
+        })
+        .collect();
+    let names: BTreeSet<&str> = swf.iter().map(|(r, _)| swf_name(r)).collect();
+    assert_eq!(names, SWF_RECORDS.iter().copied().collect());
+    let kinds: BTreeSet<&str> = swf
+        .iter()
+        .filter_map(|(r, _)| match r {
+            SwfRecord::TypeRegistered { kind, .. } => Some(type_kind_name(kind)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, TYPE_KINDS.iter().copied().collect());
+    let closes: BTreeSet<&str> = swf
+        .iter()
+        .filter_map(|(r, _)| match r {
+            SwfRecord::Events(header) => {
+                header.close.as_ref().map(|c| close_status_name(&c.status))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(closes, CLOSE_STATUSES.iter().copied().collect());
 }
 
 #[test]
@@ -425,6 +471,7 @@ fn fixture_records_at_todays_versions_encode_to_their_own_bytes() {
             match kind {
                 super::KIND_MACHINE => check(&MACHINE_FORMAT, &payload),
                 super::KIND_CATALOG => check(&CATALOG_FORMAT, &payload),
+                super::swf::KIND_SWF => check(&super::swf::SWF_FORMAT, &payload),
                 super::KIND_EVENTS => match record::decode_batch_header(&payload) {
                     Ok((_, history)) => {
                         let envelope_len = payload.len() - history.len();

@@ -25,6 +25,7 @@ pub mod limits;
 mod log;
 mod record;
 mod retention;
+pub mod swf;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -173,6 +174,15 @@ pub enum Error {
         lsn: u64,
         /// What is wrong with it.
         reason: DamageReason,
+    },
+    /// SWF events that do not continue their run (see `swf`).
+    #[error("swf: {0}")]
+    SwfSequence(#[from] swf::SwfSequenceError),
+    /// An SWF run the store does not know (or forgot).
+    #[error("no swf run {run_id}")]
+    UnknownRun {
+        /// The run id asked for.
+        run_id: String,
     },
     /// An LSN the index points at holds no record.
     #[error("lsn {lsn} of {execution_arn} holds no record")]
@@ -436,6 +446,8 @@ struct Index {
     /// Records that do not read and name no execution (state machines, catalog records, a
     /// batch whose header does not read), in log order.
     damaged_records: Vec<DamagedRecord>,
+    /// SWF domains, types, tags and runs (see `swf`).
+    swf: swf::SwfIndex,
 }
 
 impl Index {
@@ -677,6 +689,7 @@ impl Store {
                 Ok(record::Decoded::Machine(record)) => retention::Found::Machine(record),
                 Ok(record::Decoded::Batch(header)) => retention::Found::Batch(header),
                 Ok(record::Decoded::Catalog(record)) => retention::Found::Catalog(record),
+                Ok(record::Decoded::Swf(record)) => retention::Found::Swf(record),
                 Err(record::Undecodable::UnknownKind) => {
                     return Err(Error::UnknownKind { lsn: lsn.0, kind })
                 }
@@ -739,6 +752,7 @@ impl Store {
                     }
                 }
                 Ok(retention::Found::Catalog(record)) => index.apply_catalog(origin, record),
+                Ok(retention::Found::Swf(record)) => index.apply_swf(lsn, *record),
             }
         }
         Ok(Store {

@@ -112,11 +112,12 @@ pub const CATALOG_FORMAT: Format = Format {
 };
 
 /// Every record format of the store's log.
-pub const FORMATS: [Format; 4] = [
+pub const FORMATS: [Format; 5] = [
     BATCH_ENVELOPE_FORMAT,
     HISTORY_FORMAT,
     MACHINE_FORMAT,
     CATALOG_FORMAT,
+    super::swf::SWF_FORMAT,
 ];
 
 const _: () = {
@@ -368,6 +369,8 @@ pub(crate) enum Decoded {
     Batch(BatchHeader),
     /// A catalog record.
     Catalog(CatalogRecord),
+    /// An SWF record (for an event batch, its header only).
+    Swf(Box<super::swf::SwfRecord>),
 }
 
 /// Why a record does not read.
@@ -401,6 +404,9 @@ pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
             .map_err(|e| undecodable(e, None)),
         KIND_CATALOG => decode_catalog(payload)
             .map(Decoded::Catalog)
+            .map_err(|e| undecodable(e, None)),
+        super::swf::KIND_SWF => super::swf::decode_swf(payload)
+            .map(|(record, _)| Decoded::Swf(Box::new(record)))
             .map_err(|e| undecodable(e, None)),
         KIND_EVENTS => match decode_batch_header(payload) {
             Ok((header, history_bytes)) => {
@@ -462,7 +468,7 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
             execution_arn,
             reason,
         },
-        Ok(Decoded::Machine(_) | Decoded::Catalog(_)) => RecordCheck::Readable {
+        Ok(Decoded::Machine(_) | Decoded::Catalog(_) | Decoded::Swf(_)) => RecordCheck::Readable {
             execution_arn: None,
         },
         Ok(Decoded::Batch(header)) => {

@@ -34,6 +34,8 @@ pub(super) enum Found {
     Batch(BatchHeader),
     /// A catalog record.
     Catalog(CatalogRecord),
+    /// An SWF record (an event batch's header only).
+    Swf(Box<crate::swf::SwfRecord>),
 }
 
 /// What one [`Store::compact`] did.
@@ -130,6 +132,18 @@ impl Store {
         closed_before_ms: u64,
         progress: &mut dyn FnMut(&CompactionProgress),
     ) -> Result<StoreCompaction, Error> {
+        self.compact_with_swf(closed_before_ms, None, progress)
+    }
+
+    /// [`Store::compact_with_progress`] that also forgets every closed SWF run past its
+    /// domain's retention at `swf_now_ms` (`None`: keep every SWF run). SWF registry records
+    /// are kept while live (`swf::SwfIndex::is_live`), every record of an open run always.
+    pub fn compact_with_swf(
+        &self,
+        closed_before_ms: u64,
+        swf_now_ms: Option<u64>,
+        progress: &mut dyn FnMut(&CompactionProgress),
+    ) -> Result<StoreCompaction, Error> {
         // Records are later judged by LSN alone. The expired executions and their record LSNs
         // (into one flat vector) in one walk of the start order, COMPACTION_INDEX_READ_BATCH_COUNT
         // positions per hold of the index lock: starts are never held off for the whole walk.
@@ -165,12 +179,29 @@ impl Store {
             RwLockReadGuard::unlock_fair(index);
             position = until;
         }
+        // SWF runs past their retention: judged by LSN like the executions above.
+        if let Some(now_ms) = swf_now_ms {
+            let index = self.index.read();
+            for entry in index.swf.runs.values() {
+                if !entry.summary.is_expired(now_ms) {
+                    continue;
+                }
+                let start = all_lsns.len();
+                all_lsns.extend(entry.records.iter().copied());
+                expired.push(Expired {
+                    arn: entry.summary.run_id.clone(),
+                    lsns: start..all_lsns.len(),
+                    newest: entry.records.iter().copied().max(),
+                });
+            }
+        }
         let mut report = StoreCompaction::default();
         let extents = self.log.extents();
         if extents.is_empty() {
             let mut index = self.index.write();
             for execution in &expired {
                 index.executions.remove(&execution.arn);
+                index.swf.runs.remove(&execution.arn);
             }
             let gone: HashSet<&str> = expired.iter().map(|e| e.arn.as_ref()).collect();
             index
@@ -235,6 +266,16 @@ impl Store {
             let mut droppable_arns: Option<ArnSet<&str>> = None;
             // A snapshot: records only ever turn from live to dead (see `Catalog::is_live`).
             let catalog = self.index.read().catalog.clone();
+            // The same for the SWF registry (small: no runs are copied).
+            let swf_registry = {
+                let index = self.index.read();
+                crate::swf::SwfIndex {
+                    domains: index.swf.domains.clone(),
+                    types: index.swf.types.clone(),
+                    tags: index.swf.tags.clone(),
+                    ..Default::default()
+                }
+            };
             let mut cursor = 0usize;
             let mut droppable = |lsn: Lsn| {
                 while drop_lsns.get(cursor).is_some_and(|d| *d < lsn) {
@@ -266,6 +307,22 @@ impl Store {
                                 false
                             }
                             Ok(other) => catalog.is_live(&other),
+                            // Keep what cannot be judged: open will report it.
+                            Err(_) => true,
+                        };
+                    }
+                    if record.kind == crate::swf::KIND_SWF {
+                        return match crate::swf::decode_swf(record.payload) {
+                            Ok((crate::swf::SwfRecord::Events(header), _)) => {
+                                if droppable(record.lsn) {
+                                    return false;
+                                }
+                                if !moved.contains(header.run_id.as_str()) {
+                                    moved.insert(Arc::from(header.run_id.as_str()));
+                                }
+                                true
+                            }
+                            Ok((registry, _)) => swf_registry.is_live(&registry),
                             // Keep what cannot be judged: open will report it.
                             Err(_) => true,
                         };
@@ -318,6 +375,13 @@ impl Store {
                             }
                         }
                     }
+                    if let Some(run) = index.swf.runs.get_mut(*arn) {
+                        for lsn in &mut run.records {
+                            if let Some(new) = mapping.get(lsn) {
+                                *lsn = *new;
+                            }
+                        }
+                    }
                 }
                 // Hand the lock to a waiting start instead of taking it straight back.
                 RwLockWriteGuard::unlock_fair(index);
@@ -326,6 +390,7 @@ impl Store {
                 let mut index = self.index.write();
                 for arn in batch {
                     index.executions.remove(arn);
+                    index.swf.runs.remove(arn);
                 }
                 RwLockWriteGuard::unlock_fair(index);
             }
