@@ -17,7 +17,7 @@ use statelog::engine::EngineOptions;
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::health::check_room_for_segment;
-use statelog::server::limits::METRICS_LISTEN_DEFAULT;
+use statelog::server::limits::{METRICS_LISTEN_DEFAULT, SHUTDOWN_GRACE_MS};
 use statelog::server::{resolve_listen, serve_with, shutdown_signal, ServeOptions, ServerState};
 
 /// Arguments of `statelog serve`.
@@ -113,7 +113,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .thread_name("statelog-serve")
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -149,5 +149,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         )
         .await
         .map_err(|e| e.to_string())
-    })
+    });
+    // An SWF long poll blocks a pool thread until its wait (up to 60 s) ends; the engines are
+    // closed by now, so the process does not wait for those threads past the grace period.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(SHUTDOWN_GRACE_MS));
+    served
 }
