@@ -11,6 +11,10 @@
 //!   (and `cpufeatures` on targets where it reads the CPU's features); its source names no
 //!   `std::fs`, `std::net`, `std::process`, `SystemTime` or `Instant::now`.
 //! - The WAL depends on no workspace crate.
+//! - The SWF model stays pure: `statelog-swf` depends directly on serde, serde_json, thiserror
+//!   and postcard only, reaches no crate the core may not reach, no libc and no workspace
+//!   crate; its source names no `std::fs`, `std::net`, `std::process`, `SystemTime`,
+//!   `Instant::now` or `std::thread`.
 //!
 //! Each failure names the offending file and line, or the dependency path.
 
@@ -540,6 +544,72 @@ fn the_core_source_does_no_io_and_reads_no_clock() {
     assert!(
         offences.is_empty(),
         "the core does no I/O and reads no clock (the engine's Clock does):\n{}",
+        offences.join("\n")
+    );
+}
+
+/// The only direct dependencies of the SWF model (`swf/Cargo.toml`).
+const SWF_DIRECT_DEPENDENCIES: [&str; 4] = ["postcard", "serde", "serde_json", "thiserror"];
+
+#[test]
+fn the_swf_model_depends_only_on_serde_serde_json_thiserror_and_postcard() {
+    let graph = graph();
+    let swf = graph.id_of("statelog-swf");
+    let mut direct: Vec<&str> = graph
+        .normal_deps
+        .get(swf)
+        .into_iter()
+        .flatten()
+        .map(|d| graph.name(d))
+        .collect();
+    direct.sort_unstable();
+    assert_eq!(
+        direct, SWF_DIRECT_DEPENDENCIES,
+        "swf/Cargo.toml [dependencies]"
+    );
+    let reachable = graph.reachable(swf);
+    let mut offences = Vec::new();
+    for (id, path) in &reachable {
+        let name = graph.name(id);
+        if CORE_FORBIDDEN_CRATES.contains(&name) || name == "libc" {
+            offences.push(format!("{name}: {}", path.join(" -> ")));
+        }
+        if name.starts_with("statelog") && id != swf {
+            offences.push(format!("a workspace crate: {}", path.join(" -> ")));
+        }
+    }
+    assert!(
+        reachable.len() > 4,
+        "the SWF model's graph looks empty: {reachable:?}"
+    );
+    assert!(
+        offences.is_empty(),
+        "statelog-swf must stay pure (swf/Cargo.toml):\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_swf_model_source_does_no_io_reads_no_clock_and_spawns_nothing() {
+    let files = rust_files(&root().join("swf/src"));
+    assert!(files.len() >= 8, "the scan found only {files:?}");
+    let mut offences = Vec::new();
+    for file in &files {
+        let source =
+            std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let code = code_only(&source);
+        for (index, line) in code.lines().enumerate() {
+            for spelling in CORE_FORBIDDEN_SOURCE.iter().chain(&["std::thread"]) {
+                if line.contains(spelling) {
+                    let relative = file.strip_prefix(root()).unwrap_or(file);
+                    offences.push(format!("{}:{}: {spelling}", relative.display(), index + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "the SWF model does no I/O, reads no clock and spawns no thread:\n{}",
         offences.join("\n")
     );
 }

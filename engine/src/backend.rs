@@ -99,6 +99,7 @@ impl Backends {
             Box::new(super::tokens::HeartbeatClocks),
             Box::new(super::integrations::SyncChildBackend),
             Box::new(super::jobs::JobBackend),
+            Box::new(super::swf::SwfDeadlines),
         ])
     }
 
@@ -292,6 +293,7 @@ mod tests {
                 "heartbeat clocks",
                 "sync child executions",
                 "embedder jobs",
+                "swf deadlines",
             ]
         );
         let serving = |resource: &str| {

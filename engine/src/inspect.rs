@@ -31,11 +31,14 @@ pub fn open_read_only(dir: &Path) -> Result<(Wal, RecoveryReport), WalError> {
 }
 
 /// Whether a record of `kind` shows that the log is a statelog store's: one with a state
-/// machine or a catalog record. Every execution needs its machine, and machine records are
-/// never compacted, so a store's log always holds one.
+/// machine, a catalog or an SWF record. Every execution needs its machine, and machine records
+/// are never compacted, so a store's log always holds one; an SWF run needs its domain, whose
+/// registration (or deletion) record is kept as long as the run.
 pub fn is_store_marker(kind: RecordKind) -> bool {
     let kind = kind.get();
-    kind == statelog_store::KIND_MACHINE || kind == statelog_store::KIND_CATALOG
+    kind == statelog_store::KIND_MACHINE
+        || kind == statelog_store::KIND_CATALOG
+        || kind == statelog_store::swf::KIND_SWF
 }
 
 /// Reads `record` whole with the store's decoders, as a history read would.

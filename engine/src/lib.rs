@@ -519,6 +519,8 @@ impl Engine {
             let waiting = slot.state.lock().execution.waiting_tokens();
             engine.recover_jobs(&arn, waiting);
         }
+        // SWF runs: fold, offer their scheduled tasks again, arm their deadlines.
+        swf::recover(&engine);
         if engine.inner.options.background_timers {
             kernel::spawn_timer_thread(&engine)?;
         }

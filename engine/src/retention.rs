@@ -35,8 +35,9 @@ impl Engine {
         self.requested_summary(execution_arn)
     }
 
-    /// Forgets every execution past retention and compacts the log (segments holding only
-    /// expired records are deleted, live records of the others copied forward).
+    /// Forgets every execution past retention (and every closed SWF run past its domain's
+    /// retention) and compacts the log (segments holding only expired records are deleted,
+    /// live records of the others copied forward).
     pub fn compact(&self) -> Result<CompactionSummary, Error> {
         self.compact_with_progress(|_| {})
     }
@@ -55,7 +56,7 @@ impl Engine {
         Ok(self
             .inner
             .store
-            .compact_with_progress(cutoff_ms, &mut progress)?)
+            .compact_with_swf(cutoff_ms, Some(now_ms), &mut progress)?)
     }
 
     /// The background schedule's step: compacts when at least `interval_ms` passed since

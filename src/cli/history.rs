@@ -1,6 +1,8 @@
 //! `statelog history EXECUTION [--data-dir DIR] [--json]`: prints an execution's events as a
 //! table (id, type, state, elapsed, details; failures in red on a terminal) or, with `--json`,
-//! in the AWS `GetExecutionHistory` shape. EXECUTION is an execution ARN or its name.
+//! in the AWS `GetExecutionHistory` shape. EXECUTION is an execution ARN or its name, or an
+//! Amazon SWF run: its run id, or its workflow id (the newest run), shown in SWF's
+//! `GetWorkflowExecutionHistory` shape.
 //! Must not: change the data directory (the log is opened read-only).
 
 use std::io::IsTerminal;
@@ -62,7 +64,30 @@ pub fn open_read_only(dir: &std::path::Path) -> Result<Engine, String> {
 
 fn run_inner(args: &HistoryArgs) -> Result<(), String> {
     let engine = open_read_only(&args.data_dir)?;
-    let arn = resolve(&engine, &args.execution)?;
+    let arn = match resolve(&engine, &args.execution) {
+        Ok(arn) => arn,
+        Err(not_asl) => {
+            let swf = engine
+                .swf()
+                .history_json_of(&args.execution)
+                .map_err(|e| e.to_string())?;
+            let Some(events) = swf else {
+                return Err(format!(
+                    "{not_asl}, and no SWF run or workflow id '{}'",
+                    args.execution
+                ));
+            };
+            if args.json {
+                println!("{}", serde_json::json!({ "events": events }));
+            } else {
+                let color = std::io::stdout().is_terminal();
+                for line in swf_table(&events, color) {
+                    println!("{line}");
+                }
+            }
+            return Ok(());
+        }
+    };
     let mut events = Vec::new();
     let mut query = HistoryQuery {
         max_results: 1000,
@@ -145,6 +170,51 @@ pub fn table(events: &[HistoryEvent], color: bool) -> Vec<String> {
     lines
 }
 
+/// The table lines of an SWF run (events in SWF's JSON): a header, then one line per event.
+pub fn swf_table(events: &[Value], color: bool) -> Vec<String> {
+    let ms = |e: &Value| (e["eventTimestamp"].as_f64().unwrap_or(0.0) * 1000.0).round() as u64;
+    let start_ms = events.first().map_or(0, ms);
+    let mut lines = vec![format!(
+        "{:>5}  {:<44}  {:>10}  DETAILS",
+        "ID", "TYPE", "ELAPSED"
+    )];
+    for event in events {
+        let event_type = event["eventType"].as_str().unwrap_or("");
+        let attributes = event
+            .as_object()
+            .and_then(|o| o.iter().find(|(k, _)| k.ends_with("EventAttributes")))
+            .map(|(_, v)| compact(v))
+            .unwrap_or_default();
+        const DETAILS_CHARS_MAX: usize = 120;
+        let details = if attributes.chars().count() > DETAILS_CHARS_MAX {
+            format!(
+                "{}...",
+                attributes
+                    .chars()
+                    .take(DETAILS_CHARS_MAX)
+                    .collect::<String>()
+            )
+        } else {
+            attributes
+        };
+        let line = format!(
+            "{:>5}  {:<44}  {:>8}ms  {details}",
+            event["eventId"].as_u64().unwrap_or(0),
+            event_type,
+            ms(event).saturating_sub(start_ms),
+        );
+        let failure = event_type.ends_with("Failed")
+            || event_type.ends_with("TimedOut")
+            || event_type.ends_with("Terminated");
+        lines.push(if failure && color {
+            format!("\u{1b}[31m{line}\u{1b}[0m")
+        } else {
+            line
+        });
+    }
+    lines
+}
+
 fn state_name(details: &EventDetails) -> Option<&str> {
     details
         .state_entered()
@@ -213,6 +283,21 @@ mod tests {
             scope: Vec::new(),
             timer: None,
         }
+    }
+
+    #[test]
+    fn swf_table_shows_types_elapsed_and_highlights_failures() {
+        let events = [
+            json!({"eventId": 1, "eventTimestamp": 10.0, "eventType": "WorkflowExecutionStarted",
+                   "workflowExecutionStartedEventAttributes": {"input": "x"}}),
+            json!({"eventId": 2, "eventTimestamp": 10.5, "eventType": "ActivityTaskTimedOut",
+                   "activityTaskTimedOutEventAttributes": {"timeoutType": "HEARTBEAT"}}),
+        ];
+        let plain = swf_table(&events, false);
+        assert_eq!(plain.len(), 3);
+        assert!(plain[1].contains("WorkflowExecutionStarted") && plain[1].contains("0ms"));
+        assert!(plain[2].contains("500ms") && plain[2].contains("HEARTBEAT"));
+        assert!(swf_table(&events, true)[2].starts_with("\u{1b}[31m"));
     }
 
     #[test]

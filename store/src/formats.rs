@@ -496,3 +496,54 @@ fn fixture_records_at_todays_versions_encode_to_their_own_bytes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The SWF events inside an SWF event batch record (`statelog_swf::encoding`, a `u16` version
+/// of its own): one sample of every event type, each encoded alone, compared with
+/// `swf-history-v<N>.hex`; the golden files of every version up to today's decode.
+#[test]
+fn swf_events_match_their_golden_samples_at_their_version() {
+    use statelog_swf::encoding::{decode_events, encode_events, FORMAT_VERSION};
+    use statelog_swf::events::{samples, Attributes};
+    let path = |version: u16| Path::new(GOLDEN_DIR).join(format!("swf-history-v{version}.hex"));
+    let today: Samples = samples()
+        .into_iter()
+        .map(|event| (event.event_type().to_string(), encode_events(&[event])))
+        .collect();
+    let labels: BTreeSet<&str> = today.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        Attributes::EVENT_TYPES.iter().copied().collect(),
+        "a sample of every SWF event type"
+    );
+    let current = path(FORMAT_VERSION);
+    if !current.exists() && std::env::var(BLESS_ENV).is_ok_and(|v| v == "1") {
+        let mut text = format!(
+            "# swf history (statelog_swf::encoding) format version {FORMAT_VERSION}: one sample per \
+             line, `LABEL HEX`.\n# Written once by {BLESS_ENV}=1 (store/src/formats.rs). Never edit \
+             or rewrite it: a change to these bytes is a new format version.\n"
+        );
+        for (label, bytes) in &today {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            text.push_str(&format!("{label} {hex}\n"));
+        }
+        std::fs::write(&current, text).expect("golden file writes");
+    }
+    let golden = read_golden(&current);
+    for (label, bytes) in &today {
+        assert_eq!(
+            golden.get(label),
+            Some(bytes),
+            "SWF event {label} encodes differently from {} (or is new): a change to the SWF \
+             events' bytes needs a new statelog_swf::encoding::FORMAT_VERSION",
+            current.display()
+        );
+    }
+    assert_eq!(golden.len(), today.len(), "an SWF event type was removed");
+    for version in 1..=FORMAT_VERSION {
+        for (label, bytes) in read_golden(&path(version)) {
+            let events = decode_events(&bytes)
+                .unwrap_or_else(|e| panic!("swf-history-v{version} {label} does not decode: {e}"));
+            assert_eq!(events.len(), 1, "{label}");
+        }
+    }
+}

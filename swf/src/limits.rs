@@ -16,6 +16,15 @@ pub const DATA_CHARS_MAX: usize = 32_768;
 /// The longest `reason` of a failure or termination.
 pub const REASON_CHARS_MAX: usize = 256;
 
+/// The longest ARN (a Lambda role).
+pub const ARN_CHARS_MAX: usize = 1600;
+
+/// The longest run id.
+pub const RUN_ID_CHARS_MAX: usize = 64;
+
+/// The longest Lambda function name.
+pub const FUNCTION_NAME_CHARS_MAX: usize = 64;
+
 /// The longest `identity` of a decider or worker.
 pub const IDENTITY_CHARS_MAX: usize = 256;
 
@@ -57,6 +66,14 @@ pub const PAGE_SIZE_MAX: u32 = 1000;
 
 /// The most decisions one RespondDecisionTaskCompleted may carry.
 pub const DECISIONS_PER_TASK_MAX: usize = 1000;
+
+/// The most activity tasks open at once in one run (SWF: 1000); one more fails with
+/// OPEN_ACTIVITIES_LIMIT_EXCEEDED.
+pub const OPEN_ACTIVITIES_MAX: usize = 1000;
+
+/// The most timers open at once in one run (SWF: 1000); one more fails with
+/// OPEN_TIMERS_LIMIT_EXCEEDED.
+pub const OPEN_TIMERS_MAX: usize = 1000;
 
 /// The most events one execution's history may hold (SWF: 25,000).
 pub const HISTORY_EVENTS_MAX: u64 = 25_000;

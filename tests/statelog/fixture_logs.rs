@@ -103,6 +103,20 @@ const MACHINE_VARIANTS: &[&str] = &["Created", "Deleted", "Updated"];
 /// The catalog record variants (`store::CatalogRecord`), in wire order.
 const CATALOG_VARIANTS: &[&str] = &["ActivityCreated", "ActivityDeleted", "TagsSet", "Redriven"];
 
+/// The SWF record variants (`store::swf::SwfRecord`), in wire order.
+const SWF_VARIANTS: &[&str] = &[
+    "DomainRegistered",
+    "DomainDeprecated",
+    "DomainUndeprecated",
+    "DomainDeleted",
+    "TypeRegistered",
+    "TypeDeprecated",
+    "TypeUndeprecated",
+    "TypeDeleted",
+    "TagsSet",
+    "Events",
+];
+
 /// The machine and catalog format version whose layout is `[version, variant index, fields]`.
 const RECORD_FORMAT_VERSION_1: u8 = 1;
 
@@ -210,9 +224,139 @@ fn every_fixture_opens_and_shows_what_its_build_wrote() {
     );
     for fixture in &fixtures {
         println!("fixture {}", fixture.display());
+        if read_expected(fixture)["writer"] == "fixture_writer_swf" {
+            check_swf(fixture);
+            continue;
+        }
         check_cli(fixture);
         check_engine(fixture);
     }
+}
+
+/// An SWF fixture (`examples/fixture_writer_swf.rs`): the log verifies, the registry and every
+/// run read back as the writer saw them (also through `statelog history RUN_ID --json`), and
+/// the open run's started activity task still takes its token.
+fn check_swf(fixture: &Path) {
+    let expected = read_expected(fixture);
+    let swf_expected = &expected["swf"];
+    let pristine = copy_data(fixture);
+    let verify = statelog(&["wal", "verify"], pristine.path());
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{fixture:?}: {}",
+        stderr(&verify)
+    );
+    let domain = text(swf_expected, "domain");
+    for run in swf_expected["runs"].as_array().expect("runs") {
+        let run_id = text(run, "run_id");
+        let output = Command::new(BIN)
+            .args(["history", run_id, "--json", "--data-dir"])
+            .arg(pristine.path())
+            .output()
+            .expect("runs statelog history");
+        assert!(
+            output.status.success(),
+            "{fixture:?}: history {run_id}: {}",
+            stderr(&output)
+        );
+        let parsed: Value = serde_json::from_slice(&output.stdout).expect("history --json");
+        let types: Vec<Value> = parsed["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .map(|e| e["eventType"].clone())
+            .collect();
+        assert_eq!(
+            Value::from(types),
+            run["event_types"],
+            "{fixture:?}: {run_id}"
+        );
+    }
+    let copy = copy_data(fixture);
+    let clock = ManualClock::new(number(&expected, "now_ms"));
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        background_timers: false,
+        segment_size_bytes: number(&expected, "segment_size_bytes"),
+        compaction_interval_ms: 0,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open(copy.path(), options).expect("the SWF fixture opens");
+    assert!(engine.damaged_executions().is_empty(), "{fixture:?}");
+    let swf = engine.swf();
+    fn input<T: serde::de::DeserializeOwned>(value: Value) -> T {
+        serde_json::from_value(value).expect("an API input")
+    }
+    let domains = swf
+        .list_domains(&input(
+            serde_json::json!({"registrationStatus": "REGISTERED"}),
+        ))
+        .expect("lists domains");
+    let names: Vec<Value> = domains
+        .domain_infos
+        .iter()
+        .map(|d| Value::from(d.name.clone()))
+        .collect();
+    assert_eq!(Value::from(names), swf_expected["domains"], "{fixture:?}");
+    let activities = swf
+        .list_activity_types(&input(serde_json::json!({
+            "domain": domain, "registrationStatus": "REGISTERED"
+        })))
+        .expect("lists activity types");
+    let versions: Vec<Value> = activities
+        .type_infos
+        .iter()
+        .map(|t| Value::from(t.activity_type.version.clone()))
+        .collect();
+    assert_eq!(
+        Value::from(versions),
+        swf_expected["activity_versions"],
+        "{fixture:?}"
+    );
+    let tags = swf
+        .list_tags_for_resource(&input(
+            serde_json::json!({"resourceArn": swf.domain_arn(domain)}),
+        ))
+        .expect("lists tags");
+    assert_eq!(
+        serde_json::to_value(&tags.tags).expect("json"),
+        swf_expected["tags"]
+    );
+    for run in swf_expected["runs"].as_array().expect("runs") {
+        let execution =
+            serde_json::json!({"workflowId": run["workflow_id"], "runId": run["run_id"]});
+        let detail = swf
+            .describe_workflow_execution(&input(serde_json::json!({
+                "domain": domain, "execution": execution
+            })))
+            .expect("describes");
+        let status = match detail.execution_info.close_status {
+            Some(close) => serde_json::to_value(close).expect("json"),
+            None => Value::from("OPEN"),
+        };
+        assert_eq!(status, run["status"], "{fixture:?}: {execution}");
+        let history = swf
+            .get_workflow_execution_history(&input(serde_json::json!({
+                "domain": domain, "execution": execution
+            })))
+            .expect("history");
+        let types: Vec<Value> = history
+            .events
+            .iter()
+            .map(|e| e["eventType"].clone())
+            .collect();
+        assert_eq!(
+            Value::from(types),
+            run["event_types"],
+            "{fixture:?}: {execution}"
+        );
+    }
+    let token = std::fs::read_to_string(fixture.join("token.txt")).expect("token.txt");
+    swf.respond_activity_task_completed(&input(serde_json::json!({
+        "taskToken": token.trim(), "result": "shipped"
+    })))
+    .expect("the open run's started activity takes its token");
 }
 
 fn read_expected(fixture: &Path) -> Value {
@@ -768,7 +912,8 @@ fn fixtures_cover_every_event_type() {
     }
     let mut seen = BTreeSet::new();
     for (_, expected) in &all {
-        for execution in expected["executions"].as_array().expect("executions") {
+        // An SWF fixture holds no Step Functions execution (its events are SWF's).
+        for execution in expected["executions"].as_array().into_iter().flatten() {
             for event_type in execution["event_types"].as_array().expect("event types") {
                 seen.insert(event_type.as_str().expect("a type name").to_string());
             }
@@ -839,6 +984,7 @@ fn fixtures_cover_every_record_variant() {
                 }
                 statelog::store::KIND_MACHINE => ("MachineRecord", MACHINE_VARIANTS),
                 statelog::store::KIND_CATALOG => ("CatalogRecord", CATALOG_VARIANTS),
+                statelog::store::swf::KIND_SWF => ("SwfRecord", SWF_VARIANTS),
                 other => panic!("{fixture:?}: record kind {other}"),
             };
             // Only the layout this test knows: a later format version may move the variant.
@@ -864,6 +1010,7 @@ fn fixtures_cover_every_record_variant() {
             .iter()
             .map(|v| format!("CatalogRecord::{v}")),
     );
+    wanted.extend(SWF_VARIANTS.iter().map(|v| format!("SwfRecord::{v}")));
     let missing: Vec<&String> = wanted.iter().filter(|v| !seen.contains(*v)).collect();
     assert!(
         missing.is_empty(),
@@ -878,6 +1025,9 @@ fn fixtures_cover_every_record_variant() {
 fn a_fixture_holds_assigned_variables_and_they_read_back() {
     let mut found = false;
     for (fixture, expected) in all_expected() {
+        if expected["writer"] == "fixture_writer_swf" {
+            continue;
+        }
         let copy = copy_data(&fixture);
         let clock = ManualClock::new(number(&expected, "now_ms"));
         let engine = open(copy.path(), &clock, &expected);

@@ -54,6 +54,7 @@ mod serve_swf;
 mod serve_swf_workflows;
 mod serve_transport;
 mod serve_waiting;
+mod swf_kill;
 mod waiting_aborts;
 mod waiting_activities;
 mod waiting_builtin;

@@ -7,12 +7,21 @@
 //! server names `statelog_engine::swf::api::…` and never the model's crate (the layering test
 //! checks it).
 //!
-//! Pieces: `registry` (domains, types, tags).
+//! Pieces: `registry` (domains, types, tags), `index` (list/count of executions), `runs` (the
+//! open runs, the commit path, deadlines, recovery), `executions` (start, polls, answers,
+//! signal/cancel/terminate, describe, history), `lists` (task lists), `token` (task tokens),
+//! `model` (the one place that calls the pure model's fold and transitions).
 //!
 //! Invariants: every change is durable in the store (`store::swf`) before the call that made
 //! it answers. Must not: read wall time except through the engine's clock; log a task token.
 
+mod executions;
+mod index;
+mod lists;
+mod model;
 mod registry;
+mod runs;
+mod token;
 
 pub use statelog_swf::*;
 
@@ -39,7 +48,13 @@ impl Engine {
 pub(crate) struct SwfService {
     /// Serializes registry changes: each is checked against the registry and written under it.
     pub(crate) registry_writes: Mutex<()>,
+    /// Open runs and their deadlines.
+    pub(crate) runs: runs::Runs,
+    /// Decision and activity task lists.
+    pub(crate) lists: lists::TaskLists,
 }
+
+pub(crate) use runs::{recover, SwfDeadlines};
 
 impl<'a> Swf<'a> {
     fn service(&self) -> &'a SwfService {
@@ -54,3 +69,5 @@ pub(crate) fn internal(error: impl std::fmt::Display) -> SwfError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_runs;

@@ -1,0 +1,236 @@
+//! swf::lists: the SWF task lists of one engine: decision task lists and activity task lists,
+//! each scoped to a domain and named by the caller (a list exists once a task is scheduled into
+//! it or a poller asks for it). A list is ordered by `taskPriority` (higher first), then by the
+//! order tasks were offered (FIFO). Pollers block on the list's condition variable up to their
+//! deadline.
+//!
+//! The lists are memory only, derived from the runs' folded states: the engine offers every
+//! scheduled, unclaimed task of a run after each commit (and on open), and withdraws the ones
+//! that are no longer scheduled. A task sits in at most one list, once; `take` hands it to
+//! exactly one poller, who must claim it durably (`…TaskStarted`) under the run's lock and
+//! drop it if the run no longer has it scheduled (a stale entry is harmless).
+//!
+//! Invariants: no lock of this module is held while the caller appends or holds a run lock
+//! (the run lock is taken first, then this one, never the other way round). Must not: sleep
+//! (pollers wait on a condition variable with a deadline), read the engine's clock (deadlines
+//! of a long poll are real time by design: they bound a connection, not a workflow).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+/// Which kind of list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum TaskKind {
+    /// Decision tasks (deciders poll them).
+    Decision,
+    /// Activity tasks (workers poll them).
+    Activity,
+}
+
+/// A task in a list: its run and the id of the event that scheduled it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct TaskRef {
+    /// The run.
+    pub(crate) run_id: Arc<str>,
+    /// The `DecisionTaskScheduled` / `ActivityTaskScheduled` event.
+    pub(crate) scheduled_event_id: u64,
+}
+
+type ListKey = (TaskKind, String, String);
+type Order = (Reverse<i32>, u64);
+
+#[derive(Debug, Default)]
+struct List {
+    queue: BTreeMap<Order, TaskRef>,
+    condvar: Arc<Condvar>,
+}
+
+#[derive(Debug, Default)]
+struct Lists {
+    lists: HashMap<ListKey, List>,
+    /// Where each task is, and its place in that list.
+    placed: HashMap<TaskRef, (ListKey, Order)>,
+    next_seq: u64,
+}
+
+/// Every SWF task list of the engine.
+#[derive(Debug, Default)]
+pub(crate) struct TaskLists {
+    inner: Mutex<Lists>,
+}
+
+impl TaskLists {
+    /// Puts `task` at its place in a list (a task already in a list stays where it is) and
+    /// wakes one poller of that list.
+    pub(crate) fn offer(
+        &self,
+        kind: TaskKind,
+        domain: &str,
+        list: &str,
+        priority: i32,
+        task: TaskRef,
+    ) {
+        let mut lists = self.inner.lock();
+        if lists.placed.contains_key(&task) {
+            return;
+        }
+        let seq = lists.next_seq;
+        lists.next_seq += 1;
+        let key = (kind, domain.to_string(), list.to_string());
+        let order = (Reverse(priority), seq);
+        lists.placed.insert(task.clone(), (key.clone(), order));
+        let entry = lists.lists.entry(key).or_default();
+        entry.queue.insert(order, task);
+        entry.condvar.notify_one();
+    }
+
+    /// Takes `task` out of its list, if it is in one.
+    pub(crate) fn withdraw(&self, task: &TaskRef) {
+        let mut lists = self.inner.lock();
+        if let Some((key, order)) = lists.placed.remove(task) {
+            if let Some(list) = lists.lists.get_mut(&key) {
+                list.queue.remove(&order);
+                if list.queue.is_empty() && Arc::strong_count(&list.condvar) == 1 {
+                    lists.lists.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Whether `task` waits in a list.
+    #[cfg(test)]
+    pub(crate) fn contains(&self, task: &TaskRef) -> bool {
+        self.inner.lock().placed.contains_key(task)
+    }
+
+    fn take_locked(lists: &mut Lists, key: &ListKey) -> Option<TaskRef> {
+        let list = lists.lists.get_mut(key)?;
+        let (_, task) = list.queue.pop_first()?;
+        lists.placed.remove(&task);
+        Some(task)
+    }
+
+    /// Takes the first task of a list, waiting for one until `deadline` (a deadline already
+    /// past takes only what is there).
+    pub(crate) fn take(
+        &self,
+        kind: TaskKind,
+        domain: &str,
+        list: &str,
+        deadline: Instant,
+    ) -> Option<TaskRef> {
+        let key = (kind, domain.to_string(), list.to_string());
+        let mut lists = self.inner.lock();
+        loop {
+            if let Some(task) = Self::take_locked(&mut lists, &key) {
+                return Some(task);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            let condvar = lists.lists.entry(key.clone()).or_default().condvar.clone();
+            let timed_out = condvar.wait_until(&mut lists, deadline).timed_out();
+            if timed_out {
+                let task = Self::take_locked(&mut lists, &key);
+                drop(condvar);
+                if let Some(list) = lists.lists.get(&key) {
+                    if list.queue.is_empty() && Arc::strong_count(&list.condvar) == 1 {
+                        lists.lists.remove(&key);
+                    }
+                }
+                return task;
+            }
+        }
+    }
+
+    /// How many tasks wait in a list.
+    pub(crate) fn count(&self, kind: TaskKind, domain: &str, list: &str) -> usize {
+        let key = (kind, domain.to_string(), list.to_string());
+        self.inner
+            .lock()
+            .lists
+            .get(&key)
+            .map_or(0, |list| list.queue.len())
+    }
+
+    /// Wakes every poller (a shutdown, or a test that wants them to look again).
+    #[cfg(test)]
+    pub(crate) fn wake_all(&self) {
+        let lists = self.inner.lock();
+        for list in lists.lists.values() {
+            list.condvar.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn task(run: &str, id: u64) -> TaskRef {
+        TaskRef {
+            run_id: Arc::from(run),
+            scheduled_event_id: id,
+        }
+    }
+
+    #[test]
+    fn higher_priority_first_then_fifo_and_lists_are_separate() {
+        let lists = TaskLists::default();
+        let past = Instant::now();
+        lists.offer(TaskKind::Activity, "d", "l", 0, task("a", 1));
+        lists.offer(TaskKind::Activity, "d", "l", 5, task("b", 1));
+        lists.offer(TaskKind::Activity, "d", "l", 0, task("c", 1));
+        lists.offer(TaskKind::Activity, "d", "l", -3, task("d", 1));
+        lists.offer(TaskKind::Activity, "d", "l", 5, task("b", 1));
+        lists.offer(TaskKind::Decision, "d", "l", 9, task("x", 1));
+        lists.offer(TaskKind::Activity, "e", "l", 9, task("y", 1));
+        assert_eq!(
+            lists.count(TaskKind::Activity, "d", "l"),
+            4,
+            "an offer is once"
+        );
+        let order: Vec<String> =
+            std::iter::from_fn(|| lists.take(TaskKind::Activity, "d", "l", past))
+                .map(|t| t.run_id.to_string())
+                .collect();
+        assert_eq!(order, ["b", "a", "c", "d"]);
+        assert_eq!(lists.count(TaskKind::Decision, "d", "l"), 1);
+        lists.withdraw(&task("x", 1));
+        assert_eq!(lists.count(TaskKind::Decision, "d", "l"), 0);
+        assert!(lists.contains(&task("y", 1)));
+    }
+
+    #[test]
+    fn a_waiting_poller_gets_a_task_offered_later_and_an_empty_one_times_out() {
+        let lists = Arc::new(TaskLists::default());
+        let waiting = {
+            let lists = lists.clone();
+            std::thread::spawn(move || {
+                lists.take(
+                    TaskKind::Decision,
+                    "d",
+                    "l",
+                    Instant::now() + Duration::from_secs(30),
+                )
+            })
+        };
+        // Offer until the poller has it (it may not be waiting yet).
+        lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 3));
+        let got = waiting.join().expect("joins");
+        assert_eq!(got, Some(task("r", 3)));
+        let empty = lists.take(
+            TaskKind::Decision,
+            "d",
+            "l",
+            Instant::now() + Duration::from_millis(20),
+        );
+        assert_eq!(empty, None);
+        lists.wake_all();
+    }
+}

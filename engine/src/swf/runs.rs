@@ -1,0 +1,520 @@
+//! swf::runs: open SWF workflow runs and the one path of every change to them. Each open run
+//! has a slot: its folded state (`statelog_swf::fold::Execution`) and its events, behind the
+//! lock that serializes its changes. A change is: the pure transitions decide the events to
+//! append (`statelog_swf::transitions`), the engine numbers and stamps them, folds them on a
+//! copy, makes them durable as one store record (`Store::swf_append_events`), adopts the
+//! copy, then syncs the run's tasks with the task lists and its next deadline with the
+//! deadline heap (`sync`).
+//!
+//! Invariants: the slot lock is held from the decision to the adoption, so the folded state
+//! always equals the written log; nothing is handed out (a task token, an answer) before its
+//! events are durable; a closed run leaves memory (its slot, its list entries) in the commit
+//! that closes it. Lock order: run slot, then the task lists or the deadline heap, never the
+//! other way round. Must not: hold a slot lock while waiting for a poll; read wall time
+//! except through the engine's clock.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use statelog_store::swf::{CloseStatus as StoreClose, RunClose, RunHeader, RunStart};
+use statelog_swf::api::{self, Fault, SwfError};
+use statelog_swf::encoding::{decode_events, encode_events};
+use statelog_swf::events::{Attributes, Event};
+use statelog_swf::fold::{Execution, RunKey};
+
+use super::lists::{TaskKind, TaskRef};
+use super::{internal, model, Swf};
+use crate::Engine;
+
+/// One open run.
+#[derive(Debug)]
+pub(crate) struct RunSlot {
+    pub(crate) state: Mutex<RunState>,
+}
+
+/// What the engine holds of an open run.
+#[derive(Debug)]
+pub(crate) struct RunState {
+    pub(crate) domain: String,
+    pub(crate) workflow_id: String,
+    pub(crate) run_id: Arc<str>,
+    /// The domain's retention, recorded in the closing batch.
+    pub(crate) retention_days: u32,
+    pub(crate) execution: Execution,
+    pub(crate) events: Vec<Event>,
+    /// The tasks of this run offered to the lists.
+    offered: Vec<TaskRef>,
+    /// The deadline pushed on the heap last.
+    armed_due_ms: Option<u64>,
+}
+
+/// The open runs, the lists and the deadline heap.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    pub(crate) open: Mutex<HashMap<Arc<str>, Arc<RunSlot>>>,
+    /// `(due ms, run)`: a stale entry (the run's deadline moved or it closed) fires nothing.
+    pub(crate) deadlines: Mutex<DeadlineHeap>,
+}
+
+/// Deadlines of open runs, earliest first: `(due ms, run)`.
+type DeadlineHeap = std::collections::BinaryHeap<Reverse<(u64, Arc<str>)>>;
+
+/// A run about to be opened: who it is and how it starts.
+pub(crate) struct NewRun<'a> {
+    pub(crate) domain: &'a str,
+    pub(crate) workflow_id: &'a str,
+    pub(crate) run_id: &'a str,
+    /// Its domain's retention, recorded when it closes.
+    pub(crate) retention_days: u32,
+    pub(crate) start: RunStart,
+}
+
+/// The store's close status of a folded close.
+pub(crate) fn store_close(status: api::CloseStatus) -> StoreClose {
+    match status {
+        api::CloseStatus::Completed => StoreClose::Completed,
+        api::CloseStatus::Failed => StoreClose::Failed,
+        api::CloseStatus::Canceled => StoreClose::Canceled,
+        api::CloseStatus::Terminated => StoreClose::Terminated,
+        api::CloseStatus::ContinuedAsNew => StoreClose::ContinuedAsNew,
+        api::CloseStatus::TimedOut => StoreClose::TimedOut,
+    }
+}
+
+impl RunState {
+    fn new(
+        domain: String,
+        workflow_id: String,
+        run_id: Arc<str>,
+        retention_days: u32,
+        execution: Execution,
+        events: Vec<Event>,
+    ) -> Self {
+        RunState {
+            domain,
+            workflow_id,
+            run_id,
+            retention_days,
+            execution,
+            events,
+            offered: Vec::new(),
+            armed_due_ms: None,
+        }
+    }
+
+    /// The execution as the API names it.
+    pub(crate) fn execution_ref(&self) -> api::WorkflowExecution {
+        api::WorkflowExecution {
+            workflow_id: self.workflow_id.clone(),
+            run_id: self.run_id.to_string(),
+        }
+    }
+}
+
+/// Numbers and stamps `attributes` after `after` events.
+fn number(after: usize, attributes: Vec<Attributes>, now_ms: u64) -> Vec<Event> {
+    attributes
+        .into_iter()
+        .enumerate()
+        .map(|(i, attributes)| Event {
+            event_id: (after + i + 1) as u64,
+            timestamp_ms: now_ms,
+            attributes,
+        })
+        .collect()
+}
+
+impl Swf<'_> {
+    pub(crate) fn runs(&self) -> &Runs {
+        &self.service().runs
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.engine.inner.options.clock.now_ms()
+    }
+
+    /// The open run `run_id`, if open.
+    pub(crate) fn open_slot(&self, run_id: &str) -> Option<Arc<RunSlot>> {
+        self.runs().open.lock().get(run_id).cloned()
+    }
+
+    /// Whether a cancel was requested of the open run `run_id`.
+    pub(crate) fn cancel_requested(&self, run_id: &str) -> bool {
+        self.open_slot(run_id)
+            .is_some_and(|slot| model::cancel_requested(&slot.state.lock().execution))
+    }
+
+    /// A fresh run id: 16 random bytes, base64url.
+    pub(crate) fn new_run_id(&self) -> Result<String, SwfError> {
+        use base64::Engine as _;
+        let mut bytes = [0u8; 16];
+        self.engine
+            .inner
+            .entropy
+            .fill(&mut bytes, "an SWF run id")
+            .map_err(internal)?;
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// A fresh token nonce.
+    pub(crate) fn new_nonce(&self) -> Result<[u8; 16], SwfError> {
+        let mut bytes = [0u8; 16];
+        self.engine
+            .inner
+            .entropy
+            .fill(&mut bytes, "an SWF task token")
+            .map_err(internal)?;
+        Ok(bytes)
+    }
+
+    /// Writes a new run's first events (its start) and opens its slot. `WorkflowExecution
+    /// AlreadyStartedFault` when the workflow id has an open run (checked by the store under
+    /// its index lock, so two racing starts cannot both open).
+    pub(crate) fn open_run(
+        &self,
+        run: NewRun<'_>,
+        attributes: Vec<Attributes>,
+        now_ms: u64,
+    ) -> Result<(), SwfError> {
+        let NewRun {
+            domain,
+            workflow_id,
+            run_id,
+            retention_days,
+            start,
+        } = run;
+        self.writable()?;
+        let events = number(0, attributes, now_ms);
+        let key = RunKey {
+            domain: domain.to_string(),
+            workflow_id: workflow_id.to_string(),
+            run_id: run_id.to_string(),
+        };
+        let execution = Execution::fold(key, &events).map_err(internal)?;
+        let header = RunHeader {
+            domain: domain.to_string(),
+            workflow_id: workflow_id.to_string(),
+            run_id: run_id.to_string(),
+            first_event_id: 1,
+            last_event_id: events.len() as u64,
+            start: Some(start),
+            close: None,
+        };
+        let store = &self.engine.inner.store;
+        store
+            .swf_append_events(header, &encode_events(&events))
+            .map_err(|e| match e {
+                statelog_store::Error::SwfSequence(
+                    statelog_store::swf::SwfSequenceError::WorkflowOpen { .. },
+                ) => SwfError::new(
+                    Fault::WorkflowExecutionAlreadyStarted,
+                    format!("An execution of workflow id {workflow_id} is already open"),
+                ),
+                other => internal(other),
+            })?;
+        let run_id: Arc<str> = Arc::from(run_id);
+        let state = RunState::new(
+            domain.to_string(),
+            workflow_id.to_string(),
+            run_id.clone(),
+            retention_days,
+            execution,
+            events,
+        );
+        let slot = Arc::new(RunSlot {
+            state: Mutex::new(state),
+        });
+        // Open before the sync offers its first decision task, so its poller finds the slot.
+        self.runs().open.lock().insert(run_id, slot.clone());
+        self.sync(&mut slot.state.lock());
+        Ok(())
+    }
+
+    pub(crate) fn writable(&self) -> Result<(), SwfError> {
+        if self.engine.inner.options.read_only {
+            return Err(SwfError::new(
+                Fault::OperationNotPermitted,
+                "the engine is open read-only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends `attributes` to the run (the caller holds its slot lock): numbered, folded on a
+    /// copy, made durable, adopted, synced. Nothing is written for no attributes.
+    pub(crate) fn commit(
+        &self,
+        state: &mut RunState,
+        attributes: Vec<Attributes>,
+        now_ms: u64,
+    ) -> Result<(), SwfError> {
+        if attributes.is_empty() {
+            return Ok(());
+        }
+        self.writable()?;
+        let events = number(state.events.len(), attributes, now_ms);
+        let mut next = state.execution.clone();
+        for event in &events {
+            next.apply(event).map_err(internal)?;
+        }
+        let was_open = model::close_status(&state.execution).is_none();
+        let close = model::close_status(&next)
+            .filter(|_| was_open)
+            .map(|status| RunClose {
+                status: store_close(status),
+                close_ms: now_ms,
+                retention_days: state.retention_days,
+            });
+        let header = RunHeader {
+            domain: state.domain.clone(),
+            workflow_id: state.workflow_id.clone(),
+            run_id: state.run_id.to_string(),
+            first_event_id: events[0].event_id,
+            last_event_id: events[events.len() - 1].event_id,
+            start: None,
+            close,
+        };
+        self.engine
+            .inner
+            .store
+            .swf_append_events(header, &encode_events(&events))
+            .map_err(internal)?;
+        state.execution = next;
+        state.events.extend(events);
+        self.sync(state);
+        Ok(())
+    }
+
+    /// Brings the lists and the deadline heap in line with the run's folded state: every
+    /// scheduled, unclaimed task is offered once, every other task of the run withdrawn, the
+    /// next deadline armed; a closed run leaves the open runs.
+    pub(crate) fn sync(&self, state: &mut RunState) {
+        let lists = &self.service().lists;
+        let closed = model::close_status(&state.execution).is_some();
+        let mut desired: Vec<(TaskKind, String, i32, TaskRef)> = Vec::new();
+        if !closed {
+            if let Some((scheduled, list, priority)) = model::decision_scheduled(&state.execution) {
+                desired.push((
+                    TaskKind::Decision,
+                    list,
+                    priority,
+                    TaskRef {
+                        run_id: state.run_id.clone(),
+                        scheduled_event_id: scheduled,
+                    },
+                ));
+            }
+            for (scheduled, list, priority) in model::activities_waiting(&state.execution) {
+                desired.push((
+                    TaskKind::Activity,
+                    list,
+                    priority,
+                    TaskRef {
+                        run_id: state.run_id.clone(),
+                        scheduled_event_id: scheduled,
+                    },
+                ));
+            }
+        }
+        for task in state.offered.drain(..) {
+            if !desired.iter().any(|d| d.3 == task) {
+                lists.withdraw(&task);
+            }
+        }
+        for (kind, list, priority, task) in desired {
+            lists.offer(kind, &state.domain, &list, priority, task.clone());
+            state.offered.push(task);
+        }
+        if closed {
+            state.armed_due_ms = None;
+            self.runs().open.lock().remove(&state.run_id);
+            return;
+        }
+        let due = model::next_due_ms(&state.execution);
+        if let Some(due) = due {
+            if state.armed_due_ms != Some(due) {
+                state.armed_due_ms = Some(due);
+                self.runs()
+                    .deadlines
+                    .lock()
+                    .push(Reverse((due, state.run_id.clone())));
+                self.engine.inner.timer_signal.notify();
+            }
+        } else {
+            state.armed_due_ms = None;
+        }
+    }
+
+    /// The earliest deadline of any open run.
+    pub(crate) fn next_deadline_ms(&self) -> Option<u64> {
+        self.runs().deadlines.lock().peek().map(|e| e.0 .0)
+    }
+
+    /// Runs every deadline due at `now_ms` (timers, timeouts); returns how many runs moved.
+    pub(crate) fn run_due(&self, now_ms: u64) -> usize {
+        let mut due: Vec<Arc<str>> = Vec::new();
+        {
+            let mut heap = self.runs().deadlines.lock();
+            while heap.peek().is_some_and(|e| e.0 .0 <= now_ms) {
+                if let Some(Reverse((_, run))) = heap.pop() {
+                    if !due.contains(&run) {
+                        due.push(run);
+                    }
+                }
+            }
+        }
+        let mut moved = 0;
+        for run_id in due {
+            let Some(slot) = self.open_slot(&run_id) else {
+                continue;
+            };
+            let mut state = slot.state.lock();
+            if state.armed_due_ms.is_some_and(|armed| armed <= now_ms) {
+                state.armed_due_ms = None;
+            }
+            let attributes = match model::due(&state.execution, now_ms) {
+                Ok(attributes) => attributes,
+                Err(error) => {
+                    self.engine
+                        .inner
+                        .background_errors
+                        .lock()
+                        .push(format!("swf deadline of run {run_id}: {error}"));
+                    continue;
+                }
+            };
+            if attributes.is_empty() {
+                // Re-arm what is still ahead.
+                self.sync(&mut state);
+                continue;
+            }
+            match self.commit(&mut state, attributes, now_ms) {
+                Ok(()) => moved += 1,
+                Err(error) => {
+                    // Kept for the embedder; the deadline is tried again next time.
+                    state.armed_due_ms = None;
+                    self.engine
+                        .inner
+                        .background_errors
+                        .lock()
+                        .push(format!("swf deadline of run {run_id}: {error}"));
+                    self.runs()
+                        .deadlines
+                        .lock()
+                        .push(Reverse((now_ms.saturating_add(1_000), run_id.clone())));
+                }
+            }
+        }
+        moved
+    }
+
+    /// Reads a run's events from the store (open or closed), checked and decoded.
+    pub(crate) fn stored_events(&self, run_id: &str) -> Result<Vec<Event>, SwfError> {
+        let batches = self
+            .engine
+            .inner
+            .store
+            .swf_history(run_id)
+            .map_err(internal)?;
+        let mut events = Vec::new();
+        for bytes in batches {
+            events.extend(decode_events(&bytes).map_err(internal)?);
+        }
+        for (i, event) in events.iter().enumerate() {
+            if event.event_id != i as u64 + 1 {
+                return Err(internal(format!(
+                    "run {run_id}: event {} where {} belongs",
+                    event.event_id,
+                    i + 1
+                )));
+            }
+        }
+        Ok(events)
+    }
+}
+
+/// Recovery: folds every open run of the store, offers its scheduled tasks again (started
+/// ones keep their tokens: the nonce is in their started event) and arms its deadlines. A run
+/// whose events do not decode or fold is marked damaged and not recovered; the others are.
+pub(crate) fn recover(engine: &Engine) {
+    let swf = engine.swf();
+    for run in engine.inner.store.swf_open_runs() {
+        let key = RunKey {
+            domain: run.domain.clone(),
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.to_string(),
+        };
+        let recovered = swf.stored_events(&run.run_id).and_then(|events| {
+            let mut execution = Execution::fold(key, &events).map_err(internal)?;
+            // Heartbeats are memory only: a started task's heartbeat clock starts afresh at
+            // open, so a live worker is never timed out by a crash.
+            let now_ms = swf.now();
+            let started: Vec<(u64, u64)> = execution
+                .activities
+                .values()
+                .filter_map(|a| {
+                    a.started
+                        .as_ref()
+                        .map(|s| (a.scheduled_event_id, s.started_event_id))
+                })
+                .collect();
+            for (scheduled, started) in started {
+                execution.record_heartbeat(scheduled, started, now_ms, None);
+            }
+            Ok((execution, events))
+        });
+        let (execution, events) = match recovered {
+            Ok(folded) => folded,
+            Err(error) => {
+                engine
+                    .inner
+                    .store
+                    .swf_mark_damaged(&run.run_id, error.message.clone());
+                continue;
+            }
+        };
+        let retention_days = engine
+            .inner
+            .store
+            .swf_domain(&run.domain)
+            .map_or(0, |d| d.retention_days);
+        let state = RunState::new(
+            run.domain.clone(),
+            run.workflow_id.clone(),
+            run.run_id.clone(),
+            retention_days,
+            execution,
+            events,
+        );
+        let slot = Arc::new(RunSlot {
+            state: Mutex::new(state),
+        });
+        swf.runs()
+            .open
+            .lock()
+            .insert(run.run_id.clone(), slot.clone());
+        swf.sync(&mut slot.state.lock());
+    }
+}
+
+/// The SWF deadlines as a task backend of the kernel's timer loop: they serve no ASL task;
+/// the timer thread (or `Engine::run_due_timers`) runs them on the engine's clock.
+pub(crate) struct SwfDeadlines;
+
+impl crate::backend::TaskBackend for SwfDeadlines {
+    fn name(&self) -> &'static str {
+        "swf deadlines"
+    }
+
+    fn cancel(&self, _engine: &Engine, _attempt: &crate::backend::AttemptKey) {}
+
+    fn next_due_ms(&self, engine: &Engine) -> Option<u64> {
+        engine.swf().next_deadline_ms()
+    }
+
+    fn run_due(&self, engine: &Engine, now_ms: u64) -> usize {
+        engine.swf().run_due(now_ms)
+    }
+}
