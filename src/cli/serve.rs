@@ -17,7 +17,7 @@ use statelog::engine::EngineOptions;
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::health::check_room_for_segment;
-use statelog::server::limits::{METRICS_LISTEN_DEFAULT, SHUTDOWN_GRACE_MS};
+use statelog::server::limits::{METRICS_LISTEN_DEFAULT, RUNTIME_SHUTDOWN_MS};
 use statelog::server::{resolve_listen, serve_with, shutdown_signal, ServeOptions, ServerState};
 
 /// Arguments of `statelog serve`.
@@ -150,8 +150,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())
     });
-    // An SWF long poll blocks a pool thread until its wait (up to 60 s) ends; the engines are
-    // closed by now, so the process does not wait for those threads past the grace period.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(SHUTDOWN_GRACE_MS));
+    // Requests are answered or closed and the engines closed by now: what may still run on the
+    // blocking pool is an abandoned SWF long poll (a thread blocked until its wait, up to 60 s,
+    // ends), which can no longer commit anything, so the process does not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served
 }

@@ -26,7 +26,7 @@ use super::error::Error;
 use super::protocol;
 use super::swf::{SwfOperation, TARGET_PREFIX};
 use super::ServerState;
-use crate::engine::swf::api::{Fault, SwfError};
+use crate::engine::swf::api::{self, Fault, SwfError};
 use crate::limits::ACTIVITY_POLL_MS_MAX;
 
 /// How long an SWF long poll waits for a task before it answers an empty one (SWF's 60 s).
@@ -98,49 +98,6 @@ macro_rules! call {
             .await?;
         answer(output)
     }};
-}
-
-/// An operation whose engine side is not built yet: a typed refusal naming it, after the one
-/// checks that need no execution (an unknown domain or task token is `UnknownResourceFault`).
-async fn not_yet<B: Backend>(
-    state: &ServerState<B>,
-    caller: &Caller,
-    operation: SwfOperation,
-    body: &[u8],
-) -> Result<Value, Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Named {
-        domain: Option<String>,
-        task_token: Option<String>,
-    }
-    let named = serde_json::from_slice::<Named>(body).ok();
-    if named.as_ref().is_some_and(|n| n.task_token.is_some()) {
-        // Without executions no SWF task was ever handed out, so no SWF token is known.
-        return Err(fault_error(SwfError::unknown_resource(
-            "Unknown task token (no SWF task has been handed out)",
-        )));
-    }
-    if let Some(Named {
-        domain: Some(domain),
-        ..
-    }) = named
-    {
-        if !state
-            .backend
-            .swf_domain_registered(caller, domain.clone())
-            .await?
-        {
-            return Err(fault_error(SwfError::unknown_resource(format!(
-                "Unknown domain: {domain}"
-            ))));
-        }
-    }
-    Err(Error::NotSupported {
-        operation: format!("{TARGET_PREFIX}{}", operation.name()),
-        reason: "the engine's SWF executions (starts, decision and activity tasks, history, \
-                 listings) are not built yet; the registry (domains, types, tags) is",
-    })
 }
 
 /// Runs one SWF workflow operation (every operation but the Step Functions mapping's, which
@@ -234,25 +191,202 @@ pub async fn dispatch<B: Backend>(
         Op::DeleteActivityType => {
             call!(state, caller, operation, body, Commit, delete_activity_type)
         }
-        Op::StartWorkflowExecution => not_yet(state, caller, operation, body).await,
-        Op::PollForDecisionTask => not_yet(state, caller, operation, body).await,
-        Op::RespondDecisionTaskCompleted => not_yet(state, caller, operation, body).await,
-        Op::PollForActivityTask => not_yet(state, caller, operation, body).await,
-        Op::RespondActivityTaskCompleted => not_yet(state, caller, operation, body).await,
-        Op::RespondActivityTaskFailed => not_yet(state, caller, operation, body).await,
-        Op::RespondActivityTaskCanceled => not_yet(state, caller, operation, body).await,
-        Op::RecordActivityTaskHeartbeat => not_yet(state, caller, operation, body).await,
-        Op::CountPendingActivityTasks => not_yet(state, caller, operation, body).await,
-        Op::CountPendingDecisionTasks => not_yet(state, caller, operation, body).await,
-        Op::DescribeWorkflowExecution => not_yet(state, caller, operation, body).await,
-        Op::GetWorkflowExecutionHistory => not_yet(state, caller, operation, body).await,
-        Op::SignalWorkflowExecution => not_yet(state, caller, operation, body).await,
-        Op::RequestCancelWorkflowExecution => not_yet(state, caller, operation, body).await,
-        Op::TerminateWorkflowExecution => not_yet(state, caller, operation, body).await,
-        Op::ListOpenWorkflowExecutions => not_yet(state, caller, operation, body).await,
-        Op::ListClosedWorkflowExecutions => not_yet(state, caller, operation, body).await,
-        Op::CountOpenWorkflowExecutions => not_yet(state, caller, operation, body).await,
-        Op::CountClosedWorkflowExecutions => not_yet(state, caller, operation, body).await,
+        Op::StartWorkflowExecution => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                start_workflow_execution
+            )
+        }
+        Op::PollForDecisionTask => {
+            let input: api::PollForDecisionTaskInput = decode(operation, body)?;
+            let permit = state.long_polls.admit(&caller.account_id)?;
+            let task = state
+                .backend
+                .swf(caller, SwfCallKind::LongPoll, move |engine| {
+                    // Held until the engine's poll returns, even when the client left first: the
+                    // permits bound the threads polls occupy.
+                    let _permit = permit;
+                    engine.swf().poll_for_decision_task(&input, POLL_WAIT)
+                })
+                .await?;
+            answer(task)
+        }
+        Op::RespondDecisionTaskCompleted => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                respond_decision_task_completed
+            )
+        }
+        Op::PollForActivityTask => {
+            let input: api::PollForActivityTaskInput = decode(operation, body)?;
+            let permit = state.long_polls.admit(&caller.account_id)?;
+            let task = state
+                .backend
+                .swf(caller, SwfCallKind::LongPoll, move |engine| {
+                    // Held until the engine's poll returns, even when the client left first: the
+                    // permits bound the threads polls occupy.
+                    let _permit = permit;
+                    engine.swf().poll_for_activity_task(&input, POLL_WAIT)
+                })
+                .await?;
+            answer(task)
+        }
+        Op::RespondActivityTaskCompleted => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                respond_activity_task_completed
+            )
+        }
+        Op::RespondActivityTaskFailed => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                respond_activity_task_failed
+            )
+        }
+        Op::RespondActivityTaskCanceled => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                respond_activity_task_canceled
+            )
+        }
+        Op::RecordActivityTaskHeartbeat => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                record_activity_task_heartbeat
+            )
+        }
+        Op::CountPendingActivityTasks => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                count_pending_activity_tasks
+            )
+        }
+        Op::CountPendingDecisionTasks => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                count_pending_decision_tasks
+            )
+        }
+        Op::DescribeWorkflowExecution => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                describe_workflow_execution
+            )
+        }
+        Op::GetWorkflowExecutionHistory => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                get_workflow_execution_history
+            )
+        }
+        Op::SignalWorkflowExecution => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                signal_workflow_execution
+            )
+        }
+        Op::RequestCancelWorkflowExecution => call!(
+            state,
+            caller,
+            operation,
+            body,
+            Commit,
+            request_cancel_workflow_execution
+        ),
+        Op::TerminateWorkflowExecution => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Commit,
+                terminate_workflow_execution
+            )
+        }
+        Op::ListOpenWorkflowExecutions => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                list_open_workflow_executions
+            )
+        }
+        Op::ListClosedWorkflowExecutions => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                list_closed_workflow_executions
+            )
+        }
+        Op::CountOpenWorkflowExecutions => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                count_open_workflow_executions
+            )
+        }
+        Op::CountClosedWorkflowExecutions => {
+            call!(
+                state,
+                caller,
+                operation,
+                body,
+                Read,
+                count_closed_workflow_executions
+            )
+        }
         Op::TagResource => call!(state, caller, operation, body, Commit, tag_resource),
         Op::UntagResource => call!(state, caller, operation, body, Commit, untag_resource),
         Op::ListTagsForResource => {
@@ -264,7 +398,6 @@ pub async fn dispatch<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::swf::api;
 
     #[test]
     fn faults_keep_their_swf_names_and_internal_ones_hide_the_detail() {

@@ -116,7 +116,6 @@ async fn the_registry_answers_in_swf_shapes_with_swf_faults() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the engine's SWF executions (branch swf-engine, not merged yet)"]
 async fn a_decision_and_an_activity_round_trip_over_http() {
     let s = server(None);
     register(&s).await;
@@ -216,7 +215,6 @@ async fn a_decision_and_an_activity_round_trip_over_http() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the engine's SWF executions (branch swf-engine, not merged yet)"]
 async fn a_waiting_decision_poll_is_handed_the_task_a_later_start_schedules() {
     let s = server(None);
     register(&s).await;
@@ -256,7 +254,6 @@ async fn a_waiting_decision_poll_is_handed_the_task_a_later_start_schedules() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the engine's SWF executions (branch swf-engine, not merged yet)"]
 async fn the_accounts_own_domain_moves_from_the_step_functions_mapping_to_swf() {
     let s = server(None);
     // A Step Functions task waits in list `gpu`; the account's domain counts it.
