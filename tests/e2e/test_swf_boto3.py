@@ -6,13 +6,12 @@ paging, listing with filters, tags, tokens).
 
 Timeouts are 1-2 s and the tests that wait on them share one wait (the `timeouts` fixture sets
 every scenario up at once). A poll is only made where a task is known to wait (the pending count
-says so first), so no test sits in a 60 s long poll, except the one empty poll that runs in the
-background for the whole module and is checked last.
+says so first), so no test sits in a 60 s long poll; the one empty poll runs in the background
+for the whole session (conftest.py) and test_swf_zz_empty_poll.py checks it last.
 """
 
 import datetime
 import json
-import threading
 import time
 
 import pytest
@@ -53,24 +52,6 @@ def register_domain(c, **extra):
 @pytest.fixture(scope="module")
 def domain(c):
     return register_domain(c, description="statelog e2e")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def empty_poll(c, domain):
-    """One poll of a list no task ever reaches, held for the whole module (SWF holds it 60 s)."""
-    result = {}
-
-    def poll():
-        started = time.monotonic()
-        try:
-            result["answer"] = c.poll_for_decision_task(domain=domain, taskList={"name": unique("nobody")})
-        except Exception as error:  # noqa: BLE001 - reported by the test that reads it
-            result["error"] = error
-        result["seconds"] = time.monotonic() - started
-
-    thread = threading.Thread(target=poll, daemon=True)
-    thread.start()
-    yield thread, result
 
 
 WORKFLOW_DEFAULTS = {
@@ -1185,18 +1166,3 @@ def test_an_account_holds_at_most_100_domains(secured):
     assert held() == 100
     # Another account is not affected.
     swf_client(secured, "AKIDONE", "one-secret").register_domain(name=unique("room"), workflowExecutionRetentionPeriodInDays="0")
-
-
-# ---------------------------------------------------------------------------------------------
-# The empty poll held since the module began (last, so it has had its 60 s).
-
-
-def test_an_empty_poll_answers_an_empty_token_after_60_s(empty_poll):
-    thread, result = empty_poll
-    thread.join(timeout=75)
-    assert not thread.is_alive(), "the poll returned"
-    assert "error" not in result, result.get("error")
-    answer = result["answer"]
-    assert answer["taskToken"] == ""
-    assert "events" not in answer
-    assert 55 <= result["seconds"] <= 70

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -42,16 +43,24 @@ def simpleflow(*args, log=None, background=False):
     return subprocess.run(command, env=simpleflow_env(), capture_output=True, text=True, timeout=60, check=True)
 
 
-def stop(process):
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
+def stop(processes):
+    """SIGTERM to every process group, then SIGKILL to those still there after 2 s (a
+    simpleflow poller stops gracefully only once its long poll returns, up to 60 s)."""
+    for process in processes:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 2
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait(timeout=5)
 
 
 def test_simpleflow_decider_and_workers_run_an_order_workflow():
@@ -95,8 +104,7 @@ def test_simpleflow_decider_and_workers_run_an_order_workflow():
             print(log.read()[-20000:])
             raise
         finally:
-            for process in processes:
-                stop(process)
+            stop(processes)
     assert info["closeStatus"] == "COMPLETED"
     events = history(c, domain, execution)
     completed = attrs(of_type(events, "WorkflowExecutionCompleted")[0])
