@@ -413,7 +413,7 @@ def test_start_takes_the_types_defaults(c, domain):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the SWF model's WorkflowExecutionInfo leaves cancelRequested out when false; SWF answers it (false)",
+    reason="the engine's executions index (engine/src/swf/index.rs) leaves cancelRequested out when false; SWF answers false",
 )
 def test_describe_shows_cancel_requested_false(c, domain):
     execution = start(c, domain, register_workflow(c, domain))
