@@ -453,6 +453,9 @@ pub(crate) struct SwfIndex {
     pub(crate) started: Vec<Arc<str>>,
     /// The open run of each `(domain, workflow id)`.
     pub(crate) open_by_workflow: HashMap<(String, String), Arc<str>>,
+    /// Workflow ids whose start is being appended (reserved before the append, so two racing
+    /// starts of one id cannot both reach the log).
+    pub(crate) starting: std::collections::HashSet<(String, String)>,
 }
 
 /// Why an SWF event batch does not follow the index.
@@ -504,6 +507,16 @@ pub enum SwfSequenceError {
 impl SwfIndex {
     /// Checks that a batch with `header` may follow the index.
     pub(crate) fn check(&self, header: &RunHeader) -> Result<(), SwfSequenceError> {
+        self.check_after(header, &[])
+    }
+
+    /// Checks that a batch with `header` may follow the index once the runs `closed_before`
+    /// are closed (earlier batches of the same atomic append close them).
+    pub(crate) fn check_after(
+        &self,
+        header: &RunHeader,
+        closed_before: &[&str],
+    ) -> Result<(), SwfSequenceError> {
         match self.runs.get(header.run_id.as_str()) {
             None => {
                 if header.start.is_none() || header.first_event_id != 1 {
@@ -512,11 +525,22 @@ impl SwfIndex {
                     });
                 }
                 let key = (header.domain.clone(), header.workflow_id.clone());
-                if let Some(open) = self.open_by_workflow.get(&key) {
+                let open = self
+                    .open_by_workflow
+                    .get(&key)
+                    .filter(|open| !closed_before.contains(&open.as_ref()));
+                if let Some(open) = open {
                     return Err(SwfSequenceError::WorkflowOpen {
                         domain: header.domain.clone(),
                         workflow_id: header.workflow_id.clone(),
                         open_run_id: open.to_string(),
+                    });
+                }
+                if self.starting.contains(&key) {
+                    return Err(SwfSequenceError::WorkflowOpen {
+                        domain: header.domain.clone(),
+                        workflow_id: header.workflow_id.clone(),
+                        open_run_id: "(a run being started)".to_string(),
                     });
                 }
             }
@@ -863,16 +887,59 @@ impl Store {
     /// Appends one batch of a run's events (`events`: `statelog_swf::encoding` bytes), durable
     /// when it returns, and indexes it. The caller serializes appends per run.
     pub fn swf_append_events(&self, header: RunHeader, events: &[u8]) -> Result<(), Error> {
-        if let Some(damage) = self.damage_of(&header.run_id) {
-            return Err(damage.error(&header.run_id));
+        self.swf_append_batches(vec![(header, events.to_vec())])
+    }
+
+    /// Appends batches of several runs as one atomic log batch (a run's close and the start of
+    /// the run that continues it), durable when it returns, and indexes them in order. A start
+    /// reserves its workflow id before the append, so two racing starts of one id cannot both
+    /// reach the log; a later batch may start a workflow id an earlier one closes.
+    pub fn swf_append_batches(&self, batches: Vec<(RunHeader, Vec<u8>)>) -> Result<(), Error> {
+        if batches.is_empty() {
+            return Ok(());
         }
-        self.index.read().swf.check(&header)?;
-        let bytes = encode_swf_events(&header, events)?;
-        let lsn = self.log.append_batch(&[(KIND_SWF, &bytes)])?;
+        for (header, _) in &batches {
+            if let Some(damage) = self.damage_of(&header.run_id) {
+                return Err(damage.error(&header.run_id));
+            }
+        }
+        let reserved: Vec<(String, String)> = {
+            let mut index = self.index.write();
+            let mut closed: Vec<&str> = Vec::new();
+            for (header, _) in &batches {
+                index.swf.check_after(header, &closed)?;
+                if header.close.is_some() {
+                    closed.push(&header.run_id);
+                }
+            }
+            let reserved: Vec<(String, String)> = batches
+                .iter()
+                .filter(|(h, _)| h.start.is_some())
+                .map(|(h, _)| (h.domain.clone(), h.workflow_id.clone()))
+                .collect();
+            index.swf.starting.extend(reserved.iter().cloned());
+            reserved
+        };
+        let release = |index: &mut super::Index| {
+            for key in &reserved {
+                index.swf.starting.remove(key);
+            }
+        };
+        let encoded: Result<Vec<Vec<u8>>, Error> = batches
+            .iter()
+            .map(|(header, events)| encode_swf_events(header, events))
+            .collect();
+        let appended = encoded.and_then(|encoded| {
+            let framed: Vec<(u8, &[u8])> =
+                encoded.iter().map(|b| (KIND_SWF, b.as_slice())).collect();
+            self.log.append_batch(&framed)
+        });
         let mut index = self.index.write();
-        // Re-checked under the write lock: two starts of one workflow id race here.
-        index.swf.check(&header)?;
-        index.swf.apply_events(lsn, header);
+        release(&mut index);
+        let first = appended?;
+        for (i, (header, _)) in batches.into_iter().enumerate() {
+            index.swf.apply_events(Lsn(first.0 + i as u64), header);
+        }
         Ok(())
     }
 

@@ -108,7 +108,7 @@ impl Swf<'_> {
         )?;
         api::page_size(input.maximum_page_size)?;
         self.domain(&input.domain)?;
-        if let Some(page_token) = &input.next_page_token {
+        if let Some(page_token) = input.next_page_token.as_deref().filter(|t| !t.is_empty()) {
             return self.decision_page(input, page_token);
         }
         let deadline = Instant::now() + wait;
@@ -251,7 +251,7 @@ impl Swf<'_> {
         let decisions = statelog_swf::decisions::parse_decisions(
             input.decisions.as_deref().unwrap_or_default(),
         )?;
-        let continued = self.with_decision_token(&input.task_token, |swf, state, started| {
+        self.with_decision_token(&input.task_token, |swf, state, started| {
             let now_ms = swf.now();
             let registry = model::RegistryView::new(swf, &state.domain);
             let new_run_id = swf.new_run_id()?;
@@ -264,34 +264,8 @@ impl Swf<'_> {
                 &new_run_id,
                 now_ms,
             )?;
-            swf.commit(state, attributes, now_ms)?;
-            model::continued_as_new(&state.execution, &state.events)
-        })?;
-        if let Some(next) = continued {
-            self.start_continued(next)?;
-        }
-        Ok(())
-    }
-
-    /// Starts the run a `ContinueAsNewWorkflowExecution` decision closed its run into.
-    fn start_continued(&self, next: model::ContinueAsNew) -> Result<(), SwfError> {
-        let domain = self.domain(&next.domain)?;
-        let now_ms = self.now();
-        let start = RunStart {
-            type_name: next.workflow_type.name.clone(),
-            type_version: next.workflow_type.version.clone(),
-            start_ms: now_ms,
-            tags: next.tags.clone(),
-            continued_from: Some(next.previous_run_id.clone()),
-        };
-        let run = NewRun {
-            domain: &next.domain,
-            workflow_id: &next.workflow_id,
-            run_id: &next.run_id,
-            retention_days: domain.retention_days,
-            start,
-        };
-        self.open_run(run, next.attributes, now_ms)
+            swf.commit(state, attributes, now_ms)
+        })
     }
 
     /// PollForActivityTask: waits up to `wait` for an activity task of the list; an empty

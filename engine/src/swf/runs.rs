@@ -276,15 +276,74 @@ impl Swf<'_> {
             start: None,
             close,
         };
+        // A run continued as new: the next run's start goes in the same atomic append as the
+        // close, so a crash cannot lose it.
+        let continued = match model::continued_as_new(&next, &events)? {
+            Some(continued) => Some(self.continued_run(continued, now_ms)?),
+            None => None,
+        };
+        let mut batches = vec![(header, encode_events(&events))];
+        if let Some((header, events, _)) = &continued {
+            batches.push((header.clone(), encode_events(events)));
+        }
         self.engine
             .inner
             .store
-            .swf_append_events(header, &encode_events(&events))
+            .swf_append_batches(batches)
             .map_err(internal)?;
         state.execution = next;
         state.events.extend(events);
         self.sync(state);
+        if let Some((_, events, execution)) = continued {
+            let key = execution.key.clone();
+            let new_state = RunState::new(
+                key.domain,
+                key.workflow_id,
+                Arc::from(key.run_id.as_str()),
+                state.retention_days,
+                execution,
+                events,
+            );
+            let slot = Arc::new(RunSlot {
+                state: Mutex::new(new_state),
+            });
+            let run_id = slot.state.lock().run_id.clone();
+            self.runs().open.lock().insert(run_id, slot.clone());
+            self.sync(&mut slot.state.lock());
+        }
         Ok(())
+    }
+
+    /// The first batch of the run a continue-as-new starts: its header, events and folded
+    /// state.
+    fn continued_run(
+        &self,
+        continued: model::ContinueAsNew,
+        now_ms: u64,
+    ) -> Result<(RunHeader, Vec<Event>, Execution), SwfError> {
+        let events = number(0, continued.attributes, now_ms);
+        let key = RunKey {
+            domain: continued.domain.clone(),
+            workflow_id: continued.workflow_id.clone(),
+            run_id: continued.run_id.clone(),
+        };
+        let execution = Execution::fold(key, &events).map_err(internal)?;
+        let header = RunHeader {
+            domain: continued.domain,
+            workflow_id: continued.workflow_id,
+            run_id: continued.run_id,
+            first_event_id: 1,
+            last_event_id: events.len() as u64,
+            start: Some(RunStart {
+                type_name: continued.workflow_type.name.clone(),
+                type_version: continued.workflow_type.version.clone(),
+                start_ms: now_ms,
+                tags: continued.tags,
+                continued_from: Some(continued.previous_run_id),
+            }),
+            close: None,
+        };
+        Ok((header, events, execution))
     }
 
     /// Brings the lists and the deadline heap in line with the run's folded state: every
@@ -336,15 +395,29 @@ impl Swf<'_> {
         if let Some(due) = due {
             if state.armed_due_ms != Some(due) {
                 state.armed_due_ms = Some(due);
-                self.runs()
-                    .deadlines
-                    .lock()
-                    .push(Reverse((due, state.run_id.clone())));
+                let mut heap = self.runs().deadlines.lock();
+                heap.push(Reverse((due, state.run_id.clone())));
+                self.compact_deadlines(&mut heap);
+                drop(heap);
                 self.engine.inner.timer_signal.notify();
             }
         } else {
             state.armed_due_ms = None;
         }
+    }
+
+    /// Drops the entries of closed runs once they are most of the heap, so a closed run does
+    /// not stay in memory until its (possibly year-long) deadlines come due. Amortized O(1)
+    /// per push. Entries of open runs are kept, stale or not (a stale one fires nothing).
+    fn compact_deadlines(&self, heap: &mut DeadlineHeap) {
+        if heap.len() < crate::limits::TIMER_HEAP_COMPACT_LEN_MIN {
+            return;
+        }
+        let open = self.runs().open.lock();
+        if heap.len() < 4 * (open.len() + 1) {
+            return;
+        }
+        heap.retain(|entry| open.contains_key(&entry.0 .1));
     }
 
     /// The earliest deadline of any open run.
@@ -386,8 +459,20 @@ impl Swf<'_> {
                 }
             };
             if attributes.is_empty() {
-                // Re-arm what is still ahead.
-                self.sync(&mut state);
+                // Re-arm what is still ahead. A deadline the model reports due yet acts on is
+                // looked at again a second later, never in a loop at the same instant.
+                let arm = match model::next_due_ms(&state.execution) {
+                    Some(due) if due > now_ms => Some(due),
+                    Some(_) => Some(now_ms.saturating_add(1_000)),
+                    None => None,
+                };
+                state.armed_due_ms = arm;
+                if let Some(due) = arm {
+                    self.runs()
+                        .deadlines
+                        .lock()
+                        .push(Reverse((due, run_id.clone())));
+                }
                 continue;
             }
             match self.commit(&mut state, attributes, now_ms) {

@@ -823,3 +823,146 @@ fn on_a_real_log_compaction_reclaims_expired_runs_and_keeps_open_runs_and_the_re
         keep
     );
 }
+
+#[test]
+fn a_decision_that_cannot_be_carried_out_becomes_its_failed_event_and_wakes_the_decider() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let run_id = start(&engine, "f", json!({}));
+    let task = poll_decision(&engine, "deciders");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([{"decisionType": "ScheduleActivityTask", "scheduleActivityTaskDecisionAttributes": {
+            "activityType": {"name": "missing", "version": "1"}, "activityId": "m"}}]),
+    )
+    .expect("answers");
+    let events = history(&engine, "f", &run_id);
+    let failed = events
+        .iter()
+        .find(|e| e["eventType"] == "ScheduleActivityTaskFailed")
+        .expect("the decision failed");
+    assert_eq!(
+        failed["scheduleActivityTaskFailedEventAttributes"]["cause"],
+        "ACTIVITY_TYPE_DOES_NOT_EXIST"
+    );
+    let next = poll_decision(&engine, "deciders");
+    assert!(!next.task_token.is_empty(), "the failure wakes the decider");
+    assert_eq!(
+        fault(respond(
+            &engine,
+            &next.task_token,
+            json!([{"decisionType": "Nonsense"}])
+        )),
+        Fault::Validation,
+        "an unknown decision type is refused whole"
+    );
+    respond(&engine, &next.task_token, json!([complete("ok")]))
+        .expect("the token still holds after a refused answer");
+}
+
+#[test]
+fn accounts_are_isolated_a_token_of_another_engine_names_nothing() {
+    let clock = ManualClock::new(T0);
+    let (log_a, log_b) = (Arc::new(MemoryLog::new()), Arc::new(MemoryLog::new()));
+    let a = setup(&log_a, &clock);
+    let b = setup(&log_b, &clock);
+    start(&a, "same", json!({}));
+    start(&b, "same", json!({}));
+    let task_a = poll_decision(&a, "deciders");
+    assert_eq!(
+        fault(respond(&b, &task_a.task_token, json!([complete("x")]))),
+        Fault::UnknownResource
+    );
+    let task_b = poll_decision(&b, "deciders");
+    assert_ne!(
+        task_a.workflow_execution.expect("a").run_id,
+        task_b.workflow_execution.expect("b").run_id
+    );
+}
+
+#[test]
+fn an_account_has_at_most_its_limit_of_domains() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = engine_on(&log, &clock);
+    for i in 0..crate::limits::SWF_DOMAINS_MAX {
+        register_domain(&engine, &format!("d{i}"), "1");
+    }
+    assert_eq!(
+        fault(engine.swf().register_domain(&input(json!({
+            "name": "one-more", "workflowExecutionRetentionPeriodInDays": "1"
+        })))),
+        Fault::LimitExceeded
+    );
+}
+
+#[test]
+fn racing_starts_of_one_workflow_id_open_exactly_one_run_and_the_log_holds_no_other() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    for round in 0..20 {
+        let workflow_id = format!("race{round}");
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (engine, workflow_id) = (engine.clone(), workflow_id.clone());
+                std::thread::spawn(move || {
+                    engine.swf().start_workflow_execution(&input(json!({
+                        "domain": D, "workflowId": workflow_id,
+                        "workflowType": {"name": "wf", "version": "1"}
+                    })))
+                })
+            })
+            .collect();
+        let results: Vec<_> = threads
+            .into_iter()
+            .map(|t| t.join().expect("joins"))
+            .collect();
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
+        for refused in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert_eq!(refused.fault, Fault::WorkflowExecutionAlreadyStarted);
+        }
+    }
+    drop(engine);
+    let engine = engine_on(&log, &clock);
+    assert!(
+        engine.damaged_executions().is_empty(),
+        "no refused start reached the log"
+    );
+    let count = engine
+        .swf()
+        .count_open_workflow_executions(&input(json!({
+            "domain": D, "startTimeFilter": {"oldestDate": 0}
+        })))
+        .expect("counts")
+        .count;
+    assert_eq!(count, 20);
+}
+
+#[test]
+fn deadlines_of_closed_runs_do_not_stay_in_memory() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let runs = crate::limits::TIMER_HEAP_COMPACT_LEN_MIN + 500;
+    for i in 0..runs {
+        let workflow_id = format!("w{i}");
+        start(&engine, &workflow_id, json!({}));
+        engine
+            .swf()
+            .terminate_workflow_execution(&input(json!({"domain": D, "workflowId": workflow_id})))
+            .expect("terminates");
+    }
+    let armed = engine.swf().runs().deadlines.lock().len();
+    assert!(
+        armed < crate::limits::TIMER_HEAP_COMPACT_LEN_MIN,
+        "{armed} deadlines armed for no open run"
+    );
+    assert_eq!(engine.swf().runs().open.lock().len(), 0);
+}
