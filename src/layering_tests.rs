@@ -28,12 +28,14 @@ use serde_json::Value;
 const LOWER_MODULES: [&str; 5] = ["asl", "history", "paths", "interpreter", "store"];
 
 /// The crates below the engine, as Rust spells them (the JSONata evaluator included: the
-/// engine hands it to the parser, nothing above names it).
-const LOWER_CRATES: [&str; 4] = [
+/// engine hands it to the parser, nothing above names it; the SWF model too: the server names
+/// its API types through the engine's `engine::swf`).
+const LOWER_CRATES: [&str; 5] = [
     "statelog_core",
     "statelog_store",
     "statelog_wal",
     "statelog_jsonata",
+    "statelog_swf",
 ];
 
 /// Crates the core must not depend on, even indirectly: the runtime, OS randomness, file maps,

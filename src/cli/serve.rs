@@ -17,7 +17,7 @@ use statelog::engine::EngineOptions;
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::health::check_room_for_segment;
-use statelog::server::limits::METRICS_LISTEN_DEFAULT;
+use statelog::server::limits::{METRICS_LISTEN_DEFAULT, RUNTIME_SHUTDOWN_MS};
 use statelog::server::{resolve_listen, serve_with, shutdown_signal, ServeOptions, ServerState};
 
 /// Arguments of `statelog serve`.
@@ -113,7 +113,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .thread_name("statelog-serve")
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -149,5 +149,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         )
         .await
         .map_err(|e| e.to_string())
-    })
+    });
+    // Requests are answered or closed and the engines closed by now: what may still run on the
+    // blocking pool is an abandoned SWF long poll (a thread blocked until its wait, up to 60 s,
+    // ends), which can no longer commit anything, so the process does not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
+    served
 }

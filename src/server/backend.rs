@@ -14,6 +14,8 @@ use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
+use crate::engine::swf::api::SwfError;
+use crate::engine::Engine;
 
 /// Who is calling: the account (namespace) and region the request was signed for (always the
 /// server's region, [`Backend::region`]: the router refuses a signature scoped to another).
@@ -176,6 +178,17 @@ pub struct TaskListTask {
     pub scheduled_event_id: u32,
     /// The id of the `ActivityStarted` event its claim wrote.
     pub started_event_id: u32,
+}
+
+/// How an SWF call runs on the engine, so the backend can keep the reactor free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwfCallKind {
+    /// It commits nothing (a describe, a list, a count).
+    Read,
+    /// It may commit (and so wait for the log's sync).
+    Commit,
+    /// It blocks its thread until a task comes or the poll's wait passes (up to 60 s).
+    LongPoll,
 }
 
 /// One page of a listing.
@@ -398,6 +411,28 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         list: String,
     ) -> impl Future<Output = Result<usize, Error>> + Send;
+
+    /// Runs one Amazon SWF call on the caller's engine (`call` reaches its SWF service through
+    /// `Engine::swf`), where a call of `kind` may run; the engine's [`SwfError`] becomes the
+    /// fault the server answers.
+    fn swf<T, F>(
+        &self,
+        caller: &Caller,
+        kind: SwfCallKind,
+        call: F,
+    ) -> impl Future<Output = Result<T, Error>> + Send
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, SwfError> + Send + 'static;
+
+    /// Whether the caller's account has an SWF domain named `name` (registered or deprecated):
+    /// with one, the SWF activity operations of that domain are SWF's, not the Step Functions
+    /// mapping's.
+    fn swf_domain_registered(
+        &self,
+        caller: &Caller,
+        name: String,
+    ) -> impl Future<Output = Result<bool, Error>> + Send;
 
     /// Counters the engine exposes (transitions, WAL commits, executions by status).
     fn metrics(&self) -> Vec<MetricSample> {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, Caller, ExecutionInfo, ExecutionStarted,
     ExecutionSummary, MetricSample, Page, StateMachineCreated, StateMachineInfo,
-    StateMachineSummary, StateMachineUpdated, TaskListTask,
+    StateMachineSummary, StateMachineUpdated, SwfCallKind, TaskListTask,
 };
 use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
@@ -34,7 +34,9 @@ use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
+use super::swf_service::fault_error;
 use crate::engine::arn::{Arn, ResourceType};
+use crate::engine::swf::api::{DescribeDomainInput, Fault, SwfError};
 use crate::engine::{
     ActivityDescription, Durability, Engine, EngineMetrics, EngineOptions, Error as EngineError,
     ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
@@ -802,6 +804,37 @@ impl Backend for EngineBackend {
         let namespace = caller.account_id.clone();
         self.read_engine(caller, move |engine| {
             Ok(engine.task_list_pending_count(&namespace, &list))
+        })
+        .await
+    }
+
+    async fn swf<T, F>(&self, caller: &Caller, kind: SwfCallKind, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, SwfError> + Send + 'static,
+    {
+        let run = move |engine: Engine| call(&engine).map_err(fault_error);
+        match kind {
+            SwfCallKind::Read => self.read_engine(caller, run).await,
+            SwfCallKind::Commit => self.with_engine(caller, run).await,
+            SwfCallKind::LongPoll => {
+                // Opening the engine may block (recovery); the poll blocks its thread up to its
+                // wait, so it runs on the blocking pool, never on a reactor thread.
+                let engine = self.read_engine(caller, Ok).await?;
+                tokio::task::spawn_blocking(move || run(engine))
+                    .await
+                    .map_err(join_error)?
+            }
+        }
+    }
+
+    async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {
+        self.read_engine(caller, move |engine| {
+            match engine.swf().describe_domain(&DescribeDomainInput { name }) {
+                Ok(_) => Ok(true),
+                Err(error) if error.fault == Fault::UnknownResource => Ok(false),
+                Err(error) => Err(fault_error(error)),
+            }
         })
         .await
     }

@@ -27,6 +27,12 @@ pub enum Error {
         /// The `X-Amz-Target` value, or `(none)`.
         target: String,
     },
+    /// `X-Amz-Target: SimpleWorkflowService.<Op>` names no Amazon SWF operation.
+    #[error("{target}: no such Amazon SWF operation")]
+    UnknownSwfOperation {
+        /// The `X-Amz-Target` value.
+        target: String,
+    },
     /// A real Step Functions operation statelog does not serve yet.
     #[error("statelog does not support the operation {operation} yet ({reason})")]
     NotSupported {
@@ -250,6 +256,7 @@ impl Error {
     pub fn aws_name(&self) -> &'static str {
         match self {
             Error::UnknownOperation { .. }
+            | Error::UnknownSwfOperation { .. }
             | Error::WrongRoute { .. }
             | Error::MetricsNotOnApi
             | Error::NotMetrics { .. } => "UnknownOperationException",
@@ -279,6 +286,18 @@ impl Error {
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => "InternalFailure",
+        }
+    }
+
+    /// The `__type` of the answer's body: the SWF faults in SWF's own form
+    /// (`com.amazonaws.swf.base.model#UnknownResourceFault`; clients read the name after `#`),
+    /// everything else by its bare AWS name.
+    pub fn wire_type(&self) -> String {
+        match self {
+            Error::SwfFault { fault, .. } if fault.ends_with("Fault") => {
+                format!("com.amazonaws.swf.base.model#{fault}")
+            }
+            other => other.aws_name().to_owned(),
         }
     }
 

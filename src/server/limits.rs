@@ -157,6 +157,10 @@ pub const VALIDATE_DIAGNOSTICS_DEFAULT: u32 = 100;
 /// How long graceful shutdown waits for in-flight requests before it closes them, in ms.
 pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
 
+/// How long `statelog serve`, once its requests and engines are closed, waits for threads still
+/// on the blocking pool (abandoned SWF long polls) before it exits, in ms.
+pub const RUNTIME_SHUTDOWN_MS: u64 = 1_000;
+
 const _: () = assert!(LONG_POLLS_CONCURRENT_MAX < CONNECTIONS_MAX);
 const _: () = assert!(0 < LONG_POLLS_PER_ACCOUNT_MAX);
 const _: () = assert!(LONG_POLLS_PER_ACCOUNT_MAX < LONG_POLLS_CONCURRENT_MAX);

@@ -7,7 +7,8 @@
 //! - [`backend`]: the [`Backend`] seam the router calls; [`engine_backend`] implements it over
 //!   the engine.
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
-//! - [`swf`]: the Amazon SWF activity-worker operations over task lists.
+//! - [`swf`]: the Amazon SWF operations: routing, and the activity-worker operations over Step
+//!   Functions task lists; [`swf_service`]: every SWF operation on the engine's SWF service.
 //! - [`health`]: `GET /health` (poisoned log) and the start-up disk-room check.
 //! - [`connection`]: the accept loop and each connection's time limits; [`listener`]: which
 //!   connections are admitted (server-wide and per-peer caps, eviction of slow ones).
@@ -40,6 +41,7 @@ pub mod protocol;
 pub mod router;
 pub mod sigv4;
 pub mod swf;
+pub mod swf_service;
 
 #[cfg(test)]
 mod tests;

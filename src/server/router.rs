@@ -113,7 +113,7 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
             } else {
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
-            let mut body = json!({"__type": error.aws_name(), "message": error.to_string()});
+            let mut body = json!({"__type": error.wire_type(), "message": error.to_string()});
             if let Error::TooManyTags { resource_name, .. } = &error {
                 body["resourceName"] = json!(resource_name);
             }
@@ -173,6 +173,15 @@ fn intern_outcome(name: &str) -> &'static str {
         "ActivityAlreadyExists",
         "UnknownResourceFault",
         "LimitExceededFault",
+        "DomainAlreadyExistsFault",
+        "TypeAlreadyExistsFault",
+        "DomainDeprecatedFault",
+        "TypeDeprecatedFault",
+        "TypeNotDeprecatedFault",
+        "WorkflowExecutionAlreadyStartedFault",
+        "DefaultUndefinedFault",
+        "OperationNotPermittedFault",
+        "TooManyTagsFault",
         "MissingRequiredParameter",
         "TooManyTags",
         "ResourceNotFound",

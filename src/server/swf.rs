@@ -1,27 +1,31 @@
-//! swf: the Amazon SWF activity-worker operations (`X-Amz-Target:
-//! SimpleWorkflowService.<Op>`, AWS JSON 1.0, SigV4 service `swf`) over statelog task lists, so
-//! an SWF worker (for example `boto3.client("swf")`) can serve a task list.
+//! swf: the Amazon SWF API (`X-Amz-Target: SimpleWorkflowService.<Op>`, AWS JSON 1.0, SigV4
+//! service `swf`): the operation names, and which of two services answers each call.
 //!
-//! Served: `PollForActivityTask`, `RespondActivityTaskCompleted`, `RespondActivityTaskFailed`,
-//! `RecordActivityTaskHeartbeat`, `CountPendingActivityTasks`. Every other SWF operation is a
-//! typed `UnsupportedOperation` naming it.
+//! Every SWF operation is served by the engine's SWF service ([`super::swf_service`]): domains
+//! (per account), workflow and activity types, executions, decision and activity task lists,
+//! history, listings and tags, with SWF's faults.
 //!
-//! Mapping (documented in docs/serve.md): the SWF `domain` is the caller's account id (the
-//! namespace; any other domain is `UnknownResourceFault`); `taskList.name` is a statelog task
-//! list (a `TaskList` name, or an activity ARN for that activity's default list); `identity` is
-//! the worker name recorded in `ActivityStarted`. A polled task answers `activityId` = the id of
-//! its `ActivityScheduled` event, `activityType` = {activity name, version `"1"`},
-//! `workflowExecution` = {`workflowId`: execution name, `runId`: execution ARN}. `result` must be
-//! JSON text (it becomes the state's result; absent means `null`); `reason`/`details` of a
-//! failure become the task's error/cause. A bad, foreign or closed token is
-//! `UnknownResourceFault`, a full task list `LimitExceededFault`, as SWF names them.
+//! Before SWF workflows existed, five activity-worker operations mapped onto Step Functions task
+//! lists, and that mapping keeps working: `PollForActivityTask` and `CountPendingActivityTasks`
+//! of the domain named after the caller's account id go to the Step Functions task lists while
+//! no SWF domain of that name is registered (once one is, its SWF task lists serve), and
+//! `RespondActivityTaskCompleted`, `RespondActivityTaskFailed` and `RecordActivityTaskHeartbeat`
+//! with a Step Functions task token (three `.`-separated fields; an SWF token is base64url and
+//! has no `.`) answer that task. The mapping (documented in docs/serve.md): `taskList.name` is
+//! a statelog task list (a `TaskList` name, or an activity ARN for that activity's default
+//! list); `identity` is the worker name recorded in `ActivityStarted`. A polled task answers
+//! `activityId` = the id of its `ActivityScheduled` event, `activityType` = {activity name,
+//! version `"1"`}, `workflowExecution` = {`workflowId`: execution name, `runId`: execution ARN}.
+//! `result` must be JSON text (it becomes the state's result; absent means `null`);
+//! `reason`/`details` of a failure become the task's error/cause. A bad, foreign or closed
+//! token is `UnknownResourceFault`, a full task list `LimitExceededFault`, as SWF names them.
 //!
-//! Heartbeats: `cancelRequested` is always `false`. In SWF it is `true` while a decider's
-//! cancel request waits for the worker to answer `RespondActivityTaskCanceled`; statelog has no
-//! such pending state: a stop, timeout or abort closes the task in the same commit, after which
-//! its token is `UnknownResourceFault`, so an answerable token is never being cancelled.
-//! Heartbeat `details` are checked and dropped: SWF shows the last ones in
-//! `ActivityTaskTimedOut`, but Step Functions has no heartbeat details, and the conformance
+//! Heartbeats of the mapping: `cancelRequested` is always `false`. In SWF it is `true` while a
+//! decider's cancel request waits for the worker to answer `RespondActivityTaskCanceled`;
+//! a Step Functions task has no such pending state: a stop, timeout or abort closes the task in
+//! the same commit, after which its token is `UnknownResourceFault`, so an answerable token is
+//! never being cancelled. Heartbeat `details` are checked and dropped: SWF shows the last ones
+//! in `ActivityTaskTimedOut`, but Step Functions has no heartbeat details, and the conformance
 //! recordings show a timed-out activity's `ActivityTimedOut` and a heartbeat-timed-out
 //! callback's `TaskTimedOut` as `error: States.Timeout` with no cause, so showing them there
 //! would change that recorded shape.
@@ -52,56 +56,188 @@ pub const SIGNING_SERVICE: &str = "swf";
 /// The `version` statelog reports in `activityType` (activities have no versions).
 pub const ACTIVITY_TYPE_VERSION: &str = "1";
 
-/// The SWF operations statelog serves.
+/// The SWF operations statelog serves: every operation of the Amazon SWF API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SwfOperation {
-    /// Long-polls a task list for an activity task.
+    /// Registers a domain.
+    RegisterDomain,
+    /// Describes a domain.
+    DescribeDomain,
+    /// Lists domains by registration status.
+    ListDomains,
+    /// Deprecates a domain.
+    DeprecateDomain,
+    /// Undeprecates a domain.
+    UndeprecateDomain,
+    /// Registers a workflow type with its defaults.
+    RegisterWorkflowType,
+    /// Describes a workflow type.
+    DescribeWorkflowType,
+    /// Lists workflow types.
+    ListWorkflowTypes,
+    /// Deprecates a workflow type.
+    DeprecateWorkflowType,
+    /// Undeprecates a workflow type.
+    UndeprecateWorkflowType,
+    /// Deletes a deprecated workflow type.
+    DeleteWorkflowType,
+    /// Registers an activity type with its defaults.
+    RegisterActivityType,
+    /// Describes an activity type.
+    DescribeActivityType,
+    /// Lists activity types.
+    ListActivityTypes,
+    /// Deprecates an activity type.
+    DeprecateActivityType,
+    /// Undeprecates an activity type.
+    UndeprecateActivityType,
+    /// Deletes a deprecated activity type.
+    DeleteActivityType,
+    /// Starts a workflow execution.
+    StartWorkflowExecution,
+    /// Long-polls a decision task list.
+    PollForDecisionTask,
+    /// Answers a decision task with decisions.
+    RespondDecisionTaskCompleted,
+    /// Long-polls an activity task list (SWF's, or a Step Functions list).
     PollForActivityTask,
-    /// Completes a task with its result.
+    /// Completes an activity task with its result.
     RespondActivityTaskCompleted,
-    /// Fails a task with a reason and details.
+    /// Fails an activity task with a reason and details.
     RespondActivityTaskFailed,
-    /// Resets a task's heartbeat clock.
+    /// Answers an activity task's cancel request.
+    RespondActivityTaskCanceled,
+    /// Records an activity task's heartbeat.
     RecordActivityTaskHeartbeat,
-    /// Counts the tasks waiting in a list.
+    /// Counts the activity tasks waiting in a list.
     CountPendingActivityTasks,
+    /// Counts the decision tasks waiting in a list.
+    CountPendingDecisionTasks,
+    /// Describes a workflow execution.
+    DescribeWorkflowExecution,
+    /// Reads a page of a run's history.
+    GetWorkflowExecutionHistory,
+    /// Signals a workflow execution.
+    SignalWorkflowExecution,
+    /// Asks a workflow execution to cancel.
+    RequestCancelWorkflowExecution,
+    /// Terminates a workflow execution.
+    TerminateWorkflowExecution,
+    /// Lists open executions by filter.
+    ListOpenWorkflowExecutions,
+    /// Lists closed executions by filter.
+    ListClosedWorkflowExecutions,
+    /// Counts open executions by filter.
+    CountOpenWorkflowExecutions,
+    /// Counts closed executions by filter.
+    CountClosedWorkflowExecutions,
+    /// Tags a domain.
+    TagResource,
+    /// Removes a domain's tags.
+    UntagResource,
+    /// Lists a domain's tags.
+    ListTagsForResource,
 }
 
 impl SwfOperation {
     /// Every served SWF operation.
     pub const ALL: &'static [SwfOperation] = &[
+        SwfOperation::RegisterDomain,
+        SwfOperation::DescribeDomain,
+        SwfOperation::ListDomains,
+        SwfOperation::DeprecateDomain,
+        SwfOperation::UndeprecateDomain,
+        SwfOperation::RegisterWorkflowType,
+        SwfOperation::DescribeWorkflowType,
+        SwfOperation::ListWorkflowTypes,
+        SwfOperation::DeprecateWorkflowType,
+        SwfOperation::UndeprecateWorkflowType,
+        SwfOperation::DeleteWorkflowType,
+        SwfOperation::RegisterActivityType,
+        SwfOperation::DescribeActivityType,
+        SwfOperation::ListActivityTypes,
+        SwfOperation::DeprecateActivityType,
+        SwfOperation::UndeprecateActivityType,
+        SwfOperation::DeleteActivityType,
+        SwfOperation::StartWorkflowExecution,
+        SwfOperation::PollForDecisionTask,
+        SwfOperation::RespondDecisionTaskCompleted,
         SwfOperation::PollForActivityTask,
         SwfOperation::RespondActivityTaskCompleted,
         SwfOperation::RespondActivityTaskFailed,
+        SwfOperation::RespondActivityTaskCanceled,
         SwfOperation::RecordActivityTaskHeartbeat,
         SwfOperation::CountPendingActivityTasks,
+        SwfOperation::CountPendingDecisionTasks,
+        SwfOperation::DescribeWorkflowExecution,
+        SwfOperation::GetWorkflowExecutionHistory,
+        SwfOperation::SignalWorkflowExecution,
+        SwfOperation::RequestCancelWorkflowExecution,
+        SwfOperation::TerminateWorkflowExecution,
+        SwfOperation::ListOpenWorkflowExecutions,
+        SwfOperation::ListClosedWorkflowExecutions,
+        SwfOperation::CountOpenWorkflowExecutions,
+        SwfOperation::CountClosedWorkflowExecutions,
+        SwfOperation::TagResource,
+        SwfOperation::UntagResource,
+        SwfOperation::ListTagsForResource,
     ];
 
     /// The operation's SWF name.
     pub fn name(self) -> &'static str {
         match self {
+            SwfOperation::RegisterDomain => "RegisterDomain",
+            SwfOperation::DescribeDomain => "DescribeDomain",
+            SwfOperation::ListDomains => "ListDomains",
+            SwfOperation::DeprecateDomain => "DeprecateDomain",
+            SwfOperation::UndeprecateDomain => "UndeprecateDomain",
+            SwfOperation::RegisterWorkflowType => "RegisterWorkflowType",
+            SwfOperation::DescribeWorkflowType => "DescribeWorkflowType",
+            SwfOperation::ListWorkflowTypes => "ListWorkflowTypes",
+            SwfOperation::DeprecateWorkflowType => "DeprecateWorkflowType",
+            SwfOperation::UndeprecateWorkflowType => "UndeprecateWorkflowType",
+            SwfOperation::DeleteWorkflowType => "DeleteWorkflowType",
+            SwfOperation::RegisterActivityType => "RegisterActivityType",
+            SwfOperation::DescribeActivityType => "DescribeActivityType",
+            SwfOperation::ListActivityTypes => "ListActivityTypes",
+            SwfOperation::DeprecateActivityType => "DeprecateActivityType",
+            SwfOperation::UndeprecateActivityType => "UndeprecateActivityType",
+            SwfOperation::DeleteActivityType => "DeleteActivityType",
+            SwfOperation::StartWorkflowExecution => "StartWorkflowExecution",
+            SwfOperation::PollForDecisionTask => "PollForDecisionTask",
+            SwfOperation::RespondDecisionTaskCompleted => "RespondDecisionTaskCompleted",
             SwfOperation::PollForActivityTask => "PollForActivityTask",
             SwfOperation::RespondActivityTaskCompleted => "RespondActivityTaskCompleted",
             SwfOperation::RespondActivityTaskFailed => "RespondActivityTaskFailed",
+            SwfOperation::RespondActivityTaskCanceled => "RespondActivityTaskCanceled",
             SwfOperation::RecordActivityTaskHeartbeat => "RecordActivityTaskHeartbeat",
             SwfOperation::CountPendingActivityTasks => "CountPendingActivityTasks",
+            SwfOperation::CountPendingDecisionTasks => "CountPendingDecisionTasks",
+            SwfOperation::DescribeWorkflowExecution => "DescribeWorkflowExecution",
+            SwfOperation::GetWorkflowExecutionHistory => "GetWorkflowExecutionHistory",
+            SwfOperation::SignalWorkflowExecution => "SignalWorkflowExecution",
+            SwfOperation::RequestCancelWorkflowExecution => "RequestCancelWorkflowExecution",
+            SwfOperation::TerminateWorkflowExecution => "TerminateWorkflowExecution",
+            SwfOperation::ListOpenWorkflowExecutions => "ListOpenWorkflowExecutions",
+            SwfOperation::ListClosedWorkflowExecutions => "ListClosedWorkflowExecutions",
+            SwfOperation::CountOpenWorkflowExecutions => "CountOpenWorkflowExecutions",
+            SwfOperation::CountClosedWorkflowExecutions => "CountClosedWorkflowExecutions",
+            SwfOperation::TagResource => "TagResource",
+            SwfOperation::UntagResource => "UntagResource",
+            SwfOperation::ListTagsForResource => "ListTagsForResource",
         }
     }
 
     /// The served operation named `name` (after the target prefix); any other name is
-    /// `UnsupportedOperation` naming it.
+    /// `UnknownOperationException` naming it.
     pub fn from_name(name: &str) -> Result<SwfOperation, Error> {
         SwfOperation::ALL
             .iter()
             .copied()
             .find(|op| op.name() == name)
-            .ok_or_else(|| Error::NotSupported {
-                operation: format!("{TARGET_PREFIX}{name}"),
-                reason: "statelog serves only the SWF activity-worker operations \
-                         (PollForActivityTask, RespondActivityTaskCompleted, \
-                         RespondActivityTaskFailed, RecordActivityTaskHeartbeat, \
-                         CountPendingActivityTasks)",
+            .ok_or_else(|| Error::UnknownSwfOperation {
+                target: format!("{TARGET_PREFIX}{name}"),
             })
     }
 }
@@ -265,19 +401,64 @@ fn last_field(arn: &str) -> &str {
     arn.rsplit(':').next().unwrap_or(arn)
 }
 
-/// Runs one authenticated SWF call.
+/// The members the routing looks at before an operation is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RoutingPeek {
+    domain: Option<String>,
+    task_token: Option<String>,
+}
+
+/// Whether a call goes to the Step Functions mapping (see the module docs): a poll or count of
+/// the domain named after the caller's account while no SWF domain of that name is registered,
+/// or an answer or heartbeat with a Step Functions task token. Everything else is SWF's.
+async fn serves_step_functions<B: Backend>(
+    state: &ServerState<B>,
+    caller: &Caller,
+    operation: SwfOperation,
+    body: &[u8],
+) -> Result<bool, Error> {
+    // A body that does not read is the SWF service's to report.
+    let peek = || serde_json::from_slice::<RoutingPeek>(body).unwrap_or_default();
+    match operation {
+        SwfOperation::PollForActivityTask | SwfOperation::CountPendingActivityTasks => {
+            match peek().domain {
+                Some(domain) if domain == caller.account_id => {
+                    Ok(!state.backend.swf_domain_registered(caller, domain).await?)
+                }
+                _ => Ok(false),
+            }
+        }
+        SwfOperation::RespondActivityTaskCompleted
+        | SwfOperation::RespondActivityTaskFailed
+        | SwfOperation::RecordActivityTaskHeartbeat => Ok(peek()
+            .task_token
+            .is_some_and(|token| token.contains(STEP_FUNCTIONS_TOKEN_SEPARATOR))),
+        _ => Ok(false),
+    }
+}
+
+/// The separator of a Step Functions task token's fields (`secret.execution.task`, the
+/// engine's `waitForTaskToken` tokens); an SWF task token is base64url, which never holds it.
+const STEP_FUNCTIONS_TOKEN_SEPARATOR: char = '.';
+
+/// Runs one authenticated SWF call: on the Step Functions mapping or the SWF service.
 pub async fn dispatch<B: Backend>(
     state: &ServerState<B>,
     caller: &Caller,
     operation: SwfOperation,
     body: &[u8],
 ) -> Result<Value, Error> {
-    dispatch_inner(state, caller, operation, body)
-        .await
-        .map_err(swf_error)
+    let result = match serves_step_functions(state, caller, operation, body).await {
+        Ok(true) => dispatch_mapping(state, caller, operation, body).await,
+        Ok(false) => super::swf_service::dispatch(state, caller, operation, body).await,
+        Err(error) => Err(error),
+    };
+    result.map_err(swf_error)
 }
 
-async fn dispatch_inner<B: Backend>(
+/// Runs one of the five activity-worker operations on the Step Functions task lists.
+async fn dispatch_mapping<B: Backend>(
     state: &ServerState<B>,
     caller: &Caller,
     operation: SwfOperation,
@@ -365,6 +546,12 @@ async fn dispatch_inner<B: Backend>(
             // UnknownResourceFault: an open task is never being cancelled (module docs).
             Ok(json!({"cancelRequested": false}))
         }
+        other => Err(Error::Internal {
+            detail: format!(
+                "{} has no Step Functions mapping (routing sent it there)",
+                other.name()
+            ),
+        }),
     }
 }
 
@@ -373,15 +560,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_others_are_named_as_unsupported() {
+    fn names_round_trip_and_others_are_unknown() {
         for op in SwfOperation::ALL {
             assert_eq!(SwfOperation::from_name(op.name()).ok(), Some(*op));
         }
-        let error = SwfOperation::from_name("StartWorkflowExecution").expect_err("not served");
-        assert_eq!(error.aws_name(), "UnsupportedOperation");
+        assert_eq!(
+            SwfOperation::ALL.len(),
+            39,
+            "every operation of the SWF API"
+        );
+        let error = SwfOperation::from_name("Frobnicate").expect_err("no such operation");
+        assert_eq!(error.aws_name(), "UnknownOperationException");
         assert!(error
             .to_string()
-            .contains("SimpleWorkflowService.StartWorkflowExecution"));
+            .contains("SimpleWorkflowService.Frobnicate"));
     }
 
     #[test]

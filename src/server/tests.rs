@@ -65,6 +65,25 @@ impl Backend for FakeBackend {
         "us-east-1"
     }
 
+    async fn swf<T, F>(&self, _: &Caller, _: SwfCallKind, _: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&crate::engine::Engine) -> Result<T, crate::engine::swf::api::SwfError>
+            + Send
+            + 'static,
+    {
+        // A protocol double: an SWF service with no domains, types, runs or tasks.
+        Err(super::swf_service::fault_error(
+            crate::engine::swf::api::SwfError::unknown_resource(
+                "the router's test backend has no SWF domains or tasks",
+            ),
+        ))
+    }
+
+    async fn swf_domain_registered(&self, _: &Caller, _: String) -> Result<bool, Error> {
+        Ok(false)
+    }
+
     async fn create_state_machine(
         &self,
         caller: &Caller,
@@ -307,9 +326,9 @@ impl Backend for FakeBackend {
         Ok(if list == "busy" { 2 } else { 0 })
     }
 
-    /// Only the token `tok` is known.
+    /// Only the tokens `tok` (Step Functions API) and [`SF_SWF_TOKEN`] (over SWF) are known.
     async fn send_task_heartbeat(&self, _: &Caller, task_token: String) -> Result<(), Error> {
-        if task_token == "tok" {
+        if task_token == "tok" || task_token == SF_SWF_TOKEN {
             Ok(())
         } else {
             Err(Error::Engine {
@@ -508,7 +527,9 @@ impl NowForTests for ManualClock {
 
 fn assert_error(result: &(StatusCode, Value), status: u16, aws_name: &str) {
     assert_eq!(result.0.as_u16(), status, "{:?}", result.1);
-    assert_eq!(result.1["__type"], aws_name, "{:?}", result.1);
+    // SWF faults carry SWF's namespace (`com.amazonaws.swf.base.model#`); clients read the name.
+    let wire = result.1["__type"].as_str().unwrap_or("");
+    assert_eq!(wire.rsplit('#').next(), Some(aws_name), "{:?}", result.1);
     assert!(
         result.1["message"].as_str().is_some_and(|m| !m.is_empty()),
         "error without message: {:?}",
@@ -1273,6 +1294,10 @@ async fn get_activity_task_answers_empty_when_nothing_came_and_bounds_long_polls
     );
 }
 
+/// A Step Functions task token as an SWF worker sends it: `.`-separated fields, as the
+/// engine's tokens are (an SWF task token has no `.`).
+const SF_SWF_TOKEN: &str = "secret.execution.5";
+
 /// An SWF call signed for the `swf` service as account 111111111111.
 async fn swf_call(h: &Harness, operation: &str, body: Value) -> (StatusCode, Value) {
     let target = format!("SimpleWorkflowService.{operation}");
@@ -1332,10 +1357,8 @@ async fn swf_errors_are_swf_shaped_and_name_what_is_wrong() {
         json!({"domain": "222222222222", "taskList": {"name": "busy"}}),
     )
     .await;
+    // Another domain than the account's is the SWF service's (here: no such domain).
     assert_error(&foreign, 400, "UnknownResourceFault");
-    assert!(foreign.1["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("222222222222")));
     assert_error(
         &swf_call(&h, "PollForActivityTask", json!({"domain": "111111111111"})).await,
         400,
@@ -1351,7 +1374,18 @@ async fn swf_errors_are_swf_shaped_and_name_what_is_wrong() {
         400,
         "ValidationException",
     );
-    // A bad token is SWF's UnknownResourceFault, not Step Functions' InvalidToken.
+    // A bad token is SWF's UnknownResourceFault, not Step Functions' InvalidToken, whether
+    // it is shaped like a Step Functions token or not.
+    assert_error(
+        &swf_call(
+            &h,
+            "RecordActivityTaskHeartbeat",
+            json!({"taskToken": "forged.execution.1"}),
+        )
+        .await,
+        400,
+        "UnknownResourceFault",
+    );
     assert_error(
         &swf_call(
             &h,
@@ -1365,16 +1399,21 @@ async fn swf_errors_are_swf_shaped_and_name_what_is_wrong() {
     let beat = swf_call(
         &h,
         "RecordActivityTaskHeartbeat",
-        json!({"taskToken": "tok"}),
+        json!({"taskToken": SF_SWF_TOKEN}),
     )
     .await;
     assert_eq!(beat.1, json!({"cancelRequested": false}));
-    // Any other SWF operation is named as unsupported.
-    let other = swf_call(&h, "StartWorkflowExecution", json!({})).await;
-    assert_error(&other, 400, "UnsupportedOperation");
+    // An SWF fault is answered in SWF's namespace.
+    assert_eq!(
+        foreign.1["__type"],
+        "com.amazonaws.swf.base.model#UnknownResourceFault"
+    );
+    // A name that is no SWF operation is named as unknown.
+    let other = swf_call(&h, "Frobnicate", json!({})).await;
+    assert_error(&other, 400, "UnknownOperationException");
     assert!(other.1["message"]
         .as_str()
-        .is_some_and(|m| m.contains("SimpleWorkflowService.StartWorkflowExecution")));
+        .is_some_and(|m| m.contains("SimpleWorkflowService.Frobnicate")));
     // SWF requests are signed for `swf`, Step Functions requests for `states`.
     let count = json!({"domain": "111111111111", "taskList": {"name": "busy"}}).to_string();
     const COUNT: &str = "SimpleWorkflowService.CountPendingActivityTasks";

@@ -2,7 +2,8 @@
 # End-to-end tests of `statelog serve` with the real AWS clients.
 #
 # Builds the binary, starts `statelog serve` in development mode on a free loopback port with a
-# temporary data directory, runs tests/e2e (pytest + boto3 + awscli), then the official
+# temporary data directory, runs tests/e2e (pytest + boto3 + awscli; the Amazon SWF tests with
+# boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf), then the official
 # conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
 # --needs variables`), and stops the server. Exit status: pytest's, or 1 when a conformance count
 # drops below its floor (STATELOG_CONFORMANCE_FLOOR, STATELOG_CONFORMANCE_JSONATA_FLOOR).
@@ -10,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 
-if ! python3 -c "import boto3, pytest, requests" 2>/dev/null || ! command -v aws >/dev/null; then
-    python3 -m pip install --quiet boto3 awscli pytest requests
+if ! python3 -c "import boto3, pytest, requests, simpleflow, py_swf" 2>/dev/null || ! command -v aws >/dev/null; then
+    python3 -m pip install --quiet boto3 awscli pytest requests simpleflow py-swf
 fi
 
 cargo build --quiet --bin statelog
@@ -50,7 +51,9 @@ fi
 echo "== statelog serve at $ENDPOINT (data $DATA/data)"
 
 status=0
-STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider tests/e2e || status=$?
+# --durations: the slowest tests' times, so the suite's cost stays visible (the SWF empty poll
+# holds its 60 s in the background while the other SWF tests run).
+STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider --durations=8 tests/e2e || status=$?
 
 CONFORMANCE_DIR="${STATELOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}"
 # One run of the official runner over HTTP: $1 names the selection in the output, $2 is its
