@@ -411,10 +411,6 @@ def test_start_takes_the_types_defaults(c, domain):
     assert detail["openCounts"]["openTimers"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine's executions index (engine/src/swf/index.rs) leaves cancelRequested out when false; SWF answers false",
-)
 def test_describe_shows_cancel_requested_false(c, domain):
     execution = start(c, domain, register_workflow(c, domain))
     assert c.describe_workflow_execution(domain=domain, execution=execution)["executionInfo"]["cancelRequested"] is False

@@ -212,7 +212,7 @@ impl Swf<'_> {
             close_status: run.close.as_ref().map(|c| close_status_of(c.status)),
             parent: None,
             tag_list: (!run.start.tags.is_empty()).then(|| run.start.tags.clone()),
-            cancel_requested: cancel_requested.then_some(true),
+            cancel_requested: Some(cancel_requested),
         }
     }
 
