@@ -150,9 +150,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())
     });
-    // Requests are answered or closed and the engines closed by now: what may still run on the
-    // blocking pool is an abandoned SWF long poll (a thread blocked until its wait, up to 60 s,
-    // ends), which can no longer commit anything, so the process does not wait for it.
+    // Requests are answered or closed and the engines closed by now; the SWF polls were stopped
+    // before (`Swf::stop_polls`: they answer empty and claim nothing), so what may still run on
+    // the blocking pool is a poll thread on its way out, and the process does not wait long.
     runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served
 }

@@ -183,7 +183,9 @@ pub struct TaskListTask {
 /// How an SWF call runs on the engine, so the backend can keep the reactor free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SwfCallKind {
-    /// It commits nothing (a describe, a list, a count).
+    /// It commits nothing (a describe, a list, a count). It may still wait: a run's lock is
+    /// held across that run's commit (and its sync), and a closed run's history is read from
+    /// the log, so the adapter runs it off the reactor as it does a commit.
     Read,
     /// It may commit (and so wait for the log's sync).
     Commit,

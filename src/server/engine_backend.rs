@@ -815,8 +815,9 @@ impl Backend for EngineBackend {
     {
         let run = move |engine: Engine| call(&engine).map_err(fault_error);
         match kind {
-            SwfCallKind::Read => self.read_engine(caller, run).await,
-            SwfCallKind::Commit => self.with_engine(caller, run).await,
+            // A read may wait for a run's lock held across a sync, or read the log: off the
+            // reactor like a commit, so two describes of busy runs never stall the server.
+            SwfCallKind::Read | SwfCallKind::Commit => self.with_engine(caller, run).await,
             SwfCallKind::LongPoll => {
                 // Opening the engine may block (recovery); the poll blocks its thread up to its
                 // wait, so it runs on the blocking pool, never on a reactor thread.
@@ -874,6 +875,11 @@ impl Backend for EngineBackend {
     async fn shutdown(&self) {
         let engines: Vec<Engine> = self.shared.engines.lock().drain().map(|(_, e)| e).collect();
         let count = engines.len();
+        // An SWF poll still waiting holds its own handle of the engine: stop the polls first, so
+        // none claims a task its client will never receive and the last handle goes with them.
+        for engine in &engines {
+            engine.swf().stop_polls();
+        }
         // Dropping the last handle stops the engine's runtime and closes its log; requests have
         // finished, and every acknowledged call was durable before it was answered.
         let _ = tokio::task::spawn_blocking(move || drop(engines)).await;

@@ -55,6 +55,9 @@ struct Lists {
     /// Where each task is, and its place in that list.
     placed: HashMap<TaskRef, (ListKey, Order)>,
     next_seq: u64,
+    /// Set by [`TaskLists::close`]: every poll answers empty from then on, so a poll still
+    /// waiting when its engine shuts down claims nothing nobody would receive.
+    closed: bool,
 }
 
 /// Every SWF task list of the engine.
@@ -126,6 +129,9 @@ impl TaskLists {
         let key = (kind, domain.to_string(), list.to_string());
         let mut lists = self.inner.lock();
         loop {
+            if lists.closed {
+                return None;
+            }
             if let Some(task) = Self::take_locked(&mut lists, &key) {
                 return Some(task);
             }
@@ -135,7 +141,11 @@ impl TaskLists {
             let condvar = lists.lists.entry(key.clone()).or_default().condvar.clone();
             let timed_out = condvar.wait_until(&mut lists, deadline).timed_out();
             if timed_out {
-                let task = Self::take_locked(&mut lists, &key);
+                let task = if lists.closed {
+                    None
+                } else {
+                    Self::take_locked(&mut lists, &key)
+                };
                 drop(condvar);
                 if let Some(list) = lists.lists.get(&key) {
                     if list.queue.is_empty() && Arc::strong_count(&list.condvar) == 1 {
@@ -157,7 +167,17 @@ impl TaskLists {
             .map_or(0, |list| list.queue.len())
     }
 
-    /// Wakes every poller (a shutdown, or a test that wants them to look again).
+    /// Closes every list: the waiting polls wake and answer empty, later ones answer empty at
+    /// once. For a shutdown: a poll whose server is going away must not claim a task.
+    pub(crate) fn close(&self) {
+        let mut lists = self.inner.lock();
+        lists.closed = true;
+        for list in lists.lists.values() {
+            list.condvar.notify_all();
+        }
+    }
+
+    /// Wakes every poller (a test that wants them to look again).
     #[cfg(test)]
     pub(crate) fn wake_all(&self) {
         let lists = self.inner.lock();
@@ -177,6 +197,27 @@ mod tests {
             run_id: Arc::from(run),
             scheduled_event_id: id,
         }
+    }
+
+    #[test]
+    fn a_closed_list_wakes_its_waiting_poller_empty_and_hands_out_nothing() {
+        let lists = Arc::new(TaskLists::default());
+        let waiting = {
+            let lists = lists.clone();
+            std::thread::spawn(move || {
+                let far = Instant::now() + std::time::Duration::from_secs(600);
+                lists.take(TaskKind::Decision, "d", "l", far)
+            })
+        };
+        // One close is enough whether or not the poller waits yet: a close before its wait is
+        // seen at the top of its loop, one during it wakes it.
+        lists.close();
+        assert_eq!(waiting.join().expect("joins"), None);
+        lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 1));
+        assert_eq!(
+            lists.take(TaskKind::Decision, "d", "l", Instant::now()),
+            None
+        );
     }
 
     #[test]

@@ -60,6 +60,14 @@ impl<'a> Swf<'a> {
     fn service(&self) -> &'a SwfService {
         &self.engine.inner.swf
     }
+
+    /// Ends every SWF long poll of this engine: waiting polls answer empty now, later ones at
+    /// once, and none claims a task from then on. A server calls it as it shuts down, so a
+    /// poll whose client will never hear the answer does not start a task (whose token would
+    /// be lost until its start-to-close timeout). Everything else keeps working.
+    pub fn stop_polls(&self) {
+        self.service().lists.close();
+    }
 }
 
 /// A store failure as SWF answers it: `InternalFailure` naming it.
