@@ -393,7 +393,11 @@ impl Swf<'_> {
         }
         let due = model::next_due_ms(&state.execution);
         if let Some(due) = due {
-            if state.armed_due_ms != Some(due) {
+            // A deadline that moved later (a heartbeat does at every beat) pushes nothing: the
+            // armed entry fires first and `run_due` re-arms from the state then. Only an
+            // earlier deadline, or none armed, pushes, so the heap holds O(1) entries per run
+            // however often its workers beat.
+            if state.armed_due_ms.map_or(true, |armed| due < armed) {
                 state.armed_due_ms = Some(due);
                 let mut heap = self.runs().deadlines.lock();
                 heap.push(Reverse((due, state.run_id.clone())));
@@ -466,20 +470,22 @@ impl Swf<'_> {
                     Some(_) => Some(now_ms.saturating_add(1_000)),
                     None => None,
                 };
-                state.armed_due_ms = arm;
                 if let Some(due) = arm {
-                    self.runs()
-                        .deadlines
-                        .lock()
-                        .push(Reverse((due, run_id.clone())));
+                    if state.armed_due_ms.map_or(true, |armed| due < armed) {
+                        state.armed_due_ms = Some(due);
+                        self.runs()
+                            .deadlines
+                            .lock()
+                            .push(Reverse((due, run_id.clone())));
+                    }
                 }
                 continue;
             }
             match self.commit(&mut state, attributes, now_ms) {
                 Ok(()) => moved += 1,
                 Err(error) => {
-                    // Kept for the embedder; the deadline is tried again next time.
-                    state.armed_due_ms = None;
+                    // Kept for the embedder; the deadline is tried again a second later.
+                    state.armed_due_ms = Some(now_ms.saturating_add(1_000));
                     self.engine
                         .inner
                         .background_errors
