@@ -671,11 +671,12 @@ def test_task_priority_orders_a_list(c, domain):
         task,
         schedule(activity, "low", taskPriority="1"),
         schedule(activity, "high", taskPriority="10"),
-        schedule(activity, "mid", taskPriority="5"),
-        schedule(activity, "mid-later", taskPriority="5"),
+        schedule(activity, "mid-z", taskPriority="5"),
+        schedule(activity, "mid-a", taskPriority="5"),
     )
     order = [poll_activity(c, domain, activity["list"])["activityId"] for _ in range(4)]
-    assert order == ["high", "mid", "mid-later", "low"], "higher first, then in scheduling order"
+    # "mid-z" was scheduled first: equal priorities go in scheduling order, not by activityId.
+    assert order == ["high", "mid-z", "mid-a", "low"], "higher first, then in scheduling order"
     # Decision tasks too: the higher-priority run's task is handed out first.
     wf = register_workflow(c, domain)
     low = start(c, domain, wf, taskPriority="1")

@@ -143,14 +143,19 @@ impl Swf<'_> {
         {
             return Ok(None);
         }
-        let nonce = self.new_nonce()?;
         let now_ms = self.now();
-        let attributes = model::decision_task_started(
-            &state.execution,
-            input.identity.as_deref(),
-            nonce,
-            now_ms,
-        )?;
+        let started = self.new_nonce().and_then(|nonce| {
+            model::decision_task_started(&state.execution, input.identity.as_deref(), nonce, now_ms)
+                .map(|attributes| (nonce, attributes))
+        });
+        let (nonce, attributes) = match started {
+            Ok(started) => started,
+            Err(error) => {
+                // Taken from its list but not claimed: back to it.
+                self.sync(&mut state);
+                return Err(error);
+            }
+        };
         if let Err(error) = self.commit(&mut state, attributes, now_ms) {
             // Not claimed: back to its list.
             self.sync(&mut state);
@@ -176,9 +181,13 @@ impl Swf<'_> {
         input: &api::PollForDecisionTaskInput,
     ) -> Result<api::DecisionTask, SwfError> {
         let visible = &state.events[..(started_event_id as usize).min(state.events.len())];
+        let nonce = match model::decision_started(&state.execution) {
+            Some((started, nonce)) if started == started_event_id => nonce,
+            _ => return Err(internal("a decision task's page of a task not started")),
+        };
         let (events, next_page_token) = model::history_page(
             visible,
-            &model::decision_scope(&state.run_id, started_event_id),
+            &model::decision_scope(&state.run_id, started_event_id, &nonce),
             input.next_page_token.as_deref(),
             input.maximum_page_size,
             input.reverse_order.unwrap_or(false),
@@ -207,11 +216,17 @@ impl Swf<'_> {
             )
         };
         let scope = statelog_swf::history::token_scope(page_token)?;
-        let (run_id, started_event_id) = model::read_decision_scope(&scope).ok_or_else(gone)?;
+        let (run_id, started_event_id, claimed) =
+            model::read_decision_scope(&scope).ok_or_else(gone)?;
         let slot = self.open_slot(&run_id).ok_or_else(gone)?;
         let state = slot.state.lock();
+        if state.domain != input.domain {
+            return Err(gone());
+        }
         match model::decision_started(&state.execution) {
-            Some((started, nonce)) if started == started_event_id => {
+            Some((started, nonce))
+                if started == started_event_id && token::same_nonce(&nonce, &claimed) =>
+            {
                 let task_token = token::encode(&state.run_id, started, &nonce);
                 self.decision_task(&state, task_token, started, input)
             }
@@ -248,10 +263,12 @@ impl Swf<'_> {
             input.execution_context.as_deref(),
             limits::DATA_CHARS_MAX,
         )?;
-        let decisions = statelog_swf::decisions::parse_decisions(
-            input.decisions.as_deref().unwrap_or_default(),
-        )?;
         self.with_decision_token(&input.task_token, |swf, state, started| {
+            // Checked once the token is: a bad token is UnknownResourceFault whatever the
+            // decisions hold, as SWF answers it.
+            let decisions = statelog_swf::decisions::parse_decisions(
+                input.decisions.as_deref().unwrap_or_default(),
+            )?;
             let now_ms = swf.now();
             let registry = model::RegistryView::new(swf, &state.domain);
             let new_run_id = swf.new_run_id()?;
@@ -316,15 +333,25 @@ impl Swf<'_> {
         if !waiting.iter().any(|a| a.0 == task.scheduled_event_id) {
             return Ok(None);
         }
-        let nonce = self.new_nonce()?;
         let now_ms = self.now();
-        let attributes = model::activity_task_started(
-            &state.execution,
-            task.scheduled_event_id,
-            identity.as_deref(),
-            nonce,
-            now_ms,
-        )?;
+        let started = self.new_nonce().and_then(|nonce| {
+            model::activity_task_started(
+                &state.execution,
+                task.scheduled_event_id,
+                identity.as_deref(),
+                nonce,
+                now_ms,
+            )
+            .map(|attributes| (nonce, attributes))
+        });
+        let (nonce, attributes) = match started {
+            Ok(started) => started,
+            Err(error) => {
+                // Taken from its list but not claimed: back to it.
+                self.sync(&mut state);
+                return Err(error);
+            }
+        };
         if let Err(error) = self.commit(&mut state, attributes, now_ms) {
             self.sync(&mut state);
             return Err(error);

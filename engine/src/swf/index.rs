@@ -117,7 +117,9 @@ fn read_token(kind: char, token: &str) -> Result<(u64, u64), SwfError> {
         )
     };
     let hex = token.strip_prefix(kind).ok_or_else(bad)?;
-    if hex.len() != 32 {
+    // Only ASCII is sliced by byte: a multi-byte character in a forged token is refused, not
+    // cut through.
+    if hex.len() != 32 || !hex.is_ascii() {
         return Err(bad());
     }
     let ms = u64::from_str_radix(&hex[..16], 16).map_err(|_| bad())?;

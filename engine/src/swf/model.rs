@@ -44,12 +44,16 @@ pub(crate) fn decision_started(execution: &Execution) -> Option<(u64, [u8; 16])>
 
 /// The scheduled, unclaimed activity tasks: scheduled event, list, priority.
 pub(crate) fn activities_waiting(execution: &Execution) -> Vec<(u64, String, i32)> {
-    execution
+    let mut waiting: Vec<_> = execution
         .activities
         .values()
         .filter(|a| a.started.is_none())
         .map(|a| (a.scheduled_event_id, a.task_list.name.clone(), a.priority))
-        .collect()
+        .collect();
+    // In scheduling order (the activities are keyed by activityId): tasks of one priority are
+    // offered, and so handed out, first scheduled first.
+    waiting.sort_unstable_by_key(|&(scheduled, _, _)| scheduled);
+    waiting
 }
 
 /// The started activity task of a started event: its scheduled event and token nonce.
@@ -304,14 +308,29 @@ pub(crate) fn history_page(
     Ok((page.events, page.next_page_token))
 }
 
-/// The page scope of a decision task's history: its run and started event.
-pub(crate) fn decision_scope(run_id: &str, started_event_id: u64) -> String {
-    format!("decision|{started_event_id}|{run_id}")
+/// The page scope of a decision task's history: its run, started event and token nonce. A page
+/// token is readable by anyone who holds it (it is checked, not sealed), so it carries the
+/// nonce: holding a page token proves holding the task, and one built from the run id and the
+/// started event id alone names no task.
+pub(crate) fn decision_scope(run_id: &str, started_event_id: u64, nonce: &[u8; 16]) -> String {
+    let mut hex = String::with_capacity(32);
+    for byte in nonce {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    format!("decision|{started_event_id}|{hex}|{run_id}")
 }
 
-/// The run and started event of a decision task's page scope.
-pub(crate) fn read_decision_scope(scope: &str) -> Option<(String, u64)> {
+/// The run, started event and token nonce of a decision task's page scope.
+pub(crate) fn read_decision_scope(scope: &str) -> Option<(String, u64, [u8; 16])> {
     let rest = scope.strip_prefix("decision|")?;
-    let (started, run_id) = rest.split_once('|')?;
-    Some((run_id.to_string(), started.parse().ok()?))
+    let (started, rest) = rest.split_once('|')?;
+    let (hex, run_id) = rest.split_once('|')?;
+    if hex.len() != 32 || !hex.is_ascii() {
+        return None;
+    }
+    let mut nonce = [0u8; 16];
+    for (i, byte) in nonce.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some((run_id.to_string(), started.parse().ok()?, nonce))
 }

@@ -71,7 +71,7 @@ fn read_page_token(kind: &str, reverse: bool, token: &str) -> Result<String, Swf
     };
     let prefix = format!("{kind}{}", if reverse { 'r' } else { 'f' });
     let hex = token.strip_prefix(&prefix).ok_or_else(bad)?;
-    if hex.len() % 2 != 0 || hex.len() > limits::PAGE_TOKEN_CHARS_MAX {
+    if hex.len() % 2 != 0 || hex.len() > limits::PAGE_TOKEN_CHARS_MAX || !hex.is_ascii() {
         return Err(bad());
     }
     let bytes = (0..hex.len())

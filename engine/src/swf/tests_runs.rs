@@ -1016,3 +1016,86 @@ fn timers_and_timeouts_re_arm_on_reopen() {
     );
     assert!(!poll_decision(&engine, "deciders").task_token.is_empty());
 }
+
+/// `token` with the last byte of its nonce changed: the right run and started event, a wrong
+/// nonce.
+fn with_wrong_nonce(token: &str) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+    let mut bytes = URL_SAFE_NO_PAD.decode(token).expect("a token is base64url");
+    if let Some(last) = bytes.last_mut() {
+        *last ^= 0x01;
+    }
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[test]
+fn a_token_or_page_token_naming_the_right_task_with_a_wrong_nonce_is_refused() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let run_id = start(&engine, "n", json!({}));
+    for i in 0..3 {
+        engine
+            .swf()
+            .signal_workflow_execution(&input(json!({
+                "domain": D, "workflowId": "n", "signalName": format!("s{i}")
+            })))
+            .expect("signals");
+    }
+    let swf = engine.swf();
+    let task = swf
+        .poll_for_decision_task(
+            &input(json!({"domain": D, "taskList": {"name": "deciders"}, "maximumPageSize": 2})),
+            Duration::ZERO,
+        )
+        .expect("polls");
+    assert!(task.next_page_token.is_some(), "more than one page");
+    // A page token built from what any reader of the history knows (run id, started event),
+    // without the task's nonce, names no task.
+    let events = swf
+        .open_slot(&run_id)
+        .expect("open run")
+        .state
+        .lock()
+        .events
+        .clone();
+    let (_, forged) = super::model::history_page(
+        &events[..task.started_event_id as usize],
+        &super::model::decision_scope(&run_id, task.started_event_id, &[0u8; 16]),
+        None,
+        Some(2),
+        false,
+    )
+    .expect("a page");
+    let forged = forged.expect("a next page");
+    assert_eq!(
+        fault(swf.poll_for_decision_task(
+            &input(json!({"domain": D, "taskList": {"name": "deciders"},
+                          "maximumPageSize": 2, "nextPageToken": forged})),
+            Duration::ZERO,
+        )),
+        Fault::Validation
+    );
+    // A task token with one nonce bit changed is refused, and the real one still answers.
+    assert_eq!(
+        fault(respond(
+            &engine,
+            &with_wrong_nonce(&task.task_token),
+            json!([schedule("a", json!({}))])
+        )),
+        Fault::UnknownResource
+    );
+    respond(&engine, &task.task_token, json!([schedule("a", json!({}))])).expect("answers");
+    let activity = poll_activity(&engine, "workers");
+    assert_eq!(
+        fault(swf.respond_activity_task_completed(&input(json!({
+            "taskToken": with_wrong_nonce(&activity.task_token), "result": "r"
+        })))),
+        Fault::UnknownResource
+    );
+    swf.respond_activity_task_completed(&input(json!({
+        "taskToken": activity.task_token, "result": "r"
+    })))
+    .expect("the real token answers");
+}
