@@ -25,7 +25,7 @@ use statelog_store::swf::{
 use statelog_swf::api::{self, Fault, SwfError};
 use statelog_swf::limits;
 
-use super::{internal, Swf};
+use super::{internal, model, Swf};
 use crate::limits::{SWF_DOMAINS_MAX, SWF_TYPES_PER_DOMAIN_MAX};
 
 fn status_of(status: StoreStatus) -> api::RegistrationStatus {
@@ -558,17 +558,9 @@ impl Swf<'_> {
     ) -> Result<api::WorkflowTypeDetail, SwfError> {
         let t = &input.workflow_type;
         let entry = self.type_entry(&input.domain, TypeKind::Workflow, &t.name, &t.version)?;
-        let d = &entry.defaults;
         Ok(api::WorkflowTypeDetail {
             type_info: workflow_type_info(&entry),
-            configuration: api::WorkflowTypeConfiguration {
-                default_task_start_to_close_timeout: d.task_start_to_close.clone(),
-                default_execution_start_to_close_timeout: d.execution_start_to_close.clone(),
-                default_task_list: d.task_list.clone().map(|name| api::TaskList { name }),
-                default_task_priority: d.task_priority.clone(),
-                default_child_policy: d.child_policy.as_deref().and_then(child_policy_of),
-                default_lambda_role: d.lambda_role.clone(),
-            },
+            configuration: model::workflow_type_view(&entry).configuration,
         })
     }
 
@@ -669,17 +661,9 @@ impl Swf<'_> {
     ) -> Result<api::ActivityTypeDetail, SwfError> {
         let t = &input.activity_type;
         let entry = self.type_entry(&input.domain, TypeKind::Activity, &t.name, &t.version)?;
-        let d = &entry.defaults;
         Ok(api::ActivityTypeDetail {
             type_info: activity_type_info(&entry),
-            configuration: api::ActivityTypeConfiguration {
-                default_task_start_to_close_timeout: d.task_start_to_close.clone(),
-                default_task_heartbeat_timeout: d.heartbeat.clone(),
-                default_task_list: d.task_list.clone().map(|name| api::TaskList { name }),
-                default_task_priority: d.task_priority.clone(),
-                default_task_schedule_to_start_timeout: d.schedule_to_start.clone(),
-                default_task_schedule_to_close_timeout: d.schedule_to_close.clone(),
-            },
+            configuration: model::activity_type_view(&entry).configuration,
         })
     }
 
