@@ -181,13 +181,9 @@ impl Swf<'_> {
         input: &api::PollForDecisionTaskInput,
     ) -> Result<api::DecisionTask, SwfError> {
         let visible = &state.events[..(started_event_id as usize).min(state.events.len())];
-        let nonce = match model::decision_started(&state.execution) {
-            Some((started, nonce)) if started == started_event_id => nonce,
-            _ => return Err(internal("a decision task's page of a task not started")),
-        };
         let (events, next_page_token) = model::history_page(
             visible,
-            &model::decision_scope(&state.run_id, started_event_id, &nonce),
+            &model::decision_scope(&task_token),
             input.next_page_token.as_deref(),
             input.maximum_page_size,
             input.reverse_order.unwrap_or(false),
@@ -216,16 +212,16 @@ impl Swf<'_> {
             )
         };
         let scope = statelog_swf::history::token_scope(page_token)?;
-        let (run_id, started_event_id, claimed) =
-            model::read_decision_scope(&scope).ok_or_else(gone)?;
-        let slot = self.open_slot(&run_id).ok_or_else(gone)?;
+        let claimed = model::read_decision_scope(&scope).ok_or_else(gone)?;
+        let slot = self.open_slot(&claimed.run_id).ok_or_else(gone)?;
         let state = slot.state.lock();
         if state.domain != input.domain {
             return Err(gone());
         }
         match model::decision_started(&state.execution) {
             Some((started, nonce))
-                if started == started_event_id && token::same_nonce(&nonce, &claimed) =>
+                if started == claimed.started_event_id
+                    && token::same_nonce(&nonce, &claimed.nonce) =>
             {
                 let task_token = token::encode(&state.run_id, started, &nonce);
                 self.decision_task(&state, task_token, started, input)
@@ -329,8 +325,11 @@ impl Swf<'_> {
             return Ok(None);
         };
         let mut state = slot.state.lock();
-        let waiting = model::activities_waiting(&state.execution);
-        if !waiting.iter().any(|a| a.0 == task.scheduled_event_id) {
+        let still_waiting = state
+            .execution
+            .activity_by_scheduled_event(task.scheduled_event_id)
+            .is_some_and(|a| a.started.is_none());
+        if !still_waiting {
             return Ok(None);
         }
         let now_ms = self.now();

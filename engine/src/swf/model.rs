@@ -308,29 +308,14 @@ pub(crate) fn history_page(
     Ok((page.events, page.next_page_token))
 }
 
-/// The page scope of a decision task's history: its run, started event and token nonce. A page
-/// token is readable by anyone who holds it (it is checked, not sealed), so it carries the
-/// nonce: holding a page token proves holding the task, and one built from the run id and the
-/// started event id alone names no task.
-pub(crate) fn decision_scope(run_id: &str, started_event_id: u64, nonce: &[u8; 16]) -> String {
-    let mut hex = String::with_capacity(32);
-    for byte in nonce {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    format!("decision|{started_event_id}|{hex}|{run_id}")
+/// The page scope of a decision task's history: the task's own token. A page token is
+/// readable by anyone who holds it (it is checked, not sealed), so holding one proves holding
+/// the task; one built from the run id and the started event id alone names no task.
+pub(crate) fn decision_scope(task_token: &str) -> String {
+    format!("decision|{task_token}")
 }
 
-/// The run, started event and token nonce of a decision task's page scope.
-pub(crate) fn read_decision_scope(scope: &str) -> Option<(String, u64, [u8; 16])> {
-    let rest = scope.strip_prefix("decision|")?;
-    let (started, rest) = rest.split_once('|')?;
-    let (hex, run_id) = rest.split_once('|')?;
-    if hex.len() != 32 || !hex.is_ascii() {
-        return None;
-    }
-    let mut nonce = [0u8; 16];
-    for (i, byte) in nonce.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some((run_id.to_string(), started.parse().ok()?, nonce))
+/// The task token a decision task's page scope holds.
+pub(crate) fn read_decision_scope(scope: &str) -> Option<super::token::Token> {
+    super::token::decode(scope.strip_prefix("decision|")?)
 }
