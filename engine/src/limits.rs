@@ -80,3 +80,9 @@ pub const SWF_DOMAINS_MAX: usize = 100;
 /// The most workflow types, and the most activity types, one SWF domain may have (SWF: 10,000
 /// of each per domain).
 pub const SWF_TYPES_PER_DOMAIN_MAX: usize = 10_000;
+
+/// How many times one SWF change that reaches other runs (a child's start or close, a signal
+/// or cancel of another run, a child policy) is tried: a try that finds a run it needs locked
+/// by another change lets go of everything and tries again with all of them locked in run id
+/// order; one that read a run that moved before it held it tries again too.
+pub const SWF_CHANGE_ATTEMPTS_MAX: usize = 16;

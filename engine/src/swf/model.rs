@@ -192,6 +192,24 @@ impl transitions::Registry for RegistryView<'_> {
             .swf_type(&self.domain, TypeKind::Workflow, &t.name, &t.version)
             .map(|e| workflow_type_view(&e))
     }
+
+    /// From the store's index. A run it names may close before the change holds it: the
+    /// change then looks again (`runs::Txn`).
+    fn open_execution(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> Option<api::WorkflowExecution> {
+        let store = &self.swf.engine.inner.store;
+        let open = store.swf_open_run(&self.domain, workflow_id)?;
+        if run_id.is_some_and(|r| r != &*open.run_id) {
+            return None;
+        }
+        Some(api::WorkflowExecution {
+            workflow_id: workflow_id.to_string(),
+            run_id: open.run_id.to_string(),
+        })
+    }
 }
 
 /// The first events of a run.
@@ -219,7 +237,7 @@ pub(crate) fn decision_task_completed(
     decisions: &[Decision],
     input: &api::RespondDecisionTaskCompletedInput,
     registry: &RegistryView<'_>,
-    new_run_id: &str,
+    (new_run_id, child_run_ids): (&str, &[String]),
     now_ms: u64,
 ) -> Result<Vec<Attributes>, SwfError> {
     let completion = DecisionTaskCompletion {
@@ -229,6 +247,7 @@ pub(crate) fn decision_task_completed(
         task_list: input.task_list.as_ref(),
         task_list_schedule_to_start_timeout: input.task_list_schedule_to_start_timeout.as_deref(),
         new_run_id,
+        child_run_ids,
     };
     transitions::decision_task_completed(execution, &completion, registry, now_ms)
 }
