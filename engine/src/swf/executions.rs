@@ -688,8 +688,11 @@ impl Swf<'_> {
             run_id: run.run_id.to_string(),
         };
         let execution = statelog_swf::fold::Execution::fold(key, &events).map_err(internal)?;
+        let mut execution_info = self.execution_info(&run);
+        // The parent is in the child's history (its started event), not in the index.
+        execution_info.parent = execution.parent.clone();
         Ok(api::WorkflowExecutionDetail {
-            execution_info: self.execution_info(&run),
+            execution_info,
             execution_configuration: model::configuration(&execution),
             open_counts: model::open_counts(&execution),
             latest_activity_task_timestamp: model::latest_activity_task_ms(&execution)

@@ -78,4 +78,6 @@ pub(crate) fn internal(error: impl std::fmt::Display) -> SwfError {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_children;
+#[cfg(test)]
 mod tests_runs;
