@@ -44,8 +44,12 @@
 //!   applied to a copy while it is built). `UnknownResourceFault` for a closed run or task.
 //! - A closing decision that is not the last decision is a `ValidationException`.
 //! - StartChildWorkflowExecution, SignalExternalWorkflowExecution and
-//!   RequestCancelExternalWorkflowExecution become their `…Failed` event with
-//!   OPERATION_NOT_PERMITTED; ScheduleLambdaFunction with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION.
+//!   RequestCancelExternalWorkflowExecution are decided here from what `transitions::Registry`
+//!   answers of the domain (`open_execution`; child run ids come in with the
+//!   `DecisionTaskCompletion`); what lands on the other run is a `transitions::Effect`
+//!   (`transitions::effects` reads them off a batch, `transitions::effect_events` gives the
+//!   other run's events), carried out by the engine in the same durable append.
+//!   ScheduleLambdaFunction fails with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION.
 //! - `executionStartToCloseTimeout` of `NONE` is a `ValidationException` (SWF: at most a year).
 //! - A batch that would take the history past 25,000 events becomes
 //!   `WorkflowExecutionTerminated` with cause EVENT_LIMIT_EXCEEDED.

@@ -9,11 +9,24 @@
 //! times out. A closing decision of a task during which such events arrived fails with
 //! UNHANDLED_DECISION (and, the events still being unseen, a new task is scheduled).
 //!
-//! Decisions statelog does not carry out yet become their `…Failed` event, so a decider sees
-//! them refused rather than lost: StartChildWorkflowExecution, SignalExternalWorkflowExecution
-//! and RequestCancelExternalWorkflowExecution fail with OPERATION_NOT_PERMITTED (they need
-//! another run, which this pure model cannot reach); ScheduleLambdaFunction fails with
-//! LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION (statelog runs no Lambda functions).
+//! Decisions that reach another run of the domain are decided here and carried out by the
+//! engine: StartChildWorkflowExecution records `StartChildWorkflowExecutionInitiated` and then
+//! `ChildWorkflowExecutionStarted` (the engine drew the child's run id) or
+//! `StartChildWorkflowExecutionFailed` (WORKFLOW_ALREADY_RUNNING when an open run, or an open
+//! child of this run, has the workflow id; causes found in the decision itself, such as
+//! WORKFLOW_TYPE_DOES_NOT_EXIST or a DEFAULT_*_UNDEFINED, fail it uninitiated, initiated event
+//! 0); SignalExternalWorkflowExecution and RequestCancelExternalWorkflowExecution record their
+//! `…Initiated` event and then `ExternalWorkflowExecution{Signaled,CancelRequested}` or their
+//! `…Failed` event (UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION), as [`Registry::open_execution`]
+//! answers. What the batch does to the other runs is an [`Effect`] ([`effects`]): the child's
+//! first events, the target's signal or cancel request, and on a close the parent's
+//! `ChildWorkflowExecution…` notice (not for a continue-as-new: the new run stays the child)
+//! and the child policy for every open child (TERMINATE, REQUEST_CANCEL, both cause
+//! CHILD_POLICY_APPLIED; ABANDON does nothing). [`effect_events`] gives the target's events;
+//! the engine writes every run's events in one atomic append.
+//!
+//! ScheduleLambdaFunction fails with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION (statelog runs no
+//! Lambda functions).
 //!
 //! A batch that would grow the history past `limits::HISTORY_EVENTS_MAX` is replaced by
 //! `WorkflowExecutionTerminated` with cause EVENT_LIMIT_EXCEEDED, as SWF does.

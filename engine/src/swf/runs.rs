@@ -2,15 +2,21 @@
 //! has a slot: its folded state (`statelog_swf::fold::Execution`) and its events, behind the
 //! lock that serializes its changes. A change is: the pure transitions decide the events to
 //! append (`statelog_swf::transitions`), the engine numbers and stamps them, folds them on a
-//! copy, makes them durable as one store record (`Store::swf_append_events`), adopts the
-//! copy, then syncs the run's tasks with the task lists and its next deadline with the
-//! deadline heap (`sync`).
+//! copy, follows what they do to other runs (`transitions::effects`: a child's start, its
+//! parent's notice of its close, a signal or cancel of another run, a child policy, a
+//! continued run; each target's events from `transitions::effect_events`, and so on for what
+//! those do), makes every run's events durable as one atomic store append
+//! (`Store::swf_append_batches`), adopts the copies, then syncs each run's tasks with the task
+//! lists and its next deadline with the deadline heap (`sync`).
 //!
-//! Invariants: the slot lock is held from the decision to the adoption, so the folded state
-//! always equals the written log; nothing is handed out (a task token, an answer) before its
-//! events are durable; a closed run leaves memory (its slot, its list entries) in the commit
-//! that closes it. Lock order: run slot, then the task lists or the deadline heap, never the
-//! other way round. Must not: hold a slot lock while waiting for a poll; read wall time
+//! Invariants: the slot locks of every run a change touches are held from the decision to the
+//! adoption, so the folded state always equals the written log; nothing is handed out (a task
+//! token, an answer) before its events are durable; a closed run leaves memory (its slot, its
+//! list entries) in the commit that closes it. Lock order: run slots in run id order when a
+//! change waits for them (`Swf::transact`); any other slot only by `try_lock`, and a change
+//! that cannot take one at once writes nothing and is run again with all of them locked in
+//! order ([`Txn`]); then the task lists or the deadline heap, never the other way round. Must
+//! not: hold a slot lock while waiting for a poll or for a slot out of order; read wall time
 //! except through the engine's clock.
 
 use std::cmp::Reverse;
