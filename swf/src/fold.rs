@@ -808,11 +808,9 @@ impl Execution {
                     },
                 );
             }
-            Attributes::StartChildWorkflowExecutionFailed(a) => {
-                // 0: refused before it was initiated.
-                if a.initiated_event_id != 0 {
-                    self.close_child(id, event_type, a.initiated_event_id, false)?;
-                }
+            // Initiated event 0: refused before it was initiated (nothing to close).
+            Attributes::StartChildWorkflowExecutionFailed(a) if a.initiated_event_id != 0 => {
+                self.close_child(id, event_type, a.initiated_event_id, false)?
             }
             Attributes::ChildWorkflowExecutionStarted(a) => {
                 let child = self.open_children.get_mut(&a.initiated_event_id).ok_or(

@@ -463,9 +463,8 @@ pub fn decision_task_completed(
                         .open_children
                         .values()
                         .any(|c| c.workflow_id == workflow_id);
-                let initiated_id = draft.push(Attributes::StartChildWorkflowExecutionInitiated(
-                    initiated,
-                ))?;
+                let initiated_id =
+                    draft.push(Attributes::StartChildWorkflowExecutionInitiated(initiated))?;
                 if in_use {
                     draft.push(Attributes::StartChildWorkflowExecutionFailed(
                         StartChildWorkflowExecutionFailed {
@@ -707,25 +706,27 @@ fn execute(
                 decision_task_completed_event_id: completed_id,
             }),
         }),
-        Decision::SignalExternalWorkflowExecution(d) => Executed::SignalExternal(Box::new(
-            SignalExternalWorkflowExecutionInitiated {
+        Decision::SignalExternalWorkflowExecution(d) => {
+            Executed::SignalExternal(Box::new(SignalExternalWorkflowExecutionInitiated {
                 workflow_id: d.workflow_id.clone(),
                 run_id: d.run_id.clone(),
                 signal_name: d.signal_name.clone(),
                 input: d.input.clone(),
                 decision_task_completed_event_id: completed_id,
                 control: d.control.clone(),
-            },
-        )),
-        Decision::RequestCancelExternalWorkflowExecution(d) => Executed::CancelExternal(
-            Box::new(RequestCancelExternalWorkflowExecutionInitiated {
+            }))
+        }
+        Decision::RequestCancelExternalWorkflowExecution(d) => {
+            Executed::CancelExternal(Box::new(RequestCancelExternalWorkflowExecutionInitiated {
                 workflow_id: d.workflow_id.clone(),
                 run_id: d.run_id.clone(),
                 decision_task_completed_event_id: completed_id,
                 control: d.control.clone(),
-            }),
-        ),
-        Decision::StartChildWorkflowExecution(d) => start_child_decision(execution, d, completed_id, registry)?,
+            }))
+        }
+        Decision::StartChildWorkflowExecution(d) => {
+            start_child_decision(execution, d, completed_id, registry)?
+        }
         Decision::ScheduleLambdaFunction(d) => one(Attributes::ScheduleLambdaFunctionFailed(
             ScheduleLambdaFunctionFailed {
                 id: d.id.clone(),
@@ -1261,7 +1262,11 @@ impl Effect {
 /// one run): children started, signals and cancel requests sent, and on a close the parent's
 /// notice (unless continued as new: the new run stays the child) and the child policy for
 /// every open child.
-pub fn effects(before: &Execution, after: &Execution, events: &[Event]) -> Result<Vec<Effect>, SwfError> {
+pub fn effects(
+    before: &Execution,
+    after: &Execution,
+    events: &[Event],
+) -> Result<Vec<Effect>, SwfError> {
     let mut effects = Vec::new();
     let this = after.workflow_execution();
     let initiated_child = |id: u64| {
@@ -1315,10 +1320,16 @@ pub fn effects(before: &Execution, after: &Execution, events: &[Event]) -> Resul
             _ => {}
         }
     }
-    let Some(close) = events.last().filter(|_| before.is_open() && !after.is_open()) else {
+    let Some(close) = events
+        .last()
+        .filter(|_| before.is_open() && !after.is_open())
+    else {
         return Ok(effects);
     };
-    let continued = matches!(close.attributes, Attributes::WorkflowExecutionContinuedAsNew(_));
+    let continued = matches!(
+        close.attributes,
+        Attributes::WorkflowExecutionContinuedAsNew(_)
+    );
     if let (Some(parent), Some(initiated_event_id), false) =
         (&after.parent, after.parent_initiated_event_id, continued)
     {
@@ -1477,21 +1488,24 @@ pub fn effect_events(
                     })
                 }
                 Attributes::WorkflowExecutionTerminated(_) => {
-                    Attributes::ChildWorkflowExecutionTerminated(
-                        ChildWorkflowExecutionTerminated {
-                            workflow_execution,
-                            workflow_type,
-                            initiated_event_id,
-                            started_event_id,
-                        },
-                    )
+                    Attributes::ChildWorkflowExecutionTerminated(ChildWorkflowExecutionTerminated {
+                        workflow_execution,
+                        workflow_type,
+                        initiated_event_id,
+                        started_event_id,
+                    })
                 }
                 // Continued as new (the new run stays the child) or not a close.
                 _ => return Ok(Vec::new()),
             };
             draft.push(event)?;
         }
-        Effect::ChildPolicy { parent, initiated_event_id, policy, .. } => {
+        Effect::ChildPolicy {
+            parent,
+            initiated_event_id,
+            policy,
+            ..
+        } => {
             if target.parent.as_ref() != Some(parent)
                 || target.parent_initiated_event_id != Some(*initiated_event_id)
             {
@@ -2579,7 +2593,11 @@ mod tests {
         let mut parent = Run::start_at(1_000);
         let started = parent.take_decision_task(2_000);
         let before = parent.execution.clone();
-        let events = parent.decide(started, json!([start_child_decision("kid", "1", extra)]), 3_000);
+        let events = parent.decide(
+            started,
+            json!([start_child_decision("kid", "1", extra)]),
+            3_000,
+        );
         let effects = super::effects(&before, &parent.execution, &events).expect("effects");
         let [Effect::StartChild { child, attributes }] = effects.as_slice() else {
             panic!("one child start: {effects:?}");
@@ -2634,7 +2652,13 @@ mod tests {
             json!({"workflowExecution": {"workflowId": "kid", "runId": "kid-run-0"},
                    "workflowType": {"name": "order", "version": "1"}, "initiatedEventId": 5})
         );
-        assert_eq!(parent.execution.open_counts().open_child_workflow_executions, 1);
+        assert_eq!(
+            parent
+                .execution
+                .open_counts()
+                .open_child_workflow_executions,
+            1
+        );
         let started = child.history[0].to_json();
         let started = &started["workflowExecutionStartedEventAttributes"];
         assert_eq!(
@@ -2655,9 +2679,21 @@ mod tests {
     fn each_start_child_failure_has_its_cause() {
         let bare = |extra: Value| start_child_decision("kid", "bare", extra);
         let cases = [
-            (start_child_decision("kid", "nope", json!({})), "WORKFLOW_TYPE_DOES_NOT_EXIST", 0),
-            (start_child_decision("kid", "old", json!({})), "WORKFLOW_TYPE_DEPRECATED", 0),
-            (bare(json!({})), "DEFAULT_EXECUTION_START_TO_CLOSE_TIMEOUT_UNDEFINED", 0),
+            (
+                start_child_decision("kid", "nope", json!({})),
+                "WORKFLOW_TYPE_DOES_NOT_EXIST",
+                0,
+            ),
+            (
+                start_child_decision("kid", "old", json!({})),
+                "WORKFLOW_TYPE_DEPRECATED",
+                0,
+            ),
+            (
+                bare(json!({})),
+                "DEFAULT_EXECUTION_START_TO_CLOSE_TIMEOUT_UNDEFINED",
+                0,
+            ),
             (
                 bare(json!({"executionStartToCloseTimeout": "9"})),
                 "DEFAULT_TASK_LIST_UNDEFINED",
@@ -2669,15 +2705,25 @@ mod tests {
                 0,
             ),
             (
-                bare(json!({"executionStartToCloseTimeout": "9", "taskList": {"name": "l"},
-                            "taskStartToCloseTimeout": "9"})),
+                bare(
+                    json!({"executionStartToCloseTimeout": "9", "taskList": {"name": "l"},
+                            "taskStartToCloseTimeout": "9"}),
+                ),
                 "DEFAULT_CHILD_POLICY_UNDEFINED",
                 0,
             ),
             // An open execution of the domain has the workflow id: initiated, then failed.
-            (start_child_decision("busy", "1", json!({})), "WORKFLOW_ALREADY_RUNNING", 5),
+            (
+                start_child_decision("busy", "1", json!({})),
+                "WORKFLOW_ALREADY_RUNNING",
+                5,
+            ),
             // So has the parent itself.
-            (start_child_decision("w", "1", json!({})), "WORKFLOW_ALREADY_RUNNING", 5),
+            (
+                start_child_decision("w", "1", json!({})),
+                "WORKFLOW_ALREADY_RUNNING",
+                5,
+            ),
         ];
         for (decision, cause, initiated) in cases {
             let mut run = Run::start_at(1_000);
@@ -2707,15 +2753,20 @@ mod tests {
             assert_eq!(a["initiatedEventId"], json!(initiated), "{cause}");
             assert_eq!(a["control"], json!("ctl"));
             assert_eq!(run.execution.open_children.len(), 0, "{cause}");
-            assert_eq!(events.last().map(Event::event_type), Some("DecisionTaskScheduled"));
+            assert_eq!(
+                events.last().map(Event::event_type),
+                Some("DecisionTaskScheduled")
+            );
         }
         // Two children of one workflow id in one answer: the second finds it in use.
         let mut run = Run::start_at(1_000);
         let started = run.take_decision_task(2_000);
         let events = run.decide(
             started,
-            json!([start_child_decision("twin", "1", json!({})),
-                   start_child_decision("twin", "1", json!({}))]),
+            json!([
+                start_child_decision("twin", "1", json!({})),
+                start_child_decision("twin", "1", json!({}))
+            ]),
             3_000,
         );
         assert_eq!(
@@ -2815,15 +2866,24 @@ mod tests {
     #[test]
     fn a_child_close_notifies_its_parent_once() {
         let closes = [
-            (json!({"decisionType": "CompleteWorkflowExecution",
+            (
+                json!({"decisionType": "CompleteWorkflowExecution",
                     "completeWorkflowExecutionDecisionAttributes": {"result": "done"}}),
-             "ChildWorkflowExecutionCompleted", json!({"result": "done"})),
-            (json!({"decisionType": "FailWorkflowExecution",
+                "ChildWorkflowExecutionCompleted",
+                json!({"result": "done"}),
+            ),
+            (
+                json!({"decisionType": "FailWorkflowExecution",
                     "failWorkflowExecutionDecisionAttributes": {"reason": "why", "details": "d"}}),
-             "ChildWorkflowExecutionFailed", json!({"reason": "why", "details": "d"})),
-            (json!({"decisionType": "CancelWorkflowExecution",
+                "ChildWorkflowExecutionFailed",
+                json!({"reason": "why", "details": "d"}),
+            ),
+            (
+                json!({"decisionType": "CancelWorkflowExecution",
                     "cancelWorkflowExecutionDecisionAttributes": {"details": "cd"}}),
-             "ChildWorkflowExecutionCanceled", json!({"details": "cd"})),
+                "ChildWorkflowExecutionCanceled",
+                json!({"details": "cd"}),
+            ),
         ];
         for (decision, parent_event, fields) in closes {
             let (mut parent, mut child) = parent_and_child(json!({}));
@@ -2840,7 +2900,10 @@ mod tests {
                 .as_object()
                 .expect("attributes")
                 .clone();
-            assert_eq!(a["workflowExecution"], json!({"workflowId": "kid", "runId": "kid-run-0"}));
+            assert_eq!(
+                a["workflowExecution"],
+                json!({"workflowId": "kid", "runId": "kid-run-0"})
+            );
             assert_eq!(a["initiatedEventId"], json!(5));
             assert_eq!(a["startedEventId"], json!(6));
             for (k, v) in fields.as_object().expect("fields") {
@@ -2848,45 +2911,66 @@ mod tests {
             }
             assert_eq!(parent.execution.open_children.len(), 0);
             // A second notice finds no open child: nothing.
-            assert_eq!(effect_events(&parent.execution, &effects[0], 5_000), Ok(vec![]));
+            assert_eq!(
+                effect_events(&parent.execution, &effects[0], 5_000),
+                Ok(vec![])
+            );
         }
         // Timed out and terminated.
         let (parent, child) = parent_and_child(json!({"executionStartToCloseTimeout": "10"}));
         let batch = due(&child.execution, 13_000).expect("due");
         let mut after = child.execution.clone();
-        let mut id = after.next_event_id;
         let mut events = Vec::new();
-        for a in batch {
-            let e = Event { event_id: id, timestamp_ms: 13_000, attributes: a };
-            id += 1;
+        for (event_id, attributes) in (after.next_event_id..).zip(batch) {
+            let e = Event {
+                event_id,
+                timestamp_ms: 13_000,
+                attributes,
+            };
             after.apply(&e).expect("folds");
             events.push(e);
         }
         let effects = super::effects(&child.execution, &after, &events).expect("effects");
         let batch = effect_events(&parent.execution, &effects[0], 13_000).expect("notice");
-        assert!(matches!(&batch[0], Attributes::ChildWorkflowExecutionTimedOut(a)
-            if a.timeout_type == WorkflowExecutionTimeoutType::StartToClose));
+        assert!(
+            matches!(&batch[0], Attributes::ChildWorkflowExecutionTimedOut(a)
+            if a.timeout_type == WorkflowExecutionTimeoutType::StartToClose)
+        );
         let batch = terminate(&child.execution, None, None, None, 6_000).expect("terminates");
         let mut after = child.execution.clone();
-        let e = Event { event_id: after.next_event_id, timestamp_ms: 6_000, attributes: batch[0].clone() };
+        let e = Event {
+            event_id: after.next_event_id,
+            timestamp_ms: 6_000,
+            attributes: batch[0].clone(),
+        };
         after.apply(&e).expect("folds");
         let effects = super::effects(&child.execution, &after, &[e]).expect("effects");
         let batch = effect_events(&parent.execution, &effects[0], 6_000).expect("notice");
-        assert!(matches!(&batch[0], Attributes::ChildWorkflowExecutionTerminated(_)));
+        assert!(matches!(
+            &batch[0],
+            Attributes::ChildWorkflowExecutionTerminated(_)
+        ));
     }
 
     #[test]
     fn a_parent_close_applies_its_child_policy_to_open_children() {
         for (policy, expected) in [
             (ChildPolicy::Terminate, Some("WorkflowExecutionTerminated")),
-            (ChildPolicy::RequestCancel, Some("WorkflowExecutionCancelRequested")),
+            (
+                ChildPolicy::RequestCancel,
+                Some("WorkflowExecutionCancelRequested"),
+            ),
             (ChildPolicy::Abandon, None),
         ] {
             let (parent, mut child) = parent_and_child(json!({}));
-            let batch = terminate(&parent.execution, None, None, Some(policy), 4_000)
-                .expect("terminates");
+            let batch =
+                terminate(&parent.execution, None, None, Some(policy), 4_000).expect("terminates");
             let mut after = parent.execution.clone();
-            let e = Event { event_id: after.next_event_id, timestamp_ms: 4_000, attributes: batch[0].clone() };
+            let e = Event {
+                event_id: after.next_event_id,
+                timestamp_ms: 4_000,
+                attributes: batch[0].clone(),
+            };
             after.apply(&e).expect("folds");
             let effects = super::effects(&parent.execution, &after, &[e]).expect("effects");
             let Some(expected) = expected else {

@@ -394,14 +394,16 @@ impl Swf<'_> {
         mut then: impl FnMut(&Self, &mut Txn<'_>, u64, u64) -> Result<T, SwfError>,
     ) -> Result<T, SwfError> {
         let token = token::decode(task_token).ok_or_else(unknown_token)?;
-        self.transact(&token.run_id, |swf, state| {
-            match model::activity_by_started(&state.execution, token.started_event_id) {
+        self.transact(
+            &token.run_id,
+            |swf, state| match model::activity_by_started(&state.execution, token.started_event_id)
+            {
                 Some((scheduled, nonce)) if token::same_nonce(&nonce, &token.nonce) => {
                     then(swf, state, scheduled, token.started_event_id)
                 }
                 _ => Err(unknown_token()),
-            }
-        })
+            },
+        )
         .unwrap_or_else(|| Err(unknown_token()))
     }
 

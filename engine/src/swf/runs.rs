@@ -124,9 +124,7 @@ impl<'a> Txn<'a> {
             }
         }
         match self.others.get_mut(run_id) {
-            Some(guard) if model::close_status(&guard.execution).is_none() => {
-                Reach::Held(&mut **guard)
-            }
+            Some(guard) if model::close_status(&guard.execution).is_none() => Reach::Held(guard),
             _ => Reach::Closed,
         }
     }
@@ -518,7 +516,8 @@ impl Swf<'_> {
             for effect in transitions::effects(&before, &after, &events)? {
                 if let Effect::StartChild { child, attributes } = &effect {
                     let id: Arc<str> = Arc::from(child.run_id.as_str());
-                    let started = self.child_plan(&domain, retention_days, child, attributes, now_ms)?;
+                    let started =
+                        self.child_plan(&domain, retention_days, child, attributes, now_ms)?;
                     plans.insert(id.clone(), started);
                     opened.push(id);
                     continue;
@@ -555,7 +554,10 @@ impl Swf<'_> {
                         Reach::Closed => {
                             // A signal or cancel the sender recorded as delivered needs its
                             // target open: the index said it was, so look again.
-                            if matches!(effect, Effect::Signal { .. } | Effect::RequestCancel { .. }) {
+                            if matches!(
+                                effect,
+                                Effect::Signal { .. } | Effect::RequestCancel { .. }
+                            ) {
                                 txn.stale = true;
                             }
                             continue;

@@ -66,7 +66,12 @@ fn attributes<'a>(events: &'a [Value], event_type: &str) -> &'a Value {
 fn parent_with_child(engine: &Engine, policy: &str) -> (String, String) {
     let parent = start(engine, "p", json!({"childPolicy": policy}));
     let task = poll_decision(engine, "deciders");
-    respond(engine, &task.task_token, json!([start_child("kid", json!({}))])).expect("answers");
+    respond(
+        engine,
+        &task.task_token,
+        json!([start_child("kid", json!({}))]),
+    )
+    .expect("answers");
     let child = open_run_of(engine, "kid").expect("the child is open");
     (parent, child)
 }
@@ -165,7 +170,12 @@ fn a_child_that_fails_times_out_or_is_terminated_tells_its_parent_how() {
     // Timed out.
     let parent = start(&engine, "p2", json!({}));
     let task = poll_decision(&engine, "deciders");
-    let task = if task.workflow_execution.as_ref().map(|w| w.workflow_id.as_str()) == Some("p2") {
+    let task = if task
+        .workflow_execution
+        .as_ref()
+        .map(|w| w.workflow_id.as_str())
+        == Some("p2")
+    {
         task
     } else {
         poll_decision(&engine, "deciders")
@@ -173,7 +183,10 @@ fn a_child_that_fails_times_out_or_is_terminated_tells_its_parent_how() {
     respond(
         &engine,
         &task.task_token,
-        json!([start_child("kid2", json!({"executionStartToCloseTimeout": "10"}))]),
+        json!([start_child(
+            "kid2",
+            json!({"executionStartToCloseTimeout": "10"})
+        )]),
     )
     .expect("answers");
     clock.advance_ms(11_000);
@@ -185,7 +198,12 @@ fn a_child_that_fails_times_out_or_is_terminated_tells_its_parent_how() {
     );
     // Terminated by an operator.
     let task = poll_decision(&engine, "deciders");
-    respond(&engine, &task.task_token, json!([start_child("kid3", json!({}))])).expect("answers");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([start_child("kid3", json!({}))]),
+    )
+    .expect("answers");
     engine
         .swf()
         .terminate_workflow_execution(&input(json!({"domain": D, "workflowId": "kid3"})))
@@ -256,7 +274,9 @@ fn each_child_policy_applies_when_the_parent_closes() {
         // The parent's closing history is not followed by a child event.
         let events = history(&engine, "p", &parent);
         assert!(
-            !types(&events).iter().any(|t| t.starts_with("ChildWorkflowExecutionTerminated")),
+            !types(&events)
+                .iter()
+                .any(|t| t.starts_with("ChildWorkflowExecutionTerminated")),
             "{policy}/{how}: a closed parent hears nothing: {:?}",
             types(&events)
         );
@@ -271,7 +291,12 @@ fn start_child_failures_name_their_cause() {
     start(&engine, "taken", json!({}));
     let parent = start(&engine, "p", json!({}));
     let mut task = poll_decision(&engine, "deciders");
-    if task.workflow_execution.as_ref().map(|w| w.workflow_id.as_str()) != Some("p") {
+    if task
+        .workflow_execution
+        .as_ref()
+        .map(|w| w.workflow_id.as_str())
+        != Some("p")
+    {
         task = poll_decision(&engine, "deciders");
     }
     respond(
@@ -279,7 +304,10 @@ fn start_child_failures_name_their_cause() {
         &task.task_token,
         json!([
             start_child("taken", json!({})),
-            start_child("x", json!({"workflowType": {"name": "nope", "version": "1"}})),
+            start_child(
+                "x",
+                json!({"workflowType": {"name": "nope", "version": "1"}})
+            ),
         ]),
     )
     .expect("answers");
@@ -291,7 +319,10 @@ fn start_child_failures_name_their_cause() {
         .collect();
     assert_eq!(
         causes,
-        [&json!("WORKFLOW_ALREADY_RUNNING"), &json!("WORKFLOW_TYPE_DOES_NOT_EXIST")]
+        [
+            &json!("WORKFLOW_ALREADY_RUNNING"),
+            &json!("WORKFLOW_TYPE_DOES_NOT_EXIST")
+        ]
     );
     assert_eq!(open_run_of(&engine, "x"), None);
 }
@@ -463,8 +494,12 @@ fn a_reopened_engine_keeps_the_links_between_parents_and_children() {
     let (parent, child) = parent_with_child(&engine, "TERMINATE");
     let (_, second) = {
         let task = poll_decision(&engine, "deciders");
-        respond(&engine, &task.task_token, json!([start_child("kid-b", json!({}))]))
-            .expect("answers");
+        respond(
+            &engine,
+            &task.task_token,
+            json!([start_child("kid-b", json!({}))]),
+        )
+        .expect("answers");
         ((), open_run_of(&engine, "kid-b").expect("open"))
     };
     drop(engine);
@@ -483,7 +518,11 @@ fn a_reopened_engine_keeps_the_links_between_parents_and_children() {
         .swf()
         .terminate_workflow_execution(&input(json!({"domain": D, "workflowId": "p"})))
         .expect("terminates");
-    let other = if kid == "kid" { ("kid-b", second) } else { ("kid", child) };
+    let other = if kid == "kid" {
+        ("kid-b", second)
+    } else {
+        ("kid", child)
+    };
     let events = history(&engine, other.0, &other.1);
     assert_eq!(
         attributes(&events, "WorkflowExecutionTerminated")["cause"],
@@ -505,8 +544,12 @@ fn changes_reaching_each_others_runs_at_once_neither_deadlock_nor_lose_events() 
         let kid_id = format!("kid{round}");
         let parent = start(&engine, &parent_id, json!({}));
         let task = poll_decision(&engine, "deciders");
-        respond(&engine, &task.task_token, json!([start_child(&kid_id, json!({}))]))
-            .expect("answers");
+        respond(
+            &engine,
+            &task.task_token,
+            json!([start_child(&kid_id, json!({}))]),
+        )
+        .expect("answers");
         let kid = open_run_of(&engine, &kid_id).expect("open");
         let kid_task = poll_decision(&engine, "kids");
         std::thread::scope(|s| {
@@ -551,7 +594,11 @@ fn changes_reaching_each_others_runs_at_once_neither_deadlock_nor_lose_events() 
                         "workflowId": to, "signalName": "hi"}}])
         };
         let target_of = |task: &api::DecisionTask| {
-            if task.workflow_execution.as_ref().map(|w| w.workflow_id.clone()) == Some(a_id.clone())
+            if task
+                .workflow_execution
+                .as_ref()
+                .map(|w| w.workflow_id.clone())
+                == Some(a_id.clone())
             {
                 b_id.clone()
             } else {
