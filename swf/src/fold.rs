@@ -496,7 +496,12 @@ impl Execution {
             open_activity_tasks: self.activities.len() as u64,
             open_decision_tasks: u64::from(self.decision_task != DecisionTaskState::None),
             open_timers: self.timers.len() as u64,
-            open_child_workflow_executions: self.open_children.len() as u64,
+            // A closed run's children are no longer its open children (its policy applied).
+            open_child_workflow_executions: if self.is_open() {
+                self.open_children.len() as u64
+            } else {
+                0
+            },
             open_lambda_functions: Some(0),
         }
     }

@@ -77,6 +77,11 @@ pub trait Registry {
         let _ = (workflow_id, run_id);
         None
     }
+    /// Whether an open run of the domain has `workflow_id` (a child cannot take it). The
+    /// default asks [`Registry::open_execution`].
+    fn workflow_id_in_use(&self, workflow_id: &str) -> bool {
+        self.open_execution(workflow_id, None).is_some()
+    }
 }
 
 /// A batch being built on a copy of the execution, each event applied as it is added.
@@ -457,7 +462,7 @@ pub fn decision_task_completed(
                 })?;
                 // In use: an open run of the domain, or a child of this run not closed (its
                 // run may be starting in this very batch).
-                let in_use = registry.open_execution(&workflow_id, None).is_some()
+                let in_use = registry.workflow_id_in_use(&workflow_id)
                     || draft
                         .execution
                         .open_children

@@ -97,7 +97,12 @@ pub(crate) fn open_counts(execution: &Execution) -> api::WorkflowExecutionOpenCo
         open_activity_tasks: execution.activities.len() as u64,
         open_decision_tasks: u64::from(execution.decision_task != DecisionTaskState::None),
         open_timers: execution.timers.len() as u64,
-        open_child_workflow_executions: execution.open_children.len() as u64,
+        // A closed run's children are no longer its open children (its policy applied).
+        open_child_workflow_executions: if execution.is_open() {
+            execution.open_children.len() as u64
+        } else {
+            0
+        },
         open_lambda_functions: None,
     }
 }
@@ -193,8 +198,9 @@ impl transitions::Registry for RegistryView<'_> {
             .map(|e| workflow_type_view(&e))
     }
 
-    /// From the store's index. A run it names may close before the change holds it: the
-    /// change then looks again (`runs::Txn`).
+    /// From the store's index, and open in memory (a damaged run, not recovered, reaches no
+    /// one). A run it names may close before the change holds it: the change then looks again
+    /// (`runs::Txn`).
     fn open_execution(
         &self,
         workflow_id: &str,
@@ -202,13 +208,20 @@ impl transitions::Registry for RegistryView<'_> {
     ) -> Option<api::WorkflowExecution> {
         let store = &self.swf.engine.inner.store;
         let open = store.swf_open_run(&self.domain, workflow_id)?;
-        if run_id.is_some_and(|r| r != &*open.run_id) {
+        if run_id.is_some_and(|r| r != &*open.run_id) || self.swf.open_slot(&open.run_id).is_none()
+        {
             return None;
         }
         Some(api::WorkflowExecution {
             workflow_id: workflow_id.to_string(),
             run_id: open.run_id.to_string(),
         })
+    }
+
+    /// From the store's index alone: any open run holds its workflow id, damaged or not.
+    fn workflow_id_in_use(&self, workflow_id: &str) -> bool {
+        let store = &self.swf.engine.inner.store;
+        store.swf_open_run(&self.domain, workflow_id).is_some()
     }
 }
 

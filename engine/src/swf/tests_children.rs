@@ -266,6 +266,13 @@ fn each_child_policy_applies_when_the_parent_closes() {
             }
             _ => {
                 assert_eq!(last, ["WorkflowExecutionStarted", "DecisionTaskScheduled"]);
+                assert_eq!(
+                    describe(&engine, "p", &parent)
+                        .open_counts
+                        .open_child_workflow_executions,
+                    0,
+                    "a closed parent has no open children"
+                );
                 // An abandoned child closes later; its parent is closed and hears nothing.
                 let task = poll_decision(&engine, "kids");
                 respond(&engine, &task.task_token, json!([complete("late")])).expect("closes");
@@ -622,4 +629,37 @@ fn changes_reaching_each_others_runs_at_once_neither_deadlock_nor_lose_events() 
                 .expect("terminates");
         }
     }
+}
+
+#[test]
+fn a_terminated_parent_terminates_its_grandchildren_through_its_children() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(MemoryLog::new());
+    let engine = setup(&log, &clock);
+    let (parent, child) = parent_with_child(&engine, "TERMINATE");
+    let task = poll_decision(&engine, "kids");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([start_child("grandkid", json!({}))]),
+    )
+    .expect("the child starts its own child");
+    let grandchild = open_run_of(&engine, "grandkid").expect("open");
+    engine
+        .swf()
+        .terminate_workflow_execution(&input(json!({"domain": D, "workflowId": "p"})))
+        .expect("terminates");
+    for (id, run) in [("kid", &child), ("grandkid", &grandchild)] {
+        let events = history(&engine, id, run);
+        assert_eq!(
+            attributes(&events, "WorkflowExecutionTerminated")["cause"],
+            json!("CHILD_POLICY_APPLIED"),
+            "{id}"
+        );
+    }
+    // The child heard nothing of its grandchild: it was closed first.
+    let kid = history(&engine, "kid", &child);
+    assert_eq!(types(&kid).last(), Some(&"WorkflowExecutionTerminated"));
+    let events = history(&engine, "p", &parent);
+    assert_eq!(types(&events).last(), Some(&"WorkflowExecutionTerminated"));
 }
