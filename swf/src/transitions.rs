@@ -2788,6 +2788,45 @@ mod tests {
     }
 
     #[test]
+    fn the_open_children_limit_fails_a_start_child() {
+        let mut run = Run::start_at(1_000);
+        let ids: Vec<String> = (0..=limits::OPEN_CHILDREN_MAX)
+            .map(|i| format!("kid-run-{i}"))
+            .collect();
+        let answer = |run: &mut Run, decisions: Vec<Value>, ids: &[String], now_ms| {
+            let started = run.take_decision_task(now_ms);
+            let decisions = parse_decisions(&decisions).expect("valid");
+            let completion = DecisionTaskCompletion {
+                started_event_id: started,
+                decisions: &decisions,
+                execution_context: None,
+                task_list: None,
+                task_list_schedule_to_start_timeout: None,
+                new_run_id: "",
+                child_run_ids: ids,
+            };
+            let batch = decision_task_completed(&run.execution, &completion, &registry(), now_ms)
+                .expect("completes");
+            run.commit(batch, now_ms)
+        };
+        let many: Vec<Value> = (0..limits::OPEN_CHILDREN_MAX)
+            .map(|i| start_child_decision(&format!("kid{i}"), "1", json!({})))
+            .collect();
+        answer(&mut run, many, &ids, 2_000);
+        assert_eq!(run.execution.open_children.len(), limits::OPEN_CHILDREN_MAX);
+        let events = answer(
+            &mut run,
+            vec![start_child_decision("one-more", "1", json!({}))],
+            &ids[limits::OPEN_CHILDREN_MAX..],
+            3_000,
+        );
+        assert_eq!(
+            events[1].to_json()["startChildWorkflowExecutionFailedEventAttributes"]["cause"],
+            json!("OPEN_CHILDREN_LIMIT_EXCEEDED")
+        );
+    }
+
+    #[test]
     fn signal_and_cancel_external_reach_open_runs_and_fail_for_unknown_ones() {
         let mut run = Run::start_at(1_000);
         let started = run.take_decision_task(2_000);
