@@ -4,7 +4,6 @@
 //! decision touches, and the parent/child links after a reopen.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use statelog_store::MemoryLog;
@@ -499,16 +498,14 @@ fn a_reopened_engine_keeps_the_links_between_parents_and_children() {
     let log = Arc::new(MemoryLog::new());
     let engine = setup(&log, &clock);
     let (parent, child) = parent_with_child(&engine, "TERMINATE");
-    let (_, second) = {
-        let task = poll_decision(&engine, "deciders");
-        respond(
-            &engine,
-            &task.task_token,
-            json!([start_child("kid-b", json!({}))]),
-        )
-        .expect("answers");
-        ((), open_run_of(&engine, "kid-b").expect("open"))
-    };
+    let task = poll_decision(&engine, "deciders");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([start_child("kid-b", json!({}))]),
+    )
+    .expect("answers");
+    let second = open_run_of(&engine, "kid-b").expect("open");
     drop(engine);
     let engine = engine_on(&log, &clock);
     // The child's close reaches its parent.
@@ -535,7 +532,6 @@ fn a_reopened_engine_keeps_the_links_between_parents_and_children() {
         attributes(&events, "WorkflowExecutionTerminated")["cause"],
         json!("CHILD_POLICY_APPLIED")
     );
-    let _ = Duration::ZERO;
 }
 
 /// Changes that reach each other's runs from two threads at once (a child closing while its
