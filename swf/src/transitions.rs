@@ -57,6 +57,13 @@ pub trait Registry {
     fn activity_type(&self, activity_type: &ActivityType) -> Option<ActivityTypeView>;
     /// The workflow type, if registered.
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
+    /// Whether the activity task list `list` of the run's domain is full (its embedder bounds
+    /// the tasks waiting in a list): a ScheduleActivityTask into it fails with
+    /// ACTIVITY_CREATION_RATE_EXCEEDED. Never full unless the embedder says so.
+    fn activity_list_full(&self, list: &str) -> bool {
+        let _ = list;
+        false
+    }
 }
 
 /// A batch being built on a copy of the execution, each event applied as it is added.
@@ -657,6 +664,9 @@ fn schedule_activity(
     else {
         return failed(Cause::DefaultTaskListUndefined);
     };
+    if registry.activity_list_full(&task_list.name) {
+        return failed(Cause::ActivityCreationRateExceeded);
+    }
     let timeouts = [
         (
             "scheduleToCloseTimeout",
@@ -1201,6 +1211,8 @@ mod tests {
     struct TestRegistry {
         activities: BTreeMap<ActivityType, ActivityTypeView>,
         workflows: BTreeMap<WorkflowType, WorkflowTypeView>,
+        /// Activity lists the embedder reports full.
+        full_lists: Vec<String>,
     }
 
     impl Registry for TestRegistry {
@@ -1209,6 +1221,9 @@ mod tests {
         }
         fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView> {
             self.workflows.get(workflow_type).cloned()
+        }
+        fn activity_list_full(&self, list: &str) -> bool {
+            self.full_lists.iter().any(|full| full == list)
         }
     }
 
@@ -1296,6 +1311,7 @@ mod tests {
                 configuration: WorkflowTypeConfiguration::default(),
             },
         );
+        registry.full_lists.push("full".into());
         registry
     }
 
@@ -1627,6 +1643,10 @@ mod tests {
             (
                 schedule("bare", "x", without("heartbeatTimeout")),
                 "DEFAULT_HEARTBEAT_TIMEOUT_UNDEFINED",
+            ),
+            (
+                schedule("charge", "x", json!({"taskList": {"name": "full"}})),
+                "ACTIVITY_CREATION_RATE_EXCEEDED",
             ),
         ];
         for (decision, cause) in cases {
