@@ -93,9 +93,10 @@ pub const SWF_OPEN_RUNS_PER_DOMAIN_MAX: usize = 100_000;
 /// tasks scheduled per second per list, refused with ACTIVITY_CREATION_RATE_EXCEEDED); the
 /// list is memory, so statelog bounds it and refuses a ScheduleActivityTask into a full list
 /// with that same cause: the decider sees a `ScheduleActivityTaskFailed` event and may
-/// schedule again later, nothing is lost. The check reads the list as the decision is made,
-/// so concurrent decisions into one list may pass it together: a list holds at most this many
-/// plus the activities of the decision batches in flight at that moment. Decision tasks need
+/// schedule again later, nothing is lost. The check reads the list as the decision is made and
+/// counts the batch's own earlier schedules into it, so one batch never overfills a list;
+/// decisions of different runs at the same moment may each pass it, so a list holds at most
+/// this many plus the activities of the other batches in flight at that moment. Decision tasks need
 /// no such bound: a run has at most one scheduled, so a decision list holds at most the open
 /// runs of its domain.
 pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;

@@ -57,11 +57,12 @@ pub trait Registry {
     fn activity_type(&self, activity_type: &ActivityType) -> Option<ActivityTypeView>;
     /// The workflow type, if registered.
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
-    /// Whether the activity task list `list` of the run's domain is full (its embedder bounds
-    /// the tasks waiting in a list): a ScheduleActivityTask into it fails with
+    /// Whether the activity task list `list` of the run's domain is full once `adding` more
+    /// tasks are in it (the ones this decision batch scheduled into it already; its embedder
+    /// bounds the tasks waiting in a list): a ScheduleActivityTask into it then fails with
     /// ACTIVITY_CREATION_RATE_EXCEEDED. Never full unless the embedder says so.
-    fn activity_list_full(&self, list: &str) -> bool {
-        let _ = list;
+    fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+        let _ = (list, adding);
         false
     }
 }
@@ -664,7 +665,13 @@ fn schedule_activity(
     else {
         return failed(Cause::DefaultTaskListUndefined);
     };
-    if registry.activity_list_full(&task_list.name) {
+    // This batch's own schedules into the list count too (they are after its completed event).
+    let adding = execution
+        .activities
+        .values()
+        .filter(|a| a.scheduled_event_id > completed_id && a.task_list.name == task_list.name)
+        .count();
+    if registry.activity_list_full(&task_list.name, adding) {
         return failed(Cause::ActivityCreationRateExceeded);
     }
     let timeouts = [
@@ -1222,8 +1229,9 @@ mod tests {
         fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView> {
             self.workflows.get(workflow_type).cloned()
         }
-        fn activity_list_full(&self, list: &str) -> bool {
-            self.full_lists.iter().any(|full| full == list)
+        fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+            // "full" is full; "one" holds one task at most.
+            self.full_lists.iter().any(|full| full == list) || (list == "one" && adding >= 1)
         }
     }
 
@@ -1681,6 +1689,36 @@ mod tests {
                 json!(cause)
             );
         }
+    }
+
+    #[test]
+    fn a_batch_counts_its_own_schedules_into_a_list_against_its_bound() {
+        let mut run = Run::start_at(1_000);
+        let started = run.take_decision_task(2_000);
+        let into_one = |id: &str| schedule("charge", id, json!({"taskList": {"name": "one"}}));
+        let events = run.decide(
+            started,
+            json!([
+                into_one("a1"),
+                into_one("a2"),
+                schedule("charge", "b1", json!({}))
+            ]),
+            3_000,
+        );
+        assert_eq!(
+            Run::types_of(&events),
+            [
+                "DecisionTaskCompleted",
+                "ActivityTaskScheduled",
+                "ScheduleActivityTaskFailed",
+                "ActivityTaskScheduled",
+                "DecisionTaskScheduled"
+            ]
+        );
+        assert_eq!(
+            events[2].to_json()["scheduleActivityTaskFailedEventAttributes"]["cause"],
+            json!("ACTIVITY_CREATION_RATE_EXCEEDED")
+        );
     }
 
     #[test]

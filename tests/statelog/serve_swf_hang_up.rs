@@ -38,9 +38,12 @@ async fn a_decider_that_hangs_up_mid_poll_leaves_the_task_to_the_next_decider() 
                "defaultChildPolicy": "TERMINATE"}),
     )
     .await;
-    let running =
-        socket::start_serving(s.state.clone(), statelog::server::ServeOptions::default(), false)
-            .await;
+    let running = socket::start_serving(
+        s.state.clone(),
+        statelog::server::ServeOptions::default(),
+        false,
+    )
+    .await;
     let mut stream = socket::connect_from(socket::loopback(1), running.addr).await;
     let poll = signed_target(
         "swf",
@@ -92,6 +95,9 @@ async fn a_decider_that_hangs_up_mid_poll_leaves_the_task_to_the_next_decider() 
     )
     .await;
     assert_eq!(task["workflowExecution"]["runId"], run["runId"], "{task}");
-    assert_eq!(task["startedEventId"], 3, "the first start of the task: {task}");
+    assert_eq!(
+        task["startedEventId"], 3,
+        "the first start of the task: {task}"
+    );
     running.stop().await;
 }

@@ -193,13 +193,13 @@ impl transitions::Registry for RegistryView<'_> {
             .map(|e| workflow_type_view(&e))
     }
 
-    fn activity_list_full(&self, list: &str) -> bool {
+    fn activity_list_full(&self, list: &str, adding: usize) -> bool {
         let waiting =
             self.swf
                 .service()
                 .lists
                 .count(super::lists::TaskKind::Activity, &self.domain, list);
-        waiting >= self.swf.engine.inner.options.swf_task_list_pending_max
+        waiting.saturating_add(adding) >= self.swf.engine.inner.options.swf_task_list_pending_max
     }
 }
 
