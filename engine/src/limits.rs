@@ -100,3 +100,8 @@ pub const SWF_OPEN_RUNS_PER_DOMAIN_MAX: usize = 100_000;
 /// no such bound: a run has at most one scheduled, so a decision list holds at most the open
 /// runs of its domain.
 pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
+
+/// The most polls waiting at once on one SWF task list (SWF: 1,000 per list); one more is
+/// refused with `LimitExceededFault`. Over HTTP the server's long-poll bound per account is
+/// lower, so it refuses first; an embedder calling the engine meets this one.
+pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;

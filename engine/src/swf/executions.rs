@@ -139,7 +139,8 @@ impl Swf<'_> {
                 &input.task_list.name,
                 deadline,
                 cancel,
-            ) else {
+            )?
+            else {
                 return Ok(api::DecisionTask::empty());
             };
             if let Some(answer) = self.claim_decision(&task, input, cancel)? {
@@ -359,7 +360,8 @@ impl Swf<'_> {
                 &input.task_list.name,
                 deadline,
                 cancel,
-            ) else {
+            )?
+            else {
                 return Ok(api::ActivityTask::empty());
             };
             if let Some(answer) = self.claim_activity(&task, input.identity.clone(), cancel)? {

@@ -26,7 +26,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use statelog_swf::api::{Fault, SwfError};
+
+use crate::limits::SWF_TASK_LIST_POLLERS_MAX;
 
 /// Which kind of list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,6 +56,8 @@ type Order = (Reverse<i32>, u64);
 struct List {
     queue: BTreeMap<Order, TaskRef>,
     condvar: Arc<Condvar>,
+    /// Polls waiting on it now (at most [`SWF_TASK_LIST_POLLERS_MAX`]).
+    pollers: usize,
 }
 
 #[derive(Debug, Default)]
@@ -160,7 +165,10 @@ impl TaskLists {
         if let Some((key, order)) = lists.placed.remove(task) {
             if let Some(list) = lists.lists.get_mut(&key) {
                 list.queue.remove(&order);
-                if list.queue.is_empty() && Arc::strong_count(&list.condvar) == 1 {
+                if list.queue.is_empty()
+                    && list.pollers == 0
+                    && Arc::strong_count(&list.condvar) == 1
+                {
                     lists.lists.remove(&key);
                 }
             }
@@ -176,7 +184,7 @@ impl TaskLists {
     /// Drops a list nobody waits on and nothing waits in.
     fn forget_if_idle(lists: &mut Lists, key: &ListKey) {
         if let Some(list) = lists.lists.get(key) {
-            if list.queue.is_empty() && Arc::strong_count(&list.condvar) == 1 {
+            if list.queue.is_empty() && list.pollers == 0 && Arc::strong_count(&list.condvar) == 1 {
                 lists.lists.remove(key);
             }
         }
@@ -190,7 +198,9 @@ impl TaskLists {
     }
 
     /// Takes the first task of a list, waiting for one until `deadline` (a deadline already
-    /// past takes only what is there), or until `cancel` gives the poll up (then nothing).
+    /// past takes only what is there), or until `cancel` gives the poll up (then nothing). A
+    /// poll that would wait on a list where [`SWF_TASK_LIST_POLLERS_MAX`] polls wait already is
+    /// refused with `LimitExceededFault`, as SWF refuses it.
     pub(crate) fn take(
         &self,
         kind: TaskKind,
@@ -198,19 +208,52 @@ impl TaskLists {
         list: &str,
         deadline: Instant,
         cancel: &PollCancel,
-    ) -> Option<TaskRef> {
+    ) -> Result<Option<TaskRef>, SwfError> {
         let key = (kind, domain.to_string(), list.to_string());
         let mut lists = self.inner.lock();
+        if lists.closed || cancel.is_cancelled() {
+            return Ok(None);
+        }
+        if let Some(task) = Self::take_locked(&mut lists, &key) {
+            return Ok(Some(task));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        let entry = lists.lists.entry(key.clone()).or_default();
+        if entry.pollers >= SWF_TASK_LIST_POLLERS_MAX {
+            return Err(SwfError::new(
+                Fault::LimitExceeded,
+                format!(
+                    "Task list {list} already has {SWF_TASK_LIST_POLLERS_MAX} polls waiting, the \
+                     most it may have"
+                ),
+            ));
+        }
+        // Counted while it waits; the list is kept while any poller is counted.
+        entry.pollers += 1;
+        let task = self.wait_locked(&mut lists, &key, deadline, cancel);
+        if let Some(list) = lists.lists.get_mut(&key) {
+            list.pollers -= 1;
+        }
+        Self::forget_if_idle(&mut lists, &key);
+        Ok(task)
+    }
+
+    /// The wait of [`TaskLists::take`], its poller counted in the list.
+    fn wait_locked(
+        &self,
+        lists: &mut MutexGuard<'_, Lists>,
+        key: &ListKey,
+        deadline: Instant,
+        cancel: &PollCancel,
+    ) -> Option<TaskRef> {
         loop {
             if lists.closed || cancel.is_cancelled() {
-                Self::forget_if_idle(&mut lists, &key);
                 return None;
             }
-            if let Some(task) = Self::take_locked(&mut lists, &key) {
+            if let Some(task) = Self::take_locked(lists, key) {
                 return Some(task);
-            }
-            if Instant::now() >= deadline {
-                return None;
             }
             let condvar = lists.lists.entry(key.clone()).or_default().condvar.clone();
             // Installed, then the flag checked again, all under the lists' lock: a cancel
@@ -221,23 +264,17 @@ impl TaskLists {
             }));
             if cancel.is_cancelled() {
                 cancel.wait_on(None);
-                drop(condvar);
-                Self::forget_if_idle(&mut lists, &key);
                 return None;
             }
-            let timed_out = condvar.wait_until(&mut lists, deadline).timed_out();
-            // The waiting place holds a clone of the condvar: gone before the list's clones
-            // are counted below.
+            let timed_out = condvar.wait_until(lists, deadline).timed_out();
+            // The waiting place holds a clone of the condvar: gone before the caller counts the
+            // list's clones.
             cancel.wait_on(None);
             if timed_out {
-                let task = if lists.closed || cancel.is_cancelled() {
-                    None
-                } else {
-                    Self::take_locked(&mut lists, &key)
-                };
-                drop(condvar);
-                Self::forget_if_idle(&mut lists, &key);
-                return task;
+                if lists.closed || cancel.is_cancelled() {
+                    return None;
+                }
+                return Self::take_locked(lists, key);
             }
         }
     }
@@ -277,6 +314,19 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    fn take(
+        lists: &TaskLists,
+        kind: TaskKind,
+        domain: &str,
+        list: &str,
+        deadline: Instant,
+        cancel: &PollCancel,
+    ) -> Option<TaskRef> {
+        lists
+            .take(kind, domain, list, deadline, cancel)
+            .expect("under the pollers limit")
+    }
+
     fn task(run: &str, id: u64) -> TaskRef {
         TaskRef {
             run_id: Arc::from(run),
@@ -291,7 +341,14 @@ mod tests {
             let lists = lists.clone();
             std::thread::spawn(move || {
                 let far = Instant::now() + std::time::Duration::from_secs(600);
-                lists.take(TaskKind::Decision, "d", "l", far, &PollCancel::new())
+                take(
+                    &lists,
+                    TaskKind::Decision,
+                    "d",
+                    "l",
+                    far,
+                    &PollCancel::new(),
+                )
             })
         };
         // One close is enough whether or not the poller waits yet: a close before its wait is
@@ -300,7 +357,8 @@ mod tests {
         assert_eq!(waiting.join().expect("joins"), None);
         lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 1));
         assert_eq!(
-            lists.take(
+            take(
+                &lists,
                 TaskKind::Decision,
                 "d",
                 "l",
@@ -319,7 +377,7 @@ mod tests {
             let (lists, cancel) = (lists.clone(), cancel.clone());
             std::thread::spawn(move || {
                 let far = Instant::now() + Duration::from_secs(600);
-                lists.take(TaskKind::Decision, "d", "l", far, &cancel)
+                take(&lists, TaskKind::Decision, "d", "l", far, &cancel)
             })
         };
         // One cancel is enough whether or not the poller waits yet (as with `close`).
@@ -333,12 +391,19 @@ mod tests {
         lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 1));
         let past = Instant::now();
         assert_eq!(
-            lists.take(TaskKind::Decision, "d", "l", past, &cancel),
+            take(&lists, TaskKind::Decision, "d", "l", past, &cancel),
             None
         );
         assert_eq!(lists.count(TaskKind::Decision, "d", "l"), 1);
         assert_eq!(
-            lists.take(TaskKind::Decision, "d", "l", past, &PollCancel::new()),
+            take(
+                &lists,
+                TaskKind::Decision,
+                "d",
+                "l",
+                past,
+                &PollCancel::new()
+            ),
             Some(task("r", 1))
         );
         // Pollers of one list: cancelling one leaves the other waiting for the next task.
@@ -347,7 +412,7 @@ mod tests {
             let (lists, cancel) = (lists.clone(), cancel.clone());
             std::thread::spawn(move || {
                 let far = Instant::now() + Duration::from_secs(600);
-                lists.take(TaskKind::Decision, "d", "l", far, &cancel)
+                take(&lists, TaskKind::Decision, "d", "l", far, &cancel)
             })
         };
         let (first, second) = (spawn(&one), spawn(&two));
@@ -356,6 +421,84 @@ mod tests {
         lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 2));
         assert_eq!(second.join().expect("joins"), Some(task("r", 2)));
         assert!(!two.is_cancelled());
+    }
+
+    #[test]
+    fn a_list_refuses_a_poller_past_its_limit_and_counts_only_waiting_ones() {
+        let lists = Arc::new(TaskLists::default());
+        let cancels: Vec<PollCancel> = (0..SWF_TASK_LIST_POLLERS_MAX)
+            .map(|_| PollCancel::new())
+            .collect();
+        let waiting: Vec<_> = cancels
+            .iter()
+            .map(|cancel| {
+                let (lists, cancel) = (lists.clone(), cancel.clone());
+                std::thread::spawn(move || {
+                    let far = Instant::now() + Duration::from_secs(600);
+                    lists.take(TaskKind::Activity, "d", "l", far, &cancel)
+                })
+            })
+            .collect();
+        // Wait until every poller is counted (each counts itself before it waits).
+        while lists
+            .inner
+            .lock()
+            .lists
+            .get(&(TaskKind::Activity, "d".into(), "l".into()))
+            .map_or(0, |l| l.pollers)
+            < SWF_TASK_LIST_POLLERS_MAX
+        {
+            std::thread::yield_now();
+        }
+        let far = Instant::now() + Duration::from_secs(600);
+        let refused = lists
+            .take(TaskKind::Activity, "d", "l", far, &PollCancel::new())
+            .expect_err("one poller too many");
+        assert_eq!(refused.fault, Fault::LimitExceeded);
+        // Another list, and a poll that does not wait (a task is there), are not refused.
+        assert_eq!(
+            take(
+                &lists,
+                TaskKind::Decision,
+                "d",
+                "l",
+                Instant::now(),
+                &PollCancel::new()
+            ),
+            None
+        );
+        lists.offer(TaskKind::Activity, "d", "l", 0, task("r", 1));
+        let got: Vec<_> = cancels.iter().map(|c| c.clone()).collect();
+        for cancel in &got {
+            cancel.cancel();
+        }
+        let answers: Vec<_> = waiting
+            .into_iter()
+            .map(|w| w.join().expect("joins").expect("was admitted"))
+            .collect();
+        assert!(answers.iter().filter(|a| a.is_some()).count() <= 1);
+        // Once they left, the list takes pollers again and keeps no count.
+        let past = Instant::now();
+        let _ = take(
+            &lists,
+            TaskKind::Activity,
+            "d",
+            "l",
+            past,
+            &PollCancel::new(),
+        );
+        assert_eq!(
+            take(
+                &lists,
+                TaskKind::Activity,
+                "d",
+                "l",
+                Instant::now() + Duration::from_millis(1),
+                &PollCancel::new()
+            ),
+            None
+        );
+        assert!(lists.inner.lock().lists.is_empty(), "no list kept");
     }
 
     #[test]
@@ -375,7 +518,14 @@ mod tests {
             "an offer is once"
         );
         let order: Vec<String> = std::iter::from_fn(|| {
-            lists.take(TaskKind::Activity, "d", "l", past, &PollCancel::new())
+            take(
+                &lists,
+                TaskKind::Activity,
+                "d",
+                "l",
+                past,
+                &PollCancel::new(),
+            )
         })
         .map(|t| t.run_id.to_string())
         .collect();
@@ -392,7 +542,8 @@ mod tests {
         let waiting = {
             let lists = lists.clone();
             std::thread::spawn(move || {
-                lists.take(
+                take(
+                    &lists,
                     TaskKind::Decision,
                     "d",
                     "l",
@@ -405,7 +556,8 @@ mod tests {
         lists.offer(TaskKind::Decision, "d", "l", 0, task("r", 3));
         let got = waiting.join().expect("joins");
         assert_eq!(got, Some(task("r", 3)));
-        let empty = lists.take(
+        let empty = take(
+            &lists,
             TaskKind::Decision,
             "d",
             "l",

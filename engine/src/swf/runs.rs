@@ -210,10 +210,7 @@ impl Swf<'_> {
         self.admit_open_run(domain)?;
         store
             .swf_append_events(header, &encode_events(&events))
-            .map_err(|e| {
-                self.release_open_run(domain);
-                e
-            })
+            .inspect_err(|_| self.release_open_run(domain))
             .map_err(|e| match e {
                 statelog_store::Error::SwfSequence(
                     statelog_store::swf::SwfSequenceError::WorkflowOpen { .. },
