@@ -468,8 +468,7 @@ mod tests {
             None
         );
         lists.offer(TaskKind::Activity, "d", "l", 0, task("r", 1));
-        let got: Vec<_> = cancels.iter().map(|c| c.clone()).collect();
-        for cancel in &got {
+        for cancel in &cancels {
             cancel.cancel();
         }
         let answers: Vec<_> = waiting
