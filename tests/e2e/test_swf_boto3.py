@@ -2,7 +2,8 @@
 decider and a worker written out call by call, checking what the Amazon SWF API reference says
 the service answers (registration and its faults, defaults and overrides, priorities, routing,
 the decision-task rules, every timeout kind, cancel, signal, marker, timers, terminate, history
-paging, listing with filters, tags, tokens).
+paging and startAtPreviousStartedEvent, listing with filters, tags, tokens, and the quotas
+statelog enforces, on a second server started with small limits).
 
 Timeouts are 1-2 s and the tests that wait on them share one wait (the `timeouts` fixture sets
 every scenario up at once). A poll is only made where a task is known to wait (the pending count

@@ -17,7 +17,7 @@ use crate::{Engine, EngineOptions};
 
 const D: &str = "d";
 
-fn setup_with(log: &Arc<MemoryLog>, clock: &ManualClock, options: EngineOptions) -> Engine {
+fn setup_with(log: &Arc<MemoryLog>, options: EngineOptions) -> Engine {
     let engine = Engine::open_with_log(log.clone(), options).expect("opens");
     if engine
         .swf()
@@ -44,7 +44,6 @@ fn setup_with(log: &Arc<MemoryLog>, clock: &ManualClock, options: EngineOptions)
         "defaultTaskList": {"name": "workers"}
     })))
     .expect("activity type");
-    let _ = clock;
     engine
 }
 
@@ -110,7 +109,7 @@ fn a_domain_holds_at_most_its_limit_of_open_runs_and_a_close_makes_room() {
         swf_open_runs_per_domain_max: 2,
         ..options(&clock)
     };
-    let engine = setup_with(&log, &clock, limited.clone());
+    let engine = setup_with(&log, limited.clone());
     start_in(&engine, D, "a").expect("first");
     start_in(&engine, D, "b").expect("second");
     let refused = start_in(&engine, D, "c").expect_err("a third is over the limit");
@@ -151,7 +150,7 @@ fn a_domain_holds_at_most_its_limit_of_open_runs_and_a_close_makes_room() {
     assert_eq!(fault(start_in(&engine, D, "d")), Fault::LimitExceeded);
     // A reopened engine counts the recovered runs: still full.
     drop(engine);
-    let engine = setup_with(&log, &clock, limited);
+    let engine = setup_with(&log, limited);
     assert_eq!(engine.swf().open_runs_in(D), 2);
     assert_eq!(fault(start_in(&engine, D, "d")), Fault::LimitExceeded);
 }
@@ -164,7 +163,7 @@ fn a_full_activity_list_refuses_a_schedule_with_activity_creation_rate_exceeded(
         swf_task_list_pending_max: 2,
         ..options(&clock)
     };
-    let engine = setup_with(&log, &clock, limited);
+    let engine = setup_with(&log, limited);
     let run_id = start_in(&engine, D, "w").expect("starts");
     let task = poll_decision(&engine, json!({}));
     respond(
@@ -270,7 +269,7 @@ fn two_decisions_in(engine: &Engine, clock: &ManualClock) {
 fn start_at_previous_started_event_shows_the_events_since_the_previous_task() {
     let clock = ManualClock::new(T0);
     let log = Arc::new(MemoryLog::new());
-    let engine = setup_with(&log, &clock, options(&clock));
+    let engine = setup_with(&log, options(&clock));
     two_decisions_in(&engine, &clock);
     let task = poll_decision(&engine, json!({"startAtPreviousStartedEvent": true}));
     assert_eq!(task.previous_started_event_id, 8);
@@ -300,7 +299,7 @@ fn start_at_previous_started_event_shows_the_events_since_the_previous_task() {
 fn start_at_previous_started_event_pages_in_both_orders_and_its_pages_keep_it() {
     let clock = ManualClock::new(T0);
     let log = Arc::new(MemoryLog::new());
-    let engine = setup_with(&log, &clock, options(&clock));
+    let engine = setup_with(&log, options(&clock));
     two_decisions_in(&engine, &clock);
     let first = poll_decision(
         &engine,
@@ -332,7 +331,7 @@ fn start_at_previous_started_event_pages_in_both_orders_and_its_pages_keep_it() 
 fn the_first_decision_task_with_start_at_previous_started_event_shows_everything() {
     let clock = ManualClock::new(T0);
     let log = Arc::new(MemoryLog::new());
-    let engine = setup_with(&log, &clock, options(&clock));
+    let engine = setup_with(&log, options(&clock));
     start_in(&engine, D, "w").expect("starts");
     let task = poll_decision(&engine, json!({"startAtPreviousStartedEvent": true}));
     assert_eq!(task.previous_started_event_id, 0);
@@ -343,7 +342,7 @@ fn the_first_decision_task_with_start_at_previous_started_event_shows_everything
 fn a_cancelled_poll_answers_empty_and_leaves_its_task_for_the_next_poller() {
     let clock = ManualClock::new(T0);
     let log = Arc::new(MemoryLog::new());
-    let engine = setup_with(&log, &clock, options(&clock));
+    let engine = setup_with(&log, options(&clock));
     // A poll waiting on an empty list wakes when cancelled (its wait is a minute).
     let cancel = PollCancel::new();
     let waiting = {
