@@ -57,6 +57,14 @@ pub trait Registry {
     fn activity_type(&self, activity_type: &ActivityType) -> Option<ActivityTypeView>;
     /// The workflow type, if registered.
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
+    /// Whether the activity task list `list` of the run's domain is full once `adding` more
+    /// tasks are in it (the ones this decision batch scheduled into it already; its embedder
+    /// bounds the tasks waiting in a list): a ScheduleActivityTask into it then fails with
+    /// ACTIVITY_CREATION_RATE_EXCEEDED. Never full unless the embedder says so.
+    fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+        let _ = (list, adding);
+        false
+    }
 }
 
 /// A batch being built on a copy of the execution, each event applied as it is added.
@@ -657,6 +665,15 @@ fn schedule_activity(
     else {
         return failed(Cause::DefaultTaskListUndefined);
     };
+    // This batch's own schedules into the list count too (they are after its completed event).
+    let adding = execution
+        .activities
+        .values()
+        .filter(|a| a.scheduled_event_id > completed_id && a.task_list.name == task_list.name)
+        .count();
+    if registry.activity_list_full(&task_list.name, adding) {
+        return failed(Cause::ActivityCreationRateExceeded);
+    }
     let timeouts = [
         (
             "scheduleToCloseTimeout",
@@ -1201,6 +1218,8 @@ mod tests {
     struct TestRegistry {
         activities: BTreeMap<ActivityType, ActivityTypeView>,
         workflows: BTreeMap<WorkflowType, WorkflowTypeView>,
+        /// Activity lists the embedder reports full.
+        full_lists: Vec<String>,
     }
 
     impl Registry for TestRegistry {
@@ -1209,6 +1228,10 @@ mod tests {
         }
         fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView> {
             self.workflows.get(workflow_type).cloned()
+        }
+        fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+            // "full" is full; "one" holds one task at most.
+            self.full_lists.iter().any(|full| full == list) || (list == "one" && adding >= 1)
         }
     }
 
@@ -1296,6 +1319,7 @@ mod tests {
                 configuration: WorkflowTypeConfiguration::default(),
             },
         );
+        registry.full_lists.push("full".into());
         registry
     }
 
@@ -1628,6 +1652,10 @@ mod tests {
                 schedule("bare", "x", without("heartbeatTimeout")),
                 "DEFAULT_HEARTBEAT_TIMEOUT_UNDEFINED",
             ),
+            (
+                schedule("charge", "x", json!({"taskList": {"name": "full"}})),
+                "ACTIVITY_CREATION_RATE_EXCEEDED",
+            ),
         ];
         for (decision, cause) in cases {
             let mut run = Run::start_at(1_000);
@@ -1661,6 +1689,36 @@ mod tests {
                 json!(cause)
             );
         }
+    }
+
+    #[test]
+    fn a_batch_counts_its_own_schedules_into_a_list_against_its_bound() {
+        let mut run = Run::start_at(1_000);
+        let started = run.take_decision_task(2_000);
+        let into_one = |id: &str| schedule("charge", id, json!({"taskList": {"name": "one"}}));
+        let events = run.decide(
+            started,
+            json!([
+                into_one("a1"),
+                into_one("a2"),
+                schedule("charge", "b1", json!({}))
+            ]),
+            3_000,
+        );
+        assert_eq!(
+            Run::types_of(&events),
+            [
+                "DecisionTaskCompleted",
+                "ActivityTaskScheduled",
+                "ScheduleActivityTaskFailed",
+                "ActivityTaskScheduled",
+                "DecisionTaskScheduled"
+            ]
+        );
+        assert_eq!(
+            events[2].to_json()["scheduleActivityTaskFailedEventAttributes"]["cause"],
+            json!("ACTIVITY_CREATION_RATE_EXCEEDED")
+        );
     }
 
     #[test]

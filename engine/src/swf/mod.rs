@@ -23,6 +23,7 @@ mod registry;
 mod runs;
 mod token;
 
+pub use lists::PollCancel;
 pub use statelog_swf::*;
 
 use parking_lot::Mutex;
@@ -77,5 +78,7 @@ pub(crate) fn internal(error: impl std::fmt::Display) -> SwfError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_limits;
 #[cfg(test)]
 mod tests_runs;
