@@ -1,4 +1,4 @@
-//! Amazon SWF benchmarks (criterion), in process, every commit synced
+//! Amazon SWF benchmarks (criterion), in process and over HTTP, every commit synced
 //! (`Durability::PerCommit`), next to one raw fdatasync measured in the same run:
 //!
 //! - `decision_round_trip`: a decision task is scheduled (the start is durable) -> a decider's
@@ -11,20 +11,37 @@
 //! - `workflows_per_second` (printed, not a criterion group): 3-activity workflows run by 16
 //!   decider threads and 16 worker threads, group commit (`Durability::GroupCommit`): started
 //!   all at once, timed from the first start to the last close.
+//! - `http_*`: the same two round trips and the same workflows/s over HTTP: an in-process
+//!   `statelog serve` (`statelog::server::serve`, development mode, one account) on a loopback
+//!   port, and clients speaking HTTP/1.1 keep-alive on `std::net::TcpStream`, each request
+//!   signed with SigV4 for the service `swf` before its timer starts (as boto3 would send it).
+//!   A round trip is then: PollForDecisionTask (the claim durable) -> its answer ->
+//!   RespondDecisionTaskCompleted (durable) -> its answer; and the same for an activity.
+//!   Over HTTP each of the 16 deciders and 16 workers has its own connection; polls wait up
+//!   to the server's 60 s and the server's shutdown ends the ones still waiting.
 //!
 //! Run: `cargo bench --bench swf` (figures also printed as `FIGURE name: value` lines;
-//! `cargo bench --bench swf -- figures-only` skips the criterion groups). The HTTP round trips
-//! are measured by the server's bench.
+//! `cargo bench --bench swf -- figures-only` skips the criterion groups). In-process, HTTP and
+//! fdatasync samples alternate in one loop, so they share the machine's state.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::http::{HeaderMap, HeaderValue};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
+use statelog::clock::{Clock, SystemClock};
 use statelog::engine::swf::api;
 use statelog::engine::{Engine, EngineOptions};
+use statelog::server::credentials::DEV_ACCOUNT_ID;
+use statelog::server::engine_backend::{AccountLayout, EngineBackend};
+use statelog::server::protocol::CONTENT_TYPE;
+use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::ServerState;
 use statelog_wal::Durability;
 
 const DOMAIN: &str = "bench";
@@ -239,19 +256,361 @@ fn workflows_per_second(count: usize) -> f64 {
     count as f64 / took.as_secs_f64()
 }
 
+/// One keep-alive HTTP/1.1 connection to the server; answers are read by their
+/// Content-Length.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    host: String,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).expect("connects");
+        stream.set_nodelay(true).expect("nodelay");
+        Self {
+            reader: BufReader::new(stream.try_clone().expect("clones")),
+            writer: stream,
+            host: addr.to_string(),
+        }
+    }
+
+    /// The bytes of a signed `SimpleWorkflowService.<operation>` request.
+    fn request(&self, operation: &str, body: &Value) -> Vec<u8> {
+        let body = body.to_string().into_bytes();
+        let mut headers = HeaderMap::new();
+        headers.insert("host", HeaderValue::from_str(&self.host).expect("ascii"));
+        headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
+        let target = format!("SimpleWorkflowService.{operation}");
+        headers.insert(
+            "x-amz-target",
+            HeaderValue::from_str(&target).expect("ascii"),
+        );
+        let authorization = sign(
+            "POST",
+            "/",
+            "",
+            &mut headers,
+            &body,
+            &SigningParams {
+                access_key_id: "bench",
+                secret_access_key: "bench",
+                region: "us-east-1",
+                service: "swf",
+                now_ms: SystemClock.now_ms(),
+            },
+        )
+        .expect("signs");
+        let mut text = format!(
+            "POST / HTTP/1.1\r\ncontent-length: {}\r\nauthorization: {authorization}\r\n",
+            body.len()
+        );
+        for (name, value) in &headers {
+            text.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ascii")));
+        }
+        text.push_str("\r\n");
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(&body);
+        bytes
+    }
+
+    /// Sends `request` and reads its answer: `None` once the server has gone.
+    fn send(&mut self, request: &[u8]) -> Option<(u16, Value)> {
+        self.writer.write_all(request).ok()?;
+        let mut status_line = String::new();
+        if self.reader.read_line(&mut status_line).ok()? == 0 {
+            return None;
+        }
+        let status: u16 = status_line.split_whitespace().nth(1)?.parse().ok()?;
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).ok()?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().ok()?;
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        self.reader.read_exact(&mut body).ok()?;
+        Some((status, serde_json::from_slice(&body).ok()?))
+    }
+
+    /// A call that must succeed.
+    fn ok(&mut self, operation: &str, body: Value) -> Value {
+        let request = self.request(operation, &body);
+        let (status, answer) = self.send(&request).expect("an answer");
+        assert_eq!(status, 200, "{operation}: {answer}");
+        answer
+    }
+}
+
+/// An in-process `statelog serve` on a loopback port (development mode), its domain and types
+/// registered over HTTP.
+struct HttpServer {
+    addr: SocketAddr,
+    runtime: tokio::runtime::Runtime,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<Result<(), statelog::server::Error>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl HttpServer {
+    fn start(durability: Durability) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let options = EngineOptions {
+            durability,
+            clock: Arc::new(SystemClock),
+            ..EngineOptions::default()
+        };
+        let backend = EngineBackend::new(
+            dir.path(),
+            AccountLayout::Single {
+                account_id: DEV_ACCOUNT_ID.to_owned(),
+            },
+            options,
+        );
+        let state = ServerState::new(backend, None, Arc::new(SystemClock));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("binds");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = runtime.spawn(statelog::server::serve(state, listener, 64, async move {
+            let _ = stopped.await;
+        }));
+        let server = HttpServer {
+            addr,
+            runtime,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: dir,
+        };
+        let mut c = Client::connect(addr);
+        c.ok(
+            "RegisterDomain",
+            json!({"name": DOMAIN, "workflowExecutionRetentionPeriodInDays": "1"}),
+        );
+        c.ok(
+            "RegisterWorkflowType",
+            json!({"domain": DOMAIN, "name": "w", "version": "1",
+                   "defaultTaskStartToCloseTimeout": "NONE",
+                   "defaultExecutionStartToCloseTimeout": "31536000",
+                   "defaultTaskList": {"name": "deciders"}, "defaultChildPolicy": "TERMINATE"}),
+        );
+        c.ok(
+            "RegisterActivityType",
+            json!({"domain": DOMAIN, "name": "a", "version": "1",
+                   "defaultTaskStartToCloseTimeout": "NONE", "defaultTaskHeartbeatTimeout": "NONE",
+                   "defaultTaskScheduleToStartTimeout": "NONE",
+                   "defaultTaskScheduleToCloseTimeout": "NONE",
+                   "defaultTaskList": {"name": "workers"}}),
+        );
+        server
+    }
+
+    /// Shuts the server down: polls still waiting answer empty, then it stops.
+    fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            self.runtime
+                .block_on(task)
+                .expect("server joins")
+                .expect("clean shutdown");
+        }
+    }
+}
+
+fn http_start(c: &mut Client) {
+    let id = format!("h{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    c.ok(
+        "StartWorkflowExecution",
+        json!({"domain": DOMAIN, "workflowId": id, "workflowType": {"name": "w", "version": "1"}}),
+    );
+}
+
+fn poll_body(list: &str) -> Value {
+    json!({"domain": DOMAIN, "taskList": {"name": list}})
+}
+
+/// An HTTP decision round trip on a run whose decision task is scheduled: the signed requests
+/// are made before the timer starts.
+fn http_decision_round_trip(c: &mut Client) -> Duration {
+    http_start(c);
+    let poll = c.request("PollForDecisionTask", &poll_body("deciders"));
+    let began = Instant::now();
+    let (status, task) = c.send(&poll).expect("an answer");
+    let token = task["taskToken"].as_str().unwrap_or_default().to_string();
+    assert!(
+        status == 200 && !token.is_empty(),
+        "a decision task: {task}"
+    );
+    let answer = c.request(
+        "RespondDecisionTaskCompleted",
+        &json!({"taskToken": token, "decisions": complete()}),
+    );
+    let (status, body) = c.send(&answer).expect("an answer");
+    let took = began.elapsed();
+    assert_eq!(status, 200, "{body}");
+    took
+}
+
+/// An HTTP activity round trip on a run with one activity scheduled.
+fn http_activity_round_trip(c: &mut Client) -> Duration {
+    http_start(c);
+    let task = c.ok("PollForDecisionTask", poll_body("deciders"));
+    c.ok(
+        "RespondDecisionTaskCompleted",
+        json!({"taskToken": task["taskToken"], "decisions": [schedule(0)]}),
+    );
+    let poll = c.request("PollForActivityTask", &poll_body("workers"));
+    let began = Instant::now();
+    let (status, activity) = c.send(&poll).expect("an answer");
+    let token = activity["taskToken"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        status == 200 && !token.is_empty(),
+        "an activity task: {activity}"
+    );
+    let answer = c.request(
+        "RespondActivityTaskCompleted",
+        &json!({"taskToken": token, "result": "r"}),
+    );
+    let (status, body) = c.send(&answer).expect("an answer");
+    let took = began.elapsed();
+    assert_eq!(status, 200, "{body}");
+    // Close the run so the lists stay small.
+    let task = c.ok("PollForDecisionTask", poll_body("deciders"));
+    c.ok(
+        "RespondDecisionTaskCompleted",
+        json!({"taskToken": task["taskToken"], "decisions": complete()}),
+    );
+    took
+}
+
+/// What a decider answers a decision task of the 3-activity workflow.
+fn decide(events: &[Value]) -> Vec<Value> {
+    let done = events
+        .iter()
+        .filter(|e| e["eventType"] == "ActivityTaskCompleted")
+        .count();
+    let scheduled = events
+        .iter()
+        .any(|e| e["eventType"] == "ActivityTaskScheduled");
+    if done == 3 {
+        complete()
+    } else if !scheduled {
+        (0..3).map(schedule).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// 3-activity workflows/s over HTTP with 16 deciders and 16 workers (one connection each),
+/// `count` workflows, group commit.
+fn http_workflows_per_second(count: usize) -> f64 {
+    let server = HttpServer::start(Durability::GroupCommit);
+    let addr = server.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for _ in 0..16 {
+        let s = stop.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut c = Client::connect(addr);
+            while !s.load(Ordering::SeqCst) {
+                let poll = c.request("PollForDecisionTask", &poll_body("deciders"));
+                let Some((200, task)) = c.send(&poll) else {
+                    return;
+                };
+                let Some(token) = task["taskToken"].as_str().filter(|t| !t.is_empty()) else {
+                    continue;
+                };
+                let events = task["events"].as_array().cloned().unwrap_or_default();
+                let answer = c.request(
+                    "RespondDecisionTaskCompleted",
+                    &json!({"taskToken": token, "decisions": decide(&events)}),
+                );
+                if c.send(&answer).is_none() {
+                    return;
+                }
+            }
+        }));
+        let s = stop.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut c = Client::connect(addr);
+            while !s.load(Ordering::SeqCst) {
+                let poll = c.request("PollForActivityTask", &poll_body("workers"));
+                let Some((200, task)) = c.send(&poll) else {
+                    return;
+                };
+                let Some(token) = task["taskToken"].as_str().filter(|t| !t.is_empty()) else {
+                    continue;
+                };
+                let answer = c.request(
+                    "RespondActivityTaskCompleted",
+                    &json!({"taskToken": token, "result": "r"}),
+                );
+                if c.send(&answer).is_none() {
+                    return;
+                }
+            }
+        }));
+    }
+    let mut c = Client::connect(addr);
+    let began = Instant::now();
+    for _ in 0..count {
+        http_start(&mut c);
+    }
+    let count_open = json!({"domain": DOMAIN, "startTimeFilter": {"oldestDate": 0}});
+    while c.ok("CountOpenWorkflowExecutions", count_open.clone())["count"] != 0 {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let took = began.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    drop(c);
+    // The shutdown answers the waiting polls empty; each thread then sees `stop` or a closed
+    // connection.
+    server.stop();
+    for thread in threads {
+        thread.join().expect("joins");
+    }
+    count as f64 / took.as_secs_f64()
+}
+
 fn figures(rounds: usize, workflows: usize) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let engine = engine(tmp.path(), Durability::PerCommit);
     let probe = tempfile::tempfile_in(tmp.path()).expect("probe file");
     probe.set_len(4096).expect("preallocates");
     probe.sync_all().expect("syncs");
+    let server = HttpServer::start(Durability::PerCommit);
+    let mut client = Client::connect(server.addr);
     let (mut decisions, mut activities, mut syncs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut http_decisions, mut http_activities) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         decisions.push(decision_round_trip(&engine));
+        http_decisions.push(http_decision_round_trip(&mut client));
         syncs.push(raw_fdatasync(&probe));
         activities.push(activity_round_trip(&engine));
+        http_activities.push(http_activity_round_trip(&mut client));
         syncs.push(raw_fdatasync(&probe));
     }
+    drop(client);
+    server.stop();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "FIGURE decision_round_trip_p50_ms: {:.3}",
@@ -261,10 +620,22 @@ fn figures(rounds: usize, workflows: usize) {
         "FIGURE activity_round_trip_p50_ms: {:.3}",
         ms(median(activities))
     );
+    println!(
+        "FIGURE http_decision_round_trip_p50_ms: {:.3}",
+        ms(median(http_decisions))
+    );
+    println!(
+        "FIGURE http_activity_round_trip_p50_ms: {:.3}",
+        ms(median(http_activities))
+    );
     println!("FIGURE raw_fdatasync_p50_ms: {:.3}", ms(median(syncs)));
     println!(
         "FIGURE workflows_per_second_3_activities_16_deciders_16_workers: {:.1}",
         workflows_per_second(workflows)
+    );
+    println!(
+        "FIGURE http_workflows_per_second_3_activities_16_deciders_16_workers: {:.1}",
+        http_workflows_per_second(workflows)
     );
 }
 

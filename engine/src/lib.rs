@@ -140,6 +140,14 @@ pub struct EngineOptions {
     /// `RECOVERY_THREADS_MAX`). 1 by default: on the shared 2-core build machine, 2 threads
     /// were slower than 1 (see `docs/engine-bench.md`).
     pub recovery_threads: usize,
+    /// The most SWF runs open at once in one domain (default
+    /// [`limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX`], SWF's 100,000); a start past it answers
+    /// `LimitExceededFault`.
+    pub swf_open_runs_per_domain_max: usize,
+    /// The most activity tasks waiting in one SWF task list (default
+    /// [`limits::SWF_TASK_LIST_PENDING_MAX`]); a ScheduleActivityTask into a full list fails
+    /// with ACTIVITY_CREATION_RATE_EXCEEDED.
+    pub swf_task_list_pending_max: usize,
 }
 
 impl Default for EngineOptions {
@@ -161,6 +169,8 @@ impl Default for EngineOptions {
             retention_ms: crate::limits::RETENTION_MS_DEFAULT,
             compaction_interval_ms: crate::limits::COMPACTION_INTERVAL_MS_DEFAULT,
             recovery_threads: 1,
+            swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
+            swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
         }
     }
 }

@@ -86,3 +86,28 @@ pub const SWF_TYPES_PER_DOMAIN_MAX: usize = 10_000;
 /// by another change lets go of everything and tries again with all of them locked in run id
 /// order; one that read a run that moved before it held it tries again too.
 pub const SWF_CHANGE_ATTEMPTS_MAX: usize = 16;
+
+/// The default of `EngineOptions::swf_open_runs_per_domain_max`: the most SWF workflow runs open
+/// at once in one domain (SWF: 100,000 open executions per domain, children included). Each
+/// open run's folded state and events are held in memory, so this bounds that memory. A start
+/// past it (StartWorkflowExecution, a child start) is refused with `LimitExceededFault`; a
+/// continue-as-new closes one run as it opens the next, so it never adds one.
+pub const SWF_OPEN_RUNS_PER_DOMAIN_MAX: usize = 100_000;
+
+/// The default of `EngineOptions::swf_task_list_pending_max`: the most activity tasks waiting
+/// (scheduled, not started) in one SWF task list. SWF documents no such quota (only 2,000
+/// tasks scheduled per second per list, refused with ACTIVITY_CREATION_RATE_EXCEEDED); the
+/// list is memory, so statelog bounds it and refuses a ScheduleActivityTask into a full list
+/// with that same cause: the decider sees a `ScheduleActivityTaskFailed` event and may
+/// schedule again later, nothing is lost. The check reads the list as the decision is made and
+/// counts the batch's own earlier schedules into it, so one batch never overfills a list;
+/// decisions of different runs at the same moment may each pass it, so a list holds at most
+/// this many plus the activities of the other batches in flight at that moment. Decision tasks need
+/// no such bound: a run has at most one scheduled, so a decision list holds at most the open
+/// runs of its domain.
+pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
+
+/// The most polls waiting at once on one SWF task list (SWF: 1,000 per list); one more is
+/// refused with `LimitExceededFault`. Over HTTP the server's long-poll bound per account is
+/// lower, so it refuses first; an embedder calling the engine meets this one.
+pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;

@@ -1,4 +1,5 @@
-//! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]`:
+//! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
+//! [--swf-open-executions-max N] [--swf-task-list-pending-max N]`:
 //! the AWS Step Functions API over HTTP (see `statelog::server`). Prints `listening on
 //! http://ADDR` on stdout once bound (so scripts may pass port 0 and read the port), then
 //! `metrics on http://ADDR/metrics` when a metrics listener is bound; logs with `tracing` on
@@ -42,6 +43,18 @@ pub struct ServeArgs {
     /// credentials /metrics is also on --listen, and this listener opens only when named.
     #[arg(long)]
     metrics_listen: Option<String>,
+    /// The most Amazon SWF workflow executions open at once in one domain (SWF's quota:
+    /// 100,000); a start past it answers `LimitExceededFault`. Each open execution is held in
+    /// memory.
+    #[arg(long, default_value_t = statelog::engine::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    swf_open_executions_max: usize,
+    /// The most Amazon SWF activity tasks waiting in one task list; a ScheduleActivityTask into
+    /// a full list fails with `ACTIVITY_CREATION_RATE_EXCEEDED` (the decider sees a
+    /// `ScheduleActivityTaskFailed` event and may schedule it again later).
+    #[arg(long, default_value_t = statelog::engine::limits::SWF_TASK_LIST_PENDING_MAX,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    swf_task_list_pending_max: usize,
 }
 
 /// The metrics listener's address: as named, the default with credentials, none without, or
@@ -89,6 +102,8 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let options = EngineOptions {
         clock: clock.clone(),
         region: args.region.clone(),
+        swf_open_runs_per_domain_max: args.swf_open_executions_max,
+        swf_task_list_pending_max: args.swf_task_list_pending_max,
         ..EngineOptions::default()
     };
     let layout = if development_mode {

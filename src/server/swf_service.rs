@@ -12,7 +12,10 @@
 //! engine (an engine's registry is its account's); a long poll (`PollForDecisionTask`,
 //! `PollForActivityTask`) runs off the reactor (the engine's poll blocks its thread up to
 //! [`POLL_WAIT`]) and holds one of the server's long-poll permits until that thread is done, so
-//! the permits bound the threads polls occupy even when clients hang up. Must not: hold SWF
+//! the permits bound the threads polls occupy even when clients hang up; a client that hangs
+//! up cancels its poll (`CancelOnDrop`), so the thread and permit come back at once and no task
+//! is started for it, unless its claim was already being written (then the task's
+//! start-to-close timeout recovers it, as in SWF). Must not: hold SWF
 //! logic (validation, defaults, history and tokens are the engine's) or log a task token.
 
 use std::time::Duration;
@@ -27,7 +30,20 @@ use super::protocol;
 use super::swf::{SwfOperation, TARGET_PREFIX};
 use super::ServerState;
 use crate::engine::swf::api::{self, Fault, SwfError};
+use crate::engine::swf::PollCancel;
 use crate::limits::ACTIVITY_POLL_MS_MAX;
+
+/// Gives an engine long poll up when dropped. Its request's future holds it across the poll, and
+/// the server drops that future when the client hangs up (the connection closes before the
+/// answer): the poll then wakes and answers nobody, and a task it took but had not claimed
+/// stays for the next poller (`PollCancel`). Dropped after an answer, it changes nothing.
+struct CancelOnDrop(PollCancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
 
 /// How long an SWF long poll waits for a task before it answers an empty one (SWF's 60 s).
 pub const POLL_WAIT: Duration = Duration::from_millis(ACTIVITY_POLL_MS_MAX);
@@ -204,15 +220,20 @@ pub async fn dispatch<B: Backend>(
         Op::PollForDecisionTask => {
             let input: api::PollForDecisionTaskInput = decode(operation, body)?;
             let permit = state.long_polls.admit(&caller.account_id)?;
+            let cancel = PollCancel::new();
+            let on_hang_up = CancelOnDrop(cancel.clone());
             let task = state
                 .backend
                 .swf(caller, SwfCallKind::LongPoll, move |engine| {
                     // Held until the engine's poll returns, even when the client left first: the
                     // permits bound the threads polls occupy.
                     let _permit = permit;
-                    engine.swf().poll_for_decision_task(&input, POLL_WAIT)
+                    engine
+                        .swf()
+                        .poll_for_decision_task_cancellable(&input, POLL_WAIT, &cancel)
                 })
                 .await?;
+            drop(on_hang_up);
             answer(task)
         }
         Op::RespondDecisionTaskCompleted => {
@@ -228,15 +249,20 @@ pub async fn dispatch<B: Backend>(
         Op::PollForActivityTask => {
             let input: api::PollForActivityTaskInput = decode(operation, body)?;
             let permit = state.long_polls.admit(&caller.account_id)?;
+            let cancel = PollCancel::new();
+            let on_hang_up = CancelOnDrop(cancel.clone());
             let task = state
                 .backend
                 .swf(caller, SwfCallKind::LongPoll, move |engine| {
                     // Held until the engine's poll returns, even when the client left first: the
                     // permits bound the threads polls occupy.
                     let _permit = permit;
-                    engine.swf().poll_for_activity_task(&input, POLL_WAIT)
+                    engine
+                        .swf()
+                        .poll_for_activity_task_cancellable(&input, POLL_WAIT, &cancel)
                 })
                 .await?;
+            drop(on_hang_up);
             answer(task)
         }
         Op::RespondActivityTaskCompleted => {

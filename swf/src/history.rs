@@ -1,6 +1,7 @@
 //! history: paging of SWF results (`maximumPageSize`, default and largest 1000;
 //! `reverseOrder`; `nextPageToken`), for GetWorkflowExecutionHistory and decision tasks
-//! ([`page`]) and for any list ([`page_indices`]).
+//! ([`page`]) and for any list ([`page_indices`]); the events a decision task polled with
+//! `startAtPreviousStartedEvent` shows ([`since_previous_started`]).
 //!
 //! A token is opaque to the caller: hex of (format, scope, page size, order, position) with a
 //! checksum. The scope names what is paged (the engine chooses it: a run id for a history, the
@@ -167,6 +168,30 @@ pub fn page(events: &[Event], request: &PageRequest<'_>) -> Result<Page, SwfErro
     })
 }
 
+/// The events of a decision task polled with `startAtPreviousStartedEvent: true`: those with an
+/// `eventTimestamp` at or after the one of the previous decision task's `DecisionTaskStarted`
+/// event (`previous_started_event_id`, 0 when there was none: then every event), as SWF
+/// defines it. `events` are the task's visible events (up to its own started event). The
+/// answer is one contiguous tail: it starts at the previous started event, or earlier at the
+/// events right before it that carry its timestamp (written in the same instant), and keeps
+/// every later event whatever its timestamp, so no event after the previous task is dropped
+/// (an injected clock may step back). A previous id past the events is treated as none.
+pub fn since_previous_started(events: &[Event], previous_started_event_id: u64) -> &[Event] {
+    let Some(at) = previous_started_event_id
+        .checked_sub(1)
+        .and_then(|i| usize::try_from(i).ok())
+        .filter(|&i| i < events.len())
+    else {
+        return events;
+    };
+    let since_ms = events[at].timestamp_ms;
+    let first = events[..at]
+        .iter()
+        .rposition(|e| e.timestamp_ms < since_ms)
+        .map_or(0, |i| i + 1);
+    &events[first..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +311,45 @@ mod tests {
         // A token past a shortened history (cannot happen to a history; lists may shrink).
         let short = events(2);
         assert!(page(&short, &request(Some(3), false, Some(&token))).is_err());
+    }
+
+    #[test]
+    fn since_previous_started_keeps_the_tail_from_the_previous_started_instant() {
+        // Timestamps 1000, 2000, ... except events 4 and 5, written in event 5's instant.
+        let mut history = events(8);
+        history[3].timestamp_ms = 5_000;
+        let ids_of = |tail: &[Event]| tail.iter().map(|e| e.event_id).collect::<Vec<_>>();
+        assert_eq!(
+            ids_of(since_previous_started(&history, 0)),
+            [1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(ids_of(since_previous_started(&history, 7)), [7, 8]);
+        assert_eq!(
+            ids_of(since_previous_started(&history, 5)),
+            [4, 5, 6, 7, 8],
+            "an earlier event of the same instant is kept"
+        );
+        assert_eq!(
+            ids_of(since_previous_started(&history, 1)),
+            [1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(
+            ids_of(since_previous_started(&history, 9)).len(),
+            8,
+            "past the end"
+        );
+        // A clock that stepped back after the previous task drops nothing after it.
+        history[7].timestamp_ms = 1;
+        assert_eq!(ids_of(since_previous_started(&history, 7)), [7, 8]);
+        // Paged, the tail pages like any history.
+        let tail = since_previous_started(&history, 6);
+        let first = page(tail, &request(Some(2), false, None)).expect("first");
+        assert_eq!(ids(&first), [6, 7]);
+        let token = first.next_page_token.expect("more");
+        let second = page(tail, &request(Some(2), false, Some(&token))).expect("second");
+        assert_eq!(ids(&second), [8]);
+        let reversed = page(tail, &request(None, true, None)).expect("reversed");
+        assert_eq!(ids(&reversed), [8, 7, 6]);
     }
 
     #[test]

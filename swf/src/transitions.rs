@@ -82,6 +82,21 @@ pub trait Registry {
     fn workflow_id_in_use(&self, workflow_id: &str) -> bool {
         self.open_execution(workflow_id, None).is_some()
     }
+    /// Whether the domain is at its quota of open executions once `adding` more are open (the
+    /// children this batch started already): a StartChildWorkflowExecution then fails with
+    /// OPEN_WORKFLOWS_LIMIT_EXCEEDED. Never full unless the embedder says so.
+    fn open_executions_full(&self, adding: usize) -> bool {
+        let _ = adding;
+        false
+    }
+    /// Whether the activity task list `list` of the run's domain is full once `adding` more
+    /// tasks are in it (the ones this decision batch scheduled into it already; its embedder
+    /// bounds the tasks waiting in a list): a ScheduleActivityTask into it then fails with
+    /// ACTIVITY_CREATION_RATE_EXCEEDED. Never full unless the embedder says so.
+    fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+        let _ = (list, adding);
+        false
+    }
 }
 
 /// A batch being built on a copy of the execution, each event applied as it is added.
@@ -436,6 +451,7 @@ pub fn decision_task_completed(
             .map(str::to_string),
     }))?;
     let mut child_run_ids = completion.child_run_ids.iter();
+    let mut children_started = 0usize;
     for decision in completion.decisions {
         let event = execute(
             &draft,
@@ -468,13 +484,20 @@ pub fn decision_task_completed(
                         .open_children
                         .values()
                         .any(|c| c.workflow_id == workflow_id);
+                let cause = if in_use {
+                    Some(StartChildWorkflowExecutionFailedCause::WorkflowAlreadyRunning)
+                } else if registry.open_executions_full(children_started) {
+                    Some(StartChildWorkflowExecutionFailedCause::OpenWorkflowsLimitExceeded)
+                } else {
+                    None
+                };
                 let initiated_id =
                     draft.push(Attributes::StartChildWorkflowExecutionInitiated(initiated))?;
-                if in_use {
+                if let Some(cause) = cause {
                     draft.push(Attributes::StartChildWorkflowExecutionFailed(
                         StartChildWorkflowExecutionFailed {
                             workflow_type,
-                            cause: StartChildWorkflowExecutionFailedCause::WorkflowAlreadyRunning,
+                            cause,
                             workflow_id,
                             initiated_event_id: initiated_id,
                             decision_task_completed_event_id: completed_id,
@@ -482,6 +505,7 @@ pub fn decision_task_completed(
                         },
                     ))?;
                 } else {
+                    children_started += 1;
                     draft.push(Attributes::ChildWorkflowExecutionStarted(
                         ChildWorkflowExecutionStarted {
                             workflow_execution: WorkflowExecution {
@@ -873,6 +897,15 @@ fn schedule_activity(
     else {
         return failed(Cause::DefaultTaskListUndefined);
     };
+    // This batch's own schedules into the list count too (they are after its completed event).
+    let adding = execution
+        .activities
+        .values()
+        .filter(|a| a.scheduled_event_id > completed_id && a.task_list.name == task_list.name)
+        .count();
+    if registry.activity_list_full(&task_list.name, adding) {
+        return failed(Cause::ActivityCreationRateExceeded);
+    }
     let timeouts = [
         (
             "scheduleToCloseTimeout",
@@ -1780,6 +1813,8 @@ mod tests {
         workflows: BTreeMap<WorkflowType, WorkflowTypeView>,
         /// Open executions of the domain: workflow id -> run id.
         open: BTreeMap<String, String>,
+        /// Activity lists the embedder reports full.
+        full_lists: Vec<String>,
     }
 
     impl Registry for TestRegistry {
@@ -1799,6 +1834,10 @@ mod tests {
                 workflow_id: workflow_id.to_string(),
                 run_id: open.clone(),
             })
+        }
+        fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+            // "full" is full; "one" holds one task at most.
+            self.full_lists.iter().any(|full| full == list) || (list == "one" && adding >= 1)
         }
     }
 
@@ -1887,6 +1926,7 @@ mod tests {
             },
         );
         registry.open.insert("busy".into(), "run-busy".into());
+        registry.full_lists.push("full".into());
         registry
     }
 
@@ -2221,6 +2261,10 @@ mod tests {
                 schedule("bare", "x", without("heartbeatTimeout")),
                 "DEFAULT_HEARTBEAT_TIMEOUT_UNDEFINED",
             ),
+            (
+                schedule("charge", "x", json!({"taskList": {"name": "full"}})),
+                "ACTIVITY_CREATION_RATE_EXCEEDED",
+            ),
         ];
         for (decision, cause) in cases {
             let mut run = Run::start_at(1_000);
@@ -2254,6 +2298,36 @@ mod tests {
                 json!(cause)
             );
         }
+    }
+
+    #[test]
+    fn a_batch_counts_its_own_schedules_into_a_list_against_its_bound() {
+        let mut run = Run::start_at(1_000);
+        let started = run.take_decision_task(2_000);
+        let into_one = |id: &str| schedule("charge", id, json!({"taskList": {"name": "one"}}));
+        let events = run.decide(
+            started,
+            json!([
+                into_one("a1"),
+                into_one("a2"),
+                schedule("charge", "b1", json!({}))
+            ]),
+            3_000,
+        );
+        assert_eq!(
+            Run::types_of(&events),
+            [
+                "DecisionTaskCompleted",
+                "ActivityTaskScheduled",
+                "ScheduleActivityTaskFailed",
+                "ActivityTaskScheduled",
+                "DecisionTaskScheduled"
+            ]
+        );
+        assert_eq!(
+            events[2].to_json()["scheduleActivityTaskFailedEventAttributes"]["cause"],
+            json!("ACTIVITY_CREATION_RATE_EXCEEDED")
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 decider and a worker written out call by call, checking what the Amazon SWF API reference says
 the service answers (registration and its faults, defaults and overrides, priorities, routing,
 the decision-task rules, every timeout kind, cancel, signal, marker, timers, terminate, history
-paging, listing with filters, tags, tokens).
+paging and startAtPreviousStartedEvent, listing with filters, tags, tokens, and the quotas
+statelog enforces, on a second server started with small limits).
 
 Timeouts are 1-2 s and the tests that wait on them share one wait (the `timeouts` fixture sets
 every scenario up at once). A poll is only made where a task is known to wait (the pending count
@@ -1115,6 +1116,131 @@ def test_history_paging_and_reverse_order(c, domain):
     other_task = poll_decision(c, domain, wf["list"], reverseOrder=True)
     assert other_task["workflowExecution"] == other
     assert [e["eventId"] for e in other_task["events"]] == [3, 2, 1]
+
+
+def test_start_at_previous_started_event(c, domain):
+    """With startAtPreviousStartedEvent a decision task shows the events from the previous
+    decision task's DecisionTaskStarted on; it pages (in both orders) like the whole history."""
+    wf = register_workflow(c, domain)
+    execution = start(c, domain, wf)
+    first = poll_decision(c, domain, wf["list"], startAtPreviousStartedEvent=True)
+    assert first["previousStartedEventId"] == 0
+    assert [e["eventId"] for e in first["events"]] == [1, 2, 3], "a first task shows everything"
+    respond(c, first, {"decisionType": "RecordMarker", "recordMarkerDecisionAttributes": {"markerName": "m"}})
+    for n in range(3):
+        c.signal_workflow_execution(domain=domain, workflowId=execution["workflowId"], signalName=f"s{n}")
+    second = poll_decision(c, domain, wf["list"])
+    respond(c, second)
+    c.signal_workflow_execution(domain=domain, workflowId=execution["workflowId"], signalName="last")
+    third = poll_decision(c, domain, wf["list"], startAtPreviousStartedEvent=True)
+    previous = third["previousStartedEventId"]
+    assert previous == second["startedEventId"]
+    ids = [e["eventId"] for e in third["events"]]
+    assert ids[-1] == third["startedEventId"]
+    assert previous in ids and ids == list(range(ids[0], third["startedEventId"] + 1)), ids
+    # Every event before the previous started one that is shown shares its timestamp (written in
+    # the same instant); none before it is newer.
+    by_id = {e["eventId"]: e for e in history(c, domain, execution)}
+    since = by_id[previous]["eventTimestamp"]
+    assert all(by_id[i]["eventTimestamp"] >= since for i in ids)
+    assert ids[0] == 1 or by_id[ids[0] - 1]["eventTimestamp"] < since
+    assert len(ids) < third["startedEventId"], "earlier events are left out"
+    respond(c, third)
+    c.signal_workflow_execution(domain=domain, workflowId=execution["workflowId"], signalName="paged")
+    # Paged newest first, 2 a page: the pages together are the same tail, reversed.
+    fourth = poll_decision(c, domain, wf["list"], startAtPreviousStartedEvent=True, maximumPageSize=2, reverseOrder=True)
+    events, token = list(fourth["events"]), fourth.get("nextPageToken")
+    while token:
+        page = c.poll_for_decision_task(
+            domain=domain,
+            taskList={"name": wf["list"]},
+            maximumPageSize=2,
+            reverseOrder=True,
+            startAtPreviousStartedEvent=True,
+            nextPageToken=token,
+        )
+        assert page["taskToken"] == fourth["taskToken"]
+        events.extend(page["events"])
+        token = page.get("nextPageToken")
+    got = [e["eventId"] for e in events]
+    assert got[0] == fourth["startedEventId"] and fourth["previousStartedEventId"] in got, got
+    assert got == sorted(got, reverse=True) and len(got) == len(set(got))
+    respond(c, fourth, complete())
+
+
+# ---------------------------------------------------------------------------------------------
+# Quotas (a second server started with small limits)
+
+
+@pytest.fixture(scope="module")
+def limited():
+    """`statelog serve` with --swf-open-executions-max 2 and --swf-task-list-pending-max 1."""
+    import signal
+    import subprocess
+    import tempfile
+
+    if not BIN:
+        pytest.skip("STATELOG_BIN not set")
+    with tempfile.TemporaryDirectory() as data:
+        process = subprocess.Popen(
+            [BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
+             "--swf-open-executions-max", "2", "--swf-task-list-pending-max", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        line = process.stdout.readline()
+        if not line.startswith("listening on "):
+            process.kill()
+            raise AssertionError(f"server did not start: {line!r} {process.stderr.read()}")
+        try:
+            yield swf_client(line.split("listening on ", 1)[1].strip())
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def test_open_executions_past_the_domains_limit_are_refused(limited):
+    c = limited
+    domain = register_domain(c)
+    other = register_domain(c)
+    wf = register_workflow(c, domain)
+    wf_other = register_workflow(c, other, defaultTaskList={"name": wf["list"]})
+    first = start(c, domain, wf)
+    start(c, domain, wf)
+    with pytest.raises(ClientError) as excinfo:
+        start(c, domain, wf)
+    assert error_code(excinfo) == "LimitExceededFault"
+    assert "open workflow executions" in excinfo.value.response["Error"]["Message"]
+    start(c, other, wf_other)  # another domain has its own count
+    assert counted(c.count_open_workflow_executions(domain=domain, startTimeFilter={"oldestDate": 0})) == 2
+    c.terminate_workflow_execution(domain=domain, workflowId=first["workflowId"])
+    start(c, domain, wf)
+    with pytest.raises(ClientError) as excinfo:
+        start(c, domain, wf)
+    assert error_code(excinfo) == "LimitExceededFault"
+
+
+def test_a_full_activity_list_fails_the_schedule_and_loses_nothing(limited):
+    c = limited
+    domain = register_domain(c)
+    wf = register_workflow(c, domain)
+    act = register_activity(c, domain)
+    execution = start(c, domain, wf)
+    task = poll_decision(c, domain, wf["list"])
+    respond(c, task, schedule(act, "a1"), schedule(act, "a2"))
+    events = history(c, domain, execution)
+    failed = of_type(events, "ScheduleActivityTaskFailed")
+    assert [attrs(e)["activityId"] for e in failed] == ["a2"], types(events)
+    assert attrs(failed[0])["cause"] == "ACTIVITY_CREATION_RATE_EXCEEDED"
+    assert counted(c.count_pending_activity_tasks(domain=domain, taskList={"name": act["list"]})) == 1
+    # The decider is woken by the failure and schedules again once the worker took the task.
+    worker_task = poll_activity(c, domain, act["list"])
+    assert worker_task["activityId"] == "a1"
+    task = poll_decision(c, domain, wf["list"])
+    respond(c, task, schedule(act, "a2"))
+    assert counted(c.count_pending_activity_tasks(domain=domain, taskList={"name": act["list"]})) == 1
+    assert poll_activity(c, domain, act["list"])["activityId"] == "a2"
 
 
 # ---------------------------------------------------------------------------------------------

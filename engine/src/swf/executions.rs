@@ -10,6 +10,13 @@
 //! nonce in constant time and closes the task in the same commit (single use). A bad, foreign
 //! or used token is `UnknownResourceFault`, whatever part of it failed.
 //!
+//! A poll given up by its caller (`PollCancel`: a client that hung up) answers empty, and a task
+//! it took but had not claimed goes back to its list; one given up after its claim's append
+//! began is claimed for nobody and recovers by its start-to-close timeout, as in SWF.
+//! A decision task polled with `startAtPreviousStartedEvent` shows the events from the previous
+//! decision task's started instant on (`history::since_previous_started`); its page scope
+//! records that, so its later pages show the same events.
+//!
 //! Must not: log or echo a token; hold a run lock while waiting in a poll.
 
 use std::time::{Duration, Instant};
@@ -19,7 +26,7 @@ use statelog_swf::api::{self, Fault, SwfError};
 use statelog_swf::limits;
 use statelog_swf::transitions;
 
-use super::lists::{TaskKind, TaskRef};
+use super::lists::{PollCancel, TaskKind, TaskRef};
 use super::runs::{NewRun, RunState, Txn};
 use super::{internal, model, token, Swf};
 
@@ -96,6 +103,18 @@ impl Swf<'_> {
         input: &api::PollForDecisionTaskInput,
         wait: Duration,
     ) -> Result<api::DecisionTask, SwfError> {
+        self.poll_for_decision_task_cancellable(input, wait, &PollCancel::new())
+    }
+
+    /// PollForDecisionTask that `cancel` may give up (its caller stopped waiting for the
+    /// answer): a waiting poll then answers empty at once, and a task it took but has not
+    /// claimed yet stays scheduled for the next poller (see [`PollCancel`]).
+    pub fn poll_for_decision_task_cancellable(
+        &self,
+        input: &api::PollForDecisionTaskInput,
+        wait: Duration,
+        cancel: &PollCancel,
+    ) -> Result<api::DecisionTask, SwfError> {
         api::check_name(
             "taskList.name",
             &input.task_list.name,
@@ -119,21 +138,25 @@ impl Swf<'_> {
                 &input.domain,
                 &input.task_list.name,
                 deadline,
-            ) else {
+                cancel,
+            )?
+            else {
                 return Ok(api::DecisionTask::empty());
             };
-            if let Some(answer) = self.claim_decision(&task, input)? {
+            if let Some(answer) = self.claim_decision(&task, input, cancel)? {
                 return Ok(answer);
             }
         }
     }
 
     /// Claims a decision task taken from a list: `None` when the run no longer has it
-    /// scheduled (a stale list entry).
+    /// scheduled (a stale list entry) or the poll was given up (then the task goes back to
+    /// its list).
     fn claim_decision(
         &self,
         task: &TaskRef,
         input: &api::PollForDecisionTaskInput,
+        cancel: &PollCancel,
     ) -> Result<Option<api::DecisionTask>, SwfError> {
         let Some(slot) = self.open_slot(&task.run_id) else {
             return Ok(None);
@@ -141,6 +164,11 @@ impl Swf<'_> {
         let mut state = slot.state.lock();
         if model::decision_scheduled(&state.execution).map(|d| d.0) != Some(task.scheduled_event_id)
         {
+            return Ok(None);
+        }
+        if cancel.is_cancelled() {
+            // Nobody would receive its token: back to its list, unclaimed.
+            self.sync(&mut state);
             return Ok(None);
         }
         let now_ms = self.now();
@@ -165,25 +193,36 @@ impl Swf<'_> {
             return Err(internal("a claimed decision task is not started"));
         };
         let token = token::encode(&state.run_id, started_event_id, &nonce);
+        let from_previous = input.start_at_previous_started_event.unwrap_or(false);
         Ok(Some(self.decision_task(
             &state,
             token,
             started_event_id,
+            from_previous,
             input,
         )?))
     }
 
+    /// The answer of a started decision task: its page of events (from the previous started
+    /// event on when `from_previous`, SWF's `startAtPreviousStartedEvent`).
     fn decision_task(
         &self,
         state: &RunState,
         task_token: String,
         started_event_id: u64,
+        from_previous: bool,
         input: &api::PollForDecisionTaskInput,
     ) -> Result<api::DecisionTask, SwfError> {
-        let visible = &state.events[..(started_event_id as usize).min(state.events.len())];
+        let previous_started_event_id = model::previous_started_event_id(&state.execution);
+        let visible = model::decision_events(
+            &state.events,
+            started_event_id,
+            previous_started_event_id,
+            from_previous,
+        );
         let (events, next_page_token) = model::history_page(
             visible,
-            &model::decision_scope(&task_token),
+            &model::decision_scope(&task_token, from_previous),
             input.next_page_token.as_deref(),
             input.maximum_page_size,
             input.reverse_order.unwrap_or(false),
@@ -195,12 +234,14 @@ impl Swf<'_> {
             workflow_type: Some(model::workflow_type(&state.execution)),
             events: Some(events),
             next_page_token,
-            previous_started_event_id: model::previous_started_event_id(&state.execution),
+            previous_started_event_id,
         })
     }
 
     /// The next page of a started decision task's history (`nextPageToken` of a poll): the
-    /// token's scope names the run and the started event; the task must still be started.
+    /// token's scope names the run and the started event, and whether the task's events start
+    /// at the previous started event (as its first poll asked; later polls' flag is not
+    /// read); the task must still be started.
     fn decision_page(
         &self,
         input: &api::PollForDecisionTaskInput,
@@ -212,7 +253,7 @@ impl Swf<'_> {
             )
         };
         let scope = statelog_swf::history::token_scope(page_token)?;
-        let claimed = model::read_decision_scope(&scope).ok_or_else(gone)?;
+        let (claimed, from_previous) = model::read_decision_scope(&scope).ok_or_else(gone)?;
         let slot = self.open_slot(&claimed.run_id).ok_or_else(gone)?;
         let state = slot.state.lock();
         if state.domain != input.domain {
@@ -224,7 +265,7 @@ impl Swf<'_> {
                     && token::same_nonce(&nonce, &claimed.nonce) =>
             {
                 let task_token = token::encode(&state.run_id, started, &nonce);
-                self.decision_task(&state, task_token, started, input)
+                self.decision_task(&state, task_token, started, from_previous, input)
             }
             _ => Err(gone()),
         }
@@ -303,6 +344,17 @@ impl Swf<'_> {
         input: &api::PollForActivityTaskInput,
         wait: Duration,
     ) -> Result<api::ActivityTask, SwfError> {
+        self.poll_for_activity_task_cancellable(input, wait, &PollCancel::new())
+    }
+
+    /// PollForActivityTask that `cancel` may give up, as
+    /// [`Swf::poll_for_decision_task_cancellable`].
+    pub fn poll_for_activity_task_cancellable(
+        &self,
+        input: &api::PollForActivityTaskInput,
+        wait: Duration,
+        cancel: &PollCancel,
+    ) -> Result<api::ActivityTask, SwfError> {
         api::check_name(
             "taskList.name",
             &input.task_list.name,
@@ -322,10 +374,12 @@ impl Swf<'_> {
                 &input.domain,
                 &input.task_list.name,
                 deadline,
-            ) else {
+                cancel,
+            )?
+            else {
                 return Ok(api::ActivityTask::empty());
             };
-            if let Some(answer) = self.claim_activity(&task, input.identity.clone())? {
+            if let Some(answer) = self.claim_activity(&task, input.identity.clone(), cancel)? {
                 return Ok(answer);
             }
         }
@@ -335,6 +389,7 @@ impl Swf<'_> {
         &self,
         task: &TaskRef,
         identity: Option<String>,
+        cancel: &PollCancel,
     ) -> Result<Option<api::ActivityTask>, SwfError> {
         let Some(slot) = self.open_slot(&task.run_id) else {
             return Ok(None);
@@ -345,6 +400,11 @@ impl Swf<'_> {
             .activity_by_scheduled_event(task.scheduled_event_id)
             .is_some_and(|a| a.started.is_none());
         if !still_waiting {
+            return Ok(None);
+        }
+        if cancel.is_cancelled() {
+            // Nobody would receive its token: back to its list, unclaimed.
+            self.sync(&mut state);
             return Ok(None);
         }
         let now_ms = self.now();

@@ -23,6 +23,7 @@ mod registry;
 mod runs;
 mod token;
 
+pub use lists::PollCancel;
 pub use statelog_swf::*;
 
 use parking_lot::Mutex;
@@ -79,5 +80,7 @@ pub(crate) fn internal(error: impl std::fmt::Display) -> SwfError {
 mod tests;
 #[cfg(test)]
 mod tests_children;
+#[cfg(test)]
+mod tests_limits;
 #[cfg(test)]
 mod tests_runs;

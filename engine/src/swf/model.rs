@@ -223,6 +223,23 @@ impl transitions::Registry for RegistryView<'_> {
         let store = &self.swf.engine.inner.store;
         store.swf_open_run(&self.domain, workflow_id).is_some()
     }
+
+    /// `EngineOptions::swf_open_runs_per_domain_max` against the domain's open runs. Read as
+    /// the decision is made: decisions of different runs at the same moment may each pass it
+    /// (the children are counted when opened, whatever the limit).
+    fn open_executions_full(&self, adding: usize) -> bool {
+        let open = self.swf.open_runs_in(&self.domain);
+        open.saturating_add(adding) >= self.swf.engine.inner.options.swf_open_runs_per_domain_max
+    }
+
+    fn activity_list_full(&self, list: &str, adding: usize) -> bool {
+        let waiting =
+            self.swf
+                .service()
+                .lists
+                .count(super::lists::TaskKind::Activity, &self.domain, list);
+        waiting.saturating_add(adding) >= self.swf.engine.inner.options.swf_task_list_pending_max
+    }
 }
 
 /// The first events of a run.
@@ -343,11 +360,42 @@ pub(crate) fn history_page(
 /// The page scope of a decision task's history: the task's own token. A page token is
 /// readable by anyone who holds it (it is checked, not sealed), so holding one proves holding
 /// the task; one built from the run id and the started event id alone names no task.
-pub(crate) fn decision_scope(task_token: &str) -> String {
-    format!("decision|{task_token}")
+/// The scope also records whether the task was polled with `startAtPreviousStartedEvent`
+/// (`from_previous`), so every page of one task shows the same events whatever later polls
+/// with its token say.
+pub(crate) fn decision_scope(task_token: &str, from_previous: bool) -> String {
+    if from_previous {
+        format!("decision-since-previous|{task_token}")
+    } else {
+        format!("decision|{task_token}")
+    }
 }
 
-/// The task token a decision task's page scope holds.
-pub(crate) fn read_decision_scope(scope: &str) -> Option<super::token::Token> {
-    super::token::decode(scope.strip_prefix("decision|")?)
+/// The task token a decision task's page scope holds, and whether its events start at the
+/// previous started event.
+pub(crate) fn read_decision_scope(scope: &str) -> Option<(super::token::Token, bool)> {
+    let (token, from_previous) = match scope.strip_prefix("decision-since-previous|") {
+        Some(token) => (token, true),
+        None => (scope.strip_prefix("decision|")?, false),
+    };
+    Some((super::token::decode(token)?, from_previous))
+}
+
+/// The events a decision task shows: every event up to its started event, or (polled with
+/// `startAtPreviousStartedEvent`) those from the previous decision task's started instant on.
+pub(crate) fn decision_events(
+    events: &[Event],
+    started_event_id: u64,
+    previous_started_event_id: u64,
+    from_previous: bool,
+) -> &[Event] {
+    let end = usize::try_from(started_event_id)
+        .unwrap_or(usize::MAX)
+        .min(events.len());
+    let visible = &events[..end];
+    if from_previous {
+        statelog_swf::history::since_previous_started(visible, previous_started_event_id)
+    } else {
+        visible
+    }
 }

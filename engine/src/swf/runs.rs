@@ -227,6 +227,10 @@ pub(crate) struct Runs {
     pub(crate) open: Mutex<HashMap<Arc<str>, Arc<RunSlot>>>,
     /// `(due ms, run)`: a stale entry (the run's deadline moved or it closed) fires nothing.
     pub(crate) deadlines: Mutex<DeadlineHeap>,
+    /// Open runs per domain (a domain with none has no entry): counted up before a new run's
+    /// first append (so two racing starts cannot both pass the limit), down when a run leaves
+    /// `open` or its start is not written. A leaf lock: nothing is taken while it is held.
+    open_per_domain: Mutex<HashMap<String, usize>>,
 }
 
 /// Deadlines of open runs, earliest first: `(due ms, run)`.
@@ -374,8 +378,10 @@ impl Swf<'_> {
             close: None,
         };
         let store = &self.engine.inner.store;
+        self.admit_open_run(domain)?;
         store
             .swf_append_events(header, &encode_events(&events))
+            .inspect_err(|_| self.release_open_run(domain))
             .map_err(|e| match e {
                 statelog_store::Error::SwfSequence(
                     statelog_store::swf::SwfSequenceError::WorkflowOpen { .. },
@@ -399,6 +405,63 @@ impl Swf<'_> {
         self.runs().open.lock().insert(run_id, slot.clone());
         self.sync(&mut slot.state.lock());
         Ok(())
+    }
+
+    /// Counts one more open run in `domain`, or refuses it with `LimitExceededFault` when the
+    /// domain already has `EngineOptions::swf_open_runs_per_domain_max` open (SWF's quota on
+    /// open executions per domain). Every start of a new run (StartWorkflowExecution, a child
+    /// start) passes here before its first append, and gives the count back
+    /// ([`Swf::release_open_run`]) if that append fails.
+    pub(crate) fn admit_open_run(&self, domain: &str) -> Result<(), SwfError> {
+        let max = self.engine.inner.options.swf_open_runs_per_domain_max;
+        let mut counts = self.runs().open_per_domain.lock();
+        let count = counts.entry(domain.to_string()).or_insert(0);
+        if *count >= max {
+            if *count == 0 {
+                counts.remove(domain);
+            }
+            return Err(SwfError::new(
+                Fault::LimitExceeded,
+                format!(
+                    "Domain {domain} already has {max} open workflow executions, the most it may \
+                     have open at once"
+                ),
+            ));
+        }
+        *count += 1;
+        Ok(())
+    }
+
+    /// Counts one more open run in `domain` whatever the limit: a run that replaces a closing
+    /// one in the same append (continue-as-new), or one recovered from the log.
+    fn count_open_run(&self, domain: &str) {
+        *self
+            .runs()
+            .open_per_domain
+            .lock()
+            .entry(domain.to_string())
+            .or_insert(0) += 1;
+    }
+
+    /// One open run of `domain` fewer: it closed, or its start was not written.
+    pub(crate) fn release_open_run(&self, domain: &str) {
+        let mut counts = self.runs().open_per_domain.lock();
+        if let Some(count) = counts.get_mut(domain) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                counts.remove(domain);
+            }
+        }
+    }
+
+    /// How many runs are open in `domain`.
+    pub(crate) fn open_runs_in(&self, domain: &str) -> usize {
+        self.runs()
+            .open_per_domain
+            .lock()
+            .get(domain)
+            .copied()
+            .unwrap_or(0)
     }
 
     pub(crate) fn writable(&self) -> Result<(), SwfError> {
@@ -612,6 +675,10 @@ impl Swf<'_> {
                     plan.events,
                 );
                 let slot = RunSlot::new(state);
+                // Counted whatever the limit: the model refused a child past it
+                // (OPEN_WORKFLOWS_LIMIT_EXCEEDED), and a continued run replaces the run it
+                // continues.
+                self.count_open_run(&slot.state.lock().domain);
                 self.runs().open.lock().insert(id, slot.clone());
                 self.sync(&mut slot.state.lock());
                 continue;
@@ -738,7 +805,10 @@ impl Swf<'_> {
         }
         if closed {
             state.armed_due_ms = None;
-            self.runs().open.lock().remove(&state.run_id);
+            let removed = self.runs().open.lock().remove(&state.run_id);
+            if removed.is_some() {
+                self.release_open_run(&state.domain);
+            }
             return;
         }
         let due = model::next_due_ms(&state.execution);
@@ -925,6 +995,7 @@ pub(crate) fn recover(engine: &Engine) {
             events,
         );
         let slot = RunSlot::new(state);
+        swf.count_open_run(&run.domain);
         swf.runs()
             .open
             .lock()

@@ -659,3 +659,53 @@ fn a_terminated_parent_terminates_its_grandchildren_through_its_children() {
     let events = history(&engine, "p", &parent);
     assert_eq!(types(&events).last(), Some(&"WorkflowExecutionTerminated"));
 }
+
+#[test]
+fn a_child_past_the_domains_open_runs_quota_fails_and_a_closed_child_makes_room() {
+    let clock = ManualClock::new(T0);
+    let log = Arc::new(BatchLog::default());
+    let limited = crate::EngineOptions {
+        swf_open_runs_per_domain_max: 2,
+        ..options(&clock)
+    };
+    let engine = Engine::open_with_log(log.clone(), limited).expect("opens");
+    register_domain(&engine, D, "1");
+    engine
+        .swf()
+        .register_workflow_type(&input(json!({
+            "domain": D, "name": "wf", "version": "1",
+            "defaultTaskStartToCloseTimeout": "30", "defaultExecutionStartToCloseTimeout": "3600",
+            "defaultTaskList": {"name": "deciders"}, "defaultChildPolicy": "TERMINATE"
+        })))
+        .expect("workflow type");
+    let parent = start(&engine, "p", json!({}));
+    let task = poll_decision(&engine, "deciders");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([start_child("one", json!({})), start_child("two", json!({}))]),
+    )
+    .expect("answers");
+    let events = history(&engine, "p", &parent);
+    assert_eq!(
+        attributes(&events, "StartChildWorkflowExecutionFailed")["cause"],
+        json!("OPEN_WORKFLOWS_LIMIT_EXCEEDED")
+    );
+    assert_eq!(engine.swf().open_runs_in(D), 2);
+    let kid = poll_decision(&engine, "kids");
+    respond(&engine, &kid.task_token, json!([complete("done")])).expect("completes");
+    assert_eq!(
+        engine.swf().open_runs_in(D),
+        1,
+        "the child's close made room"
+    );
+    let task = poll_decision(&engine, "deciders");
+    respond(
+        &engine,
+        &task.task_token,
+        json!([start_child("two", json!({}))]),
+    )
+    .expect("answers");
+    assert!(open_run_of(&engine, "two").is_some());
+    assert_eq!(engine.swf().open_runs_in(D), 2);
+}

@@ -1062,11 +1062,10 @@ fn a_token_or_page_token_naming_the_right_task_with_a_wrong_nonce_is_refused() {
         .clone();
     let (_, forged) = super::model::history_page(
         &events[..task.started_event_id as usize],
-        &super::model::decision_scope(&super::token::encode(
-            &run_id,
-            task.started_event_id,
-            &[0u8; 16],
-        )),
+        &super::model::decision_scope(
+            &super::token::encode(&run_id, task.started_event_id, &[0u8; 16]),
+            false,
+        ),
         None,
         Some(2),
         false,
