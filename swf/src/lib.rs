@@ -32,6 +32,10 @@
 //!   event id, parsed decisions, executionContext, taskList, taskListScheduleToStartTimeout
 //!   and the run id a ContinueAsNew decision gives the new run);
 //!   `transitions::start_continued` gives the new run's first events.
+//! - `DecisionTaskCompletion.child_run_ids` (one drawn run id per StartChildWorkflowExecution
+//!   decision); `transitions::Registry` also answers `open_execution`, `workflow_id_in_use`
+//!   and `open_executions_full` (defaults: none, none, never); `fold::Execution` keeps
+//!   `open_children` as `OpenChild`s by initiated event and `parent_initiated_event_id`.
 //! - `DeleteDomainInput` exists for the engine API, but SWF has no DeleteDomain operation.
 //! - `history::page(&[Event], &PageRequest { scope, maximum_page_size, reverse_order,
 //!   next_page_token })` pages events; `history::page_indices(len, &PageRequest)` pages any
