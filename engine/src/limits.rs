@@ -81,6 +81,12 @@ pub const SWF_DOMAINS_MAX: usize = 100;
 /// of each per domain).
 pub const SWF_TYPES_PER_DOMAIN_MAX: usize = 10_000;
 
+/// How many times one SWF change that reaches other runs (a child's start or close, a signal
+/// or cancel of another run, a child policy) is tried: a try that finds a run it needs locked
+/// by another change lets go of everything and tries again with all of them locked in run id
+/// order; one that read a run that moved before it held it tries again too.
+pub const SWF_CHANGE_ATTEMPTS_MAX: usize = 16;
+
 /// The default of `EngineOptions::swf_open_runs_per_domain_max`: the most SWF workflow runs open
 /// at once in one domain (SWF: 100,000 open executions per domain, children included). Each
 /// open run's folded state and events are held in memory, so this bounds that memory. A start

@@ -20,7 +20,7 @@
 //! events (SWF records none): [`Execution::record_heartbeat`] changes the in-memory state only.
 //! Must not: decide what happens next (the transitions do), read a clock, or do I/O.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::api::{
     parse_task_priority, timestamp_from_ms, ActivityType, ChildPolicy, CloseStatus,
@@ -128,6 +128,16 @@ pub enum FoldError {
         timer_id: String,
         /// The started event it names.
         started_event_id: u64,
+    },
+    /// A child event naming no open child (by its `StartChildWorkflowExecutionInitiated`).
+    #[error("event {event_id} ({event_type}) names no open child initiated by event {initiated_event_id}")]
+    UnknownChild {
+        /// The event.
+        event_id: u64,
+        /// Its type.
+        event_type: &'static str,
+        /// The initiated event it names.
+        initiated_event_id: u64,
     },
     /// A timeout or priority string that does not parse.
     #[error("event {event_id} has {field} = {value:?}, which is not valid")]
@@ -250,6 +260,20 @@ pub struct OpenTimer {
     pub due_ms: u64,
 }
 
+/// A child run a run started (or is starting) and that has not closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenChild {
+    /// The child's workflow id.
+    pub workflow_id: String,
+    /// The child's type.
+    pub workflow_type: WorkflowType,
+    /// The child's first run, once `ChildWorkflowExecutionStarted` names it (a child that
+    /// continues as new stays this run's child under the same workflow id).
+    pub run_id: Option<String>,
+    /// The `ChildWorkflowExecutionStarted` event, once started.
+    pub started_event_id: Option<u64>,
+}
+
 /// The configuration of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutionConfig {
@@ -299,6 +323,8 @@ pub struct Execution {
     pub tag_list: Vec<String>,
     /// The parent, for a child run.
     pub parent: Option<WorkflowExecution>,
+    /// The parent's `StartChildWorkflowExecutionInitiated` event, for a child run.
+    pub parent_initiated_event_id: Option<u64>,
     /// The run this one continues.
     pub continued_execution_run_id: Option<String>,
     /// Whether a cancel was requested.
@@ -307,8 +333,9 @@ pub struct Execution {
     pub activities: BTreeMap<String, OpenActivity>,
     /// Open timers by timer id.
     pub timers: BTreeMap<String, OpenTimer>,
-    /// `StartChildWorkflowExecutionInitiated` events of children not closed.
-    pub open_children: BTreeSet<u64>,
+    /// Children not closed, by their `StartChildWorkflowExecutionInitiated` event. A close of
+    /// this run keeps them (its child policy applies to them).
+    pub open_children: BTreeMap<u64, OpenChild>,
     /// The decision task.
     pub decision_task: DecisionTaskState,
     /// The decider's task list override, when one is in force.
@@ -403,11 +430,12 @@ impl Execution {
             input: started.input.clone(),
             tag_list: started.tag_list.clone().unwrap_or_default(),
             parent: started.parent_workflow_execution.clone(),
+            parent_initiated_event_id: started.parent_initiated_event_id,
             continued_execution_run_id: started.continued_execution_run_id.clone(),
             cancel_requested: false,
             activities: BTreeMap::new(),
             timers: BTreeMap::new(),
-            open_children: BTreeSet::new(),
+            open_children: BTreeMap::new(),
             decision_task: DecisionTaskState::None,
             task_list_override: None,
             // The first decision task is due from the start.
@@ -468,7 +496,12 @@ impl Execution {
             open_activity_tasks: self.activities.len() as u64,
             open_decision_tasks: u64::from(self.decision_task != DecisionTaskState::None),
             open_timers: self.timers.len() as u64,
-            open_child_workflow_executions: self.open_children.len() as u64,
+            // A closed run's children are no longer its open children (its policy applied).
+            open_child_workflow_executions: if self.is_open() {
+                self.open_children.len() as u64
+            } else {
+                0
+            },
             open_lambda_functions: Some(0),
         }
     }
@@ -769,26 +802,53 @@ impl Execution {
             Attributes::TimerCanceled(a) => {
                 self.close_timer(id, event_type, &a.timer_id, a.started_event_id)?
             }
-            Attributes::StartChildWorkflowExecutionInitiated(_) => {
-                self.open_children.insert(id);
+            Attributes::StartChildWorkflowExecutionInitiated(a) => {
+                self.open_children.insert(
+                    id,
+                    OpenChild {
+                        workflow_id: a.workflow_id.clone(),
+                        workflow_type: a.workflow_type.clone(),
+                        run_id: None,
+                        started_event_id: None,
+                    },
+                );
             }
-            Attributes::StartChildWorkflowExecutionFailed(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+            // Initiated event 0: refused before it was initiated (nothing to close).
+            Attributes::StartChildWorkflowExecutionFailed(a) if a.initiated_event_id != 0 => {
+                self.close_child(id, event_type, a.initiated_event_id, false)?
+            }
+            Attributes::ChildWorkflowExecutionStarted(a) => {
+                let child = self.open_children.get_mut(&a.initiated_event_id).ok_or(
+                    FoldError::UnknownChild {
+                        event_id: id,
+                        event_type,
+                        initiated_event_id: a.initiated_event_id,
+                    },
+                )?;
+                if child.started_event_id.is_some() {
+                    return Err(FoldError::UnknownChild {
+                        event_id: id,
+                        event_type,
+                        initiated_event_id: a.initiated_event_id,
+                    });
+                }
+                child.run_id = Some(a.workflow_execution.run_id.clone());
+                child.started_event_id = Some(id);
             }
             Attributes::ChildWorkflowExecutionCompleted(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+                self.close_child(id, event_type, a.initiated_event_id, true)?
             }
             Attributes::ChildWorkflowExecutionFailed(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+                self.close_child(id, event_type, a.initiated_event_id, true)?
             }
             Attributes::ChildWorkflowExecutionTimedOut(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+                self.close_child(id, event_type, a.initiated_event_id, true)?
             }
             Attributes::ChildWorkflowExecutionCanceled(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+                self.close_child(id, event_type, a.initiated_event_id, true)?
             }
             Attributes::ChildWorkflowExecutionTerminated(a) => {
-                self.open_children.remove(&a.initiated_event_id);
+                self.close_child(id, event_type, a.initiated_event_id, true)?
             }
             // The rest change nothing but (maybe) what the decider has not seen.
             _ => {}
@@ -825,6 +885,28 @@ impl Execution {
             return None;
         }
         self.activities.remove(&activity_id)
+    }
+
+    /// Removes the open child of `initiated_event_id`, which must be started (`started`) or
+    /// not yet.
+    fn close_child(
+        &mut self,
+        event_id: u64,
+        event_type: &'static str,
+        initiated_event_id: u64,
+        started: bool,
+    ) -> Result<(), FoldError> {
+        match self.open_children.get(&initiated_event_id) {
+            Some(child) if child.started_event_id.is_some() == started => {
+                self.open_children.remove(&initiated_event_id);
+                Ok(())
+            }
+            _ => Err(FoldError::UnknownChild {
+                event_id,
+                event_type,
+                initiated_event_id,
+            }),
+        }
     }
 
     fn close_timer(

@@ -32,6 +32,10 @@
 //!   event id, parsed decisions, executionContext, taskList, taskListScheduleToStartTimeout
 //!   and the run id a ContinueAsNew decision gives the new run);
 //!   `transitions::start_continued` gives the new run's first events.
+//! - `DecisionTaskCompletion.child_run_ids` (one drawn run id per StartChildWorkflowExecution
+//!   decision); `transitions::Registry` also answers `open_execution`, `workflow_id_in_use`
+//!   and `open_executions_full` (defaults: none, none, never); `fold::Execution` keeps
+//!   `open_children` as `OpenChild`s by initiated event and `parent_initiated_event_id`.
 //! - `DeleteDomainInput` exists for the engine API, but SWF has no DeleteDomain operation.
 //! - `history::page(&[Event], &PageRequest { scope, maximum_page_size, reverse_order,
 //!   next_page_token })` pages events; `history::page_indices(len, &PageRequest)` pages any
@@ -44,8 +48,12 @@
 //!   applied to a copy while it is built). `UnknownResourceFault` for a closed run or task.
 //! - A closing decision that is not the last decision is a `ValidationException`.
 //! - StartChildWorkflowExecution, SignalExternalWorkflowExecution and
-//!   RequestCancelExternalWorkflowExecution become their `…Failed` event with
-//!   OPERATION_NOT_PERMITTED; ScheduleLambdaFunction with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION.
+//!   RequestCancelExternalWorkflowExecution are decided here from what `transitions::Registry`
+//!   answers of the domain (`open_execution`; child run ids come in with the
+//!   `DecisionTaskCompletion`); what lands on the other run is a `transitions::Effect`
+//!   (`transitions::effects` reads them off a batch, `transitions::effect_events` gives the
+//!   other run's events), carried out by the engine in the same durable append.
+//!   ScheduleLambdaFunction fails with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION.
 //! - `executionStartToCloseTimeout` of `NONE` is a `ValidationException` (SWF: at most a year).
 //! - A batch that would take the history past 25,000 events becomes
 //!   `WorkflowExecutionTerminated` with cause EVENT_LIMIT_EXCEEDED.

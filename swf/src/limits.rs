@@ -75,6 +75,10 @@ pub const OPEN_ACTIVITIES_MAX: usize = 1000;
 /// OPEN_TIMERS_LIMIT_EXCEEDED.
 pub const OPEN_TIMERS_MAX: usize = 1000;
 
+/// The most children open at once of one run (SWF: 1000); one more fails with
+/// OPEN_CHILDREN_LIMIT_EXCEEDED.
+pub const OPEN_CHILDREN_MAX: usize = 1000;
+
 /// The most events one execution's history may hold (SWF: 25,000).
 pub const HISTORY_EVENTS_MAX: u64 = 25_000;
 

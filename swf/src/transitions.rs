@@ -9,11 +9,24 @@
 //! times out. A closing decision of a task during which such events arrived fails with
 //! UNHANDLED_DECISION (and, the events still being unseen, a new task is scheduled).
 //!
-//! Decisions statelog does not carry out yet become their `…Failed` event, so a decider sees
-//! them refused rather than lost: StartChildWorkflowExecution, SignalExternalWorkflowExecution
-//! and RequestCancelExternalWorkflowExecution fail with OPERATION_NOT_PERMITTED (they need
-//! another run, which this pure model cannot reach); ScheduleLambdaFunction fails with
-//! LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION (statelog runs no Lambda functions).
+//! Decisions that reach another run of the domain are decided here and carried out by the
+//! engine: StartChildWorkflowExecution records `StartChildWorkflowExecutionInitiated` and then
+//! `ChildWorkflowExecutionStarted` (the engine drew the child's run id) or
+//! `StartChildWorkflowExecutionFailed` (WORKFLOW_ALREADY_RUNNING when an open run, or an open
+//! child of this run, has the workflow id; causes found in the decision itself, such as
+//! WORKFLOW_TYPE_DOES_NOT_EXIST or a DEFAULT_*_UNDEFINED, fail it uninitiated, initiated event
+//! 0); SignalExternalWorkflowExecution and RequestCancelExternalWorkflowExecution record their
+//! `…Initiated` event and then `ExternalWorkflowExecution{Signaled,CancelRequested}` or their
+//! `…Failed` event (UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION), as [`Registry::open_execution`]
+//! answers. What the batch does to the other runs is an [`Effect`] ([`effects`]): the child's
+//! first events, the target's signal or cancel request, and on a close the parent's
+//! `ChildWorkflowExecution…` notice (not for a continue-as-new: the new run stays the child)
+//! and the child policy for every open child (TERMINATE, REQUEST_CANCEL, both cause
+//! CHILD_POLICY_APPLIED; ABANDON does nothing). [`effect_events`] gives the target's events;
+//! the engine writes every run's events in one atomic append.
+//!
+//! ScheduleLambdaFunction fails with LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION (statelog runs no
+//! Lambda functions).
 //!
 //! A batch that would grow the history past `limits::HISTORY_EVENTS_MAX` is replaced by
 //! `WorkflowExecutionTerminated` with cause EVENT_LIMIT_EXCEEDED, as SWF does.
@@ -25,7 +38,7 @@
 use crate::api::{
     check_length, check_name, check_optional_length, check_tag_list, parse_optional_task_priority,
     ActivityType, ActivityTypeConfiguration, ChildPolicy, Fault, RegistrationStatus,
-    StartWorkflowExecutionInput, SwfError, TaskList, Timeout, WorkflowType,
+    StartWorkflowExecutionInput, SwfError, TaskList, Timeout, WorkflowExecution, WorkflowType,
     WorkflowTypeConfiguration,
 };
 use crate::decisions::{self, Decision};
@@ -51,12 +64,31 @@ pub struct WorkflowTypeView {
     pub configuration: WorkflowTypeConfiguration,
 }
 
-/// The types registered in the run's domain (a deleted type is `None`).
+/// What a transition needs of the run's domain: its registered types (a deleted type is
+/// `None`) and, for the decisions that reach another run, its open executions.
 pub trait Registry {
     /// The activity type, if registered.
     fn activity_type(&self, activity_type: &ActivityType) -> Option<ActivityTypeView>;
     /// The workflow type, if registered.
     fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView>;
+    /// The open execution of `workflow_id` in the domain (only if it is run `run_id`, when
+    /// one is given). The default knows none.
+    fn open_execution(&self, workflow_id: &str, run_id: Option<&str>) -> Option<WorkflowExecution> {
+        let _ = (workflow_id, run_id);
+        None
+    }
+    /// Whether an open run of the domain has `workflow_id` (a child cannot take it). The
+    /// default asks [`Registry::open_execution`].
+    fn workflow_id_in_use(&self, workflow_id: &str) -> bool {
+        self.open_execution(workflow_id, None).is_some()
+    }
+    /// Whether the domain is at its quota of open executions once `adding` more are open (the
+    /// children this batch started already): a StartChildWorkflowExecution then fails with
+    /// OPEN_WORKFLOWS_LIMIT_EXCEEDED. Never full unless the embedder says so.
+    fn open_executions_full(&self, adding: usize) -> bool {
+        let _ = adding;
+        false
+    }
     /// Whether the activity task list `list` of the run's domain is full once `adding` more
     /// tasks are in it (the ones this decision batch scheduled into it already; its embedder
     /// bounds the tasks waiting in a list): a ScheduleActivityTask into it then fails with
@@ -313,8 +345,9 @@ pub fn start_continued(
         workflow_type: continued.workflow_type.clone(),
         tag_list: continued.tag_list.clone(),
         continued_execution_run_id: Some(previous.key.run_id.clone()),
+        // A child that continues as new stays its parent's child.
         parent_workflow_execution: previous.parent.clone(),
-        parent_initiated_event_id: None,
+        parent_initiated_event_id: previous.parent_initiated_event_id,
         lambda_role: continued.lambda_role.clone(),
     };
     first_events(&previous.key.domain, &previous.key.workflow_id, started)
@@ -358,6 +391,9 @@ pub struct DecisionTaskCompletion<'a> {
     /// The run id a ContinueAsNewWorkflowExecution decision gives the new run (the engine
     /// draws it; unused otherwise).
     pub new_run_id: &'a str,
+    /// The run ids of the children the StartChildWorkflowExecution decisions start, one per
+    /// such decision in order (the engine draws them).
+    pub child_run_ids: &'a [String],
 }
 
 /// A decider answers its task: `DecisionTaskCompleted`, then each decision executed or turned
@@ -414,6 +450,8 @@ pub fn decision_task_completed(
             .task_list_schedule_to_start_timeout
             .map(str::to_string),
     }))?;
+    let mut child_run_ids = completion.child_run_ids.iter();
+    let mut children_started = 0usize;
     for decision in completion.decisions {
         let event = execute(
             &draft,
@@ -426,6 +464,123 @@ pub fn decision_task_completed(
         match event {
             Executed::One(attributes) => {
                 draft.push(*attributes)?;
+            }
+            Executed::StartChild(initiated) => {
+                let initiated = *initiated;
+                let workflow_id = initiated.workflow_id.clone();
+                let workflow_type = initiated.workflow_type.clone();
+                let control = initiated.control.clone();
+                let run_id = child_run_ids.next().ok_or_else(|| {
+                    SwfError::new(
+                        Fault::Internal,
+                        "StartChildWorkflowExecution needs a child run id from the engine",
+                    )
+                })?;
+                // In use: an open run of the domain, or a child of this run not closed (its
+                // run may be starting in this very batch).
+                let in_use = registry.workflow_id_in_use(&workflow_id)
+                    || draft
+                        .execution
+                        .open_children
+                        .values()
+                        .any(|c| c.workflow_id == workflow_id);
+                let cause = if in_use {
+                    Some(StartChildWorkflowExecutionFailedCause::WorkflowAlreadyRunning)
+                } else if registry.open_executions_full(children_started) {
+                    Some(StartChildWorkflowExecutionFailedCause::OpenWorkflowsLimitExceeded)
+                } else {
+                    None
+                };
+                let initiated_id =
+                    draft.push(Attributes::StartChildWorkflowExecutionInitiated(initiated))?;
+                if let Some(cause) = cause {
+                    draft.push(Attributes::StartChildWorkflowExecutionFailed(
+                        StartChildWorkflowExecutionFailed {
+                            workflow_type,
+                            cause,
+                            workflow_id,
+                            initiated_event_id: initiated_id,
+                            decision_task_completed_event_id: completed_id,
+                            control,
+                        },
+                    ))?;
+                } else {
+                    children_started += 1;
+                    draft.push(Attributes::ChildWorkflowExecutionStarted(
+                        ChildWorkflowExecutionStarted {
+                            workflow_execution: WorkflowExecution {
+                                workflow_id,
+                                run_id: run_id.clone(),
+                            },
+                            workflow_type,
+                            initiated_event_id: initiated_id,
+                        },
+                    ))?;
+                }
+            }
+            Executed::SignalExternal(initiated) => {
+                let initiated = *initiated;
+                let target =
+                    registry.open_execution(&initiated.workflow_id, initiated.run_id.as_deref());
+                let (workflow_id, run_id, control) = (
+                    initiated.workflow_id.clone(),
+                    initiated.run_id.clone(),
+                    initiated.control.clone(),
+                );
+                let initiated_id = draft.push(
+                    Attributes::SignalExternalWorkflowExecutionInitiated(initiated),
+                )?;
+                draft.push(match target {
+                    Some(workflow_execution) => Attributes::ExternalWorkflowExecutionSignaled(
+                        ExternalWorkflowExecutionSignaled {
+                            workflow_execution,
+                            initiated_event_id: initiated_id,
+                        },
+                    ),
+                    None => Attributes::SignalExternalWorkflowExecutionFailed(
+                        SignalExternalWorkflowExecutionFailed {
+                            workflow_id,
+                            run_id,
+                            cause: SignalExternalWorkflowExecutionFailedCause::UnknownExternalWorkflowExecution,
+                            initiated_event_id: initiated_id,
+                            decision_task_completed_event_id: completed_id,
+                            control,
+                        },
+                    ),
+                })?;
+            }
+            Executed::CancelExternal(initiated) => {
+                let initiated = *initiated;
+                let target =
+                    registry.open_execution(&initiated.workflow_id, initiated.run_id.as_deref());
+                let (workflow_id, run_id, control) = (
+                    initiated.workflow_id.clone(),
+                    initiated.run_id.clone(),
+                    initiated.control.clone(),
+                );
+                let initiated_id = draft.push(
+                    Attributes::RequestCancelExternalWorkflowExecutionInitiated(initiated),
+                )?;
+                draft.push(match target {
+                    Some(workflow_execution) => {
+                        Attributes::ExternalWorkflowExecutionCancelRequested(
+                            ExternalWorkflowExecutionCancelRequested {
+                                workflow_execution,
+                                initiated_event_id: initiated_id,
+                            },
+                        )
+                    }
+                    None => Attributes::RequestCancelExternalWorkflowExecutionFailed(
+                        RequestCancelExternalWorkflowExecutionFailed {
+                            workflow_id,
+                            run_id,
+                            cause: RequestCancelExternalWorkflowExecutionFailedCause::UnknownExternalWorkflowExecution,
+                            initiated_event_id: initiated_id,
+                            decision_task_completed_event_id: completed_id,
+                            control,
+                        },
+                    ),
+                })?;
             }
             Executed::CancelUnstarted {
                 activity_id,
@@ -453,6 +608,12 @@ pub fn decision_task_completed(
 enum Executed {
     /// One event.
     One(Box<Attributes>),
+    /// A child to start: initiated, then started (or failed, its workflow id in use).
+    StartChild(Box<StartChildWorkflowExecutionInitiated>),
+    /// A signal to send: initiated, then signaled (or failed, no such open execution).
+    SignalExternal(Box<SignalExternalWorkflowExecutionInitiated>),
+    /// A cancel to request: initiated, then requested (or failed, no such open execution).
+    CancelExternal(Box<RequestCancelExternalWorkflowExecutionInitiated>),
     /// A cancel of an activity no worker holds: requested and canceled at once.
     CancelUnstarted {
         activity_id: String,
@@ -575,43 +736,26 @@ fn execute(
             }),
         }),
         Decision::SignalExternalWorkflowExecution(d) => {
-            one(Attributes::SignalExternalWorkflowExecutionFailed(
-                SignalExternalWorkflowExecutionFailed {
-                    workflow_id: d.workflow_id.clone(),
-                    run_id: d.run_id.clone(),
-                    cause: SignalExternalWorkflowExecutionFailedCause::OperationNotPermitted,
-                    initiated_event_id: 0,
-                    decision_task_completed_event_id: completed_id,
-                    control: d.control.clone(),
-                },
-            ))
-        }
-        Decision::RequestCancelExternalWorkflowExecution(d) => {
-            one(Attributes::RequestCancelExternalWorkflowExecutionFailed(
-                RequestCancelExternalWorkflowExecutionFailed {
-                    workflow_id: d.workflow_id.clone(),
-                    run_id: d.run_id.clone(),
-                    cause: RequestCancelExternalWorkflowExecutionFailedCause::OperationNotPermitted,
-                    initiated_event_id: 0,
-                    decision_task_completed_event_id: completed_id,
-                    control: d.control.clone(),
-                },
-            ))
-        }
-        Decision::StartChildWorkflowExecution(d) => one(
-            Attributes::StartChildWorkflowExecutionFailed(StartChildWorkflowExecutionFailed {
-                workflow_type: d.workflow_type.clone().ok_or_else(|| {
-                    SwfError::validation(
-                        "startChildWorkflowExecutionDecisionAttributes.workflowType is required",
-                    )
-                })?,
-                cause: StartChildWorkflowExecutionFailedCause::OperationNotPermitted,
+            Executed::SignalExternal(Box::new(SignalExternalWorkflowExecutionInitiated {
                 workflow_id: d.workflow_id.clone(),
-                initiated_event_id: 0,
+                run_id: d.run_id.clone(),
+                signal_name: d.signal_name.clone(),
+                input: d.input.clone(),
                 decision_task_completed_event_id: completed_id,
                 control: d.control.clone(),
-            }),
-        ),
+            }))
+        }
+        Decision::RequestCancelExternalWorkflowExecution(d) => {
+            Executed::CancelExternal(Box::new(RequestCancelExternalWorkflowExecutionInitiated {
+                workflow_id: d.workflow_id.clone(),
+                run_id: d.run_id.clone(),
+                decision_task_completed_event_id: completed_id,
+                control: d.control.clone(),
+            }))
+        }
+        Decision::StartChildWorkflowExecution(d) => {
+            start_child_decision(execution, d, completed_id, registry)?
+        }
         Decision::ScheduleLambdaFunction(d) => one(Attributes::ScheduleLambdaFunctionFailed(
             ScheduleLambdaFunctionFailed {
                 id: d.id.clone(),
@@ -621,6 +765,94 @@ fn execute(
             },
         )),
     })
+}
+
+/// A StartChildWorkflowExecution decision: the child's configuration resolved from the
+/// decision and its type's defaults (as StartWorkflowExecution resolves them), or the
+/// decision's `…Failed` event when the type or a default is missing or too many children are
+/// open. Whether the workflow id is free is looked at when it is initiated.
+fn start_child_decision(
+    execution: &Execution,
+    d: &decisions::StartChildWorkflowExecution,
+    completed_id: u64,
+    registry: &dyn Registry,
+) -> Result<Executed, SwfError> {
+    use StartChildWorkflowExecutionFailedCause as Cause;
+    let Some(workflow_type) = d.workflow_type.clone() else {
+        return Err(SwfError::validation(
+            "startChildWorkflowExecutionDecisionAttributes.workflowType is required",
+        ));
+    };
+    let failed = |cause| {
+        Ok(Executed::One(Box::new(
+            Attributes::StartChildWorkflowExecutionFailed(StartChildWorkflowExecutionFailed {
+                workflow_type: workflow_type.clone(),
+                cause,
+                workflow_id: d.workflow_id.clone(),
+                initiated_event_id: 0,
+                decision_task_completed_event_id: completed_id,
+                control: d.control.clone(),
+            }),
+        )))
+    };
+    let Some(view) = registry.workflow_type(&workflow_type) else {
+        return failed(Cause::WorkflowTypeDoesNotExist);
+    };
+    if view.status == RegistrationStatus::Deprecated {
+        return failed(Cause::WorkflowTypeDeprecated);
+    }
+    if execution.open_children.len() >= limits::OPEN_CHILDREN_MAX {
+        return failed(Cause::OpenChildrenLimitExceeded);
+    }
+    let defaults = &view.configuration;
+    let Some(execution_timeout) = resolve_timeout(
+        "executionStartToCloseTimeout",
+        d.execution_start_to_close_timeout.as_deref(),
+        defaults.default_execution_start_to_close_timeout.as_deref(),
+    )?
+    .filter(|t| *t != Timeout::Unlimited) else {
+        return failed(Cause::DefaultExecutionStartToCloseTimeoutUndefined);
+    };
+    let Some(task_list) = d
+        .task_list
+        .clone()
+        .or_else(|| defaults.default_task_list.clone())
+    else {
+        return failed(Cause::DefaultTaskListUndefined);
+    };
+    let Some(task_timeout) = resolve_timeout(
+        "taskStartToCloseTimeout",
+        d.task_start_to_close_timeout.as_deref(),
+        defaults.default_task_start_to_close_timeout.as_deref(),
+    )?
+    else {
+        return failed(Cause::DefaultTaskStartToCloseTimeoutUndefined);
+    };
+    let Some(child_policy) = d.child_policy.or(defaults.default_child_policy) else {
+        return failed(Cause::DefaultChildPolicyUndefined);
+    };
+    Ok(Executed::StartChild(Box::new(
+        StartChildWorkflowExecutionInitiated {
+            workflow_id: d.workflow_id.clone(),
+            workflow_type,
+            control: d.control.clone(),
+            input: d.input.clone(),
+            execution_start_to_close_timeout: Some(execution_timeout.to_wire()),
+            task_list,
+            task_priority: d
+                .task_priority
+                .clone()
+                .or_else(|| defaults.default_task_priority.clone()),
+            decision_task_completed_event_id: completed_id,
+            child_policy,
+            task_start_to_close_timeout: Some(task_timeout.to_wire()),
+            tag_list: d.tag_list.clone().filter(|t| !t.is_empty()),
+            lambda_role: d
+                .lambda_role
+                .clone()
+                .or_else(|| defaults.default_lambda_role.clone()),
+        },
+    )))
 }
 
 fn schedule_activity(
@@ -983,6 +1215,367 @@ pub fn terminate(
     draft.finish()
 }
 
+// ---------------------------------------------------------------------------------------------
+// Effects on other runs: the engine carries them out in the same durable batch.
+
+/// What a batch of one run does to another run of its domain. [`effects`] reads them off the
+/// batch; the engine locks the target, asks [`effect_events`] for the target's events and
+/// writes both runs' events in one atomic append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// A child run to open: its first events.
+    StartChild {
+        /// The child's workflow id and run id.
+        child: WorkflowExecution,
+        /// Its first events (`WorkflowExecutionStarted` naming the parent, then its first
+        /// `DecisionTaskScheduled`).
+        attributes: Vec<Attributes>,
+    },
+    /// A signal for the open run `target` (a SignalExternalWorkflowExecution decision).
+    Signal {
+        /// The target.
+        target: WorkflowExecution,
+        /// The sender.
+        sender: WorkflowExecution,
+        /// The sender's `SignalExternalWorkflowExecutionInitiated` event.
+        initiated_event_id: u64,
+        /// The signal's name.
+        signal_name: String,
+        /// The signal's input.
+        input: Option<String>,
+    },
+    /// A cancel request for the open run `target` (a RequestCancelExternalWorkflowExecution
+    /// decision).
+    RequestCancel {
+        /// The target.
+        target: WorkflowExecution,
+        /// The asker.
+        sender: WorkflowExecution,
+        /// The asker's `RequestCancelExternalWorkflowExecutionInitiated` event.
+        initiated_event_id: u64,
+    },
+    /// A child closed (not continued as new): its parent hears how.
+    ChildClosed {
+        /// The parent.
+        parent: WorkflowExecution,
+        /// The parent's `StartChildWorkflowExecutionInitiated` event of the child.
+        initiated_event_id: u64,
+        /// The child's run that closed.
+        child: WorkflowExecution,
+        /// The child's closing event.
+        close: Box<Attributes>,
+    },
+    /// A parent closed with this child open: the parent's child policy applies to the open
+    /// run of `child_workflow_id` (whichever run of the child's chain is open).
+    ChildPolicy {
+        /// The child's workflow id.
+        child_workflow_id: String,
+        /// The parent's run.
+        parent: WorkflowExecution,
+        /// The parent's `StartChildWorkflowExecutionInitiated` event of the child.
+        initiated_event_id: u64,
+        /// The policy.
+        policy: ChildPolicy,
+    },
+}
+
+impl Effect {
+    /// The run the effect lands on: its workflow id and, when known, its run id (a child
+    /// policy names the child's workflow id only).
+    pub fn target(&self) -> (&str, Option<&str>) {
+        match self {
+            Effect::StartChild { child, .. } => (&child.workflow_id, Some(&child.run_id)),
+            Effect::Signal { target, .. } | Effect::RequestCancel { target, .. } => {
+                (&target.workflow_id, Some(&target.run_id))
+            }
+            Effect::ChildClosed { parent, .. } => (&parent.workflow_id, Some(&parent.run_id)),
+            Effect::ChildPolicy {
+                child_workflow_id, ..
+            } => (child_workflow_id, None),
+        }
+    }
+}
+
+/// The effects on other runs of `events`, just applied to `before` to give `after` (both of
+/// one run): children started, signals and cancel requests sent, and on a close the parent's
+/// notice (unless continued as new: the new run stays the child) and the child policy for
+/// every open child.
+pub fn effects(
+    before: &Execution,
+    after: &Execution,
+    events: &[Event],
+) -> Result<Vec<Effect>, SwfError> {
+    let mut effects = Vec::new();
+    let this = after.workflow_execution();
+    let initiated_child = |id: u64| {
+        events.iter().find_map(|e| match &e.attributes {
+            Attributes::StartChildWorkflowExecutionInitiated(a) if e.event_id == id => Some(a),
+            _ => None,
+        })
+    };
+    let initiated_signal = |id: u64| {
+        events.iter().find_map(|e| match &e.attributes {
+            Attributes::SignalExternalWorkflowExecutionInitiated(a) if e.event_id == id => Some(a),
+            _ => None,
+        })
+    };
+    for event in events {
+        match &event.attributes {
+            Attributes::ChildWorkflowExecutionStarted(a) => {
+                let initiated = initiated_child(a.initiated_event_id).ok_or_else(|| {
+                    SwfError::new(
+                        Fault::Internal,
+                        "a ChildWorkflowExecutionStarted without its initiated event in the batch",
+                    )
+                })?;
+                effects.push(Effect::StartChild {
+                    child: a.workflow_execution.clone(),
+                    attributes: start_child(&this, a.initiated_event_id, initiated)?,
+                });
+            }
+            Attributes::ExternalWorkflowExecutionSignaled(a) => {
+                let initiated = initiated_signal(a.initiated_event_id).ok_or_else(|| {
+                    SwfError::new(
+                        Fault::Internal,
+                        "an ExternalWorkflowExecutionSignaled without its initiated event in the batch",
+                    )
+                })?;
+                effects.push(Effect::Signal {
+                    target: a.workflow_execution.clone(),
+                    sender: this.clone(),
+                    initiated_event_id: a.initiated_event_id,
+                    signal_name: initiated.signal_name.clone(),
+                    input: initiated.input.clone(),
+                });
+            }
+            Attributes::ExternalWorkflowExecutionCancelRequested(a) => {
+                effects.push(Effect::RequestCancel {
+                    target: a.workflow_execution.clone(),
+                    sender: this.clone(),
+                    initiated_event_id: a.initiated_event_id,
+                });
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = events
+        .last()
+        .filter(|_| before.is_open() && !after.is_open())
+    else {
+        return Ok(effects);
+    };
+    let continued = matches!(
+        close.attributes,
+        Attributes::WorkflowExecutionContinuedAsNew(_)
+    );
+    if let (Some(parent), Some(initiated_event_id), false) =
+        (&after.parent, after.parent_initiated_event_id, continued)
+    {
+        effects.push(Effect::ChildClosed {
+            parent: parent.clone(),
+            initiated_event_id,
+            child: this.clone(),
+            close: Box::new(close.attributes.clone()),
+        });
+    }
+    let policy = match &close.attributes {
+        Attributes::WorkflowExecutionTerminated(a) => a.child_policy,
+        Attributes::WorkflowExecutionTimedOut(a) => a.child_policy,
+        _ => after.config.child_policy,
+    };
+    if policy != ChildPolicy::Abandon {
+        for (initiated_event_id, child) in &after.open_children {
+            effects.push(Effect::ChildPolicy {
+                child_workflow_id: child.workflow_id.clone(),
+                parent: this.clone(),
+                initiated_event_id: *initiated_event_id,
+                policy,
+            });
+        }
+    }
+    Ok(effects)
+}
+
+/// The first events of a child run: `WorkflowExecutionStarted` with the parent and its
+/// initiated event, then the first `DecisionTaskScheduled`.
+pub fn start_child(
+    parent: &WorkflowExecution,
+    initiated_event_id: u64,
+    initiated: &StartChildWorkflowExecutionInitiated,
+) -> Result<Vec<Attributes>, SwfError> {
+    let started = WorkflowExecutionStarted {
+        input: initiated.input.clone(),
+        execution_start_to_close_timeout: initiated.execution_start_to_close_timeout.clone(),
+        task_start_to_close_timeout: initiated.task_start_to_close_timeout.clone(),
+        child_policy: initiated.child_policy,
+        task_list: initiated.task_list.clone(),
+        task_priority: initiated.task_priority.clone(),
+        workflow_type: initiated.workflow_type.clone(),
+        tag_list: initiated.tag_list.clone(),
+        continued_execution_run_id: None,
+        parent_workflow_execution: Some(parent.clone()),
+        parent_initiated_event_id: Some(initiated_event_id),
+        lambda_role: initiated.lambda_role.clone(),
+    };
+    // The domain is not in the events; the check fold needs a key only.
+    first_events("", &initiated.workflow_id, started)
+}
+
+/// The events an effect appends to its target run (`target`, not a new child: the engine
+/// opens those from [`Effect::StartChild`] itself). Nothing for a target that is closed or
+/// no longer the run the effect is for (a child policy for a run of another parent, a notice
+/// for a parent that no longer has the child open).
+pub fn effect_events(
+    target: &Execution,
+    effect: &Effect,
+    now_ms: u64,
+) -> Result<Vec<Attributes>, SwfError> {
+    if !target.is_open() {
+        return Ok(Vec::new());
+    }
+    let mut draft = Draft::new(target, now_ms);
+    match effect {
+        Effect::StartChild { .. } => {
+            return Err(SwfError::new(
+                Fault::Internal,
+                "a child start is a new run, not events of an open one",
+            ))
+        }
+        Effect::Signal {
+            sender,
+            initiated_event_id,
+            signal_name,
+            input,
+            ..
+        } => {
+            draft.push(Attributes::WorkflowExecutionSignaled(
+                WorkflowExecutionSignaled {
+                    signal_name: signal_name.clone(),
+                    input: input.clone(),
+                    external_workflow_execution: Some(sender.clone()),
+                    external_initiated_event_id: Some(*initiated_event_id),
+                },
+            ))?;
+        }
+        Effect::RequestCancel {
+            sender,
+            initiated_event_id,
+            ..
+        } => {
+            draft.push(Attributes::WorkflowExecutionCancelRequested(
+                WorkflowExecutionCancelRequested {
+                    external_workflow_execution: Some(sender.clone()),
+                    external_initiated_event_id: Some(*initiated_event_id),
+                    cause: None,
+                },
+            ))?;
+        }
+        Effect::ChildClosed {
+            initiated_event_id,
+            child,
+            close,
+            ..
+        } => {
+            let Some(open) = target.open_children.get(initiated_event_id) else {
+                return Ok(Vec::new());
+            };
+            let (Some(started_event_id), true) =
+                (open.started_event_id, open.workflow_id == child.workflow_id)
+            else {
+                return Ok(Vec::new());
+            };
+            let workflow_execution = child.clone();
+            let workflow_type = open.workflow_type.clone();
+            let initiated_event_id = *initiated_event_id;
+            let event = match close.as_ref() {
+                Attributes::WorkflowExecutionCompleted(a) => {
+                    Attributes::ChildWorkflowExecutionCompleted(ChildWorkflowExecutionCompleted {
+                        workflow_execution,
+                        workflow_type,
+                        result: a.result.clone(),
+                        initiated_event_id,
+                        started_event_id,
+                    })
+                }
+                Attributes::WorkflowExecutionFailed(a) => {
+                    Attributes::ChildWorkflowExecutionFailed(ChildWorkflowExecutionFailed {
+                        workflow_execution,
+                        workflow_type,
+                        reason: a.reason.clone(),
+                        details: a.details.clone(),
+                        initiated_event_id,
+                        started_event_id,
+                    })
+                }
+                Attributes::WorkflowExecutionTimedOut(a) => {
+                    Attributes::ChildWorkflowExecutionTimedOut(ChildWorkflowExecutionTimedOut {
+                        workflow_execution,
+                        workflow_type,
+                        timeout_type: a.timeout_type,
+                        initiated_event_id,
+                        started_event_id,
+                    })
+                }
+                Attributes::WorkflowExecutionCanceled(a) => {
+                    Attributes::ChildWorkflowExecutionCanceled(ChildWorkflowExecutionCanceled {
+                        workflow_execution,
+                        workflow_type,
+                        details: a.details.clone(),
+                        initiated_event_id,
+                        started_event_id,
+                    })
+                }
+                Attributes::WorkflowExecutionTerminated(_) => {
+                    Attributes::ChildWorkflowExecutionTerminated(ChildWorkflowExecutionTerminated {
+                        workflow_execution,
+                        workflow_type,
+                        initiated_event_id,
+                        started_event_id,
+                    })
+                }
+                // Continued as new (the new run stays the child) or not a close.
+                _ => return Ok(Vec::new()),
+            };
+            draft.push(event)?;
+        }
+        Effect::ChildPolicy {
+            parent,
+            initiated_event_id,
+            policy,
+            ..
+        } => {
+            if target.parent.as_ref() != Some(parent)
+                || target.parent_initiated_event_id != Some(*initiated_event_id)
+            {
+                return Ok(Vec::new());
+            }
+            match policy {
+                ChildPolicy::Abandon => return Ok(Vec::new()),
+                ChildPolicy::Terminate => {
+                    draft.push(Attributes::WorkflowExecutionTerminated(
+                        WorkflowExecutionTerminated {
+                            reason: None,
+                            details: None,
+                            child_policy: target.config.child_policy,
+                            cause: Some(WorkflowExecutionTerminatedCause::ChildPolicyApplied),
+                        },
+                    ))?;
+                }
+                ChildPolicy::RequestCancel => {
+                    draft.push(Attributes::WorkflowExecutionCancelRequested(
+                        WorkflowExecutionCancelRequested {
+                            external_workflow_execution: None,
+                            external_initiated_event_id: None,
+                            cause: Some(WorkflowExecutionCancelRequestedCause::ChildPolicyApplied),
+                        },
+                    ))?;
+                }
+            }
+        }
+    }
+    draft.finish()
+}
+
 /// A deadline of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deadline {
@@ -1218,6 +1811,8 @@ mod tests {
     struct TestRegistry {
         activities: BTreeMap<ActivityType, ActivityTypeView>,
         workflows: BTreeMap<WorkflowType, WorkflowTypeView>,
+        /// Open executions of the domain: workflow id -> run id.
+        open: BTreeMap<String, String>,
         /// Activity lists the embedder reports full.
         full_lists: Vec<String>,
     }
@@ -1228,6 +1823,17 @@ mod tests {
         }
         fn workflow_type(&self, workflow_type: &WorkflowType) -> Option<WorkflowTypeView> {
             self.workflows.get(workflow_type).cloned()
+        }
+        fn open_execution(
+            &self,
+            workflow_id: &str,
+            run_id: Option<&str>,
+        ) -> Option<WorkflowExecution> {
+            let open = self.open.get(workflow_id)?;
+            (run_id.is_none() || run_id == Some(open.as_str())).then(|| WorkflowExecution {
+                workflow_id: workflow_id.to_string(),
+                run_id: open.clone(),
+            })
         }
         fn activity_list_full(&self, list: &str, adding: usize) -> bool {
             // "full" is full; "one" holds one task at most.
@@ -1319,6 +1925,7 @@ mod tests {
                 configuration: WorkflowTypeConfiguration::default(),
             },
         );
+        registry.open.insert("busy".into(), "run-busy".into());
         registry.full_lists.push("full".into());
         registry
     }
@@ -1403,6 +2010,7 @@ mod tests {
                 task_list: None,
                 task_list_schedule_to_start_timeout: None,
                 new_run_id: "run-2",
+                child_run_ids: &["kid-run-0".to_string(), "kid-run-1".to_string()],
             };
             let batch = decision_task_completed(&self.execution, &completion, &registry(), now_ms)
                 .expect("completes");
@@ -1536,6 +2144,7 @@ mod tests {
             task_list: None,
             task_list_schedule_to_start_timeout: None,
             new_run_id: "",
+            child_run_ids: &[],
         };
         assert_eq!(
             decision_task_completed(&run.execution, &completion, &registry(), 3_000)
@@ -1840,6 +2449,7 @@ mod tests {
             task_list: None,
             task_list_schedule_to_start_timeout: None,
             new_run_id: "",
+            child_run_ids: &[],
         };
         let error = decision_task_completed(&run.execution, &completion, &registry(), 3_000)
             .expect_err("close is not last");
@@ -2022,22 +2632,219 @@ mod tests {
     }
 
     #[test]
-    fn decisions_not_carried_out_fail_with_their_documented_causes() {
+    fn schedule_lambda_function_fails_with_its_documented_cause() {
+        let mut run = Run::start_at(1_000);
+        let started = run.take_decision_task(2_000);
+        let events = run.decide(
+            started,
+            json!([{"decisionType": "ScheduleLambdaFunction",
+                    "scheduleLambdaFunctionDecisionAttributes": {"id": "f", "name": "fn"}}]),
+            3_000,
+        );
+        assert_eq!(
+            Run::types_of(&events),
+            [
+                "DecisionTaskCompleted",
+                "ScheduleLambdaFunctionFailed",
+                "DecisionTaskScheduled"
+            ]
+        );
+        assert_eq!(
+            events[1].to_json()["scheduleLambdaFunctionFailedEventAttributes"]["cause"],
+            json!("LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION")
+        );
+    }
+
+    fn start_child_decision(workflow_id: &str, version: &str, extra: Value) -> Value {
+        let mut attributes = json!({
+            "workflowType": {"name": "order", "version": version}, "workflowId": workflow_id,
+            "control": "ctl", "input": "kid-in"});
+        if let (Some(target), Some(extra)) = (attributes.as_object_mut(), extra.as_object()) {
+            target.extend(extra.clone());
+        }
+        json!({"decisionType": "StartChildWorkflowExecution",
+               "startChildWorkflowExecutionDecisionAttributes": attributes})
+    }
+
+    /// A parent (`w`/`r`) with child `kid` started (run `kid-run-0`) by its first decision,
+    /// and the child's run folded from the start the effect gives.
+    fn parent_and_child(extra: Value) -> (Run, Run) {
+        let mut parent = Run::start_at(1_000);
+        let started = parent.take_decision_task(2_000);
+        let before = parent.execution.clone();
+        let events = parent.decide(
+            started,
+            json!([start_child_decision("kid", "1", extra)]),
+            3_000,
+        );
+        let effects = super::effects(&before, &parent.execution, &events).expect("effects");
+        let [Effect::StartChild { child, attributes }] = effects.as_slice() else {
+            panic!("one child start: {effects:?}");
+        };
+        assert_eq!(child.run_id, "kid-run-0");
+        let events: Vec<Event> = attributes
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Event {
+                event_id: i as u64 + 1,
+                timestamp_ms: 3_000,
+                attributes: a.clone(),
+            })
+            .collect();
+        let key = RunKey {
+            domain: "d".into(),
+            workflow_id: "kid".into(),
+            run_id: "kid-run-0".into(),
+        };
+        let execution = Execution::fold(key, &events).expect("the child's start folds");
+        (
+            parent,
+            Run {
+                execution,
+                history: events,
+            },
+        )
+    }
+
+    #[test]
+    fn start_child_initiates_and_starts_a_child_with_the_types_defaults() {
+        let (parent, child) = parent_and_child(json!({"tagList": ["k"]}));
+        assert_eq!(
+            Run::types_of(&parent.history[3..]),
+            [
+                "DecisionTaskCompleted",
+                "StartChildWorkflowExecutionInitiated",
+                "ChildWorkflowExecutionStarted",
+                "DecisionTaskScheduled"
+            ]
+        );
+        assert_eq!(
+            parent.history[4].to_json()["startChildWorkflowExecutionInitiatedEventAttributes"],
+            json!({"workflowId": "kid", "workflowType": {"name": "order", "version": "1"},
+                   "control": "ctl", "input": "kid-in", "executionStartToCloseTimeout": "3600",
+                   "taskList": {"name": "deciders"}, "taskPriority": "2",
+                   "decisionTaskCompletedEventId": 4, "childPolicy": "TERMINATE",
+                   "taskStartToCloseTimeout": "30", "tagList": ["k"]})
+        );
+        assert_eq!(
+            parent.history[5].to_json()["childWorkflowExecutionStartedEventAttributes"],
+            json!({"workflowExecution": {"workflowId": "kid", "runId": "kid-run-0"},
+                   "workflowType": {"name": "order", "version": "1"}, "initiatedEventId": 5})
+        );
+        assert_eq!(
+            parent
+                .execution
+                .open_counts()
+                .open_child_workflow_executions,
+            1
+        );
+        let started = child.history[0].to_json();
+        let started = &started["workflowExecutionStartedEventAttributes"];
+        assert_eq!(
+            started["parentWorkflowExecution"],
+            json!({"workflowId": "w", "runId": "r"})
+        );
+        assert_eq!(started["parentInitiatedEventId"], json!(5));
+        assert_eq!(started["input"], json!("kid-in"));
+        assert_eq!(started["tagList"], json!(["k"]));
+        assert_eq!(
+            Run::types_of(&child.history),
+            ["WorkflowExecutionStarted", "DecisionTaskScheduled"]
+        );
+        assert_eq!(child.execution.parent_initiated_event_id, Some(5));
+    }
+
+    #[test]
+    fn each_start_child_failure_has_its_cause() {
+        let bare = |extra: Value| start_child_decision("kid", "bare", extra);
+        let cases = [
+            (
+                start_child_decision("kid", "nope", json!({})),
+                "WORKFLOW_TYPE_DOES_NOT_EXIST",
+                0,
+            ),
+            (
+                start_child_decision("kid", "old", json!({})),
+                "WORKFLOW_TYPE_DEPRECATED",
+                0,
+            ),
+            (
+                bare(json!({})),
+                "DEFAULT_EXECUTION_START_TO_CLOSE_TIMEOUT_UNDEFINED",
+                0,
+            ),
+            (
+                bare(json!({"executionStartToCloseTimeout": "9"})),
+                "DEFAULT_TASK_LIST_UNDEFINED",
+                0,
+            ),
+            (
+                bare(json!({"executionStartToCloseTimeout": "9", "taskList": {"name": "l"}})),
+                "DEFAULT_TASK_START_TO_CLOSE_TIMEOUT_UNDEFINED",
+                0,
+            ),
+            (
+                bare(
+                    json!({"executionStartToCloseTimeout": "9", "taskList": {"name": "l"},
+                            "taskStartToCloseTimeout": "9"}),
+                ),
+                "DEFAULT_CHILD_POLICY_UNDEFINED",
+                0,
+            ),
+            // An open execution of the domain has the workflow id: initiated, then failed.
+            (
+                start_child_decision("busy", "1", json!({})),
+                "WORKFLOW_ALREADY_RUNNING",
+                5,
+            ),
+            // So has the parent itself.
+            (
+                start_child_decision("w", "1", json!({})),
+                "WORKFLOW_ALREADY_RUNNING",
+                5,
+            ),
+        ];
+        for (decision, cause, initiated) in cases {
+            let mut run = Run::start_at(1_000);
+            let started = run.take_decision_task(2_000);
+            let mut registry = registry();
+            registry.open.insert("w".into(), "r".into());
+            let decisions = parse_decisions(&[decision]).expect("valid");
+            let completion = DecisionTaskCompletion {
+                started_event_id: started,
+                decisions: &decisions,
+                execution_context: None,
+                task_list: None,
+                task_list_schedule_to_start_timeout: None,
+                new_run_id: "",
+                child_run_ids: &["kid-run-0".to_string()],
+            };
+            let batch = decision_task_completed(&run.execution, &completion, &registry, 3_000)
+                .expect("completes");
+            let events = run.commit(batch, 3_000);
+            let failed = events
+                .iter()
+                .find(|e| e.event_type() == "StartChildWorkflowExecutionFailed")
+                .unwrap_or_else(|| panic!("{cause}: {:?}", Run::types_of(&events)));
+            let json = failed.to_json();
+            let a = &json["startChildWorkflowExecutionFailedEventAttributes"];
+            assert_eq!(a["cause"], json!(cause));
+            assert_eq!(a["initiatedEventId"], json!(initiated), "{cause}");
+            assert_eq!(a["control"], json!("ctl"));
+            assert_eq!(run.execution.open_children.len(), 0, "{cause}");
+            assert_eq!(
+                events.last().map(Event::event_type),
+                Some("DecisionTaskScheduled")
+            );
+        }
+        // Two children of one workflow id in one answer: the second finds it in use.
         let mut run = Run::start_at(1_000);
         let started = run.take_decision_task(2_000);
         let events = run.decide(
             started,
             json!([
-                {"decisionType": "StartChildWorkflowExecution",
-                 "startChildWorkflowExecutionDecisionAttributes": {
-                     "workflowType": {"name": "order", "version": "1"}, "workflowId": "kid"}},
-                {"decisionType": "SignalExternalWorkflowExecution",
-                 "signalExternalWorkflowExecutionDecisionAttributes": {
-                     "workflowId": "other", "signalName": "s"}},
-                {"decisionType": "RequestCancelExternalWorkflowExecution",
-                 "requestCancelExternalWorkflowExecutionDecisionAttributes": {"workflowId": "other"}},
-                {"decisionType": "ScheduleLambdaFunction",
-                 "scheduleLambdaFunctionDecisionAttributes": {"id": "f", "name": "fn"}},
+                start_child_decision("twin", "1", json!({})),
+                start_child_decision("twin", "1", json!({}))
             ]),
             3_000,
         );
@@ -2045,26 +2852,265 @@ mod tests {
             Run::types_of(&events),
             [
                 "DecisionTaskCompleted",
+                "StartChildWorkflowExecutionInitiated",
+                "ChildWorkflowExecutionStarted",
+                "StartChildWorkflowExecutionInitiated",
                 "StartChildWorkflowExecutionFailed",
-                "SignalExternalWorkflowExecutionFailed",
-                "RequestCancelExternalWorkflowExecutionFailed",
-                "ScheduleLambdaFunctionFailed",
                 "DecisionTaskScheduled"
             ]
         );
-        let causes: Vec<Value> = events[1..5]
-            .iter()
-            .map(|e| e.to_json()[e.attributes.attributes_key().as_str()]["cause"].clone())
+    }
+
+    #[test]
+    fn the_open_children_limit_fails_a_start_child() {
+        let mut run = Run::start_at(1_000);
+        let ids: Vec<String> = (0..=limits::OPEN_CHILDREN_MAX)
+            .map(|i| format!("kid-run-{i}"))
             .collect();
+        let answer = |run: &mut Run, decisions: Vec<Value>, ids: &[String], now_ms| {
+            let started = run.take_decision_task(now_ms);
+            let decisions = parse_decisions(&decisions).expect("valid");
+            let completion = DecisionTaskCompletion {
+                started_event_id: started,
+                decisions: &decisions,
+                execution_context: None,
+                task_list: None,
+                task_list_schedule_to_start_timeout: None,
+                new_run_id: "",
+                child_run_ids: ids,
+            };
+            let batch = decision_task_completed(&run.execution, &completion, &registry(), now_ms)
+                .expect("completes");
+            run.commit(batch, now_ms)
+        };
+        let many: Vec<Value> = (0..limits::OPEN_CHILDREN_MAX)
+            .map(|i| start_child_decision(&format!("kid{i}"), "1", json!({})))
+            .collect();
+        answer(&mut run, many, &ids, 2_000);
+        assert_eq!(run.execution.open_children.len(), limits::OPEN_CHILDREN_MAX);
+        let events = answer(
+            &mut run,
+            vec![start_child_decision("one-more", "1", json!({}))],
+            &ids[limits::OPEN_CHILDREN_MAX..],
+            3_000,
+        );
         assert_eq!(
-            causes,
+            events[1].to_json()["startChildWorkflowExecutionFailedEventAttributes"]["cause"],
+            json!("OPEN_CHILDREN_LIMIT_EXCEEDED")
+        );
+    }
+
+    #[test]
+    fn signal_and_cancel_external_reach_open_runs_and_fail_for_unknown_ones() {
+        let mut run = Run::start_at(1_000);
+        let started = run.take_decision_task(2_000);
+        let before = run.execution.clone();
+        let events = run.decide(
+            started,
+            json!([
+                {"decisionType": "SignalExternalWorkflowExecution",
+                 "signalExternalWorkflowExecutionDecisionAttributes": {
+                     "workflowId": "busy", "signalName": "s", "input": "si", "control": "c1"}},
+                {"decisionType": "SignalExternalWorkflowExecution",
+                 "signalExternalWorkflowExecutionDecisionAttributes": {
+                     "workflowId": "busy", "runId": "another", "signalName": "s"}},
+                {"decisionType": "RequestCancelExternalWorkflowExecution",
+                 "requestCancelExternalWorkflowExecutionDecisionAttributes": {"workflowId": "busy"}},
+                {"decisionType": "RequestCancelExternalWorkflowExecution",
+                 "requestCancelExternalWorkflowExecutionDecisionAttributes": {
+                     "workflowId": "nobody", "control": "c2"}},
+            ]),
+            3_000,
+        );
+        assert_eq!(
+            Run::types_of(&events),
             [
-                json!("OPERATION_NOT_PERMITTED"),
-                json!("OPERATION_NOT_PERMITTED"),
-                json!("OPERATION_NOT_PERMITTED"),
-                json!("LAMBDA_SERVICE_NOT_AVAILABLE_IN_REGION")
+                "DecisionTaskCompleted",
+                "SignalExternalWorkflowExecutionInitiated",
+                "ExternalWorkflowExecutionSignaled",
+                "SignalExternalWorkflowExecutionInitiated",
+                "SignalExternalWorkflowExecutionFailed",
+                "RequestCancelExternalWorkflowExecutionInitiated",
+                "ExternalWorkflowExecutionCancelRequested",
+                "RequestCancelExternalWorkflowExecutionInitiated",
+                "RequestCancelExternalWorkflowExecutionFailed",
+                "DecisionTaskScheduled"
             ]
         );
+        assert_eq!(
+            events[2].to_json()["externalWorkflowExecutionSignaledEventAttributes"],
+            json!({"workflowExecution": {"workflowId": "busy", "runId": "run-busy"},
+                   "initiatedEventId": 5})
+        );
+        assert_eq!(
+            events[4].to_json()["signalExternalWorkflowExecutionFailedEventAttributes"],
+            json!({"workflowId": "busy", "runId": "another",
+                   "cause": "UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION", "initiatedEventId": 7,
+                   "decisionTaskCompletedEventId": 4})
+        );
+        assert_eq!(
+            events[8].to_json()["requestCancelExternalWorkflowExecutionFailedEventAttributes"]
+                ["cause"],
+            json!("UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION")
+        );
+        let effects = super::effects(&before, &run.execution, &events).expect("effects");
+        assert_eq!(effects.len(), 2, "{effects:?}");
+        // The target's side.
+        let mut target = Run::start_at(1_000);
+        let t = target.take_decision_task(1_500);
+        target.decide(t, json!([]), 1_600);
+        let batch = effect_events(&target.execution, &effects[0], 3_000).expect("signals");
+        let events = target.commit(batch, 3_000);
+        assert_eq!(
+            Run::types_of(&events),
+            ["WorkflowExecutionSignaled", "DecisionTaskScheduled"]
+        );
+        assert_eq!(
+            events[0].to_json()["workflowExecutionSignaledEventAttributes"],
+            json!({"signalName": "s", "input": "si",
+                   "externalWorkflowExecution": {"workflowId": "w", "runId": "r"},
+                   "externalInitiatedEventId": 5})
+        );
+        let batch = effect_events(&target.execution, &effects[1], 3_000).expect("cancels");
+        let events = target.commit(batch, 3_000);
+        assert_eq!(
+            events[0].to_json()["workflowExecutionCancelRequestedEventAttributes"],
+            json!({"externalWorkflowExecution": {"workflowId": "w", "runId": "r"},
+                   "externalInitiatedEventId": 9})
+        );
+        assert!(target.execution.cancel_requested);
+    }
+
+    #[test]
+    fn a_child_close_notifies_its_parent_once() {
+        let closes = [
+            (
+                json!({"decisionType": "CompleteWorkflowExecution",
+                    "completeWorkflowExecutionDecisionAttributes": {"result": "done"}}),
+                "ChildWorkflowExecutionCompleted",
+                json!({"result": "done"}),
+            ),
+            (
+                json!({"decisionType": "FailWorkflowExecution",
+                    "failWorkflowExecutionDecisionAttributes": {"reason": "why", "details": "d"}}),
+                "ChildWorkflowExecutionFailed",
+                json!({"reason": "why", "details": "d"}),
+            ),
+            (
+                json!({"decisionType": "CancelWorkflowExecution",
+                    "cancelWorkflowExecutionDecisionAttributes": {"details": "cd"}}),
+                "ChildWorkflowExecutionCanceled",
+                json!({"details": "cd"}),
+            ),
+        ];
+        for (decision, parent_event, fields) in closes {
+            let (mut parent, mut child) = parent_and_child(json!({}));
+            let started = child.take_decision_task(4_000);
+            let before = child.execution.clone();
+            let events = child.decide(started, json!([decision]), 5_000);
+            let effects = super::effects(&before, &child.execution, &events).expect("effects");
+            assert_eq!(effects.len(), 1, "{effects:?}");
+            let batch = effect_events(&parent.execution, &effects[0], 5_000).expect("notice");
+            let events = parent.commit(batch, 5_000);
+            assert_eq!(events[0].event_type(), parent_event);
+            let json = events[0].to_json();
+            let a = json[events[0].attributes.attributes_key().as_str()]
+                .as_object()
+                .expect("attributes")
+                .clone();
+            assert_eq!(
+                a["workflowExecution"],
+                json!({"workflowId": "kid", "runId": "kid-run-0"})
+            );
+            assert_eq!(a["initiatedEventId"], json!(5));
+            assert_eq!(a["startedEventId"], json!(6));
+            for (k, v) in fields.as_object().expect("fields") {
+                assert_eq!(&a[k], v, "{parent_event}.{k}");
+            }
+            assert_eq!(parent.execution.open_children.len(), 0);
+            // A second notice finds no open child: nothing.
+            assert_eq!(
+                effect_events(&parent.execution, &effects[0], 5_000),
+                Ok(vec![])
+            );
+        }
+        // Timed out and terminated.
+        let (parent, child) = parent_and_child(json!({"executionStartToCloseTimeout": "10"}));
+        let batch = due(&child.execution, 13_000).expect("due");
+        let mut after = child.execution.clone();
+        let mut events = Vec::new();
+        for (event_id, attributes) in (after.next_event_id..).zip(batch) {
+            let e = Event {
+                event_id,
+                timestamp_ms: 13_000,
+                attributes,
+            };
+            after.apply(&e).expect("folds");
+            events.push(e);
+        }
+        let effects = super::effects(&child.execution, &after, &events).expect("effects");
+        let batch = effect_events(&parent.execution, &effects[0], 13_000).expect("notice");
+        assert!(
+            matches!(&batch[0], Attributes::ChildWorkflowExecutionTimedOut(a)
+            if a.timeout_type == WorkflowExecutionTimeoutType::StartToClose)
+        );
+        let batch = terminate(&child.execution, None, None, None, 6_000).expect("terminates");
+        let mut after = child.execution.clone();
+        let e = Event {
+            event_id: after.next_event_id,
+            timestamp_ms: 6_000,
+            attributes: batch[0].clone(),
+        };
+        after.apply(&e).expect("folds");
+        let effects = super::effects(&child.execution, &after, &[e]).expect("effects");
+        let batch = effect_events(&parent.execution, &effects[0], 6_000).expect("notice");
+        assert!(matches!(
+            &batch[0],
+            Attributes::ChildWorkflowExecutionTerminated(_)
+        ));
+    }
+
+    #[test]
+    fn a_parent_close_applies_its_child_policy_to_open_children() {
+        for (policy, expected) in [
+            (ChildPolicy::Terminate, Some("WorkflowExecutionTerminated")),
+            (
+                ChildPolicy::RequestCancel,
+                Some("WorkflowExecutionCancelRequested"),
+            ),
+            (ChildPolicy::Abandon, None),
+        ] {
+            let (parent, mut child) = parent_and_child(json!({}));
+            let batch =
+                terminate(&parent.execution, None, None, Some(policy), 4_000).expect("terminates");
+            let mut after = parent.execution.clone();
+            let e = Event {
+                event_id: after.next_event_id,
+                timestamp_ms: 4_000,
+                attributes: batch[0].clone(),
+            };
+            after.apply(&e).expect("folds");
+            let effects = super::effects(&parent.execution, &after, &[e]).expect("effects");
+            let Some(expected) = expected else {
+                assert_eq!(effects, vec![], "ABANDON does nothing");
+                continue;
+            };
+            assert_eq!(effects.len(), 1, "{effects:?}");
+            assert_eq!(effects[0].target(), ("kid", None));
+            let batch = effect_events(&child.execution, &effects[0], 4_000).expect("applies");
+            let events = child.commit(batch, 4_000);
+            assert_eq!(events[0].event_type(), expected);
+            let json = events[0].to_json();
+            let a = &json[events[0].attributes.attributes_key().as_str()];
+            assert_eq!(a["cause"], json!("CHILD_POLICY_APPLIED"));
+            // A run whose parent is another is left alone.
+            let mut other = effects[0].clone();
+            if let Effect::ChildPolicy { parent, .. } = &mut other {
+                parent.run_id = "someone-else".into();
+            }
+            let (_, fresh) = parent_and_child(json!({}));
+            assert_eq!(effect_events(&fresh.execution, &other, 4_000), Ok(vec![]));
+        }
     }
 
     /// A run with activity `a1` scheduled (default timeouts: s2s 10, s2c 100, s2c 50, hb 20)
@@ -2335,6 +3381,7 @@ mod tests {
             task_list: None,
             task_list_schedule_to_start_timeout: None,
             new_run_id: "",
+            child_run_ids: &[],
         };
         assert_eq!(
             decision_task_completed(&run.execution, &completion, &registry(), 33_000)
@@ -2358,6 +3405,7 @@ mod tests {
             task_list: Some(&override_list),
             task_list_schedule_to_start_timeout: Some("5"),
             new_run_id: "",
+            child_run_ids: &[],
         };
         let batch = decision_task_completed(&run.execution, &completion, &registry(), 3_000)
             .expect("completes");
@@ -2500,6 +3548,7 @@ mod tests {
                             task_list: None,
                             task_list_schedule_to_start_timeout: None,
                             new_run_id: "next",
+                            child_run_ids: &[],
                         };
                         decision_task_completed(execution, &completion, &registry(), now_ms).ok()
                     }

@@ -866,6 +866,217 @@ def test_fail_and_continue_as_new(c, domain):
 
 
 # ---------------------------------------------------------------------------------------------
+# Child workflows, SignalExternal, RequestCancelExternal
+
+
+def start_child_decision(wf, workflow_id, **extra):
+    attributes = {"workflowType": wf["type"], "workflowId": workflow_id}
+    attributes.update(extra)
+    return {"decisionType": "StartChildWorkflowExecution", "startChildWorkflowExecutionDecisionAttributes": attributes}
+
+
+def parent_with_child(c, domain, parent_policy="TERMINATE", **child_extra):
+    """A parent run (its child policy `parent_policy`) whose first decision started a child of the
+    same type on its own decision task list: (wf, parent, child, the child's list)."""
+    wf = register_workflow(c, domain)
+    parent = start(c, domain, wf, childPolicy=parent_policy)
+    kid_list = unique("kids")
+    kid_id = unique("kid")
+    task = poll_decision(c, domain, wf["list"])
+    respond(c, task, start_child_decision(wf, kid_id, taskList={"name": kid_list}, input="kid-in", control="ctl", **child_extra))
+    started = attrs(last_of(history(c, domain, parent), "ChildWorkflowExecutionStarted"))
+    child = started["workflowExecution"]
+    assert child["workflowId"] == kid_id
+    return wf, parent, child, kid_list
+
+
+def test_a_child_starts_and_its_completion_wakes_the_parent(c, domain):
+    wf, parent, child, kid_list = parent_with_child(c, domain)
+    events = history(c, domain, parent)
+    assert types(events)[-3:] == ["StartChildWorkflowExecutionInitiated", "ChildWorkflowExecutionStarted", "DecisionTaskScheduled"]
+    initiated = attrs(events[-3])
+    assert initiated["workflowId"] == child["workflowId"]
+    assert initiated["taskList"] == {"name": kid_list}
+    assert initiated["control"] == "ctl"
+    assert initiated["childPolicy"] == "TERMINATE"
+    assert initiated["executionStartToCloseTimeout"] == "600"
+    assert initiated["taskStartToCloseTimeout"] == "30"
+    assert attrs(events[-2])["initiatedEventId"] == events[-3]["eventId"]
+    kid = history(c, domain, child)
+    assert types(kid) == ["WorkflowExecutionStarted", "DecisionTaskScheduled"]
+    started = attrs(kid[0])
+    assert started["parentWorkflowExecution"] == parent
+    assert started["parentInitiatedEventId"] == events[-3]["eventId"]
+    assert started["input"] == "kid-in"
+    assert started["taskList"] == {"name": kid_list}
+    described = c.describe_workflow_execution(domain=domain, execution=parent)
+    assert described["openCounts"]["openChildWorkflowExecutions"] == 1
+    assert c.describe_workflow_execution(domain=domain, execution=child)["executionInfo"]["parent"] == parent
+    respond(c, poll_decision(c, domain, wf["list"]))
+    task = poll_decision(c, domain, kid_list)
+    assert task["workflowExecution"] == child
+    respond(c, task, complete("kid-out"))
+    assert wait_closed(c, domain, child)["closeStatus"] == "COMPLETED"
+    events = history(c, domain, parent)
+    done = attrs(last_of(events, "ChildWorkflowExecutionCompleted"))
+    assert done["result"] == "kid-out"
+    assert done["workflowExecution"] == child
+    assert done["initiatedEventId"] == initiated_id(events)
+    assert done["startedEventId"] == last_of(events, "ChildWorkflowExecutionStarted")["eventId"]
+    task = poll_decision(c, domain, wf["list"])
+    assert types(task["events"])[-3:] == ["ChildWorkflowExecutionCompleted", "DecisionTaskScheduled", "DecisionTaskStarted"]
+    assert c.describe_workflow_execution(domain=domain, execution=parent)["openCounts"]["openChildWorkflowExecutions"] == 0
+    respond(c, task, complete())
+
+
+def initiated_id(events):
+    return last_of(events, "StartChildWorkflowExecutionInitiated")["eventId"]
+
+
+@pytest.mark.parametrize("how", ["fail", "cancel", "timeout", "terminate"])
+def test_a_child_that_does_not_complete_tells_its_parent_how(c, domain, how):
+    extra = {"executionStartToCloseTimeout": "1"} if how == "timeout" else {}
+    wf, parent, child, kid_list = parent_with_child(c, domain, **extra)
+    if how == "fail":
+        task = poll_decision(c, domain, kid_list)
+        respond(c, task, {"decisionType": "FailWorkflowExecution", "failWorkflowExecutionDecisionAttributes": {"reason": "r", "details": "d"}})
+        expected, fields = "ChildWorkflowExecutionFailed", {"reason": "r", "details": "d"}
+    elif how == "cancel":
+        task = poll_decision(c, domain, kid_list)
+        respond(c, task, {"decisionType": "CancelWorkflowExecution", "cancelWorkflowExecutionDecisionAttributes": {"details": "cd"}})
+        expected, fields = "ChildWorkflowExecutionCanceled", {"details": "cd"}
+    elif how == "timeout":
+        expected, fields = "ChildWorkflowExecutionTimedOut", {"timeoutType": "START_TO_CLOSE"}
+    else:
+        c.terminate_workflow_execution(domain=domain, workflowId=child["workflowId"], reason="op")
+        expected, fields = "ChildWorkflowExecutionTerminated", {}
+    events = wait_for_event(c, domain, parent, expected, timeout=10)
+    got = attrs(last_of(events, expected))
+    assert got["workflowExecution"] == child
+    assert got["workflowType"] == wf["type"]
+    assert got["initiatedEventId"] == initiated_id(events)
+    for key, value in fields.items():
+        assert got[key] == value
+    assert wait_closed(c, domain, child)["executionStatus"] == "CLOSED"
+    c.terminate_workflow_execution(domain=domain, workflowId=parent["workflowId"])
+
+
+@pytest.mark.parametrize("policy", ["TERMINATE", "REQUEST_CANCEL", "ABANDON"])
+def test_a_closing_parent_applies_its_child_policy(c, domain, policy):
+    wf, parent, child, kid_list = parent_with_child(c, domain, parent_policy=policy)
+    task = poll_decision(c, domain, wf["list"])
+    respond(c, task, complete("parent done"))
+    assert wait_closed(c, domain, parent)["closeStatus"] == "COMPLETED"
+    kid = history(c, domain, child)
+    info = c.describe_workflow_execution(domain=domain, execution=child)["executionInfo"]
+    if policy == "TERMINATE":
+        assert info["closeStatus"] == "TERMINATED"
+        assert attrs(kid[-1])["cause"] == "CHILD_POLICY_APPLIED"
+    elif policy == "REQUEST_CANCEL":
+        assert info["executionStatus"] == "OPEN" and info["cancelRequested"] is True
+        assert attrs(last_of(kid, "WorkflowExecutionCancelRequested"))["cause"] == "CHILD_POLICY_APPLIED"
+        task = poll_decision(c, domain, kid_list)
+        respond(c, task, {"decisionType": "CancelWorkflowExecution", "cancelWorkflowExecutionDecisionAttributes": {}})
+        assert wait_closed(c, domain, child)["closeStatus"] == "CANCELED"
+    else:
+        assert info["executionStatus"] == "OPEN" and info["cancelRequested"] is False
+        assert types(kid) == ["WorkflowExecutionStarted", "DecisionTaskScheduled"]
+        respond(c, poll_decision(c, domain, kid_list), complete())
+        assert wait_closed(c, domain, child)["closeStatus"] == "COMPLETED"
+    # A closed parent hears nothing more.
+    assert types(history(c, domain, parent))[-1] == "WorkflowExecutionCompleted"
+
+
+def test_terminate_and_continue_as_new_apply_the_child_policy_too(c, domain):
+    wf, parent, child, _ = parent_with_child(c, domain, parent_policy="ABANDON")
+    c.terminate_workflow_execution(domain=domain, workflowId=parent["workflowId"], childPolicy="TERMINATE")
+    assert c.describe_workflow_execution(domain=domain, execution=child)["executionInfo"]["closeStatus"] == "TERMINATED"
+    wf, parent, child, _ = parent_with_child(c, domain, parent_policy="TERMINATE")
+    respond(c, poll_decision(c, domain, wf["list"]), {"decisionType": "ContinueAsNewWorkflowExecution", "continueAsNewWorkflowExecutionDecisionAttributes": {}})
+    assert wait_closed(c, domain, parent)["closeStatus"] == "CONTINUED_AS_NEW"
+    assert c.describe_workflow_execution(domain=domain, execution=child)["executionInfo"]["closeStatus"] == "TERMINATED"
+
+
+def test_start_child_failures_name_the_cause(c, domain):
+    bare = register_workflow(c, domain, defaultChildPolicy=None)
+    wf, execution, task = started_at_decision(c, domain)
+    taken = start(c, domain, wf)
+    respond(
+        c,
+        task,
+        start_child_decision({"type": {"name": unique("missing"), "version": "1"}}, unique("k"), control="c1"),
+        start_child_decision(wf, taken["workflowId"]),
+        start_child_decision(bare, unique("k"), taskList={"name": "x"}),
+    )
+    events = history(c, domain, execution)
+    failed = [attrs(e) for e in of_type(events, "StartChildWorkflowExecutionFailed")]
+    assert [f["cause"] for f in failed] == ["WORKFLOW_TYPE_DOES_NOT_EXIST", "WORKFLOW_ALREADY_RUNNING", "DEFAULT_CHILD_POLICY_UNDEFINED"]
+    assert failed[0]["control"] == "c1" and failed[0]["initiatedEventId"] == 0
+    assert failed[1]["initiatedEventId"] == initiated_id(events)
+    assert types(events)[-1] == "DecisionTaskScheduled"
+    assert c.describe_workflow_execution(domain=domain, execution=execution)["openCounts"]["openChildWorkflowExecutions"] == 0
+
+
+def test_signal_external_reaches_an_open_run_and_fails_for_an_unknown_one(c, domain):
+    target_wf = register_workflow(c, domain)
+    target = start(c, domain, target_wf)
+    respond(c, poll_decision(c, domain, target_wf["list"]))
+    wf, sender, task = started_at_decision(c, domain)
+    nobody = unique("nobody")
+    respond(
+        c,
+        task,
+        {"decisionType": "SignalExternalWorkflowExecution", "signalExternalWorkflowExecutionDecisionAttributes": {
+            "workflowId": target["workflowId"], "runId": target["runId"], "signalName": "go", "input": "gi", "control": "c"}},
+        {"decisionType": "SignalExternalWorkflowExecution", "signalExternalWorkflowExecutionDecisionAttributes": {
+            "workflowId": nobody, "signalName": "go"}},
+    )
+    events = history(c, domain, sender)
+    assert types(events)[-5:] == [
+        "SignalExternalWorkflowExecutionInitiated", "ExternalWorkflowExecutionSignaled",
+        "SignalExternalWorkflowExecutionInitiated", "SignalExternalWorkflowExecutionFailed", "DecisionTaskScheduled",
+    ]
+    initiated = events[-5]
+    assert attrs(initiated)["signalName"] == "go" and attrs(initiated)["control"] == "c"
+    assert attrs(events[-4]) == {"workflowExecution": target, "initiatedEventId": initiated["eventId"]}
+    failed = attrs(events[-2])
+    assert failed["cause"] == "UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION"
+    assert failed["workflowId"] == nobody and failed["initiatedEventId"] == events[-3]["eventId"]
+    got = history(c, domain, target)
+    signaled = attrs(last_of(got, "WorkflowExecutionSignaled"))
+    assert signaled == {"signalName": "go", "input": "gi", "externalWorkflowExecution": sender, "externalInitiatedEventId": initiated["eventId"]}
+    task = poll_decision(c, domain, target_wf["list"])
+    assert "WorkflowExecutionSignaled" in types(task["events"])
+
+
+def test_request_cancel_external_reaches_an_open_run_and_fails_for_an_unknown_one(c, domain):
+    target_wf = register_workflow(c, domain)
+    target = start(c, domain, target_wf)
+    closed = start(c, domain, target_wf)
+    c.terminate_workflow_execution(domain=domain, workflowId=closed["workflowId"])
+    wf, sender, task = started_at_decision(c, domain)
+    respond(
+        c,
+        task,
+        {"decisionType": "RequestCancelExternalWorkflowExecution", "requestCancelExternalWorkflowExecutionDecisionAttributes": {
+            "workflowId": target["workflowId"]}},
+        {"decisionType": "RequestCancelExternalWorkflowExecution", "requestCancelExternalWorkflowExecutionDecisionAttributes": {
+            "workflowId": closed["workflowId"], "runId": closed["runId"], "control": "c2"}},
+    )
+    events = history(c, domain, sender)
+    assert types(events)[-5:] == [
+        "RequestCancelExternalWorkflowExecutionInitiated", "ExternalWorkflowExecutionCancelRequested",
+        "RequestCancelExternalWorkflowExecutionInitiated", "RequestCancelExternalWorkflowExecutionFailed", "DecisionTaskScheduled",
+    ]
+    assert attrs(events[-4])["workflowExecution"] == target
+    failed = attrs(events[-2])
+    assert failed["cause"] == "UNKNOWN_EXTERNAL_WORKFLOW_EXECUTION" and failed["control"] == "c2"
+    requested = attrs(last_of(history(c, domain, target), "WorkflowExecutionCancelRequested"))
+    assert requested == {"externalWorkflowExecution": sender, "externalInitiatedEventId": events[-5]["eventId"]}
+    assert c.describe_workflow_execution(domain=domain, execution=target)["executionInfo"]["cancelRequested"] is True
+
+
+# ---------------------------------------------------------------------------------------------
 # History paging
 
 

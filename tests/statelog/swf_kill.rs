@@ -11,8 +11,13 @@
 //! and activity start-to-close) and are scheduled again; the decider reschedules a timed-out
 //! activity under a new activity id.
 //!
+//! Each workflow, its activities done, starts a child workflow (which completes at once) and
+//! completes once it hears the child completed, so kills also land between a child's start,
+//! its close and its parent's notice, each written with the other run's events in one append.
+//!
 //! Then every workflow whose start a child acknowledged must be completed with the right
-//! result, its history dense from 1; every activity answer a child acknowledged must be in its
+//! result, its history dense from 1, its one child run completed, naming it as parent, and
+//! heard by it; every activity answer a child acknowledged must be in its
 //! history; no run of a workflow id completed twice. `STATELOG_CRASH_CYCLES` (default 12) and
 //! `STATELOG_CRASH_SEED` tune it.
 
@@ -88,9 +93,23 @@ fn expected_result(i: u64) -> String {
         .to_string()
 }
 
-/// The decisions for a history: every activity `a<k>` completed -> complete with their sum;
-/// otherwise schedule each `a<k>` that has no completion and no open attempt.
-fn decide(events: &[Value], i: u64) -> Vec<Value> {
+/// The child workflow id of workflow `workflow_id`.
+fn child_of(workflow_id: &str) -> String {
+    format!("kid-{workflow_id}")
+}
+
+/// The decisions for a history: a child (`kid-…`) completes at once with "kid"; a workflow
+/// with every activity `a<k>` completed starts its child once, and completes with their sum
+/// once its child completed; otherwise schedule each `a<k>` that has no completion and no open
+/// attempt.
+fn decide(events: &[Value], workflow_id: &str) -> Vec<Value> {
+    if workflow_id.starts_with("kid-") {
+        return vec![json!({
+            "decisionType": "CompleteWorkflowExecution",
+            "completeWorkflowExecutionDecisionAttributes": {"result": "kid"}
+        })];
+    }
+    let i = number_of(workflow_id);
     let mut scheduled: BTreeMap<u64, String> = BTreeMap::new(); // event id -> activity id
     let mut open: BTreeSet<String> = BTreeSet::new();
     let mut results: BTreeMap<u64, u64> = BTreeMap::new();
@@ -122,6 +141,19 @@ fn decide(events: &[Value], i: u64) -> Vec<Value> {
         }
     }
     if results.len() as u64 == ACTIVITIES {
+        let has = |kind: &str| events.iter().any(|e| e["eventType"] == kind);
+        if !has("StartChildWorkflowExecutionInitiated") {
+            return vec![json!({
+                "decisionType": "StartChildWorkflowExecution",
+                "startChildWorkflowExecutionDecisionAttributes": {
+                    "workflowType": {"name": "sum", "version": "1"},
+                    "workflowId": child_of(workflow_id)
+                }
+            })];
+        }
+        if !has("ChildWorkflowExecutionCompleted") {
+            return Vec::new(); // The child is running.
+        }
         let sum: u64 = results.values().sum();
         return vec![json!({
             "decisionType": "CompleteWorkflowExecution",
@@ -185,7 +217,7 @@ fn decider(engine: Engine, stop: Arc<AtomicBool>) {
             task.next_page_token.is_none(),
             "short histories fit one page"
         );
-        let decisions = decide(&events, number_of(&execution.workflow_id));
+        let decisions = decide(&events, &execution.workflow_id);
         let completes = decisions
             .iter()
             .any(|d| d["decisionType"] == "CompleteWorkflowExecution");
@@ -425,6 +457,43 @@ fn killed_deciders_and_workers_lose_no_acknowledged_task_and_every_workflow_comp
                         .map(str::to_string)
                 })
                 .collect();
+            // Its child: started by its decision, completed, and heard by it.
+            let initiated = history
+                .events
+                .iter()
+                .find(|e| e["eventType"] == "StartChildWorkflowExecutionInitiated")
+                .expect("the workflow started its child");
+            let heard = history
+                .events
+                .iter()
+                .find(|e| e["eventType"] == "ChildWorkflowExecutionCompleted")
+                .expect("the workflow heard its child complete");
+            let heard = &heard["childWorkflowExecutionCompletedEventAttributes"];
+            assert_eq!(heard["result"], json!("kid"), "{workflow_id}");
+            assert_eq!(heard["initiatedEventId"], initiated["eventId"]);
+            let kid = swf
+                .list_closed_workflow_executions(&input(json!({
+                    "domain": DOMAIN, "startTimeFilter": {"oldestDate": 0},
+                    "executionFilter": {"workflowId": child_of(&workflow_id)}
+                })))
+                .expect("lists");
+            assert_eq!(kid.execution_infos.len(), 1, "{workflow_id}: one child run");
+            let kid = &kid.execution_infos[0];
+            assert_eq!(
+                serde_json::to_value(&kid.execution).expect("json"),
+                heard["workflowExecution"]
+            );
+            let kid_history = swf
+                .get_workflow_execution_history(&input(json!({
+                    "domain": DOMAIN, "execution": kid.execution
+                })))
+                .expect("history");
+            let kid_started = &kid_history.events[0]["workflowExecutionStartedEventAttributes"];
+            assert_eq!(
+                kid_started["parentWorkflowExecution"],
+                serde_json::to_value(&info.execution).expect("json")
+            );
+            assert_eq!(kid_started["parentInitiatedEventId"], initiated["eventId"]);
             for (workflow, activity) in &answered {
                 if *workflow == workflow_id {
                     assert!(

@@ -27,7 +27,7 @@ use statelog_swf::limits;
 use statelog_swf::transitions;
 
 use super::lists::{PollCancel, TaskKind, TaskRef};
-use super::runs::{NewRun, RunState};
+use super::runs::{NewRun, RunState, Txn};
 use super::{internal, model, token, Swf};
 
 fn unknown_token() -> SwfError {
@@ -184,7 +184,7 @@ impl Swf<'_> {
                 return Err(error);
             }
         };
-        if let Err(error) = self.commit(&mut state, attributes, now_ms) {
+        if let Err(error) = self.commit(&mut Txn::solo(&mut state), attributes, now_ms) {
             // Not claimed: back to its list.
             self.sync(&mut state);
             return Err(error);
@@ -271,23 +271,26 @@ impl Swf<'_> {
         }
     }
 
-    /// The open run and started decision task a token names, under the run's lock.
+    /// The open run and started decision task a token names, under the run's lock (and the
+    /// runs the change reaches: `Swf::transact`, so `then` may run more than once).
     fn with_decision_token<T>(
         &self,
         task_token: &str,
-        then: impl FnOnce(&Self, &mut RunState, u64) -> Result<T, SwfError>,
+        mut then: impl FnMut(&Self, &mut Txn<'_>, u64) -> Result<T, SwfError>,
     ) -> Result<T, SwfError> {
         let token = token::decode(task_token).ok_or_else(unknown_token)?;
-        let slot = self.open_slot(&token.run_id).ok_or_else(unknown_token)?;
-        let mut state = slot.state.lock();
-        match model::decision_started(&state.execution) {
-            Some((started, nonce))
-                if started == token.started_event_id && token::same_nonce(&nonce, &token.nonce) =>
-            {
-                then(self, &mut state, started)
+        self.transact(&token.run_id, |swf, state| {
+            match model::decision_started(&state.execution) {
+                Some((started, nonce))
+                    if started == token.started_event_id
+                        && token::same_nonce(&nonce, &token.nonce) =>
+                {
+                    then(swf, state, started)
+                }
+                _ => Err(unknown_token()),
             }
-            _ => Err(unknown_token()),
-        }
+        })
+        .unwrap_or_else(|| Err(unknown_token()))
     }
 
     /// RespondDecisionTaskCompleted.
@@ -309,13 +312,25 @@ impl Swf<'_> {
             let now_ms = swf.now();
             let registry = model::RegistryView::new(swf, &state.domain);
             let new_run_id = swf.new_run_id()?;
+            let children = decisions
+                .iter()
+                .filter(|d| {
+                    matches!(
+                        d,
+                        statelog_swf::decisions::Decision::StartChildWorkflowExecution(_)
+                    )
+                })
+                .count();
+            let child_run_ids = (0..children)
+                .map(|_| swf.new_run_id())
+                .collect::<Result<Vec<_>, _>>()?;
             let attributes = model::decision_task_completed(
                 &state.execution,
                 started,
                 &decisions,
                 input,
                 &registry,
-                &new_run_id,
+                (&new_run_id, &child_run_ids),
                 now_ms,
             )?;
             swf.commit(state, attributes, now_ms)
@@ -411,7 +426,7 @@ impl Swf<'_> {
                 return Err(error);
             }
         };
-        if let Err(error) = self.commit(&mut state, attributes, now_ms) {
+        if let Err(error) = self.commit(&mut Txn::solo(&mut state), attributes, now_ms) {
             self.sync(&mut state);
             return Err(error);
         }
@@ -432,21 +447,24 @@ impl Swf<'_> {
     }
 
     /// The open run and started activity task (its scheduled event id) a token names, under
-    /// the run's lock.
+    /// the run's lock (and the runs the change reaches: `then` may run more than once).
     fn with_activity_token<T>(
         &self,
         task_token: &str,
-        then: impl FnOnce(&Self, &mut RunState, u64, u64) -> Result<T, SwfError>,
+        mut then: impl FnMut(&Self, &mut Txn<'_>, u64, u64) -> Result<T, SwfError>,
     ) -> Result<T, SwfError> {
         let token = token::decode(task_token).ok_or_else(unknown_token)?;
-        let slot = self.open_slot(&token.run_id).ok_or_else(unknown_token)?;
-        let mut state = slot.state.lock();
-        match model::activity_by_started(&state.execution, token.started_event_id) {
-            Some((scheduled, nonce)) if token::same_nonce(&nonce, &token.nonce) => {
-                then(self, &mut state, scheduled, token.started_event_id)
-            }
-            _ => Err(unknown_token()),
-        }
+        self.transact(
+            &token.run_id,
+            |swf, state| match model::activity_by_started(&state.execution, token.started_event_id)
+            {
+                Some((scheduled, nonce)) if token::same_nonce(&nonce, &token.nonce) => {
+                    then(swf, state, scheduled, token.started_event_id)
+                }
+                _ => Err(unknown_token()),
+            },
+        )
+        .unwrap_or_else(|| Err(unknown_token()))
     }
 
     /// RespondActivityTaskCompleted.
@@ -604,27 +622,28 @@ impl Swf<'_> {
             })
     }
 
-    /// Runs `then` on the open run a caller names, under its lock.
+    /// Runs `then` on the open run a caller names, under its lock (and the runs the change
+    /// reaches: `then` may run more than once).
     fn with_open_run<T>(
         &self,
         domain: &str,
         workflow_id: &str,
         run_id: Option<&str>,
-        then: impl FnOnce(&Self, &mut RunState) -> Result<T, SwfError>,
+        mut then: impl FnMut(&Self, &mut Txn<'_>) -> Result<T, SwfError>,
     ) -> Result<T, SwfError> {
         let run = self.named_run(domain, workflow_id, run_id, true)?;
-        let slot = self.open_slot(&run.run_id).ok_or_else(|| {
+        let closed = || {
             SwfError::unknown_resource(format!(
                 "Unknown execution: WorkflowExecution=[workflowId={workflow_id}] is closed"
             ))
-        })?;
-        let mut state = slot.state.lock();
-        if model::close_status(&state.execution).is_some() {
-            return Err(SwfError::unknown_resource(format!(
-                "Unknown execution: WorkflowExecution=[workflowId={workflow_id}] is closed"
-            )));
-        }
-        then(self, &mut state)
+        };
+        self.transact(&run.run_id, |swf, state| {
+            if model::close_status(&state.execution).is_some() {
+                return Err(closed());
+            }
+            then(swf, state)
+        })
+        .unwrap_or_else(|| Err(closed()))
     }
 
     /// SignalWorkflowExecution.
@@ -731,8 +750,11 @@ impl Swf<'_> {
             run_id: run.run_id.to_string(),
         };
         let execution = statelog_swf::fold::Execution::fold(key, &events).map_err(internal)?;
+        let mut execution_info = self.execution_info(&run);
+        // The parent is in the child's history (its started event), not in the index.
+        execution_info.parent = execution.parent.clone();
         Ok(api::WorkflowExecutionDetail {
-            execution_info: self.execution_info(&run),
+            execution_info,
             execution_configuration: model::configuration(&execution),
             open_counts: model::open_counts(&execution),
             latest_activity_task_timestamp: model::latest_activity_task_ms(&execution)

@@ -79,6 +79,8 @@ pub(crate) fn internal(error: impl std::fmt::Display) -> SwfError {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_children;
+#[cfg(test)]
 mod tests_limits;
 #[cfg(test)]
 mod tests_runs;

@@ -97,7 +97,12 @@ pub(crate) fn open_counts(execution: &Execution) -> api::WorkflowExecutionOpenCo
         open_activity_tasks: execution.activities.len() as u64,
         open_decision_tasks: u64::from(execution.decision_task != DecisionTaskState::None),
         open_timers: execution.timers.len() as u64,
-        open_child_workflow_executions: execution.open_children.len() as u64,
+        // A closed run's children are no longer its open children (its policy applied).
+        open_child_workflow_executions: if execution.is_open() {
+            execution.open_children.len() as u64
+        } else {
+            0
+        },
         open_lambda_functions: None,
     }
 }
@@ -193,6 +198,40 @@ impl transitions::Registry for RegistryView<'_> {
             .map(|e| workflow_type_view(&e))
     }
 
+    /// From the store's index, and open in memory (a damaged run, not recovered, reaches no
+    /// one). A run it names may close before the change holds it: the change then looks again
+    /// (`runs::Txn`).
+    fn open_execution(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> Option<api::WorkflowExecution> {
+        let store = &self.swf.engine.inner.store;
+        let open = store.swf_open_run(&self.domain, workflow_id)?;
+        if run_id.is_some_and(|r| r != &*open.run_id) || self.swf.open_slot(&open.run_id).is_none()
+        {
+            return None;
+        }
+        Some(api::WorkflowExecution {
+            workflow_id: workflow_id.to_string(),
+            run_id: open.run_id.to_string(),
+        })
+    }
+
+    /// From the store's index alone: any open run holds its workflow id, damaged or not.
+    fn workflow_id_in_use(&self, workflow_id: &str) -> bool {
+        let store = &self.swf.engine.inner.store;
+        store.swf_open_run(&self.domain, workflow_id).is_some()
+    }
+
+    /// `EngineOptions::swf_open_runs_per_domain_max` against the domain's open runs. Read as
+    /// the decision is made: decisions of different runs at the same moment may each pass it
+    /// (the children are counted when opened, whatever the limit).
+    fn open_executions_full(&self, adding: usize) -> bool {
+        let open = self.swf.open_runs_in(&self.domain);
+        open.saturating_add(adding) >= self.swf.engine.inner.options.swf_open_runs_per_domain_max
+    }
+
     fn activity_list_full(&self, list: &str, adding: usize) -> bool {
         let waiting =
             self.swf
@@ -228,7 +267,7 @@ pub(crate) fn decision_task_completed(
     decisions: &[Decision],
     input: &api::RespondDecisionTaskCompletedInput,
     registry: &RegistryView<'_>,
-    new_run_id: &str,
+    (new_run_id, child_run_ids): (&str, &[String]),
     now_ms: u64,
 ) -> Result<Vec<Attributes>, SwfError> {
     let completion = DecisionTaskCompletion {
@@ -238,6 +277,7 @@ pub(crate) fn decision_task_completed(
         task_list: input.task_list.as_ref(),
         task_list_schedule_to_start_timeout: input.task_list_schedule_to_start_timeout.as_deref(),
         new_run_id,
+        child_run_ids,
     };
     transitions::decision_task_completed(execution, &completion, registry, now_ms)
 }

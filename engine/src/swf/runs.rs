@@ -2,19 +2,26 @@
 //! has a slot: its folded state (`statelog_swf::fold::Execution`) and its events, behind the
 //! lock that serializes its changes. A change is: the pure transitions decide the events to
 //! append (`statelog_swf::transitions`), the engine numbers and stamps them, folds them on a
-//! copy, makes them durable as one store record (`Store::swf_append_events`), adopts the
-//! copy, then syncs the run's tasks with the task lists and its next deadline with the
-//! deadline heap (`sync`).
+//! copy, follows what they do to other runs (`transitions::effects`: a child's start, its
+//! parent's notice of its close, a signal or cancel of another run, a child policy, a
+//! continued run; each target's events from `transitions::effect_events`, and so on for what
+//! those do), makes every run's events durable as one atomic store append
+//! (`Store::swf_append_batches`), adopts the copies, then syncs each run's tasks with the task
+//! lists and its next deadline with the deadline heap (`sync`).
 //!
-//! Invariants: the slot lock is held from the decision to the adoption, so the folded state
-//! always equals the written log; nothing is handed out (a task token, an answer) before its
-//! events are durable; a closed run leaves memory (its slot, its list entries) in the commit
-//! that closes it. Lock order: run slot, then the task lists or the deadline heap, never the
-//! other way round. Must not: hold a slot lock while waiting for a poll; read wall time
+//! Invariants: the slot locks of every run a change touches are held from the decision to the
+//! adoption, so the folded state always equals the written log; nothing is handed out (a task
+//! token, an answer) before its events are durable; a closed run leaves memory (its slot, its
+//! list entries) in the commit that closes it. Lock order: run slots in run id order when a
+//! change waits for them (`Swf::transact`); any other slot only by `try_lock`, and a change
+//! that cannot take one at once writes nothing and is run again with all of them locked in
+//! order ([`Txn`]); then the task lists or the deadline heap, never the other way round. Must
+//! not: hold a slot lock while waiting for a poll or for a slot out of order; read wall time
 //! except through the engine's clock.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -23,6 +30,7 @@ use statelog_swf::api::{self, Fault, SwfError};
 use statelog_swf::encoding::{decode_events, encode_events};
 use statelog_swf::events::{Attributes, Event};
 use statelog_swf::fold::{Execution, RunKey};
+use statelog_swf::transitions::{self, Effect};
 
 use super::lists::{TaskKind, TaskRef};
 use super::{internal, model, Swf};
@@ -31,7 +39,170 @@ use crate::Engine;
 /// One open run.
 #[derive(Debug)]
 pub(crate) struct RunSlot {
-    pub(crate) state: Mutex<RunState>,
+    pub(crate) state: Arc<Mutex<RunState>>,
+}
+
+impl RunSlot {
+    fn new(state: RunState) -> Arc<RunSlot> {
+        Arc::new(RunSlot {
+            state: Arc::new(Mutex::new(state)),
+        })
+    }
+}
+
+type Guard = parking_lot::ArcMutexGuard<parking_lot::RawMutex, RunState>;
+
+/// The runs one change holds: the run it is about (`primary`, which it derefs to) and the
+/// other runs it reaches (children, parents, signal and cancel targets). A change locks more
+/// than one run only in run id order ([`Swf::transact`]) or without waiting
+/// (`try_lock`): a run it cannot lock at once is `wanted`, and the change is dropped and run
+/// again with every run it wants locked in order. So no two changes ever wait for each other.
+pub(crate) struct Txn<'a> {
+    primary: &'a mut RunState,
+    others: BTreeMap<Arc<str>, Guard>,
+    /// Runs it needed and could not lock without waiting.
+    wanted: Vec<Arc<str>>,
+    /// It read something about a run (from the index) that moved before it held the run.
+    stale: bool,
+}
+
+impl Deref for Txn<'_> {
+    type Target = RunState;
+    fn deref(&self) -> &RunState {
+        self.primary
+    }
+}
+
+impl DerefMut for Txn<'_> {
+    fn deref_mut(&mut self) -> &mut RunState {
+        self.primary
+    }
+}
+
+/// What a change finds of a run it reaches.
+enum Reach<'t> {
+    /// Held by this change.
+    Held(&'t mut RunState),
+    /// Not open (closed, or never was).
+    Closed,
+    /// Locked by another change: wanted.
+    Busy,
+}
+
+impl<'a> Txn<'a> {
+    /// A change of one run the caller holds locked (a claim: it reaches no other run).
+    pub(crate) fn solo(state: &'a mut RunState) -> Txn<'a> {
+        Txn {
+            primary: state,
+            others: BTreeMap::new(),
+            wanted: Vec::new(),
+            stale: false,
+        }
+    }
+
+    fn must_retry(&self) -> bool {
+        self.stale || !self.wanted.is_empty()
+    }
+
+    /// The open run `run_id`, locked by this change if it can be without waiting.
+    fn reach(&mut self, swf: &Swf<'_>, run_id: &str) -> Reach<'_> {
+        if *self.primary.run_id == *run_id {
+            return Reach::Held(self.primary);
+        }
+        if !self.others.contains_key(run_id) {
+            let Some(slot) = swf.open_slot(run_id) else {
+                return Reach::Closed;
+            };
+            match slot.state.try_lock_arc() {
+                Some(guard) => {
+                    self.others.insert(Arc::from(run_id), guard);
+                }
+                None => {
+                    self.wanted.push(Arc::from(run_id));
+                    return Reach::Busy;
+                }
+            }
+        }
+        match self.others.get_mut(run_id) {
+            Some(guard) if model::close_status(&guard.execution).is_none() => Reach::Held(guard),
+            _ => Reach::Closed,
+        }
+    }
+}
+
+/// The events one change appends to one run, folded on a copy.
+struct Plan {
+    domain: String,
+    workflow_id: String,
+    run_id: Arc<str>,
+    retention_days: u32,
+    /// Events the run had before.
+    base_len: usize,
+    was_open: bool,
+    next: Execution,
+    events: Vec<Event>,
+    /// The start of a run this change opens (a child, a continued run).
+    start: Option<RunStart>,
+}
+
+impl Plan {
+    fn of(state: &RunState) -> Plan {
+        Plan {
+            domain: state.domain.clone(),
+            workflow_id: state.workflow_id.clone(),
+            run_id: state.run_id.clone(),
+            retention_days: state.retention_days,
+            base_len: state.events.len(),
+            was_open: model::close_status(&state.execution).is_none(),
+            next: state.execution.clone(),
+            events: Vec::new(),
+            start: None,
+        }
+    }
+
+    /// Numbers, stamps and folds `attributes` after the planned events; answers the state
+    /// before them and the events.
+    fn append(
+        &mut self,
+        attributes: Vec<Attributes>,
+        now_ms: u64,
+    ) -> Result<(Execution, Vec<Event>), SwfError> {
+        let before = self.next.clone();
+        let events = number(self.base_len + self.events.len(), attributes, now_ms);
+        for event in &events {
+            self.next.apply(event).map_err(internal)?;
+        }
+        self.events.extend(events.iter().cloned());
+        Ok((before, events))
+    }
+
+    fn header(&self, now_ms: u64) -> Option<RunHeader> {
+        let (first, last) = (self.events.first()?, self.events.last()?);
+        let close = model::close_status(&self.next)
+            .filter(|_| self.was_open)
+            .map(|status| RunClose {
+                status: store_close(status),
+                close_ms: now_ms,
+                retention_days: self.retention_days,
+            });
+        Some(RunHeader {
+            domain: self.domain.clone(),
+            workflow_id: self.workflow_id.clone(),
+            run_id: self.run_id.to_string(),
+            first_event_id: first.event_id,
+            last_event_id: last.event_id,
+            start: self.start.clone(),
+            close,
+        })
+    }
+}
+
+/// The error a try that must be run again answers (never seen by a caller).
+fn retry() -> SwfError {
+    SwfError::new(
+        Fault::Internal,
+        "an SWF change could not lock the runs it reaches",
+    )
 }
 
 /// What the engine holds of an open run.
@@ -229,9 +400,7 @@ impl Swf<'_> {
             execution,
             events,
         );
-        let slot = Arc::new(RunSlot {
-            state: Mutex::new(state),
-        });
+        let slot = RunSlot::new(state);
         // Open before the sync offers its first decision task, so its poller finds the slot.
         self.runs().open.lock().insert(run_id, slot.clone());
         self.sync(&mut slot.state.lock());
@@ -286,7 +455,6 @@ impl Swf<'_> {
     }
 
     /// How many runs are open in `domain`.
-    #[cfg(test)]
     pub(crate) fn open_runs_in(&self, domain: &str) -> usize {
         self.runs()
             .open_per_domain
@@ -306,11 +474,66 @@ impl Swf<'_> {
         Ok(())
     }
 
-    /// Appends `attributes` to the run (the caller holds its slot lock): numbered, folded on a
-    /// copy, made durable, adopted, synced. Nothing is written for no attributes.
+    /// Runs `change` on the open run `run_id` and the runs it reaches (see [`Txn`]): tried
+    /// again, with every run it wanted locked in run id order, while a try could not lock one
+    /// at once. `None` when `run_id` is not open.
+    pub(crate) fn transact<T>(
+        &self,
+        run_id: &str,
+        mut change: impl FnMut(&Self, &mut Txn<'_>) -> Result<T, SwfError>,
+    ) -> Option<Result<T, SwfError>> {
+        let mut wanted: Vec<Arc<str>> = Vec::new();
+        for _ in 0..crate::limits::SWF_CHANGE_ATTEMPTS_MAX {
+            let mut ids = wanted.clone();
+            ids.push(Arc::from(run_id));
+            ids.sort();
+            ids.dedup();
+            let slots: Vec<(Arc<str>, Arc<RunSlot>)> = {
+                let open = self.runs().open.lock();
+                ids.iter()
+                    .filter_map(|id| open.get(id).map(|slot| (id.clone(), slot.clone())))
+                    .collect()
+            };
+            let mut primary = None;
+            let mut others = BTreeMap::new();
+            // In run id order: the one order every change that waits for a lock keeps.
+            for (id, slot) in slots {
+                let guard = slot.state.lock_arc();
+                if *id == *run_id {
+                    primary = Some(guard);
+                } else {
+                    others.insert(id, guard);
+                }
+            }
+            let mut primary = primary?;
+            let mut txn = Txn {
+                primary: &mut primary,
+                others,
+                wanted: Vec::new(),
+                stale: false,
+            };
+            let result = change(self, &mut txn);
+            if !txn.must_retry() {
+                return Some(result);
+            }
+            wanted.append(&mut txn.wanted);
+        }
+        Some(Err(internal(format!(
+            "run {run_id}: a change reaching other runs found them busy {} times",
+            crate::limits::SWF_CHANGE_ATTEMPTS_MAX
+        ))))
+    }
+
+    /// Appends `attributes` to the change's run, and what they do to other runs (a child's
+    /// start, its parent's notice of its close, a signal or cancel request, a child policy,
+    /// a continued run; each of those may reach further runs): every run's events numbered,
+    /// folded on a copy, made durable in one atomic append, adopted, synced. Nothing is
+    /// written for no attributes. A try that wants a run it cannot lock at once, or read a
+    /// run that moved, writes nothing and answers an error the caller's [`Swf::transact`]
+    /// turns into another try.
     pub(crate) fn commit(
         &self,
-        state: &mut RunState,
+        txn: &mut Txn<'_>,
         attributes: Vec<Attributes>,
         now_ms: u64,
     ) -> Result<(), SwfError> {
@@ -318,65 +541,194 @@ impl Swf<'_> {
             return Ok(());
         }
         self.writable()?;
-        let events = number(state.events.len(), attributes, now_ms);
-        let mut next = state.execution.clone();
-        for event in &events {
-            next.apply(event).map_err(internal)?;
+        let primary: Arc<str> = txn.primary.run_id.clone();
+        let mut plans: BTreeMap<Arc<str>, Plan> = BTreeMap::new();
+        // New runs in the order they are opened (after every existing run in the append, so a
+        // continued run follows the close of the run it continues).
+        let mut opened: Vec<Arc<str>> = Vec::new();
+        let mut plan = Plan::of(txn.primary);
+        let (before, events) = plan.append(attributes, now_ms)?;
+        let mut work: VecDeque<(Arc<str>, Execution, Vec<Event>)> = VecDeque::new();
+        work.push_back((primary.clone(), before, events));
+        plans.insert(primary.clone(), plan);
+        while let Some((run_id, before, events)) = work.pop_front() {
+            let Some(plan) = plans.get(&run_id) else {
+                return Err(internal("an SWF change lost a run it planned"));
+            };
+            let after = plan.next.clone();
+            let (domain, retention_days) = (plan.domain.clone(), plan.retention_days);
+            if let Some(continued) = model::continued_as_new(&after, &events)? {
+                let (header, events, execution) = self.continued_run(continued, now_ms)?;
+                let id: Arc<str> = Arc::from(header.run_id.as_str());
+                plans.insert(
+                    id.clone(),
+                    Plan {
+                        domain: header.domain,
+                        workflow_id: header.workflow_id,
+                        run_id: id.clone(),
+                        retention_days,
+                        base_len: 0,
+                        was_open: true,
+                        next: execution,
+                        events,
+                        start: header.start,
+                    },
+                );
+                opened.push(id);
+            }
+            for effect in transitions::effects(&before, &after, &events)? {
+                if let Effect::StartChild { child, attributes } = &effect {
+                    let id: Arc<str> = Arc::from(child.run_id.as_str());
+                    let started =
+                        self.child_plan(&domain, retention_days, child, attributes, now_ms)?;
+                    plans.insert(id.clone(), started);
+                    opened.push(id);
+                    continue;
+                }
+                // The run the effect lands on: a run this change plans already (one it opens
+                // included), else an open run it locks.
+                let target: Option<Arc<str>> = match effect.target() {
+                    (_, Some(run_id)) => Some(Arc::from(run_id)),
+                    (workflow_id, None) => plans
+                        .values()
+                        .find(|p| {
+                            p.workflow_id == workflow_id
+                                && p.domain == domain
+                                && model::close_status(&p.next).is_none()
+                        })
+                        .map(|p| p.run_id.clone())
+                        .or_else(|| {
+                            self.engine
+                                .inner
+                                .store
+                                .swf_open_run(&domain, workflow_id)
+                                .map(|r| r.run_id)
+                        }),
+                };
+                let Some(target) = target else {
+                    continue;
+                };
+                if !plans.contains_key(&target) {
+                    match txn.reach(self, &target) {
+                        Reach::Held(state) => {
+                            plans.insert(target.clone(), Plan::of(state));
+                        }
+                        Reach::Busy => continue,
+                        Reach::Closed => {
+                            // A signal or cancel the sender recorded as delivered needs its
+                            // target open: the index said it was, so look again.
+                            if matches!(
+                                effect,
+                                Effect::Signal { .. } | Effect::RequestCancel { .. }
+                            ) {
+                                txn.stale = true;
+                            }
+                            continue;
+                        }
+                    }
+                }
+                let Some(plan) = plans.get_mut(&target) else {
+                    continue;
+                };
+                let attributes = transitions::effect_events(&plan.next, &effect, now_ms)?;
+                if attributes.is_empty() {
+                    continue;
+                }
+                let (before, events) = plan.append(attributes, now_ms)?;
+                work.push_back((target, before, events));
+            }
         }
-        let was_open = model::close_status(&state.execution).is_none();
-        let close = model::close_status(&next)
-            .filter(|_| was_open)
-            .map(|status| RunClose {
-                status: store_close(status),
-                close_ms: now_ms,
-                retention_days: state.retention_days,
-            });
-        let header = RunHeader {
-            domain: state.domain.clone(),
-            workflow_id: state.workflow_id.clone(),
-            run_id: state.run_id.to_string(),
-            first_event_id: events[0].event_id,
-            last_event_id: events[events.len() - 1].event_id,
-            start: None,
-            close,
-        };
-        // A run continued as new: the next run's start goes in the same atomic append as the
-        // close, so a crash cannot lose it.
-        let continued = match model::continued_as_new(&next, &events)? {
-            Some(continued) => Some(self.continued_run(continued, now_ms)?),
-            None => None,
-        };
-        let mut batches = vec![(header, encode_events(&events))];
-        if let Some((header, events, _)) = &continued {
-            batches.push((header.clone(), encode_events(events)));
+        if txn.must_retry() {
+            return Err(retry());
         }
-        self.engine
-            .inner
-            .store
-            .swf_append_batches(batches)
-            .map_err(internal)?;
-        state.execution = next;
-        state.events.extend(events);
-        self.sync(state);
-        if let Some((_, events, execution)) = continued {
-            let key = execution.key.clone();
-            let new_state = RunState::new(
-                key.domain,
-                key.workflow_id,
-                Arc::from(key.run_id.as_str()),
-                state.retention_days,
-                execution,
-                events,
-            );
-            let slot = Arc::new(RunSlot {
-                state: Mutex::new(new_state),
-            });
-            let run_id = slot.state.lock().run_id.clone();
-            self.count_open_run(&slot.state.lock().domain);
-            self.runs().open.lock().insert(run_id, slot.clone());
-            self.sync(&mut slot.state.lock());
+        let mut batches = Vec::with_capacity(plans.len());
+        for plan in plans.values().filter(|p| p.start.is_none()) {
+            if let Some(header) = plan.header(now_ms) {
+                batches.push((header, encode_events(&plan.events)));
+            }
+        }
+        for id in &opened {
+            if let Some(header) = plans.get(id).and_then(|p| p.header(now_ms)) {
+                batches.push((header, encode_events(&plans[id].events)));
+            }
+        }
+        match self.engine.inner.store.swf_append_batches(batches) {
+            Ok(()) => {}
+            Err(statelog_store::Error::SwfSequence(
+                statelog_store::swf::SwfSequenceError::WorkflowOpen { .. },
+            )) if !opened.is_empty() => {
+                // A start raced a child's workflow id: decide again, seeing it in use.
+                txn.stale = true;
+                return Err(retry());
+            }
+            Err(error) => return Err(internal(error)),
+        }
+        // Durable: adopt every plan.
+        for (id, plan) in plans {
+            if plan.start.is_some() {
+                let state = RunState::new(
+                    plan.domain,
+                    plan.workflow_id,
+                    id.clone(),
+                    plan.retention_days,
+                    plan.next,
+                    plan.events,
+                );
+                let slot = RunSlot::new(state);
+                // Counted whatever the limit: the model refused a child past it
+                // (OPEN_WORKFLOWS_LIMIT_EXCEEDED), and a continued run replaces the run it
+                // continues.
+                self.count_open_run(&slot.state.lock().domain);
+                self.runs().open.lock().insert(id, slot.clone());
+                self.sync(&mut slot.state.lock());
+                continue;
+            }
+            let Reach::Held(state) = txn.reach(self, &id) else {
+                // Held from the plan to here: reach answers it again.
+                return Err(internal("an SWF change let go of a run before adopting it"));
+            };
+            state.execution = plan.next;
+            state.events.extend(plan.events);
+            self.sync(state);
         }
         Ok(())
+    }
+
+    /// The plan of a child run this change opens.
+    fn child_plan(
+        &self,
+        domain: &str,
+        retention_days: u32,
+        child: &api::WorkflowExecution,
+        attributes: &[Attributes],
+        now_ms: u64,
+    ) -> Result<Plan, SwfError> {
+        let events = number(0, attributes.to_vec(), now_ms);
+        let key = RunKey {
+            domain: domain.to_string(),
+            workflow_id: child.workflow_id.clone(),
+            run_id: child.run_id.clone(),
+        };
+        let execution = Execution::fold(key, &events).map_err(internal)?;
+        let workflow_type = model::workflow_type(&execution);
+        let start = RunStart {
+            type_name: workflow_type.name,
+            type_version: workflow_type.version,
+            start_ms: now_ms,
+            tags: execution.tag_list.clone(),
+            continued_from: None,
+        };
+        Ok(Plan {
+            domain: domain.to_string(),
+            workflow_id: child.workflow_id.clone(),
+            run_id: Arc::from(child.run_id.as_str()),
+            retention_days,
+            base_len: 0,
+            was_open: true,
+            next: execution,
+            events,
+            start: Some(start),
+        })
     }
 
     /// The first batch of the run a continue-as-new starts: its header, events and folded
@@ -512,58 +864,53 @@ impl Swf<'_> {
         }
         let mut moved = 0;
         for run_id in due {
-            let Some(slot) = self.open_slot(&run_id) else {
-                continue;
-            };
-            let mut state = slot.state.lock();
-            if state.armed_due_ms.is_some_and(|armed| armed <= now_ms) {
-                state.armed_due_ms = None;
-            }
-            let attributes = match model::due(&state.execution, now_ms) {
-                Ok(attributes) => attributes,
-                Err(error) => {
-                    self.engine
-                        .inner
-                        .background_errors
-                        .lock()
-                        .push(format!("swf deadline of run {run_id}: {error}"));
-                    continue;
+            let outcome = self.transact(&run_id, |swf, state| {
+                if state.armed_due_ms.is_some_and(|armed| armed <= now_ms) {
+                    state.armed_due_ms = None;
                 }
-            };
-            if attributes.is_empty() {
-                // Re-arm what is still ahead. A deadline the model reports due yet acts on is
-                // looked at again a second later, never in a loop at the same instant.
-                let arm = match model::next_due_ms(&state.execution) {
-                    Some(due) if due > now_ms => Some(due),
-                    Some(_) => Some(now_ms.saturating_add(1_000)),
-                    None => None,
-                };
-                if let Some(due) = arm {
-                    if state.armed_due_ms.map_or(true, |armed| due < armed) {
-                        state.armed_due_ms = Some(due);
-                        self.runs()
+                let attributes = model::due(&state.execution, now_ms)?;
+                if attributes.is_empty() {
+                    // Re-arm what is still ahead. A deadline the model reports due yet acts
+                    // on is looked at again a second later, never in a loop at the same
+                    // instant.
+                    let arm = match model::next_due_ms(&state.execution) {
+                        Some(due) if due > now_ms => Some(due),
+                        Some(_) => Some(now_ms.saturating_add(1_000)),
+                        None => None,
+                    };
+                    if let Some(due) = arm {
+                        if state.armed_due_ms.map_or(true, |armed| due < armed) {
+                            state.armed_due_ms = Some(due);
+                            swf.runs()
+                                .deadlines
+                                .lock()
+                                .push(Reverse((due, run_id.clone())));
+                        }
+                    }
+                    return Ok(false);
+                }
+                match swf.commit(state, attributes, now_ms) {
+                    Ok(()) => Ok(true),
+                    Err(error) => {
+                        // Kept for the embedder; the deadline is tried again a second later.
+                        state.armed_due_ms = Some(now_ms.saturating_add(1_000));
+                        swf.runs()
                             .deadlines
                             .lock()
-                            .push(Reverse((due, run_id.clone())));
+                            .push(Reverse((now_ms.saturating_add(1_000), run_id.clone())));
+                        Err(error)
                     }
                 }
-                continue;
-            }
-            match self.commit(&mut state, attributes, now_ms) {
-                Ok(()) => moved += 1,
-                Err(error) => {
-                    // Kept for the embedder; the deadline is tried again a second later.
-                    state.armed_due_ms = Some(now_ms.saturating_add(1_000));
-                    self.engine
-                        .inner
-                        .background_errors
-                        .lock()
-                        .push(format!("swf deadline of run {run_id}: {error}"));
-                    self.runs()
-                        .deadlines
-                        .lock()
-                        .push(Reverse((now_ms.saturating_add(1_000), run_id.clone())));
-                }
+            });
+            match outcome {
+                None | Some(Ok(false)) => {}
+                Some(Ok(true)) => moved += 1,
+                Some(Err(error)) => self
+                    .engine
+                    .inner
+                    .background_errors
+                    .lock()
+                    .push(format!("swf deadline of run {run_id}: {error}")),
             }
         }
         moved
@@ -647,9 +994,7 @@ pub(crate) fn recover(engine: &Engine) {
             execution,
             events,
         );
-        let slot = Arc::new(RunSlot {
-            state: Mutex::new(state),
-        });
+        let slot = RunSlot::new(state);
         swf.count_open_run(&run.domain);
         swf.runs()
             .open

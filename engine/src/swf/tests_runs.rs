@@ -14,9 +14,9 @@ use super::tests::{engine_on, fault, input, register_domain, T0};
 use crate::clock::ManualClock;
 use crate::Engine;
 
-const D: &str = "d";
+pub(super) const D: &str = "d";
 
-fn setup(log: &Arc<MemoryLog>, clock: &ManualClock) -> Engine {
+pub(super) fn setup(log: &Arc<MemoryLog>, clock: &ManualClock) -> Engine {
     let engine = engine_on(log, clock);
     register_domain(&engine, D, "1");
     let swf = engine.swf();
@@ -36,7 +36,7 @@ fn setup(log: &Arc<MemoryLog>, clock: &ManualClock) -> Engine {
     engine
 }
 
-fn start(engine: &Engine, workflow_id: &str, extra: Value) -> String {
+pub(super) fn start(engine: &Engine, workflow_id: &str, extra: Value) -> String {
     let mut body = json!({
         "domain": D, "workflowId": workflow_id, "workflowType": {"name": "wf", "version": "1"},
         "input": "in"
@@ -51,7 +51,7 @@ fn start(engine: &Engine, workflow_id: &str, extra: Value) -> String {
         .run_id
 }
 
-fn poll_decision(engine: &Engine, list: &str) -> api::DecisionTask {
+pub(super) fn poll_decision(engine: &Engine, list: &str) -> api::DecisionTask {
     engine
         .swf()
         .poll_for_decision_task(
@@ -61,7 +61,7 @@ fn poll_decision(engine: &Engine, list: &str) -> api::DecisionTask {
         .expect("polls")
 }
 
-fn poll_activity(engine: &Engine, list: &str) -> api::ActivityTask {
+pub(super) fn poll_activity(engine: &Engine, list: &str) -> api::ActivityTask {
     engine
         .swf()
         .poll_for_activity_task(
@@ -71,20 +71,20 @@ fn poll_activity(engine: &Engine, list: &str) -> api::ActivityTask {
         .expect("polls")
 }
 
-fn respond(engine: &Engine, token: &str, decisions: Value) -> Result<(), api::SwfError> {
+pub(super) fn respond(engine: &Engine, token: &str, decisions: Value) -> Result<(), api::SwfError> {
     engine.swf().respond_decision_task_completed(&input(json!({
         "taskToken": token, "decisions": decisions
     })))
 }
 
-fn types(events: &[Value]) -> Vec<&str> {
+pub(super) fn types(events: &[Value]) -> Vec<&str> {
     events
         .iter()
         .map(|e| e["eventType"].as_str().unwrap_or(""))
         .collect()
 }
 
-fn schedule(id: &str, extra: Value) -> Value {
+pub(super) fn schedule(id: &str, extra: Value) -> Value {
     let mut attributes = json!({
         "activityType": {"name": "act", "version": "1"}, "activityId": id, "input": "x"
     });
@@ -95,12 +95,12 @@ fn schedule(id: &str, extra: Value) -> Value {
            "scheduleActivityTaskDecisionAttributes": attributes})
 }
 
-fn complete(result: &str) -> Value {
+pub(super) fn complete(result: &str) -> Value {
     json!({"decisionType": "CompleteWorkflowExecution",
            "completeWorkflowExecutionDecisionAttributes": {"result": result}})
 }
 
-fn history(engine: &Engine, workflow_id: &str, run_id: &str) -> Vec<Value> {
+pub(super) fn history(engine: &Engine, workflow_id: &str, run_id: &str) -> Vec<Value> {
     engine
         .swf()
         .get_workflow_execution_history(&input(json!({
