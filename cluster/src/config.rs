@@ -93,10 +93,7 @@ pub async fn init(urls: &[String], partitions: u32) -> Result<InitOutcome, Error
 }
 
 /// [`init`] over a connected client.
-pub async fn init_with(
-    client: &async_nats::Client,
-    partitions: u32,
-) -> Result<InitOutcome, Error> {
+pub async fn init_with(client: &async_nats::Client, partitions: u32) -> Result<InitOutcome, Error> {
     check_count(partitions)?;
     let store = buckets::open_or_create(client, CONFIG_BUCKET, REQUEST_TIMEOUT_MS).await?;
     // The node and lease buckets are made here too, so their replica count is decided once.

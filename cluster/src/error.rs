@@ -135,7 +135,9 @@ pub enum Error {
         reason: String,
     },
     /// An entry of a cluster bucket is larger than [`crate::limits::ENTRY_BYTES_MAX`].
-    #[error("NATS KV bucket {bucket} key {key}: entry of {size_bytes} bytes is over {limit_bytes}")]
+    #[error(
+        "NATS KV bucket {bucket} key {key}: entry of {size_bytes} bytes is over {limit_bytes}"
+    )]
     EntryTooLarge {
         /// The bucket.
         bucket: &'static str,

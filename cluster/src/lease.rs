@@ -206,7 +206,8 @@ impl View {
             .nodes
             .iter()
             .filter(|(name, seen)| {
-                name.as_str() != me && now_ms.saturating_sub(seen.changed_at_ms) < timing.node_dead_ms
+                name.as_str() != me
+                    && now_ms.saturating_sub(seen.changed_at_ms) < timing.node_dead_ms
             })
             .count();
         u32::try_from(others).unwrap_or(u32::MAX).saturating_add(1)
@@ -450,7 +451,10 @@ mod tests {
         let actions = decide("a", 4, &view, 10, &timing());
         assert_eq!(releases(&actions), vec![3, 2]);
         assert!(acquisitions(&actions).is_empty());
-        match actions.iter().find(|action| matches!(action, Action::Release { .. })) {
+        match actions
+            .iter()
+            .find(|action| matches!(action, Action::Release { .. }))
+        {
             Some(Action::Release { revision, .. }) => assert_eq!(*revision, 4),
             other => panic!("{other:?}"),
         }
@@ -480,7 +484,10 @@ mod tests {
         let deadline_ms = 1_000 + timing.renew_deadline_ms;
         assert!(deadline_ms < 1_000 + timing.lease_ms);
         let before = decide("a", 1, &view, deadline_ms - 1, &timing);
-        assert!(matches!(before.as_slice(), [Action::Renew { .. }]), "{before:?}");
+        assert!(
+            matches!(before.as_slice(), [Action::Renew { .. }]),
+            "{before:?}"
+        );
         let after = decide("a", 1, &view, deadline_ms, &timing);
         assert_eq!(
             after,
@@ -612,14 +619,20 @@ mod tests {
                         Action::Drop { partition, .. } => {
                             view.held.remove(&partition);
                         }
-                        Action::Release { partition, revision: expected } => {
+                        Action::Release {
+                            partition,
+                            revision: expected,
+                        } => {
                             view.held.remove(&partition);
                             if kv.get(&partition).map(|entry| entry.1) == Some(expected) {
                                 revision += 1;
                                 kv.insert(partition, (None, revision));
                             }
                         }
-                        Action::Renew { partition, revision: expected } => {
+                        Action::Renew {
+                            partition,
+                            revision: expected,
+                        } => {
                             if kv.get(&partition).map(|entry| entry.1) == Some(expected) {
                                 revision += 1;
                                 kv.insert(partition, (Some(name.to_owned()), revision));
@@ -630,7 +643,10 @@ mod tests {
                                 view.held.remove(&partition);
                             }
                         }
-                        Action::Acquire { partition, expected } => {
+                        Action::Acquire {
+                            partition,
+                            expected,
+                        } => {
                             let current = kv.get(&partition).map(|entry| entry.1);
                             let matches = match expected {
                                 Expected::Absent => current.is_none(),
@@ -666,7 +682,10 @@ mod tests {
         let held_b: Vec<u32> = views["b"].held.keys().map(|p| p.0).collect();
         assert_eq!(held_a.len() + held_b.len(), 7, "{held_a:?} {held_b:?}");
         assert!(held_a.iter().all(|index| !held_b.contains(index)));
-        assert!(held_a.len().abs_diff(held_b.len()) <= 1, "{held_a:?} {held_b:?}");
+        assert!(
+            held_a.len().abs_diff(held_b.len()) <= 1,
+            "{held_a:?} {held_b:?}"
+        );
         // b stops (no more steps for it); a takes everything within a lease and two ticks.
         let stopped_ms = now_ms;
         while views["a"].held.len() < 7 {

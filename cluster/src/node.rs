@@ -314,21 +314,40 @@ impl Driver {
     /// view keeps the higher revision of a key, whichever order they come in).
     async fn resync(&mut self) -> Result<Watches, Error> {
         let timeout_ms = crate::limits::REQUEST_TIMEOUT_MS;
-        let nodes_watch = buckets::bounded(NODES_BUCKET, || "watch".into(), timeout_ms, self.nodes.watch_all())
-            .await?
-            .map_err(|error| bucket_error(NODES_BUCKET, "watch", error))?;
-        let leases_watch = buckets::bounded(LEASES_BUCKET, || "watch".into(), timeout_ms, self.leases.watch_all())
-            .await?
-            .map_err(|error| bucket_error(LEASES_BUCKET, "watch", error))?;
-        for (store, bucket) in [(self.nodes.clone(), NODES_BUCKET), (self.leases.clone(), LEASES_BUCKET)] {
-            let mut keys = buckets::bounded(bucket, || "list keys".into(), timeout_ms, store.keys())
-                .await?
-                .map_err(|error| bucket_error(bucket, "list keys", error))?;
+        let nodes_watch = buckets::bounded(
+            NODES_BUCKET,
+            || "watch".into(),
+            timeout_ms,
+            self.nodes.watch_all(),
+        )
+        .await?
+        .map_err(|error| bucket_error(NODES_BUCKET, "watch", error))?;
+        let leases_watch = buckets::bounded(
+            LEASES_BUCKET,
+            || "watch".into(),
+            timeout_ms,
+            self.leases.watch_all(),
+        )
+        .await?
+        .map_err(|error| bucket_error(LEASES_BUCKET, "watch", error))?;
+        for (store, bucket) in [
+            (self.nodes.clone(), NODES_BUCKET),
+            (self.leases.clone(), LEASES_BUCKET),
+        ] {
+            let mut keys =
+                buckets::bounded(bucket, || "list keys".into(), timeout_ms, store.keys())
+                    .await?
+                    .map_err(|error| bucket_error(bucket, "list keys", error))?;
             while let Some(key) = keys.next().await {
                 let key = key.map_err(|error| bucket_error(bucket, "list keys", error))?;
-                let entry = buckets::bounded(bucket, || format!("read {key}"), timeout_ms, store.entry(key.clone()))
-                    .await?
-                    .map_err(|error| bucket_error(bucket, &format!("read {key}"), error))?;
+                let entry = buckets::bounded(
+                    bucket,
+                    || format!("read {key}"),
+                    timeout_ms,
+                    store.entry(key.clone()),
+                )
+                .await?
+                .map_err(|error| bucket_error(bucket, &format!("read {key}"), error))?;
                 if let Some(entry) = entry {
                     if bucket == NODES_BUCKET {
                         self.observe_node(&entry);
@@ -394,26 +413,48 @@ impl Driver {
     /// Decides and acts, then publishes what is owned.
     async fn step(&mut self) {
         let now_ms = self.now_ms();
-        let actions = decide(&self.name, self.partitions, &self.view, now_ms, &self.timing);
+        let actions = decide(
+            &self.name,
+            self.partitions,
+            &self.view,
+            now_ms,
+            &self.timing,
+        );
         let mut writes = Vec::new();
         for action in actions {
             match action {
                 Action::Drop { partition, reason } => self.lose(partition, reason),
-                Action::Release { partition, revision } => {
+                Action::Release {
+                    partition,
+                    revision,
+                } => {
                     // Stop first, then let go, so the next owner never overlaps this one.
                     self.lose(partition, LostReason::Released);
-                    let value = LeaseValue { node: None, renewed: 0 };
+                    let value = LeaseValue {
+                        node: None,
+                        renewed: 0,
+                    };
                     writes.push(self.write(partition, Expected::Revision(revision), value));
                 }
-                Action::Renew { partition, revision } => {
-                    let renewed = self.view.held.get(&partition).map_or(0, |held| held.renewed);
+                Action::Renew {
+                    partition,
+                    revision,
+                } => {
+                    let renewed = self
+                        .view
+                        .held
+                        .get(&partition)
+                        .map_or(0, |held| held.renewed);
                     let value = LeaseValue {
                         node: Some(self.name.clone()),
                         renewed: renewed.wrapping_add(1),
                     };
                     writes.push(self.write(partition, Expected::Revision(revision), value));
                 }
-                Action::Acquire { partition, expected } => {
+                Action::Acquire {
+                    partition,
+                    expected,
+                } => {
                     let value = LeaseValue {
                         node: Some(self.name.clone()),
                         renewed: 0,
@@ -454,11 +495,14 @@ impl Driver {
                         .map_err(|error| error.kind() == kv::UpdateErrorKind::WrongLastRevision),
                 }
             };
-            let outcome = match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), request).await {
-                Ok(Ok(revision)) => WriteOutcome::Done(revision),
-                Ok(Err(true)) => WriteOutcome::Refused,
-                Ok(Err(false)) | Err(_) => WriteOutcome::Unknown,
-            };
+            let outcome =
+                match tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), request)
+                    .await
+                {
+                    Ok(Ok(revision)) => WriteOutcome::Done(revision),
+                    Ok(Err(true)) => WriteOutcome::Refused,
+                    Ok(Err(false)) | Err(_) => WriteOutcome::Unknown,
+                };
             Written {
                 partition,
                 value,
@@ -483,7 +527,9 @@ impl Driver {
                 held.renewed_at_ms = sent_ms;
                 held.renewed = value.renewed;
             }
-            (WriteOutcome::Refused, Some(_)) if mine => self.lose(partition, LostReason::RenewRefused),
+            (WriteOutcome::Refused, Some(_)) if mine => {
+                self.lose(partition, LostReason::RenewRefused)
+            }
             // A renewal that timed out or failed: the deadline decides.
             (WriteOutcome::Unknown, Some(_)) => {}
             // An acquisition.
@@ -548,7 +594,10 @@ impl Driver {
         let mut writes = Vec::new();
         for (partition, revision) in held {
             self.lose(partition, LostReason::Shutdown);
-            let value = LeaseValue { node: None, renewed: 0 };
+            let value = LeaseValue {
+                node: None,
+                renewed: 0,
+            };
             writes.push(self.write(partition, Expected::Revision(revision), value));
         }
         // Releases that fail leave leases to run out; nothing more to do on the way out.

@@ -203,8 +203,8 @@ mod tests {
         let mut counts = [0_u32; 16];
         for index in 0..4_096 {
             let name = format!("execution-{index}");
-            let partition = partition_of_execution("123456789012", "orders", &name, 16)
-                .expect("in range");
+            let partition =
+                partition_of_execution("123456789012", "orders", &name, 16).expect("in range");
             counts[partition.0 as usize] += 1;
         }
         assert!(counts.iter().all(|&count| count >= 128), "{counts:?}");
