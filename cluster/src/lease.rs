@@ -26,7 +26,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::limits::{LEASE_MS_MAX, LEASE_MS_MIN};
+use crate::limits::{
+    LEASE_MARGIN_DIVISOR, LEASE_MS_MAX, LEASE_MS_MIN, LEASE_RENEWALS_PER_LEASE,
+    LEASE_TICKS_PER_LEASE, NODE_HEARTBEATS_PER_LEASE,
+};
 use crate::partition::PartitionIndex;
 
 /// A lease entry's value.
@@ -93,11 +96,11 @@ impl Timing {
         }
         let timing = Self {
             lease_ms,
-            renew_every_ms: lease_ms / 3,
-            renew_deadline_ms: lease_ms - lease_ms / 4,
-            tick_ms: lease_ms / 10,
-            request_timeout_ms: lease_ms / 10,
-            node_heartbeat_ms: lease_ms / 3,
+            renew_every_ms: lease_ms / LEASE_RENEWALS_PER_LEASE,
+            renew_deadline_ms: lease_ms - lease_ms / LEASE_MARGIN_DIVISOR,
+            tick_ms: lease_ms / LEASE_TICKS_PER_LEASE,
+            request_timeout_ms: lease_ms / LEASE_TICKS_PER_LEASE,
+            node_heartbeat_ms: lease_ms / NODE_HEARTBEATS_PER_LEASE,
             node_dead_ms: lease_ms,
         };
         // Two renewals fit before the deadline, and a renewal's request and one tick fit in
@@ -578,6 +581,36 @@ mod tests {
         // Its own entry never makes a node count twice.
         view.observe_node("a", 3, false, 10);
         assert_eq!(view.live_nodes("a", 11, &timing), 1);
+    }
+
+    #[test]
+    fn the_default_timing_is_the_designs_and_bad_leases_are_refused() {
+        let timing = Timing::for_lease_ms(crate::limits::LEASE_MS).expect("default");
+        assert_eq!(timing.lease_ms, 3_000);
+        assert_eq!(timing.renew_every_ms, 1_000);
+        assert_eq!(timing.renew_deadline_ms, 2_250);
+        assert_eq!(timing.tick_ms, 300);
+        assert_eq!(timing.request_timeout_ms, 300);
+        assert_eq!(timing.node_heartbeat_ms, 1_000);
+        assert_eq!(timing.node_dead_ms, 3_000);
+        for lease_ms in [0, LEASE_MS_MIN - 1, LEASE_MS_MAX + 1] {
+            assert!(
+                matches!(Timing::for_lease_ms(lease_ms), Err(Error::LeaseMs { lease_ms: got, .. }) if got == lease_ms),
+                "{lease_ms}"
+            );
+        }
+        assert!(Timing::for_lease_ms(LEASE_MS_MIN).is_ok());
+        assert!(Timing::for_lease_ms(LEASE_MS_MAX).is_ok());
+    }
+
+    #[test]
+    fn lease_keys_round_trip_and_foreign_keys_are_ignored() {
+        assert_eq!(lease_key(p(17)), "p17");
+        assert_eq!(partition_of_key("p17", 18), Some(p(17)));
+        for key in ["p18", "p", "p01", "q1", "p1x", "p-1", "config"] {
+            assert_eq!(partition_of_key(key, 18), None, "{key}");
+        }
+        assert_eq!(partition_of_key("p0", 1), Some(p(0)));
     }
 
     #[test]

@@ -26,12 +26,21 @@ pub const LEASE_MS_MIN: u64 = 300;
 /// The longest lease a [`crate::node::NodeOptions`] accepts.
 pub const LEASE_MS_MAX: u64 = 60_000;
 
-/// How often a live node rewrites its registry entry.
-pub const NODE_HEARTBEAT_MS: u64 = 1_000;
+/// A holder renews its lease this many times per lease length (every `lease_ms / 3`), so two
+/// renewals may fail before its deadline.
+pub const LEASE_RENEWALS_PER_LEASE: u64 = 3;
 
-/// A node whose registry entry has not changed for this long (observer's clock) is not
-/// counted among the live nodes when partitions are balanced.
-pub const NODE_DEAD_MS: u64 = 3 * NODE_HEARTBEAT_MS;
+/// The holder's renew deadline is `lease_ms - lease_ms / LEASE_MARGIN_DIVISOR`: it stops a
+/// quarter lease before any other node may take over, room for clock-rate drift and a tick.
+pub const LEASE_MARGIN_DIVISOR: u64 = 4;
+
+/// The driver decides at least every `lease_ms / LEASE_TICKS_PER_LEASE`, and one lease request
+/// may take that long at most, so a hung request cannot carry a holder past its deadline.
+pub const LEASE_TICKS_PER_LEASE: u64 = 10;
+
+/// A node rewrites its registry entry `lease_ms / NODE_HEARTBEATS_PER_LEASE` apart (1 s with
+/// the default lease); one unchanged for a whole lease (3 s) is not counted live.
+pub const NODE_HEARTBEATS_PER_LEASE: u64 = 3;
 
 /// How long a surviving node takes at most to own a dead node's partitions, before replay:
 /// the lease, plus one decision tick and one KV round trip. Tests wait this long; issue 19
@@ -48,7 +57,12 @@ pub const REQUEST_TIMEOUT_MS: u64 = 5_000;
 pub const BUCKET_REPLICAS_MAX: usize = 3;
 
 // A node is judged dead only after several missed heartbeats.
-const _: () = assert!(NODE_DEAD_MS >= 2 * NODE_HEARTBEAT_MS);
+const _: () = assert!(NODE_HEARTBEATS_PER_LEASE >= 2);
+// Two renewals fit before the deadline: 1/3 + 1/3 < 3/4.
+const _: () =
+    assert!(LEASE_MARGIN_DIVISOR * 2 < LEASE_RENEWALS_PER_LEASE * (LEASE_MARGIN_DIVISOR - 1));
+// The margin holds a tick and a request: 2/10 < 1/4.
+const _: () = assert!(2 * LEASE_MARGIN_DIVISOR < LEASE_TICKS_PER_LEASE);
 const _: () = assert!(LEASE_MS_MIN <= LEASE_MS && LEASE_MS <= LEASE_MS_MAX);
 // A takeover fits its bound with room for a tick and a round trip.
 const _: () = assert!(LEASE_MS + LEASE_MS / 2 <= TAKEOVER_MS_MAX);

@@ -8,8 +8,10 @@
 use async_nats::jetstream;
 use statelog_cluster::buckets::{self, CONFIG_BUCKET};
 use statelog_cluster::config::{self, InitOutcome, CONFIG_KEY};
+use statelog_cluster::node::{Node, NodeOptions};
 use statelog_cluster::Error;
 use statelog_nats::testing::TestCluster;
+use std::sync::Arc;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -30,6 +32,18 @@ fn init_is_create_only_and_load_reads_it() {
         match config::load(&urls).await {
             Err(Error::NotInitialized) => {}
             other => panic!("before init: {other:?}"),
+        }
+        // A node refuses to join a cluster nobody initialized.
+        let client = buckets::connect(&urls).await.expect("connect");
+        let sink = |_: statelog_cluster::node::Ownership| {};
+        match Node::start(client, NodeOptions::new("a", "127.0.0.1:1"), Arc::new(sink)).await {
+            Err(error @ Error::NotInitialized) => {
+                assert!(
+                    error.to_string().contains("statelog cluster init"),
+                    "{error}"
+                );
+            }
+            other => panic!("a node before init: {other:?}"),
         }
         let created = config::init(&urls, 16).await.expect("init");
         assert!(matches!(created, InitOutcome::Created(_)), "{created:?}");
