@@ -172,7 +172,9 @@ impl Node {
             owned: owned_sender,
         };
         // Register before deciding, so others count this node when they balance.
-        driver.heartbeat().await?;
+        if let Some(beat) = driver.beat() {
+            driver.last_beat_ms = Some(beat.await?);
+        }
         let mut watches = Some(driver.resync().await?);
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
@@ -274,7 +276,13 @@ impl Driver {
 
     async fn run(&mut self, watches: &mut Option<Watches>, stopped: &mut oneshot::Receiver<()>) {
         loop {
-            let tick = tokio::time::sleep(std::time::Duration::from_millis(self.timing.tick_ms));
+            // Wake on the tick, or sooner on the earliest renew deadline.
+            let wait_ms = self
+                .until_deadline_ms()
+                .map_or(self.timing.tick_ms, |left_ms| {
+                    left_ms.clamp(1, self.timing.tick_ms)
+                });
+            let tick = tokio::time::sleep(std::time::Duration::from_millis(wait_ms));
             let event = match watches.as_mut() {
                 Some(current) => tokio::select! {
                     biased;
@@ -301,19 +309,57 @@ impl Driver {
                 Event::Lease(_) | Event::Node(_) => *watches = None,
                 Event::Tick => {}
             }
-            if watches.is_none() {
-                *watches = self.resync().await.ok();
-            }
-            // A failed heartbeat is retried on the next tick; others see this node late.
-            let _ = self.heartbeat().await;
+            // Decide first: a lapsed lease is dropped before anything else may wait on NATS.
             self.step().await;
+            if watches.is_none() {
+                // Bounded by the earliest renew deadline, so a slow resync cannot hold a
+                // partition past it; an unfinished one is tried again on the next turn.
+                let bound_ms = self
+                    .until_deadline_ms()
+                    .map_or(crate::limits::REQUEST_TIMEOUT_MS, |left_ms| left_ms.max(1));
+                let resynced =
+                    tokio::time::timeout(std::time::Duration::from_millis(bound_ms), self.resync())
+                        .await;
+                *watches = resynced.ok().and_then(Result::ok);
+                self.drop_lapsed();
+            }
         }
+    }
+
+    /// How long until the earliest renew deadline of a held partition, if any is held.
+    fn until_deadline_ms(&self) -> Option<u64> {
+        let now_ms = self.now_ms();
+        self.view
+            .held
+            .values()
+            .map(|held| (held.renewed_at_ms + self.timing.renew_deadline_ms).saturating_sub(now_ms))
+            .min()
+    }
+
+    /// Drops every held partition past its renew deadline, at once.
+    fn drop_lapsed(&mut self) {
+        let now_ms = self.now_ms();
+        let lapsed: Vec<PartitionIndex> = self
+            .view
+            .held
+            .iter()
+            .filter(|(_, held)| {
+                now_ms.saturating_sub(held.renewed_at_ms) >= self.timing.renew_deadline_ms
+            })
+            .map(|(&partition, _)| partition)
+            .collect();
+        for partition in lapsed {
+            self.lose(partition, LostReason::DeadlineMissed);
+        }
+        self.publish();
     }
 
     /// Watches both buckets, then reads every key, so nothing written between is missed (the
     /// view keeps the higher revision of a key, whichever order they come in).
     async fn resync(&mut self) -> Result<Watches, Error> {
-        let timeout_ms = crate::limits::REQUEST_TIMEOUT_MS;
+        // Each request bounded like a lease write, so a resync against an unreachable NATS
+        // ends within a tick or two and the loop gets back to its deadlines.
+        let timeout_ms = self.timing.request_timeout_ms.max(1);
         let nodes_watch = buckets::bounded(
             NODES_BUCKET,
             || "watch".into(),
@@ -389,25 +435,30 @@ impl Driver {
             .observe_node(&entry.key, entry.revision, deleted, now_ms);
     }
 
-    async fn heartbeat(&mut self) -> Result<(), Error> {
+    /// The registry write due now, if one is: it answers when it was sent.
+    fn beat(&self) -> Option<impl std::future::Future<Output = Result<u64, Error>> + 'static> {
         let now_ms = self.now_ms();
         if self
             .last_beat_ms
             .is_some_and(|last| now_ms.saturating_sub(last) < self.timing.node_heartbeat_ms)
         {
-            return Ok(());
+            return None;
         }
+        let store = self.nodes.clone();
+        let name = self.name.clone();
+        let entry = self.entry.clone();
         let timeout_ms = self.timing.request_timeout_ms.max(1);
-        buckets::bounded(
-            NODES_BUCKET,
-            || format!("put {}", self.name),
-            timeout_ms,
-            self.nodes.put(&self.name, self.entry.clone().into()),
-        )
-        .await?
-        .map_err(|error| bucket_error(NODES_BUCKET, "put", error))?;
-        self.last_beat_ms = Some(now_ms);
-        Ok(())
+        Some(async move {
+            buckets::bounded(
+                NODES_BUCKET,
+                || format!("put {name}"),
+                timeout_ms,
+                store.put(&name, entry.into()),
+            )
+            .await?
+            .map_err(|error| bucket_error(NODES_BUCKET, "put", error))?;
+            Ok(now_ms)
+        })
     }
 
     /// Decides and acts, then publishes what is owned.
@@ -434,22 +485,36 @@ impl Driver {
                         node: None,
                         renewed: 0,
                     };
-                    writes.push(self.write(partition, Expected::Revision(revision), value));
+                    let timeout_ms = self.timing.request_timeout_ms;
+                    writes.push(self.write(
+                        partition,
+                        Expected::Revision(revision),
+                        value,
+                        timeout_ms,
+                    ));
                 }
                 Action::Renew {
                     partition,
                     revision,
                 } => {
-                    let renewed = self
-                        .view
-                        .held
-                        .get(&partition)
-                        .map_or(0, |held| held.renewed);
+                    let Some(held) = self.view.held.get(&partition).copied() else {
+                        continue;
+                    };
                     let value = LeaseValue {
                         node: Some(self.name.clone()),
-                        renewed: renewed.wrapping_add(1),
+                        renewed: held.renewed.wrapping_add(1),
                     };
-                    writes.push(self.write(partition, Expected::Revision(revision), value));
+                    // A renewal still unanswered at the deadline is given up: the partition
+                    // is dropped then, whatever the answer would have been.
+                    let left_ms =
+                        (held.renewed_at_ms + self.timing.renew_deadline_ms).saturating_sub(now_ms);
+                    let timeout_ms = self.timing.request_timeout_ms.min(left_ms);
+                    writes.push(self.write(
+                        partition,
+                        Expected::Revision(revision),
+                        value,
+                        timeout_ms,
+                    ));
                 }
                 Action::Acquire {
                     partition,
@@ -459,15 +524,27 @@ impl Driver {
                         node: Some(self.name.clone()),
                         renewed: 0,
                     };
-                    writes.push(self.write(partition, expected, value));
+                    let timeout_ms = self.timing.request_timeout_ms;
+                    writes.push(self.write(partition, expected, value, timeout_ms));
                 }
             }
         }
-        let results = futures_util::future::join_all(writes).await;
+        // The heartbeat goes with the lease writes, so neither waits for the other.
+        let beat = self.beat();
+        let (results, beaten) = tokio::join!(futures_util::future::join_all(writes), async move {
+            match beat {
+                Some(beat) => Some(beat.await),
+                None => None,
+            }
+        });
         for written in results {
             self.written(written);
         }
-        self.publish();
+        // A failed heartbeat is tried again on the next turn; others see this node late.
+        if let Some(Ok(sent_ms)) = beaten {
+            self.last_beat_ms = Some(sent_ms);
+        }
+        self.drop_lapsed();
     }
 
     /// One lease write, bounded by the request timeout; answers what happened.
@@ -476,10 +553,11 @@ impl Driver {
         partition: PartitionIndex,
         expected: Expected,
         value: LeaseValue,
+        timeout_ms: u64,
     ) -> impl std::future::Future<Output = Written> + 'static {
         let store = self.leases.clone();
         let sent_ms = self.now_ms();
-        let timeout_ms = self.timing.request_timeout_ms.max(1);
+        let timeout_ms = timeout_ms.max(1);
         let key = lease_key(partition);
         async move {
             let bytes = buckets::encode(&value);
@@ -598,7 +676,8 @@ impl Driver {
                 node: None,
                 renewed: 0,
             };
-            writes.push(self.write(partition, Expected::Revision(revision), value));
+            let timeout_ms = self.timing.request_timeout_ms;
+            writes.push(self.write(partition, Expected::Revision(revision), value, timeout_ms));
         }
         // Releases that fail leave leases to run out; nothing more to do on the way out.
         let _ = futures_util::future::join_all(writes).await;

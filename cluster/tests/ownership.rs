@@ -268,3 +268,52 @@ fn a_clean_stop_releases_every_partition_to_the_others() {
         a.shutdown().await;
     });
 }
+
+/// NATS goes away under a holder (all three servers killed): renewals fail, and the holder
+/// drops every partition on its renew deadline, which falls before a lease has passed since
+/// its last renewal, so no other node could have been told to take over yet.
+#[test]
+fn a_holder_cut_off_from_nats_drops_its_partitions_on_the_renew_deadline() {
+    let Some(mut cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    runtime().block_on(async {
+        config::init(&cluster.urls(), 2).await.expect("init");
+        let (sender, mut events) = mpsc::unbounded_channel();
+        let a = start_node(&cluster, 0, "a", TEST_LEASE_MS, &sender).await;
+        wait_owned(&a, 2).await;
+        drain(&mut events);
+        let killing = Instant::now();
+        cluster.stop_all();
+        // The node may renew through a server still running while the others are killed.
+        let cut = Instant::now();
+        println!(
+            "killing the servers took {} ms",
+            cut.duration_since(killing).as_millis()
+        );
+        let mut lost = Vec::new();
+        while lost.len() < 2 {
+            let (node, event) =
+                tokio::time::timeout(Duration::from_millis(TAKEOVER_MS_MAX), events.recv())
+                    .await
+                    .expect("the partitions are dropped")
+                    .expect("the channel is open");
+            match event {
+                Ownership::Lost { partition, reason } => {
+                    assert_eq!(node, "a");
+                    assert_eq!(reason, LostReason::DeadlineMissed, "{partition}");
+                    lost.push(partition.0);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        println!(
+            "both partitions dropped {} ms after the last server died (lease {TEST_LEASE_MS} ms)",
+            cut.elapsed().as_millis()
+        );
+        lost.sort_unstable();
+        assert_eq!(lost, vec![0, 1]);
+        assert!(wait_owned(&a, 0).await.is_empty());
+        a.abort();
+    });
+}
