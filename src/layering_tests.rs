@@ -522,6 +522,22 @@ fn the_wal_depends_on_no_workspace_crate() {
     assert!(workspace.is_empty(), "{workspace:?}");
 }
 
+/// The cluster crate (partition map, config, leases) sits beside the log: the engine and the
+/// server will depend on it, so it depends on no workspace crate (statelog-nats only in its
+/// tests, for the test cluster).
+#[test]
+fn the_cluster_crate_depends_on_no_workspace_crate() {
+    let graph = graph();
+    let cluster = graph.id_of("statelog-cluster");
+    let workspace: BTreeSet<String> = graph
+        .reachable(cluster)
+        .into_iter()
+        .filter(|(id, _)| id != cluster && graph.name(id).starts_with("statelog"))
+        .map(|(_, path)| path.join(" -> "))
+        .collect();
+    assert!(workspace.is_empty(), "{workspace:?}");
+}
+
 #[test]
 fn the_core_source_does_no_io_and_reads_no_clock() {
     let core_src = root().join("core/src");

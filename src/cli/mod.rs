@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[cfg(feature = "cluster")]
+mod cluster;
 mod compact;
 mod executions;
 mod history;
@@ -40,6 +42,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Redrive a failed, aborted or timed-out execution.
     Redrive(redrive::RedriveArgs),
+    /// Set up a cluster of statelog nodes over NATS JetStream.
+    #[cfg(feature = "cluster")]
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -53,5 +59,7 @@ pub fn run(cli: Cli) -> ExitCode {
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(args),
         Command::Redrive(args) => redrive::run(args),
+        #[cfg(feature = "cluster")]
+        Command::Cluster(command) => cluster::run(command),
     }
 }

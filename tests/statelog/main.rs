@@ -18,6 +18,7 @@ mod asl_conformance;
 mod asl_fuzz_replay;
 mod asl_jsonata;
 mod asl_validate_cli;
+mod cluster_cli;
 mod engine_catalog;
 mod engine_cli;
 mod engine_close_waiters;
