@@ -24,11 +24,15 @@ use std::time::{Duration, Instant};
 
 use crate::limits::TEST_CLUSTER_READY_MS_MAX;
 
-/// The oldest server that takes `jetstream { sync_interval: always }`.
-pub const SERVER_VERSION_MIN: (u32, u32, u32) = (2, 10, 0);
+/// The oldest server the log runs on: `jetstream { sync_interval: always }` (2.10) and atomic
+/// batches for the takeover (2.12).
+pub const SERVER_VERSION_MIN: (u32, u32, u32) = (2, 12, 0);
 
 /// The environment variable naming the server binary (else `nats-server` on `PATH`).
 pub const SERVER_ENV: &str = "STATELOG_NATS_SERVER";
+
+/// Set, the cluster's directory (configs, server logs, stores) is kept after the test.
+pub const KEEP_DIRS_ENV: &str = "STATELOG_NATS_KEEP_DIRS";
 
 /// The name of the cluster the servers form.
 const CLUSTER_NAME: &str = "statelog-test";
@@ -112,7 +116,7 @@ pub fn find_server() -> Result<(PathBuf, (u32, u32, u32)), StartError> {
     if version < SERVER_VERSION_MIN {
         return Err(StartError::Absent {
             reason: format!(
-                "{} is {}.{}.{}; sync_interval: always needs {}.{}.{} or newer",
+                "{} is {}.{}.{}; the log needs {}.{}.{} or newer (sync_interval: always, atomic batches)",
                 binary.display(),
                 version.0,
                 version.1,
@@ -268,7 +272,7 @@ impl TestCluster {
         Ok(())
     }
 
-    /// Blocks until JetStream answers an account query (it has a meta leader), from any
+    /// Blocks until JetStream answers an account query (it has a meta leader) from every
     /// running server, at most [`TEST_CLUSTER_READY_MS_MAX`].
     pub fn wait_ready(&self) -> Result<(), StartError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -284,18 +288,21 @@ impl TestCluster {
         let deadline = Duration::from_millis(TEST_CLUSTER_READY_MS_MAX);
         let mut last = String::from("not asked yet");
         while started.elapsed() < deadline {
+            // Every running server must answer by itself: each then knows the meta leader.
             let answer = runtime.block_on(async {
-                let client = async_nats::ConnectOptions::new()
-                    .connection_timeout(Duration::from_millis(500))
-                    .connect(urls.as_slice())
-                    .await
-                    .map_err(|error| format!("connect: {error}"))?;
-                let context = async_nats::jetstream::new(client);
-                context
-                    .query_account()
-                    .await
-                    .map(|_| ())
-                    .map_err(|error| format!("account info: {error}"))
+                for url in &urls {
+                    let client = async_nats::ConnectOptions::new()
+                        .connection_timeout(Duration::from_millis(500))
+                        .connect(url.as_str())
+                        .await
+                        .map_err(|error| format!("connect {url}: {error}"))?;
+                    let context = async_nats::jetstream::new(client);
+                    context
+                        .query_account()
+                        .await
+                        .map_err(|error| format!("account info from {url}: {error}"))?;
+                }
+                Ok::<(), String>(())
             });
             match answer {
                 Ok(()) => return Ok(()),
@@ -388,8 +395,14 @@ impl TestCluster {
 impl Drop for TestCluster {
     fn drop(&mut self) {
         self.stop_all();
-        // The directory goes after the processes, so no server writes into a removed one.
-        drop(self.root.take());
+        // The directory goes after the processes, so no server writes into a removed one;
+        // `STATELOG_NATS_KEEP_DIRS` keeps it (the servers' logs) for a look after a failure.
+        if let Some(root) = self.root.take() {
+            if std::env::var_os(KEEP_DIRS_ENV).is_some() {
+                let kept = root.keep();
+                println!("kept the test cluster's directory {}", kept.display());
+            }
+        }
     }
 }
 

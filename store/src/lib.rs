@@ -36,6 +36,8 @@ use statelog_core::history::{check_sequence, EventDetails, EventId, HistoryEvent
 use statelog_wal::Lsn;
 
 pub use catalog::{ActivityEntry, RedriveToken, Tags};
+#[cfg(feature = "contract")]
+pub use log::contract;
 pub use log::{
     Compacted, CompactionProgress, Durability, Extent, Keep, Log, LogRecord, LogStats, MemoryLog,
     OnDurable, Visit, VisitOrigin, VisitRecord,
@@ -58,6 +60,16 @@ pub enum Error {
     /// appends is acknowledged any more. Terminal.
     #[error("log: this writer was fenced: another writer owns the log")]
     Fenced,
+    /// A log on other machines (a replicated log) failed: its transport, its servers, or a
+    /// refusal of theirs that is not a fence. Terminal for this writer (fail-stop) unless
+    /// `retryable` (a read that may succeed when asked again).
+    #[error("replicated log: {cause}")]
+    Replicated {
+        /// What failed, as the log's own crate describes it.
+        cause: Arc<dyn std::error::Error + Send + Sync>,
+        /// Whether the same call may succeed when made again.
+        retryable: bool,
+    },
     /// The log does not implement an operation of the contract (a log written before it).
     #[error("log: {operation} is not supported by this log")]
     Unsupported {
@@ -202,6 +214,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Log(error) => error.is_retryable(),
+            Error::Replicated { retryable, .. } => *retryable,
             _ => false,
         }
     }

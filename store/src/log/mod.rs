@@ -1,8 +1,8 @@
 //! log: the contract between the store and the log under it. [`Log`] is everything the store
 //! asks of a log; [`statelog_wal::Wal`] implements it for real (`wal.rs`), [`MemoryLog`] holds
 //! records in memory for tests and embedders that need no disk (`memory.rs`). A replicated log
-//! (issue 19) is a third implementation, checked by the same contract suite
-//! (`store/tests/store/log_contract.rs`).
+//! (issue 19, `statelog-nats`) is a third implementation, checked by the same contract cases
+//! (`contract.rs`, feature `contract`; run by `store/tests/store/log_contract.rs` and `nats/tests/`).
 //!
 //! The contract:
 //! - Positions. Every record has an LSN. LSNs are dense and increase by one per record. A batch
@@ -43,6 +43,8 @@
 //!
 //! Must not: interpret payloads; read a clock for anything but a tail's timeout.
 
+#[cfg(feature = "contract")]
+pub mod contract;
 mod memory;
 mod wal;
 
