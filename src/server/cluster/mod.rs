@@ -1,0 +1,9 @@
+//! cluster: what `statelog serve` needs to run as one node of a cluster (issue 19).
+//!
+//! - [`host`]: one engine per partition this node owns, opened and closed by the lease
+//!   driver's `Ownership` events, each over its partition's log.
+//!
+//! Lives in the server crate, not in `statelog-cluster`: that crate must not depend on the
+//! engine or the server (they depend on it).
+
+pub mod host;
