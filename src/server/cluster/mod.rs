@@ -3,9 +3,11 @@
 //! - [`host`]: one engine per partition this node owns, opened and closed by the lease
 //!   driver's `Ownership` events, each over its partition's log.
 //! - [`route`]: which partition a call touches (pure: operation, body, partition count).
+//! - [`forward`]: node-to-node calls over NATS request/reply, retried on `NotOwner`.
 //!
 //! Lives in the server crate, not in `statelog-cluster`: that crate must not depend on the
 //! engine or the server (they depend on it).
 
+pub mod forward;
 pub mod host;
 pub mod route;
