@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use statelog::clock::ManualClock;
+use statelog::cluster::host::{LogFactory, OptionsFor, PartitionHost};
 use statelog::engine::EngineOptions;
-use statelog::server::cluster::host::{LogFactory, OptionsFor, PartitionHost};
 use statelog::store::{self, Log, MemoryLog};
 use statelog_cluster::config;
 use statelog_cluster::limits::TAKEOVER_MS_MAX;

@@ -28,8 +28,6 @@ use std::sync::Arc;
 use crate::clock::Clock;
 
 pub mod backend;
-#[cfg(feature = "cluster")]
-pub mod cluster;
 pub mod connection;
 pub mod credentials;
 pub mod engine_backend;

@@ -22,7 +22,7 @@ use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use statelog_cluster::partition::PartitionIndex;
 
-use super::super::limits::{
+use crate::server::limits::{
     FORWARD_ATTEMPTS_MAX, FORWARD_MESSAGE_BYTES_MAX, FORWARD_RETRY_WAIT_MS, FORWARD_TIMEOUT_MS,
 };
 

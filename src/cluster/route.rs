@@ -27,9 +27,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use statelog_cluster::partition::{partition_of_execution, partition_of_swf_run, PartitionIndex};
 
-use super::super::engine_backend::engine_error;
-use super::super::error::Error;
-use super::super::protocol::{
+use crate::engine::arn::{Arn, Resource, ResourceType};
+use crate::engine::{Error as EngineError, TaskTokenReason};
+use crate::interpreter::parse_token;
+use crate::server::engine_backend::engine_error;
+use crate::server::error::Error;
+use crate::server::protocol::{
     decode, ActivityArnInput, CreateActivityInput, CreateStateMachineInput, ExecutionArnInput,
     GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput,
     ListTagsForResourceInput, Operation, RedriveExecutionInput, SendTaskFailureInput,
@@ -37,10 +40,7 @@ use super::super::protocol::{
     TagResourceInput, TaskTokenInput, UntagResourceInput, UpdateStateMachineInput,
     ValidateDefinitionInput,
 };
-use super::super::swf::SwfOperation;
-use crate::engine::arn::{Arn, Resource, ResourceType};
-use crate::engine::{Error as EngineError, TaskTokenReason};
-use crate::interpreter::parse_token;
+use crate::server::swf::SwfOperation;
 
 /// The partition that holds the catalog (the authority).
 pub const CATALOG_PARTITION: PartitionIndex = PartitionIndex(0);

@@ -5,8 +5,9 @@
 //! - [`route`]: which partition a call touches (pure: operation, body, partition count).
 //! - [`forward`]: node-to-node calls over NATS request/reply, retried on `NotOwner`.
 //!
-//! Lives in the server crate, not in `statelog-cluster`: that crate must not depend on the
-//! engine or the server (they depend on it).
+//! Lives in the root crate, not in `statelog-cluster` (that crate must not depend on the
+//! engine or the server) and not under `src/server/` (the server names only the engine's API;
+//! a node composes partition logs and engines, the layer below it).
 
 pub mod forward;
 pub mod host;
