@@ -11,6 +11,10 @@ pub use statelog_engine as engine;
 pub use statelog_engine::clock;
 pub use statelog_store as store;
 
+/// One node of a cluster (issue 19): engines per owned partition, call routing, forwarding.
+/// Beside the server, not in it: a node composes partition logs and engines, below the API.
+#[cfg(all(feature = "server", feature = "cluster"))]
+pub mod cluster;
 #[cfg(test)]
 mod layering_tests;
 pub mod limits;

@@ -204,3 +204,20 @@ const _: () = assert!(SWF_TASK_LIST_NAME_CHARS_MAX <= crate::limits::TASK_LIST_N
 /// The most SigV4 signing keys the server keeps derived (one per access key, day, region and
 /// service in use); past it the cache starts over.
 pub const SIGNING_KEYS_CACHED_MAX: usize = 4096;
+
+/// How many nodes a forwarded call tries (issue 19): a node that answers `NotOwner` makes the
+/// sender re-resolve the owner from the leases and send again, at most this many sends in all.
+pub const FORWARD_ATTEMPTS_MAX: u32 = 3;
+
+/// How long the sender waits before re-sending a call a node refused as `NotOwner` (a lease
+/// that moved is seen by the sender within a KV round trip).
+pub const FORWARD_RETRY_WAIT_MS: u64 = 100;
+
+/// How long one forwarded call may take at its owner: the longest long poll (60 s) and room.
+pub const FORWARD_TIMEOUT_MS: u64 = 65_000;
+
+/// The largest forwarded call or answer, in bytes: the largest request body with its caller
+/// and envelope. NATS servers refuse messages over their `max_payload` (1 MiB by default), so
+/// a cluster that forwards bodies this large sets `max_payload` to at least this; a call over
+/// the connected server's `max_payload` is refused before it is sent, naming both sizes.
+pub const FORWARD_MESSAGE_BYTES_MAX: usize = REQUEST_BODY_BYTES_MAX + 64 * 1024;

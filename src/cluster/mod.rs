@@ -1,0 +1,14 @@
+//! cluster: what `statelog serve` needs to run as one node of a cluster (issue 19).
+//!
+//! - [`host`]: one engine per partition this node owns, opened and closed by the lease
+//!   driver's `Ownership` events, each over its partition's log.
+//! - [`route`]: which partition a call touches (pure: operation, body, partition count).
+//! - [`forward`]: node-to-node calls over NATS request/reply, retried on `NotOwner`.
+//!
+//! Lives in the root crate, not in `statelog-cluster` (that crate must not depend on the
+//! engine or the server) and not under `src/server/` (the server names only the engine's API;
+//! a node composes partition logs and engines, the layer below it).
+
+pub mod forward;
+pub mod host;
+pub mod route;
