@@ -24,7 +24,9 @@ use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use statelog_nats::testing::TestCluster;
 
 const PARTITIONS: u32 = 4;
-const TEST_LEASE_MS: u64 = 600;
+/// The tests' lease: short so takeovers are quick, long enough that a KV round trip on a
+/// loaded 2-core CI machine (its request timeout is a tenth of it) does not lose a lease.
+const TEST_LEASE_MS: u64 = 2_000;
 const ACCOUNT: &str = "000000000000";
 const WAIT: &str = r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}"#;
 

@@ -27,7 +27,7 @@ use crate::lease::{
     decide, lease_key, partition_of_key, Action, Expected, Held, LeaseValue, LostReason, Timing,
     View,
 };
-use crate::limits::{LEASE_MS, LISTEN_BYTES_MAX, NODE_NAME_BYTES_MAX};
+use crate::limits::{LEASE_MS, LISTEN_BYTES_MAX, NODE_NAME_BYTES_MAX, REQUEST_TIMEOUT_MS};
 use crate::partition::PartitionIndex;
 
 /// A change of what this node owns.
@@ -172,10 +172,12 @@ impl Node {
             owned: owned_sender,
         };
         // Register before deciding, so others count this node when they balance.
-        if let Some(beat) = driver.beat() {
+        if let Some(beat) = driver.beat(REQUEST_TIMEOUT_MS) {
             driver.last_beat_ms = Some(beat.await?);
         }
-        let mut watches = Some(driver.resync().await?);
+        // It owns nothing yet, so no renew deadline bounds this first read: it gets as long as
+        // `init`/`load` requests do (a loaded machine can take longer than a lease tick).
+        let mut watches = Some(driver.resync(REQUEST_TIMEOUT_MS).await?);
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             driver.run(&mut watches, &mut stopped).await;
@@ -317,9 +319,11 @@ impl Driver {
                 let bound_ms = self
                     .until_deadline_ms()
                     .map_or(crate::limits::REQUEST_TIMEOUT_MS, |left_ms| left_ms.max(1));
-                let resynced =
-                    tokio::time::timeout(std::time::Duration::from_millis(bound_ms), self.resync())
-                        .await;
+                let resynced = tokio::time::timeout(
+                    std::time::Duration::from_millis(bound_ms),
+                    self.resync(self.timing.request_timeout_ms),
+                )
+                .await;
                 *watches = resynced.ok().and_then(Result::ok);
                 self.drop_lapsed();
             }
@@ -356,10 +360,11 @@ impl Driver {
 
     /// Watches both buckets, then reads every key, so nothing written between is missed (the
     /// view keeps the higher revision of a key, whichever order they come in).
-    async fn resync(&mut self) -> Result<Watches, Error> {
-        // Each request bounded like a lease write, so a resync against an unreachable NATS
-        // ends within a tick or two and the loop gets back to its deadlines.
-        let timeout_ms = self.timing.request_timeout_ms.max(1);
+    /// Each request is bounded by `timeout_ms`: in the loop, like a lease write, so a resync
+    /// against an unreachable NATS ends within a tick or two and the loop gets back to its
+    /// deadlines.
+    async fn resync(&mut self, timeout_ms: u64) -> Result<Watches, Error> {
+        let timeout_ms = timeout_ms.max(1);
         let nodes_watch = buckets::bounded(
             NODES_BUCKET,
             || "watch".into(),
@@ -436,7 +441,11 @@ impl Driver {
     }
 
     /// The registry write due now, if one is: it answers when it was sent.
-    fn beat(&self) -> Option<impl std::future::Future<Output = Result<u64, Error>> + 'static> {
+    /// The heartbeat due now, if any, its write bounded by `timeout_ms`.
+    fn beat(
+        &self,
+        timeout_ms: u64,
+    ) -> Option<impl std::future::Future<Output = Result<u64, Error>> + 'static> {
         let now_ms = self.now_ms();
         if self
             .last_beat_ms
@@ -447,7 +456,7 @@ impl Driver {
         let store = self.nodes.clone();
         let name = self.name.clone();
         let entry = self.entry.clone();
-        let timeout_ms = self.timing.request_timeout_ms.max(1);
+        let timeout_ms = timeout_ms.max(1);
         Some(async move {
             buckets::bounded(
                 NODES_BUCKET,
@@ -530,7 +539,7 @@ impl Driver {
             }
         }
         // The heartbeat goes with the lease writes, so neither waits for the other.
-        let beat = self.beat();
+        let beat = self.beat(self.timing.request_timeout_ms);
         let (results, beaten) = tokio::join!(futures_util::future::join_all(writes), async move {
             match beat {
                 Some(beat) => Some(beat.await),

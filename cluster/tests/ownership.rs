@@ -20,8 +20,9 @@ use statelog_cluster::partition::PartitionIndex;
 use statelog_nats::testing::TestCluster;
 use tokio::sync::mpsc;
 
-/// The tests' lease.
-const TEST_LEASE_MS: u64 = 600;
+/// The tests' lease: short so takeovers are quick, long enough that a KV round trip on a
+/// loaded 2-core CI machine (its request timeout is a tenth of it) does not lose a lease.
+const TEST_LEASE_MS: u64 = 2_000;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
