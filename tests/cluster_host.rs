@@ -3,8 +3,11 @@
 //! takes are closed on the first at once (an engine clone still held appends nothing) and
 //! opened on the second over the same log, whose replay shows what the first wrote.
 //!
-//! The partitions' logs are `MemoryLog`s shared by both nodes' factories, standing in for the
-//! JetStream streams (which `statelog-nats` provides).
+//! The first test's partition logs are `MemoryLog`s shared by both nodes' factories, standing
+//! in for the streams. The second runs on the real ones (`JetStreamLogFactory`: a JetStream
+//! stream per partition, fenced by the lease's epoch): a node is aborted as a crash, the
+//! survivor takes its partitions over, replays them from JetStream and finishes their
+//! executions, and the crashed node's engines can append nothing acknowledged any more.
 
 #![cfg(all(feature = "server", feature = "cluster"))]
 
@@ -14,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use statelog::clock::ManualClock;
-use statelog::cluster::host::{LogFactory, OptionsFor, PartitionHost};
-use statelog::engine::EngineOptions;
+use statelog::cluster::host::{HostError, LogFactory, OptionsFor, PartitionHost};
+use statelog::cluster::jetstream::JetStreamLogFactory;
+use statelog::engine::{Engine, EngineOptions, HistoryQuery};
 use statelog::store::{self, Log, MemoryLog};
 use statelog_cluster::config;
-use statelog_cluster::limits::TAKEOVER_MS_MAX;
+use statelog_cluster::limits::{LEASE_MS, TAKEOVER_MS_MAX};
 use statelog_cluster::node::{Node, NodeOptions};
 use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use statelog_nats::testing::TestCluster;
@@ -67,11 +71,21 @@ async fn start_node(
     name: &str,
     host: &PartitionHost,
 ) -> Node {
+    start_node_with_lease(cluster, server, name, host, TEST_LEASE_MS).await
+}
+
+async fn start_node_with_lease(
+    cluster: &TestCluster,
+    server: usize,
+    name: &str,
+    host: &PartitionHost,
+    lease_ms: u64,
+) -> Node {
     let client = async_nats::connect(cluster.url(server))
         .await
         .expect("connect");
     let mut options = NodeOptions::new(name, format!("127.0.0.1:{}", 9_100 + server));
-    options.lease_ms = TEST_LEASE_MS;
+    options.lease_ms = lease_ms;
     Node::start(client, options, Arc::new(host.clone()))
         .await
         .expect("node starts")
@@ -160,5 +174,199 @@ fn engines_follow_ownership_across_a_join() {
         b.shutdown().await;
         a.shutdown().await;
         assert!(host_a.owned().is_empty() && host_b.owned().is_empty());
+    });
+}
+
+/// A host over `factory` whose engines share one manual clock, returned with it.
+fn clocked_host(factory: Arc<dyn LogFactory>) -> (PartitionHost, ManualClock) {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let engines_clock = clock.clone();
+    let options: Arc<OptionsFor> = Arc::new(move |_| EngineOptions {
+        clock: Arc::new(engines_clock.clone()),
+        background_timers: false,
+        worker_threads: 1,
+        account: ACCOUNT.to_string(),
+        ..EngineOptions::default()
+    });
+    (PartitionHost::new(factory, options), clock)
+}
+
+/// An execution name that lands in `partition`.
+fn name_in(partition: PartitionIndex, prefix: &str) -> String {
+    (0..)
+        .map(|i| format!("{prefix}-{i}"))
+        .find(|name| {
+            partition_of_execution(ACCOUNT, "m", name, PARTITIONS).expect("in range") == partition
+        })
+        .expect("some name lands there")
+}
+
+/// Bound on one partition's takeover including its replay, so that a broken takeover fails
+/// the test instead of hanging it (not a performance assertion: the figure is printed).
+const TAKEOVER_WAIT_MS: u64 = TAKEOVER_MS_MAX + 30_000;
+
+#[test]
+fn a_crashed_nodes_partitions_are_replayed_from_jetstream_and_finish_on_the_survivor() {
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        config::init(&cluster.urls(), PARTITIONS)
+            .await
+            .expect("init");
+        // Both nodes open the same streams (statelog_p0..3, R3) on the real cluster.
+        let factory = Arc::new(JetStreamLogFactory::new(cluster.urls(), 3));
+        let (host_a, _clock_a) = clocked_host(factory.clone());
+        let (host_b, clock_b) = clocked_host(factory);
+
+        // The production lease: the nodes' KV requests get a tenth of it each, and 60 ms (the
+        // 600 ms test lease's) is too short beside four R3 streams being created with fsync on
+        // this shared machine (a node's start timed out on it).
+        let a = start_node_with_lease(&cluster, 0, "a", &host_a, LEASE_MS).await;
+        wait_serving(&host_a, PARTITIONS as usize).await;
+        let b = start_node_with_lease(&cluster, 1, "b", &host_b, LEASE_MS).await;
+        wait_serving(&host_b, 2).await;
+        let served_a = wait_serving(&host_a, 2).await;
+
+        // An execution (a 60 s Wait) on each partition a serves, through a's engines.
+        let mut runs: Vec<(PartitionIndex, Engine, String, usize)> = Vec::new();
+        for &partition in served_a.keys() {
+            let engine = host_a.engine(partition).expect("a serves it");
+            engine
+                .create_state_machine("m", WAIT, None)
+                .expect("machine on a");
+            let before = engine.armed_timer_count();
+            let started = engine
+                .start_execution("m", Some(&name_in(partition, "crash")), "{}")
+                .expect("started on a");
+            let timers = engine.armed_timer_count();
+            assert!(timers > before, "the Wait arms a timer");
+            runs.push((partition, engine, started.execution_arn, timers));
+        }
+
+        // a crashes: its lease driver stops, nothing is released and its host is never told
+        // (its engines stay open, as in a process that is partitioned away rather than dead).
+        let aborted_at = Instant::now();
+        a.abort();
+
+        // The survivor serves each of them once the lease ran out and the replay finished;
+        // every partition polled in one loop, so each figure is its own.
+        let deadline = aborted_at + Duration::from_millis(TAKEOVER_WAIT_MS);
+        let mut acquired_ms: BTreeMap<PartitionIndex, u128> = BTreeMap::new();
+        let mut served_ms: BTreeMap<PartitionIndex, u128> = BTreeMap::new();
+        while served_ms.len() < runs.len() {
+            for (partition, ..) in &runs {
+                if !acquired_ms.contains_key(partition) && b.owned().contains_key(partition) {
+                    acquired_ms.insert(*partition, aborted_at.elapsed().as_millis());
+                }
+                if served_ms.contains_key(partition) {
+                    continue;
+                }
+                match host_b.engine(*partition) {
+                    Ok(_) => {
+                        served_ms.insert(*partition, aborted_at.elapsed().as_millis());
+                    }
+                    Err(HostError::NotOwner { .. } | HostError::Opening { .. }) => {}
+                    Err(other) => panic!("{partition}: {other}"),
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "served {served_ms:?} by b {TAKEOVER_WAIT_MS} ms after a's abort"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for (partition, ..) in &runs {
+            let epoch = host_b.owned()[partition];
+            println!(
+                "takeover: {partition} served by b {} ms after a's abort (lease acquired at {} \
+                 ms, then opened and replayed from JetStream; epoch {} -> {epoch}, lease \
+                 {LEASE_MS} ms)",
+                served_ms[partition],
+                acquired_ms
+                    .get(partition)
+                    .map_or_else(|| "?".to_string(), |ms| ms.to_string()),
+                served_a[partition],
+            );
+            assert!(epoch > served_a[partition], "{partition}: epoch {epoch}");
+        }
+        let owned_b = wait_serving(&host_b, PARTITIONS as usize).await;
+
+        for (partition, engine_a, arn, timers) in &runs {
+            let engine_b = host_b.engine(*partition).expect("b serves it");
+            // Replayed from the stream: the execution is there, its timer re-armed.
+            let described = engine_b.describe_execution(arn).expect("replayed on b");
+            assert_eq!(described.status.aws_name(), "RUNNING", "{partition}");
+            assert_eq!(
+                engine_b.armed_timer_count(),
+                *timers,
+                "{partition}: re-armed"
+            );
+
+            // a's engine, still open, is refused by the servers: b's takeover fenced it.
+            for _ in 0..2 {
+                match engine_a.stop_execution(arn, None, None) {
+                    Err(statelog::engine::Error::Store(store::Error::Fenced)) => {}
+                    other => panic!("{partition}: a's stale stop: {other:?}"),
+                }
+            }
+            let refused = engine_a.start_execution("m", Some(&name_in(*partition, "late")), "{}");
+            assert!(refused.is_err(), "{partition}: {refused:?}");
+            // Nothing of it reached the stream.
+            assert_eq!(
+                engine_b
+                    .describe_execution(arn)
+                    .expect("b")
+                    .status
+                    .aws_name(),
+                "RUNNING"
+            );
+        }
+
+        // The Wait runs out on b's clock: every execution finishes on b.
+        clock_b.advance_ms(61_000);
+        for (partition, _, arn, _) in &runs {
+            let engine_b = host_b.engine(*partition).expect("b serves it");
+            assert!(
+                engine_b.run_due_timers() >= 1,
+                "{partition}: the Wait is due"
+            );
+            let closed =
+                tokio::task::block_in_place(|| engine_b.wait_until_closed(arn)).expect("closes");
+            assert_eq!(closed.status.aws_name(), "SUCCEEDED", "{partition}");
+            let events = engine_b
+                .get_execution_history(arn, &HistoryQuery::default())
+                .expect("history")
+                .events;
+            let ids: Vec<u32> = events.iter().map(|event| event.id.0).collect();
+            let contiguous: Vec<u32> = (1..=events.len() as u32).collect();
+            assert_eq!(ids, contiguous, "{partition}: ids");
+            let types: Vec<&str> = events.iter().map(|e| e.details.type_name()).collect();
+            assert_eq!(
+                types,
+                [
+                    "ExecutionStarted",
+                    "WaitStateEntered",
+                    "WaitStateExited",
+                    "ExecutionSucceeded"
+                ],
+                "{partition}"
+            );
+        }
+        // b still writes on every partition it took (the takeover left the streams writable).
+        for partition in owned_b.keys() {
+            let engine_b = host_b.engine(*partition).expect("b serves it");
+            engine_b
+                .create_state_machine("after", WAIT, None)
+                .expect("b writes after the takeover");
+        }
+
+        b.shutdown().await;
+        assert!(host_b.owned().is_empty());
     });
 }

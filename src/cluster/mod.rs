@@ -4,6 +4,8 @@
 //!   driver's `Ownership` events, each over its partition's log.
 //! - [`route`]: which partition a call touches (pure: operation, body, partition count).
 //! - [`forward`]: node-to-node calls over NATS request/reply, retried on `NotOwner`.
+//! - [`jetstream`]: the host's [`host::LogFactory`] on a real cluster: partition `i` is the
+//!   JetStream stream `statelog_p<i>`, opened at the lease's epoch.
 //!
 //! Lives in the root crate, not in `statelog-cluster` (that crate must not depend on the
 //! engine or the server) and not under `src/server/` (the server names only the engine's API;
@@ -11,4 +13,5 @@
 
 pub mod forward;
 pub mod host;
+pub mod jetstream;
 pub mod route;
