@@ -88,6 +88,9 @@ use crate::message::{
 };
 use crate::Error;
 
+/// One record of a batch on its way out: kind, origin LSN (0: written here first), payload.
+type OutgoingRecord<'r> = (u8, u64, &'r [u8]);
+
 /// How to open a [`JetStreamLog`].
 #[derive(Debug, Clone)]
 pub struct JetStreamOptions {
@@ -738,7 +741,7 @@ impl JetStreamLog {
     fn enqueue(
         &self,
         kind: Type,
-        records: &[(u8, u64, &[u8])],
+        records: &[OutgoingRecord<'_>],
         purge_below: Option<u64>,
         acknowledge: bool,
         on_durable: Option<OnDurable>,
@@ -828,14 +831,21 @@ impl JetStreamLog {
         }
     }
 
-    fn check_kinds(records: &[(u8, &[u8])]) -> Result<(), statelog_store::Error> {
+    /// A caller's batch as the log writes it: refused when empty or holding a kind that is not
+    /// a caller's; each record with origin 0 (written here first, not copied forward).
+    fn caller_records<'r>(
+        records: &[(u8, &'r [u8])],
+    ) -> Result<Vec<OutgoingRecord<'r>>, statelog_store::Error> {
         if records.is_empty() {
             return Err(statelog_wal::Error::EmptyBatch.into());
         }
-        for &(kind, _) in records {
-            RecordKind::new(kind)?;
-        }
-        Ok(())
+        records
+            .iter()
+            .map(|&(kind, payload)| {
+                RecordKind::new(kind)?;
+                Ok((kind, 0, payload))
+            })
+            .collect()
     }
 
     fn get(&self, sequence: u64) -> Result<Fetched, Error> {
@@ -1123,11 +1133,7 @@ impl Log for JetStreamLog {
         records: &[(u8, &[u8])],
         durability: Durability,
     ) -> Result<Lsn, statelog_store::Error> {
-        Self::check_kinds(records)?;
-        let records: Vec<(u8, u64, &[u8])> = records
-            .iter()
-            .map(|&(kind, payload)| (kind, 0, payload))
-            .collect();
+        let records = Self::caller_records(records)?;
         let synced = durability == Durability::Synced;
         let (first, sequence) = self.enqueue(Type::Batch, &records, None, synced, None)?;
         if synced {
@@ -1141,11 +1147,7 @@ impl Log for JetStreamLog {
         records: &[(u8, &[u8])],
         on_durable: OnDurable,
     ) -> Result<Lsn, statelog_store::Error> {
-        Self::check_kinds(records)?;
-        let records: Vec<(u8, u64, &[u8])> = records
-            .iter()
-            .map(|&(kind, payload)| (kind, 0, payload))
-            .collect();
+        let records = Self::caller_records(records)?;
         let (first, _) = self.enqueue(Type::Batch, &records, None, true, Some(on_durable))?;
         Ok(first)
     }
@@ -1446,7 +1448,7 @@ impl JetStreamLog {
         done: &mut Compacted,
         told: &mut CompactionProgress,
     ) -> Result<(), statelog_store::Error> {
-        let records: Vec<(u8, u64, &[u8])> = chunk
+        let records: Vec<OutgoingRecord<'_>> = chunk
             .iter()
             .map(|(kind, origin, payload, _)| (*kind, *origin, payload.as_slice()))
             .collect();
