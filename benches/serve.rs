@@ -9,22 +9,23 @@
 //! starts, so the figures hold only the server's work and the loopback round trip.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderMap, HeaderValue};
 use serde_json::json;
 
-use statelog::clock::{Clock, SystemClock};
+use statelog::clock::SystemClock;
 use statelog::engine::{Engine, EngineOptions};
 use statelog::server::credentials::{Credential, Credentials};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
-use statelog::server::protocol::CONTENT_TYPE;
-use statelog::server::sigv4::{sign, SigningParams};
 use statelog::server::ServerState;
 use statelog_wal::Durability;
+
+#[path = "support/http_client.rs"]
+mod http_client;
+use http_client::{HttpClient as Client, Identity};
 
 const ACCOUNT: &str = "123456789012";
 const KEY: &str = "AKIDBENCH";
@@ -93,90 +94,12 @@ fn in_process(durability: Durability, requests: usize) -> Summary {
     summarize(latencies, busy)
 }
 
-/// One keep-alive HTTP/1.1 connection; reads a response by its Content-Length.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    host: String,
-}
-
-impl Client {
-    fn connect(addr: std::net::SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            reader: BufReader::new(stream.try_clone().expect("clone")),
-            writer: stream,
-            host: addr.to_string(),
-        }
-    }
-
-    fn prepare(&self, target: &str, body: &[u8]) -> Vec<u8> {
-        let mut headers = HeaderMap::new();
-        headers.insert("host", HeaderValue::from_str(&self.host).expect("ascii"));
-        headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
-        headers.insert(
-            "x-amz-target",
-            HeaderValue::from_str(target).expect("ascii"),
-        );
-        let authorization = sign(
-            "POST",
-            "/",
-            "",
-            &mut headers,
-            body,
-            &SigningParams {
-                access_key_id: KEY,
-                secret_access_key: SECRET,
-                region: "us-east-1",
-                service: "states",
-                now_ms: SystemClock.now_ms(),
-            },
-        )
-        .expect("signs");
-        let mut text = format!(
-            "POST / HTTP/1.1\r\ncontent-length: {}\r\nauthorization: {authorization}\r\n",
-            body.len()
-        );
-        for (name, value) in &headers {
-            text.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ascii")));
-        }
-        text.push_str("\r\n");
-        let mut bytes = text.into_bytes();
-        bytes.extend_from_slice(body);
-        bytes
-    }
-
-    fn round_trip(&mut self, request: &[u8]) -> (u16, Vec<u8>) {
-        self.writer.write_all(request).expect("write");
-        let mut status_line = String::new();
-        self.reader
-            .read_line(&mut status_line)
-            .expect("status line");
-        let status: u16 = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("status code");
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            self.reader.read_line(&mut line).expect("header");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().expect("length");
-                }
-            }
-        }
-        let mut body = vec![0u8; length];
-        self.reader.read_exact(&mut body).expect("body");
-        (status, body)
-    }
-}
+/// The connection the HTTP figures use, signing as the bench's credentials.
+const IDENTITY: Identity = Identity {
+    access_key_id: KEY,
+    secret_access_key: SECRET,
+    service: "states",
+};
 
 fn over_http(durability: Durability, requests: usize) -> Summary {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -204,12 +127,13 @@ fn over_http(durability: Durability, requests: usize) -> Summary {
     let server = runtime.spawn(statelog::server::serve(state, listener, 64, async move {
         let _ = stopped.await;
     }));
-    let mut client = Client::connect(addr);
+    let mut client = Client::connect(addr, IDENTITY);
     let create = json!({"name": "five", "definition": definition(), "roleArn": "arn:aws:iam::123456789012:role/r"});
-    let (status, body) = client.round_trip(&client.prepare(
+    let request = client.prepare(
         "AWSStepFunctions.CreateStateMachine",
         create.to_string().as_bytes(),
-    ));
+    );
+    let (status, body) = client.send(&request).expect("an answer");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     let machine = format!("arn:aws:states:us-east-1:{ACCOUNT}:stateMachine:five");
     let mut latencies = Vec::with_capacity(requests);
@@ -222,7 +146,7 @@ fn over_http(durability: Durability, requests: usize) -> Summary {
             body.to_string().as_bytes(),
         );
         let started = Instant::now();
-        let (status, answer) = client.round_trip(&request);
+        let (status, answer) = client.send(&request).expect("an answer");
         let elapsed = started.elapsed();
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
         latencies.push(elapsed);
@@ -239,7 +163,7 @@ fn over_http(durability: Durability, requests: usize) -> Summary {
             validate.as_bytes(),
         );
         let started = Instant::now();
-        let (status, answer) = client.round_trip(&request);
+        let (status, answer) = client.send(&request).expect("an answer");
         let elapsed = started.elapsed();
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
         protocol_latencies.push(elapsed);

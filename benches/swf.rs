@@ -24,25 +24,25 @@
 //! `cargo bench --bench swf -- figures-only` skips the criterion groups). In-process, HTTP and
 //! fdatasync samples alternate in one loop, so they share the machine's state.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderMap, HeaderValue};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
-use statelog::clock::{Clock, SystemClock};
+use statelog::clock::SystemClock;
 use statelog::engine::swf::api;
 use statelog::engine::{Engine, EngineOptions};
 use statelog::server::credentials::DEV_ACCOUNT_ID;
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
-use statelog::server::protocol::CONTENT_TYPE;
-use statelog::server::sigv4::{sign, SigningParams};
 use statelog::server::ServerState;
 use statelog_wal::Durability;
+
+#[path = "support/http_client.rs"]
+mod http_client;
+use http_client::{HttpClient, Identity};
 
 const DOMAIN: &str = "bench";
 
@@ -256,88 +256,33 @@ fn workflows_per_second(count: usize) -> f64 {
     count as f64 / took.as_secs_f64()
 }
 
-/// One keep-alive HTTP/1.1 connection to the server; answers are read by their
-/// Content-Length.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    host: String,
-}
+/// A keep-alive connection to the server speaking SWF (`SimpleWorkflowService.<operation>`,
+/// JSON answers), signed as any key of development mode.
+struct Client(HttpClient);
 
 impl Client {
     fn connect(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).expect("connects");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            reader: BufReader::new(stream.try_clone().expect("clones")),
-            writer: stream,
-            host: addr.to_string(),
-        }
+        Self(HttpClient::connect(
+            addr,
+            Identity {
+                access_key_id: "bench",
+                secret_access_key: "bench",
+                service: "swf",
+            },
+        ))
     }
 
     /// The bytes of a signed `SimpleWorkflowService.<operation>` request.
     fn request(&self, operation: &str, body: &Value) -> Vec<u8> {
-        let body = body.to_string().into_bytes();
-        let mut headers = HeaderMap::new();
-        headers.insert("host", HeaderValue::from_str(&self.host).expect("ascii"));
-        headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
-        let target = format!("SimpleWorkflowService.{operation}");
-        headers.insert(
-            "x-amz-target",
-            HeaderValue::from_str(&target).expect("ascii"),
-        );
-        let authorization = sign(
-            "POST",
-            "/",
-            "",
-            &mut headers,
-            &body,
-            &SigningParams {
-                access_key_id: "bench",
-                secret_access_key: "bench",
-                region: "us-east-1",
-                service: "swf",
-                now_ms: SystemClock.now_ms(),
-            },
+        self.0.prepare(
+            &format!("SimpleWorkflowService.{operation}"),
+            body.to_string().as_bytes(),
         )
-        .expect("signs");
-        let mut text = format!(
-            "POST / HTTP/1.1\r\ncontent-length: {}\r\nauthorization: {authorization}\r\n",
-            body.len()
-        );
-        for (name, value) in &headers {
-            text.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ascii")));
-        }
-        text.push_str("\r\n");
-        let mut bytes = text.into_bytes();
-        bytes.extend_from_slice(&body);
-        bytes
     }
 
-    /// Sends `request` and reads its answer: `None` once the server has gone.
+    /// Sends `request` and reads its JSON answer: `None` once the server has gone.
     fn send(&mut self, request: &[u8]) -> Option<(u16, Value)> {
-        self.writer.write_all(request).ok()?;
-        let mut status_line = String::new();
-        if self.reader.read_line(&mut status_line).ok()? == 0 {
-            return None;
-        }
-        let status: u16 = status_line.split_whitespace().nth(1)?.parse().ok()?;
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            self.reader.read_line(&mut line).ok()?;
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().ok()?;
-                }
-            }
-        }
-        let mut body = vec![0u8; length];
-        self.reader.read_exact(&mut body).ok()?;
+        let (status, body) = self.0.send(request)?;
         Some((status, serde_json::from_slice(&body).ok()?))
     }
 
