@@ -11,6 +11,7 @@ use statelog_store::MemoryLog;
 
 use super::api::{self, Fault};
 use super::tests::{fault, input, options, register_domain, T0};
+use super::tests_runs::{register_activity_type, register_workflow_type};
 use super::PollCancel;
 use crate::clock::ManualClock;
 use crate::{Engine, EngineOptions};
@@ -28,22 +29,10 @@ fn setup_with(log: &Arc<MemoryLog>, options: EngineOptions) -> Engine {
     }
     register_domain(&engine, D, "1");
     register_domain(&engine, "other", "1");
-    let swf = engine.swf();
     for domain in [D, "other"] {
-        swf.register_workflow_type(&input(json!({
-            "domain": domain, "name": "wf", "version": "1",
-            "defaultTaskStartToCloseTimeout": "30", "defaultExecutionStartToCloseTimeout": "3600",
-            "defaultTaskList": {"name": "deciders"}, "defaultChildPolicy": "TERMINATE"
-        })))
-        .expect("workflow type");
+        register_workflow_type(&engine, domain);
     }
-    swf.register_activity_type(&input(json!({
-        "domain": D, "name": "act", "version": "1",
-        "defaultTaskStartToCloseTimeout": "60", "defaultTaskHeartbeatTimeout": "NONE",
-        "defaultTaskScheduleToStartTimeout": "NONE", "defaultTaskScheduleToCloseTimeout": "NONE",
-        "defaultTaskList": {"name": "workers"}
-    })))
-    .expect("activity type");
+    register_activity_type(&engine, D);
     engine
 }
 

@@ -19,21 +19,34 @@ pub(super) const D: &str = "d";
 pub(super) fn setup(log: &Arc<MemoryLog>, clock: &ManualClock) -> Engine {
     let engine = engine_on(log, clock);
     register_domain(&engine, D, "1");
-    let swf = engine.swf();
-    swf.register_workflow_type(&input(json!({
-        "domain": D, "name": "wf", "version": "1",
-        "defaultTaskStartToCloseTimeout": "30", "defaultExecutionStartToCloseTimeout": "3600",
-        "defaultTaskList": {"name": "deciders"}, "defaultChildPolicy": "TERMINATE"
-    })))
-    .expect("workflow type");
-    swf.register_activity_type(&input(json!({
-        "domain": D, "name": "act", "version": "1",
-        "defaultTaskStartToCloseTimeout": "60", "defaultTaskHeartbeatTimeout": "NONE",
-        "defaultTaskScheduleToStartTimeout": "NONE", "defaultTaskScheduleToCloseTimeout": "NONE",
-        "defaultTaskList": {"name": "workers"}
-    })))
-    .expect("activity type");
+    register_workflow_type(&engine, D);
+    register_activity_type(&engine, D);
     engine
+}
+
+/// Workflow type `wf` 1 in `domain`: decisions on `deciders`, 30 s tasks, 1 h executions.
+pub(super) fn register_workflow_type(engine: &Engine, domain: &str) {
+    engine
+        .swf()
+        .register_workflow_type(&input(json!({
+            "domain": domain, "name": "wf", "version": "1",
+            "defaultTaskStartToCloseTimeout": "30", "defaultExecutionStartToCloseTimeout": "3600",
+            "defaultTaskList": {"name": "deciders"}, "defaultChildPolicy": "TERMINATE"
+        })))
+        .expect("workflow type");
+}
+
+/// Activity type `act` 1 in `domain`: on `workers`, 60 s start-to-close, no other timeout.
+pub(super) fn register_activity_type(engine: &Engine, domain: &str) {
+    engine
+        .swf()
+        .register_activity_type(&input(json!({
+            "domain": domain, "name": "act", "version": "1",
+            "defaultTaskStartToCloseTimeout": "60", "defaultTaskHeartbeatTimeout": "NONE",
+            "defaultTaskScheduleToStartTimeout": "NONE", "defaultTaskScheduleToCloseTimeout": "NONE",
+            "defaultTaskList": {"name": "workers"}
+        })))
+        .expect("activity type");
 }
 
 pub(super) fn start(engine: &Engine, workflow_id: &str, extra: Value) -> String {
