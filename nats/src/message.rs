@@ -168,4 +168,24 @@ mod tests {
         let empty = encode_body(std::iter::empty::<(u8, u64, &[u8])>());
         assert_eq!(decode_body(&empty), Ok(Vec::new()));
     }
+
+    /// Body format 1, byte for byte: streams written by this build must be read by every later
+    /// one, so a change to the layout shows up here (and needs a new `BODY_FORMAT`).
+    #[test]
+    fn body_format_1_is_pinned() {
+        let records: Vec<(u8, u64, &[u8])> = vec![(1, 0, b"ab"), (7, 0x0102, b"")];
+        let body = encode_body(records.iter().copied());
+        let expected: &[u8] = &[
+            1, // format
+            2, 0, 0, 0, // record count
+            1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, b'a',
+            b'b', // kind, origin 0, length, bytes
+            7, 0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // kind, origin 0x0102, length 0
+        ];
+        assert_eq!(body, expected);
+        let decoded = decode_body(expected).expect("decodes");
+        assert_eq!((decoded[0].kind, decoded[0].origin), (1, 0));
+        assert_eq!(&expected[decoded[0].payload.clone()], b"ab");
+        assert_eq!((decoded[1].kind, decoded[1].origin), (7, 0x0102));
+    }
 }
