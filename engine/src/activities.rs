@@ -1,8 +1,9 @@
 //! activities: Step Functions activities and the task lists that route their tasks to workers
 //! (after Amazon SWF). Owns the activity registry (`create_activity`, `describe_activity`,
-//! `list_activities`, `delete_activity`), the task lists (pending tasks and waiting pollers per
-//! `(namespace, list)`), the hand-out of a scheduled activity task (`dispatch` routes every
-//! activity resource here) and the long poll `get_activity_task`.
+//! `list_activities`, `delete_activity`), the task lists (pending tasks, waiting pollers and
+//! waiting peekers per `(namespace, list)`), the hand-out of a scheduled activity task
+//! (`dispatch` routes every activity resource here), the long poll `get_activity_task` /
+//! `poll_task_lists` and the peek `await_task_lists`.
 //!
 //! A task list exists as soon as a task is scheduled into it or a worker polls it. An activity's
 //! default list is named by the activity ARN; a Task state may name another with the `TaskList`
@@ -13,6 +14,15 @@
 //! A task scheduled while a poller waits on its list is claimed for that poller in the commit
 //! that schedules it (`reserve_poller`, used by `kernel::Engine::commit_decision`): one commit less.
 //!
+//! A peek (`await_task_lists`, what a cluster node sends each partition's owner before its
+//! claiming poll with wait 0) waits until one of its lists holds a pending task and claims
+//! nothing: a peeker never takes a task, never takes a poller's place and never refuses an offer.
+//! A task that becomes pending (queued by `offer`, or put back after a failed claim) wakes every
+//! peeker of its list; a task handed straight to a waiting poller, or claimed in the commit that
+//! schedules it, wakes none (it was never claimable by anyone else). A peek's true is a hint,
+//! not a promise: a local poller, another node's claim or the task's own end may take the task
+//! before the caller's claim, which then finds nothing, and the caller peeks again.
+//!
 //! The lists are memory only: they are derived from the log. On open every scheduled, unclaimed
 //! activity task is offered again (it is a pending effect of its execution), and a claimed one
 //! stays claimed until its answer, its heartbeat or its timeout. The registry is persisted: each
@@ -21,8 +31,10 @@
 //! compaction while they live. Tasks of an activity that does not exist still queue in its list.
 //!
 //! Invariants: no lock of this module is held across an await or a log append; a pending task
-//! and a poller are never both waiting in one list. Must not: sleep (the long poll waits on a
-//! channel with a deadline), or hand out a task that is not claimable.
+//! and a poller are never both waiting in one list; a peeker still listed in a list that holds a
+//! pending task has been woken; a peek's registration ends with its future (completed or
+//! dropped), so no peeker outlives its caller. Must not: sleep (the long poll and the peek wait
+//! on a channel with a deadline), hand out a task that is not claimable, or let a peek claim.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -120,10 +132,38 @@ impl Reservation {
     }
 }
 
+/// One waiting peek (`Engine::await_task_lists`); registered in every list it peeks, woken
+/// once (by the first of its lists that gets a pending task), taking nothing.
+struct Peeker {
+    sender: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Peeker {
+    /// Tells the peek a task is pending, once (another of its lists may have told it already).
+    fn wake(&self) {
+        if let Some(sender) = self.sender.lock().take() {
+            // The peek may have stopped waiting; its registration is going away then.
+            let _ = sender.send(());
+        }
+    }
+}
+
 #[derive(Default)]
 struct TaskList {
     pending: VecDeque<Pending>,
     pollers: VecDeque<Arc<Poller>>,
+    peekers: Vec<Arc<Peeker>>,
+}
+
+impl TaskList {
+    /// Wakes and forgets every peeker of the list: a task is pending in it. A peeker that also
+    /// peeks other lists stays listed there until its peek ends (`Activities::unpeek`).
+    fn wake_peekers(&mut self) {
+        for peeker in self.peekers.drain(..) {
+            peeker.wake();
+        }
+        debug_assert!(self.peekers.is_empty());
+    }
 }
 
 /// The task lists (the registry is in the store).
@@ -136,6 +176,31 @@ pub(crate) struct Activities {
 enum Found {
     Task(Pending),
     Registered,
+}
+
+/// What a peek found under the lists lock.
+#[derive(Debug, PartialEq, Eq)]
+enum Peeked {
+    /// A list holds a pending task.
+    Pending,
+    /// No list does; the peeker is registered in every list (when it was given one).
+    Waiting,
+}
+
+/// A peek registered in its lists; dropping it (the peek returned, or its future was dropped)
+/// takes the peeker out of every list, so a cancelled peek leaves nothing behind.
+struct PeekRegistration<'a> {
+    activities: &'a Activities,
+    namespace: &'a str,
+    lists: &'a [String],
+    peeker: Arc<Peeker>,
+}
+
+impl Drop for PeekRegistration<'_> {
+    fn drop(&mut self) {
+        self.activities
+            .unpeek(self.namespace, self.lists, &self.peeker);
+    }
 }
 
 impl Activities {
@@ -170,6 +235,7 @@ impl Activities {
             return Err(task);
         }
         list.pending.push_back(task);
+        list.wake_peekers();
         Ok(())
     }
 
@@ -196,12 +262,10 @@ impl Activities {
 
     /// Puts back a task whose hand-out did not complete, first in line.
     fn put_back(&self, key: ListKey, task: Pending) {
-        self.lists
-            .lock()
-            .entry(key)
-            .or_default()
-            .pending
-            .push_front(task);
+        let mut lists = self.lists.lock();
+        let list = lists.entry(key).or_default();
+        list.pending.push_front(task);
+        list.wake_peekers();
     }
 
     /// Takes the first pending task of the first non-empty list, or registers `poller` in
@@ -255,6 +319,71 @@ impl Activities {
             }
         }
         handed_off
+    }
+
+    /// Whether one of `lists` holds a pending task; if none does and `peeker` is given, registers
+    /// it in every list (all under one lock, so no task slips between the two).
+    /// `TaskListLimitExceeded` (and nothing registered) when a list already has its maximum of
+    /// peekers, the same maximum as of pollers.
+    fn peek_or_register(
+        &self,
+        namespace: &str,
+        lists: &[String],
+        peeker: Option<&Arc<Peeker>>,
+    ) -> Result<Peeked, Error> {
+        let mut all = self.lists.lock();
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if all.get(&key).is_some_and(|l| !l.pending.is_empty()) {
+                return Ok(Peeked::Pending);
+            }
+        }
+        let Some(peeker) = peeker else {
+            return Ok(Peeked::Waiting);
+        };
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if all
+                .get(&key)
+                .is_some_and(|l| l.peekers.len() >= TASK_LIST_POLLERS_MAX)
+            {
+                return Err(Error::TaskListLimitExceeded {
+                    task_list: name.clone(),
+                    what: "peekers",
+                    limit: TASK_LIST_POLLERS_MAX,
+                });
+            }
+        }
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            let list = all.entry(key).or_default();
+            // A list named twice registers the peeker once.
+            if !list.peekers.iter().any(|p| Arc::ptr_eq(p, peeker)) {
+                list.peekers.push(peeker.clone());
+            }
+            debug_assert!(list.peekers.len() <= TASK_LIST_POLLERS_MAX);
+        }
+        Ok(Peeked::Waiting)
+    }
+
+    /// Takes `peeker` out of every list it may still be listed in.
+    fn unpeek(&self, namespace: &str, lists: &[String], peeker: &Arc<Peeker>) {
+        let mut all = self.lists.lock();
+        for name in lists {
+            let key = (namespace.to_string(), name.clone());
+            if let Some(list) = all.get_mut(&key) {
+                list.peekers.retain(|p| !Arc::ptr_eq(p, peeker));
+            }
+        }
+    }
+
+    /// How many peeks wait on a list.
+    #[cfg(test)]
+    fn peeker_count(&self, namespace: &str, list: &str) -> usize {
+        self.lists
+            .lock()
+            .get(&(namespace.to_string(), list.to_string()))
+            .map_or(0, |l| l.peekers.len())
     }
 
     /// Withdraws the scheduled, unclaimed task of the attempt from whichever list of its
@@ -463,6 +592,58 @@ impl Engine {
                 return Ok(None);
             }
         }
+    }
+
+    /// Waits until one of `lists` of `namespace` holds an unclaimed task (at once if one is
+    /// queued), for up to `wait_ms` (capped at ACTIVITY_POLL_MS_MAX); claims and takes nothing.
+    ///
+    /// True when a list holds a pending task (now, or one became pending while waiting); false
+    /// when none did within the wait (0 only looks). True is a hint: the task may be claimed
+    /// (by a local poller, another claim, its own timeout) before the caller's claiming
+    /// `poll_task_lists(.., 0)`, which then finds nothing, and the caller peeks again. A task
+    /// handed straight to a waiting poller, or claimed in the commit that schedules it, does
+    /// not wake a peek. The peek never takes a task from a poller and never refuses an offer.
+    /// Cancel-safe: a dropped future leaves no peeker registered. Errors: `InvalidArgument` for
+    /// a bad list name (as `poll_task_lists`), `TaskListLimitExceeded` when a list already has
+    /// `TASK_LIST_POLLERS_MAX` peeks waiting.
+    pub async fn await_task_lists(
+        &self,
+        namespace: &str,
+        lists: &[String],
+        wait_ms: u64,
+    ) -> Result<bool, Error> {
+        for name in lists {
+            check_list_name(name)?;
+        }
+        let wait = Duration::from_millis(wait_ms.min(ACTIVITY_POLL_MS_MAX));
+        let deadline = tokio::time::Instant::now() + wait;
+        let activities = &self.inner.activities;
+        if wait.is_zero() {
+            let peeked = activities.peek_or_register(namespace, lists, None)?;
+            return Ok(peeked == Peeked::Pending);
+        }
+        let (sender, receiver) = oneshot::channel();
+        let peeker = Arc::new(Peeker {
+            sender: Mutex::new(Some(sender)),
+        });
+        if activities.peek_or_register(namespace, lists, Some(&peeker))? == Peeked::Pending {
+            return Ok(true);
+        }
+        // From here every way out, a drop of this future included, unregisters the peeker.
+        let registration = PeekRegistration {
+            activities,
+            namespace,
+            lists,
+            peeker,
+        };
+        // While the registration holds the peeker, its sender is only ever taken to be sent
+        // on: a closed channel cannot happen, and would mean nothing came.
+        let woken = matches!(
+            tokio::time::timeout_at(deadline, receiver).await,
+            Ok(Ok(()))
+        );
+        drop(registration);
+        Ok(woken)
     }
 
     /// How many tasks wait, unclaimed, in a task list of `namespace`.
@@ -871,6 +1052,292 @@ mod tests {
             activities.take_or_register("1", &lists, &p),
             Ok(Found::Registered)
         ));
+    }
+
+    fn peeker() -> (Arc<Peeker>, oneshot::Receiver<()>) {
+        let (sender, receiver) = oneshot::channel();
+        let peeker = Arc::new(Peeker {
+            sender: Mutex::new(Some(sender)),
+        });
+        (peeker, receiver)
+    }
+
+    fn pending(id: u32) -> Pending {
+        Pending {
+            attempt: AttemptKey::new(Arc::from("arn:aws:states:r:1:execution:m:e"), EventId(id)),
+            claimed: None,
+        }
+    }
+
+    #[test]
+    fn a_peeker_is_woken_by_a_queued_task_and_never_takes_a_pollers_task() {
+        let activities = Activities::default();
+        let lists = ["l".to_string(), "k".to_string()];
+        let key = ("1".to_string(), "l".to_string());
+        let (peek, mut woken) = peeker();
+        assert_eq!(
+            activities.peek_or_register("1", &lists, Some(&peek)).ok(),
+            Some(Peeked::Waiting)
+        );
+        assert_eq!(activities.peeker_count("1", "l"), 1);
+        assert_eq!(activities.peeker_count("1", "k"), 1);
+        // A poller waits too: the offered task is its, and the peeker hears nothing of it.
+        let (sender, mut handed) = oneshot::channel();
+        let poller = Arc::new(Poller {
+            sender: Mutex::new(Some(sender)),
+            worker_name: None,
+        });
+        assert!(matches!(
+            activities.take_or_register("1", &lists[..1], &poller),
+            Ok(Found::Registered)
+        ));
+        assert!(activities.offer(key.clone(), pending(1)).is_ok());
+        assert_eq!(
+            handed.try_recv().map(|t| t.attempt.task).ok(),
+            Some(EventId(1))
+        );
+        assert!(
+            woken.try_recv().is_err(),
+            "a task taken by a poller wakes no peeker"
+        );
+        assert_eq!(activities.pending_count("1", "l"), 0);
+        // With no poller the task is queued and wakes the peeker, which leaves that list.
+        assert!(activities.offer(key.clone(), pending(2)).is_ok());
+        assert!(woken.try_recv().is_ok(), "woken");
+        assert_eq!(activities.peeker_count("1", "l"), 0);
+        assert_eq!(activities.peeker_count("1", "k"), 1, "until its peek ends");
+        activities.unpeek("1", &lists, &peek);
+        assert_eq!(activities.peeker_count("1", "k"), 0);
+        // The peek took nothing: a poll takes the task.
+        assert_eq!(activities.pending_count("1", "l"), 1);
+        assert_eq!(
+            activities.peek_or_register("1", &lists, None).ok(),
+            Some(Peeked::Pending)
+        );
+        match activities.take_or_register("1", &lists, &poller) {
+            Ok(Found::Task(t)) => assert_eq!(t.attempt.task, EventId(2)),
+            _ => panic!("the queued task is still there"),
+        }
+        // A task put back after a failed claim is pending again: it wakes a peeker too.
+        let (again, mut woken_again) = peeker();
+        assert_eq!(
+            activities.peek_or_register("1", &lists, Some(&again)).ok(),
+            Some(Peeked::Waiting)
+        );
+        activities.put_back(key, pending(2));
+        assert!(woken_again.try_recv().is_ok(), "woken by the put-back task");
+    }
+
+    #[test]
+    fn one_peeker_past_the_maximum_is_refused_and_offers_still_queue() {
+        let activities = Activities::default();
+        let lists = ["l".to_string()];
+        let mut kept = Vec::new();
+        for _ in 0..TASK_LIST_POLLERS_MAX {
+            let (p, r) = peeker();
+            assert_eq!(
+                activities.peek_or_register("1", &lists, Some(&p)).ok(),
+                Some(Peeked::Waiting)
+            );
+            kept.push((p, r));
+        }
+        let (p, _r) = peeker();
+        match activities.peek_or_register("1", &lists, Some(&p)) {
+            Err(Error::TaskListLimitExceeded {
+                task_list,
+                what,
+                limit,
+            }) => {
+                assert_eq!(
+                    (task_list.as_str(), what, limit),
+                    ("l", "peekers", TASK_LIST_POLLERS_MAX)
+                );
+            }
+            other => panic!("the peeker past the maximum is refused: {other:?}"),
+        }
+        assert_eq!(activities.peeker_count("1", "l"), TASK_LIST_POLLERS_MAX);
+        // Peekers never block an offer; the offer wakes every one.
+        let key = ("1".to_string(), "l".to_string());
+        assert!(activities.offer(key, pending(1)).is_ok());
+        assert_eq!(activities.pending_count("1", "l"), 1);
+        assert_eq!(activities.peeker_count("1", "l"), 0);
+        for (_, mut r) in kept {
+            assert!(r.try_recv().is_ok(), "every peeker woken");
+        }
+    }
+
+    const NAMESPACE: &str = "000000000000";
+
+    /// An engine over a memory log with one activity and a machine whose one Task waits on
+    /// it; returns the engine and the activity's ARN (its default list).
+    fn activity_engine() -> (Engine, String) {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = crate::EngineOptions {
+            background_timers: false,
+            ..Default::default()
+        };
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        let activity = engine.create_activity("work").expect("activity");
+        let definition = format!(
+            r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task",
+            "Resource":"{}","End":true}}}}}}"#,
+            activity.activity_arn
+        );
+        engine
+            .create_state_machine("m", &definition, None)
+            .expect("machine");
+        assert_eq!(account_of(&activity.activity_arn), NAMESPACE);
+        (engine, activity.activity_arn)
+    }
+
+    fn paused_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("a runtime")
+    }
+
+    #[test]
+    fn a_peek_is_true_at_once_with_a_queued_task_and_claims_nothing() {
+        let (engine, list) = activity_engine();
+        let lists = [list.clone()];
+        engine.start_execution("m", Some("e"), "{}").expect("start");
+        assert_eq!(engine.task_list_pending_count(NAMESPACE, &list), 1);
+        let runtime = paused_runtime();
+        runtime.block_on(async {
+            let started = tokio::time::Instant::now();
+            let peeked = engine.await_task_lists(NAMESPACE, &lists, 60_000).await;
+            assert_eq!(peeked.ok(), Some(true));
+            assert_eq!(tokio::time::Instant::now(), started, "at once");
+            assert_eq!(
+                engine.await_task_lists(NAMESPACE, &lists, 0).await.ok(),
+                Some(true)
+            );
+            assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, &list), 0);
+            assert_eq!(engine.task_list_pending_count(NAMESPACE, &list), 1);
+            let task = engine
+                .poll_task_lists(NAMESPACE, &lists, Some("w"), 0)
+                .await
+                .expect("poll")
+                .expect("the peeked task is still claimable");
+            assert_eq!(task.activity_arn, list);
+        });
+    }
+
+    #[test]
+    fn a_peek_with_no_task_is_false_after_its_wait_and_leaves_no_peeker() {
+        let (engine, list) = activity_engine();
+        let lists = [list.clone(), "other".to_string()];
+        let runtime = paused_runtime();
+        runtime.block_on(async {
+            let started = tokio::time::Instant::now();
+            let peeked = engine.await_task_lists(NAMESPACE, &lists, 1_500).await;
+            assert_eq!(peeked.ok(), Some(false));
+            assert_eq!(started.elapsed(), Duration::from_millis(1_500));
+            // The wait is capped like a poll's.
+            let started = tokio::time::Instant::now();
+            let peeked = engine.await_task_lists(NAMESPACE, &lists, u64::MAX).await;
+            assert_eq!(peeked.ok(), Some(false));
+            assert_eq!(
+                started.elapsed(),
+                Duration::from_millis(ACTIVITY_POLL_MS_MAX)
+            );
+            assert_eq!(
+                engine.await_task_lists(NAMESPACE, &lists, 0).await.ok(),
+                Some(false)
+            );
+        });
+        for name in &lists {
+            assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, name), 0);
+        }
+    }
+
+    #[test]
+    fn a_peek_is_woken_by_a_task_scheduled_while_it_waits_and_the_task_stays_claimable() {
+        let (engine, list) = activity_engine();
+        let engine = Arc::new(engine);
+        let lists = vec!["first".to_string(), list.clone()];
+        let runtime = paused_runtime();
+        runtime.block_on(async {
+            let started = tokio::time::Instant::now();
+            let peek = tokio::spawn({
+                let (engine, lists) = (engine.clone(), lists.clone());
+                async move { engine.await_task_lists(NAMESPACE, &lists, 60_000).await }
+            });
+            // Let the peek register; the clock stands still while this task runs.
+            while engine.inner.activities.peeker_count(NAMESPACE, &list) == 0 {
+                tokio::task::yield_now().await;
+            }
+            engine.start_execution("m", Some("e"), "{}").expect("start");
+            let peeked = peek.await.expect("the peek ran");
+            assert_eq!(peeked.ok(), Some(true));
+            assert!(
+                started.elapsed() < Duration::from_millis(60_000),
+                "woken, not timed out"
+            );
+            for name in &lists {
+                assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, name), 0);
+            }
+            assert_eq!(engine.task_list_pending_count(NAMESPACE, &list), 1);
+            let task = engine
+                .poll_task_lists(NAMESPACE, &lists, Some("w"), 0)
+                .await
+                .expect("poll");
+            assert!(task.is_some(), "the peek claimed nothing");
+        });
+    }
+
+    #[test]
+    fn a_dropped_peek_leaves_no_peeker_registered() {
+        let (engine, list) = activity_engine();
+        let engine = Arc::new(engine);
+        let lists = vec![list.clone(), "other".to_string()];
+        let runtime = paused_runtime();
+        runtime.block_on(async {
+            let peek = tokio::spawn({
+                let (engine, lists) = (engine.clone(), lists.clone());
+                async move { engine.await_task_lists(NAMESPACE, &lists, 60_000).await }
+            });
+            while engine.inner.activities.peeker_count(NAMESPACE, &list) == 0 {
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, "other"), 1);
+            peek.abort();
+            assert!(peek.await.is_err_and(|e| e.is_cancelled()));
+            for name in &lists {
+                assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, name), 0);
+            }
+            // A peek cut short by its caller's own deadline leaves nothing either.
+            let cut = tokio::time::timeout(
+                Duration::from_millis(10),
+                engine.await_task_lists(NAMESPACE, &lists, 60_000),
+            )
+            .await;
+            assert!(cut.is_err(), "the caller's deadline came first");
+            for name in &lists {
+                assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, name), 0);
+            }
+        });
+    }
+
+    #[test]
+    fn a_peek_checks_its_list_names() {
+        let (engine, _list) = activity_engine();
+        let runtime = paused_runtime();
+        let long = "x".repeat(TASK_LIST_NAME_CHARS_MAX + 1);
+        for bad in [String::new(), long] {
+            let lists = ["fine".to_string(), bad.clone()];
+            let peeked = runtime.block_on(engine.await_task_lists(NAMESPACE, &lists, 1_000));
+            match peeked {
+                Err(Error::InvalidArgument {
+                    field: "taskList",
+                    reason: ArgumentReason::TaskListName { name, .. },
+                }) => assert_eq!(name, bad),
+                other => panic!("a bad list name is refused: {other:?}"),
+            }
+            assert_eq!(engine.inner.activities.peeker_count(NAMESPACE, "fine"), 0);
+        }
     }
 
     #[test]
