@@ -104,13 +104,13 @@ pub enum Error {
         /// The ARN given.
         activity_arn: String,
     },
-    /// A task list is at one of its named maxima (`limits::TASK_LIST_POLLERS_MAX`,
-    /// `limits::TASK_LIST_PENDING_MAX`).
+    /// A task list is at one of its named maxima (`limits::TASK_LIST_POLLERS_MAX`, for its
+    /// pollers and, apart, for its peekers; `limits::TASK_LIST_PENDING_MAX`).
     #[error("task list '{task_list}' already has {limit} {what}")]
     TaskListLimitExceeded {
         /// The list.
         task_list: String,
-        /// `pollers` or `pending tasks`.
+        /// `pollers`, `peekers` or `pending tasks`.
         what: &'static str,
         /// The maximum.
         limit: usize,
