@@ -125,6 +125,7 @@ pub struct Node {
     name: String,
     partitions: u32,
     owned: watch::Receiver<BTreeMap<PartitionIndex, u64>>,
+    owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -158,6 +159,7 @@ impl Node {
                 .unwrap_or(0),
         };
         let (owned_sender, owned) = watch::channel(BTreeMap::new());
+        let (owners_sender, owners) = watch::channel(BTreeMap::new());
         let mut driver = Driver {
             name: options.name.clone(),
             partitions: config.partitions,
@@ -170,6 +172,7 @@ impl Node {
             epoch: Instant::now(),
             last_beat_ms: None,
             owned: owned_sender,
+            owners: owners_sender,
         };
         // Register before deciding, so others count this node when they balance.
         if let Some(beat) = driver.beat(REQUEST_TIMEOUT_MS) {
@@ -186,6 +189,7 @@ impl Node {
             name: options.name,
             partitions: config.partitions,
             owned,
+            owners,
             stop: Some(stop),
             task: Some(task),
         })
@@ -204,6 +208,24 @@ impl Node {
     /// The partitions owned now, with their epochs.
     pub fn owned(&self) -> BTreeMap<PartitionIndex, u64> {
         self.owned.borrow().clone()
+    }
+
+    /// Who holds each partition's lease as this node last saw the leases (itself for what it
+    /// holds); a partition absent has no holder now. A hint for routing, never for safety:
+    /// the holder named may have lost the lease since (it then answers that it does not own
+    /// the partition, and the caller asks again).
+    pub fn owners(&self) -> BTreeMap<PartitionIndex, String> {
+        self.owners.borrow().clone()
+    }
+
+    /// The holder of `partition`'s lease as [`Node::owners`] names it.
+    pub fn owner_of(&self, partition: PartitionIndex) -> Option<String> {
+        self.owners.borrow().get(&partition).cloned()
+    }
+
+    /// A receiver that changes whenever the owners seen do.
+    pub fn owners_watch(&self) -> watch::Receiver<BTreeMap<PartitionIndex, String>> {
+        self.owners.clone()
     }
 
     /// A receiver that changes whenever the owned set does.
@@ -261,6 +283,8 @@ struct Driver {
     epoch: Instant,
     last_beat_ms: Option<u64>,
     owned: watch::Sender<BTreeMap<PartitionIndex, u64>>,
+    /// The holders seen, published with `owned`.
+    owners: watch::Sender<BTreeMap<PartitionIndex, String>>,
 }
 
 /// What one watch produced.
@@ -665,6 +689,27 @@ impl Driver {
                 false
             } else {
                 *current = owned;
+                true
+            }
+        });
+        let mut owners: BTreeMap<PartitionIndex, String> = self
+            .view
+            .leases
+            .iter()
+            .filter(|(_, seen)| !seen.deleted)
+            .filter_map(|(&partition, seen)| Some((partition, seen.holder.clone()?)))
+            // An entry naming this node for a partition it no longer holds is stale.
+            .filter(|(_, holder)| *holder != self.name)
+            .collect();
+        // What this node holds is its own, whatever an older entry seen says.
+        for &partition in self.view.held.keys() {
+            owners.insert(partition, self.name.clone());
+        }
+        self.owners.send_if_modified(|current| {
+            if *current == owners {
+                false
+            } else {
+                *current = owners;
                 true
             }
         });
