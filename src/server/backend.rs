@@ -10,12 +10,53 @@ use std::future::Future;
 use serde_json::Value;
 
 use super::error::Error;
+use super::protocol::Operation;
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
     StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
 };
+use super::swf::SwfOperation;
 use crate::engine::swf::api::SwfError;
 use crate::engine::Engine;
+
+/// The operation a call names: one of Step Functions or one of Amazon SWF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallName {
+    /// `AWSStepFunctions.<Operation>`.
+    StepFunctions(Operation),
+    /// `SimpleWorkflowService.<Operation>`.
+    Swf(SwfOperation),
+}
+
+impl CallName {
+    /// The operation's AWS name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CallName::StepFunctions(operation) => operation.name(),
+            CallName::Swf(operation) => operation.name(),
+        }
+    }
+
+    /// The operation of AWS name `name` (a Step Functions one first: the two sets of names
+    /// do not overlap), `None` for neither.
+    pub fn from_name(name: &str) -> Option<CallName> {
+        Operation::from_name(name)
+            .map(CallName::StepFunctions)
+            .or_else(|| SwfOperation::from_name(name).ok().map(CallName::Swf))
+    }
+}
+
+/// Where an authenticated call is answered ([`Backend::place`]).
+#[derive(Debug)]
+pub enum Placement {
+    /// Here, by the typed methods, with the body as it came.
+    Here,
+    /// Here, by the typed methods, with this body instead (a cluster node names an unnamed
+    /// `StartExecution` before it routes it).
+    HereWith(Vec<u8>),
+    /// Already answered elsewhere (by the node that owns what the call touches).
+    Answered(Result<Value, Error>),
+}
 
 /// Who is calling: the account (namespace) and region the request was signed for (always the
 /// server's region, [`Backend::region`]: the router refuses a signature scoped to another).
@@ -435,6 +476,19 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         name: String,
     ) -> impl Future<Output = Result<bool, Error>> + Send;
+
+    /// Where the call with this body is answered, decided before it is decoded: a single
+    /// node answers everything here; a cluster node forwards a call whose partition another
+    /// node owns and answers it with that node's answer.
+    fn place(
+        &self,
+        caller: &Caller,
+        call: CallName,
+        body: &[u8],
+    ) -> impl Future<Output = Placement> + Send {
+        let _ = (caller, call, body);
+        async { Placement::Here }
+    }
 
     /// Counters the engine exposes (transitions, WAL commits, executions by status).
     fn metrics(&self) -> Vec<MetricSample> {

@@ -164,6 +164,29 @@ pub enum Error {
         /// What is wrong and how to recover.
         message: String,
     },
+    /// A cluster node cannot answer for a partition now (its owner is moving, opening it or
+    /// unreachable): retry, as for any 503.
+    #[error("partition p{partition} cannot answer now: {reason}; retry")]
+    PartitionUnavailable {
+        /// The partition.
+        partition: u32,
+        /// Why (no path or secret).
+        reason: String,
+    },
+    /// The answer of the cluster node that owns what the call touched: its error as it
+    /// answered it.
+    #[error("{message}")]
+    Forwarded {
+        /// Its AWS error name, as this server names errors (`InternalFailure` for one it
+        /// does not know).
+        aws_name: &'static str,
+        /// Its `__type` as the owner wrote it.
+        wire_type: String,
+        /// Its message.
+        message: String,
+        /// Its HTTP status.
+        status: u16,
+    },
     /// The caller's account already has its share of long polls waiting.
     #[error("this account already has {limit} long polls waiting (its limit); retry later")]
     AccountLongPollsExceeded {
@@ -277,7 +300,10 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::AccountLongPollsExceeded { .. } => "ActivityWorkerLimitExceeded",
-            Error::LogUnavailable { .. } => "ServiceUnavailable",
+            Error::LogUnavailable { .. } | Error::PartitionUnavailable { .. } => {
+                "ServiceUnavailable"
+            }
+            Error::Forwarded { aws_name, .. } => aws_name,
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
             Error::TooManyTags { .. } => "TooManyTags",
@@ -297,6 +323,7 @@ impl Error {
             Error::SwfFault { fault, .. } if fault.ends_with("Fault") => {
                 format!("com.amazonaws.swf.base.model#{fault}")
             }
+            Error::Forwarded { wire_type, .. } => wire_type.clone(),
             other => other.aws_name().to_owned(),
         }
     }
@@ -313,7 +340,12 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
             Error::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Error::LogUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Error::LogUnavailable { .. } | Error::PartitionUnavailable { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            Error::Forwarded { status, .. } => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            }
             Error::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             Error::Engine {
                 server_fault: true, ..

@@ -19,7 +19,7 @@ use axum::Router;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Map, Value};
 
-use super::backend::{Backend, Caller};
+use super::backend::{Backend, CallName, Caller, Placement};
 use super::connection::BodyTimeout;
 use super::credentials::DEV_ACCOUNT_ID;
 use super::error::Error;
@@ -138,7 +138,7 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
 
 /// Maps an error name to a `'static` label (names come from a fixed set; anything else is
 /// `error`), keeping the metric label set bounded.
-fn intern_outcome(name: &str) -> &'static str {
+pub(crate) fn intern_outcome(name: &str) -> &'static str {
     const NAMES: &[&str] = &[
         "UnknownOperationException",
         "UnsupportedOperation",
@@ -185,6 +185,7 @@ fn intern_outcome(name: &str) -> &'static str {
         "MissingRequiredParameter",
         "TooManyTags",
         "ResourceNotFound",
+        "ServiceUnavailable",
     ];
     NAMES
         .iter()
@@ -324,7 +325,7 @@ async fn handle<B: Backend>(
         if let Err(error) = check_content_type(&parts.headers) {
             return (Some(operation.name()), Err(error));
         }
-        let result = swf::dispatch(state, &caller, operation, &body).await;
+        let result = answer_call(state, &caller, CallName::Swf(operation), body).await;
         return (Some(operation.name()), result);
     }
     let operation = match operation_of_target(target) {
@@ -340,8 +341,37 @@ async fn handle<B: Backend>(
     if let Err(error) = check_content_type(&parts.headers) {
         return (Some(operation.name()), Err(error));
     }
-    let result = dispatch(state, &caller, operation, &body).await;
+    let result = answer_call(state, &caller, CallName::StepFunctions(operation), body).await;
     (Some(operation.name()), result)
+}
+
+/// Answers an authenticated call where the backend places it ([`Backend::place`]): what the
+/// API answers a client after its signature is checked (tests drive a backend with it).
+pub async fn answer_call<B: Backend>(
+    state: &ServerState<B>,
+    caller: &Caller,
+    call: CallName,
+    body: Bytes,
+) -> Result<Value, Error> {
+    match state.backend.place(caller, call, &body).await {
+        Placement::Here => dispatch_here(state, caller, call, &body).await,
+        Placement::HereWith(body) => dispatch_here(state, caller, call, &body).await,
+        Placement::Answered(answer) => answer,
+    }
+}
+
+/// Decodes and runs an authenticated call on this node's backend, whatever
+/// [`Backend::place`] would say: a cluster node answers a call forwarded to it with this.
+pub async fn dispatch_here<B: Backend>(
+    state: &ServerState<B>,
+    caller: &Caller,
+    call: CallName,
+    body: &[u8],
+) -> Result<Value, Error> {
+    match call {
+        CallName::StepFunctions(operation) => dispatch(state, caller, operation, body).await,
+        CallName::Swf(operation) => swf::dispatch(state, caller, operation, body).await,
+    }
 }
 
 /// The request must be AWS JSON 1.0.
