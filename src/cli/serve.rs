@@ -1,6 +1,9 @@
 //! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
 //! [--swf-open-executions-max N] [--swf-task-list-pending-max N]`:
-//! the AWS Step Functions API over HTTP (see `statelog::server`). Prints `listening on
+//! the AWS Step Functions API over HTTP (see `statelog::server`). With `--nats URLS --node
+//! NAME` (feature `cluster`) the server is one node of a cluster over NATS JetStream
+//! (`statelog::cluster::serve`): its partitions' logs are JetStream streams, and any call is
+//! answered or forwarded to the node that owns what it touches. Prints `listening on
 //! http://ADDR` on stdout once bound (so scripts may pass port 0 and read the port), then
 //! `metrics on http://ADDR/metrics` when a metrics listener is bound; logs with `tracing` on
 //! stderr (`RUST_LOG` filters, default `info`), and shuts down gracefully on SIGTERM or Ctrl-C.
@@ -55,6 +58,27 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = statelog::engine::limits::SWF_TASK_LIST_PENDING_MAX,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     swf_task_list_pending_max: usize,
+    /// Run as one node of a cluster over these NATS servers (comma-separated
+    /// nats://HOST:PORT; `statelog cluster init` first). Development mode only (no
+    /// --credentials) for now.
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_delimiter = ',', requires = "node")]
+    nats: Vec<String>,
+    /// This node's name in the cluster (1-64 of A-Z a-z 0-9 - _), unique among its nodes.
+    #[cfg(feature = "cluster")]
+    #[arg(long)]
+    node: Option<String>,
+    /// The cluster lease's length in ms: a dead node's partitions move after about this long.
+    #[cfg(feature = "cluster")]
+    #[arg(long, default_value_t = statelog_cluster::limits::LEASE_MS,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new()
+              .range(statelog_cluster::limits::LEASE_MS_MIN..=statelog_cluster::limits::LEASE_MS_MAX))]
+    lease_ms: u64,
+    /// Replicas of each partition's JetStream stream (3 needs 3 NATS servers).
+    #[cfg(feature = "cluster")]
+    #[arg(long, default_value_t = 3,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=5))]
+    replicas: usize,
 }
 
 /// The metrics listener's address: as named, the default with credentials, none without, or
@@ -113,6 +137,16 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     } else {
         AccountLayout::PerAccount
     };
+    #[cfg(feature = "cluster")]
+    if !args.nats.is_empty() {
+        if !development_mode {
+            return Err(
+                "--nats with --credentials is not supported yet: a cluster serves the one development account"
+                    .into(),
+            );
+        }
+        return run_node(args, addr, options, clock);
+    }
     // A disk too small for the first log segment stops the server here, not at the first write.
     check_room_for_segment(&args.data_dir, options.segment_size_bytes)?;
     let backend = EngineBackend::new(&args.data_dir, layout, options);
@@ -168,6 +202,60 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     // Requests are answered or closed and the engines closed by now; the SWF polls were stopped
     // before (`Swf::stop_polls`: they answer empty and claim nothing), so what may still run on
     // the blocking pool is a poll thread on its way out, and the process does not wait long.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
+    served
+}
+
+/// Runs one cluster node until SIGTERM or Ctrl-C: binds the API, joins the cluster (its
+/// partitions' logs on JetStream), serves, then releases its leases.
+#[cfg(feature = "cluster")]
+fn run_node(
+    args: ServeArgs,
+    addr: std::net::SocketAddr,
+    options: EngineOptions,
+    clock: Arc<dyn Clock>,
+) -> Result<(), String> {
+    use statelog::cluster::serve::{start_node, NodeConfig};
+    let Some(node) = args.node.clone() else {
+        return Err("--nats needs --node NAME".into());
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("statelog-serve")
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let served = runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let config = NodeConfig {
+            nats: args.nats.clone(),
+            node: node.clone(),
+            listen: local.to_string(),
+            data_dir: args.data_dir.clone(),
+            lease_ms: args.lease_ms,
+            replicas: args.replicas,
+            engine_options: options,
+        };
+        let state = start_node(config, clock)
+            .await
+            .map_err(|e| format!("cannot join the cluster: {e}"))?;
+        println!("listening on http://{local}");
+        tracing::info!(node = %node, "joined the cluster");
+        tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
+        serve_with(
+            state,
+            listener,
+            None,
+            ServeOptions::default(),
+            shutdown_signal(),
+        )
+        .await
+        .map_err(|e| e.to_string())
+    });
     runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served
 }

@@ -126,8 +126,14 @@ impl PartitionHost {
 
     /// The engine of `partition`, while this node owns it and its engine is open.
     pub fn engine(&self, partition: PartitionIndex) -> Result<Engine, HostError> {
+        self.engine_at(partition).map(|(engine, _)| engine)
+    }
+
+    /// [`PartitionHost::engine`] with the epoch it was opened at (callers that keep something
+    /// per engine know by the epoch when the partition was opened again).
+    pub fn engine_at(&self, partition: PartitionIndex) -> Result<(Engine, u64), HostError> {
         match self.shared.slots.lock().get(&partition) {
-            Some(Slot::Open { engine, .. }) => Ok(engine.clone()),
+            Some(Slot::Open { engine, epoch, .. }) => Ok((engine.clone(), *epoch)),
             Some(Slot::Opening { epoch }) => Err(HostError::Opening {
                 partition,
                 epoch: *epoch,

@@ -79,7 +79,7 @@ fn input<T: DeserializeOwned>(operation: Operation, body: &[u8]) -> Result<T, Ro
 
 /// The partition of the execution `arn` (which must be an execution ARN, as the single-node
 /// server requires).
-fn execution_partition(arn: &str, partitions: u32) -> Result<PartitionIndex, RouteError> {
+pub fn execution_partition(arn: &str, partitions: u32) -> Result<PartitionIndex, RouteError> {
     let parsed = Arn::parse_as(arn, &[ResourceType::Execution]).map_err(engine_error)?;
     match parsed.resource {
         Resource::Execution { machine, name } => Ok(partition_of_execution(
@@ -96,7 +96,7 @@ fn execution_partition(arn: &str, partitions: u32) -> Result<PartitionIndex, Rou
 }
 
 /// The partition of the execution a Step Functions task token names.
-fn token_partition(token: &str, partitions: u32) -> Result<PartitionIndex, RouteError> {
+pub fn token_partition(token: &str, partitions: u32) -> Result<PartitionIndex, RouteError> {
     let parts = parse_token(token).map_err(|error| {
         engine_error(EngineError::InvalidTaskToken {
             reason: error.into(),

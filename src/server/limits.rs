@@ -213,6 +213,16 @@ pub const FORWARD_ATTEMPTS_MAX: u32 = 3;
 /// that moved is seen by the sender within a KV round trip).
 pub const FORWARD_RETRY_WAIT_MS: u64 = 100;
 
+/// How long a forwarded call that is not a long poll may take at its owner: a commit waits
+/// out a JetStream leader election (4.0-5.5 s measured in issue 19) with room; one that takes
+/// longer is answered `ServiceUnavailable` (it may have taken effect: AWS clients retry, and
+/// every retried call is idempotent or answers as a duplicate would).
+pub const FORWARD_CALL_TIMEOUT_MS: u64 = 15_000;
+
+/// How long one round of a cluster-wide long poll's peeks waits before the poll asks the
+/// owners again (a partition taken over meanwhile is then peeked at its new owner).
+pub const CLUSTER_PEEK_ROUND_MS: u64 = 5_000;
+
 /// How long one forwarded call may take at its owner: the longest long poll (60 s) and room.
 pub const FORWARD_TIMEOUT_MS: u64 = 65_000;
 

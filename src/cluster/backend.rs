@@ -1,0 +1,1611 @@
+//! backend: [`ClusterBackend`], the server's [`Backend`] on one node of a cluster.
+//!
+//! Every call is placed before it is decoded ([`Backend::place`], with [`route`]): a call of
+//! one partition (an execution, a task token) or of the catalog (partition 0: state machines,
+//! activities, tags, and every Amazon SWF call) is answered here when this node owns that
+//! partition, else forwarded to its owner over NATS ([`forward`]) and answered with the
+//! owner's answer. An unnamed `StartExecution` is named here first, so a retry through any
+//! node starts the same execution. A call that spans partitions is answered here by the typed
+//! methods, which ask every partition:
+//!
+//! - `ListExecutions`: each partition's newest-first page, merged by start time; the page
+//!   token says, for each partition, the token its page began at and how many of that page
+//!   were already shown ([`ListCursor`]).
+//! - `GetActivityTask` (and SWF's `PollForActivityTask` over a Step Functions task list): a
+//!   round of claims that take only what is queued, on every node that owns partitions
+//!   (`statelog.ClaimTask`); when none has a task, a peek on each of them, which waits until
+//!   one of its partitions queues a task and claims nothing (`statelog.PeekTasks`, cancelled
+//!   with `statelog.CancelPeek` when another answered first); then claims again, until the
+//!   poll's 60 s pass. No task is claimed that is not handed out: only a claim claims, and
+//!   one claim is sent at a time.
+//! - `CountPendingActivityTasks` over a Step Functions list: the sum over the nodes.
+//!
+//! The catalog lives in partition 0's engine. A partition that starts an execution first
+//! reads the machine from the catalog and, when its own copy is missing or differs, creates or
+//! updates it (so its executions keep the revision they started with, as on one node).
+//!
+//! Invariants: a call is answered by the engine of the partition it touches, on the node that
+//! holds that partition's lease at the epoch its log was opened with (a stale owner's writes
+//! are refused by the log's fence, whatever this layer believes); a partition this node does
+//! not own or has not opened is [`Error::PartitionUnavailable`] (503, retried by AWS clients).
+//! Must not: decide ownership (the lease driver does) or answer for a partition from a stale
+//! engine (the host hands out only open engines).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use statelog_cluster::node::Node;
+use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
+use tokio::sync::watch;
+
+use super::forward::{
+    forward_within, ForwardError, ForwardedAnswer, ForwardedCall, Resolve, Responder,
+};
+use super::host::{HostError, PartitionHost};
+use super::route::{self, execution_partition, token_partition, Target, CATALOG_PARTITION};
+use crate::engine::arn::{Arn, ResourceType};
+use crate::engine::limits::LIST_PAGE_EXECUTIONS_DEFAULT;
+use crate::engine::{Engine, EngineOptions, Error as EngineError};
+use crate::limits::ACTIVITY_POLL_MS_MAX;
+use crate::server::backend::{
+    ActivityInfo, ActivityTaskInfo, Backend, CallName, Caller, ExecutionInfo, ExecutionStarted,
+    ExecutionSummary, MetricSample, Page, Placement, StateMachineCreated, StateMachineInfo,
+    StateMachineSummary, StateMachineUpdated, SwfCallKind, TaskListTask,
+};
+use crate::server::engine_backend::{engine_error, EngineBackend};
+use crate::server::error::Error;
+use crate::server::limits::{
+    CLUSTER_PEEK_ROUND_MS, FORWARD_CALL_TIMEOUT_MS, FORWARD_TIMEOUT_MS, PAGE_RESULTS_MAX,
+};
+use crate::server::protocol::{
+    CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, Operation,
+    RedriveExecutionInput, StartExecutionInput, StopExecutionInput, TagInput,
+    UpdateStateMachineInput,
+};
+use crate::server::swf::SwfOperation;
+
+/// The internal operation that claims a queued task on one node (wait 0).
+const CLAIM_TASK: &str = "statelog.ClaimTask";
+/// The internal operation that waits for a task on one node without claiming it.
+const PEEK_TASKS: &str = "statelog.PeekTasks";
+/// The internal operation that ends a peek another node no longer needs.
+const CANCEL_PEEK: &str = "statelog.CancelPeek";
+/// The internal operation that counts a list's queued tasks on one node.
+const COUNT_PENDING: &str = "statelog.CountPending";
+/// The internal operation that lists one partition's executions.
+const LIST_EXECUTIONS_PART: &str = "statelog.ListExecutionsPart";
+
+/// What a node needs to serve as a cluster member.
+pub struct ClusterBackendOptions {
+    /// The region of every ARN.
+    pub region: String,
+    /// This node's name.
+    pub node: String,
+    /// The cluster's partition count.
+    pub partitions: u32,
+    /// The node's data directory (the partition engines keep nothing there yet).
+    pub data_dir: PathBuf,
+    /// The options each partition's engine adapter is made with.
+    pub engine_options: EngineOptions,
+}
+
+/// The server's backend on one cluster node. Cheap to clone.
+#[derive(Clone)]
+pub struct ClusterBackend {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ClusterBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterBackend")
+            .field("node", &self.inner.options.node)
+            .field("partitions", &self.inner.options.partitions)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    options: ClusterBackendOptions,
+    host: PartitionHost,
+    client: async_nats::Client,
+    owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
+    /// The engine adapter of each open partition, with the epoch it was made for.
+    adapters: Mutex<BTreeMap<PartitionIndex, (u64, Arc<EngineBackend>)>>,
+    /// Peeks this node runs for other nodes, by id, so they can be cancelled.
+    peeks: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// Counter of this node's peek ids.
+    next_peek: AtomicU64,
+    /// The lease driver and the forwarded-call responder, stopped at shutdown.
+    membership: Mutex<Option<Membership>>,
+}
+
+struct Membership {
+    node: Node,
+    responder: Option<Responder>,
+}
+
+/// One task a claim handed out, as it crosses nodes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WireTask {
+    task_token: String,
+    input: String,
+    execution_arn: String,
+    activity_arn: String,
+    scheduled_event_id: u32,
+    started_event_id: u32,
+}
+
+/// A claim or peek request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TaskRequest {
+    lists: Vec<String>,
+    #[serde(default)]
+    worker: Option<String>,
+    #[serde(default)]
+    wait_ms: u64,
+    #[serde(default)]
+    peek_id: Option<String>,
+}
+
+/// One execution of a partition's listing, as it crosses nodes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WireSummary {
+    arn: String,
+    state_machine_arn: String,
+    name: String,
+    status: String,
+    start_ms: u64,
+    stop_ms: Option<u64>,
+    redrive_count: u32,
+    redrive_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WirePage {
+    items: Vec<WireSummary>,
+    next_token: Option<String>,
+}
+
+/// Where one partition's listing stands across the pages of a cluster-wide `ListExecutions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartCursor {
+    /// The partition's own token of the page being read (`None`: its first page).
+    #[serde(rename = "t", default)]
+    token: Option<String>,
+    /// How many of that page were shown already.
+    #[serde(rename = "s", default)]
+    skip: u32,
+    /// Whether the partition has nothing more to show.
+    #[serde(rename = "d", default)]
+    done: bool,
+}
+
+/// The cluster-wide `ListExecutions` page token: one [`PartCursor`] per partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListCursor {
+    #[serde(rename = "p")]
+    parts: Vec<PartCursor>,
+}
+
+impl ListCursor {
+    fn encode(&self) -> String {
+        // A struct of strings, numbers and booleans always encodes.
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("c{}", URL_SAFE_NO_PAD.encode(json))
+    }
+
+    fn decode(token: &str, partitions: u32) -> Result<Self, Error> {
+        let invalid = || {
+            engine_error(EngineError::InvalidToken {
+                token: token.to_owned(),
+            })
+        };
+        let bytes = token
+            .strip_prefix('c')
+            .and_then(|rest| URL_SAFE_NO_PAD.decode(rest).ok())
+            .ok_or_else(invalid)?;
+        let cursor: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+        if cursor.parts.len() != partitions as usize {
+            return Err(invalid());
+        }
+        Ok(cursor)
+    }
+}
+
+/// A random UUID (version 4), the name AWS gives an unnamed execution.
+fn random_uuid() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| Error::Internal {
+        detail: format!("the OS random source failed: {error}"),
+    })?;
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+fn route_error(error: route::RouteError) -> Error {
+    match error {
+        route::RouteError::Input(error) => error,
+        other => Error::Internal {
+            detail: format!("routing failed: {other}"),
+        },
+    }
+}
+
+fn host_error(error: HostError) -> Error {
+    let (partition, reason) = match &error {
+        HostError::NotOwner { partition } => (*partition, "this node does not own it".to_owned()),
+        HostError::Opening { partition, .. } => {
+            (*partition, "its log is being replayed here".to_owned())
+        }
+        HostError::OpenFailed { partition, .. } => {
+            tracing::error!(%error, "a partition did not open");
+            (*partition, "it did not open on this node".to_owned())
+        }
+    };
+    Error::PartitionUnavailable {
+        partition: partition.0,
+        reason,
+    }
+}
+
+/// Whether a call may wait for up to a long poll's 60 s at its owner.
+fn is_long_poll(call: CallName) -> bool {
+    matches!(
+        call,
+        CallName::StepFunctions(Operation::GetActivityTask)
+            | CallName::Swf(SwfOperation::PollForDecisionTask)
+            | CallName::Swf(SwfOperation::PollForActivityTask)
+    )
+}
+
+impl ClusterBackend {
+    /// A backend over `host` (the engines of the partitions this node owns), forwarding over
+    /// `client`, with `owners` the lease holders the node sees.
+    pub fn new(
+        options: ClusterBackendOptions,
+        host: PartitionHost,
+        client: async_nats::Client,
+        owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                options,
+                host,
+                client,
+                owners,
+                adapters: Mutex::new(BTreeMap::new()),
+                peeks: Mutex::new(HashMap::new()),
+                next_peek: AtomicU64::new(0),
+                membership: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Hands the backend the node's lease driver and responder, which [`Backend::shutdown`]
+    /// stops (the leases released, so the others take over at once).
+    pub fn attach(&self, node: Node, responder: Responder) {
+        *self.inner.membership.lock() = Some(Membership {
+            node,
+            responder: Some(responder),
+        });
+    }
+
+    /// The host of this node's partitions.
+    pub fn host(&self) -> &PartitionHost {
+        &self.inner.host
+    }
+
+    fn partitions(&self) -> u32 {
+        self.inner.options.partitions
+    }
+
+    /// The engine adapter of `partition`, while this node owns it and has opened it.
+    fn local(&self, partition: PartitionIndex) -> Result<Arc<EngineBackend>, Error> {
+        let (engine, epoch) = self.inner.host.engine_at(partition).map_err(host_error)?;
+        let mut adapters = self.inner.adapters.lock();
+        if let Some((at, adapter)) = adapters.get(&partition) {
+            if *at == epoch {
+                return Ok(adapter.clone());
+            }
+        }
+        let adapter = Arc::new(EngineBackend::with_open_engine(
+            &self.inner.options.data_dir,
+            crate::server::credentials::DEV_ACCOUNT_ID,
+            engine,
+            self.inner.options.engine_options.clone(),
+        ));
+        adapters.insert(partition, (epoch, adapter.clone()));
+        Ok(adapter)
+    }
+
+    fn owns(&self, partition: PartitionIndex) -> bool {
+        self.inner.host.engine(partition).is_ok()
+    }
+
+    fn resolver(&self) -> impl Fn(PartitionIndex) -> Option<String> + Send + Sync + 'static {
+        let owners = self.inner.owners.clone();
+        move |partition| owners.borrow().get(&partition).cloned()
+    }
+
+    /// The nodes that own at least one partition now, this one first when it does.
+    fn owning_nodes(&self) -> Vec<String> {
+        let me = &self.inner.options.node;
+        let mut nodes: Vec<String> = self.inner.owners.borrow().values().cloned().collect();
+        nodes.sort();
+        nodes.dedup();
+        if let Some(at) = nodes.iter().position(|node| node == me) {
+            let mine = nodes.remove(at);
+            nodes.insert(0, mine);
+        }
+        nodes
+    }
+
+    /// Sends a call to the owner of `partition` and answers with its answer.
+    async fn forward(
+        &self,
+        partition: PartitionIndex,
+        caller: &Caller,
+        operation: &str,
+        body: String,
+        timeout_ms: u64,
+    ) -> Result<Value, Error> {
+        let call = ForwardedCall {
+            partition: Some(partition.0),
+            operation: operation.to_owned(),
+            input: body,
+            account_id: caller.account_id.clone(),
+            region: caller.region.clone(),
+            access_key_id: caller.access_key_id.clone(),
+        };
+        let resolve: Box<Resolve> = Box::new(self.resolver());
+        let answer = forward_within(&self.inner.client, &*resolve, partition, &call, timeout_ms)
+            .await
+            .map_err(|error| forward_error(partition, error))?;
+        answer_value(partition, answer)
+    }
+
+    /// Sends an internal call to node `node` (no partition: the node answers for all it owns).
+    async fn ask_node(
+        &self,
+        node: &str,
+        caller: &Caller,
+        operation: &str,
+        body: String,
+        timeout_ms: u64,
+    ) -> Result<Value, Error> {
+        let call = ForwardedCall {
+            partition: None,
+            operation: operation.to_owned(),
+            input: body,
+            account_id: caller.account_id.clone(),
+            region: caller.region.clone(),
+            access_key_id: caller.access_key_id.clone(),
+        };
+        let name = node.to_owned();
+        let resolve = move |_: PartitionIndex| Some(name.clone());
+        let answer = forward_within(
+            &self.inner.client,
+            &resolve,
+            PartitionIndex(0),
+            &call,
+            timeout_ms,
+        )
+        .await
+        .map_err(|error| forward_error(PartitionIndex(0), error))?;
+        answer_value(PartitionIndex(0), answer)
+    }
+
+    /// The catalog's description of the machine `arn`.
+    async fn catalog_machine(&self, caller: &Caller, arn: &str) -> Result<StateMachineInfo, Error> {
+        if self.owns(CATALOG_PARTITION) {
+            return self
+                .local(CATALOG_PARTITION)?
+                .describe_state_machine(caller, arn)
+                .await;
+        }
+        let body = json!({ "stateMachineArn": arn }).to_string();
+        let answer = self
+            .forward(
+                CATALOG_PARTITION,
+                caller,
+                Operation::DescribeStateMachine.name(),
+                body,
+                FORWARD_CALL_TIMEOUT_MS,
+            )
+            .await?;
+        let text = |key: &str| {
+            answer
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| Error::Internal {
+                    detail: format!("the catalog's DescribeStateMachine answer has no {key}"),
+                })
+        };
+        Ok(StateMachineInfo {
+            arn: text("stateMachineArn")?,
+            name: text("name")?,
+            definition: text("definition")?,
+            role_arn: text("roleArn")?,
+            created_ms: 0,
+            updated_ms: None,
+            revision_id: answer
+                .get("revisionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            variable_references: BTreeMap::new(),
+        })
+    }
+
+    /// Makes `partition`'s copy of the machine `arn` the catalog's: created when missing,
+    /// updated when its definition or role differs.
+    async fn import_machine(
+        &self,
+        caller: &Caller,
+        partition: PartitionIndex,
+        arn: &str,
+    ) -> Result<(), Error> {
+        let catalog = self.catalog_machine(caller, arn).await?;
+        if partition == CATALOG_PARTITION {
+            return Ok(());
+        }
+        let local = self.local(partition)?;
+        match local.describe_state_machine(caller, arn).await {
+            Ok(copy)
+                if copy.definition == catalog.definition && copy.role_arn == catalog.role_arn =>
+            {
+                Ok(())
+            }
+            Ok(_) => local
+                .update_state_machine(
+                    caller,
+                    UpdateStateMachineInput {
+                        state_machine_arn: arn.to_owned(),
+                        definition: Some(catalog.definition),
+                        role_arn: Some(catalog.role_arn),
+                        logging_configuration: None,
+                        tracing_configuration: None,
+                    },
+                )
+                .await
+                .map(|_| ()),
+            Err(Error::Engine {
+                aws_name: "StateMachineDoesNotExist",
+                ..
+            }) => local
+                .create_state_machine(
+                    caller,
+                    CreateStateMachineInput {
+                        name: catalog.name,
+                        definition: catalog.definition,
+                        role_arn: catalog.role_arn,
+                        machine_type: None,
+                        logging_configuration: None,
+                        tracing_configuration: None,
+                        tags: None,
+                        publish: None,
+                    },
+                )
+                .await
+                .map(|_| ()),
+            Err(other) => Err(other),
+        }
+    }
+
+    fn execution_partition(&self, arn: &str) -> Result<PartitionIndex, Error> {
+        execution_partition(arn, self.partitions()).map_err(route_error)
+    }
+
+    fn token_partition(&self, token: &str) -> Result<PartitionIndex, Error> {
+        token_partition(token, self.partitions()).map_err(route_error)
+    }
+
+    /// Claims a queued task of `lists` on one of this node's partitions, trying them from a
+    /// rotating start; `None` when none has one.
+    async fn claim_here(
+        &self,
+        namespace: &str,
+        lists: &[String],
+        worker: Option<&str>,
+    ) -> Result<Option<WireTask>, Error> {
+        let owned: Vec<PartitionIndex> = self.inner.host.owned().into_keys().collect();
+        if owned.is_empty() {
+            return Ok(None);
+        }
+        let start = self.inner.next_peek.fetch_add(1, Ordering::Relaxed) as usize % owned.len();
+        for index in 0..owned.len() {
+            let partition = owned[(start + index) % owned.len()];
+            let Ok(engine) = self.inner.host.engine(partition) else {
+                continue;
+            };
+            let task = engine
+                .poll_task_lists(namespace, lists, worker, 0)
+                .await
+                .map_err(engine_error)?;
+            if let Some(task) = task {
+                return Ok(Some(WireTask {
+                    task_token: task.task_token,
+                    input: task.input,
+                    execution_arn: task.execution_arn,
+                    activity_arn: task.activity_arn,
+                    scheduled_event_id: task.scheduled_event_id,
+                    started_event_id: task.started_event_id,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Waits until one of this node's partitions queues a task of `lists`, at most `wait_ms`.
+    async fn peek_here(&self, namespace: &str, lists: &[String], wait_ms: u64) -> bool {
+        let engines: Vec<Engine> = self
+            .inner
+            .host
+            .owned()
+            .into_keys()
+            .filter_map(|partition| self.inner.host.engine(partition).ok())
+            .collect();
+        if engines.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            return false;
+        }
+        let waits = engines.iter().map(|engine| {
+            Box::pin(async move {
+                match engine.await_task_lists(namespace, lists, wait_ms).await {
+                    Ok(true) => Ok(()),
+                    _ => Err(()),
+                }
+            })
+        });
+        let found = futures_util::future::select_ok(waits).await.is_ok();
+        found
+    }
+
+    /// One node's claim, here or over NATS.
+    async fn claim_on(
+        &self,
+        node: &str,
+        caller: &Caller,
+        lists: &[String],
+        worker: Option<&str>,
+    ) -> Result<Option<WireTask>, Error> {
+        if node == self.inner.options.node {
+            return self.claim_here(&caller.account_id, lists, worker).await;
+        }
+        let request = TaskRequest {
+            lists: lists.to_vec(),
+            worker: worker.map(str::to_owned),
+            wait_ms: 0,
+            peek_id: None,
+        };
+        let body = serde_json::to_string(&request).unwrap_or_default();
+        let answer = self
+            .ask_node(node, caller, CLAIM_TASK, body, FORWARD_CALL_TIMEOUT_MS)
+            .await?;
+        if answer.is_null() {
+            return Ok(None);
+        }
+        serde_json::from_value(answer)
+            .map(Some)
+            .map_err(|error| Error::Internal {
+                detail: format!("node {node}: a claimed task does not read: {error}"),
+            })
+    }
+
+    /// The spanning long poll: claims, then peeks, until a task is handed out or 60 s pass.
+    async fn poll_everywhere(
+        &self,
+        caller: &Caller,
+        lists: Vec<String>,
+        worker: Option<String>,
+    ) -> Result<Option<WireTask>, Error> {
+        let deadline =
+            tokio::time::Instant::now() + std::time::Duration::from_millis(ACTIVITY_POLL_MS_MAX);
+        loop {
+            let nodes = self.owning_nodes();
+            for node in &nodes {
+                match self.claim_on(node, caller, &lists, worker.as_deref()).await {
+                    Ok(Some(task)) => return Ok(Some(task)),
+                    Ok(None) => {}
+                    // A node that cannot answer now holds nothing this poll can take; the
+                    // next round asks the owners again.
+                    Err(Error::PartitionUnavailable { .. }) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let left_ms = u64::try_from((deadline - now).as_millis()).unwrap_or(u64::MAX);
+            let wait_ms = left_ms.min(CLUSTER_PEEK_ROUND_MS);
+            self.peek_nodes(caller, &nodes, &lists, wait_ms).await;
+        }
+    }
+
+    /// Waits until any of `nodes` says a task is queued, or `wait_ms` pass; cancels the
+    /// other nodes' peeks.
+    async fn peek_nodes(&self, caller: &Caller, nodes: &[String], lists: &[String], wait_ms: u64) {
+        let me = self.inner.options.node.clone();
+        let id = format!(
+            "{me}-{}",
+            self.inner.next_peek.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut waits = Vec::new();
+        for node in nodes {
+            let node = node.clone();
+            let id = id.clone();
+            let this = self.clone();
+            let caller = caller.clone();
+            let lists = lists.to_vec();
+            waits.push(Box::pin(async move {
+                let found = if node == this.inner.options.node {
+                    this.peek_here(&caller.account_id, &lists, wait_ms).await
+                } else {
+                    let request = TaskRequest {
+                        lists,
+                        worker: None,
+                        wait_ms,
+                        peek_id: Some(id),
+                    };
+                    let body = serde_json::to_string(&request).unwrap_or_default();
+                    matches!(
+                        this.ask_node(
+                            &node,
+                            &caller,
+                            PEEK_TASKS,
+                            body,
+                            wait_ms + FORWARD_CALL_TIMEOUT_MS
+                        )
+                        .await,
+                        Ok(Value::Bool(true))
+                    )
+                };
+                if found {
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            }));
+        }
+        if waits.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+            return;
+        }
+        // The first `true` ends the wait; a peek that ended `false` early (an unreachable
+        // node) does not, so wait on the others up to the round's end.
+        let round = tokio::time::sleep(std::time::Duration::from_millis(wait_ms));
+        tokio::select! {
+            _ = futures_util::future::select_ok(waits) => {}
+            () = round => {}
+        }
+        for node in nodes.iter().filter(|node| **node != me) {
+            let this = self.clone();
+            let caller = caller.clone();
+            let node = node.clone();
+            let body = json!({ "peekId": id }).to_string();
+            tokio::spawn(async move {
+                // A peek that already ended has nothing to cancel.
+                let _ = this
+                    .ask_node(&node, &caller, CANCEL_PEEK, body, FORWARD_CALL_TIMEOUT_MS)
+                    .await;
+            });
+        }
+    }
+
+    /// One partition's page of `ListExecutions`, here or at its owner.
+    async fn list_part(
+        &self,
+        caller: &Caller,
+        partition: PartitionIndex,
+        input: &ListExecutionsInput,
+        token: Option<String>,
+        max_results: u32,
+    ) -> Result<WirePage, Error> {
+        let mut body = list_input_json(input);
+        body["nextToken"] = token.map_or(Value::Null, Value::String);
+        body["maxResults"] = json!(max_results);
+        if self.owns(partition) {
+            return self
+                .list_part_here(caller, partition, &body.to_string())
+                .await;
+        }
+        let answer = self
+            .forward(
+                partition,
+                caller,
+                LIST_EXECUTIONS_PART,
+                body.to_string(),
+                FORWARD_CALL_TIMEOUT_MS,
+            )
+            .await?;
+        serde_json::from_value(answer).map_err(|error| Error::Internal {
+            detail: format!(
+                "partition p{}: a listing does not read: {error}",
+                partition.0
+            ),
+        })
+    }
+
+    async fn list_part_here(
+        &self,
+        caller: &Caller,
+        partition: PartitionIndex,
+        body: &str,
+    ) -> Result<WirePage, Error> {
+        let input: ListExecutionsInput =
+            crate::server::protocol::decode(Operation::ListExecutions, body.as_bytes())?;
+        let max_results = input.validate()?;
+        let local = self.local(partition)?;
+        match local.list_executions(caller, input, max_results).await {
+            Ok(page) => Ok(WirePage {
+                items: page
+                    .items
+                    .into_iter()
+                    .map(|e| WireSummary {
+                        arn: e.arn,
+                        state_machine_arn: e.state_machine_arn,
+                        name: e.name,
+                        status: e.status.to_owned(),
+                        start_ms: e.start_ms,
+                        stop_ms: e.stop_ms,
+                        redrive_count: e.redrive_count,
+                        redrive_ms: e.redrive_ms,
+                    })
+                    .collect(),
+                next_token: page.next_token,
+            }),
+            // A partition that never started an execution of the machine has no copy of it:
+            // nothing of it is there (the catalog was asked first whether it exists).
+            Err(Error::Engine {
+                aws_name: "StateMachineDoesNotExist",
+                ..
+            }) => Ok(WirePage {
+                items: Vec::new(),
+                next_token: None,
+            }),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Answers an internal call another node sent this one.
+    pub async fn answer_internal(&self, call: &ForwardedCall) -> Result<Value, Error> {
+        let caller = Caller {
+            account_id: call.account_id.clone(),
+            region: call.region.clone(),
+            access_key_id: call.access_key_id.clone(),
+        };
+        let request = || -> Result<TaskRequest, Error> {
+            serde_json::from_str(&call.input).map_err(|error| Error::Internal {
+                detail: format!("{}: the request does not read: {error}", call.operation),
+            })
+        };
+        match call.operation.as_str() {
+            CLAIM_TASK => {
+                let request = request()?;
+                let task = self
+                    .claim_here(
+                        &caller.account_id,
+                        &request.lists,
+                        request.worker.as_deref(),
+                    )
+                    .await?;
+                Ok(serde_json::to_value(task).unwrap_or(Value::Null))
+            }
+            PEEK_TASKS => {
+                let request = request()?;
+                let wait_ms = request.wait_ms.min(ACTIVITY_POLL_MS_MAX);
+                let this = self.clone();
+                let namespace = caller.account_id.clone();
+                let lists = request.lists.clone();
+                let peek =
+                    tokio::spawn(async move { this.peek_here(&namespace, &lists, wait_ms).await });
+                let id = request.peek_id.unwrap_or_default();
+                self.inner
+                    .peeks
+                    .lock()
+                    .insert(id.clone(), peek.abort_handle());
+                let found = peek.await.unwrap_or(false);
+                self.inner.peeks.lock().remove(&id);
+                Ok(Value::Bool(found))
+            }
+            CANCEL_PEEK => {
+                let id = serde_json::from_str::<Value>(&call.input)
+                    .ok()
+                    .and_then(|v| v.get("peekId").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_default();
+                if let Some(peek) = self.inner.peeks.lock().remove(&id) {
+                    peek.abort();
+                }
+                Ok(Value::Null)
+            }
+            COUNT_PENDING => {
+                let request = request()?;
+                let mut count = 0usize;
+                for partition in self.inner.host.owned().into_keys() {
+                    if let Ok(engine) = self.inner.host.engine(partition) {
+                        for list in &request.lists {
+                            count += engine.task_list_pending_count(&caller.account_id, list);
+                        }
+                    }
+                }
+                Ok(json!(count))
+            }
+            LIST_EXECUTIONS_PART => {
+                let partition = PartitionIndex(call.partition.unwrap_or(0));
+                let page = self.list_part_here(&caller, partition, &call.input).await?;
+                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+            }
+            other => Err(Error::Internal {
+                detail: format!("no internal operation {other}"),
+            }),
+        }
+    }
+
+    /// Whether `operation` is one of the internal ones nodes send each other.
+    pub fn is_internal(operation: &str) -> bool {
+        matches!(
+            operation,
+            CLAIM_TASK | PEEK_TASKS | CANCEL_PEEK | COUNT_PENDING | LIST_EXECUTIONS_PART
+        )
+    }
+
+    /// Whether this node owns `partition` now (a forwarded call for another is `NotOwner`).
+    pub fn answers_for(&self, partition: PartitionIndex) -> bool {
+        self.owns(partition)
+    }
+}
+
+fn list_input_json(input: &ListExecutionsInput) -> Value {
+    json!({
+        "stateMachineArn": input.state_machine_arn,
+        "statusFilter": input.status_filter,
+        "mapRunArn": input.map_run_arn,
+        "redriveFilter": input.redrive_filter,
+    })
+}
+
+fn forward_error(partition: PartitionIndex, error: ForwardError) -> Error {
+    match error {
+        ForwardError::TooLarge { limit_bytes, .. } => Error::BodyTooLarge { limit_bytes },
+        ForwardError::Corrupt { .. } => Error::Internal {
+            detail: error.to_string(),
+        },
+        other => Error::PartitionUnavailable {
+            partition: partition.0,
+            reason: other.to_string(),
+        },
+    }
+}
+
+fn answer_value(partition: PartitionIndex, answer: ForwardedAnswer) -> Result<Value, Error> {
+    match answer {
+        ForwardedAnswer::Output { output } => {
+            serde_json::from_str(&output).map_err(|error| Error::Internal {
+                detail: format!("a forwarded answer does not read: {error}"),
+            })
+        }
+        ForwardedAnswer::Error {
+            aws_name,
+            message,
+            status,
+        } => {
+            let bare = aws_name.rsplit('#').next().unwrap_or(&aws_name);
+            Err(Error::Forwarded {
+                aws_name: crate::server::router::intern_outcome(bare),
+                wire_type: aws_name.clone(),
+                message,
+                status,
+            })
+        }
+        ForwardedAnswer::NotOwner { partition: p } => Err(Error::PartitionUnavailable {
+            partition: p,
+            reason: format!(
+                "its owner moved while the call to partition p{} was sent",
+                partition.0
+            ),
+        }),
+    }
+}
+
+/// Merges the partitions' newest-first pages: what one page of `max` shows, and the cursor
+/// after it.
+fn merge_pages(
+    mut cursor: ListCursor,
+    pages: Vec<Option<WirePage>>,
+    max: usize,
+) -> (Vec<WireSummary>, ListCursor) {
+    // (partition, index in its page) of each candidate, newest first.
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for (partition, page) in pages.iter().enumerate() {
+        if let Some(page) = page {
+            let skip = cursor.parts[partition].skip as usize;
+            for index in skip..page.items.len() {
+                candidates.push((partition, index));
+            }
+        }
+    }
+    let item = |&(partition, index): &(usize, usize)| -> &WireSummary {
+        // Only indexes of pages that exist were pushed.
+        &pages[partition]
+            .as_ref()
+            .expect("a page that was read")
+            .items[index]
+    };
+    candidates.sort_by(|a, b| {
+        let (x, y) = (item(a), item(b));
+        y.start_ms.cmp(&x.start_ms).then_with(|| y.arn.cmp(&x.arn))
+    });
+    // A partition's page that is shown to its end cannot be followed by one of its next page
+    // ahead of another partition's older item: stop the page where some partition's page is
+    // used up and that partition has more.
+    let mut shown = Vec::new();
+    let mut used = vec![0u32; pages.len()];
+    for candidate in candidates {
+        if shown.len() >= max {
+            break;
+        }
+        let (partition, _) = candidate;
+        shown.push(item(&candidate).clone());
+        used[partition] += 1;
+        let page = pages[partition].as_ref().expect("a page that was read");
+        let consumed = cursor.parts[partition].skip as usize + used[partition] as usize;
+        if consumed == page.items.len() && page.next_token.is_some() {
+            // Its next page may hold executions newer than the others' remaining ones.
+            break;
+        }
+    }
+    for (partition, page) in pages.iter().enumerate() {
+        let Some(page) = page else { continue };
+        let part = &mut cursor.parts[partition];
+        let consumed = part.skip as usize + used[partition] as usize;
+        if consumed >= page.items.len() {
+            match &page.next_token {
+                Some(token) => {
+                    part.token = Some(token.clone());
+                    part.skip = 0;
+                }
+                None => {
+                    part.done = true;
+                    part.skip = 0;
+                }
+            }
+        } else {
+            part.skip = u32::try_from(consumed).unwrap_or(u32::MAX);
+        }
+    }
+    (shown, cursor)
+}
+
+impl Backend for ClusterBackend {
+    fn region(&self) -> &str {
+        &self.inner.options.region
+    }
+
+    async fn place(&self, caller: &Caller, call: CallName, body: &[u8]) -> Placement {
+        // A body that is not text is refused here by the decoder, as on one node.
+        let Ok(text) = std::str::from_utf8(body) else {
+            return Placement::Here;
+        };
+        let mut named = None;
+        let target = match call {
+            CallName::StepFunctions(Operation::ValidateStateMachineDefinition) => {
+                return Placement::Here
+            }
+            CallName::StepFunctions(Operation::StartExecution) => {
+                let with_name = match route::name_unnamed_start(body, random_uuid) {
+                    Ok(with_name) => with_name,
+                    Err(error) => return Placement::Answered(Err(error)),
+                };
+                let target = route::route(Operation::StartExecution, &with_name, self.partitions());
+                if with_name != body {
+                    named = Some(with_name);
+                }
+                target
+            }
+            CallName::StepFunctions(operation) => route::route(operation, body, self.partitions()),
+            CallName::Swf(operation) => {
+                // Every SWF run lives in the catalog's partition; a Step Functions task
+                // answered through SWF's worker API goes where its execution is.
+                match route::route_swf(operation, &caller.account_id, body, self.partitions()) {
+                    Ok(Target::Partition(partition))
+                        if matches!(
+                            operation,
+                            SwfOperation::RespondActivityTaskCompleted
+                                | SwfOperation::RespondActivityTaskFailed
+                                | SwfOperation::RespondActivityTaskCanceled
+                                | SwfOperation::RecordActivityTaskHeartbeat
+                        ) =>
+                    {
+                        Ok(Target::Partition(partition))
+                    }
+                    Ok(_) => Ok(Target::Catalog),
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        let partition = match target {
+            Ok(Target::Partition(partition)) => partition,
+            Ok(Target::Catalog) => CATALOG_PARTITION,
+            Ok(Target::AllPartitions) => return Placement::Here,
+            // A refused body is refused by this node's own dispatch, with the same words.
+            Err(_) => return Placement::Here,
+        };
+        if self.owns(partition) {
+            return match named {
+                Some(body) => Placement::HereWith(body),
+                None => Placement::Here,
+            };
+        }
+        let body = match named {
+            Some(body) => String::from_utf8(body).unwrap_or_default(),
+            None => text.to_owned(),
+        };
+        let timeout_ms = if is_long_poll(call) {
+            FORWARD_TIMEOUT_MS
+        } else {
+            FORWARD_CALL_TIMEOUT_MS
+        };
+        Placement::Answered(
+            self.forward(partition, caller, call.name(), body, timeout_ms)
+                .await,
+        )
+    }
+
+    async fn create_state_machine(
+        &self,
+        caller: &Caller,
+        input: CreateStateMachineInput,
+    ) -> Result<StateMachineCreated, Error> {
+        self.local(CATALOG_PARTITION)?
+            .create_state_machine(caller, input)
+            .await
+    }
+
+    async fn describe_state_machine(
+        &self,
+        caller: &Caller,
+        arn: &str,
+    ) -> Result<StateMachineInfo, Error> {
+        self.local(CATALOG_PARTITION)?
+            .describe_state_machine(caller, arn)
+            .await
+    }
+
+    async fn list_state_machines(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> Result<Page<StateMachineSummary>, Error> {
+        self.local(CATALOG_PARTITION)?
+            .list_state_machines(caller, max_results, next_token)
+            .await
+    }
+
+    async fn update_state_machine(
+        &self,
+        caller: &Caller,
+        input: UpdateStateMachineInput,
+    ) -> Result<StateMachineUpdated, Error> {
+        self.local(CATALOG_PARTITION)?
+            .update_state_machine(caller, input)
+            .await
+    }
+
+    async fn delete_state_machine(&self, caller: &Caller, arn: &str) -> Result<(), Error> {
+        self.local(CATALOG_PARTITION)?
+            .delete_state_machine(caller, arn)
+            .await
+    }
+
+    async fn start_execution(
+        &self,
+        caller: &Caller,
+        input: StartExecutionInput,
+    ) -> Result<ExecutionStarted, Error> {
+        let machine = Arn::parse_as(&input.state_machine_arn, &[ResourceType::StateMachine])
+            .map_err(engine_error)?;
+        let Some(name) = input.name.as_deref() else {
+            return Err(Error::Internal {
+                detail: "an unnamed StartExecution reached its partition (nodes name it first)"
+                    .into(),
+            });
+        };
+        let partition = partition_of_execution(
+            machine.account,
+            machine.resource.name(),
+            name,
+            self.partitions(),
+        )
+        .map_err(|error| Error::Internal {
+            detail: format!("cannot place the execution: {error}"),
+        })?;
+        let arn = input.state_machine_arn.clone();
+        self.import_machine(caller, partition, &arn).await?;
+        self.local(partition)?.start_execution(caller, input).await
+    }
+
+    async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {
+        let partition = self.execution_partition(arn)?;
+        self.local(partition)?.describe_execution(caller, arn).await
+    }
+
+    async fn describe_state_machine_for_execution(
+        &self,
+        caller: &Caller,
+        execution_arn: &str,
+    ) -> Result<StateMachineInfo, Error> {
+        let partition = self.execution_partition(execution_arn)?;
+        self.local(partition)?
+            .describe_state_machine_for_execution(caller, execution_arn)
+            .await
+    }
+
+    async fn list_executions(
+        &self,
+        caller: &Caller,
+        input: ListExecutionsInput,
+        max_results: u32,
+    ) -> Result<Page<ExecutionSummary>, Error> {
+        let partitions = self.partitions();
+        if let Some(arn) = &input.state_machine_arn {
+            // A machine the catalog does not know is refused as on one node.
+            self.catalog_machine(caller, arn).await?;
+        }
+        let max = if max_results == 0 {
+            u32::try_from(LIST_PAGE_EXECUTIONS_DEFAULT).unwrap_or(PAGE_RESULTS_MAX)
+        } else {
+            max_results.min(PAGE_RESULTS_MAX)
+        };
+        let cursor = match &input.next_token {
+            Some(token) => ListCursor::decode(token, partitions)?,
+            None => ListCursor {
+                parts: vec![PartCursor::default(); partitions as usize],
+            },
+        };
+        let mut reads = Vec::new();
+        for (index, part) in cursor.parts.iter().enumerate() {
+            let partition = PartitionIndex(u32::try_from(index).unwrap_or(u32::MAX));
+            let input = &input;
+            let token = part.token.clone();
+            let done = part.done;
+            reads.push(async move {
+                if done {
+                    return Ok(None);
+                }
+                self.list_part(caller, partition, input, token, max)
+                    .await
+                    .map(Some)
+            });
+        }
+        let pages = futures_util::future::try_join_all(reads).await?;
+        let (shown, cursor) = merge_pages(cursor, pages, max as usize);
+        let next_token = (!cursor.parts.iter().all(|part| part.done)).then(|| cursor.encode());
+        let mut items = Vec::with_capacity(shown.len());
+        for e in shown {
+            items.push(ExecutionSummary {
+                arn: e.arn,
+                state_machine_arn: e.state_machine_arn,
+                name: e.name,
+                status: status_name(&e.status)?,
+                start_ms: e.start_ms,
+                stop_ms: e.stop_ms,
+                redrive_count: e.redrive_count,
+                redrive_ms: e.redrive_ms,
+            });
+        }
+        Ok(Page { items, next_token })
+    }
+
+    async fn stop_execution(
+        &self,
+        caller: &Caller,
+        input: StopExecutionInput,
+    ) -> Result<u64, Error> {
+        let partition = self.execution_partition(&input.execution_arn)?;
+        self.local(partition)?.stop_execution(caller, input).await
+    }
+
+    async fn get_execution_history(
+        &self,
+        caller: &Caller,
+        input: GetExecutionHistoryInput,
+        max_results: u32,
+    ) -> Result<Page<Value>, Error> {
+        let partition = self.execution_partition(&input.execution_arn)?;
+        self.local(partition)?
+            .get_execution_history(caller, input, max_results)
+            .await
+    }
+
+    async fn create_activity(
+        &self,
+        caller: &Caller,
+        name: String,
+        tags: Vec<TagInput>,
+    ) -> Result<ActivityInfo, Error> {
+        self.local(CATALOG_PARTITION)?
+            .create_activity(caller, name, tags)
+            .await
+    }
+
+    async fn tag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tags: Vec<TagInput>,
+    ) -> Result<(), Error> {
+        self.local(CATALOG_PARTITION)?
+            .tag_resource(caller, resource_arn, tags)
+            .await
+    }
+
+    async fn untag_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+        tag_keys: Vec<String>,
+    ) -> Result<(), Error> {
+        self.local(CATALOG_PARTITION)?
+            .untag_resource(caller, resource_arn, tag_keys)
+            .await
+    }
+
+    async fn list_tags_for_resource(
+        &self,
+        caller: &Caller,
+        resource_arn: String,
+    ) -> Result<Vec<TagInput>, Error> {
+        self.local(CATALOG_PARTITION)?
+            .list_tags_for_resource(caller, resource_arn)
+            .await
+    }
+
+    async fn describe_activity(&self, caller: &Caller, arn: String) -> Result<ActivityInfo, Error> {
+        self.local(CATALOG_PARTITION)?
+            .describe_activity(caller, arn)
+            .await
+    }
+
+    async fn list_activities(
+        &self,
+        caller: &Caller,
+        max_results: u32,
+        next_token: Option<String>,
+    ) -> Result<Page<ActivityInfo>, Error> {
+        self.local(CATALOG_PARTITION)?
+            .list_activities(caller, max_results, next_token)
+            .await
+    }
+
+    async fn delete_activity(&self, caller: &Caller, arn: String) -> Result<(), Error> {
+        self.local(CATALOG_PARTITION)?
+            .delete_activity(caller, arn)
+            .await
+    }
+
+    async fn get_activity_task(
+        &self,
+        caller: &Caller,
+        arn: String,
+        worker_name: Option<String>,
+    ) -> Result<Option<ActivityTaskInfo>, Error> {
+        // The activity must exist in the catalog, as on one node.
+        self.catalog_activity(caller, &arn).await?;
+        let task = self.poll_everywhere(caller, vec![arn], worker_name).await?;
+        Ok(task.map(|t| ActivityTaskInfo {
+            task_token: t.task_token,
+            input: t.input,
+        }))
+    }
+
+    async fn redrive_execution(
+        &self,
+        caller: &Caller,
+        input: RedriveExecutionInput,
+    ) -> Result<u64, Error> {
+        let partition = self.execution_partition(&input.execution_arn)?;
+        self.local(partition)?
+            .redrive_execution(caller, input)
+            .await
+    }
+
+    async fn send_task_success(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        output: String,
+    ) -> Result<(), Error> {
+        let partition = self.token_partition(&task_token)?;
+        self.local(partition)?
+            .send_task_success(caller, task_token, output)
+            .await
+    }
+
+    async fn send_task_failure(
+        &self,
+        caller: &Caller,
+        task_token: String,
+        error: String,
+        cause: String,
+    ) -> Result<(), Error> {
+        let partition = self.token_partition(&task_token)?;
+        self.local(partition)?
+            .send_task_failure(caller, task_token, error, cause)
+            .await
+    }
+
+    async fn send_task_heartbeat(&self, caller: &Caller, task_token: String) -> Result<(), Error> {
+        let partition = self.token_partition(&task_token)?;
+        self.local(partition)?
+            .send_task_heartbeat(caller, task_token)
+            .await
+    }
+
+    async fn poll_task_list(
+        &self,
+        caller: &Caller,
+        list: String,
+        identity: Option<String>,
+    ) -> Result<Option<TaskListTask>, Error> {
+        let task = self.poll_everywhere(caller, vec![list], identity).await?;
+        Ok(task.map(|t| TaskListTask {
+            task_token: t.task_token,
+            input: t.input,
+            execution_arn: t.execution_arn,
+            activity_arn: t.activity_arn,
+            scheduled_event_id: t.scheduled_event_id,
+            started_event_id: t.started_event_id,
+        }))
+    }
+
+    async fn count_pending_tasks(&self, caller: &Caller, list: String) -> Result<usize, Error> {
+        let request = TaskRequest {
+            lists: vec![list],
+            worker: None,
+            wait_ms: 0,
+            peek_id: None,
+        };
+        let body = serde_json::to_string(&request).unwrap_or_default();
+        let mut count = 0usize;
+        for node in self.owning_nodes() {
+            let call = ForwardedCall {
+                partition: None,
+                operation: COUNT_PENDING.into(),
+                input: body.clone(),
+                account_id: caller.account_id.clone(),
+                region: caller.region.clone(),
+                access_key_id: caller.access_key_id.clone(),
+            };
+            let answer = if node == self.inner.options.node {
+                self.answer_internal(&call).await?
+            } else {
+                self.ask_node(
+                    &node,
+                    caller,
+                    COUNT_PENDING,
+                    body.clone(),
+                    FORWARD_CALL_TIMEOUT_MS,
+                )
+                .await?
+            };
+            count += answer
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0);
+        }
+        Ok(count)
+    }
+
+    async fn swf<T, F>(&self, caller: &Caller, kind: SwfCallKind, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, crate::engine::swf::api::SwfError> + Send + 'static,
+    {
+        self.local(CATALOG_PARTITION)?.swf(caller, kind, call).await
+    }
+
+    async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {
+        self.local(CATALOG_PARTITION)?
+            .swf_domain_registered(caller, name)
+            .await
+    }
+
+    fn metrics(&self) -> Vec<MetricSample> {
+        let owned = self.inner.host.owned();
+        let mut samples = vec![MetricSample {
+            name: "statelog_cluster_partitions_owned".into(),
+            kind: "gauge",
+            help: "Partitions whose engines this node serves now.".into(),
+            labels: vec![("node".into(), self.inner.options.node.clone())],
+            value: owned.len() as f64,
+        }];
+        for partition in owned.into_keys() {
+            if let Ok(adapter) = self.local(partition) {
+                for mut sample in adapter.metrics() {
+                    sample
+                        .labels
+                        .push(("partition".into(), partition.0.to_string()));
+                    samples.push(sample);
+                }
+            }
+        }
+        samples
+    }
+
+    fn log_poisoned(&self) -> Option<String> {
+        self.inner
+            .host
+            .owned()
+            .into_keys()
+            .filter_map(|partition| self.local(partition).ok())
+            .find_map(|adapter| adapter.log_poisoned())
+    }
+
+    async fn shutdown(&self) {
+        let membership = self.inner.membership.lock().take();
+        if let Some(mut membership) = membership {
+            if let Some(responder) = membership.responder.take() {
+                responder.stop();
+            }
+            // Releases every lease (the others take over at once) and closes the engines.
+            membership.node.shutdown().await;
+        }
+    }
+}
+
+impl ClusterBackend {
+    /// The catalog's answer to `DescribeActivity` of `arn` (only whether it exists matters).
+    async fn catalog_activity(&self, caller: &Caller, arn: &str) -> Result<(), Error> {
+        if self.owns(CATALOG_PARTITION) {
+            return self
+                .local(CATALOG_PARTITION)?
+                .describe_activity(caller, arn.to_owned())
+                .await
+                .map(|_| ());
+        }
+        let body = json!({ "activityArn": arn }).to_string();
+        self.forward(
+            CATALOG_PARTITION,
+            caller,
+            Operation::DescribeActivity.name(),
+            body,
+            FORWARD_CALL_TIMEOUT_MS,
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+/// The `'static` status name of a listed execution.
+fn status_name(status: &str) -> Result<&'static str, Error> {
+    crate::server::protocol::EXECUTION_STATUSES
+        .iter()
+        .find(|known| **known == status)
+        .copied()
+        .ok_or_else(|| Error::Internal {
+            detail: format!("a partition listed an execution with status {status}"),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(arn: &str, start_ms: u64) -> WireSummary {
+        WireSummary {
+            arn: arn.into(),
+            state_machine_arn: "m".into(),
+            name: arn.into(),
+            status: "RUNNING".into(),
+            start_ms,
+            stop_ms: None,
+            redrive_count: 0,
+            redrive_ms: None,
+        }
+    }
+
+    fn page(items: &[(&str, u64)], next: Option<&str>) -> Option<WirePage> {
+        Some(WirePage {
+            items: items.iter().map(|(arn, ms)| summary(arn, *ms)).collect(),
+            next_token: next.map(str::to_owned),
+        })
+    }
+
+    fn fresh(partitions: usize) -> ListCursor {
+        ListCursor {
+            parts: vec![PartCursor::default(); partitions],
+        }
+    }
+
+    fn arns(items: &[WireSummary]) -> Vec<&str> {
+        items.iter().map(|item| item.arn.as_str()).collect()
+    }
+
+    #[test]
+    fn pages_merge_newest_first_and_resume_mid_page() {
+        let pages = vec![
+            page(&[("a3", 30), ("a1", 10)], None),
+            page(&[("b4", 40), ("b2", 20)], None),
+        ];
+        let (shown, cursor) = merge_pages(fresh(2), pages, 3);
+        assert_eq!(arns(&shown), ["b4", "a3", "b2"]);
+        assert_eq!(cursor.parts[0].skip, 1);
+        assert!(cursor.parts[1].done);
+        // The next page reads partition 0's page again and skips what was shown.
+        let pages = vec![page(&[("a3", 30), ("a1", 10)], None), None];
+        let (shown, cursor) = merge_pages(cursor, pages, 3);
+        assert_eq!(arns(&shown), ["a1"]);
+        assert!(cursor.parts.iter().all(|part| part.done));
+    }
+
+    #[test]
+    fn a_used_up_page_with_more_behind_it_ends_the_merged_page() {
+        // Partition 0's next page may hold executions newer than b1: stop before b1.
+        let pages = vec![
+            page(&[("a9", 90), ("a8", 80)], Some("x7")),
+            page(&[("b1", 10)], None),
+        ];
+        let (shown, cursor) = merge_pages(fresh(2), pages, 10);
+        assert_eq!(arns(&shown), ["a9", "a8"]);
+        assert_eq!(cursor.parts[0].token.as_deref(), Some("x7"));
+        assert_eq!(cursor.parts[0].skip, 0);
+        assert!(!cursor.parts[1].done);
+        assert_eq!(cursor.parts[1].skip, 0);
+    }
+
+    #[test]
+    fn cursors_round_trip_and_a_foreign_token_is_invalid() {
+        let mut cursor = fresh(3);
+        cursor.parts[1] = PartCursor {
+            token: Some("x12".into()),
+            skip: 4,
+            done: false,
+        };
+        cursor.parts[2].done = true;
+        let token = cursor.encode();
+        assert_eq!(ListCursor::decode(&token, 3).expect("reads"), cursor);
+        for bad in ["x12", "c!!", &token[..token.len() - 2]] {
+            let error = ListCursor::decode(bad, 3).expect_err("refused");
+            assert_eq!(error.aws_name(), "InvalidToken", "{bad}");
+        }
+        assert_eq!(
+            ListCursor::decode(&token, 4)
+                .expect_err("another count")
+                .aws_name(),
+            "InvalidToken"
+        );
+    }
+
+    #[test]
+    fn unnamed_starts_get_version_4_uuids() {
+        let name = random_uuid().expect("drawn");
+        assert_eq!(name.len(), 36);
+        assert_eq!(&name[14..15], "4");
+        assert!(matches!(&name[19..20], "8" | "9" | "a" | "b"));
+        assert_ne!(name, random_uuid().expect("drawn"));
+    }
+}

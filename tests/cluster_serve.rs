@@ -1,0 +1,294 @@
+//! Two cluster nodes in one process over a real 3-server NATS cluster (JetStream R3 streams,
+//! 4 partitions): every call is made through one node's `answer_call` (what the API runs
+//! after a signature is checked), and the partitions are split between the nodes, so calls
+//! are answered here or forwarded to the other node. The state machines and activities live in
+//! partition 0 (the catalog); executions in the partition of their name.
+
+#![cfg(all(feature = "server", feature = "cluster"))]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use statelog::clock::SystemClock;
+use statelog::cluster::backend::ClusterBackend;
+use statelog::cluster::serve::{start_node, NodeConfig};
+use statelog::engine::EngineOptions;
+use statelog::server::backend::{CallName, Caller};
+use statelog::server::protocol::Operation;
+use statelog::server::router::answer_call;
+use statelog::server::{Backend, ServerState};
+use statelog_cluster::config;
+use statelog_nats::testing::TestCluster;
+
+const PARTITIONS: u32 = 4;
+const LEASE_MS: u64 = 2_000;
+const ACCOUNT: &str = "000000000000";
+const PASS: &str = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
+
+type Node = Arc<ServerState<ClusterBackend>>;
+
+fn caller() -> Caller {
+    Caller {
+        account_id: ACCOUNT.into(),
+        region: "us-east-1".into(),
+        access_key_id: "AKID".into(),
+    }
+}
+
+async fn call(node: &Node, operation: Operation, body: Value) -> Result<Value, String> {
+    answer_call(
+        node,
+        &caller(),
+        CallName::StepFunctions(operation),
+        body.to_string().into_bytes().into(),
+    )
+    .await
+    .map_err(|error| format!("{}: {error}", error.aws_name()))
+}
+
+/// `call`, retried while the partition is moving (503), as an AWS client retries.
+async fn call_ok(node: &Node, operation: Operation, body: Value) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match call(node, operation, body.clone()).await {
+            Ok(value) => return value,
+            Err(error) if error.starts_with("ServiceUnavailable") && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{}: {error}", operation.name()),
+        }
+    }
+}
+
+async fn node(cluster: &TestCluster, name: &str, dir: &std::path::Path) -> Node {
+    let config = NodeConfig {
+        nats: cluster.urls(),
+        node: name.into(),
+        listen: format!("127.0.0.1:0/{name}"),
+        data_dir: dir.join(name),
+        lease_ms: LEASE_MS,
+        replicas: 3,
+        engine_options: EngineOptions::default(),
+    };
+    start_node(config, Arc::new(SystemClock))
+        .await
+        .expect("the node joins")
+}
+
+/// Waits until the two nodes together serve every partition, each some.
+async fn wait_split(a: &Node, b: &Node) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (on_a, on_b) = (a.backend.host().owned(), b.backend.host().owned());
+        if on_a.len() + on_b.len() == PARTITIONS as usize && !on_a.is_empty() && !on_b.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "a {on_a:?}, b {on_b:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn wait_status(node: &Node, arn: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let described = call_ok(
+            node,
+            Operation::DescribeExecution,
+            json!({"executionArn": arn}),
+        )
+        .await;
+        if described["status"] == status {
+            return described;
+        }
+        assert!(Instant::now() < deadline, "{arn}: {described}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn any_node_answers_any_call_across_partitions() {
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        config::init(&cluster.urls(), PARTITIONS)
+            .await
+            .expect("init");
+        let a = node(&cluster, "a", dir.path()).await;
+        let b = node(&cluster, "b", dir.path()).await;
+        wait_split(&a, &b).await;
+
+        // The catalog through b, read through a.
+        let created = call_ok(
+            &b,
+            Operation::CreateStateMachine,
+            json!({"name": "m", "definition": PASS, "roleArn": "arn:aws:iam::000000000000:role/r"}),
+        )
+        .await;
+        let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
+        let listed = call_ok(&a, Operation::ListStateMachines, json!({})).await;
+        assert_eq!(listed["stateMachines"][0]["stateMachineArn"], machine.as_str());
+
+        // Executions in every partition, started through both nodes, read through the other.
+        let mut started = BTreeSet::new();
+        for i in 0..12 {
+            let (via, other) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            let answer = call_ok(
+                via,
+                Operation::StartExecution,
+                json!({"stateMachineArn": machine, "name": format!("run-{i}"), "input": "{\"i\": 1}"}),
+            )
+            .await;
+            let arn = answer["executionArn"].as_str().expect("arn").to_owned();
+            let described = wait_status(other, &arn, "SUCCEEDED").await;
+            let output: Value =
+                serde_json::from_str(described["output"].as_str().expect("output")).expect("json");
+            assert_eq!(output, json!({"i": 1}));
+            started.insert(arn);
+        }
+        // An unnamed start is named by the node that receives it.
+        let unnamed = call_ok(
+            &a,
+            Operation::StartExecution,
+            json!({"stateMachineArn": machine, "input": "{}"}),
+        )
+        .await;
+        let unnamed_arn = unnamed["executionArn"].as_str().expect("arn").to_owned();
+        wait_status(&b, &unnamed_arn, "SUCCEEDED").await;
+        started.insert(unnamed_arn);
+        // The name again, once that execution closed, is refused through either node (the
+        // owner's error, forwarded as it answered it).
+        let again = call(
+            &b,
+            Operation::StartExecution,
+            json!({"stateMachineArn": machine, "name": "run-0", "input": "{\"i\": 1}"}),
+        )
+        .await
+        .expect_err("a closed execution's name");
+        assert!(again.starts_with("ExecutionAlreadyExists"), "{again}");
+        // ListExecutions through a, three to a page, lists each exactly once, newest first.
+        let mut listed = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut body = json!({"stateMachineArn": machine, "maxResults": 3});
+            if let Some(token) = &token {
+                body["nextToken"] = json!(token);
+            }
+            let page = call_ok(&a, Operation::ListExecutions, body).await;
+            let items = page["executions"].as_array().expect("executions").clone();
+            assert!(items.len() <= 3);
+            listed.extend(items);
+            match page.get("nextToken").and_then(Value::as_str) {
+                Some(next) => token = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        let arns: Vec<String> = listed
+            .iter()
+            .map(|e| e["executionArn"].as_str().expect("arn").to_owned())
+            .collect();
+        assert_eq!(arns.iter().cloned().collect::<BTreeSet<_>>(), started);
+        assert_eq!(arns.len(), started.len(), "no execution twice: {arns:?}");
+        let starts: Vec<f64> = listed
+            .iter()
+            .map(|e| e["startDate"].as_f64().expect("date"))
+            .collect();
+        assert!(starts.windows(2).all(|w| w[0] >= w[1]), "{starts:?}");
+        // A machine the catalog does not know is refused as on one node.
+        let missing = call(
+            &b,
+            Operation::ListExecutions,
+            json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:none"}),
+        )
+        .await
+        .expect_err("refused");
+        assert!(missing.starts_with("StateMachineDoesNotExist"), "{missing}");
+
+        // An activity: created through a; its tasks, in several partitions, polled through b
+        // and answered through a.
+        let activity = call_ok(&a, Operation::CreateActivity, json!({"name": "pack"})).await;
+        let activity_arn = activity["activityArn"].as_str().expect("arn").to_owned();
+        let task_machine = json!({
+            "StartAt": "T",
+            "States": {"T": {"Type": "Task", "Resource": activity_arn, "End": true}}
+        })
+        .to_string();
+        let created = call_ok(
+            &a,
+            Operation::CreateStateMachine,
+            json!({"name": "t", "definition": task_machine, "roleArn": "arn:aws:iam::000000000000:role/r"}),
+        )
+        .await;
+        let task_machine_arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
+        let mut waiting = BTreeSet::new();
+        for i in 0..6 {
+            let answer = call_ok(
+                &b,
+                Operation::StartExecution,
+                json!({"stateMachineArn": task_machine_arn, "name": format!("task-{i}"), "input": format!("{{\"n\": {i}}}")}),
+            )
+            .await;
+            waiting.insert(answer["executionArn"].as_str().expect("arn").to_owned());
+        }
+        let mut inputs = BTreeSet::new();
+        for _ in 0..6 {
+            let task = call_ok(
+                &b,
+                Operation::GetActivityTask,
+                json!({"activityArn": activity_arn, "workerName": "w"}),
+            )
+            .await;
+            let token = task["taskToken"].as_str().expect("a task").to_owned();
+            inputs.insert(task["input"].as_str().expect("input").to_owned());
+            call_ok(
+                &a,
+                Operation::SendTaskSuccess,
+                json!({"taskToken": token, "output": "{\"done\": true}"}),
+            )
+            .await;
+        }
+        assert_eq!(inputs.len(), 6, "each task handed out once: {inputs:?}");
+        for arn in &waiting {
+            let described = wait_status(&a, arn, "SUCCEEDED").await;
+            let output: Value =
+                serde_json::from_str(described["output"].as_str().expect("output")).expect("json");
+            assert_eq!(output, json!({"done": true}));
+        }
+
+        // A poll that finds nothing waits and answers empty; a task queued meanwhile, in a
+        // partition of either node, is handed to it.
+        let poller = {
+            let b = b.clone();
+            let activity_arn = activity_arn.clone();
+            tokio::spawn(async move {
+                call_ok(&b, Operation::GetActivityTask, json!({"activityArn": activity_arn})).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call_ok(
+            &a,
+            Operation::StartExecution,
+            json!({"stateMachineArn": task_machine_arn, "name": "late", "input": "{\"late\": 1}"}),
+        )
+        .await;
+        let task = tokio::time::timeout(Duration::from_secs(30), poller)
+            .await
+            .expect("the poll is woken")
+            .expect("the poll ran");
+        let input: Value =
+            serde_json::from_str(task["input"].as_str().expect("input")).expect("json");
+        assert_eq!(input, json!({"late": 1}));
+
+        for node in [&a, &b] {
+            node.backend.shutdown().await;
+        }
+    });
+}
