@@ -20,6 +20,7 @@ use statelog::server::protocol::Operation;
 use statelog::server::router::answer_call;
 use statelog::server::{Backend, ServerState};
 use statelog_cluster::config;
+use statelog_cluster::partition::PartitionIndex;
 use statelog_nats::testing::TestCluster;
 
 const PARTITIONS: u32 = 4;
@@ -45,7 +46,7 @@ async fn call(node: &Node, operation: Operation, body: Value) -> Result<Value, S
         body.to_string().into_bytes().into(),
     )
     .await
-    .map_err(|error| format!("{}: {error}", error.aws_name()))
+    .map_err(|error| format!("{}: {error} ({error:?})", error.aws_name()))
 }
 
 /// `call`, retried while the partition is moving (503), as an AWS client retries.
@@ -136,6 +137,33 @@ fn any_node_answers_any_call_across_partitions() {
         let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
         let listed = call_ok(&a, Operation::ListStateMachines, json!({})).await;
         assert_eq!(listed["stateMachines"][0]["stateMachineArn"], machine.as_str());
+        assert_eq!(listed["stateMachines"].as_array().map(Vec::len), Some(1));
+
+        // A request larger than NATS's default max_payload (1 MiB) is forwarded whole: a
+        // definition near its 1 MiB limit whose escaping makes the body about 1.8 MB, sent
+        // through the node that does not own the catalog.
+        let not_catalog = if a.backend.host().owned().contains_key(&PartitionIndex(0)) {
+            &b
+        } else {
+            &a
+        };
+        let comment = "\"".repeat(450 * 1024);
+        let big = json!({
+            "Comment": comment,
+            "StartAt": "P",
+            "States": {"P": {"Type": "Pass", "End": true}}
+        })
+        .to_string();
+        let body = json!({"name": "big", "definition": big, "roleArn": "arn:aws:iam::000000000000:role/r"});
+        assert!(body.to_string().len() > 1024 * 1024);
+        call_ok(not_catalog, Operation::CreateStateMachine, body).await;
+        let described = call_ok(
+            &a,
+            Operation::DescribeStateMachine,
+            json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:big"}),
+        )
+        .await;
+        assert_eq!(described["definition"].as_str().map(str::len), Some(big.len()));
 
         // Executions in every partition, started through both nodes, read through the other.
         let mut started = BTreeSet::new();

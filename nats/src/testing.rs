@@ -28,6 +28,11 @@ use crate::limits::TEST_CLUSTER_READY_MS_MAX;
 /// batches for the takeover (2.12).
 pub const SERVER_VERSION_MIN: (u32, u32, u32) = (2, 12, 0);
 
+/// The servers' `max_payload`: room for the largest API request a node forwards to another
+/// (`statelog serve` accepts bodies up to 6.5 MiB; NATS's default is 1 MiB). The log's own
+/// batches stay below 1 MiB whatever this is.
+pub const MAX_PAYLOAD_BYTES: usize = 8 * 1024 * 1024;
+
 /// The environment variable naming the server binary (else `nats-server` on `PATH`).
 pub const SERVER_ENV: &str = "STATELOG_NATS_SERVER";
 
@@ -425,6 +430,7 @@ fn config_text(
     format!(
         "server_name: {name}\n\
          listen: 127.0.0.1:{client_port}\n\
+         max_payload: {MAX_PAYLOAD_BYTES}\n\
          jetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n\
          cluster {{\n  name: {CLUSTER_NAME}\n  listen: 127.0.0.1:{cluster_port}\n  routes: [\n{routes}  ]\n}}\n",
         store.display()

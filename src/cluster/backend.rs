@@ -62,7 +62,8 @@ use crate::server::backend::{
 use crate::server::engine_backend::{engine_error, EngineBackend};
 use crate::server::error::Error;
 use crate::server::limits::{
-    CLUSTER_PEEK_ROUND_MS, FORWARD_CALL_TIMEOUT_MS, FORWARD_TIMEOUT_MS, PAGE_RESULTS_MAX,
+    CLUSTER_PEEK_ROUND_MS, FORWARD_CALL_TIMEOUT_MS, FORWARD_TIMEOUT_MS, HOST_REOPEN_CHECK_MS,
+    PAGE_RESULTS_MAX,
 };
 use crate::server::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, Operation,
@@ -129,6 +130,7 @@ struct Inner {
 struct Membership {
     node: Node,
     responder: Option<Responder>,
+    reopener: tokio::task::JoinHandle<()>,
 }
 
 /// One task a claim handed out, as it crosses nodes.
@@ -304,11 +306,24 @@ impl ClusterBackend {
     }
 
     /// Hands the backend the node's lease driver and responder, which [`Backend::shutdown`]
-    /// stops (the leases released, so the others take over at once).
+    /// stops (the leases released, so the others take over at once), and starts, on the
+    /// current runtime, the task that reopens a partition whose log stopped
+    /// ([`PartitionHost::reopen_stopped`], every [`HOST_REOPEN_CHECK_MS`]).
     pub fn attach(&self, node: Node, responder: Responder) {
+        let host = self.inner.host.clone();
+        let reopener = tokio::spawn(async move {
+            let mut every =
+                tokio::time::interval(std::time::Duration::from_millis(HOST_REOPEN_CHECK_MS));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                host.reopen_stopped();
+            }
+        });
         *self.inner.membership.lock() = Some(Membership {
             node,
             responder: Some(responder),
+            reopener,
         });
     }
 
@@ -1005,10 +1020,14 @@ impl Backend for ClusterBackend {
     }
 
     async fn place(&self, caller: &Caller, call: CallName, body: &[u8]) -> Placement {
-        // A body that is not text is refused here by the decoder, as on one node.
+        // A body that is not JSON text is refused here by the decoder, as on one node (and a
+        // forwarded call carries its body as JSON).
         let Ok(text) = std::str::from_utf8(body) else {
             return Placement::Here;
         };
+        if serde_json::from_str::<&serde_json::value::RawValue>(text).is_err() {
+            return Placement::Here;
+        }
         let mut named = None;
         let target = match call {
             CallName::StepFunctions(Operation::ValidateStateMachineDefinition) => {
@@ -1468,6 +1487,7 @@ impl Backend for ClusterBackend {
     async fn shutdown(&self) {
         let membership = self.inner.membership.lock().take();
         if let Some(mut membership) = membership {
+            membership.reopener.abort();
             if let Some(responder) = membership.responder.take() {
                 responder.stop();
             }

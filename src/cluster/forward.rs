@@ -40,7 +40,9 @@ pub struct ForwardedCall {
     pub partition: Option<u32>,
     /// The operation's AWS name (`StartExecution`, `PollForActivityTask`).
     pub operation: String,
-    /// The request body, JSON text.
+    /// The request body, JSON text (carried as JSON, not as an escaped string, so a body's
+    /// size crosses NATS unchanged; a body that is not JSON is never forwarded).
+    #[serde(with = "raw_json")]
     pub input: String,
     /// The caller's account (the namespace of everything the call touches).
     pub account_id: String,
@@ -56,7 +58,12 @@ pub struct ForwardedCall {
 pub enum ForwardedAnswer {
     /// The call's JSON output.
     Output {
-        /// JSON text.
+        /// JSON text (carried as JSON, like a call's input; read back through a JSON value,
+        /// as serde buffers the members of a tagged enum).
+        #[serde(
+            serialize_with = "raw_json::serialize",
+            deserialize_with = "raw_json::deserialize_buffered"
+        )]
         output: String,
     },
     /// The call was refused, as AWS names it.
@@ -73,6 +80,31 @@ pub enum ForwardedAnswer {
         /// The partition.
         partition: u32,
     },
+}
+
+/// A JSON text field written into the message as the JSON it is, and read back as text.
+mod raw_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::value::RawValue;
+
+    pub fn serialize<S: Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        let raw: Box<RawValue> = Deserialize::deserialize(deserializer)?;
+        Ok(raw.get().to_owned())
+    }
+
+    /// [`deserialize`] where the deserializer buffers (a member of an internally tagged enum
+    /// cannot be read as a raw value).
+    pub fn deserialize_buffered<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<String, D::Error> {
+        let value: serde_json::Value = Deserialize::deserialize(deserializer)?;
+        Ok(value.to_string())
+    }
 }
 
 /// Why a forwarded call has no answer.
@@ -298,6 +330,36 @@ mod tests {
     use super::*;
     use parking_lot::Mutex;
     use statelog_nats::testing::TestCluster;
+
+    #[test]
+    fn bodies_and_answers_cross_as_json_not_as_escaped_strings() {
+        let body = r#"{"definition":"{\"StartAt\":\"P\"}","name":"m"}"#;
+        let call = ForwardedCall {
+            partition: Some(0),
+            operation: "CreateStateMachine".into(),
+            input: body.into(),
+            account_id: "000000000000".into(),
+            region: "us-east-1".into(),
+            access_key_id: "AKID".into(),
+        };
+        let wire = serde_json::to_string(&call).expect("encodes");
+        assert!(wire.contains(&format!(r#""input":{body}"#)), "{wire}");
+        let back: ForwardedCall = serde_json::from_str(&wire).expect("reads");
+        assert_eq!(back, call);
+        let answer = ForwardedAnswer::Output {
+            output: r#"{"executionArn":"arn:x","startDate":1.5}"#.into(),
+        };
+        let wire = serde_json::to_string(&answer).expect("encodes");
+        assert!(wire.contains(r#""output":{"executionArn""#), "{wire}");
+        assert_eq!(
+            serde_json::from_str::<ForwardedAnswer>(&wire).expect("reads"),
+            answer
+        );
+        // A body that is not JSON is never sent (the receiving node answers it itself).
+        let mut bad = call;
+        bad.input = "not json".into();
+        assert!(serde_json::to_string(&bad).is_err());
+    }
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -455,9 +517,11 @@ mod tests {
                 other => panic!("{other:?}"),
             }
 
-            // A call over the server's max_payload is refused before it is sent.
+            // A call over the server's max_payload (or the forwarding limit) is refused
+            // before it is sent.
             let mut huge = call("StartExecution", 2);
-            huge.input = "x".repeat(sender.server_info().max_payload + 1);
+            let limit = FORWARD_MESSAGE_BYTES_MAX.min(sender.server_info().max_payload);
+            huge.input = format!("\"{}\"", "x".repeat(limit + 1));
             assert!(matches!(
                 forward(&sender, &resolve, PartitionIndex(2), &huge).await,
                 Err(ForwardError::TooLarge { .. })
