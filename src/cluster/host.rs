@@ -183,6 +183,35 @@ impl PartitionHost {
         self.engine(partition)
     }
 
+    /// Opens again, at the epoch it holds, every partition whose log stopped (it refuses
+    /// writes after an error: a lost acknowledgement when a stream leader died, a timeout) or
+    /// whose opening failed (NATS unreachable, a stream without a leader yet): the lease is
+    /// still this node's, so no one else will. The new log's takeover fences the stopped one's
+    /// appends that might still land. Returns the partitions it reopens.
+    pub fn reopen_stopped(&self) -> Vec<PartitionIndex> {
+        let stopped: Vec<(PartitionIndex, u64)> = self
+            .shared
+            .slots
+            .lock()
+            .iter()
+            .filter_map(|(&partition, slot)| match slot {
+                Slot::Open { epoch, log, .. } if log.is_open() && log.inner.refusal().is_some() => {
+                    Some((partition, *epoch))
+                }
+                Slot::Failed { epoch, .. } => Some((partition, *epoch)),
+                _ => None,
+            })
+            .collect();
+        for &(partition, epoch) in &stopped {
+            tracing::warn!(%partition, epoch, "the partition's log stopped or did not open: opening it again");
+            self.acquired(partition, epoch);
+        }
+        stopped
+            .into_iter()
+            .map(|(partition, _)| partition)
+            .collect()
+    }
+
     fn acquired(&self, partition: PartitionIndex, epoch: u64) {
         let previous = self
             .shared

@@ -219,6 +219,10 @@ pub const FORWARD_RETRY_WAIT_MS: u64 = 100;
 /// every retried call is idempotent or answers as a duplicate would).
 pub const FORWARD_CALL_TIMEOUT_MS: u64 = 15_000;
 
+/// How often a cluster node looks for partitions whose log stopped or did not open, to open
+/// them again (`PartitionHost::reopen_stopped`): also the wait between two tries of one.
+pub const HOST_REOPEN_CHECK_MS: u64 = 1_000;
+
 /// How long one round of a cluster-wide long poll's peeks waits before the poll asks the
 /// owners again (a partition taken over meanwhile is then peeked at its new owner).
 pub const CLUSTER_PEEK_ROUND_MS: u64 = 5_000;
