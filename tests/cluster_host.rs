@@ -370,3 +370,65 @@ fn a_crashed_nodes_partitions_are_replayed_from_jetstream_and_finish_on_the_surv
         assert!(host_b.owned().is_empty());
     });
 }
+
+/// The shared streams, each open handing out a log this test can stop (its `refusal` then
+/// answers, as a JetStream log's does after a lost acknowledgement).
+#[derive(Default)]
+struct StoppableStreams {
+    streams: Streams,
+    handed: Mutex<Vec<Arc<statelog::cluster::host::OwnedLog>>>,
+}
+
+impl LogFactory for StoppableStreams {
+    fn open(&self, partition: PartitionIndex, _epoch: u64) -> Result<Arc<dyn Log>, store::Error> {
+        let inner: Arc<dyn Log> = self.streams.log(partition);
+        let log = Arc::new(statelog::cluster::host::OwnedLog::new(inner));
+        self.handed.lock().push(log.clone());
+        let log: Arc<dyn Log> = log;
+        Ok(log)
+    }
+}
+
+#[test]
+fn a_partition_whose_log_stopped_is_opened_again_at_its_epoch() {
+    use statelog_cluster::node::{Ownership, OwnershipSink};
+    let factory = Arc::new(StoppableStreams::default());
+    let (host, _clock) = clocked_host(factory.clone());
+    let partition = PartitionIndex(1);
+    host.deliver(Ownership::Acquired {
+        partition,
+        epoch: 7,
+    });
+    let engine = host
+        .wait_opened(partition, Duration::from_secs(30))
+        .expect("opened");
+    engine
+        .create_state_machine("m", WAIT, None)
+        .expect("machine");
+    let started = engine
+        .start_execution("m", Some("before"), "{}")
+        .expect("started");
+    // Nothing is stopped: nothing reopens.
+    assert!(host.reopen_stopped().is_empty());
+
+    // The log stops (fail-stop): the engine refuses writes, and the host opens it again.
+    factory.handed.lock()[0].close();
+    assert!(engine
+        .stop_execution(&started.execution_arn, None, None)
+        .is_err());
+    assert_eq!(host.reopen_stopped(), vec![partition]);
+    let reopened = host
+        .wait_opened(partition, Duration::from_secs(30))
+        .expect("opened again");
+    assert_eq!(host.owned().get(&partition), Some(&7), "the same epoch");
+    assert_eq!(factory.handed.lock().len(), 2, "a new log");
+    // What was written is there, and the partition writes again.
+    let described = reopened
+        .describe_execution(&started.execution_arn)
+        .expect("replayed");
+    assert_eq!(described.status.aws_name(), "RUNNING");
+    reopened
+        .stop_execution(&started.execution_arn, None, None)
+        .expect("writes again");
+    assert!(host.reopen_stopped().is_empty());
+}
