@@ -73,7 +73,7 @@ async fn node(cluster: &TestCluster, name: &str, dir: &std::path::Path) -> Node 
         replicas: 3,
         engine_options: EngineOptions::default(),
     };
-    start_node(config, Arc::new(SystemClock))
+    start_node(config, Arc::new(SystemClock), None)
         .await
         .expect("the node joins")
 }

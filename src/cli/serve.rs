@@ -59,8 +59,8 @@ pub struct ServeArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     swf_task_list_pending_max: usize,
     /// Run as one node of a cluster over these NATS servers (comma-separated
-    /// nats://HOST:PORT; `statelog cluster init` first). Development mode only (no
-    /// --credentials) for now.
+    /// nats://HOST:PORT; `statelog cluster init` first). A cluster serves one account: the
+    /// development account, or the one account of --credentials.
     #[cfg(feature = "cluster")]
     #[arg(long, value_delimiter = ',', requires = "node")]
     nats: Vec<String>,
@@ -139,13 +139,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     };
     #[cfg(feature = "cluster")]
     if !args.nats.is_empty() {
-        if !development_mode {
-            return Err(
-                "--nats with --credentials is not supported yet: a cluster serves the one development account"
-                    .into(),
-            );
-        }
-        return run_node(args, addr, options, clock);
+        return run_node(args, addr, metrics_addr, options, clock, credentials);
     }
     // A disk too small for the first log segment stops the server here, not at the first write.
     check_room_for_segment(&args.data_dir, options.segment_size_bytes)?;
@@ -207,18 +201,37 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
 }
 
 /// Runs one cluster node until SIGTERM or Ctrl-C: binds the API, joins the cluster (its
-/// partitions' logs on JetStream), serves, then releases its leases.
+/// partitions' logs on JetStream), serves, then releases its leases. A cluster serves one
+/// account: the development account, or the one account of the credentials file.
 #[cfg(feature = "cluster")]
 fn run_node(
     args: ServeArgs,
     addr: std::net::SocketAddr,
-    options: EngineOptions,
+    metrics_addr: Option<std::net::SocketAddr>,
+    mut options: EngineOptions,
     clock: Arc<dyn Clock>,
+    credentials: Option<Credentials>,
 ) -> Result<(), String> {
     use statelog::cluster::serve::{start_node, NodeConfig};
     let Some(node) = args.node.clone() else {
         return Err("--nats needs --node NAME".into());
     };
+    options.account = match &credentials {
+        None => DEV_ACCOUNT_ID.to_owned(),
+        Some(credentials) => {
+            let accounts = credentials.account_ids();
+            match accounts.iter().next() {
+                Some(account) if accounts.len() == 1 => (*account).to_owned(),
+                _ => {
+                    return Err(format!(
+                        "--nats serves one account for now; the credentials file names {} accounts",
+                        accounts.len()
+                    ))
+                }
+            }
+        }
+    };
+    let development_mode = credentials.is_none();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("statelog-serve")
@@ -231,6 +244,16 @@ fn run_node(
         let local = listener
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let metrics_listener = match metrics_addr {
+            Some(metrics_addr) => Some(
+                tokio::net::TcpListener::bind(metrics_addr)
+                    .await
+                    .map_err(|e| {
+                        format!("cannot listen for metrics on {metrics_addr} (--metrics-listen): {e}")
+                    })?,
+            ),
+            None => None,
+        };
         let config = NodeConfig {
             nats: args.nats.clone(),
             node: node.clone(),
@@ -240,16 +263,24 @@ fn run_node(
             replicas: args.replicas,
             engine_options: options,
         };
-        let state = start_node(config, clock)
+        let state = start_node(config, clock, credentials)
             .await
             .map_err(|e| format!("cannot join the cluster: {e}"))?;
         println!("listening on http://{local}");
+        if let Some(metrics_listener) = &metrics_listener {
+            let metrics_local = metrics_listener
+                .local_addr()
+                .map_err(|e| format!("cannot read the bound metrics address: {e}"))?;
+            println!("metrics on http://{metrics_local}/metrics");
+        }
         tracing::info!(node = %node, "joined the cluster");
-        tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
+        if development_mode {
+            tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
+        }
         serve_with(
             state,
             listener,
-            None,
+            metrics_listener,
             ServeOptions::default(),
             shutdown_signal(),
         )

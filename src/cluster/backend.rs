@@ -347,7 +347,7 @@ impl ClusterBackend {
         }
         let adapter = Arc::new(EngineBackend::with_open_engine(
             &self.inner.options.data_dir,
-            crate::server::credentials::DEV_ACCOUNT_ID,
+            &self.inner.options.engine_options.account,
             engine,
             self.inner.options.engine_options.clone(),
         ));

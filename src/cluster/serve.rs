@@ -21,7 +21,7 @@ use super::jetstream::JetStreamLogFactory;
 use crate::clock::Clock;
 use crate::engine::EngineOptions;
 use crate::server::backend::{CallName, Caller};
-use crate::server::{router, ServerState};
+use crate::server::{router, Credentials, ServerState};
 
 /// How a node joins.
 #[derive(Debug, Clone)]
@@ -64,10 +64,12 @@ pub enum NodeError {
 }
 
 /// Starts a node on the current tokio runtime (multi-threaded): it joins the cluster and
-/// answers forwarded calls; the returned state serves the API.
+/// answers forwarded calls; the returned state serves the API, with `credentials` (whose one
+/// account is `config.engine_options.account`) or in development mode.
 pub async fn start_node(
     config: NodeConfig,
     clock: Arc<dyn Clock>,
+    credentials: Option<Credentials>,
 ) -> Result<Arc<ServerState<ClusterBackend>>, NodeError> {
     std::fs::create_dir_all(&config.data_dir).map_err(|source| NodeError::DataDir {
         path: config.data_dir.clone(),
@@ -100,7 +102,7 @@ pub async fn start_node(
         client.clone(),
         node.owners_watch(),
     );
-    let state = ServerState::new(backend.clone(), None, clock);
+    let state = ServerState::new(backend.clone(), credentials, clock);
     let handler_state = state.clone();
     let handler = move |call: ForwardedCall| -> Answering {
         let state = handler_state.clone();

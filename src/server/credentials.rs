@@ -191,6 +191,14 @@ impl Credentials {
         self.keys.get(access_key_id)
     }
 
+    /// The accounts the keys belong to.
+    pub fn account_ids(&self) -> std::collections::BTreeSet<&str> {
+        self.keys
+            .values()
+            .map(|credential| credential.account_id.as_str())
+            .collect()
+    }
+
     /// How many access keys are configured.
     pub fn len(&self) -> usize {
         self.keys.len()
