@@ -83,7 +83,10 @@ impl Raw {
             .expect("a runtime");
         let subject = format!("{stream}.log");
         let (context, last_sequence) = runtime.block_on(async {
-            let client = async_nats::connect(urls.join(",")).await.expect("connects");
+            let client = async_nats::ConnectOptions::new()
+                .connect(urls)
+                .await
+                .expect("connects");
             let context = async_nats::jetstream::new(client);
             let mut created = context
                 .get_or_create_stream(Config {
@@ -91,6 +94,8 @@ impl Raw {
                     subjects: vec![subject.clone()],
                     storage: StorageType::File,
                     num_replicas: 3,
+                    // As the log creates its streams (the takeover is an atomic batch).
+                    allow_atomic_publish: true,
                     ..Default::default()
                 })
                 .await
