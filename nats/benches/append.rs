@@ -9,7 +9,10 @@
 //! bytes) with `send_publish`, at most `RAW_WINDOW` in flight, and awaits the acknowledgements
 //! in order, checking each one's sequence. `raw_fenced` carries the fence's headers
 //! (`Nats-Msg-Id`, `Nats-Expected-Last-Sequence`); `raw_unfenced` carries neither, which tells
-//! what the per-message expected-last-sequence check costs on the server.
+//! what the per-message expected-last-sequence check costs on the server. Every JetStream case
+//! runs on the same stream through the same server (the raw publisher after the log is dropped,
+//! continuing at the stream's last sequence): where the stream's leader sits, and whether the
+//! client talks to it directly, moves the rate between runs; within a run the cases share it.
 //!
 //! `cargo bench -p statelog-nats --bench append`; without a server the JetStream cases print
 //! `skipped: <reason>` and only the WAL runs. Under `cargo test --benches` each case runs once.
@@ -38,6 +41,9 @@ const BURST_COUNT: u64 = 1000;
 /// A burst that is not told within this is a failure, not a slow run.
 const TOLD_WITHIN: Duration = Duration::from_secs(60);
 
+/// The epoch in the raw publisher's message ids (the log's is 1).
+const RAW_EPOCH: u64 = 2;
+
 /// The raw publisher's window: the log's.
 const RAW_WINDOW: usize = PIPELINE_MESSAGES_MAX as usize;
 
@@ -62,7 +68,8 @@ fn burst(log: &dyn Log, payload: &[u8]) {
     }
 }
 
-/// The raw client on its own stream, publishing what the log would.
+/// The raw client on the log's stream (after the log is dropped), publishing what the log
+/// would, continuing at the stream's last sequence.
 struct Raw {
     runtime: tokio::runtime::Runtime,
     context: async_nats::jetstream::Context,
@@ -146,7 +153,7 @@ impl Raw {
                     .payload(body.clone().into());
                 if fenced {
                     message = message
-                        .message_id(format!("1:{sequence}"))
+                        .message_id(format!("{RAW_EPOCH}:{sequence}"))
                         .expected_last_sequence(sequence - 1);
                 }
                 let future = context
@@ -168,6 +175,7 @@ fn appends(c: &mut Criterion) {
     let mut group = c.benchmark_group("append_100b_pipelined");
     group.throughput(Throughput::Elements(BURST_COUNT));
     group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
 
     let dir = tempfile::Builder::new()
         .prefix("statelog-nats-bench-wal")
@@ -178,14 +186,21 @@ fn appends(c: &mut Criterion) {
     drop(wal);
 
     if let Some(cluster) = TestCluster::start_or_skip(3) {
+        // Every case on one stream through one server: the leader's placement and whether the
+        // client talks to it decide much of the rate, so the cases share both.
+        let urls = vec![cluster.url(0)];
         let log =
-            JetStreamLog::open(JetStreamOptions::new(cluster.urls(), "bench", 1)).expect("opens");
+            JetStreamLog::open(JetStreamOptions::new(urls.clone(), "bench", 1)).expect("opens");
+        eprintln!(
+            "stream leader {:?}, client on {}",
+            log.stream_leader().expect("the stream's state"),
+            log.connected_server()
+        );
         group.bench_function("jetstream_r3", |b| b.iter(|| burst(&log, &payload)));
         drop(log);
-        let mut raw = Raw::open(&cluster.urls(), "bench_raw_fenced", true);
+        let mut raw = Raw::open(&urls, "bench", true);
         group.bench_function("raw_fenced_r3", |b| b.iter(|| raw.burst()));
-        drop(raw);
-        let mut raw = Raw::open(&cluster.urls(), "bench_raw_unfenced", false);
+        raw.fenced = false;
         group.bench_function("raw_unfenced_r3", |b| b.iter(|| raw.burst()));
         drop(raw);
         drop(cluster);
