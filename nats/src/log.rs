@@ -41,11 +41,11 @@
 //! batches the stream kept.
 //!
 //! Durability and acknowledgement. Appends are pipelined: the caller's thread takes the next
-//! LSN and queues the message under the writer lock, one task of the client runtime publishes
-//! in order, another awaits the acknowledgements in order. A record is acknowledged (readable,
+//! LSN and queues the message under the writer lock; one task of the client runtime (the
+//! pipeline task) publishes in order and processes the acknowledgements in the same order. A record is acknowledged (readable,
 //! `durable_lsn`) once the server acknowledged its message and a synced append, a `sync`, or a
 //! notified append asked for it: an unsynced append is published at once but shows only after
-//! the next sync, as on the local WAL. `append_notify`'s callback runs on the acknowledgement
+//! the next sync, as on the local WAL. `append_notify`'s callback runs on the pipeline
 //! task.
 //!
 //! Retention. Extents are runs of [`JetStreamOptions::extent_messages`] stream sequences.
@@ -187,7 +187,7 @@ impl Entry {
     }
 }
 
-/// What readers and waiters share with the acknowledgement task.
+/// What readers and waiters share with the pipeline task.
 #[derive(Debug)]
 struct State {
     /// Acknowledged messages holding records, in sequence order.
