@@ -41,11 +41,11 @@
 //! batches the stream kept.
 //!
 //! Durability and acknowledgement. Appends are pipelined: the caller's thread takes the next
-//! LSN and queues the message under the writer lock, one task of the client runtime publishes
-//! in order, another awaits the acknowledgements in order. A record is acknowledged (readable,
+//! LSN and queues the message under the writer lock; one task of the client runtime (the
+//! pipeline task) publishes in order and processes the acknowledgements in the same order. A record is acknowledged (readable,
 //! `durable_lsn`) once the server acknowledged its message and a synced append, a `sync`, or a
 //! notified append asked for it: an unsynced append is published at once but shows only after
-//! the next sync, as on the local WAL. `append_notify`'s callback runs on the acknowledgement
+//! the next sync, as on the local WAL. `append_notify`'s callback runs on the pipeline
 //! task.
 //!
 //! Retention. Extents are runs of [`JetStreamOptions::extent_messages`] stream sequences.
@@ -59,13 +59,15 @@
 //! read a clock for anything but a tail's timeout.
 
 use std::collections::VecDeque;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream::consumer::{pull, DeliverPolicy};
-use async_nats::jetstream::context::{PublishAckFuture, PublishErrorKind};
+use async_nats::jetstream::context::{PublishError, PublishErrorKind};
 use async_nats::jetstream::message::PublishMessage as Publish;
+use async_nats::jetstream::publish::PublishAck;
 use async_nats::jetstream::stream::{self, StorageType};
 use async_nats::HeaderMap;
 use futures_util::StreamExt;
@@ -185,7 +187,7 @@ impl Entry {
     }
 }
 
-/// What readers and waiters share with the acknowledgement task.
+/// What readers and waiters share with the pipeline task.
 #[derive(Debug)]
 struct State {
     /// Acknowledged messages holding records, in sequence order.
@@ -267,7 +269,7 @@ impl Shared {
 
 /// A message on its way, with what its acknowledgement must do.
 struct Pending {
-    message_id: String,
+    epoch: u64,
     sequence: u64,
     first_lsn: u64,
     count: u64,
@@ -275,14 +277,29 @@ struct Pending {
     on_durable: Option<OnDurable>,
 }
 
-/// What the publishing task gets.
+impl Pending {
+    /// Its `Nats-Msg-Id` (built again only for an error).
+    fn message_id(&self) -> String {
+        message_id(self.epoch, self.sequence)
+    }
+}
+
+/// The `Nats-Msg-Id` of the message an owner at `epoch` expects at `sequence`.
+fn message_id(epoch: u64, sequence: u64) -> String {
+    format!("{epoch}:{sequence}")
+}
+
+/// What the pipeline task gets.
 struct Outgoing {
     message: Publish,
     pending: Pending,
 }
 
-/// What the acknowledgement task gets, in publish order.
-type Published = (Result<PublishAckFuture, Error>, Pending);
+/// The acknowledgement of a published message (awaited when it is the oldest in flight).
+type AckFuture = Pin<Box<dyn Future<Output = Result<PublishAck, PublishError>> + Send>>;
+
+/// A message the pipeline task published (or failed to), with what its acknowledgement must do.
+type InFlight = (Result<AckFuture, Error>, Pending);
 
 /// The writer's position, under the writer lock (appends take it to be ordered).
 #[derive(Debug)]
@@ -667,15 +684,12 @@ impl JetStreamLog {
             changed: Condvar::new(),
         });
         let (outgoing, outgoing_receiver) = mpsc::unbounded_channel();
-        let (published, published_receiver) = mpsc::unbounded_channel();
-        handle.spawn(publishing(
+        handle.spawn(pipelining(
             context,
             options.subject.clone(),
             Arc::clone(&shared),
             outgoing_receiver,
-            published,
         ));
-        handle.spawn(acknowledging(Arc::clone(&shared), published_receiver));
         let batch_size_bytes_max =
             MESSAGE_BODY_BYTES_MAX.min(max_payload_bytes.saturating_sub(HEADERS_RESERVE_BYTES));
         Ok(Self {
@@ -775,7 +789,7 @@ impl JetStreamLog {
         }
         let first_lsn = writer.next_lsn;
         let sequence = writer.next_sequence;
-        let message_id = format!("{}:{sequence}", self.epoch);
+        let id = message_id(self.epoch, sequence);
         let mut headers = headers(kind, first_lsn);
         if let Some(below) = purge_below {
             headers.insert(HEADER_PURGE_BELOW, below.to_string().as_str());
@@ -783,7 +797,7 @@ impl JetStreamLog {
         let message = Publish::build()
             .headers(headers)
             .payload(body.into())
-            .message_id(&message_id)
+            .message_id(id)
             .expected_last_sequence(sequence - 1);
         {
             let mut state = self.shared.state.lock();
@@ -796,7 +810,7 @@ impl JetStreamLog {
         let outgoing = Outgoing {
             message,
             pending: Pending {
-                message_id: message_id.clone(),
+                epoch: self.epoch,
                 sequence,
                 first_lsn,
                 count,
@@ -989,88 +1003,117 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
     })
 }
 
-/// The publishing task: sends each queued message in order and hands its acknowledgement
-/// future on, in the same order.
-async fn publishing(
+/// The pipeline task: publishes each queued message in order and processes the
+/// acknowledgements in the same order, in one task (one hop from the caller's thread, none
+/// between publishing and acknowledging). It publishes every message already queued before it
+/// looks at the oldest acknowledgement, so a burst goes out back to back; the window bounds
+/// the queue, so acknowledgements are not starved. The first failure refuses the log.
+async fn pipelining(
     context: async_nats::jetstream::Context,
     subject: String,
     shared: Arc<Shared>,
     mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
-    published: mpsc::UnboundedSender<Published>,
 ) {
-    while let Some(Outgoing { message, pending }) = outgoing.recv().await {
-        let result = if shared.refused().is_some() {
-            Err(Error::Stopped)
-        } else {
-            context
-                .send_publish(subject.clone(), message)
-                .await
-                .map_err(|error| publish_error(&shared.stream_name, &pending.message_id, &error))
-        };
-        if published.send((result, pending)).is_err() {
-            return;
+    // Shared bytes: a clone per message copies nothing.
+    let subject = async_nats::Subject::from(subject.as_str());
+    let mut in_flight: VecDeque<InFlight> = VecDeque::new();
+    let mut queued = true;
+    loop {
+        tokio::select! {
+            biased;
+            received = outgoing.recv(), if queued => match received {
+                Some(Outgoing { message, pending }) => {
+                    let result = if shared.refused().is_some() {
+                        Err(Error::Stopped)
+                    } else {
+                        context
+                            .send_publish(subject.clone(), message)
+                            .await
+                            .map(IntoFuture::into_future)
+                            .map_err(|error| {
+                                publish_error(&shared.stream_name, &pending.message_id(), &error)
+                            })
+                    };
+                    in_flight.push_back((result, pending));
+                }
+                None => queued = false,
+            },
+            outcome = acknowledgement(&shared, in_flight.front_mut()), if !in_flight.is_empty() => {
+                if let Some((_, pending)) = in_flight.pop_front() {
+                    settle(&shared, pending, outcome);
+                }
+            },
+            else => return,
         }
     }
 }
 
-/// The acknowledgement task: awaits each acknowledgement in publish order, moves the
-/// acknowledged end and calls the notified appends; the first failure refuses the log.
-async fn acknowledging(shared: Arc<Shared>, mut published: mpsc::UnboundedReceiver<Published>) {
-    while let Some((result, pending)) = published.recv().await {
-        // Once refused, a later acknowledgement is not awaited (each would wait out its
-        // timeout): its message expects the id of one the server refused or may not have.
-        let refused = shared.refused();
-        let outcome = match (refused, result) {
-            (Some(refusal), _) => Err(Error::Poisoned { cause: refusal }),
-            (None, Err(error)) => Err(error),
-            (None, Ok(future)) => match future.await {
-                Err(error) => Err(publish_error(
-                    &shared.stream_name,
-                    &pending.message_id,
-                    &error,
-                )),
-                Ok(ack) if ack.duplicate => Err(Error::Duplicate {
-                    stream: shared.stream_name.clone(),
-                    message_id: pending.message_id.clone(),
-                }),
-                Ok(ack) if ack.sequence != pending.sequence => Err(Error::UnexpectedSequence {
-                    stream: shared.stream_name.clone(),
-                    message_id: pending.message_id.clone(),
-                    sequence: ack.sequence,
-                    expected: pending.sequence,
-                }),
-                Ok(_) => Ok(()),
-            },
-        };
-        let told = {
-            let mut state = shared.state.lock();
-            state.in_flight_count = state.in_flight_count.saturating_sub(1);
-            match (&state.refusal, outcome) {
-                (Some(refusal), _) => Err(Arc::clone(refusal)),
-                (None, Err(error)) => {
-                    let refusal = Arc::new(error);
-                    state.refusal = Some(Arc::clone(&refusal));
-                    Err(refusal)
-                }
-                (None, Ok(())) => {
-                    if pending.count > 0 {
-                        state.entries.push_back(Entry {
-                            sequence: pending.sequence,
-                            first_lsn: pending.first_lsn,
-                            count: pending.count,
-                            size_bytes: pending.size_bytes,
-                        });
-                        state.acked_lsn = pending.first_lsn + pending.count - 1;
-                    }
-                    state.last_sequence = pending.sequence;
-                    Ok(())
-                }
+/// The outcome of the oldest message in flight: its acknowledgement awaited (cancel-safe: the
+/// future stays in the queue), or the refusal or publish failure it already has. Once refused,
+/// an acknowledgement is not awaited (each would wait out its timeout): its message expects
+/// the sequence of one the server refused or may not have.
+async fn acknowledgement(shared: &Shared, front: Option<&mut InFlight>) -> Result<(), Error> {
+    let Some((result, pending)) = front else {
+        return Err(Error::Stopped);
+    };
+    if let Some(refusal) = shared.refused() {
+        return Err(Error::Poisoned { cause: refusal });
+    }
+    let future = match result {
+        Ok(future) => future,
+        Err(error) => return Err(std::mem::replace(error, Error::Stopped)),
+    };
+    match future.await {
+        Err(error) => Err(publish_error(
+            &shared.stream_name,
+            &pending.message_id(),
+            &error,
+        )),
+        Ok(ack) if ack.duplicate => Err(Error::Duplicate {
+            stream: shared.stream_name.clone(),
+            message_id: pending.message_id(),
+        }),
+        Ok(ack) if ack.sequence != pending.sequence => Err(Error::UnexpectedSequence {
+            stream: shared.stream_name.clone(),
+            message_id: pending.message_id(),
+            sequence: ack.sequence,
+            expected: pending.sequence,
+        }),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Processes the oldest message's outcome: moves the acknowledged end, or refuses the log, and
+/// tells a notified append.
+fn settle(shared: &Shared, pending: Pending, outcome: Result<(), Error>) {
+    let told = {
+        let mut state = shared.state.lock();
+        state.in_flight_count = state.in_flight_count.saturating_sub(1);
+        match (&state.refusal, outcome) {
+            (Some(refusal), _) => Err(Arc::clone(refusal)),
+            (None, Err(error)) => {
+                let refusal = Arc::new(error);
+                state.refusal = Some(Arc::clone(&refusal));
+                Err(refusal)
             }
-        };
-        shared.changed.notify_all();
-        if let Some(on_durable) = pending.on_durable {
-            on_durable(told.map_err(refusal_to_store));
+            (None, Ok(())) => {
+                if pending.count > 0 {
+                    state.entries.push_back(Entry {
+                        sequence: pending.sequence,
+                        first_lsn: pending.first_lsn,
+                        count: pending.count,
+                        size_bytes: pending.size_bytes,
+                    });
+                    state.acked_lsn = pending.first_lsn + pending.count - 1;
+                }
+                state.last_sequence = pending.sequence;
+                Ok(())
+            }
         }
+    };
+    shared.changed.notify_all();
+    if let Some(on_durable) = pending.on_durable {
+        on_durable(told.map_err(refusal_to_store));
     }
 }
 
