@@ -126,6 +126,7 @@ pub struct Node {
     partitions: u32,
     owned: watch::Receiver<BTreeMap<PartitionIndex, u64>>,
     owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
+    held_until: watch::Receiver<BTreeMap<PartitionIndex, Instant>>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -160,6 +161,7 @@ impl Node {
         };
         let (owned_sender, owned) = watch::channel(BTreeMap::new());
         let (owners_sender, owners) = watch::channel(BTreeMap::new());
+        let (held_until_sender, held_until) = watch::channel(BTreeMap::new());
         let mut driver = Driver {
             name: options.name.clone(),
             partitions: config.partitions,
@@ -173,6 +175,7 @@ impl Node {
             last_beat_ms: None,
             owned: owned_sender,
             owners: owners_sender,
+            held_until: held_until_sender,
         };
         // Register before deciding, so others count this node when they balance.
         if let Some(beat) = driver.beat(REQUEST_TIMEOUT_MS) {
@@ -190,6 +193,7 @@ impl Node {
             partitions: config.partitions,
             owned,
             owners,
+            held_until,
             stop: Some(stop),
             task: Some(task),
         })
@@ -221,6 +225,15 @@ impl Node {
     /// The holder of `partition`'s lease as [`Node::owners`] names it.
     pub fn owner_of(&self, partition: PartitionIndex) -> Option<String> {
         self.owners.borrow().get(&partition).cloned()
+    }
+
+    /// A receiver of, for each partition this node holds, the instant its renew deadline
+    /// passes (its last renewal's send plus the renew deadline, on this node's monotonic
+    /// clock). A caller that serves a partition checks it against `Instant::now()` itself, so
+    /// a node resumed after a pause past its lease stops serving at once, before its driver
+    /// has run again to drop the partition.
+    pub fn held_until_watch(&self) -> watch::Receiver<BTreeMap<PartitionIndex, Instant>> {
+        self.held_until.clone()
     }
 
     /// A receiver that changes whenever the owners seen do.
@@ -285,6 +298,8 @@ struct Driver {
     owned: watch::Sender<BTreeMap<PartitionIndex, u64>>,
     /// The holders seen, published with `owned`.
     owners: watch::Sender<BTreeMap<PartitionIndex, String>>,
+    /// When each held partition's renew deadline passes, published with `owned`.
+    held_until: watch::Sender<BTreeMap<PartitionIndex, Instant>>,
 }
 
 /// What one watch produced.
@@ -689,6 +704,25 @@ impl Driver {
                 false
             } else {
                 *current = owned;
+                true
+            }
+        });
+        let held_until: BTreeMap<PartitionIndex, Instant> = self
+            .view
+            .held
+            .iter()
+            .map(|(&partition, held)| {
+                let ms = held
+                    .renewed_at_ms
+                    .saturating_add(self.timing.renew_deadline_ms);
+                (partition, self.epoch + std::time::Duration::from_millis(ms))
+            })
+            .collect();
+        self.held_until.send_if_modified(|current| {
+            if *current == held_until {
+                false
+            } else {
+                *current = held_until;
                 true
             }
         });

@@ -26,7 +26,8 @@
 //!
 //! Invariants: a call is answered by the engine of the partition it touches, on the node that
 //! holds that partition's lease at the epoch its log was opened with (a stale owner's writes
-//! are refused by the log's fence, whatever this layer believes); a partition this node does
+//! are refused by the log's fence, whatever this layer believes, and it answers no read once
+//! its lease's renew deadline passed on its own clock); a partition this node does
 //! not own or has not opened is [`Error::PartitionUnavailable`] (503, retried by AWS clients).
 //! Must not: decide ownership (the lease driver does) or answer for a partition from a stale
 //! engine (the host hands out only open engines).
@@ -117,6 +118,7 @@ struct Inner {
     host: PartitionHost,
     client: async_nats::Client,
     owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
+    held_until: watch::Receiver<BTreeMap<PartitionIndex, tokio::time::Instant>>,
     /// The engine adapter of each open partition, with the epoch it was made for.
     adapters: Mutex<BTreeMap<PartitionIndex, (u64, Arc<EngineBackend>)>>,
     /// Peeks this node runs for other nodes, by id, so they can be cancelled.
@@ -284,12 +286,14 @@ fn is_long_poll(call: CallName) -> bool {
 
 impl ClusterBackend {
     /// A backend over `host` (the engines of the partitions this node owns), forwarding over
-    /// `client`, with `owners` the lease holders the node sees.
+    /// `client`, with `owners` the lease holders the node sees and `held_until` when each of
+    /// its own leases' renew deadline passes (`Node::held_until_watch`).
     pub fn new(
         options: ClusterBackendOptions,
         host: PartitionHost,
         client: async_nats::Client,
         owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
+        held_until: watch::Receiver<BTreeMap<PartitionIndex, tokio::time::Instant>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -297,6 +301,7 @@ impl ClusterBackend {
                 host,
                 client,
                 owners,
+                held_until,
                 adapters: Mutex::new(BTreeMap::new()),
                 peeks: Mutex::new(HashMap::new()),
                 next_peek: AtomicU64::new(0),
@@ -336,8 +341,22 @@ impl ClusterBackend {
         self.inner.options.partitions
     }
 
-    /// The engine adapter of `partition`, while this node owns it and has opened it.
+    /// Whether this node's lease of `partition` is within its renew deadline now, on this
+    /// node's monotonic clock (false at once after a pause past the lease, before the lease
+    /// driver has run again).
+    fn lease_fresh(&self, partition: PartitionIndex) -> bool {
+        self.inner
+            .held_until
+            .borrow()
+            .get(&partition)
+            .is_some_and(|until| tokio::time::Instant::now() < *until)
+    }
+
+    /// The engine adapter of `partition`, while this node holds its lease and has opened it.
     fn local(&self, partition: PartitionIndex) -> Result<Arc<EngineBackend>, Error> {
+        if !self.lease_fresh(partition) {
+            return Err(host_error(HostError::NotOwner { partition }));
+        }
         let (engine, epoch) = self.inner.host.engine_at(partition).map_err(host_error)?;
         let mut adapters = self.inner.adapters.lock();
         if let Some((at, adapter)) = adapters.get(&partition) {
@@ -356,7 +375,7 @@ impl ClusterBackend {
     }
 
     fn owns(&self, partition: PartitionIndex) -> bool {
-        self.inner.host.engine(partition).is_ok()
+        self.lease_fresh(partition) && self.inner.host.engine(partition).is_ok()
     }
 
     fn resolver(&self) -> impl Fn(PartitionIndex) -> Option<String> + Send + Sync + 'static {
@@ -545,7 +564,13 @@ impl ClusterBackend {
         lists: &[String],
         worker: Option<&str>,
     ) -> Result<Option<WireTask>, Error> {
-        let owned: Vec<PartitionIndex> = self.inner.host.owned().into_keys().collect();
+        let owned: Vec<PartitionIndex> = self
+            .inner
+            .host
+            .owned()
+            .into_keys()
+            .filter(|&partition| self.lease_fresh(partition))
+            .collect();
         if owned.is_empty() {
             return Ok(None);
         }
@@ -860,6 +885,9 @@ impl ClusterBackend {
                 let request = request()?;
                 let mut count = 0usize;
                 for partition in self.inner.host.owned().into_keys() {
+                    if !self.lease_fresh(partition) {
+                        continue;
+                    }
                     if let Ok(engine) = self.inner.host.engine(partition) {
                         for list in &request.lists {
                             count += engine.task_list_pending_count(&caller.account_id, list);

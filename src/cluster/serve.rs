@@ -101,6 +101,7 @@ pub async fn start_node(
         host,
         client.clone(),
         node.owners_watch(),
+        node.held_until_watch(),
     );
     let state = ServerState::new(backend.clone(), credentials, clock);
     let handler_state = state.clone();
