@@ -92,6 +92,59 @@ fn metrics_listen_of(named: Option<&str>, development_mode: bool) -> Option<&str
     }
 }
 
+/// The API listener and, when one is asked for, the metrics listener, bound.
+struct Bound {
+    listener: tokio::net::TcpListener,
+    metrics_listener: Option<tokio::net::TcpListener>,
+    local: std::net::SocketAddr,
+}
+
+impl Bound {
+    async fn bind(
+        addr: std::net::SocketAddr,
+        metrics_addr: Option<std::net::SocketAddr>,
+    ) -> Result<Self, String> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let metrics_listener = match metrics_addr {
+            Some(metrics_addr) => Some(tokio::net::TcpListener::bind(metrics_addr).await.map_err(
+                |e| format!("cannot listen for metrics on {metrics_addr} (--metrics-listen): {e}"),
+            )?),
+            None => None,
+        };
+        Ok(Self {
+            listener,
+            metrics_listener,
+            local,
+        })
+    }
+
+    /// Prints `listening on http://ADDR` (and the metrics line) once the server is ready.
+    fn announce(&self) -> Result<(), String> {
+        println!("listening on http://{}", self.local);
+        if let Some(metrics_listener) = &self.metrics_listener {
+            let metrics_local = metrics_listener
+                .local_addr()
+                .map_err(|e| format!("cannot read the bound metrics address: {e}"))?;
+            println!("metrics on http://{metrics_local}/metrics");
+        }
+        Ok(())
+    }
+}
+
+/// The server's multi-threaded runtime.
+fn serve_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("statelog-serve")
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
 /// Runs the server until SIGTERM or Ctrl-C.
 pub fn run(args: ServeArgs) -> ExitCode {
     let _ = tracing_subscriber::fmt()
@@ -151,42 +204,17 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         )
     })?;
     let state = ServerState::new(backend, credentials, clock);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("statelog-serve")
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = serve_runtime()?;
     let served = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let metrics_listener = match metrics_addr {
-            Some(metrics_addr) => Some(
-                tokio::net::TcpListener::bind(metrics_addr)
-                    .await
-                    .map_err(|e| {
-                        format!("cannot listen for metrics on {metrics_addr} (--metrics-listen): {e}")
-                    })?,
-            ),
-            None => None,
-        };
-        println!("listening on http://{local}");
-        if let Some(metrics_listener) = &metrics_listener {
-            let metrics_local = metrics_listener
-                .local_addr()
-                .map_err(|e| format!("cannot read the bound metrics address: {e}"))?;
-            println!("metrics on http://{metrics_local}/metrics");
-        }
+        let bound = Bound::bind(addr, metrics_addr).await?;
+        bound.announce()?;
         if development_mode {
             tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
         }
         serve_with(
             state,
-            listener,
-            metrics_listener,
+            bound.listener,
+            bound.metrics_listener,
             ServeOptions::default(),
             shutdown_signal(),
         )
@@ -232,28 +260,10 @@ fn run_node(
         }
     };
     let development_mode = credentials.is_none();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("statelog-serve")
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let runtime = serve_runtime()?;
     let served = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        let metrics_listener = match metrics_addr {
-            Some(metrics_addr) => Some(
-                tokio::net::TcpListener::bind(metrics_addr)
-                    .await
-                    .map_err(|e| {
-                        format!("cannot listen for metrics on {metrics_addr} (--metrics-listen): {e}")
-                    })?,
-            ),
-            None => None,
-        };
+        let bound = Bound::bind(addr, metrics_addr).await?;
+        let local = bound.local;
         let config = NodeConfig {
             nats: args.nats.clone(),
             node: node.clone(),
@@ -266,21 +276,15 @@ fn run_node(
         let state = start_node(config, clock, credentials)
             .await
             .map_err(|e| format!("cannot join the cluster: {e}"))?;
-        println!("listening on http://{local}");
-        if let Some(metrics_listener) = &metrics_listener {
-            let metrics_local = metrics_listener
-                .local_addr()
-                .map_err(|e| format!("cannot read the bound metrics address: {e}"))?;
-            println!("metrics on http://{metrics_local}/metrics");
-        }
+        bound.announce()?;
         tracing::info!(node = %node, "joined the cluster");
         if development_mode {
             tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
         }
         serve_with(
             state,
-            listener,
-            metrics_listener,
+            bound.listener,
+            bound.metrics_listener,
             ServeOptions::default(),
             shutdown_signal(),
         )
