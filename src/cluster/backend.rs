@@ -8,9 +8,8 @@
 //! node starts the same execution. A call that spans partitions is answered here by the typed
 //! methods, which ask every partition:
 //!
-//! - `ListExecutions`: each partition's newest-first page, merged by start time; the page
-//!   token says, for each partition, the token its page began at and how many of that page
-//!   were already shown ([`ListCursor`]).
+//! - `ListExecutions`: each partition's newest-first page, merged by start time
+//!   ([`super::listing`]).
 //! - `GetActivityTask` (and SWF's `PollForActivityTask` over a Step Functions task list): a
 //!   round of claims that take only what is queued, on every node that owns partitions
 //!   (`statelog.ClaimTask`); when none has a task, a peek on each of them, which waits until
@@ -37,8 +36,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -50,10 +47,11 @@ use super::forward::{
     forward_within, ForwardError, ForwardedAnswer, ForwardedCall, Resolve, Responder,
 };
 use super::host::{HostError, PartitionHost};
+use super::listing::{merge_pages, ListCursor, PartCursor, WirePage, WireSummary};
 use super::route::{self, execution_partition, token_partition, Target, CATALOG_PARTITION};
 use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::limits::LIST_PAGE_EXECUTIONS_DEFAULT;
-use crate::engine::{Engine, EngineOptions, Error as EngineError};
+use crate::engine::{Engine, EngineOptions};
 use crate::limits::ACTIVITY_POLL_MS_MAX;
 use crate::server::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, CallName, Caller, ExecutionInfo, ExecutionStarted,
@@ -158,75 +156,6 @@ struct TaskRequest {
     wait_ms: u64,
     #[serde(default)]
     peek_id: Option<String>,
-}
-
-/// One execution of a partition's listing, as it crosses nodes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct WireSummary {
-    arn: String,
-    state_machine_arn: String,
-    name: String,
-    status: String,
-    start_ms: u64,
-    stop_ms: Option<u64>,
-    redrive_count: u32,
-    redrive_ms: Option<u64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct WirePage {
-    items: Vec<WireSummary>,
-    next_token: Option<String>,
-}
-
-/// Where one partition's listing stands across the pages of a cluster-wide `ListExecutions`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PartCursor {
-    /// The partition's own token of the page being read (`None`: its first page).
-    #[serde(rename = "t", default)]
-    token: Option<String>,
-    /// How many of that page were shown already.
-    #[serde(rename = "s", default)]
-    skip: u32,
-    /// Whether the partition has nothing more to show.
-    #[serde(rename = "d", default)]
-    done: bool,
-}
-
-/// The cluster-wide `ListExecutions` page token: one [`PartCursor`] per partition.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListCursor {
-    #[serde(rename = "p")]
-    parts: Vec<PartCursor>,
-}
-
-impl ListCursor {
-    fn encode(&self) -> String {
-        // A struct of strings, numbers and booleans always encodes.
-        let json = serde_json::to_vec(self).unwrap_or_default();
-        format!("c{}", URL_SAFE_NO_PAD.encode(json))
-    }
-
-    fn decode(token: &str, partitions: u32) -> Result<Self, Error> {
-        let invalid = || {
-            engine_error(EngineError::InvalidToken {
-                token: token.to_owned(),
-            })
-        };
-        let bytes = token
-            .strip_prefix('c')
-            .and_then(|rest| URL_SAFE_NO_PAD.decode(rest).ok())
-            .ok_or_else(invalid)?;
-        let cursor: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-        if cursor.parts.len() != partitions as usize {
-            return Err(invalid());
-        }
-        Ok(cursor)
-    }
 }
 
 /// A random UUID (version 4), the name AWS gives an unnamed execution.
@@ -973,75 +902,6 @@ fn answer_value(partition: PartitionIndex, answer: ForwardedAnswer) -> Result<Va
     }
 }
 
-/// Merges the partitions' newest-first pages: what one page of `max` shows, and the cursor
-/// after it.
-fn merge_pages(
-    mut cursor: ListCursor,
-    pages: Vec<Option<WirePage>>,
-    max: usize,
-) -> (Vec<WireSummary>, ListCursor) {
-    // (partition, index in its page) of each candidate, newest first.
-    let mut candidates: Vec<(usize, usize)> = Vec::new();
-    for (partition, page) in pages.iter().enumerate() {
-        if let Some(page) = page {
-            let skip = cursor.parts[partition].skip as usize;
-            for index in skip..page.items.len() {
-                candidates.push((partition, index));
-            }
-        }
-    }
-    let item = |&(partition, index): &(usize, usize)| -> &WireSummary {
-        // Only indexes of pages that exist were pushed.
-        &pages[partition]
-            .as_ref()
-            .expect("a page that was read")
-            .items[index]
-    };
-    candidates.sort_by(|a, b| {
-        let (x, y) = (item(a), item(b));
-        y.start_ms.cmp(&x.start_ms).then_with(|| y.arn.cmp(&x.arn))
-    });
-    // A partition's page that is shown to its end cannot be followed by one of its next page
-    // ahead of another partition's older item: stop the page where some partition's page is
-    // used up and that partition has more.
-    let mut shown = Vec::new();
-    let mut used = vec![0u32; pages.len()];
-    for candidate in candidates {
-        if shown.len() >= max {
-            break;
-        }
-        let (partition, _) = candidate;
-        shown.push(item(&candidate).clone());
-        used[partition] += 1;
-        let page = pages[partition].as_ref().expect("a page that was read");
-        let consumed = cursor.parts[partition].skip as usize + used[partition] as usize;
-        if consumed == page.items.len() && page.next_token.is_some() {
-            // Its next page may hold executions newer than the others' remaining ones.
-            break;
-        }
-    }
-    for (partition, page) in pages.iter().enumerate() {
-        let Some(page) = page else { continue };
-        let part = &mut cursor.parts[partition];
-        let consumed = part.skip as usize + used[partition] as usize;
-        if consumed >= page.items.len() {
-            match &page.next_token {
-                Some(token) => {
-                    part.token = Some(token.clone());
-                    part.skip = 0;
-                }
-                None => {
-                    part.done = true;
-                    part.skip = 0;
-                }
-            }
-        } else {
-            part.skip = u32::try_from(consumed).unwrap_or(u32::MAX);
-        }
-    }
-    (shown, cursor)
-}
-
 impl Backend for ClusterBackend {
     fn region(&self) -> &str {
         &self.inner.options.region
@@ -1562,91 +1422,6 @@ fn status_name(status: &str) -> Result<&'static str, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn summary(arn: &str, start_ms: u64) -> WireSummary {
-        WireSummary {
-            arn: arn.into(),
-            state_machine_arn: "m".into(),
-            name: arn.into(),
-            status: "RUNNING".into(),
-            start_ms,
-            stop_ms: None,
-            redrive_count: 0,
-            redrive_ms: None,
-        }
-    }
-
-    fn page(items: &[(&str, u64)], next: Option<&str>) -> Option<WirePage> {
-        Some(WirePage {
-            items: items.iter().map(|(arn, ms)| summary(arn, *ms)).collect(),
-            next_token: next.map(str::to_owned),
-        })
-    }
-
-    fn fresh(partitions: usize) -> ListCursor {
-        ListCursor {
-            parts: vec![PartCursor::default(); partitions],
-        }
-    }
-
-    fn arns(items: &[WireSummary]) -> Vec<&str> {
-        items.iter().map(|item| item.arn.as_str()).collect()
-    }
-
-    #[test]
-    fn pages_merge_newest_first_and_resume_mid_page() {
-        let pages = vec![
-            page(&[("a3", 30), ("a1", 10)], None),
-            page(&[("b4", 40), ("b2", 20)], None),
-        ];
-        let (shown, cursor) = merge_pages(fresh(2), pages, 3);
-        assert_eq!(arns(&shown), ["b4", "a3", "b2"]);
-        assert_eq!(cursor.parts[0].skip, 1);
-        assert!(cursor.parts[1].done);
-        // The next page reads partition 0's page again and skips what was shown.
-        let pages = vec![page(&[("a3", 30), ("a1", 10)], None), None];
-        let (shown, cursor) = merge_pages(cursor, pages, 3);
-        assert_eq!(arns(&shown), ["a1"]);
-        assert!(cursor.parts.iter().all(|part| part.done));
-    }
-
-    #[test]
-    fn a_used_up_page_with_more_behind_it_ends_the_merged_page() {
-        // Partition 0's next page may hold executions newer than b1: stop before b1.
-        let pages = vec![
-            page(&[("a9", 90), ("a8", 80)], Some("x7")),
-            page(&[("b1", 10)], None),
-        ];
-        let (shown, cursor) = merge_pages(fresh(2), pages, 10);
-        assert_eq!(arns(&shown), ["a9", "a8"]);
-        assert_eq!(cursor.parts[0].token.as_deref(), Some("x7"));
-        assert_eq!(cursor.parts[0].skip, 0);
-        assert!(!cursor.parts[1].done);
-        assert_eq!(cursor.parts[1].skip, 0);
-    }
-
-    #[test]
-    fn cursors_round_trip_and_a_foreign_token_is_invalid() {
-        let mut cursor = fresh(3);
-        cursor.parts[1] = PartCursor {
-            token: Some("x12".into()),
-            skip: 4,
-            done: false,
-        };
-        cursor.parts[2].done = true;
-        let token = cursor.encode();
-        assert_eq!(ListCursor::decode(&token, 3).expect("reads"), cursor);
-        for bad in ["x12", "c!!", &token[..token.len() - 2]] {
-            let error = ListCursor::decode(bad, 3).expect_err("refused");
-            assert_eq!(error.aws_name(), "InvalidToken", "{bad}");
-        }
-        assert_eq!(
-            ListCursor::decode(&token, 4)
-                .expect_err("another count")
-                .aws_name(),
-            "InvalidToken"
-        );
-    }
 
     #[test]
     fn unnamed_starts_get_version_4_uuids() {

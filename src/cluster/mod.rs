@@ -8,6 +8,7 @@
 //!   JetStream stream `statelog_p<i>`, opened at the lease's epoch.
 //! - [`backend`]: [`backend::ClusterBackend`], the server's `Backend` on a node: each call
 //!   placed by [`route`], answered here or forwarded; spanning calls asked of every partition.
+//! - [`listing`]: a cluster-wide `ListExecutions` merged from every partition's page.
 //! - [`serve`]: a node put together for `statelog serve --nats` ([`serve::start_node`]).
 //!
 //! Lives in the root crate, not in `statelog-cluster` (that crate must not depend on the
@@ -18,5 +19,6 @@ pub mod backend;
 pub mod forward;
 pub mod host;
 pub mod jetstream;
+pub mod listing;
 pub mod route;
 pub mod serve;
