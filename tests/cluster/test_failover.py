@@ -136,6 +136,12 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
             time.sleep(0.02)
 
     def break_things() -> None:
+        try:
+            kill_a_node_then_a_server()
+        except Exception as error:  # noqa: BLE001 - asserted by the test below
+            chaos["error"] = error
+
+    def kill_a_node_then_a_server() -> None:
         wait_for(NODE_KILL_AT, 120)
         owners = cluster.owners()
         victim = max(cluster.nodes, key=lambda name: sum(1 for owner in owners.values() if owner == name))
@@ -165,6 +171,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
     starts_s = time.monotonic() - began
     chaos_thread.join(TAKEOVER_S_MAX + 150)
     assert not chaos_thread.is_alive(), "the node and NATS kills did not happen"
+    assert "error" not in chaos, f"killing a node, then a NATS server: {chaos.get('error')!r}"
     assert not failed_starts, f"{len(failed_starts)} starts got no acknowledgement: {failed_starts[:5]}"
 
     arns = [record["arn"] for record in acked.values()]
@@ -199,7 +206,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
                 problems.append(f"{name}: ActivitySucceeded outputs {outputs} were never sent")
     for arn in takeover.arns:
         problems += [f"{arn}: {problem}" for problem in history_problems("pass", all_histories[arn], finished=True)]
-    problems += [p for p in answerer.problems + workers.problems if "answered" in p or "two results" in p]
+    problems += answerer.problems + workers.problems
 
     for kind, machine_arn in machines.arns.items():
         listed = sfn.list_executions(machine_arn)
@@ -227,6 +234,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
     figures(f"re-sends: {dict(sfn.retries)}; by error: {dict(sfn.errors.most_common(8))}")
     figures(
         f"token answers acknowledged {len(answerer.acknowledged)}, unsure {len(answerer.unsure)}; activity tasks received "
-        f"{workers.tasks}, results acknowledged {len(workers.acknowledged)}, refused/unsure {sum(map(len, workers.unsure.values()))}"
+        f"{workers.tasks}, results acknowledged {len(workers.acknowledged)}, refused/unsure {sum(map(len, workers.unsure.values()))}; "
+        f"calls out of their bound: {len(answerer.notes) + len(workers.notes)} {(answerer.notes + workers.notes)[:3]}"
     )
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:30])

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import queue
 import re
 import threading
 import time
@@ -283,16 +284,16 @@ class TokenAnswerer:
     """Threads that answer `token` executions: read the token from the history through one node,
     send SendTaskSuccess through another. `acknowledged[name]` is the output a node answered 200
     for; `unsure[name]` an output whose re-send was answered TaskTimedOut (an earlier send may
-    have landed); `problems` what should not happen (a first send refused)."""
+    have landed). `problems`: wrong answers (a first send refused); `notes`: calls that ran out
+    of their bound (tried again later)."""
 
     def __init__(self, sfn: Sfn, threads: int = 2):
-        import queue
-
         self.sfn = sfn
         self.queue: "queue.Queue[tuple[float, str, str]]" = queue.Queue()
         self.acknowledged: dict[str, str] = {}
         self.unsure: dict[str, str] = {}
         self.problems: list[str] = []
+        self.notes: list[str] = []
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self.threads = [threading.Thread(target=self._run, daemon=True, name=f"answerer-{i}") for i in range(threads)]
@@ -305,8 +306,6 @@ class TokenAnswerer:
         self.queue.put((time.monotonic(), name, arn))
 
     def _run(self) -> None:
-        import queue
-
         while not self.stop.is_set():
             try:
                 due, name, arn = self.queue.get(timeout=0.2)
@@ -317,10 +316,9 @@ class TokenAnswerer:
                 time.sleep(delay)
             try:
                 self._answer(name, arn)
-            except (CallFailed, ClientError) as error:
-                # Not answered this time (a call ran out of its bound): try again later.
+            except CallFailed as error:
                 with self._lock:
-                    self.problems.append(f"answering {name} failed once: {error}")
+                    self.notes.append(f"answering {name}: {error}")
                 self.queue.put((time.monotonic() + 1.0, name, arn))
 
     def _answer(self, name: str, arn: str) -> None:
@@ -329,7 +327,12 @@ class TokenAnswerer:
             self.queue.put((time.monotonic() + 0.5, name, arn))
             return
         reader = live[hash(name) % len(live)]
-        events = self.sfn.history(arn, nodes=[reader] + [node for node in live if node != reader])
+        try:
+            events = self.sfn.history(arn, nodes=[reader] + [node for node in live if node != reader])
+        except ClientError as error:
+            with self._lock:
+                self.problems.append(f"history of {name} answered {error_code(error)}: {error}")
+            return
         token = token_of(events)
         if token is None:
             self.queue.put((time.monotonic() + 0.2, name, arn))
@@ -337,24 +340,23 @@ class TokenAnswerer:
         output = json.dumps({"answer": name, "via": "token"})
         others = [node for node in live if node != reader] + [reader]
         try:
-            _, _, _ = self.sfn.call("send_task_success", nodes=others, rotate=False, taskToken=token, output=output)
+            self.sfn.call("send_task_success", nodes=others, rotate=False, taskToken=token, output=output)
             with self._lock:
                 self.acknowledged[name] = output
         except ClientError as error:
-            if error_code(error) == "TaskTimedOut" and getattr(error, "statelog_sends", 1) > 1:
-                with self._lock:
+            with self._lock:
+                if error_code(error) == "TaskTimedOut" and getattr(error, "statelog_sends", 1) > 1:
                     self.unsure[name] = output
-            else:
-                with self._lock:
+                else:
                     self.problems.append(f"SendTaskSuccess for {name} answered {error_code(error)}: {error}")
-                raise
 
 
 class ActivityWorkers:
     """Threads doing GetActivityTask and SendTaskSuccess against the nodes in turn.
     `acknowledged[name]` is the output a node answered 200 for (at most one per execution);
-    `refused[name]` outputs answered TaskTimedOut (a task lost and retried, or an earlier send
-    landed: `unsure`); `problems` what should not happen."""
+    `unsure[name]` outputs answered TaskTimedOut (a task lost with a node and offered again, or
+    an earlier send landed) or never answered. `problems`: wrong answers; `notes`: calls that
+    ran out of their bound."""
 
     def __init__(self, sfn: Sfn, activity_arn: str, threads: int = 4):
         self.sfn = sfn
@@ -362,6 +364,7 @@ class ActivityWorkers:
         self.acknowledged: dict[str, str] = {}
         self.unsure: dict[str, list[str]] = {}
         self.problems: list[str] = []
+        self.notes: list[str] = []
         self.tasks = 0
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -377,10 +380,13 @@ class ActivityWorkers:
             try:
                 task, _, _ = self.sfn.call("get_activity_task", read_timeout_s=POLL_READ_TIMEOUT_S, deadline_s=30,
                                            activityArn=self.activity_arn, workerName=worker)
-            except (CallFailed, ClientError) as error:
-                if not self.stop.is_set():
-                    with self._lock:
-                        self.problems.append(f"{worker} poll: {error}")
+            except CallFailed as error:
+                with self._lock:
+                    self.notes.append(f"{worker} poll: {error}")
+                continue
+            except ClientError as error:
+                with self._lock:
+                    self.problems.append(f"{worker} poll answered {error_code(error)}: {error}")
                 time.sleep(0.2)
                 continue
             token = task.get("taskToken")
@@ -394,15 +400,14 @@ class ActivityWorkers:
                 self.sfn.call("send_task_success", taskToken=token, output=output)
             except ClientError as error:
                 with self._lock:
-                    if error_code(error) == "TaskTimedOut":
-                        self.unsure.setdefault(name, []).append(output)
-                    else:
+                    self.unsure.setdefault(name, []).append(output)
+                    if error_code(error) != "TaskTimedOut":
                         self.problems.append(f"SendTaskSuccess for {name} answered {error_code(error)}: {error}")
                 continue
             except CallFailed as error:
                 with self._lock:
                     self.unsure.setdefault(name, []).append(output)
-                    self.problems.append(f"SendTaskSuccess for {name} not answered: {error}")
+                    self.notes.append(f"SendTaskSuccess for {name}: {error}")
                 continue
             with self._lock:
                 if name in self.acknowledged:
@@ -411,11 +416,14 @@ class ActivityWorkers:
 
 
 def describe(sfn: Sfn, arn: str) -> dict:
-    """DescribeExecution; a refusal (e.g. ExecutionDoesNotExist) as status `REFUSED:<code>`."""
+    """DescribeExecution; a refusal (e.g. ExecutionDoesNotExist) as status `REFUSED:<code>`, no
+    answer within the call's bound as RUNNING (asked again)."""
     try:
         return sfn.call("describe_execution", executionArn=arn)[0]
     except ClientError as error:
         return {"status": f"REFUSED:{error_code(error)}", "error": str(error)}
+    except CallFailed as error:
+        return {"status": "RUNNING", "error": str(error)}
 
 
 def wait_closed(sfn: Sfn, arns: list[str], timeout_s: float, threads: int = 8) -> dict[str, dict]:
