@@ -10,6 +10,7 @@ under `cluster figures`, so the lead can quote them without -s.
 """
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,15 @@ from harness import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES: list[str] = []
+
+
+def _interrupt(signum, frame):
+    # SIGTERM (e.g. from `timeout`) would end Python without running the fixtures'
+    # finalizers and leave every server and node running: make it an interrupt instead.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+signal.signal(signal.SIGTERM, _interrupt)
 
 
 def statelog_binary() -> Path:

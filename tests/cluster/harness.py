@@ -143,6 +143,12 @@ class Process:
         if self.stopped:
             self.signal(signal.SIGCONT)
         self.signal(signal.SIGTERM)
+        self.reap_or_kill()
+
+    def reap_or_kill(self) -> None:
+        """Waits a grace period for the process to exit, then SIGKILLs it; reaps."""
+        if self.popen is None:
+            return
         try:
             self.popen.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
@@ -150,6 +156,25 @@ class Process:
             self.popen.wait()
         self.popen = None
         self.stopped = False
+
+    def stderr_digest(self, count: int = 12) -> str:
+        """The distinct ERROR and WARN lines (digits masked), each with its first occurrence and
+        how often it came: what a log full of one repeated error says."""
+        import re
+
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except OSError as error:
+            return f"(cannot read {self.stderr_path}: {error})"
+        seen: dict[str, list] = {}
+        for line in text.splitlines():
+            if " ERROR " not in line and " WARN " not in line:
+                continue
+            body = line.split(" ", 1)[1] if " " in line else line
+            key = re.sub(r"request_id=\S+ ", "", re.sub(r"\d+", "N", body))[:160]
+            entry = seen.setdefault(key, [line, 0])
+            entry[1] += 1
+        return "\n".join(f"{times}x, first: {first[:400]}" for first, times in list(seen.values())[:count])
 
     def stderr_tail(self, lines: int = 60) -> str:
         try:
@@ -500,12 +525,18 @@ class Cluster:
     def log(self, text: str) -> None:
         self.events.append(f"{time.time():.3f} {text}")
 
-    def report(self, lines: int = 80) -> str:
+    def report(self, lines: int = 40) -> str:
         """What a failing test prints: the harness's own events, then each node's stderr tail
         and each NATS server's log tail."""
         parts = ["== harness events", *self.events]
+        try:
+            parts.append(f"== partition -> lease holder now: {self.owners()}")
+        except HarnessError as error:
+            parts.append(f"== lease holders unknown: {error}")
         for node in self.nodes.values():
-            parts.append(f"== node {node.name} stderr ({node.process.stderr_path}), last {lines} lines")
+            parts.append(f"== node {node.name} stderr ({node.process.stderr_path}): distinct errors and warnings")
+            parts.append(node.process.stderr_digest())
+            parts.append(f"== node {node.name} stderr, last {lines} lines")
             parts.append(node.process.stderr_tail(lines))
         for server in self.nats:
             parts.append(f"== nats{server.index} log ({server.process.stderr_path}), last 20 lines")
@@ -515,8 +546,15 @@ class Cluster:
     def close(self) -> None:
         """Stops every node (SIGTERM, then SIGKILL after a grace), then SIGKILLs every NATS
         server; reaps all. Safe to call twice."""
+        # SIGTERM to every node first, so their graceful stops overlap.
         for node in self.nodes.values():
-            node.process.terminate()
+            if node.process.popen is not None:
+                if node.process.stopped:
+                    node.process.signal(signal.SIGCONT)
+                    node.process.stopped = False
+                node.process.signal(signal.SIGTERM)
+        for node in self.nodes.values():
+            node.process.reap_or_kill()
             node.endpoint = None
         for server in self.nats:
             server.process.kill()

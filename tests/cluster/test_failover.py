@@ -47,6 +47,7 @@ NODE_KILL_AT = 0.30  # of the starts acknowledged
 NATS_KILL_AT = 0.65
 TAKEOVER_S_MAX = 60.0
 CLOSE_S_MAX = 180.0
+TEST_S_MAX = 240.0  # the whole test, past which no call is re-sent
 
 
 def test_placement_matches_the_documented_golden_values():
@@ -54,6 +55,25 @@ def test_placement_matches_the_documented_golden_values():
     assert partition_of("orders", "run-1", 16, "123456789012") == 7
     assert partition_of("orders", "run-2", 16, "123456789012") == 10
     assert partition_of("m", "e", 1024, "000000000000") == 640
+
+
+def latency_summary(records, chaos: dict) -> str:
+    """p50/p99/max of the starts' latency, overall and of the starts in flight at each kill."""
+
+    def summary(values: list[float]) -> str:
+        if not values:
+            return "none"
+        values = sorted(values)
+        return (f"n={len(values)} p50 {values[len(values) // 2] * 1000:.0f} ms, p99 {values[int(len(values) * 0.99)] * 1000:.0f} ms, "
+                f"max {values[-1] * 1000:.0f} ms")
+
+    records = list(records)
+    parts = [f"all {summary([r['acked_at'] - r['sent_at'] for r in records])}"]
+    for label, key in (("in flight at the node kill", "node_killed_at"), ("in flight at the NATS kill", "nats_killed_at")):
+        at = chaos.get(key)
+        if at is not None:
+            parts.append(f"{label} {summary([r['acked_at'] - r['sent_at'] for r in records if r['sent_at'] <= at <= r['acked_at']])}")
+    return "; ".join(parts)
 
 
 class Takeover:
@@ -100,6 +120,7 @@ class Takeover:
 
 def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cluster, figures):
     sfn = Sfn(cluster)
+    sfn.give_up_at = time.monotonic() + TEST_S_MAX
     machines = Machines(sfn)
     answerer = TokenAnswerer(sfn)
     workers = ActivityWorkers(sfn, machines.activity_arn)
@@ -115,6 +136,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         kind = KINDS[index % len(KINDS)]
         name = f"{kind}-{index}"
         input_text = json.dumps({"name": name, "wait": 1 + index % 2})
+        sent_at = time.monotonic()
         try:
             started = sfn.start(machines.arns[kind], name, input_text)
         except (CallFailed, ClientError) as error:
@@ -122,7 +144,8 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
                 failed_starts.append(f"{name}: {error}")
             return
         with lock:
-            acked[name] = {"kind": kind, "arn": started["executionArn"], "input": input_text}
+            acked[name] = {"kind": kind, "arn": started["executionArn"], "input": input_text,
+                           "sent_at": sent_at, "acked_at": time.monotonic(), "sends": started["sends"]}
         if kind == "token":
             answerer.add(name, started["executionArn"])
 
@@ -150,6 +173,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         chaos["node_partitions"] = held
         chaos["node_killed_at_fraction"] = acked_fraction()
         killed_at = time.monotonic()
+        chaos["node_killed_at"] = killed_at
         cluster.kill_node(victim)
         takeover = Takeover(sfn, machines.arns["pass"], machines.name("pass"), held, killed_at)
         chaos["takeover"] = takeover
@@ -161,6 +185,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         chaos["nats"] = server
         chaos["nats_led"] = counts[server]
         chaos["nats_killed_at_fraction"] = acked_fraction()
+        chaos["nats_killed_at"] = time.monotonic()
         cluster.nats_kill(server)
 
     chaos_thread = threading.Thread(target=break_things, daemon=True)
@@ -231,6 +256,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         f"{ {p: round(ms) for p, ms in sorted(takeover.ms.items())} }"
     )
     figures(f"SIGKILL nats{chaos['nats']} (leader of {chaos['nats_led']} partition streams) at {chaos['nats_killed_at_fraction']:.0%} of the starts")
+    figures(f"start latency (send -> acknowledged, re-sends included): {latency_summary(acked.values(), chaos)}")
     figures(f"re-sends: {dict(sfn.retries)}; by error: {dict(sfn.errors.most_common(8))}")
     figures(
         f"token answers acknowledged {len(answerer.acknowledged)}, unsure {len(answerer.unsure)}; activity tasks received "

@@ -42,10 +42,12 @@ IN_FLIGHT_COUNT = 15  # of each kind
 IN_FLIGHT_WAIT_S = 6
 OUTAGE_S = 1.0
 RECOVERY_S_MAX = 90.0
+TEST_S_MAX = 150.0  # the whole test, past which no call is re-sent
 
 
 def test_a_full_nats_restart_keeps_every_acknowledged_event_and_the_nodes_recover(cluster, figures):
     sfn = Sfn(cluster)
+    sfn.give_up_at = time.monotonic() + TEST_S_MAX
     machines = Machines(sfn)
     cluster.wait_balanced(list(NODE_NAMES))
     executions: dict[str, dict] = {}  # name -> {"kind", "arn"}

@@ -74,6 +74,9 @@ class Sfn:
         self._lock = threading.Lock()
         self._clients: dict[tuple[str, int], object] = {}
         self._turn = itertools.count()
+        # A test's own bound: past it no call is sent again (a cluster that does not recover
+        # fails the test in bounded time, not after every call's own bound in turn).
+        self.give_up_at: float | None = None
 
     def client(self, name: str, read_timeout_s: int = READ_TIMEOUT_S):
         endpoint = self.cluster.nodes[name].endpoint
@@ -130,6 +133,8 @@ class Sfn:
                     raise
             if time.monotonic() - started > deadline_s:
                 raise CallFailed(f"{operation} not answered within {deadline_s} s, {attempt + 1} sends; last: {last}")
+            if self.give_up_at is not None and time.monotonic() > self.give_up_at:
+                raise CallFailed(f"{operation}: the test's time bound passed after {attempt + 1} sends; last: {last}")
             time.sleep(pause_s)
             pause_s = min(pause_s * 2, RETRY_PAUSE_S_MAX)
         raise AssertionError("unreachable: itertools.count() does not end")
