@@ -197,6 +197,14 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
     chaos_thread.join(TAKEOVER_S_MAX + 150)
     assert not chaos_thread.is_alive(), "the node and NATS kills did not happen"
     assert "error" not in chaos, f"killing a node, then a NATS server: {chaos.get('error')!r}"
+    figures(
+        f"SIGKILL node {chaos['node']} (held partitions {chaos['node_partitions']}) at {chaos['node_killed_at_fraction']:.0%} "
+        f"of the starts; takeover ms per partition (kill -> an execution there SUCCEEDED): "
+        f"{ {p: round(ms) for p, ms in sorted(chaos['takeover'].ms.items())} }"
+    )
+    figures(f"SIGKILL nats{chaos['nats']} (leader of {chaos['nats_led']} partition streams) at {chaos['nats_killed_at_fraction']:.0%} of the starts")
+    figures(f"start latency (send -> acknowledged, re-sends included): {latency_summary(acked.values(), chaos)}")
+    figures(f"{len(acked)} of {EXECUTIONS} starts acknowledged in {starts_s:.1f} s; re-sends: {dict(sfn.retries)}")
     assert not failed_starts, f"{len(failed_starts)} starts got no acknowledgement: {failed_starts[:5]}"
 
     arns = [record["arn"] for record in acked.values()]
@@ -250,13 +258,6 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         f"{len(acked)} executions ({', '.join(KINDS)}) started in {starts_s:.1f} s = {len(acked) / starts_s:.0f} starts/s; "
         f"all closed {finished_s:.1f} s after the first start = {len(acked) / finished_s:.0f} executions/s"
     )
-    figures(
-        f"SIGKILL node {chaos['node']} (held partitions {chaos['node_partitions']}) at {chaos['node_killed_at_fraction']:.0%} "
-        f"of the starts; takeover ms per partition (kill -> an execution there SUCCEEDED): "
-        f"{ {p: round(ms) for p, ms in sorted(takeover.ms.items())} }"
-    )
-    figures(f"SIGKILL nats{chaos['nats']} (leader of {chaos['nats_led']} partition streams) at {chaos['nats_killed_at_fraction']:.0%} of the starts")
-    figures(f"start latency (send -> acknowledged, re-sends included): {latency_summary(acked.values(), chaos)}")
     figures(f"re-sends: {dict(sfn.retries)}; by error: {dict(sfn.errors.most_common(8))}")
     figures(
         f"token answers acknowledged {len(answerer.acknowledged)}, unsure {len(answerer.unsure)}; activity tasks received "
