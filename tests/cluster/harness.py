@@ -433,6 +433,19 @@ class Cluster:
             time.sleep(POLL_S * 2)
         raise HarnessError(f"partitions {partitions} still held by {node} (or by no one) after {timeout_s} s: {self.owners()}")
 
+    def lease_moved_ms(self, node: str, partitions: list[int], since: float, timeout_s: float) -> float | None:
+        """ms from `since` (monotonic) until every one of `partitions` is held by a node other
+        than `node` (polled every 50 ms), or None when that did not happen within `timeout_s`."""
+        while time.monotonic() - since < timeout_s:
+            try:
+                owners = self.owners()
+            except HarnessError:
+                owners = {}
+            if owners and all(owners[index] not in (None, node) for index in partitions):
+                return (time.monotonic() - since) * 1000
+            time.sleep(POLL_S)
+        return None
+
     def wait_balanced(self, names: list[str], timeout_s: float = 60.0) -> dict[int, str | None]:
         """Waits until every partition is held by one of `names` and each of them holds one."""
         started = time.monotonic()

@@ -176,6 +176,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
         chaos["node_killed_at"] = killed_at
         cluster.kill_node(victim)
         takeover = Takeover(sfn, machines.arns["pass"], machines.name("pass"), held, killed_at)
+        chaos["lease_moved_ms"] = cluster.lease_moved_ms(victim, held, killed_at, TAKEOVER_S_MAX)
         chaos["takeover"] = takeover
         takeover.join()
         wait_for(NATS_KILL_AT, 120)
@@ -199,7 +200,8 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
     assert "error" not in chaos, f"killing a node, then a NATS server: {chaos.get('error')!r}"
     figures(
         f"SIGKILL node {chaos['node']} (held partitions {chaos['node_partitions']}) at {chaos['node_killed_at_fraction']:.0%} "
-        f"of the starts; takeover ms per partition (kill -> an execution there SUCCEEDED): "
+        f"of the starts; its leases held by others after {chaos['lease_moved_ms'] and round(chaos['lease_moved_ms'])} ms; "
+        f"takeover ms per partition (kill -> an execution there SUCCEEDED): "
         f"{ {p: round(ms) for p, ms in sorted(chaos['takeover'].ms.items())} }"
     )
     figures(f"SIGKILL nats{chaos['nats']} (leader of {chaos['nats_led']} partition streams) at {chaos['nats_killed_at_fraction']:.0%} of the starts")

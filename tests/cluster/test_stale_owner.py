@@ -118,6 +118,10 @@ def test_a_node_stopped_past_its_lease_and_resumed_changes_nothing_it_no_longer_
     # ---- the stop ----
     stopped_at = time.monotonic()
     cluster.stop_node(victim)
+    lease_moved: dict[str, float | None] = {}
+    lease_watch = threading.Thread(
+        target=lambda: lease_moved.update(ms=cluster.lease_moved_ms(victim, held, stopped_at, TAKEOVER_S_MAX)), daemon=True)
+    lease_watch.start()
     parked: list[Parked] = []
     for name, token in tokens_parked.items():
         output = json.dumps({"answer": name, "via": f"{victim} while stopped"})
@@ -145,6 +149,7 @@ def test_a_node_stopped_past_its_lease_and_resumed_changes_nothing_it_no_longer_
         list(pool.map(probe, held))
     assert sorted(takeover_ms) == sorted(held), f"no progress in partitions {sorted(set(held) - set(takeover_ms))} within {TAKEOVER_S_MAX} s"
     cluster.wait_owned_by_others(victim, held, TAKEOVER_S_MAX)
+    lease_watch.join(TAKEOVER_S_MAX)
     remaining_s = STOPPED_S_MIN_FACTOR * cluster.lease_ms / 1000 - (time.monotonic() - stopped_at)
     if remaining_s > 0:
         time.sleep(remaining_s)
@@ -287,7 +292,8 @@ def test_a_node_stopped_past_its_lease_and_resumed_changes_nothing_it_no_longer_
             problems.append(f"{name}: history after replay differs: {[e['type'] for e in replayed[record['arn']]]}")
 
     figures(
-        f"SIGSTOP node {victim} (held {held}) for {stopped_s:.1f} s (lease {cluster.lease_ms} ms); an execution in each "
+        f"SIGSTOP node {victim} (held {held}) for {stopped_s:.1f} s (lease {cluster.lease_ms} ms); its leases held by others "
+        f"after {lease_moved.get('ms') and round(lease_moved['ms'])} ms; an execution in each "
         f"held partition SUCCEEDED through {others} after (ms) { {p: round(ms) for p, ms in sorted(takeover_ms.items())} }"
     )
     figures(
