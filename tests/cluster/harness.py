@@ -543,7 +543,8 @@ class Cluster:
         and each NATS server's log tail."""
         parts = ["== harness events", *self.events]
         try:
-            parts.append(f"== partition -> lease holder now: {self.owners()}")
+            leases = {index: self.lease(index) for index in range(self.partitions)}
+            parts.append(f"== partition -> lease now (bucket {LEASE_BUCKET}): {leases}")
         except HarnessError as error:
             parts.append(f"== lease holders unknown: {error}")
         for node in self.nodes.values():
