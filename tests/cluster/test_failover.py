@@ -224,7 +224,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
     all_histories = histories(sfn, arns + takeover.arns)
     for name, record in acked.items():
         events = all_histories[record["arn"]]
-        problems += [f"{name}: {problem}" for problem in history_problems(record["kind"], events, finished=True)]
+        problems += [f"{name}: {problem}" for problem in history_problems(record["kind"], events)]
         if record["kind"] == "token":
             outputs = output_of(events, "TaskSucceeded")
             expected = answerer.acknowledged.get(name) or answerer.unsure.get(name)
@@ -240,7 +240,7 @@ def test_a_node_and_a_nats_server_killed_under_load_lose_nothing_acknowledged(cl
             if name not in workers.acknowledged and not all(output in unsure for output in outputs):
                 problems.append(f"{name}: ActivitySucceeded outputs {outputs} were never sent")
     for arn in takeover.arns:
-        problems += [f"{arn}: {problem}" for problem in history_problems("pass", all_histories[arn], finished=True)]
+        problems += [f"{arn}: {problem}" for problem in history_problems("pass", all_histories[arn])]
     problems += answerer.problems + workers.problems
 
     for kind, machine_arn in machines.arns.items():
