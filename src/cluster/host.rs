@@ -213,6 +213,7 @@ impl PartitionHost {
     }
 
     fn acquired(&self, partition: PartitionIndex, epoch: u64) {
+        tracing::info!(%partition, epoch, "partition acquired: opening its log");
         let previous = self
             .shared
             .slots
@@ -270,8 +271,14 @@ impl PartitionHost {
         );
         if current {
             let slot = match opened {
-                Ok((engine, log)) => Slot::Open { epoch, engine, log },
-                Err(detail) => Slot::Failed { epoch, detail },
+                Ok((engine, log)) => {
+                    tracing::info!(%partition, epoch, "partition open: serving it");
+                    Slot::Open { epoch, engine, log }
+                }
+                Err(detail) => {
+                    tracing::warn!(%partition, epoch, %detail, "partition did not open (tried again)");
+                    Slot::Failed { epoch, detail }
+                }
             };
             slots.insert(partition, slot);
         } else if let Ok((engine, log)) = opened {
@@ -306,7 +313,10 @@ impl OwnershipSink for PartitionHost {
     fn deliver(&self, event: Ownership) {
         match event {
             Ownership::Acquired { partition, epoch } => self.acquired(partition, epoch),
-            Ownership::Lost { partition, .. } => self.lost(partition),
+            Ownership::Lost { partition, reason } => {
+                tracing::info!(%partition, ?reason, "partition lost: closing its log");
+                self.lost(partition);
+            }
             // A later kind of event this host does not know changes nothing it serves.
             _ => {}
         }
