@@ -1,0 +1,912 @@
+//! Cluster throughput and takeover (issue 19): the 10-state Pass machine over HTTP on 1, 2 and
+//! 3 `statelog serve --nats` nodes over R3 JetStream, beside `statelog serve` on the local WAL
+//! in the same run, and the takeover time after a node is killed with SIGKILL.
+//!
+//! Every server is the `statelog` binary in a child process (the binary users run, with its
+//! allocator; SIGKILL is a real crash): the nodes join a 3-server nats-server cluster on
+//! loopback (`statelog_nats::testing::TestCluster`: JetStream on file storage,
+//! `sync_interval: always`, so every acknowledged append was fsynced on 2 of 3 servers) after
+//! `statelog cluster init --partitions 8`, each with the production lease (3,000 ms).
+//!
+//! Cases, in this order: the WAL server; 1 node, then a second and a third node joining (each
+//! measured once the 8 partitions are spread: the leases in NATS KV are held by the live
+//! nodes, each at most ceil(8 / nodes), and one execution in every partition has succeeded
+//! through the first node); the WAL server again (the machine's drift shows between its two
+//! rows). Then the takeover, repeated: the third node is stopped (SIGTERM) so two nodes remain;
+//! one is killed (SIGKILL) while idle and the clock runs until an execution named into one of
+//! its partitions was started and read back SUCCEEDED through the survivor (retried every 10 ms
+//! while it answers an error); a new node then joins and is killed in turn.
+//!
+//! The closed loop: C clients (threads), each with a keep-alive connection to every server;
+//! client `i`'s execution `k` goes to node `(i + k) % nodes` (round robin), which answers it or
+//! forwards it to the partition's owner. A client starts an execution (StartExecution) and calls
+//! DescribeExecution through the same node until it is SUCCEEDED (at once, then every 1 ms),
+//! then starts the next. Printed per case: executions/s, transitions/s (10 per execution),
+//! p50/p99 start-to-success, DescribeExecution calls per execution, 503 retries, and CPU per
+//! execution of the statelog processes and of the three nats-servers (from /proc).
+//!
+//! `cargo bench --bench cluster` (features `server` and `cluster`; needs `nats-server` 2.12+ on
+//! PATH or `$STATELOG_NATS_SERVER`, else it prints why it skipped). Environment:
+//! `STATELOG_BENCH_CONCURRENCY` (default `16,64`), `STATELOG_BENCH_NODES` (default `1,2,3`),
+//! `STATELOG_BENCH_SECONDS` (measured, default 10), `STATELOG_BENCH_WARMUP_SECONDS` (default 2),
+//! `STATELOG_BENCH_TAKEOVERS` (default 3), `STATELOG_BENCH_SERVE_BINARY` (default the `statelog`
+//! Cargo built). Under `cargo test --benches` (no `--bench`) it runs a short smoke version.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use statelog::server::credentials::DEV_ACCOUNT_ID;
+use statelog_cluster::buckets::{decode, LEASES_BUCKET};
+use statelog_cluster::lease::{lease_key, LeaseValue};
+use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
+use statelog_nats::testing::TestCluster;
+
+// Shared with the other HTTP benches; this one connects only through `try_connect`.
+#[allow(dead_code)]
+#[path = "support/http_client.rs"]
+mod http_client;
+use http_client::{HttpClient, Identity};
+
+/// The cluster's partitions.
+const PARTITIONS: u32 = 8;
+
+/// States of the machine (Pass states), so transitions per execution.
+const STEPS_COUNT: usize = 10;
+
+/// The machine's name (part of the partition key of its executions).
+const MACHINE_NAME: &str = "steps";
+
+/// Between two DescribeExecution calls of a running execution.
+const DESCRIBE_POLL_MS: u64 = 1;
+
+/// Before a call answered 503 (the partition is moving) or, in the takeover, any error, is
+/// sent again.
+const RETRY_MS: u64 = 10;
+
+/// How long a server may take to print its address, and the partitions to spread.
+const READY_TIMEOUT_MS: u64 = 60_000;
+
+/// How long one execution may take from its start to its success before the bench fails.
+const EXECUTION_TIMEOUT_MS: u64 = 60_000;
+
+/// How long one HTTP answer may take (a forward to a dead node gives up well before).
+const HTTP_READ_TIMEOUT_MS: u64 = 90_000;
+
+/// Development mode accepts any well-formed signature.
+const IDENTITY: Identity = Identity {
+    access_key_id: "AKIDBENCH",
+    secret_access_key: "bench-secret",
+    service: "states",
+};
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+struct Settings {
+    concurrency_levels: Vec<usize>,
+    nodes_counts: Vec<usize>,
+    warmup: Duration,
+    measured: Duration,
+    takeovers_count: usize,
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(value) => Some(value),
+        Err(_) => panic!("{name}={text:?} does not parse"),
+    }
+}
+
+fn env_counts(name: &str, default: &str) -> Vec<usize> {
+    let text = std::env::var(name).unwrap_or_else(|_| default.to_string());
+    text.split(',')
+        .map(|item| match item.trim().parse::<usize>() {
+            Ok(count) if count > 0 => count,
+            _ => panic!("{name}: {item:?} is not a positive count"),
+        })
+        .collect()
+}
+
+fn settings() -> Settings {
+    // `cargo test --benches` runs bench binaries without `--bench`: a short smoke run then.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let seconds = |name: &str, bench_default: f64, test_default: f64| {
+        let value: f64 = env_parse(name).unwrap_or(if benching {
+            bench_default
+        } else {
+            test_default
+        });
+        assert!(value >= 0.0, "{name} is not negative");
+        Duration::from_secs_f64(value)
+    };
+    let settings = Settings {
+        concurrency_levels: env_counts(
+            "STATELOG_BENCH_CONCURRENCY",
+            if benching { "16,64" } else { "2" },
+        ),
+        nodes_counts: env_counts(
+            "STATELOG_BENCH_NODES",
+            if benching { "1,2,3" } else { "1,2" },
+        ),
+        warmup: seconds("STATELOG_BENCH_WARMUP_SECONDS", 2.0, 0.2),
+        measured: seconds("STATELOG_BENCH_SECONDS", 10.0, 0.5),
+        takeovers_count: env_parse("STATELOG_BENCH_TAKEOVERS").unwrap_or(if benching {
+            3
+        } else {
+            1
+        }),
+    };
+    assert!(
+        !settings.measured.is_zero(),
+        "the measured interval is empty"
+    );
+    assert!(
+        settings.nodes_counts.windows(2).all(|w| w[0] < w[1]),
+        "STATELOG_BENCH_NODES grows (nodes join, none leaves between cases)"
+    );
+    settings
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+/// The `statelog` binary: `STATELOG_BENCH_SERVE_BINARY`, or the one Cargo built.
+fn statelog_binary() -> PathBuf {
+    std::env::var_os("STATELOG_BENCH_SERVE_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_statelog")))
+}
+
+/// One `statelog serve` child, stopped with SIGTERM (then SIGKILL) when dropped.
+struct Server {
+    name: String,
+    addr: SocketAddr,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Runs `statelog serve` with `args` besides `--listen 127.0.0.1:0`, its stderr into
+    /// `dir/<name>.log`; returns once it printed the address it serves on.
+    fn start(name: &str, args: &[String], dir: &Path) -> Result<Self, String> {
+        let log = dir.join(format!("{name}.log"));
+        let err = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let mut command = Command::new(statelog_binary());
+        command
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            // The same log level for every server: warnings only, so logging costs none.
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(err);
+        // SAFETY: the closure only calls prctl, which is async-signal-safe, between fork and
+        // exec: the kernel ends the child when this thread dies, so a bench killed outright
+        // leaves no server behind.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("{name}: cannot spawn {}: {e}", statelog_binary().display()))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (sender, receiver) = mpsc::channel();
+        // Reads stdout to its end, so the child never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sender = Some(sender);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line.strip_prefix("listening on http://") {
+                    if let Some(sender) = sender.take() {
+                        let _ = sender.send(addr.trim().to_string());
+                    }
+                }
+            }
+        });
+        let mut server = Self {
+            name: name.to_string(),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            child,
+            log,
+        };
+        let addr = match receiver.recv_timeout(Duration::from_millis(READY_TIMEOUT_MS)) {
+            Ok(addr) => addr,
+            Err(_) => return Err(format!("{name} printed no address:\n{}", server.log_tail())),
+        };
+        server.addr = addr
+            .parse()
+            .map_err(|e| format!("{name} printed {addr:?}: {e}"))?;
+        Ok(server)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// SIGKILL, and reaps it.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Fails with its log when it exited.
+    fn check_running(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!(
+                "{} exited ({status}):\n{}",
+                self.name,
+                self.log_tail()
+            )),
+            Err(e) => Err(format!("{}: {e}", self.name)),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        let Ok(pid) = libc::pid_t::try_from(self.child.id()) else {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            return;
+        };
+        // SAFETY: kill signals our own child, which has not been reaped yet.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `statelog cluster init --nats URLS --partitions N`.
+fn cluster_init(urls: &[String], partitions: u32) -> Result<(), String> {
+    let output = Command::new(statelog_binary())
+        .args(["cluster", "init", "--nats", &urls.join(",")])
+        .args(["--partitions", &partitions.to_string()])
+        .output()
+        .map_err(|e| format!("cluster init: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cluster init: {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// User + system CPU of process `pid` so far (`/proc/<pid>/stat`); `None` where it is gone.
+fn cpu_of_process(pid: u32) -> Option<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    let utime_ticks: u64 = fields.get(11)?.parse().ok()?;
+    let stime_ticks: u64 = fields.get(12)?.parse().ok()?;
+    // SAFETY: sysconf reads a configuration value and has no preconditions.
+    let ticks_per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks_per_s <= 0 {
+        return None;
+    }
+    Some(Duration::from_secs_f64(
+        (utime_ticks + stime_ticks) as f64 / ticks_per_s as f64,
+    ))
+}
+
+fn cpu_of(pids: &[u32]) -> Option<Duration> {
+    pids.iter().map(|&pid| cpu_of_process(pid)).sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+/// A keep-alive connection to one server, opened again after the server closed it.
+struct Connection {
+    addr: SocketAddr,
+    http: Option<HttpClient>,
+}
+
+/// Why a call got no 200.
+#[derive(Debug)]
+enum CallError {
+    /// The server answered this status and body.
+    Status { status: u16, body: String },
+    /// No answer: the connection failed or closed.
+    Gone,
+}
+
+impl CallError {
+    fn is_unavailable(&self) -> bool {
+        matches!(self, CallError::Status { status: 503, .. })
+    }
+
+    fn is_already_exists(&self) -> bool {
+        matches!(self, CallError::Status { body, .. } if body.contains("ExecutionAlreadyExists"))
+    }
+}
+
+impl Connection {
+    fn new(addr: SocketAddr) -> Self {
+        Self { addr, http: None }
+    }
+
+    fn call(&mut self, operation: &str, body: &Value) -> Result<Value, CallError> {
+        let http = match &mut self.http {
+            Some(http) => http,
+            None => self.http.insert(
+                HttpClient::try_connect(
+                    self.addr,
+                    IDENTITY,
+                    Some(Duration::from_millis(HTTP_READ_TIMEOUT_MS)),
+                )
+                .ok_or(CallError::Gone)?,
+            ),
+        };
+        let request = http.prepare(
+            &format!("AWSStepFunctions.{operation}"),
+            body.to_string().as_bytes(),
+        );
+        let Some((status, answer)) = http.send(&request) else {
+            self.http = None;
+            return Err(CallError::Gone);
+        };
+        if status != 200 {
+            return Err(CallError::Status {
+                status,
+                body: String::from_utf8_lossy(&answer).into_owned(),
+            });
+        }
+        serde_json::from_slice(&answer).map_err(|e| CallError::Status {
+            status,
+            body: format!("not JSON: {e}"),
+        })
+    }
+}
+
+/// What one execution cost besides its latency.
+#[derive(Debug, Default, Clone, Copy)]
+struct Effort {
+    describes_count: u64,
+    retries_count: u64,
+}
+
+/// Starts `name` and reads it back until SUCCEEDED, through `connection`. A 503 (a partition
+/// moving) is retried; so is any error when `retry_any` (the takeover, where the survivor may
+/// still forward to the dead node). Anything else, or a close other than SUCCEEDED, fails.
+fn run_execution(
+    connection: &mut Connection,
+    machine_arn: &str,
+    name: &str,
+    retry_any: bool,
+    effort: &mut Effort,
+) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_millis(EXECUTION_TIMEOUT_MS);
+    let start = json!({"stateMachineArn": machine_arn, "name": name, "input": r#"{"n": 0}"#});
+    let mut attempts_count = 0u32;
+    let execution_arn = loop {
+        attempts_count += 1;
+        match connection.call("StartExecution", &start) {
+            Ok(started) => match started["executionArn"].as_str() {
+                Some(arn) => break arn.to_string(),
+                None => return Err(format!("StartExecution {name}: no executionArn: {started}")),
+            },
+            // An earlier attempt that timed out may have started it.
+            Err(error) if attempts_count > 1 && error.is_already_exists() => {
+                break format!(
+                    "{}:{name}",
+                    machine_arn.replacen(":stateMachine:", ":execution:", 1)
+                );
+            }
+            Err(error) if (retry_any || error.is_unavailable()) && Instant::now() < deadline => {
+                effort.retries_count += 1;
+                std::thread::sleep(Duration::from_millis(RETRY_MS));
+            }
+            Err(error) => return Err(format!("StartExecution {name}: {error:?}")),
+        }
+    };
+    let describe = json!({"executionArn": execution_arn});
+    loop {
+        effort.describes_count += 1;
+        match connection.call("DescribeExecution", &describe) {
+            Ok(described) => match described["status"].as_str() {
+                Some("SUCCEEDED") => return Ok(()),
+                Some("RUNNING") if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(DESCRIBE_POLL_MS));
+                }
+                _ => return Err(format!("{execution_arn}: {described}")),
+            },
+            Err(error) if (retry_any || error.is_unavailable()) && Instant::now() < deadline => {
+                effort.retries_count += 1;
+                std::thread::sleep(Duration::from_millis(RETRY_MS));
+            }
+            Err(error) => return Err(format!("DescribeExecution {execution_arn}: {error:?}")),
+        }
+    }
+}
+
+fn create_machine(addr: SocketAddr) -> String {
+    let states: Vec<(String, Value)> = (0..STEPS_COUNT)
+        .map(|index| {
+            let state = if index + 1 == STEPS_COUNT {
+                json!({"Type": "Pass", "End": true})
+            } else {
+                json!({"Type": "Pass", "Next": format!("S{}", index + 1)})
+            };
+            (format!("S{index}"), state)
+        })
+        .collect();
+    let definition =
+        json!({"StartAt": "S0", "States": states.into_iter().collect::<serde_json::Map<_, _>>()});
+    let body = json!({
+        "name": MACHINE_NAME,
+        "definition": definition.to_string(),
+        "roleArn": format!("arn:aws:iam::{DEV_ACCOUNT_ID}:role/bench"),
+    });
+    let deadline = Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
+    let mut connection = Connection::new(addr);
+    loop {
+        match connection.call("CreateStateMachine", &body) {
+            Ok(created) => {
+                return created["stateMachineArn"]
+                    .as_str()
+                    .expect("stateMachineArn")
+                    .to_string()
+            }
+            Err(error) if error.is_unavailable() && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(RETRY_MS));
+            }
+            Err(error) => panic!("CreateStateMachine: {error:?}"),
+        }
+    }
+}
+
+/// An execution name, with `prefix`, whose execution lives in `partition`.
+fn name_in_partition(prefix: &str, partition: PartitionIndex) -> String {
+    (0u64..)
+        .map(|index| format!("{prefix}-{index}"))
+        .find(|name| {
+            partition_of_execution(DEV_ACCOUNT_ID, MACHINE_NAME, name, PARTITIONS)
+                .expect("a valid partition count")
+                == partition
+        })
+        .expect("some name hashes into every partition")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leases
+
+/// Reads the partitions' lease holders from NATS KV.
+struct Leases {
+    runtime: tokio::runtime::Runtime,
+    store: async_nats::jetstream::kv::Store,
+}
+
+impl Leases {
+    fn open(urls: &[String]) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("the lease reader's runtime");
+        let store = runtime.block_on(async {
+            let client = statelog_cluster::buckets::connect(urls)
+                .await
+                .expect("connects to NATS");
+            async_nats::jetstream::new(client)
+                .get_key_value(LEASES_BUCKET)
+                .await
+                .expect("the lease bucket exists (the first node made it)")
+        });
+        Self { runtime, store }
+    }
+
+    /// The holder of every held partition.
+    fn holders(&self) -> BTreeMap<PartitionIndex, String> {
+        self.runtime.block_on(holders(&self.store))
+    }
+}
+
+async fn holders(store: &async_nats::jetstream::kv::Store) -> BTreeMap<PartitionIndex, String> {
+    let mut holders = BTreeMap::new();
+    for index in 0..PARTITIONS {
+        let partition = PartitionIndex(index);
+        let key = lease_key(partition);
+        let Ok(Some(bytes)) = store.get(&key).await else {
+            continue;
+        };
+        let value: LeaseValue = decode(LEASES_BUCKET, &key, &bytes).expect("a lease entry");
+        if let Some(node) = value.node {
+            holders.insert(partition, node);
+        }
+    }
+    holders
+}
+
+/// Waits until `nodes` hold every partition between them, each some and at most its share,
+/// then runs one execution in every partition through the first node (so every partition's
+/// engine is open and has imported the machine).
+fn wait_spread(leases: &Leases, nodes: &mut [Server], machine_arn: &str, round: &str) {
+    let share = PARTITIONS.div_ceil(nodes.len() as u32) as usize;
+    let deadline = Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
+    loop {
+        for node in nodes.iter_mut() {
+            node.check_running().unwrap_or_else(|e| panic!("{e}"));
+        }
+        let holders = leases.holders();
+        let counts: Vec<usize> = nodes
+            .iter()
+            .map(|node| holders.values().filter(|held| **held == node.name).count())
+            .collect();
+        let spread = counts.iter().sum::<usize>() == PARTITIONS as usize
+            && counts.iter().all(|&count| count >= 1 && count <= share);
+        if spread {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the partitions did not spread over {} nodes: {holders:?}",
+            nodes.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut connection = Connection::new(nodes[0].addr);
+    for index in 0..PARTITIONS {
+        let name = name_in_partition(&format!("probe-{round}"), PartitionIndex(index));
+        run_execution(
+            &mut connection,
+            machine_arn,
+            &name,
+            false,
+            &mut Effort::default(),
+        )
+        .unwrap_or_else(|e| panic!("probe of partition {index}: {e}"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The closed loop
+
+struct Report {
+    latencies: Vec<Duration>,
+    interval: Duration,
+    effort: Effort,
+    cpu_statelog: Option<Duration>,
+    cpu_nats: Option<Duration>,
+}
+
+/// Runs `concurrency` clients over `addrs` (round robin) for the warm-up and the measured
+/// interval, then stops them (each finishes the execution it is in). Counts the executions
+/// that succeeded inside the interval (one started in the warm-up counts, so the warm-up must
+/// outlast one latency).
+fn closed_loop(
+    addrs: &[SocketAddr],
+    machine_arn: &str,
+    case: &str,
+    concurrency: usize,
+    settings: &Settings,
+    statelog_pids: &[u32],
+    nats_pids: &[u32],
+) -> Report {
+    assert!(concurrency > 0 && !addrs.is_empty());
+    let stop = AtomicBool::new(false);
+    let describes = AtomicU64::new(0);
+    let retries = AtomicU64::new(0);
+    let sample = || {
+        (
+            Instant::now(),
+            cpu_of(statelog_pids),
+            cpu_of(nats_pids),
+            describes.load(Ordering::Relaxed),
+            retries.load(Ordering::Relaxed),
+        )
+    };
+    let (first, last, spans) = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..concurrency)
+            .map(|client_index| {
+                let (stop, describes, retries) = (&stop, &describes, &retries);
+                std::thread::Builder::new()
+                    .name(format!("client-{client_index}"))
+                    .spawn_scoped(scope, move || {
+                        let mut connections: Vec<Connection> =
+                            addrs.iter().map(|&addr| Connection::new(addr)).collect();
+                        let mut spans = Vec::new();
+                        let mut sequence = 0usize;
+                        while !stop.load(Ordering::Relaxed) {
+                            let node_index = (client_index + sequence) % connections.len();
+                            let name = format!("{case}-c{concurrency}-{client_index}-{sequence}");
+                            let mut effort = Effort::default();
+                            let started = Instant::now();
+                            run_execution(
+                                &mut connections[node_index],
+                                machine_arn,
+                                &name,
+                                false,
+                                &mut effort,
+                            )
+                            .unwrap_or_else(|e| panic!("{case}: {e}"));
+                            let succeeded = Instant::now();
+                            describes.fetch_add(effort.describes_count, Ordering::Relaxed);
+                            retries.fetch_add(effort.retries_count, Ordering::Relaxed);
+                            spans.push((started, succeeded));
+                            sequence += 1;
+                        }
+                        spans
+                    })
+                    .expect("client thread starts")
+            })
+            .collect();
+        std::thread::sleep(settings.warmup);
+        let first = sample();
+        std::thread::sleep(settings.measured);
+        let last = sample();
+        stop.store(true, Ordering::Relaxed);
+        let spans: Vec<(Instant, Instant)> = clients
+            .into_iter()
+            .flat_map(|client| client.join().expect("client thread"))
+            .collect();
+        (first, last, spans)
+    });
+    let mut latencies: Vec<Duration> = spans
+        .iter()
+        .filter(|(_, succeeded)| *succeeded >= first.0 && *succeeded <= last.0)
+        .map(|(started, succeeded)| *succeeded - *started)
+        .collect();
+    latencies.sort();
+    let delta = |a: Option<Duration>, b: Option<Duration>| Some(b? - a?);
+    Report {
+        latencies,
+        interval: last.0 - first.0,
+        effort: Effort {
+            describes_count: last.3 - first.3,
+            retries_count: last.4 - first.4,
+        },
+        cpu_statelog: delta(first.1, last.1),
+        cpu_nats: delta(first.2, last.2),
+    }
+}
+
+fn header() {
+    println!(
+        "{:<8} {:>5} {:>4} {:>9} {:>13} {:>8} {:>8} {:>11} {:>8} {:>14} {:>11}",
+        "backend",
+        "nodes",
+        "c",
+        "exec/s",
+        "transitions/s",
+        "p50 ms",
+        "p99 ms",
+        "describe/ex",
+        "503s",
+        "statelog ms/ex",
+        "nats ms/ex"
+    );
+}
+
+fn print_row(backend: &str, nodes: usize, concurrency: usize, report: &Report) {
+    let executions = report.latencies.len() as f64;
+    let per_s = executions / report.interval.as_secs_f64();
+    let percentile_ms = |q: f64| match report.latencies.len() {
+        0 => "-".to_string(),
+        len => format!(
+            "{:.2}",
+            report.latencies[((len as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
+        ),
+    };
+    let per_execution_ms = |cpu: Option<Duration>| match cpu {
+        Some(cpu) if executions > 0.0 => format!("{:.3}", cpu.as_secs_f64() * 1e3 / executions),
+        _ => "-".to_string(),
+    };
+    println!(
+        "{:<8} {:>5} {:>4} {:>9.0} {:>13.0} {:>8} {:>8} {:>11.2} {:>8} {:>14} {:>11}",
+        backend,
+        nodes,
+        concurrency,
+        per_s,
+        per_s * STEPS_COUNT as f64,
+        percentile_ms(0.50),
+        percentile_ms(0.99),
+        report.effort.describes_count as f64 / executions.max(1.0),
+        report.effort.retries_count,
+        per_execution_ms(report.cpu_statelog),
+        per_execution_ms(report.cpu_nats),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases
+
+fn wal_case(settings: &Settings, dir: &Path, round: &str, nats_pids: &[u32]) {
+    let data_dir = dir.join(format!("wal-{round}"));
+    let server = Server::start(
+        &format!("wal-{round}"),
+        &["--data-dir".into(), data_dir.display().to_string()],
+        dir,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let machine_arn = create_machine(server.addr);
+    for &concurrency in &settings.concurrency_levels {
+        let report = closed_loop(
+            &[server.addr],
+            &machine_arn,
+            &format!("wal{round}"),
+            concurrency,
+            settings,
+            &[server.pid()],
+            nats_pids,
+        );
+        print_row("wal", 1, concurrency, &report);
+    }
+}
+
+fn start_node(urls: &[String], name: &str, dir: &Path) -> Server {
+    let args = vec![
+        "--nats".into(),
+        urls.join(","),
+        "--node".into(),
+        name.into(),
+        "--data-dir".into(),
+        dir.join(name).display().to_string(),
+    ];
+    Server::start(name, &args, dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Kills `victim` (SIGKILL) with `survivor` beside it; returns the time from the kill until
+/// the survivor's lease on one of the victim's partitions was seen in KV, and until an
+/// execution in that partition succeeded through the survivor, with the retries it took.
+fn takeover(
+    leases: &Leases,
+    survivor: &Server,
+    victim: Server,
+    machine_arn: &str,
+    round: usize,
+) -> (Option<Duration>, Duration, u64) {
+    let holders = leases.holders();
+    let partition = *holders
+        .iter()
+        .find(|(_, holder)| **holder == victim.name)
+        .expect("the victim holds a partition")
+        .0;
+    let name = name_in_partition(&format!("takeover-{round}"), partition);
+    let victim_name = victim.name.clone();
+    let store = leases.store.clone();
+    let killed = Instant::now();
+    victim.kill();
+    // The lease's move, watched beside the calls.
+    let lease_moved = leases.runtime.spawn(async move {
+        loop {
+            let holder = holders_of(&store, partition).await;
+            if holder.is_some_and(|holder| holder != victim_name) {
+                return Instant::now();
+            }
+            tokio::time::sleep(Duration::from_millis(RETRY_MS)).await;
+        }
+    });
+    let mut connection = Connection::new(survivor.addr);
+    let mut effort = Effort::default();
+    run_execution(&mut connection, machine_arn, &name, true, &mut effort)
+        .unwrap_or_else(|e| panic!("takeover {round}: {e}"));
+    let succeeded = Instant::now();
+    let lease_at = leases.runtime.block_on(async {
+        tokio::time::timeout(Duration::from_millis(READY_TIMEOUT_MS), lease_moved)
+            .await
+            .ok()
+            .and_then(Result::ok)
+    });
+    (
+        lease_at.map(|at| at - killed),
+        succeeded - killed,
+        effort.retries_count,
+    )
+}
+
+async fn holders_of(
+    store: &async_nats::jetstream::kv::Store,
+    partition: PartitionIndex,
+) -> Option<String> {
+    holders(store).await.remove(&partition)
+}
+
+fn main() {
+    let settings = settings();
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        println!("cluster bench skipped: no usable nats-server");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nats_pids = cluster.pids();
+    let urls = cluster.urls();
+    println!(
+        "closed loop of {STEPS_COUNT}-state Pass executions (StartExecution, then \
+         DescribeExecution until SUCCEEDED); warm-up {:.1} s, measured {:.1} s per row; \
+         {PARTITIONS} partitions, R3 JetStream on 3 local nats-servers (sync_interval: always); \
+         statelog servers are child processes of {}",
+        settings.warmup.as_secs_f64(),
+        settings.measured.as_secs_f64(),
+        statelog_binary().display(),
+    );
+    header();
+    wal_case(&settings, dir.path(), "1", &nats_pids);
+
+    cluster_init(&urls, PARTITIONS).unwrap_or_else(|e| panic!("{e}"));
+    let mut nodes: Vec<Server> = vec![start_node(&urls, "n1", dir.path())];
+    let leases = Leases::open(&urls);
+    let machine_arn = create_machine(nodes[0].addr);
+    let nodes_max = *settings.nodes_counts.last().expect("a node count");
+    for count in 1..=nodes_max.max(2) {
+        if nodes.len() < count {
+            nodes.push(start_node(&urls, &format!("n{count}"), dir.path()));
+        }
+        if !settings.nodes_counts.contains(&count) {
+            continue;
+        }
+        wait_spread(&leases, &mut nodes, &machine_arn, &format!("n{count}"));
+        let addrs: Vec<SocketAddr> = nodes.iter().map(|node| node.addr).collect();
+        let pids: Vec<u32> = nodes.iter().map(Server::pid).collect();
+        for &concurrency in &settings.concurrency_levels {
+            let report = closed_loop(
+                &addrs,
+                &machine_arn,
+                &format!("n{count}"),
+                concurrency,
+                &settings,
+                &pids,
+                &nats_pids,
+            );
+            print_row("cluster", count, concurrency, &report);
+        }
+    }
+    wal_case(&settings, dir.path(), "2", &nats_pids);
+
+    // Takeovers with two nodes: the first node survives each.
+    nodes.truncate(2);
+    for round in 0..settings.takeovers_count {
+        if nodes.len() < 2 {
+            nodes.push(start_node(&urls, &format!("t{round}"), dir.path()));
+        }
+        wait_spread(&leases, &mut nodes, &machine_arn, &format!("t{round}"));
+        let victim = nodes.pop().expect("two nodes");
+        let victim_name = victim.name.clone();
+        let (lease_after, success_after, retries) =
+            takeover(&leases, &nodes[0], victim, &machine_arn, round);
+        println!(
+            "takeover {}: SIGKILL of {victim_name}; lease on the survivor seen after {} ms; \
+             execution in its partition succeeded through the survivor after {:.0} ms \
+             ({retries} retried calls)",
+            round + 1,
+            lease_after.map_or("-".to_string(), |at| format!(
+                "{:.0}",
+                at.as_secs_f64() * 1e3
+            )),
+            success_after.as_secs_f64() * 1e3,
+        );
+    }
+}
