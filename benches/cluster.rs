@@ -91,11 +91,28 @@ const IDENTITY: Identity = Identity {
 // Settings
 
 struct Settings {
+    workloads: Vec<Kind>,
     concurrency_levels: Vec<usize>,
     nodes_counts: Vec<usize>,
     warmup: Duration,
     measured: Duration,
     takeovers_count: usize,
+}
+
+/// The machine the clients run: 10 Pass states, or 10 Task states on an activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Pass,
+    Task,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Pass => "pass",
+            Kind::Task => "task",
+        }
+    }
 }
 
 fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
@@ -128,7 +145,17 @@ fn settings() -> Settings {
         assert!(value >= 0.0, "{name} is not negative");
         Duration::from_secs_f64(value)
     };
+    let workloads = std::env::var("STATELOG_BENCH_WORKLOADS")
+        .unwrap_or_else(|_| "pass,task".to_string())
+        .split(',')
+        .map(|name| match name.trim() {
+            "pass" => Kind::Pass,
+            "task" => Kind::Task,
+            other => panic!("STATELOG_BENCH_WORKLOADS: {other:?} is neither pass nor task"),
+        })
+        .collect();
     let settings = Settings {
+        workloads,
         concurrency_levels: env_counts(
             "STATELOG_BENCH_CONCURRENCY",
             if benching { "16,64" } else { "2" },
@@ -410,21 +437,43 @@ fn run_execution(
     effort: &mut Effort,
 ) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_millis(EXECUTION_TIMEOUT_MS);
-    let start = json!({"stateMachineArn": machine_arn, "name": name, "input": r#"{"n": 0}"#});
+    let execution_arn = start_execution(
+        connection,
+        machine_arn,
+        name,
+        r#"{"n": 0}"#,
+        retry_any,
+        deadline,
+        effort,
+    )?;
+    await_success(connection, &execution_arn, retry_any, deadline, effort)
+}
+
+/// StartExecution of `name` with `input`; its ARN. Retries as [`run_execution`] says.
+fn start_execution(
+    connection: &mut Connection,
+    machine_arn: &str,
+    name: &str,
+    input: &str,
+    retry_any: bool,
+    deadline: Instant,
+    effort: &mut Effort,
+) -> Result<String, String> {
+    let start = json!({"stateMachineArn": machine_arn, "name": name, "input": input});
     let mut attempts_count = 0u32;
-    let execution_arn = loop {
+    loop {
         attempts_count += 1;
         match connection.call("StartExecution", &start) {
             Ok(started) => match started["executionArn"].as_str() {
-                Some(arn) => break arn.to_string(),
+                Some(arn) => return Ok(arn.to_string()),
                 None => return Err(format!("StartExecution {name}: no executionArn: {started}")),
             },
-            // An earlier attempt that timed out may have started it.
+            // An earlier attempt whose answer was lost may have started it.
             Err(error) if attempts_count > 1 && error.is_already_exists() => {
-                break format!(
+                return Ok(format!(
                     "{}:{name}",
                     machine_arn.replacen(":stateMachine:", ":execution:", 1)
-                );
+                ));
             }
             Err(error) if (retry_any || error.is_unavailable()) && Instant::now() < deadline => {
                 effort.retries_count += 1;
@@ -432,7 +481,18 @@ fn run_execution(
             }
             Err(error) => return Err(format!("StartExecution {name}: {error:?}")),
         }
-    };
+    }
+}
+
+/// DescribeExecution of `execution_arn` until SUCCEEDED (at once, then every
+/// [`DESCRIBE_POLL_MS`]). Retries as [`run_execution`] says.
+fn await_success(
+    connection: &mut Connection,
+    execution_arn: &str,
+    retry_any: bool,
+    deadline: Instant,
+    effort: &mut Effort,
+) -> Result<(), String> {
     let describe = json!({"executionArn": execution_arn});
     loop {
         effort.describes_count += 1;
@@ -453,40 +513,51 @@ fn run_execution(
     }
 }
 
-fn create_machine(addr: SocketAddr) -> String {
-    let states: Vec<(String, Value)> = (0..STEPS_COUNT)
+/// The 10 Pass states, or 10 Task states on `activity_arn`.
+fn definition(activity_arn: Option<&str>) -> String {
+    let states: serde_json::Map<String, Value> = (0..STEPS_COUNT)
         .map(|index| {
-            let state = if index + 1 == STEPS_COUNT {
-                json!({"Type": "Pass", "End": true})
-            } else {
-                json!({"Type": "Pass", "Next": format!("S{}", index + 1)})
+            let mut state = match activity_arn {
+                None => json!({"Type": "Pass"}),
+                Some(arn) => json!({"Type": "Task", "Resource": arn}),
             };
+            if index + 1 == STEPS_COUNT {
+                state["End"] = json!(true);
+            } else {
+                state["Next"] = json!(format!("S{}", index + 1));
+            }
             (format!("S{index}"), state)
         })
         .collect();
-    let definition =
-        json!({"StartAt": "S0", "States": states.into_iter().collect::<serde_json::Map<_, _>>()});
-    let body = json!({
-        "name": MACHINE_NAME,
-        "definition": definition.to_string(),
-        "roleArn": format!("arn:aws:iam::{DEV_ACCOUNT_ID}:role/bench"),
-    });
+    json!({"StartAt": "S0", "States": states}).to_string()
+}
+
+/// `operation` through `addr`, retried while it answers 503; panics on anything else.
+fn call_available(connection: &mut Connection, operation: &str, body: &Value) -> Value {
     let deadline = Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
-    let mut connection = Connection::new(addr);
     loop {
-        match connection.call("CreateStateMachine", &body) {
-            Ok(created) => {
-                return created["stateMachineArn"]
-                    .as_str()
-                    .expect("stateMachineArn")
-                    .to_string()
-            }
+        match connection.call(operation, body) {
+            Ok(answer) => return answer,
             Err(error) if error.is_unavailable() && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(RETRY_MS));
             }
-            Err(error) => panic!("CreateStateMachine: {error:?}"),
+            Err(error) => panic!("{operation}: {error:?}"),
         }
     }
+}
+
+/// Creates state machine `name` with `definition` through `addr`; its ARN.
+fn create_machine(addr: SocketAddr, name: &str, definition: &str) -> String {
+    let body = json!({
+        "name": name,
+        "definition": definition,
+        "roleArn": format!("arn:aws:iam::{DEV_ACCOUNT_ID}:role/bench"),
+    });
+    let created = call_available(&mut Connection::new(addr), "CreateStateMachine", &body);
+    created["stateMachineArn"]
+        .as_str()
+        .expect("stateMachineArn")
+        .to_string()
 }
 
 /// An execution name, with `prefix`, whose execution lives in `partition`.
@@ -603,19 +674,22 @@ struct Report {
     cpu_nats: Option<Duration>,
 }
 
-/// Runs `concurrency` clients over `addrs` (round robin) for the warm-up and the measured
-/// interval, then stops them (each finishes the execution it is in). Counts the executions
+/// Runs `concurrency` clients, each with a connection to every one of `addrs`, for the warm-up
+/// and the measured interval (each calls `execute(connections, client_index, sequence, effort)`
+/// again as soon as it returned), then stops them (each finishes the execution it is in). Counts the executions
 /// that succeeded inside the interval (one started in the warm-up counts, so the warm-up must
 /// outlast one latency).
-fn closed_loop(
+fn closed_loop<F>(
     addrs: &[SocketAddr],
-    machine_arn: &str,
-    case: &str,
+    execute: F,
     concurrency: usize,
     settings: &Settings,
     statelog_pids: &[u32],
     nats_pids: &[u32],
-) -> Report {
+) -> Report
+where
+    F: Fn(&mut [Connection], usize, usize, &mut Effort) + Sync,
+{
     assert!(concurrency > 0 && !addrs.is_empty());
     let stop = AtomicBool::new(false);
     let describes = AtomicU64::new(0);
@@ -632,7 +706,7 @@ fn closed_loop(
     let (first, last, spans) = std::thread::scope(|scope| {
         let clients: Vec<_> = (0..concurrency)
             .map(|client_index| {
-                let (stop, describes, retries) = (&stop, &describes, &retries);
+                let (stop, describes, retries, execute) = (&stop, &describes, &retries, &execute);
                 std::thread::Builder::new()
                     .name(format!("client-{client_index}"))
                     .spawn_scoped(scope, move || {
@@ -641,18 +715,9 @@ fn closed_loop(
                         let mut spans = Vec::new();
                         let mut sequence = 0usize;
                         while !stop.load(Ordering::Relaxed) {
-                            let node_index = (client_index + sequence) % connections.len();
-                            let name = format!("{case}-c{concurrency}-{client_index}-{sequence}");
                             let mut effort = Effort::default();
                             let started = Instant::now();
-                            run_execution(
-                                &mut connections[node_index],
-                                machine_arn,
-                                &name,
-                                false,
-                                &mut effort,
-                            )
-                            .unwrap_or_else(|e| panic!("{case}: {e}"));
+                            execute(&mut connections, client_index, sequence, &mut effort);
                             let succeeded = Instant::now();
                             describes.fetch_add(effort.describes_count, Ordering::Relaxed);
                             retries.fetch_add(effort.retries_count, Ordering::Relaxed);
@@ -696,7 +761,8 @@ fn closed_loop(
 
 fn header() {
     println!(
-        "{:<8} {:>5} {:>4} {:>9} {:>13} {:>8} {:>8} {:>11} {:>8} {:>14} {:>11}",
+        "{:<5} {:<8} {:>5} {:>4} {:>9} {:>13} {:>8} {:>8} {:>11} {:>8} {:>14} {:>11}",
+        "work",
         "backend",
         "nodes",
         "c",
@@ -711,7 +777,7 @@ fn header() {
     );
 }
 
-fn print_row(backend: &str, nodes: usize, concurrency: usize, report: &Report) {
+fn print_row(workload: &str, backend: &str, nodes: usize, concurrency: usize, report: &Report) {
     let executions = report.latencies.len() as f64;
     let per_s = executions / report.interval.as_secs_f64();
     let percentile_ms = |q: f64| match report.latencies.len() {
@@ -726,7 +792,8 @@ fn print_row(backend: &str, nodes: usize, concurrency: usize, report: &Report) {
         _ => "-".to_string(),
     };
     println!(
-        "{:<8} {:>5} {:>4} {:>9.0} {:>13.0} {:>8} {:>8} {:>11.2} {:>8} {:>14} {:>11}",
+        "{:<5} {:<8} {:>5} {:>4} {:>9.0} {:>13.0} {:>8} {:>8} {:>11.2} {:>8} {:>14} {:>11}",
+        workload,
         backend,
         nodes,
         concurrency,
@@ -744,6 +811,197 @@ fn print_row(backend: &str, nodes: usize, concurrency: usize, report: &Report) {
 // ---------------------------------------------------------------------------------------------
 // The cases
 
+// ---------------------------------------------------------------------------------------------
+// Activity workers (the Task workload)
+
+/// How many executions of each client have succeeded, told by the worker that answered the
+/// last step: once its SendTaskSuccess is answered, the close it decided is durable.
+struct Completions {
+    by_client: Vec<(parking_lot::Mutex<usize>, parking_lot::Condvar)>,
+}
+
+impl Completions {
+    fn new(clients_count: usize) -> Self {
+        Self {
+            by_client: (0..clients_count)
+                .map(|_| (parking_lot::Mutex::new(0), parking_lot::Condvar::new()))
+                .collect(),
+        }
+    }
+
+    fn succeeded(&self, client_index: usize) {
+        let (count, changed) = &self.by_client[client_index];
+        *count.lock() += 1;
+        changed.notify_one();
+    }
+
+    /// Waits until client `client_index` has `count` successes; false at `deadline`.
+    fn wait(&self, client_index: usize, count: usize, deadline: Instant) -> bool {
+        let (done, changed) = &self.by_client[client_index];
+        let mut done = done.lock();
+        while *done < count {
+            if changed.wait_until(&mut done, deadline).timed_out() {
+                return *done >= count;
+            }
+        }
+        true
+    }
+}
+
+/// Activity workers beyond the concurrency: polls already waiting when a task is queued.
+const IDLE_WORKERS_COUNT: usize = 16;
+
+/// Polls `activity_arn` through `addr` and answers each task with its input's `n` one higher,
+/// until a task whose input says `stop`; tells `done` when it answered an execution's last
+/// step.
+fn activity_worker(addr: SocketAddr, activity_arn: &str, worker_index: usize, done: &Completions) {
+    let mut connection = Connection::new(addr);
+    let poll = json!({"activityArn": activity_arn, "workerName": format!("w{worker_index}")});
+    loop {
+        let task = call_available(&mut connection, "GetActivityTask", &poll);
+        let Some(token) = task["taskToken"].as_str().filter(|t| !t.is_empty()) else {
+            continue; // the long poll ended without a task
+        };
+        let input: Value = serde_json::from_str(task["input"].as_str().expect("task input"))
+            .expect("the input is JSON");
+        let mut output = input.clone();
+        let n = input["n"].as_u64().expect("a step's input has n") + 1;
+        output["n"] = json!(n);
+        let answer = json!({"taskToken": token, "output": output.to_string()});
+        call_available(&mut connection, "SendTaskSuccess", &answer);
+        if input["stop"] == json!(true) {
+            return;
+        }
+        if let (true, Some(client_index)) = (n == STEPS_COUNT as u64, input["client"].as_u64()) {
+            done.succeeded(usize::try_from(client_index).expect("a client index"));
+        }
+    }
+}
+
+/// Runs one workload at one concurrency over `addrs` (a machine and, for Task, an activity of
+/// its own, made through the first node) and prints its row.
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    kind: Kind,
+    backend: &str,
+    addrs: &[SocketAddr],
+    pass_machine_arn: &str,
+    case: &str,
+    concurrency: usize,
+    settings: &Settings,
+    statelog_pids: &[u32],
+    nats_pids: &[u32],
+) {
+    let execution_name = |client_index: usize, sequence: usize| {
+        format!(
+            "{case}-{}-c{concurrency}-{client_index}-{sequence}",
+            kind.name()
+        )
+    };
+    let report = match kind {
+        Kind::Pass => closed_loop(
+            addrs,
+            |connections: &mut [Connection], client_index, sequence, effort: &mut Effort| {
+                let node_index = (client_index + sequence) % connections.len();
+                run_execution(
+                    &mut connections[node_index],
+                    pass_machine_arn,
+                    &execution_name(client_index, sequence),
+                    false,
+                    effort,
+                )
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            },
+            concurrency,
+            settings,
+            statelog_pids,
+            nats_pids,
+        ),
+        Kind::Task => {
+            let label = format!("{case}-c{concurrency}");
+            let mut connection = Connection::new(addrs[0]);
+            let activity = call_available(
+                &mut connection,
+                "CreateActivity",
+                &json!({"name": format!("step-{label}")}),
+            );
+            let activity_arn = activity["activityArn"]
+                .as_str()
+                .expect("activityArn")
+                .to_string();
+            let machine_arn = create_machine(
+                addrs[0],
+                &format!("tasks-{label}"),
+                &definition(Some(&activity_arn)),
+            );
+            let done = std::sync::Arc::new(Completions::new(concurrency));
+            let workers_count = concurrency + IDLE_WORKERS_COUNT;
+            let workers: Vec<_> = (0..workers_count)
+                .map(|worker_index| {
+                    let (addr, activity_arn, done) = (
+                        addrs[worker_index % addrs.len()],
+                        activity_arn.clone(),
+                        done.clone(),
+                    );
+                    std::thread::Builder::new()
+                        .name(format!("worker-{worker_index}"))
+                        .spawn(move || activity_worker(addr, &activity_arn, worker_index, &done))
+                        .expect("worker thread starts")
+                })
+                .collect();
+            let report = closed_loop(
+                addrs,
+                |connections: &mut [Connection], client_index, sequence, effort: &mut Effort| {
+                    let node_index = (client_index + sequence) % connections.len();
+                    let connection = &mut connections[node_index];
+                    let deadline = Instant::now() + Duration::from_millis(EXECUTION_TIMEOUT_MS);
+                    let input = json!({"n": 0, "client": client_index}).to_string();
+                    let arn = start_execution(
+                        connection,
+                        &machine_arn,
+                        &execution_name(client_index, sequence),
+                        &input,
+                        false,
+                        deadline,
+                        effort,
+                    )
+                    .unwrap_or_else(|e| panic!("{case}: {e}"));
+                    assert!(
+                        done.wait(client_index, sequence + 1, deadline),
+                        "{case}: {arn} did not succeed within {EXECUTION_TIMEOUT_MS} ms"
+                    );
+                    await_success(connection, &arn, false, deadline, effort)
+                        .unwrap_or_else(|e| panic!("{case}: {e}"));
+                },
+                concurrency,
+                settings,
+                statelog_pids,
+                nats_pids,
+            );
+            // Each worker leaves after answering a `stop` task: one such execution per worker.
+            for worker_index in 0..workers_count {
+                let input = r#"{"n": 0, "stop": true}"#;
+                let deadline = Instant::now() + Duration::from_millis(EXECUTION_TIMEOUT_MS);
+                start_execution(
+                    &mut connection,
+                    &machine_arn,
+                    &format!("stop-{worker_index}"),
+                    input,
+                    false,
+                    deadline,
+                    &mut Effort::default(),
+                )
+                .unwrap_or_else(|e| panic!("{case}: stopping the workers: {e}"));
+            }
+            for worker in workers {
+                worker.join().expect("an activity worker panicked");
+            }
+            report
+        }
+    };
+    print_row(kind.name(), backend, addrs.len(), concurrency, &report);
+}
+
 fn wal_case(settings: &Settings, dir: &Path, round: &str, nats_pids: &[u32]) {
     let data_dir = dir.join(format!("wal-{round}"));
     let server = Server::start(
@@ -752,18 +1010,21 @@ fn wal_case(settings: &Settings, dir: &Path, round: &str, nats_pids: &[u32]) {
         dir,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let machine_arn = create_machine(server.addr);
+    let machine_arn = create_machine(server.addr, MACHINE_NAME, &definition(None));
     for &concurrency in &settings.concurrency_levels {
-        let report = closed_loop(
-            &[server.addr],
-            &machine_arn,
-            &format!("wal{round}"),
-            concurrency,
-            settings,
-            &[server.pid()],
-            nats_pids,
-        );
-        print_row("wal", 1, concurrency, &report);
+        for &kind in &settings.workloads {
+            run_case(
+                kind,
+                "wal",
+                &[server.addr],
+                &machine_arn,
+                &format!("wal{round}"),
+                concurrency,
+                settings,
+                &[server.pid()],
+                nats_pids,
+            );
+        }
     }
 }
 
@@ -859,7 +1120,7 @@ fn main() {
     cluster_init(&urls, PARTITIONS).unwrap_or_else(|e| panic!("{e}"));
     let mut nodes: Vec<Server> = vec![start_node(&urls, "n1", dir.path())];
     let leases = Leases::open(&urls);
-    let machine_arn = create_machine(nodes[0].addr);
+    let machine_arn = create_machine(nodes[0].addr, MACHINE_NAME, &definition(None));
     let nodes_max = *settings.nodes_counts.last().expect("a node count");
     for count in 1..=nodes_max.max(2) {
         if nodes.len() < count {
@@ -872,16 +1133,19 @@ fn main() {
         let addrs: Vec<SocketAddr> = nodes.iter().map(|node| node.addr).collect();
         let pids: Vec<u32> = nodes.iter().map(Server::pid).collect();
         for &concurrency in &settings.concurrency_levels {
-            let report = closed_loop(
-                &addrs,
-                &machine_arn,
-                &format!("n{count}"),
-                concurrency,
-                &settings,
-                &pids,
-                &nats_pids,
-            );
-            print_row("cluster", count, concurrency, &report);
+            for &kind in &settings.workloads {
+                run_case(
+                    kind,
+                    "cluster",
+                    &addrs,
+                    &machine_arn,
+                    &format!("n{count}"),
+                    concurrency,
+                    &settings,
+                    &pids,
+                    &nats_pids,
+                );
+            }
         }
     }
     wal_case(&settings, dir.path(), "2", &nats_pids);
