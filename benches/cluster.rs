@@ -1,5 +1,5 @@
-//! Cluster throughput and takeover (issue 19): the 10-state Pass machine over HTTP on 1, 2 and
-//! 3 `statelog serve --nats` nodes over R3 JetStream, beside `statelog serve` on the local WAL
+//! Cluster throughput and takeover (issue 19): a 10-state machine over HTTP on 1, 2 and 3
+//! `statelog serve --nats` nodes over R3 JetStream, beside `statelog serve` on the local WAL
 //! in the same run, and the takeover time after a node is killed with SIGKILL.
 //!
 //! Every server is the `statelog` binary in a child process (the binary users run, with its
@@ -19,18 +19,26 @@
 //!
 //! The closed loop: C clients (threads), each with a keep-alive connection to every server;
 //! client `i`'s execution `k` goes to node `(i + k) % nodes` (round robin), which answers it or
-//! forwards it to the partition's owner. A client starts an execution (StartExecution) and calls
-//! DescribeExecution through the same node until it is SUCCEEDED (at once, then every 1 ms),
-//! then starts the next. Printed per case: executions/s, transitions/s (10 per execution),
-//! p50/p99 start-to-success, DescribeExecution calls per execution, 503 retries, and CPU per
-//! execution of the statelog processes and of the three nats-servers (from /proc).
+//! forwards it to the partition's owner. Two workloads (`STATELOG_BENCH_WORKLOADS`, default
+//! `pass,task`):
+//! - `pass`: 10 Pass states. A client starts an execution (StartExecution) and calls
+//!   DescribeExecution through the same node until it is SUCCEEDED (at once, then every 1 ms).
+//! - `task`: 10 Task states on an activity of the case's own; C + 16 activity workers (threads,
+//!   worker `w` on node `w % nodes`) poll it (GetActivityTask, which on a cluster claims across
+//!   every node) and answer each task (SendTaskSuccess). A client starts an execution, waits
+//!   for the worker that answered its last step, then reads SUCCEEDED (DescribeExecution).
+//!
+//! A client starts its next execution as soon as one succeeded. Printed per case:
+//! executions/s, transitions/s (10 per execution), p50/p99 start-to-success, DescribeExecution
+//! calls per execution, 503 retries, and CPU per execution of the statelog processes and of the
+//! three nats-servers (from /proc), over the measured interval after a warm-up.
 //!
 //! `cargo bench --bench cluster` (features `server` and `cluster`; needs `nats-server` 2.12+ on
 //! PATH or `$STATELOG_NATS_SERVER`, else it prints why it skipped). Environment:
-//! `STATELOG_BENCH_CONCURRENCY` (default `16,64`), `STATELOG_BENCH_NODES` (default `1,2,3`),
-//! `STATELOG_BENCH_SECONDS` (measured, default 10), `STATELOG_BENCH_WARMUP_SECONDS` (default 2),
-//! `STATELOG_BENCH_TAKEOVERS` (default 3), `STATELOG_BENCH_SERVE_BINARY` (default the `statelog`
-//! Cargo built). Under `cargo test --benches` (no `--bench`) it runs a short smoke version.
+//! `STATELOG_BENCH_WORKLOADS`, `STATELOG_BENCH_CONCURRENCY` (default `16,64`),
+//! `STATELOG_BENCH_NODES` (default `1,2,3`), `STATELOG_BENCH_SECONDS` (measured, default 10),
+//! `STATELOG_BENCH_WARMUP_SECONDS` (default 2), `STATELOG_BENCH_TAKEOVERS` (default 3),
+//! `STATELOG_BENCH_SERVE_BINARY` (default the `statelog` Cargo built). Under `cargo test --benches` (no `--bench`) it runs a short smoke version.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
