@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use statelog::server::credentials::DEV_ACCOUNT_ID;
+use statelog::server::limits::KEEP_ALIVE_IDLE_TIMEOUT_MS;
 use statelog_cluster::buckets::{decode, LEASES_BUCKET};
 use statelog_cluster::lease::{lease_key, LeaseValue};
 use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
@@ -364,10 +365,13 @@ fn cpu_of(pids: &[u32]) -> Option<Duration> {
 // ---------------------------------------------------------------------------------------------
 // Calls
 
-/// A keep-alive connection to one server, opened again after the server closed it.
+/// A keep-alive connection to one server, opened again after the server closed it, and before
+/// the server's idle timeout could close it under a request.
 struct Connection {
     addr: SocketAddr,
     http: Option<HttpClient>,
+    /// When the last answer was read.
+    used_at: Instant,
 }
 
 /// Why a call got no 200.
@@ -391,10 +395,17 @@ impl CallError {
 
 impl Connection {
     fn new(addr: SocketAddr) -> Self {
-        Self { addr, http: None }
+        Self {
+            addr,
+            http: None,
+            used_at: Instant::now(),
+        }
     }
 
     fn call(&mut self, operation: &str, body: &Value) -> Result<Value, CallError> {
+        if self.used_at.elapsed() >= Duration::from_millis(KEEP_ALIVE_IDLE_TIMEOUT_MS / 2) {
+            self.http = None;
+        }
         let http = match &mut self.http {
             Some(http) => http,
             None => self.http.insert(
@@ -414,6 +425,7 @@ impl Connection {
             self.http = None;
             return Err(CallError::Gone);
         };
+        self.used_at = Instant::now();
         if status != 200 {
             return Err(CallError::Status {
                 status,
