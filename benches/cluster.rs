@@ -580,12 +580,13 @@ fn create_machine(addr: SocketAddr, name: &str, definition: &str) -> String {
         .to_string()
 }
 
-/// An execution name, with `prefix`, whose execution lives in `partition`.
-fn name_in_partition(prefix: &str, partition: PartitionIndex) -> String {
+/// An execution name, with `prefix`, whose execution of machine `machine_name` lives in
+/// `partition`.
+fn name_in_partition(machine_name: &str, prefix: &str, partition: PartitionIndex) -> String {
     (0u64..)
         .map(|index| format!("{prefix}-{index}"))
         .find(|name| {
-            partition_of_execution(DEV_ACCOUNT_ID, MACHINE_NAME, name, PARTITIONS)
+            partition_of_execution(DEV_ACCOUNT_ID, machine_name, name, PARTITIONS)
                 .expect("a valid partition count")
                 == partition
         })
@@ -671,7 +672,11 @@ fn wait_spread(leases: &Leases, nodes: &mut [Server], machine_arn: &str, round: 
     }
     let mut connection = Connection::new(nodes[0].addr);
     for index in 0..PARTITIONS {
-        let name = name_in_partition(&format!("probe-{round}"), PartitionIndex(index));
+        let name = name_in_partition(
+            MACHINE_NAME,
+            &format!("probe-{round}"),
+            PartitionIndex(index),
+        );
         run_execution(
             &mut connection,
             machine_arn,
@@ -949,11 +954,9 @@ fn run_case(
                 .as_str()
                 .expect("activityArn")
                 .to_string();
-            let machine_arn = create_machine(
-                addrs[0],
-                &format!("tasks-{label}"),
-                &definition(Some(&activity_arn)),
-            );
+            let machine_name = format!("tasks-{label}");
+            let machine_arn =
+                create_machine(addrs[0], &machine_name, &definition(Some(&activity_arn)));
             let done = std::sync::Arc::new(Completions::new(concurrency));
             let workers_count = concurrency + IDLE_WORKERS_COUNT;
             let workers: Vec<_> = (0..workers_count)
@@ -969,6 +972,21 @@ fn run_case(
                         .expect("worker thread starts")
                 })
                 .collect();
+            // One execution in every partition first, one at a time: a partition's first
+            // start of a machine copies it from the catalog, and concurrent first starts there
+            // were seen to fail with StateMachineAlreadyExists (the copy is made by a
+            // describe, then a create).
+            for index in 0..PARTITIONS {
+                let name = name_in_partition(&machine_name, "probe", PartitionIndex(index));
+                run_execution(
+                    &mut connection,
+                    &machine_arn,
+                    &name,
+                    false,
+                    &mut Effort::default(),
+                )
+                .unwrap_or_else(|e| panic!("{case}: probe of partition {index}: {e}"));
+            }
             let report = closed_loop(
                 addrs,
                 |connections: &mut [Connection], client_index, sequence, effort: &mut Effort| {
@@ -1076,7 +1094,7 @@ fn takeover(
         .find(|(_, holder)| **holder == victim.name)
         .expect("the victim holds a partition")
         .0;
-    let name = name_in_partition(&format!("takeover-{round}"), partition);
+    let name = name_in_partition(MACHINE_NAME, &format!("takeover-{round}"), partition);
     let victim_name = victim.name.clone();
     let store = leases.store.clone();
     let killed = Instant::now();
