@@ -1078,16 +1078,44 @@ fn start_node(urls: &[String], name: &str, dir: &Path) -> Server {
     Server::start(name, &args, dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Kills `victim` (SIGKILL) with `survivor` beside it; returns the time from the kill until
-/// the survivor's lease on one of the victim's partitions was seen in KV, and until an
-/// execution in that partition succeeded through the survivor, with the retries it took.
+/// What one takeover took, each from the SIGKILL.
+struct Takeover {
+    /// Until the survivor's lease on the partition was seen in KV.
+    lease_after: Option<Duration>,
+    /// Until the survivor answered StartExecution.
+    started_after: Duration,
+    /// Until DescribeExecution through the survivor answered SUCCEEDED.
+    succeeded_after: Duration,
+    /// The errors StartExecution answered before (kind -> count).
+    errors: BTreeMap<String, u64>,
+    /// The longest single StartExecution call.
+    longest_call: Duration,
+}
+
+/// An error's kind: the status and the AWS error name, or that no answer came.
+fn error_kind(error: &CallError) -> String {
+    match error {
+        CallError::Gone => "no answer".to_string(),
+        CallError::Status { status, body } => {
+            let name = serde_json::from_str::<Value>(body)
+                .ok()
+                .and_then(|v| v["__type"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!("{status} {name}")
+        }
+    }
+}
+
+/// Kills `victim` (SIGKILL) with `survivor` beside it, and starts an execution in one of the
+/// victim's partitions through the survivor, every [`RETRY_MS`] until it is answered, then
+/// reads it until SUCCEEDED.
 fn takeover(
     leases: &Leases,
     survivor: &Server,
     victim: Server,
     machine_arn: &str,
     round: usize,
-) -> (Option<Duration>, Duration, u64) {
+) -> Takeover {
     let holders = leases.holders();
     let partition = *holders
         .iter()
@@ -1110,9 +1138,44 @@ fn takeover(
         }
     });
     let mut connection = Connection::new(survivor.addr);
-    let mut effort = Effort::default();
-    run_execution(&mut connection, machine_arn, &name, true, &mut effort)
-        .unwrap_or_else(|e| panic!("takeover {round}: {e}"));
+    let deadline = killed + Duration::from_millis(EXECUTION_TIMEOUT_MS);
+    let start = json!({"stateMachineArn": machine_arn, "name": name, "input": r#"{"n": 0}"#});
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut longest_call = Duration::ZERO;
+    let execution_arn = loop {
+        let sent = Instant::now();
+        let answer = connection.call("StartExecution", &start);
+        longest_call = longest_call.max(sent.elapsed());
+        match answer {
+            Ok(started) => {
+                break started["executionArn"]
+                    .as_str()
+                    .expect("executionArn")
+                    .to_string()
+            }
+            // An earlier attempt whose answer was lost may have started it.
+            Err(error) if !errors.is_empty() && error.is_already_exists() => {
+                break format!(
+                    "{}:{name}",
+                    machine_arn.replacen(":stateMachine:", ":execution:", 1)
+                );
+            }
+            Err(error) if Instant::now() < deadline => {
+                *errors.entry(error_kind(&error)).or_default() += 1;
+                std::thread::sleep(Duration::from_millis(RETRY_MS));
+            }
+            Err(error) => panic!("takeover {round}: StartExecution {name}: {error:?}"),
+        }
+    };
+    let started = Instant::now();
+    await_success(
+        &mut connection,
+        &execution_arn,
+        true,
+        deadline,
+        &mut Effort::default(),
+    )
+    .unwrap_or_else(|e| panic!("takeover {round}: {e}"));
     let succeeded = Instant::now();
     let lease_at = leases.runtime.block_on(async {
         tokio::time::timeout(Duration::from_millis(READY_TIMEOUT_MS), lease_moved)
@@ -1120,11 +1183,13 @@ fn takeover(
             .ok()
             .and_then(Result::ok)
     });
-    (
-        lease_at.map(|at| at - killed),
-        succeeded - killed,
-        effort.retries_count,
-    )
+    Takeover {
+        lease_after: lease_at.map(|at| at - killed),
+        started_after: started - killed,
+        succeeded_after: succeeded - killed,
+        errors,
+        longest_call,
+    }
 }
 
 async fn holders_of(
@@ -1144,8 +1209,9 @@ fn main() {
     let nats_pids = cluster.pids();
     let urls = cluster.urls();
     println!(
-        "closed loop of {STEPS_COUNT}-state Pass executions (StartExecution, then \
-         DescribeExecution until SUCCEEDED); warm-up {:.1} s, measured {:.1} s per row; \
+        "closed loop of {STEPS_COUNT}-state executions (pass: StartExecution, then \
+         DescribeExecution until SUCCEEDED; task: the same on 10 Task states answered by \
+         activity workers); warm-up {:.1} s, measured {:.1} s per row; \
          {PARTITIONS} partitions, R3 JetStream on 3 local nats-servers (sync_interval: always); \
          statelog servers are child processes of {}",
         settings.warmup.as_secs_f64(),
@@ -1197,18 +1263,18 @@ fn main() {
         wait_spread(&leases, &mut nodes, &machine_arn, &format!("t{round}"));
         let victim = nodes.pop().expect("two nodes");
         let victim_name = victim.name.clone();
-        let (lease_after, success_after, retries) =
-            takeover(&leases, &nodes[0], victim, &machine_arn, round);
+        let taken = takeover(&leases, &nodes[0], victim, &machine_arn, round);
+        let ms = |d: Duration| format!("{:.0}", d.as_secs_f64() * 1e3);
         println!(
-            "takeover {}: SIGKILL of {victim_name}; lease on the survivor seen after {} ms; \
-             execution in its partition succeeded through the survivor after {:.0} ms \
-             ({retries} retried calls)",
+            "takeover {}: SIGKILL of {victim_name}; survivor's lease seen at {} ms, \
+             StartExecution answered at {} ms, SUCCEEDED read at {} ms; errors before: {:?}; \
+             longest StartExecution call {} ms",
             round + 1,
-            lease_after.map_or("-".to_string(), |at| format!(
-                "{:.0}",
-                at.as_secs_f64() * 1e3
-            )),
-            success_after.as_secs_f64() * 1e3,
+            taken.lease_after.map_or("-".to_string(), ms),
+            ms(taken.started_after),
+            ms(taken.succeeded_after),
+            taken.errors,
+            ms(taken.longest_call),
         );
     }
 }
