@@ -28,14 +28,25 @@ pub struct HttpClient {
 
 impl HttpClient {
     pub fn connect(addr: SocketAddr, identity: Identity) -> Self {
-        let stream = TcpStream::connect(addr).expect("connects");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            reader: BufReader::new(stream.try_clone().expect("clones")),
+        Self::try_connect(addr, identity, None).expect("connects")
+    }
+
+    /// A connection whose answers may take up to `read_timeout` (`None`: no limit); `None`
+    /// when it cannot connect.
+    pub fn try_connect(
+        addr: SocketAddr,
+        identity: Identity,
+        read_timeout: Option<std::time::Duration>,
+    ) -> Option<Self> {
+        let stream = TcpStream::connect(addr).ok()?;
+        stream.set_nodelay(true).ok()?;
+        stream.set_read_timeout(read_timeout).ok()?;
+        Some(Self {
+            reader: BufReader::new(stream.try_clone().ok()?),
             writer: stream,
             host: addr.to_string(),
             identity,
-        }
+        })
     }
 
     /// The bytes of a signed `POST /` with `x-amz-target: target` and `body`.
