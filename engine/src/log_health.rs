@@ -1,11 +1,13 @@
 //! log_health: how the engine tells its embedder (the server's `/health`, its error answers)
 //! that its log refuses writes, in words an operator can act on and without file paths.
 //!
-//! Two conditions, both from the WAL:
+//! Two conditions from the WAL, two from a replicated log (a cluster's partition):
 //! - poisoned: a write or sync of log data failed. Nothing more is acknowledged until the
 //!   process reopens the log (restart), since the kernel may have dropped the unsynced pages.
 //! - segment unavailable: a new segment could not be prepared (a full disk). Nothing was
 //!   written for the refused call; writes resume by themselves once space is freed.
+//! - fenced: another writer owns the log (the partition moved, or was opened again).
+//! - stopped: a replicated log failed (fail-stop); its owner opens it again.
 //!
 //! Must not: echo a path, a payload or a token.
 
@@ -24,6 +26,16 @@ pub enum LogRefusal {
         /// The failed operation and what the OS said (no path).
         cause: String,
     },
+    /// Another writer owns the log now (a cluster partition that moved to another node, or
+    /// whose log this node opened again): this engine writes nothing more; the call is to
+    /// be made again, where the partition is served now.
+    Fenced,
+    /// A replicated log stopped after a failure of its servers or transport (fail-stop: an
+    /// acknowledgement lost in a leader change, a timeout); its owner opens it again.
+    Stopped {
+        /// What failed, as the log describes it (stream and sequence, no address or secret).
+        cause: String,
+    },
 }
 
 impl LogRefusal {
@@ -37,6 +49,13 @@ impl LogRefusal {
             LogRefusal::SegmentUnavailable { cause } => format!(
                 "the disk is full ({cause}): no new log segment can be made; \
                  writes resume once space is freed"
+            ),
+            LogRefusal::Fenced => "another writer owns this log now (its partition moved); \
+                 retry: the call goes where it is served"
+                .to_owned(),
+            LogRefusal::Stopped { cause } => format!(
+                "the replicated log stopped ({cause}); it is being opened again: retry \
+                 (a call that was in flight may have taken effect)"
             ),
         }
     }
@@ -72,6 +91,13 @@ impl Error {
     pub fn log_refusal(&self) -> Option<LogRefusal> {
         match self {
             Error::Store(statelog_store::Error::Log(wal)) => refusal_of(wal),
+            Error::Store(statelog_store::Error::Fenced) => Some(LogRefusal::Fenced),
+            Error::Store(statelog_store::Error::Replicated {
+                cause,
+                retryable: false,
+            }) => Some(LogRefusal::Stopped {
+                cause: cause.to_string(),
+            }),
             _ => None,
         }
     }
