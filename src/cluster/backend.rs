@@ -119,6 +119,8 @@ struct Inner {
     held_until: watch::Receiver<BTreeMap<PartitionIndex, tokio::time::Instant>>,
     /// The engine adapter of each open partition, with the epoch it was made for.
     adapters: Mutex<BTreeMap<PartitionIndex, (u64, Arc<EngineBackend>)>>,
+    /// One lock per partition, held while a machine's copy is created or updated there.
+    imports: Mutex<BTreeMap<PartitionIndex, Arc<tokio::sync::Mutex<()>>>>,
     /// Peeks this node runs for other nodes, by id, so they can be cancelled.
     peeks: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     /// Counter of this node's peek ids.
@@ -128,9 +130,20 @@ struct Inner {
 }
 
 struct Membership {
-    node: Node,
+    node: Option<Node>,
     responder: Option<Responder>,
     reopener: tokio::task::JoinHandle<()>,
+    /// The runtime the lease driver runs on (its own: see `serve::start_node`).
+    lease_runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which an async context refuses; this never blocks.
+        if let Some(runtime) = self.lease_runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// One task a claim handed out, as it crosses nodes.
@@ -232,6 +245,7 @@ impl ClusterBackend {
                 owners,
                 held_until,
                 adapters: Mutex::new(BTreeMap::new()),
+                imports: Mutex::new(BTreeMap::new()),
                 peeks: Mutex::new(HashMap::new()),
                 next_peek: AtomicU64::new(0),
                 membership: Mutex::new(None),
@@ -243,7 +257,7 @@ impl ClusterBackend {
     /// stops (the leases released, so the others take over at once), and starts, on the
     /// current runtime, the task that reopens a partition whose log stopped
     /// ([`PartitionHost::reopen_stopped`], every [`HOST_REOPEN_CHECK_MS`]).
-    pub fn attach(&self, node: Node, responder: Responder) {
+    pub fn attach(&self, node: Node, responder: Responder, lease_runtime: tokio::runtime::Runtime) {
         let host = self.inner.host.clone();
         let reopener = tokio::spawn(async move {
             let mut every =
@@ -255,9 +269,10 @@ impl ClusterBackend {
             }
         });
         *self.inner.membership.lock() = Some(Membership {
-            node,
+            node: Some(node),
             responder: Some(responder),
             reopener,
+            lease_runtime: Some(lease_runtime),
         });
     }
 
@@ -293,7 +308,7 @@ impl ClusterBackend {
                 return Ok(adapter.clone());
             }
         }
-        let adapter = Arc::new(EngineBackend::with_open_engine(
+        let adapter = Arc::new(EngineBackend::with_open_engine_over_replicated_log(
             &self.inner.options.data_dir,
             &self.inner.options.engine_options.account,
             engine,
@@ -435,12 +450,24 @@ impl ClusterBackend {
             return Ok(());
         }
         let local = self.local(partition)?;
+        let same = |copy: &StateMachineInfo| {
+            copy.definition == catalog.definition && copy.role_arn == catalog.role_arn
+        };
+        if matches!(local.describe_state_machine(caller, arn).await, Ok(copy) if same(&copy)) {
+            return Ok(());
+        }
+        // One import at a time per partition: two starts that both find the copy missing
+        // would otherwise both create it, and the second be refused as already existing.
+        let lock = self
+            .inner
+            .imports
+            .lock()
+            .entry(partition)
+            .or_default()
+            .clone();
+        let _importing = lock.lock().await;
         match local.describe_state_machine(caller, arn).await {
-            Ok(copy)
-                if copy.definition == catalog.definition && copy.role_arn == catalog.role_arn =>
-            {
-                Ok(())
-            }
+            Ok(copy) if same(&copy) => Ok(()),
             Ok(_) => local
                 .update_state_machine(
                     caller,
@@ -1379,8 +1406,15 @@ impl Backend for ClusterBackend {
             if let Some(responder) = membership.responder.take() {
                 responder.stop();
             }
-            // Releases every lease (the others take over at once) and closes the engines.
-            membership.node.shutdown().await;
+            // Releases every lease (the others take over at once) and closes the engines, on
+            // the driver's own runtime.
+            if let (Some(lease_runtime), Some(node)) =
+                (membership.lease_runtime.take(), membership.node.take())
+            {
+                // A driver that panicked has nothing left to release.
+                let _ = lease_runtime.spawn(node.shutdown()).await;
+                lease_runtime.shutdown_background();
+            }
         }
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! Invariants: an engine is handed out only while its partition is owned and its epoch is the
 //! latest acquired; once `deliver(Lost)` returns, no append of that partition's log made through
-//! this host starts or is still running (closing waits for the appends in flight). An engine
+//! this host starts (one already in flight is not waited for, so the lease driver never stalls
+//! on a slow stream: the next owner's takeover fences it or replays it). An engine
 //! that finished opening after its partition was lost or re-acquired is closed, never served.
 //! Must not: decide ownership (the lease driver does); be trusted for safety across nodes (that
 //! is the log's fence: a stale owner's appends are refused by the log itself).
@@ -20,7 +21,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
 use statelog_cluster::node::{Ownership, OwnershipSink};
 use statelog_cluster::partition::PartitionIndex;
 
@@ -325,14 +328,14 @@ impl OwnershipSink for PartitionHost {
 
 /// A partition's log as its engine sees it: the factory's log behind a switch that [`close`]
 /// turns off for good. Reads go on after the close (nothing is unsafe about reading);
-/// every write is refused with [`store::Error::Fenced`].
+/// every write that starts after it is refused with [`store::Error::Fenced`].
 ///
 /// [`close`]: OwnedLog::close
 #[derive(Debug)]
 pub struct OwnedLog {
     inner: Arc<dyn Log>,
-    /// `true` while writes may go through; a write holds the read side for its whole call.
-    open: RwLock<bool>,
+    /// `true` while writes may start.
+    open: AtomicBool,
 }
 
 impl OwnedLog {
@@ -340,26 +343,29 @@ impl OwnedLog {
     pub fn new(inner: Arc<dyn Log>) -> Self {
         Self {
             inner,
-            open: RwLock::new(true),
+            open: AtomicBool::new(true),
         }
     }
 
-    /// Refuses every later write; returns once the writes in flight have returned.
+    /// Refuses every write that starts from now on, at once. A write already in flight is
+    /// not waited for (over JetStream it can wait out an acknowledgement's timeout, and the
+    /// lease driver that closes a lost partition must not stall): it lands before the next
+    /// owner's takeover, which then replays it as part of the history it takes over, or after
+    /// it, and the stream refuses it (the takeover moved the expected last sequence).
     pub fn close(&self) {
-        *self.open.write() = false;
+        self.open.store(false, Ordering::SeqCst);
     }
 
     /// Whether writes still go through.
     pub fn is_open(&self) -> bool {
-        *self.open.read()
+        self.open.load(Ordering::SeqCst)
     }
 
     fn write<T>(
         &self,
         f: impl FnOnce(&dyn Log) -> Result<T, store::Error>,
     ) -> Result<T, store::Error> {
-        let open = self.open.read();
-        if !*open {
+        if !self.is_open() {
             return Err(store::Error::Fenced);
         }
         f(&*self.inner)

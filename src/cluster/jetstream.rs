@@ -15,6 +15,7 @@ use statelog_cluster::partition::PartitionIndex;
 use statelog_nats::{JetStreamLog, JetStreamOptions};
 
 use crate::cluster::host::LogFactory;
+use crate::server::limits::CLUSTER_LOG_ACK_TIMEOUT_MS;
 use crate::store::{self, Log};
 
 /// The name of partition `partition`'s stream: `statelog_p<index>`.
@@ -54,6 +55,7 @@ impl JetStreamLogFactory {
         let mut options = JetStreamOptions::new(self.urls.clone(), stream_name(partition), epoch);
         options.replicas = self.replicas;
         options.runtime = self.runtime.clone();
+        options.ack_timeout_ms = CLUSTER_LOG_ACK_TIMEOUT_MS;
         options
     }
 }

@@ -52,6 +52,12 @@ pub enum NodeError {
     /// The responder could not subscribe to its subject.
     #[error("cannot subscribe to the node's call subject: {0}")]
     Subscribe(#[from] async_nats::SubscribeError),
+    /// The lease driver's runtime cannot be made.
+    #[error("cannot start the lease driver's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The lease driver's start did not finish (it panicked).
+    #[error("the lease driver did not start: {0}")]
+    LeaseDriver(String),
     /// The data directory cannot be made.
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
@@ -89,7 +95,21 @@ pub async fn start_node(
     let host = PartitionHost::new(factory, options);
     let mut node_options = NodeOptions::new(config.node.clone(), config.listen.clone());
     node_options.lease_ms = config.lease_ms;
-    let node = Node::start(client.clone(), node_options, Arc::new(host.clone())).await?;
+    // The lease driver runs on a runtime of its own: engine calls that wait on a stream (a
+    // sync before a read, a commit during a leader election) must never hold up a renewal,
+    // or a loaded node loses its leases while it still serves.
+    let lease_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("statelog-lease")
+        .enable_all()
+        .build()
+        .map_err(NodeError::Runtime)?;
+    let sink: Arc<PartitionHost> = Arc::new(host.clone());
+    let lease_client = client.clone();
+    let node = lease_runtime
+        .spawn(async move { Node::start(lease_client, node_options, sink).await })
+        .await
+        .map_err(|error| NodeError::LeaseDriver(error.to_string()))??;
     let backend = ClusterBackend::new(
         ClusterBackendOptions {
             region: config.engine_options.region.clone(),
@@ -110,7 +130,7 @@ pub async fn start_node(
         Box::pin(async move { answer_forwarded(&state, call).await })
     };
     let responder = Responder::start(client, &config.node, Arc::new(handler)).await?;
-    backend.attach(node, responder);
+    backend.attach(node, responder, lease_runtime);
     Ok(state)
 }
 

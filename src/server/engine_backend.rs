@@ -68,6 +68,9 @@ struct Shared {
     layout: AccountLayout,
     options: EngineOptions,
     engines: Mutex<HashMap<String, Engine>>,
+    /// Whether a read may wait on the log (a replicated log, whose sync before a listing or
+    /// history read waits for a quorum): then reads run where they may block, too.
+    reads_may_block: bool,
 }
 
 /// Maps an engine error to the server's, keeping its AWS name.
@@ -145,6 +148,7 @@ impl EngineBackend {
                 layout,
                 options,
                 engines: Mutex::new(HashMap::new()),
+                reads_may_block: false,
             }),
         }
     }
@@ -169,6 +173,22 @@ impl EngineBackend {
             .engines
             .lock()
             .insert(account_id.to_owned(), engine);
+        backend
+    }
+
+    /// [`EngineBackend::with_open_engine`] over a log whose reads may wait on other machines
+    /// (a cluster partition's replicated log): every engine call, reads included, runs where
+    /// it may block, never inline on a worker that holds connections and timers.
+    pub fn with_open_engine_over_replicated_log(
+        data_dir: impl Into<PathBuf>,
+        account_id: &str,
+        engine: Engine,
+        options: EngineOptions,
+    ) -> Self {
+        let mut backend = Self::with_open_engine(data_dir, account_id, engine, options);
+        if let Some(shared) = Arc::get_mut(&mut backend.shared) {
+            shared.reads_may_block = true;
+        }
         backend
     }
 
@@ -218,8 +238,8 @@ impl EngineBackend {
     {
         let open = self.shared.engines.lock().get(&caller.account_id).cloned();
         match open {
-            Some(engine) => call(engine),
-            None => self.hand_over(caller, call).await,
+            Some(engine) if !self.shared.reads_may_block => call(engine),
+            _ => self.hand_over(caller, call).await,
         }
     }
 

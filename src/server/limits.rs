@@ -219,6 +219,12 @@ pub const FORWARD_RETRY_WAIT_MS: u64 = 100;
 /// every retried call is idempotent or answers as a duplicate would).
 pub const FORWARD_CALL_TIMEOUT_MS: u64 = 15_000;
 
+/// How long a cluster partition's log waits for an acknowledgement before it stops (and its
+/// owner opens it again): a JetStream leader election (4.0-5.5 s measured in issue 19) with
+/// room, well under the log's own 30 s default, which held calls (and their threads) through
+/// a NATS server's death for half a minute.
+pub const CLUSTER_LOG_ACK_TIMEOUT_MS: u64 = 10_000;
+
 /// How often a cluster node looks for partitions whose log stopped or did not open, to open
 /// them again (`PartitionHost::reopen_stopped`): also the wait between two tries of one.
 pub const HOST_REOPEN_CHECK_MS: u64 = 1_000;
