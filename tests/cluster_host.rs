@@ -410,6 +410,7 @@ fn a_partition_whose_log_stopped_is_opened_again_at_its_epoch() {
         .expect("started");
     // Nothing is stopped: nothing reopens.
     assert!(host.reopen_stopped().is_empty());
+    let (_, generation) = host.engine_at(partition).expect("open");
 
     // The log stops (fail-stop): the engine refuses writes, and the host opens it again.
     factory.handed.lock()[0].close();
@@ -421,6 +422,11 @@ fn a_partition_whose_log_stopped_is_opened_again_at_its_epoch() {
         .wait_opened(partition, Duration::from_secs(30))
         .expect("opened again");
     assert_eq!(host.owned().get(&partition), Some(&7), "the same epoch");
+    let (_, reopened_generation) = host.engine_at(partition).expect("open");
+    assert_ne!(
+        reopened_generation, generation,
+        "another engine: whoever kept the first must know"
+    );
     assert_eq!(factory.handed.lock().len(), 2, "a new log");
     // What was written is there, and the partition writes again.
     let described = reopened

@@ -117,7 +117,8 @@ struct Inner {
     client: async_nats::Client,
     owners: watch::Receiver<BTreeMap<PartitionIndex, String>>,
     held_until: watch::Receiver<BTreeMap<PartitionIndex, tokio::time::Instant>>,
-    /// The engine adapter of each open partition, with the epoch it was made for.
+    /// The engine adapter of each open partition, with the engine generation it was made for
+    /// (a partition opened again, even at the same epoch, gets a new one).
     adapters: Mutex<BTreeMap<PartitionIndex, (u64, Arc<EngineBackend>)>>,
     /// One lock per partition, held while a machine's copy is created or updated there.
     imports: Mutex<BTreeMap<PartitionIndex, Arc<tokio::sync::Mutex<()>>>>,
@@ -301,10 +302,10 @@ impl ClusterBackend {
         if !self.lease_fresh(partition) {
             return Err(host_error(HostError::NotOwner { partition }));
         }
-        let (engine, epoch) = self.inner.host.engine_at(partition).map_err(host_error)?;
+        let (engine, generation) = self.inner.host.engine_at(partition).map_err(host_error)?;
         let mut adapters = self.inner.adapters.lock();
-        if let Some((at, adapter)) = adapters.get(&partition) {
-            if *at == epoch {
+        if let Some((made_for, adapter)) = adapters.get(&partition) {
+            if *made_for == generation {
                 return Ok(adapter.clone());
             }
         }
@@ -314,7 +315,7 @@ impl ClusterBackend {
             engine,
             self.inner.options.engine_options.clone(),
         ));
-        adapters.insert(partition, (epoch, adapter.clone()));
+        adapters.insert(partition, (generation, adapter.clone()));
         Ok(adapter)
     }
 

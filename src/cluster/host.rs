@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use statelog_cluster::node::{Ownership, OwnershipSink};
@@ -83,6 +83,8 @@ enum Slot {
         epoch: u64,
         engine: Engine,
         log: Arc<OwnedLog>,
+        /// Which opening of this host made it (one count for the whole host).
+        generation: u64,
     },
     Failed {
         epoch: u64,
@@ -94,6 +96,8 @@ struct Shared {
     factory: Arc<dyn LogFactory>,
     options: Arc<OptionsFor>,
     slots: Mutex<BTreeMap<PartitionIndex, Slot>>,
+    /// The next engine generation ([`PartitionHost::engine_at`]).
+    generations: AtomicU64,
     /// Woken whenever a slot changes (tests and callers wait for an open to finish).
     changed: parking_lot::Condvar,
 }
@@ -122,6 +126,7 @@ impl PartitionHost {
                 factory,
                 options,
                 slots: Mutex::new(BTreeMap::new()),
+                generations: AtomicU64::new(1),
                 changed: parking_lot::Condvar::new(),
             }),
         }
@@ -132,11 +137,14 @@ impl PartitionHost {
         self.engine_at(partition).map(|(engine, _)| engine)
     }
 
-    /// [`PartitionHost::engine`] with the epoch it was opened at (callers that keep something
-    /// per engine know by the epoch when the partition was opened again).
+    /// [`PartitionHost::engine`] with its generation: a number that changes whenever the
+    /// partition's engine is opened again (at a new epoch, or at the same one after its log
+    /// stopped), so a caller that keeps something per engine knows when to make it anew.
     pub fn engine_at(&self, partition: PartitionIndex) -> Result<(Engine, u64), HostError> {
         match self.shared.slots.lock().get(&partition) {
-            Some(Slot::Open { engine, epoch, .. }) => Ok((engine.clone(), *epoch)),
+            Some(Slot::Open {
+                engine, generation, ..
+            }) => Ok((engine.clone(), *generation)),
             Some(Slot::Opening { epoch }) => Err(HostError::Opening {
                 partition,
                 epoch: *epoch,
@@ -276,7 +284,13 @@ impl PartitionHost {
             let slot = match opened {
                 Ok((engine, log)) => {
                     tracing::info!(%partition, epoch, "partition open: serving it");
-                    Slot::Open { epoch, engine, log }
+                    let generation = self.shared.generations.fetch_add(1, Ordering::Relaxed);
+                    Slot::Open {
+                        epoch,
+                        engine,
+                        log,
+                        generation,
+                    }
                 }
                 Err(detail) => {
                     tracing::warn!(%partition, epoch, %detail, "partition did not open (tried again)");
@@ -287,7 +301,12 @@ impl PartitionHost {
         } else if let Ok((engine, log)) = opened {
             // Lost (or re-acquired) while it opened: never served.
             drop(slots);
-            close_slot(Slot::Open { epoch, engine, log });
+            close_slot(Slot::Open {
+                epoch,
+                engine,
+                log,
+                generation: 0,
+            });
             self.shared.changed.notify_all();
             return;
         }
