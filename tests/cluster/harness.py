@@ -317,6 +317,8 @@ class Cluster:
             config.write_text(
                 f"server_name: n{index}\n"
                 f"listen: 127.0.0.1:{client_port}\n"
+                # Room for the largest request a node forwards (docs/cluster.md "Servers").
+                f"max_payload: 8388608\n"
                 f'jetstream {{\n  store_dir: "{directory / "jetstream"}"\n  sync_interval: always\n}}\n'
                 f"cluster {{\n  name: statelog-cluster-test\n  listen: 127.0.0.1:{cluster_port}\n  routes: [\n{routes}  ]\n}}\n"
             )
