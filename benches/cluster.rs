@@ -44,7 +44,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -57,6 +57,11 @@ use statelog_cluster::buckets::{decode, LEASES_BUCKET};
 use statelog_cluster::lease::{lease_key, LeaseValue};
 use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use statelog_nats::testing::TestCluster;
+
+#[allow(dead_code)]
+#[path = "support/child.rs"]
+mod child;
+use child::ChildProcess;
 
 // Shared with the other HTTP benches; this one connects only through `try_connect`.
 #[allow(dead_code)]
@@ -206,8 +211,7 @@ fn statelog_binary() -> PathBuf {
 struct Server {
     name: String,
     addr: SocketAddr,
-    child: Child,
-    log: PathBuf,
+    process: ChildProcess,
 }
 
 impl Server {
@@ -226,21 +230,9 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(err);
-        // SAFETY: the closure only calls prctl, which is async-signal-safe, between fork and
-        // exec: the kernel ends the child when this thread dies, so a bench killed outright
-        // leaves no server behind.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = command
-            .spawn()
+        let mut process = ChildProcess::spawn(name, &mut command, log)
             .map_err(|e| format!("{name}: cannot spawn {}: {e}", statelog_binary().display()))?;
-        let stdout = child.stdout.take().expect("stdout is piped");
+        let stdout = process.child_mut().stdout.take().expect("stdout is piped");
         let (sender, receiver) = mpsc::channel();
         // Reads stdout to its end, so the child never blocks on a full pipe.
         std::thread::spawn(move || {
@@ -254,73 +246,37 @@ impl Server {
                 }
             }
         });
-        let mut server = Self {
-            name: name.to_string(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            child,
-            log,
-        };
         let addr = match receiver.recv_timeout(Duration::from_millis(READY_TIMEOUT_MS)) {
             Ok(addr) => addr,
-            Err(_) => return Err(format!("{name} printed no address:\n{}", server.log_tail())),
+            Err(_) => {
+                return Err(format!(
+                    "{name} printed no address:\n{}",
+                    process.log_tail()
+                ))
+            }
         };
-        server.addr = addr
+        let addr = addr
             .parse()
             .map_err(|e| format!("{name} printed {addr:?}: {e}"))?;
-        Ok(server)
+        Ok(Self {
+            name: name.to_string(),
+            addr,
+            process,
+        })
     }
 
     fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+        self.process.pid()
     }
 
     /// SIGKILL, and reaps it.
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn kill(self) {
+        self.process.kill();
     }
 
     /// Fails with its log when it exited.
     fn check_running(&mut self) -> Result<(), String> {
-        match self.child.try_wait() {
-            Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(format!(
-                "{} exited ({status}):\n{}",
-                self.name,
-                self.log_tail()
-            )),
-            Err(e) => Err(format!("{}: {e}", self.name)),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        let Ok(pid) = libc::pid_t::try_from(self.child.id()) else {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-            return;
-        };
-        // SAFETY: kill signals our own child, which has not been reaped yet.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.check_running()
     }
 }
 

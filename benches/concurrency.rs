@@ -31,7 +31,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,6 +44,11 @@ use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
 use statelog::server::limits::{CONNECTIONS_PER_PEER_MAX, LONG_POLLS_PER_ACCOUNT_MAX};
 use statelog::server::protocol::CONTENT_TYPE;
 use statelog::server::sigv4::{sign, SigningParams};
+
+#[allow(dead_code)]
+#[path = "support/child.rs"]
+mod child;
+use child::ChildProcess;
 
 const ACCOUNT: &str = "123456789012";
 const REGION: &str = "us-east-1";
@@ -786,7 +791,7 @@ struct Serve {
     /// (the workers need the server's connections per peer).
     connections: ConnectionPool,
     // Dropped after the workers have left: the server, then its directory.
-    server: Process,
+    server: ChildProcess,
     _dir: tempfile::TempDir,
 }
 
@@ -1088,77 +1093,20 @@ impl Drop for Serve {
 // ---------------------------------------------------------------------------------------------
 // Restate
 
-/// A child process killed (SIGTERM, then SIGKILL after a grace period) when dropped.
-struct Process {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
+/// A child process killed (SIGTERM, then SIGKILL after a grace period) when dropped, its
+/// stdout and stderr in `log`.
+struct Process;
 
 impl Process {
-    fn spawn(name: &'static str, command: &mut Command, log: PathBuf) -> std::io::Result<Self> {
+    fn spawn(
+        name: &'static str,
+        command: &mut Command,
+        log: PathBuf,
+    ) -> std::io::Result<ChildProcess> {
         let out = std::fs::File::create(&log)?;
         let err = out.try_clone()?;
         command.stdin(Stdio::null()).stdout(out).stderr(err);
-        // SAFETY: the closure only calls prctl, which is async-signal-safe, between fork and
-        // exec. It asks the kernel to end the child when this (main) thread dies, so a bench
-        // killed outright leaves no server behind.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(command, || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = command.spawn()?;
-        Ok(Self { name, child, log })
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// The last lines it printed, for a failure message.
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
-    }
-
-    fn check_running(&mut self) -> Result<(), String> {
-        match self.child.try_wait() {
-            Ok(None) => Ok(()),
-            Ok(Some(status)) => Err(format!(
-                "{} exited ({status}):\n{}",
-                self.name,
-                self.log_tail()
-            )),
-            Err(e) => Err(format!("{}: {e}", self.name)),
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        let Ok(pid) = libc::pid_t::try_from(self.child.id()) else {
-            let _ = self.child.kill();
-            return;
-        };
-        // SAFETY: kill sends a signal to our own child, which has not been reaped yet.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        ChildProcess::spawn(name, command, log)
     }
 }
 
@@ -1167,8 +1115,8 @@ impl Drop for Process {
 struct Restate {
     ingress: SocketAddr,
     // Dropped in this order: the service, then the server, then the directory.
-    service: Process,
-    server: Process,
+    service: ChildProcess,
+    server: ChildProcess,
     _dir: tempfile::TempDir,
 }
 
