@@ -61,7 +61,11 @@ use statelog_nats::testing::TestCluster;
 #[allow(dead_code)]
 #[path = "support/child.rs"]
 mod child;
+
+#[path = "support/completions.rs"]
+mod completions;
 use child::ChildProcess;
+use completions::Completions;
 
 // Shared with the other HTTP benches; this one connects only through `try_connect`.
 #[allow(dead_code)]
@@ -795,40 +799,6 @@ fn print_row(workload: &str, backend: &str, nodes: usize, concurrency: usize, re
 // ---------------------------------------------------------------------------------------------
 // Activity workers (the Task workload)
 
-/// How many executions of each client have succeeded, told by the worker that answered the
-/// last step: once its SendTaskSuccess is answered, the close it decided is durable.
-struct Completions {
-    by_client: Vec<(parking_lot::Mutex<usize>, parking_lot::Condvar)>,
-}
-
-impl Completions {
-    fn new(clients_count: usize) -> Self {
-        Self {
-            by_client: (0..clients_count)
-                .map(|_| (parking_lot::Mutex::new(0), parking_lot::Condvar::new()))
-                .collect(),
-        }
-    }
-
-    fn succeeded(&self, client_index: usize) {
-        let (count, changed) = &self.by_client[client_index];
-        *count.lock() += 1;
-        changed.notify_one();
-    }
-
-    /// Waits until client `client_index` has `count` successes; false at `deadline`.
-    fn wait(&self, client_index: usize, count: usize, deadline: Instant) -> bool {
-        let (done, changed) = &self.by_client[client_index];
-        let mut done = done.lock();
-        while *done < count {
-            if changed.wait_until(&mut done, deadline).timed_out() {
-                return *done >= count;
-            }
-        }
-        true
-    }
-}
-
 /// Activity workers beyond the concurrency: polls already waiting when a task is queued.
 const IDLE_WORKERS_COUNT: usize = 16;
 
@@ -961,7 +931,7 @@ fn run_case(
                     )
                     .unwrap_or_else(|e| panic!("{case}: {e}"));
                     assert!(
-                        done.wait(client_index, sequence + 1, deadline),
+                        done.wait(client_index, sequence as u64 + 1, deadline),
                         "{case}: {arn} did not succeed within {EXECUTION_TIMEOUT_MS} ms"
                     );
                     await_success(connection, &arn, false, deadline, effort)

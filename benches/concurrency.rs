@@ -48,7 +48,11 @@ use statelog::server::sigv4::{sign, SigningParams};
 #[allow(dead_code)]
 #[path = "support/child.rs"]
 mod child;
+
+#[path = "support/completions.rs"]
+mod completions;
 use child::ChildProcess;
+use completions::Completions;
 
 const ACCOUNT: &str = "123456789012";
 const REGION: &str = "us-east-1";
@@ -795,42 +799,6 @@ struct Serve {
     _dir: tempfile::TempDir,
 }
 
-/// How many executions of each client have succeeded, told by the worker that answered the
-/// last step: once its SendTaskSuccess is answered, the close it decided is durable (the
-/// answer, the Task's exit and `ExecutionSucceeded` are one commit).
-struct Completions {
-    by_client: Vec<(parking_lot::Mutex<u64>, parking_lot::Condvar)>,
-}
-
-impl Completions {
-    fn new(clients_count: usize) -> Self {
-        Self {
-            by_client: (0..clients_count)
-                .map(|_| (parking_lot::Mutex::new(0), parking_lot::Condvar::new()))
-                .collect(),
-        }
-    }
-
-    fn succeeded(&self, client_index: usize) {
-        let (count, changed) = &self.by_client[client_index];
-        *count.lock() += 1;
-        changed.notify_one();
-    }
-
-    /// Waits until client `client_index` has `count` successes; false after `timeout`.
-    fn wait(&self, client_index: usize, count: u64, timeout: Duration) -> bool {
-        let (done, changed) = &self.by_client[client_index];
-        let deadline = Instant::now() + timeout;
-        let mut done = done.lock();
-        while *done < count {
-            if changed.wait_until(&mut done, deadline).timed_out() {
-                return *done >= count;
-            }
-        }
-        true
-    }
-}
-
 /// The `statelog` binary `serve` runs: `STATELOG_BENCH_SERVE_BINARY`, or the one Cargo built
 /// beside this bench.
 fn serve_binary() -> PathBuf {
@@ -1035,7 +1003,10 @@ impl Workload for Serve {
         // makes: the worker that answered the last step says so.
         self.connections.give_back(http);
         let timeout = Duration::from_millis(SERVE_EXECUTION_TIMEOUT_MS);
-        if !self.done.wait(client_index, sequence + 1, timeout) {
+        if !self
+            .done
+            .wait(client_index, sequence + 1, Instant::now() + timeout)
+        {
             let arn = &started["executionArn"];
             let mut http = self.connections.take();
             let described = aws_call(
