@@ -180,15 +180,7 @@ fn random_uuid() -> Result<String, Error> {
     })?;
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+    Ok(crate::server::router::hyphenated(&bytes))
 }
 
 fn route_error(error: route::RouteError) -> Error {

@@ -226,7 +226,12 @@ fn new_request_id(clock: &dyn Clock) -> String {
     let mut bytes = [0u8; 16];
     bytes[..8].copy_from_slice(base);
     bytes[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-    let hex = sigv4::hex(&bytes);
+    hyphenated(&bytes)
+}
+
+/// 16 bytes in the 8-4-4-4-12 hex form of a UUID.
+pub(crate) fn hyphenated(bytes: &[u8; 16]) -> String {
+    let hex = sigv4::hex(bytes);
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],
