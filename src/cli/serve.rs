@@ -123,6 +123,27 @@ impl Bound {
         })
     }
 
+    /// Announces the server, then serves `state` until SIGTERM or Ctrl-C.
+    async fn serve<B: statelog::server::Backend>(
+        self,
+        state: Arc<ServerState<B>>,
+        development_mode: bool,
+    ) -> Result<(), String> {
+        self.announce()?;
+        if development_mode {
+            tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
+        }
+        serve_with(
+            state,
+            self.listener,
+            self.metrics_listener,
+            ServeOptions::default(),
+            shutdown_signal(),
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+
     /// Prints `listening on http://ADDR` (and the metrics line) once the server is ready.
     fn announce(&self) -> Result<(), String> {
         println!("listening on http://{}", self.local);
@@ -207,19 +228,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let runtime = serve_runtime()?;
     let served = runtime.block_on(async move {
         let bound = Bound::bind(addr, metrics_addr).await?;
-        bound.announce()?;
-        if development_mode {
-            tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
-        }
-        serve_with(
-            state,
-            bound.listener,
-            bound.metrics_listener,
-            ServeOptions::default(),
-            shutdown_signal(),
-        )
-        .await
-        .map_err(|e| e.to_string())
+        bound.serve(state, development_mode).await
     });
     // Requests are answered or closed and the engines closed by now; the SWF polls were stopped
     // before (`Swf::stop_polls`: they answer empty and claim nothing), so what may still run on
@@ -276,20 +285,8 @@ fn run_node(
         let state = start_node(config, clock, credentials)
             .await
             .map_err(|e| format!("cannot join the cluster: {e}"))?;
-        bound.announce()?;
         tracing::info!(node = %node, "joined the cluster");
-        if development_mode {
-            tracing::warn!("development mode: no --credentials, any well-formed signature is accepted (account {DEV_ACCOUNT_ID})");
-        }
-        serve_with(
-            state,
-            bound.listener,
-            bound.metrics_listener,
-            ServeOptions::default(),
-            shutdown_signal(),
-        )
-        .await
-        .map_err(|e| e.to_string())
+        bound.serve(state, development_mode).await
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served
