@@ -64,8 +64,12 @@ mod child;
 
 #[path = "support/completions.rs"]
 mod completions;
+
+#[path = "support/env.rs"]
+mod env;
 use child::ChildProcess;
 use completions::Completions;
+use env::env_parse;
 
 // Shared with the other HTTP benches; this one connects only through `try_connect`.
 #[allow(dead_code)]
@@ -130,14 +134,6 @@ impl Kind {
             Kind::Pass => "pass",
             Kind::Task => "task",
         }
-    }
-}
-
-fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let text = std::env::var(name).ok()?;
-    match text.trim().parse() {
-        Ok(value) => Some(value),
-        Err(_) => panic!("{name}={text:?} does not parse"),
     }
 }
 

@@ -51,8 +51,12 @@ mod child;
 
 #[path = "support/completions.rs"]
 mod completions;
+
+#[path = "support/env.rs"]
+mod env;
 use child::ChildProcess;
 use completions::Completions;
+use env::env_parse;
 
 const ACCOUNT: &str = "123456789012";
 const REGION: &str = "us-east-1";
@@ -107,14 +111,6 @@ impl WorkloadKind {
             Self::Serve => "serve",
             Self::Pass => "pass",
         }
-    }
-}
-
-fn env_parse<T: std::str::FromStr>(name: &str) -> Option<T> {
-    let text = std::env::var(name).ok()?;
-    match text.trim().parse() {
-        Ok(value) => Some(value),
-        Err(_) => panic!("{name}={text:?} does not parse"),
     }
 }
 

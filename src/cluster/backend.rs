@@ -43,9 +43,7 @@ use statelog_cluster::node::Node;
 use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use tokio::sync::watch;
 
-use super::forward::{
-    forward_within, ForwardError, ForwardedAnswer, ForwardedCall, Resolve, Responder,
-};
+use super::forward::{forward_within, ForwardError, ForwardedAnswer, ForwardedCall, Responder};
 use super::host::{HostError, PartitionHost};
 use super::listing::{merge_pages, ListCursor, PartCursor, WirePage, WireSummary};
 use super::route::{self, execution_partition, token_partition, Target, CATALOG_PARTITION};
@@ -350,8 +348,8 @@ impl ClusterBackend {
             region: caller.region.clone(),
             access_key_id: caller.access_key_id.clone(),
         };
-        let resolve: Box<Resolve> = Box::new(self.resolver());
-        let answer = forward_within(&self.inner.client, &*resolve, partition, &call, timeout_ms)
+        let resolve = self.resolver();
+        let answer = forward_within(&self.inner.client, &resolve, partition, &call, timeout_ms)
             .await
             .map_err(|error| forward_error(partition, error))?;
         answer_value(partition, answer)
