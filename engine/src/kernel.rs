@@ -17,7 +17,9 @@
 //! sync, and the log tells the callback once it is durable; its caller hands out the token,
 //! runs the backends' deliveries and performs its effects only then. So: effects are performed, and callers
 //! answered, only after their decision is durable, and nothing is done on the strength of a
-//! record that is not. Timers
+//! record that is not. A call answered from the folded state without a decision of its own (a
+//! re-sent start, a late token answer) makes the notified appends durable first
+//! (`Store::sync_unsynced`), since the state adopts a notified decision before it is. Timers
 //! and answers are at-least-once: a stale one yields an empty decision.
 //!
 //! Must not: hold any engine-wide lock across an append; perform an effect itself (that is

@@ -92,6 +92,9 @@ pub(crate) fn start(
             std::thread::yield_now();
             continue;
         }
+        // The state may hold a notified decision not durable yet (an answer that closed the
+        // execution): what this call answers from it must be durable first.
+        inner.store.sync_unsynced()?;
         if status.is_closed() || guard.execution.input() != Some(&input) {
             return Err(Error::ExecutionAlreadyExists { execution_arn });
         }

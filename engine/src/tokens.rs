@@ -434,10 +434,17 @@ impl Engine {
             _ => None,
         });
         match issued {
-            Some(issued) if same_token(issued, token) => Err(Error::TaskTimedOut {
-                execution_arn: parts.execution_arn,
-                task_id: parts.task_id.0,
-            }),
+            Some(issued) if same_token(issued, token) => {
+                // The task closed in the folded state, perhaps by an answer whose notified
+                // append is still in flight (a re-send of this very answer): that closing must
+                // be durable before a caller is told so, or a log that stops before it would
+                // leave the task open with its answer refused as late.
+                self.inner.store.sync_unsynced()?;
+                Err(Error::TaskTimedOut {
+                    execution_arn: parts.execution_arn,
+                    task_id: parts.task_id.0,
+                })
+            }
             _ => Err(unknown()),
         }
     }

@@ -604,3 +604,181 @@ fn checking_a_token_reads_one_record_whatever_the_history_it_names() {
         "one record read for a genuine late token"
     );
 }
+
+/// A memory log whose notified appends, once [`StoppingLog::hold`] is called, stay in flight
+/// until [`StoppingLog::stop`] (a replicated log whose acknowledgement never comes): then each
+/// is told the error, and every later append and sync fails, as a stopped JetStream log does.
+#[derive(Default)]
+struct StoppingLog {
+    log: MemoryLog,
+    holding: std::sync::atomic::AtomicBool,
+    held: Mutex<Vec<statelog::store::OnDurable>>,
+    stopped: std::sync::atomic::AtomicBool,
+    /// Told at each notified append.
+    appended: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+}
+
+impl std::fmt::Debug for StoppingLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoppingLog")
+            .field("log", &self.log)
+            .field("held", &self.held.lock().len())
+            .field("stopped", &self.stopped)
+            .finish()
+    }
+}
+
+impl StoppingLog {
+    fn stopped_error() -> StoreError {
+        StoreError::Replicated {
+            cause: Arc::new(std::io::Error::other("the acknowledgement never came")),
+            retryable: false,
+        }
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Self::stopped_error());
+        }
+        Ok(())
+    }
+
+    fn hold(&self) {
+        self.holding
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn stop(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for on_durable in self.held.lock().drain(..) {
+            on_durable(Err(Self::stopped_error()));
+        }
+    }
+}
+
+impl Log for StoppingLog {
+    fn append_batch(&self, records: &[(u8, &[u8])]) -> Result<Lsn, StoreError> {
+        self.check()?;
+        self.log.append_batch(records)
+    }
+
+    fn read(&self, lsn: Lsn) -> Result<Option<(u8, Vec<u8>)>, StoreError> {
+        self.log.read(lsn)
+    }
+
+    fn scan(&self, visit: &mut Visit<'_>) -> Result<(), StoreError> {
+        self.log.scan(visit)
+    }
+
+    fn append(
+        &self,
+        records: &[(u8, &[u8])],
+        durability: statelog::store::Durability,
+    ) -> Result<Lsn, StoreError> {
+        self.check()?;
+        self.log.append(records, durability)
+    }
+
+    fn append_notify(
+        &self,
+        records: &[(u8, &[u8])],
+        on_durable: statelog::store::OnDurable,
+    ) -> Result<Lsn, StoreError> {
+        self.check()?;
+        if !self.holding.load(std::sync::atomic::Ordering::SeqCst) {
+            return self.log.append_notify(records, on_durable);
+        }
+        let first = self
+            .log
+            .append(records, statelog::store::Durability::Unsynced)?;
+        self.held.lock().push(on_durable);
+        if let Some(appended) = self.appended.lock().as_ref() {
+            let _ = appended.send(());
+        }
+        Ok(first)
+    }
+
+    fn notifies(&self) -> bool {
+        true
+    }
+
+    fn commit_in_flight(&self) -> bool {
+        true
+    }
+
+    fn sync(&self, upto: Lsn) -> Result<Lsn, StoreError> {
+        self.check()?;
+        self.log.sync(upto)
+    }
+
+    fn stats(&self) -> statelog::store::LogStats {
+        self.log.stats()
+    }
+
+    fn refusal(&self) -> Option<StoreError> {
+        self.check().err()
+    }
+}
+
+/// An answer's notified append is in flight when the log stops (its acknowledgement lost):
+/// the answer fails with the log's error, and its re-send must not be told `TaskTimedOut` on
+/// the strength of the closing the log never kept: it gets the log's refusal too (the server's
+/// `ServiceUnavailable`), so the client tries again where the partition is opened anew.
+#[test]
+fn a_resent_answer_is_not_late_on_the_strength_of_an_answer_the_log_lost() {
+    let log = Arc::new(StoppingLog::default());
+    let (appended, appends) = std::sync::mpsc::channel();
+    *log.appended.lock() = Some(appended);
+    let options = EngineOptions {
+        clock: Arc::new(statelog::clock::ManualClock::new(engine_common::START_MS)),
+        background_timers: false,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
+    let queue = Queue::default();
+    queue.register(&engine);
+    engine
+        .create_state_machine("waiter", &machine(""), None)
+        .expect("machine");
+    let arn = engine
+        .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
+        .expect("start")
+        .execution_arn;
+    engine.wait_idle();
+    let token = queue.last();
+    let account = arn.split(':').nth(4).expect("an account").to_string();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+
+    log.hold();
+    let first = {
+        let (engine, account, token) = (engine.clone(), account.clone(), token.clone());
+        runtime.spawn(async move {
+            engine
+                .send_task_success_awaiting(&account, &token, r#"{"n":1}"#)
+                .await
+        })
+    };
+    appends
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the answer's notified append");
+    log.stop();
+    let first = runtime.block_on(first).expect("the first answer ran");
+    match &first {
+        Err(error) => assert!(error.log_refusal().is_some(), "{error:?}"),
+        Ok(()) => panic!("an answer the log lost was acknowledged"),
+    }
+
+    let again = runtime.block_on(engine.send_task_success_awaiting(&account, &token, r#"{"n":1}"#));
+    match again {
+        Err(Error::TaskTimedOut { .. }) => {
+            panic!("the re-send was told the task closed, on the strength of a lost answer")
+        }
+        Err(error) => assert!(error.log_refusal().is_some(), "{error:?}"),
+        Ok(()) => panic!("a stopped log acknowledged the re-send"),
+    }
+}
