@@ -18,12 +18,15 @@ pub const BATCH_RECORDS_MAX: usize = 65_536;
 /// Stream sequences per extent by default (what trim and compaction drop whole).
 pub const EXTENT_MESSAGES_DEFAULT: u64 = 4096;
 
-/// How long a publish waits for its acknowledgement (and an API call for its answer) by
-/// default. A stream leader's loss paused writes 4.0-5.5 s here; a timeout stops the log.
+/// How long a publish waits for its acknowledgement by default. A stream leader's loss
+/// paused writes 4.0-5.5 s here; a timeout stops the log.
 pub const ACK_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 
-/// How long a replay or scan waits for the next message before it gives up.
-pub const REPLAY_IDLE_MS_MAX: u64 = 30_000;
+/// How long any other call to the servers waits for its answer by default (each step of an
+/// open, a read, a purge, the gap between two messages of a replay). A request sent while its
+/// stream or the meta group elects a leader is never answered: the open fails at this bound
+/// and its caller opens again, instead of waiting out the ack timeout.
+pub const REQUEST_TIMEOUT_MS_DEFAULT: u64 = 5_000;
 
 /// Messages a replay or scan buffers ahead of its reader.
 pub const FETCH_BUFFER_MESSAGES: usize = 256;
@@ -44,5 +47,5 @@ pub const PIPELINE_MESSAGES_MAX: u64 = 256;
 pub const TAKEOVER_MESSAGES: u64 = PIPELINE_MESSAGES_MAX + 1;
 
 /// How often `open` asks to create or find its stream before it gives up (each ask waits up
-/// to the ack timeout; a meta leader change times one out).
+/// to the request timeout; a meta leader change times one out).
 pub const STREAM_SETUP_ATTEMPTS: u32 = 3;

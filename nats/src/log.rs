@@ -48,6 +48,13 @@
 //! the next sync, as on the local WAL. `append_notify`'s callback runs on the pipeline
 //! task.
 //!
+//! Timeouts. A publish waits [`JetStreamOptions::ack_timeout_ms`] for its acknowledgement (a
+//! timeout stops the log: its outcome is unknown); every other call waits
+//! [`JetStreamOptions::request_timeout_ms`]: each step of `open`, a read, a purge, and the gap
+//! between two messages of a replay or scan. A request sent while its stream (or the meta
+//! group) elects a leader is never answered, so `open` fails at the request timeout and its
+//! caller opens again, rather than waiting out an ack timeout per step.
+//!
 //! Retention. Extents are runs of [`JetStreamOptions::extent_messages`] stream sequences.
 //! `compact_below` copies the records `keep` keeps forward (each `compaction` message names the
 //! sequence below which the originals are superseded), then purges below a sequence; a
@@ -81,8 +88,8 @@ use tokio::sync::mpsc;
 
 use crate::limits::{
     ACK_TIMEOUT_MS_DEFAULT, BATCH_RECORDS_MAX, EXTENT_MESSAGES_DEFAULT, FETCH_BUFFER_MESSAGES,
-    HEADERS_RESERVE_BYTES, MESSAGE_BODY_BYTES_MAX, PIPELINE_MESSAGES_MAX, REPLAY_IDLE_MS_MAX,
-    REPLICAS_MAX, STREAM_SETUP_ATTEMPTS, TAKEOVER_MESSAGES,
+    HEADERS_RESERVE_BYTES, MESSAGE_BODY_BYTES_MAX, PIPELINE_MESSAGES_MAX, REPLICAS_MAX,
+    REQUEST_TIMEOUT_MS_DEFAULT, STREAM_SETUP_ATTEMPTS, TAKEOVER_MESSAGES,
 };
 use crate::message::{
     body_size_bytes, decode_body, encode_body, Type, BODY_HEAD_BYTES, HEADER_EPOCH, HEADER_LSN,
@@ -110,8 +117,14 @@ pub struct JetStreamOptions {
     pub epoch: u64,
     /// Stream sequences per extent (what trim and compaction drop whole).
     pub extent_messages: u64,
-    /// How long a publish waits for its acknowledgement, and an API call for its answer.
+    /// How long a publish waits for its acknowledgement (a timeout stops the log).
     pub ack_timeout_ms: u64,
+    /// How long any other call to the servers waits for its answer: each step of `open`
+    /// (finding the stream, its state, the takeover's acknowledgement), a read by sequence, a
+    /// purge, and the gap between two messages of a replay or scan. A step of `open` that
+    /// times out is a failed open (its caller opens again); a read that times out is a
+    /// retryable error.
+    pub request_timeout_ms: u64,
     /// The runtime the client runs on; `None`: the log builds a small one of its own.
     pub runtime: Option<tokio::runtime::Handle>,
 }
@@ -128,6 +141,7 @@ impl JetStreamOptions {
             epoch,
             extent_messages: EXTENT_MESSAGES_DEFAULT,
             ack_timeout_ms: ACK_TIMEOUT_MS_DEFAULT,
+            request_timeout_ms: REQUEST_TIMEOUT_MS_DEFAULT,
             runtime: None,
         }
     }
@@ -167,6 +181,9 @@ impl JetStreamOptions {
         }
         if self.ack_timeout_ms == 0 {
             return invalid("ack_timeout_ms", "must be at least 1");
+        }
+        if self.request_timeout_ms == 0 {
+            return invalid("request_timeout_ms", "must be at least 1");
         }
         Ok(())
     }
@@ -321,6 +338,8 @@ pub struct JetStreamLog {
     epoch: u64,
     extent_messages: u64,
     batch_size_bytes_max: usize,
+    /// A replay's or scan's idle bound (`JetStreamOptions::request_timeout_ms`).
+    request_timeout: Duration,
 }
 
 impl std::fmt::Debug for JetStreamLog {
@@ -385,12 +404,13 @@ fn parse_fetched(
 }
 
 /// Streams the messages of sequences `first..=last` (those still there) in order, through a
-/// bounded channel, from an ordered consumer.
+/// bounded channel, from an ordered consumer; no message for `idle` is an error.
 fn fetch_range(
     handle: &tokio::runtime::Handle,
     stream: stream::Stream,
     first: u64,
     last: u64,
+    idle: Duration,
 ) -> mpsc::Receiver<Result<Fetched, Error>> {
     let (sender, receiver) = mpsc::channel(FETCH_BUFFER_MESSAGES);
     handle.spawn(async move {
@@ -417,14 +437,13 @@ fn fetch_range(
                 .messages()
                 .await
                 .map_err(|error| failed("replaying", error.to_string()))?;
-            let idle = Duration::from_millis(REPLAY_IDLE_MS_MAX);
             loop {
                 let next = tokio::time::timeout(idle, messages.next())
                     .await
                     .map_err(|_| {
                         failed(
                             "replaying",
-                            format!("no message for {REPLAY_IDLE_MS_MAX} ms"),
+                            format!("no message for {} ms", idle.as_millis()),
                         )
                     })?;
                 let Some(message) = next else {
@@ -576,10 +595,12 @@ impl JetStreamLog {
                 (Some(runtime), handle)
             }
         };
+        let request_timeout = Duration::from_millis(options.request_timeout_ms);
         let opened = run(&handle, connect(options.clone()))?;
         let Connected {
             client,
-            context,
+            publishing,
+            requests,
             stream,
             first_sequence,
             last_sequence,
@@ -587,7 +608,13 @@ impl JetStreamLog {
         } = opened;
         let name = options.stream.clone();
         let replayed = {
-            let messages = fetch_range(&handle, stream.clone(), first_sequence, last_sequence);
+            let messages = fetch_range(
+                &handle,
+                stream.clone(),
+                first_sequence,
+                last_sequence,
+                request_timeout,
+            );
             let name = name.clone();
             run(&handle, async move { replay(messages, &name).await })?
         };
@@ -603,7 +630,7 @@ impl JetStreamLog {
         // stale owner's bounded window of in-flight messages can expect (module docs).
         let marker_sequence = last_sequence + TAKEOVER_MESSAGES;
         {
-            let context = context.clone();
+            let context = requests.clone();
             let client = client.clone();
             let subject = options.subject.clone();
             let name = name.clone();
@@ -685,7 +712,7 @@ impl JetStreamLog {
         });
         let (outgoing, outgoing_receiver) = mpsc::unbounded_channel();
         handle.spawn(pipelining(
-            context,
+            publishing,
             options.subject.clone(),
             Arc::clone(&shared),
             outgoing_receiver,
@@ -706,6 +733,7 @@ impl JetStreamLog {
             epoch: options.epoch,
             extent_messages: options.extent_messages,
             batch_size_bytes_max,
+            request_timeout,
         })
     }
 
@@ -930,7 +958,10 @@ fn purge(
 /// What connecting found.
 struct Connected {
     client: async_nats::Client,
-    context: async_nats::jetstream::Context,
+    /// Publishes wait `ack_timeout_ms` for their acknowledgements.
+    publishing: async_nats::jetstream::Context,
+    /// Every other call waits `request_timeout_ms` for its answer.
+    requests: async_nats::jetstream::Context,
     stream: stream::Stream,
     first_sequence: u64,
     last_sequence: u64,
@@ -938,13 +969,13 @@ struct Connected {
 }
 
 async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
-    let timeout = Duration::from_millis(options.ack_timeout_ms);
+    let request_timeout = Duration::from_millis(options.request_timeout_ms);
     let client = async_nats::ConnectOptions::new()
         .name(format!(
             "statelog {} epoch {}",
             options.stream, options.epoch
         ))
-        .request_timeout(Some(timeout))
+        .request_timeout(Some(request_timeout))
         .connect(options.urls.as_slice())
         .await
         .map_err(|error| Error::Connect {
@@ -952,8 +983,11 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
             reason: error.to_string(),
         })?;
     let max_payload_bytes = client.server_info().max_payload;
-    let context = async_nats::jetstream::context::ContextBuilder::new()
-        .timeout(timeout)
+    let publishing = async_nats::jetstream::context::ContextBuilder::new()
+        .timeout(Duration::from_millis(options.ack_timeout_ms))
+        .build(client.clone());
+    let requests = async_nats::jetstream::context::ContextBuilder::new()
+        .timeout(request_timeout)
         .build(client.clone());
     let failed = |operation, reason: String| Error::Stream {
         stream: options.stream.clone(),
@@ -961,7 +995,7 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
         reason,
     };
     // Creating or finding the stream is idempotent: a timeout (a meta leader change) is asked
-    // again, a few times.
+    // again, a few times; each ask waits the request timeout.
     let config = stream::Config {
         name: options.stream.clone(),
         subjects: vec![options.subject.clone()],
@@ -974,7 +1008,7 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
     let mut attempt = 1;
     let (stream, info) = loop {
         let found = async {
-            let mut stream = context
+            let mut stream = requests
                 .get_or_create_stream(config.clone())
                 .await
                 .map_err(|error| failed("creating or finding", error.to_string()))?;
@@ -995,7 +1029,8 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
     let (first_sequence, last_sequence) = (info.state.first_sequence, info.state.last_sequence);
     Ok(Connected {
         client,
-        context,
+        publishing,
+        requests,
         stream,
         first_sequence,
         last_sequence,
@@ -1248,6 +1283,7 @@ impl Log for JetStreamLog {
             self.stream.clone(),
             first_sequence,
             last_sequence,
+            self.request_timeout,
         );
         while let Some(fetched) = messages.blocking_recv() {
             let fetched = fetched?;
@@ -1406,6 +1442,7 @@ impl Log for JetStreamLog {
                 self.stream.clone(),
                 originals[0].sequence,
                 last.sequence,
+                self.request_timeout,
             );
             while let Some(fetched) = messages.blocking_recv() {
                 let fetched = fetched?;

@@ -15,7 +15,7 @@ use statelog_cluster::partition::PartitionIndex;
 use statelog_nats::{JetStreamLog, JetStreamOptions};
 
 use crate::cluster::host::LogFactory;
-use crate::server::limits::CLUSTER_LOG_ACK_TIMEOUT_MS;
+use crate::server::limits::{CLUSTER_LOG_ACK_TIMEOUT_MS, CLUSTER_LOG_REQUEST_TIMEOUT_MS};
 use crate::store::{self, Log};
 
 /// The name of partition `partition`'s stream: `statelog_p<index>`.
@@ -56,6 +56,7 @@ impl JetStreamLogFactory {
         options.replicas = self.replicas;
         options.runtime = self.runtime.clone();
         options.ack_timeout_ms = CLUSTER_LOG_ACK_TIMEOUT_MS;
+        options.request_timeout_ms = CLUSTER_LOG_REQUEST_TIMEOUT_MS;
         options
     }
 }

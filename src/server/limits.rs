@@ -220,10 +220,19 @@ pub const FORWARD_RETRY_WAIT_MS: u64 = 100;
 pub const FORWARD_CALL_TIMEOUT_MS: u64 = 15_000;
 
 /// How long a cluster partition's log waits for an acknowledgement before it stops (and its
-/// owner opens it again): a JetStream leader election (4.0-5.5 s measured in issue 19) with
-/// room, well under the log's own 30 s default, which held calls (and their threads) through
-/// a NATS server's death for half a minute.
-pub const CLUSTER_LOG_ACK_TIMEOUT_MS: u64 = 10_000;
+/// owner opens it again). About a JetStream leader election (4.0-5.5 s measured in issue 19):
+/// a publish sent to a stream whose leader died is never answered, so this bound is how long
+/// the partition stays unserved before its reopening starts, and its opening succeeds as soon
+/// as the new leader answers. Well under the log's own 30 s default, which held calls (and
+/// their threads) through a NATS server's death for half a minute.
+pub const CLUSTER_LOG_ACK_TIMEOUT_MS: u64 = 5_000;
+
+/// How long a cluster partition's log waits for the answer to any other call (a step of its
+/// opening, a read, a purge): a step asked while its stream elects a leader fails at this
+/// bound and the opening is tried again (`HOST_REOPEN_CHECK_MS` later), so a reopening ends
+/// within a few seconds of the election rather than one ack timeout after it. A read that
+/// times out is answered `ServiceUnavailable`.
+pub const CLUSTER_LOG_REQUEST_TIMEOUT_MS: u64 = 2_000;
 
 /// How often a cluster node looks for partitions whose log stopped or did not open, to open
 /// them again (`PartitionHost::reopen_stopped`): also the wait between two tries of one.
