@@ -8,6 +8,8 @@
 //!   written for the refused call; writes resume by themselves once space is freed.
 //! - fenced: another writer owns the log (the partition moved, or was opened again).
 //! - stopped: a replicated log failed (fail-stop); its owner opens it again.
+//! - unanswered: a replicated log's servers did not answer a read in time (a leader
+//!   election); nothing changed, and the same call may succeed when made again.
 //!
 //! Must not: echo a path, a payload or a token.
 
@@ -36,6 +38,12 @@ pub enum LogRefusal {
         /// What failed, as the log describes it (stream and sequence, no address or secret).
         cause: String,
     },
+    /// A replicated log's servers did not answer a read in time (a stream electing its
+    /// leader): the call changed nothing and may be made again.
+    Unanswered {
+        /// What was not answered, as the log describes it.
+        cause: String,
+    },
 }
 
 impl LogRefusal {
@@ -57,6 +65,9 @@ impl LogRefusal {
                 "the replicated log stopped ({cause}); it is being opened again: retry \
                  (a call that was in flight may have taken effect)"
             ),
+            LogRefusal::Unanswered { cause } => {
+                format!("the replicated log did not answer a read in time ({cause}); retry")
+            }
         }
     }
 }
@@ -86,8 +97,9 @@ fn refusal_of(error: &statelog_wal::Error) -> Option<LogRefusal> {
 }
 
 impl Error {
-    /// `Some` when this error is the log refusing a write (poisoned, or no segment can be
-    /// made); the server answers those as `ServiceUnavailable` with [`LogRefusal::message`].
+    /// `Some` when this error is the log refusing a write (poisoned, no segment can be made,
+    /// fenced, stopped) or a replicated log not answering a read in time; the server answers
+    /// those as `ServiceUnavailable` with [`LogRefusal::message`].
     pub fn log_refusal(&self) -> Option<LogRefusal> {
         match self {
             Error::Store(statelog_store::Error::Log(wal)) => refusal_of(wal),
@@ -96,6 +108,12 @@ impl Error {
                 cause,
                 retryable: false,
             }) => Some(LogRefusal::Stopped {
+                cause: cause.to_string(),
+            }),
+            Error::Store(statelog_store::Error::Replicated {
+                cause,
+                retryable: true,
+            }) => Some(LogRefusal::Unanswered {
                 cause: cause.to_string(),
             }),
             _ => None,
@@ -116,5 +134,48 @@ impl Engine {
             // A fenced log (another writer owns it) is not a poisoned one; nothing else refuses.
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn replicated(retryable: bool) -> Error {
+        let cause: Arc<dyn std::error::Error + Send + Sync> = Arc::new(std::io::Error::other(
+            "stream statelog_p0: reading sequence 7: timed out",
+        ));
+        Error::Store(statelog_store::Error::Replicated { cause, retryable })
+    }
+
+    #[test]
+    fn a_replicated_log_that_stopped_or_did_not_answer_is_a_refusal_with_what_to_do() {
+        let stopped = replicated(false)
+            .log_refusal()
+            .expect("a stopped log refuses");
+        assert!(matches!(stopped, LogRefusal::Stopped { .. }), "{stopped:?}");
+        assert!(
+            stopped.message().contains("opened again"),
+            "{}",
+            stopped.message()
+        );
+
+        let unanswered = replicated(true).log_refusal().expect("an unanswered read");
+        assert!(
+            matches!(unanswered, LogRefusal::Unanswered { .. }),
+            "{unanswered:?}"
+        );
+        let message = unanswered.message();
+        assert!(
+            message.contains("reading sequence 7") && message.ends_with("retry"),
+            "{message}"
+        );
+
+        assert_eq!(
+            Error::Store(statelog_store::Error::Fenced).log_refusal(),
+            Some(LogRefusal::Fenced)
+        );
     }
 }

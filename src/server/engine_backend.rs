@@ -77,7 +77,7 @@ struct Shared {
 pub fn engine_error(error: EngineError) -> Error {
     if let Some(refusal) = error.log_refusal() {
         // The detail (paths included) goes to the server's log; the client gets what to do.
-        tracing::error!(%error, "the log refused a write");
+        tracing::error!(%error, "the log refused the call");
         return Error::LogUnavailable {
             message: refusal.message(),
         };
