@@ -417,6 +417,16 @@ fn a_partition_whose_log_stopped_is_opened_again_at_its_epoch() {
     assert!(engine
         .stop_execution(&started.execution_arn, None, None)
         .is_err());
+    // Until it is opened again, nothing is answered from the stopped engine (its state may be
+    // ahead of what the log kept).
+    assert!(
+        matches!(
+            host.engine_at(partition),
+            Err(HostError::Stopped { epoch: 7, .. })
+        ),
+        "{:?}",
+        host.engine_at(partition).map(|(_, generation)| generation)
+    );
     assert_eq!(host.reopen_stopped(), vec![partition]);
     let reopened = host
         .wait_opened(partition, Duration::from_secs(30))

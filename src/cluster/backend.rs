@@ -196,6 +196,10 @@ fn host_error(error: HostError) -> Error {
         HostError::Opening { partition, .. } => {
             (*partition, "its log is being replayed here".to_owned())
         }
+        HostError::Stopped { partition, .. } => (
+            *partition,
+            "its log stopped here and is being opened again".to_owned(),
+        ),
         HostError::OpenFailed { partition, .. } => {
             tracing::error!(%error, "a partition did not open");
             (*partition, "it did not open on this node".to_owned())

@@ -62,6 +62,16 @@ pub enum HostError {
         /// The epoch it is being opened with.
         epoch: u64,
     },
+    /// The partition's log stopped (fail-stop after a lost acknowledgement or a timeout): its
+    /// engine's state may hold decisions the log never acknowledged, so it answers nothing
+    /// until the log is opened again (`PartitionHost::reopen_stopped`) and replayed.
+    #[error("partition {partition} (epoch {epoch}): its log stopped; it is being opened again")]
+    Stopped {
+        /// The partition.
+        partition: PartitionIndex,
+        /// The epoch it is held at.
+        epoch: u64,
+    },
     /// Opening the partition's log or engine failed; it stays unanswered until acquired again.
     #[error("partition {partition} (epoch {epoch}) did not open: {detail}")]
     OpenFailed {
@@ -140,8 +150,18 @@ impl PartitionHost {
     /// [`PartitionHost::engine`] with its generation: a number that changes whenever the
     /// partition's engine is opened again (at a new epoch, or at the same one after its log
     /// stopped), so a caller that keeps something per engine knows when to make it anew.
+    ///
+    /// A partition whose log stopped answers [`HostError::Stopped`]: what its engine holds in
+    /// memory may be ahead of what the stream kept (a decision adopted while its append was in
+    /// flight, whose acknowledgement never came), so nothing is answered from it.
     pub fn engine_at(&self, partition: PartitionIndex) -> Result<(Engine, u64), HostError> {
         match self.shared.slots.lock().get(&partition) {
+            Some(Slot::Open { epoch, log, .. }) if log.inner.refusal().is_some() => {
+                Err(HostError::Stopped {
+                    partition,
+                    epoch: *epoch,
+                })
+            }
             Some(Slot::Open {
                 engine, generation, ..
             }) => Ok((engine.clone(), *generation)),
