@@ -137,6 +137,41 @@ pub struct Held {
     pub renewed: u64,
 }
 
+/// An acquisition whose answer never came (a timeout, often right after the lease bucket
+/// elected a leader): the write may have landed. If it did, the watch shows it as the next
+/// revision of the key naming this node with a fresh counter, and [`Unanswered::adopts`] takes
+/// it as held, instead of waiting a whole lease for this node's own entry to lapse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unanswered {
+    /// When the acquiring write was sent, on this node's monotonic clock.
+    pub sent_ms: u64,
+    /// The key's revision known when it was sent (0 when none was): the write, had it landed,
+    /// has a larger one.
+    pub after_revision: u64,
+}
+
+impl Unanswered {
+    /// Whether the entry seen (`holder`, `renewed`, `revision`, `deleted`) at `now_ms` is this
+    /// node's unanswered acquisition, to be held from `sent_ms` on: it names `me` with the
+    /// counter an acquisition writes (0), at a revision past the one expected, and the renew
+    /// deadline counted from the send has not passed. Counting from the send is safe: every
+    /// other node counts its lease from when it saw the write, which is later.
+    pub fn adopts(
+        &self,
+        me: &str,
+        entry: (Option<&str>, u64, u64, bool),
+        now_ms: u64,
+        timing: &Timing,
+    ) -> bool {
+        let (holder, renewed, revision, deleted) = entry;
+        !deleted
+            && holder == Some(me)
+            && renewed == 0
+            && revision > self.after_revision
+            && now_ms.saturating_sub(self.sent_ms) < timing.renew_deadline_ms
+    }
+}
+
 /// What this node has seen of one node registry key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeSeen {
@@ -396,6 +431,26 @@ mod tests {
             },
         );
         view.observe_lease(p(index), Some("a".into()), revision, false, at_ms);
+    }
+
+    #[test]
+    fn an_unanswered_acquisition_is_adopted_only_as_the_next_write_naming_this_node_in_time() {
+        let timing = timing();
+        let unanswered = Unanswered {
+            sent_ms: 10_000,
+            after_revision: 40,
+        };
+        let at = 10_000 + timing.renew_deadline_ms - 1;
+        assert!(unanswered.adopts("a", (Some("a"), 0, 41, false), 10_200, &timing));
+        assert!(unanswered.adopts("a", (Some("a"), 0, 57, false), at, &timing));
+        // Another node's write, a release, a delete, a renewal's counter, an old revision.
+        assert!(!unanswered.adopts("a", (Some("b"), 0, 41, false), 10_200, &timing));
+        assert!(!unanswered.adopts("a", (None, 0, 41, false), 10_200, &timing));
+        assert!(!unanswered.adopts("a", (Some("a"), 0, 41, true), 10_200, &timing));
+        assert!(!unanswered.adopts("a", (Some("a"), 3, 41, false), 10_200, &timing));
+        assert!(!unanswered.adopts("a", (Some("a"), 0, 40, false), 10_200, &timing));
+        // Seen only once the renew deadline from the send has passed: too late to hold.
+        assert!(!unanswered.adopts("a", (Some("a"), 0, 41, false), at + 1, &timing));
     }
 
     fn acquisitions(actions: &[Action]) -> Vec<u32> {

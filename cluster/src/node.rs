@@ -25,7 +25,7 @@ use crate::config;
 use crate::error::{Error, NodeNameProblem};
 use crate::lease::{
     decide, lease_key, partition_of_key, Action, Expected, Held, LeaseValue, LostReason, Timing,
-    View,
+    Unanswered, View,
 };
 use crate::limits::{LEASE_MS, LISTEN_BYTES_MAX, NODE_NAME_BYTES_MAX, REQUEST_TIMEOUT_MS};
 use crate::partition::PartitionIndex;
@@ -173,6 +173,7 @@ impl Node {
             view: View::default(),
             epoch: Instant::now(),
             last_beat_ms: None,
+            unanswered: BTreeMap::new(),
             owned: owned_sender,
             owners: owners_sender,
             held_until: held_until_sender,
@@ -300,6 +301,8 @@ struct Driver {
     owners: watch::Sender<BTreeMap<PartitionIndex, String>>,
     /// When each held partition's renew deadline passes, published with `owned`.
     held_until: watch::Sender<BTreeMap<PartitionIndex, Instant>>,
+    /// Acquisitions whose answer never came, until the watch shows what became of them.
+    unanswered: BTreeMap<PartitionIndex, Unanswered>,
 }
 
 /// What one watch produced.
@@ -394,6 +397,9 @@ impl Driver {
         for partition in lapsed {
             self.lose(partition, LostReason::DeadlineMissed);
         }
+        let deadline_ms = self.timing.renew_deadline_ms;
+        self.unanswered
+            .retain(|_, unanswered| now_ms.saturating_sub(unanswered.sent_ms) < deadline_ms);
         self.publish();
     }
 
@@ -461,13 +467,38 @@ impl Driver {
         let deleted = entry.operation != kv::Operation::Put;
         // An entry that does not parse names no holder: it is treated as released, and the
         // next acquisition's compare-and-set replaces it.
-        let holder = if deleted {
+        let value = if deleted {
             None
         } else {
-            buckets::decode::<LeaseValue>(LEASES_BUCKET, &entry.key, &entry.value)
-                .ok()
-                .and_then(|value| value.node)
+            buckets::decode::<LeaseValue>(LEASES_BUCKET, &entry.key, &entry.value).ok()
         };
+        let renewed = value.as_ref().map_or(0, |value| value.renewed);
+        let holder = value.and_then(|value| value.node);
+        if let Some(unanswered) = self.unanswered.get(&partition).copied() {
+            if entry.revision > unanswered.after_revision {
+                // The first revision past the unanswered write's expectation: it is that write
+                // (adopted while its deadline allows) or someone else's.
+                self.unanswered.remove(&partition);
+                let seen = (holder.as_deref(), renewed, entry.revision, deleted);
+                if !self.view.held.contains_key(&partition)
+                    && unanswered.adopts(&self.name, seen, now_ms, &self.timing)
+                {
+                    self.view.held.insert(
+                        partition,
+                        Held {
+                            epoch: entry.revision,
+                            revision: entry.revision,
+                            renewed_at_ms: unanswered.sent_ms,
+                            renewed: 0,
+                        },
+                    );
+                    self.sink.deliver(Ownership::Acquired {
+                        partition,
+                        epoch: entry.revision,
+                    });
+                }
+            }
+        }
         self.view
             .observe_lease(partition, holder, entry.revision, deleted, now_ms);
     }
@@ -646,6 +677,20 @@ impl Driver {
             outcome,
         } = written;
         let mine = value.node.as_deref() == Some(self.name.as_str());
+        let acquiring = mine && value.renewed == 0 && !self.view.held.contains_key(&partition);
+        if acquiring && outcome == WriteOutcome::Unknown {
+            let after_revision = self
+                .view
+                .leases
+                .get(&partition)
+                .map_or(0, |seen| seen.revision);
+            // The earliest unanswered send counts: had an earlier one landed, others count
+            // their lease from it.
+            self.unanswered.entry(partition).or_insert(Unanswered {
+                sent_ms,
+                after_revision,
+            });
+        }
         match (outcome, self.view.held.get_mut(&partition)) {
             // A renewal.
             (WriteOutcome::Done(revision), Some(held)) if mine => {
@@ -780,7 +825,7 @@ impl Driver {
 }
 
 /// A lease write's answer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WriteOutcome {
     /// Written at this revision.
     Done(u64),
