@@ -94,43 +94,40 @@ pub(crate) fn merge_pages(
     pages: Vec<Option<WirePage>>,
     max: usize,
 ) -> (Vec<WireSummary>, ListCursor) {
-    // (partition, index in its page) of each candidate, newest first.
-    let mut candidates: Vec<(usize, usize)> = Vec::new();
-    for (partition, page) in pages.iter().enumerate() {
-        if let Some(page) = page {
-            let skip = cursor.parts[partition].skip as usize;
-            for index in skip..page.items.len() {
-                candidates.push((partition, index));
-            }
-        }
-    }
-    let item = |&(partition, index): &(usize, usize)| -> &WireSummary {
-        // Only indexes of pages that exist were pushed.
-        &pages[partition]
-            .as_ref()
-            .expect("a page that was read")
-            .items[index]
+    // A k-way merge of the partitions' pages, each taken in its own order from its head (what
+    // `skip` counts): the newest head (start time, then ARN) goes first. Each partition's page
+    // is newest first by its own start order, which two starts in one millisecond may not
+    // share with the ARN order, so the heads are compared, never the pages' items sorted as
+    // one list (that could show a page's later item before an earlier one, and the count in
+    // `skip` would then list one twice and skip another).
+    let newer = |x: &WireSummary, y: &WireSummary| {
+        x.start_ms
+            .cmp(&y.start_ms)
+            .then_with(|| x.arn.cmp(&y.arn))
+            .is_gt()
     };
-    candidates.sort_by(|a, b| {
-        let (x, y) = (item(a), item(b));
-        y.start_ms.cmp(&x.start_ms).then_with(|| y.arn.cmp(&x.arn))
-    });
-    // A partition's page that is shown to its end cannot be followed by one of its next page
-    // ahead of another partition's older item: stop the page where some partition's page is
-    // used up and that partition has more.
     let mut shown = Vec::new();
     let mut used = vec![0u32; pages.len()];
-    for candidate in candidates {
-        if shown.len() >= max {
-            break;
+    while shown.len() < max {
+        let mut best: Option<(usize, &WireSummary)> = None;
+        for (partition, page) in pages.iter().enumerate() {
+            let Some(page) = page else { continue };
+            let head = cursor.parts[partition].skip as usize + used[partition] as usize;
+            let Some(item) = page.items.get(head) else {
+                continue;
+            };
+            if best.is_none_or(|(_, current)| newer(item, current)) {
+                best = Some((partition, item));
+            }
         }
-        let (partition, _) = candidate;
-        shown.push(item(&candidate).clone());
+        let Some((partition, item)) = best else { break };
+        shown.push(item.clone());
         used[partition] += 1;
         let page = pages[partition].as_ref().expect("a page that was read");
         let consumed = cursor.parts[partition].skip as usize + used[partition] as usize;
         if consumed == page.items.len() && page.next_token.is_some() {
-            // Its next page may hold executions newer than the others' remaining ones.
+            // A partition's page shown to its end cannot be followed by its next page's items
+            // ahead of another partition's older ones: the merged page stops here.
             break;
         }
     }
@@ -205,6 +202,42 @@ mod tests {
         let (shown, cursor) = merge_pages(cursor, pages, 3);
         assert_eq!(arns(&shown), ["a1"]);
         assert!(cursor.parts.iter().all(|part| part.done));
+    }
+
+    #[test]
+    fn a_page_is_taken_in_its_own_order_when_starts_share_a_millisecond() {
+        // Partition 0 started "a-y" before "a-x" in one millisecond: its newest-first page has
+        // "a-x" (the later start) first though it sorts after "a-y" by ARN. Every execution is
+        // listed once across pages of 2, whatever the order within the millisecond.
+        let first = || {
+            vec![
+                page(&[("a-x", 50), ("a-y", 50), ("a-w", 10)], None),
+                page(&[("b-1", 50), ("b-0", 5)], None),
+            ]
+        };
+        let mut cursor = fresh(2);
+        let mut listed = Vec::new();
+        for _ in 0..5 {
+            let pages = first()
+                .into_iter()
+                .enumerate()
+                .map(|(index, page)| (!cursor.parts[index].done).then_some(page).flatten())
+                .collect();
+            let (shown, next) = merge_pages(cursor, pages, 2);
+            listed.extend(arns(&shown).into_iter().map(str::to_owned));
+            cursor = next;
+            if cursor.parts.iter().all(|part| part.done) {
+                break;
+            }
+        }
+        let mut sorted = listed.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), listed.len(), "listed twice: {listed:?}");
+        assert_eq!(sorted, ["a-w", "a-x", "a-y", "b-0", "b-1"], "{listed:?}");
+        // Partition 0's own order is kept.
+        let position = |arn| listed.iter().position(|l| l == arn).expect("listed");
+        assert!(position("a-x") < position("a-y"), "{listed:?}");
     }
 
     #[test]
