@@ -16,8 +16,7 @@ Figures (printed under `cluster figures`): starts/s, executions finished/s, the 
 of each partition the killed node held (from the SIGKILL until an execution started in that
 partition was seen SUCCEEDED), the re-sends per operation.
 STATELOG_CLUSTER_EXECUTIONS changes the count (default 1,000). STATELOG_CLUSTER_KILL_NATS=0
-leaves the NATS server alive (only the node is killed): CI runs it so while recovery from a
-NATS server's death under this load can take longer than the bounds here (issue 19's note).
+leaves the NATS server alive (only the node is killed), to tell the two failures apart.
 """
 
 import json
