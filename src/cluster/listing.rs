@@ -116,7 +116,7 @@ pub(crate) fn merge_pages(
             let Some(item) = page.items.get(head) else {
                 continue;
             };
-            if best.is_none_or(|(_, current)| newer(item, current)) {
+            if best.map_or(true, |(_, current)| newer(item, current)) {
                 best = Some((partition, item));
             }
         }
