@@ -386,8 +386,21 @@ impl ClusterBackend {
             timeout_ms,
         )
         .await
-        .map_err(|error| forward_error(PartitionIndex(0), error))?;
-        answer_value(PartitionIndex(0), answer)
+        .map_err(|error| match forward_error(PartitionIndex(0), error) {
+            Error::PartitionUnavailable { reason, .. } => Error::NodeUnavailable {
+                node: node.to_owned(),
+                reason,
+            },
+            other => other,
+        })?;
+        match answer {
+            // A node-wide call names no partition: the node answers it whatever it owns.
+            ForwardedAnswer::NotOwner { .. } => Err(Error::NodeUnavailable {
+                node: node.to_owned(),
+                reason: "it answered for no partition".to_owned(),
+            }),
+            answer => answer_value(PartitionIndex(0), answer),
+        }
     }
 
     /// The catalog's description of the machine `arn`.
@@ -622,7 +635,7 @@ impl ClusterBackend {
                     Ok(None) => {}
                     // A node that cannot answer now holds nothing this poll can take; the
                     // next round asks the owners again.
-                    Err(Error::PartitionUnavailable { .. }) => {}
+                    Err(Error::PartitionUnavailable { .. } | Error::NodeUnavailable { .. }) => {}
                     Err(other) => return Err(other),
                 }
             }

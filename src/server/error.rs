@@ -173,6 +173,15 @@ pub enum Error {
         /// Why (no path or secret).
         reason: String,
     },
+    /// A cluster node asked for its part of a call that spans partitions (an activity task
+    /// claim, a count, a listing part) cannot answer now: retry, as for any 503.
+    #[error("node {node} cannot answer now: {reason}; retry")]
+    NodeUnavailable {
+        /// The node's name.
+        node: String,
+        /// Why (no path or secret).
+        reason: String,
+    },
     /// The answer of the cluster node that owns what the call touched: its error as it
     /// answered it.
     #[error("{message}")]
@@ -300,9 +309,9 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => "InvalidSignatureException",
             Error::TooManyLongPolls { .. } => "ThrottlingException",
             Error::AccountLongPollsExceeded { .. } => "ActivityWorkerLimitExceeded",
-            Error::LogUnavailable { .. } | Error::PartitionUnavailable { .. } => {
-                "ServiceUnavailable"
-            }
+            Error::LogUnavailable { .. }
+            | Error::PartitionUnavailable { .. }
+            | Error::NodeUnavailable { .. } => "ServiceUnavailable",
             Error::Forwarded { aws_name, .. } => aws_name,
             Error::Engine { aws_name, .. } => aws_name,
             Error::SwfFault { fault, .. } => fault,
@@ -340,9 +349,9 @@ impl Error {
             | Error::SignatureNotYetCurrent { .. } => StatusCode::FORBIDDEN,
             Error::IncompleteSignature { .. } => StatusCode::BAD_REQUEST,
             Error::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Error::LogUnavailable { .. } | Error::PartitionUnavailable { .. } => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Error::LogUnavailable { .. }
+            | Error::PartitionUnavailable { .. }
+            | Error::NodeUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Error::Forwarded { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
@@ -401,6 +410,28 @@ mod tests {
             assert_eq!(error.aws_name(), name, "{error}");
             assert_eq!(error.status().as_u16(), status, "{error}");
         }
+    }
+
+    #[test]
+    fn a_cluster_part_that_cannot_answer_is_a_503_naming_it() {
+        let node = Error::NodeUnavailable {
+            node: "b".into(),
+            reason: "no responders".into(),
+        };
+        assert_eq!(node.aws_name(), "ServiceUnavailable");
+        assert_eq!(node.status().as_u16(), 503);
+        assert_eq!(
+            node.to_string(),
+            "node b cannot answer now: no responders; retry"
+        );
+        let partition = Error::PartitionUnavailable {
+            partition: 3,
+            reason: "its log is being replayed here".into(),
+        };
+        assert_eq!(partition.aws_name(), "ServiceUnavailable");
+        assert!(partition
+            .to_string()
+            .starts_with("partition p3 cannot answer now"));
     }
 
     #[test]
