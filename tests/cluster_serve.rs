@@ -165,6 +165,25 @@ fn any_node_answers_any_call_across_partitions() {
         .await;
         assert_eq!(described["definition"].as_str().map(str::len), Some(big.len()));
 
+        // A refusal forwarded from the catalog's owner keeps its members: TooManyTags names
+        // the resource, as AWS's does.
+        let tags: Vec<Value> = (0..51)
+            .map(|i| json!({"key": format!("k{i}"), "value": "v"}))
+            .collect();
+        let refused = answer_call(
+            not_catalog,
+            &caller(),
+            CallName::StepFunctions(Operation::TagResource),
+            json!({"resourceArn": machine, "tags": tags})
+                .to_string()
+                .into_bytes()
+                .into(),
+        )
+        .await
+        .expect_err("51 tags are too many");
+        assert_eq!(refused.aws_name(), "TooManyTags", "{refused:?}");
+        assert_eq!(refused.resource_name(), Some(machine.as_str()), "{refused:?}");
+
         // Executions in every partition, started through both nodes, read through the other.
         let mut started = BTreeSet::new();
         for i in 0..12 {

@@ -918,6 +918,7 @@ fn answer_value(partition: PartitionIndex, answer: ForwardedAnswer) -> Result<Va
             aws_name,
             message,
             status,
+            resource_name,
         } => {
             let bare = aws_name.rsplit('#').next().unwrap_or(&aws_name);
             Err(Error::Forwarded {
@@ -925,6 +926,7 @@ fn answer_value(partition: PartitionIndex, answer: ForwardedAnswer) -> Result<Va
                 wire_type: aws_name.clone(),
                 message,
                 status,
+                resource_name,
             })
         }
         ForwardedAnswer::NotOwner { partition: p } => Err(Error::PartitionUnavailable {

@@ -74,6 +74,9 @@ pub enum ForwardedAnswer {
         message: String,
         /// The HTTP status.
         status: u16,
+        /// The `resourceName` member AWS adds to `TooManyTags`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resource_name: Option<String>,
     },
     /// The receiver does not own `partition` (it never did, or lost it).
     NotOwner {
@@ -280,6 +283,7 @@ impl Responder {
                             aws_name: "InternalFailure".into(),
                             message: format!("the forwarded call does not read: {error}"),
                             status: 500,
+                            resource_name: None,
                         },
                     };
                     let bytes = match serde_json::to_vec(&answer) {
@@ -314,6 +318,7 @@ fn internal_answer(message: &str) -> Vec<u8> {
         aws_name: "InternalFailure".into(),
         message: message.to_owned(),
         status: 500,
+        resource_name: None,
     };
     // A three-field value of strings and a number always encodes.
     serde_json::to_vec(&answer).unwrap_or_default()
@@ -393,6 +398,7 @@ mod tests {
                         aws_name: "ExecutionDoesNotExist".into(),
                         message: "execution does not exist".into(),
                         status: 400,
+                        resource_name: None,
                     };
                 }
                 ForwardedAnswer::Output {
@@ -463,7 +469,8 @@ mod tests {
                 ForwardedAnswer::Error {
                     aws_name: "ExecutionDoesNotExist".into(),
                     message: "execution does not exist".into(),
-                    status: 400
+                    status: 400,
+                    resource_name: None,
                 }
             );
 

@@ -180,6 +180,7 @@ async fn answer_forwarded(
                 aws_name: error.wire_type(),
                 message: error.to_string(),
                 status: error.status().as_u16(),
+                resource_name: error.resource_name().map(str::to_owned),
             }
         }
     }

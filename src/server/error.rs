@@ -195,6 +195,8 @@ pub enum Error {
         message: String,
         /// Its HTTP status.
         status: u16,
+        /// The `resourceName` member of a `TooManyTags` answer.
+        resource_name: Option<String>,
     },
     /// The caller's account already has its share of long polls waiting.
     #[error("this account already has {limit} long polls waiting (its limit); retry later")]
@@ -321,6 +323,16 @@ impl Error {
             | Error::DevModeNotLoopback { .. }
             | Error::ListenAddress { .. }
             | Error::Io { .. } => "InternalFailure",
+        }
+    }
+
+    /// The `resourceName` member of the answer's body: a `TooManyTags` answered here or
+    /// forwarded from the owner.
+    pub fn resource_name(&self) -> Option<&str> {
+        match self {
+            Error::TooManyTags { resource_name, .. } => Some(resource_name),
+            Error::Forwarded { resource_name, .. } => resource_name.as_deref(),
+            _ => None,
         }
     }
 

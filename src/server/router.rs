@@ -114,7 +114,7 @@ async fn api<B: Backend>(State(state): State<Arc<ServerState<B>>>, request: Requ
                 tracing::info!(operation = operation_name, %request_id, error_type = error.aws_name(), %error, "refused");
             }
             let mut body = json!({"__type": error.wire_type(), "message": error.to_string()});
-            if let Error::TooManyTags { resource_name, .. } = &error {
+            if let Some(resource_name) = error.resource_name() {
                 body["resourceName"] = json!(resource_name);
             }
             json_response(status, &body, &request_id, Some(error.aws_name()))
