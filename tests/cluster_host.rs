@@ -8,6 +8,11 @@
 //! stream per partition, fenced by the lease's epoch): a node is aborted as a crash, the
 //! survivor takes its partitions over, replays them from JetStream and finishes their
 //! executions, and the crashed node's engines can append nothing acknowledged any more.
+//!
+//! The retention test runs on the real streams too, without lease drivers (the test delivers
+//! the ownership events, as a driver would, at epochs it picks): closed executions past
+//! retention are compacted out of the stream (copied forward the live ones, purged below a
+//! sequence), and a second host that takes the partition over replays none of them.
 
 #![cfg(all(feature = "server", feature = "cluster"))]
 
@@ -16,9 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use statelog::clock::ManualClock;
+use statelog::clock::{Clock, ManualClock};
 use statelog::cluster::host::{HostError, LogFactory, OptionsFor, PartitionHost};
-use statelog::cluster::jetstream::JetStreamLogFactory;
+use statelog::cluster::jetstream::{stream_name, JetStreamLogFactory};
 use statelog::engine::{Engine, EngineOptions, HistoryQuery};
 use statelog::store::{self, Log, MemoryLog};
 use statelog_cluster::config;
@@ -26,6 +31,7 @@ use statelog_cluster::limits::{LEASE_MS, TAKEOVER_MS_MAX};
 use statelog_cluster::node::{Node, NodeOptions};
 use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use statelog_nats::testing::TestCluster;
+use statelog_nats::{JetStreamLog, JetStreamOptions};
 
 const PARTITIONS: u32 = 4;
 /// The tests' lease: short so takeovers are quick, long enough that a KV round trip on a
@@ -447,4 +453,296 @@ fn a_partition_whose_log_stopped_is_opened_again_at_its_epoch() {
         .stop_execution(&started.execution_arn, None, None)
         .expect("writes again");
     assert!(host.reopen_stopped().is_empty());
+}
+
+/// Extents of this many stream messages (4,096 in production), so the retention test's few
+/// executions seal extents that a compaction may purge.
+const SMALL_EXTENT_MESSAGES: u64 = 4;
+
+/// The cluster's streams, opened with small extents.
+struct SmallExtents(JetStreamLogFactory);
+
+impl LogFactory for SmallExtents {
+    fn open(&self, partition: PartitionIndex, epoch: u64) -> Result<Arc<dyn Log>, store::Error> {
+        let options = JetStreamOptions {
+            extent_messages: SMALL_EXTENT_MESSAGES,
+            ..self.0.options(partition, epoch)
+        };
+        let log: Arc<dyn Log> = Arc::new(JetStreamLog::open(options)?);
+        Ok(log)
+    }
+}
+
+/// The first and last sequence the servers hold in `partition`'s stream.
+fn stream_sequences(cluster: &TestCluster, partition: PartitionIndex) -> (u64, u64) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let client = async_nats::connect(cluster.url(2)).await.expect("connect");
+        let jetstream = async_nats::jetstream::new(client);
+        let mut stream = jetstream
+            .get_stream(stream_name(partition))
+            .await
+            .expect("the partition's stream");
+        let info = stream.info().await.expect("stream info");
+        (info.state.first_sequence, info.state.last_sequence)
+    })
+}
+
+const DAY_MS: u64 = 86_400_000;
+/// The live execution's Wait: longer than retention plus a compaction interval, so it stays
+/// open while the others expire.
+const LIVE_WAIT_MS: u64 = 200 * DAY_MS;
+/// A Choice on the input: `wait` waits `LIVE_WAIT_MS`, `fail` fails, anything else succeeds.
+const BY_KIND: &str = r#"{"StartAt":"C","States":{
+    "C":{"Type":"Choice","Choices":[
+        {"Variable":"$.kind","StringEquals":"wait","Next":"W"},
+        {"Variable":"$.kind","StringEquals":"fail","Next":"F"}],"Default":"P"},
+    "W":{"Type":"Wait","Seconds":17280000,"End":true},
+    "F":{"Type":"Fail","Error":"Test.Failed","Cause":"asked to"},
+    "P":{"Type":"Pass","End":true}}}"#;
+const _: () = assert!(LIVE_WAIT_MS == 17_280_000 * 1_000);
+
+/// The event types of an execution's history, after checking that its ids are 1..=n.
+fn history_types(engine: &Engine, arn: &str) -> Vec<String> {
+    let events = engine
+        .get_execution_history(arn, &HistoryQuery::default())
+        .expect("history")
+        .events;
+    let ids: Vec<u32> = events.iter().map(|event| event.id.0).collect();
+    let contiguous: Vec<u32> = (1..=events.len() as u32).collect();
+    assert_eq!(ids, contiguous, "{arn}: event ids");
+    events
+        .iter()
+        .map(|event| event.details.type_name().to_string())
+        .collect()
+}
+
+fn assert_unknown(engine: &Engine, arn: &str, who: &str) {
+    match engine.describe_execution(arn) {
+        Err(statelog::engine::Error::ExecutionDoesNotExist { .. }) => {}
+        other => panic!("{who}: {arn} should be unknown: {other:?}"),
+    }
+}
+
+#[test]
+fn expired_executions_are_purged_from_the_stream_and_stay_gone_after_a_takeover() {
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    let factory: Arc<dyn LogFactory> =
+        Arc::new(SmallExtents(JetStreamLogFactory::new(cluster.urls(), 3)));
+    // Each host's engines run on their own manual clock, and with the options a `serve --nats`
+    // node gives them: the default retention (90 days) and compaction interval (daily).
+    let (host_a, clock_a) = clocked_host(factory.clone());
+    let (host_b, clock_b) = clocked_host(factory);
+    let defaults = EngineOptions::default();
+    let partition = PartitionIndex(1);
+    use statelog_cluster::node::{Ownership, OwnershipSink};
+    host_a.deliver(Ownership::Acquired {
+        partition,
+        epoch: 5,
+    });
+    let engine_a = host_a
+        .wait_opened(partition, Duration::from_millis(TAKEOVER_WAIT_MS))
+        .expect("a opens the stream");
+    let opened_ms = clock_a.now_ms();
+    engine_a
+        .create_state_machine("m", BY_KIND, None)
+        .expect("machine");
+
+    // The live one first: its records sit in the oldest extent, so a compaction must copy
+    // them forward to purge that extent.
+    let live = engine_a
+        .start_execution("m", Some(&name_in(partition, "live")), r#"{"kind":"wait"}"#)
+        .expect("started")
+        .execution_arn;
+    let timers = engine_a.armed_timer_count();
+    assert!(timers >= 1, "the live Wait arms a timer");
+    let mut expiring = Vec::new();
+    for i in 0..5 {
+        let kind = if i == 2 { "fail" } else { "pass" };
+        let arn = engine_a
+            .start_execution(
+                "m",
+                Some(&name_in(partition, &format!("old{i}"))),
+                &format!(r#"{{"kind":"{kind}"}}"#),
+            )
+            .expect("started")
+            .execution_arn;
+        let closed = engine_a.wait_until_closed(&arn).expect("closes");
+        let want = if kind == "fail" {
+            "FAILED"
+        } else {
+            "SUCCEEDED"
+        };
+        assert_eq!(closed.status.aws_name(), want, "{arn}");
+        expiring.push(arn);
+    }
+    // Every record of the executions that will expire is at or below this sequence.
+    let (_, expiring_last_sequence) = stream_sequences(&cluster, partition);
+    let live_history = history_types(&engine_a, &live);
+    assert_eq!(
+        live_history,
+        [
+            "ExecutionStarted",
+            "ChoiceStateEntered",
+            "ChoiceStateExited",
+            "WaitStateEntered"
+        ]
+    );
+
+    // Past retention and past one compaction interval.
+    assert!(defaults.retention_ms + defaults.compaction_interval_ms < LIVE_WAIT_MS);
+    clock_a.advance_ms(defaults.retention_ms + defaults.compaction_interval_ms);
+    for arn in &expiring {
+        assert_unknown(&engine_a, arn, "a, past retention");
+    }
+    // Executions that close now stay (and seal the extents holding the expired ones).
+    let mut recent = Vec::new();
+    for i in 0..2 * SMALL_EXTENT_MESSAGES {
+        let arn = engine_a
+            .start_execution(
+                "m",
+                Some(&name_in(partition, &format!("new{i}"))),
+                r#"{"kind":"pass"}"#,
+            )
+            .expect("started")
+            .execution_arn;
+        engine_a.wait_until_closed(&arn).expect("closes");
+        recent.push(arn);
+    }
+
+    // The background thread's step, on a's clock: due one interval after the open.
+    let mut last_ms = Some(opened_ms);
+    let summary = engine_a
+        .compact_if_due(&mut last_ms, defaults.compaction_interval_ms)
+        .expect("compaction")
+        .expect("due");
+    println!("compaction on a: {summary:?}");
+    assert_eq!(summary.executions_expired_count, expiring.len() as u64);
+    assert!(summary.segments_deleted_count >= 1, "{summary:?}");
+    assert!(summary.records_copied_count >= 1, "{summary:?}");
+    assert!(
+        engine_a
+            .compact_if_due(&mut last_ms, defaults.compaction_interval_ms)
+            .expect("compaction")
+            .is_none(),
+        "not due again until an interval passed"
+    );
+    // The purge happened on the servers: nothing of the expired executions is kept.
+    let (first_sequence, last_sequence) = stream_sequences(&cluster, partition);
+    println!(
+        "stream {}: sequences {first_sequence}..={last_sequence} (the expired executions' \
+         records were at or below {expiring_last_sequence})",
+        stream_name(partition)
+    );
+    assert!(
+        first_sequence > expiring_last_sequence,
+        "first sequence {first_sequence}, expired records up to {expiring_last_sequence}"
+    );
+    for arn in &expiring {
+        assert_unknown(&engine_a, arn, "a, compacted");
+    }
+    assert_eq!(history_types(&engine_a, &live), live_history);
+    assert_eq!(
+        engine_a
+            .describe_execution(&live)
+            .expect("live")
+            .status
+            .aws_name(),
+        "RUNNING"
+    );
+    for arn in &recent {
+        assert_eq!(
+            engine_a
+                .describe_execution(arn)
+                .expect("recent")
+                .status
+                .aws_name(),
+            "SUCCEEDED"
+        );
+    }
+
+    // b takes the partition over at a larger epoch. Its clock is where a's was before it
+    // advanced, so retention hides nothing on b: an expired execution whose records were
+    // still in the stream would be visible again here.
+    host_b.deliver(Ownership::Acquired {
+        partition,
+        epoch: 6,
+    });
+    let engine_b = host_b
+        .wait_opened(partition, Duration::from_millis(TAKEOVER_WAIT_MS))
+        .expect("b opens the stream");
+    for arn in &expiring {
+        assert_unknown(&engine_b, arn, "b, replayed");
+    }
+    for arn in &recent {
+        assert_eq!(
+            engine_b
+                .describe_execution(arn)
+                .expect("recent on b")
+                .status
+                .aws_name(),
+            "SUCCEEDED"
+        );
+    }
+    assert_eq!(history_types(&engine_b, &live), live_history);
+    assert_eq!(
+        engine_b.armed_timer_count(),
+        timers,
+        "the live Wait is re-armed"
+    );
+    // a's engine is fenced: its compaction (the recent ones expire on its clock too) copies
+    // nothing forward and purges nothing.
+    clock_a.advance_ms(defaults.retention_ms + defaults.compaction_interval_ms);
+    let stale = engine_a.compact();
+    assert!(
+        matches!(
+            stale,
+            Err(statelog::engine::Error::Store(store::Error::Fenced))
+        ),
+        "a's compaction after the takeover: {stale:?}"
+    );
+    assert_eq!(
+        stream_sequences(&cluster, partition).0,
+        first_sequence,
+        "a purged nothing after the takeover"
+    );
+
+    // The live one finishes on b.
+    clock_b.advance_ms(LIVE_WAIT_MS);
+    assert!(engine_b.run_due_timers() >= 1, "the Wait is due");
+    let closed = engine_b.wait_until_closed(&live).expect("closes");
+    assert_eq!(closed.status.aws_name(), "SUCCEEDED");
+    let mut finished = live_history.clone();
+    finished.extend([
+        "WaitStateExited".to_string(),
+        "ExecutionSucceeded".to_string(),
+    ]);
+    assert_eq!(history_types(&engine_b, &live), finished);
+
+    // b compacts too: on its clock the recent ones are past retention, the live one is not.
+    for i in 0..2 * SMALL_EXTENT_MESSAGES {
+        let arn = engine_b
+            .start_execution(
+                "m",
+                Some(&name_in(partition, &format!("b{i}"))),
+                r#"{"kind":"pass"}"#,
+            )
+            .expect("started on b")
+            .execution_arn;
+        engine_b.wait_until_closed(&arn).expect("closes");
+    }
+    clock_b.advance_ms(DAY_MS);
+    let summary = engine_b.compact().expect("b's compaction");
+    println!("compaction on b: {summary:?}");
+    assert_eq!(summary.executions_expired_count, recent.len() as u64);
+    assert!(stream_sequences(&cluster, partition).0 > first_sequence);
+    for arn in &recent {
+        assert_unknown(&engine_b, arn, "b, compacted");
+    }
+    assert_eq!(history_types(&engine_b, &live), finished);
 }

@@ -3,6 +3,10 @@
 //! after a signature is checked), and the partitions are split between the nodes, so calls
 //! are answered here or forwarded to the other node. The state machines and activities live in
 //! partition 0 (the catalog); executions in the partition of their name.
+//!
+//! The redrive test fails an execution in a partition of one node, redrives it through the
+//! other (the call forwarded to the owner), and redrives a second one after its partition
+//! moved to the other node (its owner shut down): both run again and succeed.
 
 #![cfg(all(feature = "server", feature = "cluster"))]
 
@@ -20,7 +24,7 @@ use statelog::server::protocol::Operation;
 use statelog::server::router::answer_call;
 use statelog::server::{Backend, ServerState};
 use statelog_cluster::config;
-use statelog_cluster::partition::PartitionIndex;
+use statelog_cluster::partition::{partition_of_execution, PartitionIndex};
 use statelog_nats::testing::TestCluster;
 
 const PARTITIONS: u32 = 4;
@@ -337,5 +341,189 @@ fn any_node_answers_any_call_across_partitions() {
         for node in [&a, &b] {
             node.backend.shutdown().await;
         }
+    });
+}
+
+/// The event types of an execution's history, read through `node`, after checking that its
+/// ids are 1..=n.
+async fn history_types(node: &Node, arn: &str) -> Vec<String> {
+    let page = call_ok(
+        node,
+        Operation::GetExecutionHistory,
+        json!({"executionArn": arn, "maxResults": 1000}),
+    )
+    .await;
+    let events = page["events"].as_array().expect("events").clone();
+    let ids: Vec<u64> = events
+        .iter()
+        .map(|e| e["id"].as_u64().expect("id"))
+        .collect();
+    let contiguous: Vec<u64> = (1..=events.len() as u64).collect();
+    assert_eq!(ids, contiguous, "{arn}: event ids");
+    events
+        .iter()
+        .map(|e| e["type"].as_str().expect("type").to_owned())
+        .collect()
+}
+
+/// Hands out the one task queued on `activity_arn` (polled through `poll`) and answers it
+/// through `answer`: a failure, or a success echoing its input. Returns the task's input.
+async fn answer_task(poll: &Node, answer: &Node, activity_arn: &str, fail: bool) -> Value {
+    let task = call_ok(
+        poll,
+        Operation::GetActivityTask,
+        json!({"activityArn": activity_arn, "workerName": "flaky"}),
+    )
+    .await;
+    let token = task["taskToken"].as_str().expect("a task").to_owned();
+    let input: Value = serde_json::from_str(task["input"].as_str().expect("input")).expect("json");
+    if fail {
+        call_ok(
+            answer,
+            Operation::SendTaskFailure,
+            json!({"taskToken": token, "error": "Flaky.First", "cause": "the first attempt fails"}),
+        )
+        .await;
+    } else {
+        call_ok(
+            answer,
+            Operation::SendTaskSuccess,
+            json!({"taskToken": token, "output": json!({"done": input["n"]}).to_string()}),
+        )
+        .await;
+    }
+    input
+}
+
+#[test]
+fn a_failed_execution_is_redriven_through_another_node_and_after_its_partition_moved() {
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        config::init(&cluster.urls(), PARTITIONS)
+            .await
+            .expect("init");
+        let a = node(&cluster, "a", dir.path()).await;
+        let b = node(&cluster, "b", dir.path()).await;
+        wait_split(&a, &b).await;
+
+        // A Task on an activity whose worker fails the first attempt and answers the next.
+        let activity = call_ok(&a, Operation::CreateActivity, json!({"name": "flaky"})).await;
+        let activity_arn = activity["activityArn"].as_str().expect("arn").to_owned();
+        let definition = json!({
+            "StartAt": "T",
+            "States": {"T": {"Type": "Task", "Resource": activity_arn, "End": true}}
+        })
+        .to_string();
+        let created = call_ok(
+            &b,
+            Operation::CreateStateMachine,
+            json!({"name": "r", "definition": definition, "roleArn": "arn:aws:iam::000000000000:role/r"}),
+        )
+        .await;
+        let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
+
+        // Two executions in partitions a owns, started through b; each one's task fails.
+        let owned_a = a.backend.host().owned();
+        let names: Vec<(String, PartitionIndex)> = (0..)
+            .map(|i| format!("redrive-{i}"))
+            .filter_map(|name| {
+                let partition =
+                    partition_of_execution(ACCOUNT, "r", &name, PARTITIONS).expect("in range");
+                owned_a.contains_key(&partition).then_some((name, partition))
+            })
+            .take(2)
+            .collect();
+        let mut failed = Vec::new();
+        for (n, (name, partition)) in names.iter().enumerate() {
+            let started = call_ok(
+                &b,
+                Operation::StartExecution,
+                json!({"stateMachineArn": machine, "name": name, "input": json!({"n": n}).to_string()}),
+            )
+            .await;
+            let arn = started["executionArn"].as_str().expect("arn").to_owned();
+            let input = answer_task(&b, &a, &activity_arn, true).await;
+            assert_eq!(input, json!({"n": n}));
+            let described = wait_status(&b, &arn, "FAILED").await;
+            assert_eq!(described["error"], "Flaky.First");
+            assert_eq!(described["redriveStatus"], "REDRIVABLE", "{described}");
+            failed.push((arn, *partition));
+        }
+        let redriven_types = [
+            "ExecutionStarted",
+            "TaskStateEntered",
+            "ActivityScheduled",
+            "ActivityStarted",
+            "ActivityFailed",
+            "ExecutionFailed",
+            // The redrive reruns the failed state: entered again, a new activity.
+            "ExecutionRedriven",
+            "TaskStateEntered",
+            "ActivityScheduled",
+            "ActivityStarted",
+            "ActivitySucceeded",
+            "TaskStateExited",
+            "ExecutionSucceeded",
+        ];
+
+        // The first, redriven through b while a owns its partition: forwarded to a.
+        let (arn, partition) = &failed[0];
+        assert!(!b.backend.host().owned().contains_key(partition));
+        let redriven = call_ok(
+            &b,
+            Operation::RedriveExecution,
+            json!({"executionArn": arn, "clientToken": "again-0"}),
+        )
+        .await;
+        assert!(redriven["redriveDate"].is_number(), "{redriven}");
+        let input = answer_task(&a, &b, &activity_arn, false).await;
+        assert_eq!(input, json!({"n": 0}), "the same input, once more");
+        let described = wait_status(&b, arn, "SUCCEEDED").await;
+        assert_eq!(described["redriveCount"], 1, "{described}");
+        assert_eq!(described["output"], json!({"done": 0}).to_string());
+        assert_eq!(history_types(&a, arn).await, redriven_types);
+        // The same client token answers the same redrive; a succeeded execution is not
+        // redriven again (the owner's refusal, forwarded as it answered it).
+        let repeated = call_ok(
+            &b,
+            Operation::RedriveExecution,
+            json!({"executionArn": arn, "clientToken": "again-0"}),
+        )
+        .await;
+        assert_eq!(repeated["redriveDate"], redriven["redriveDate"]);
+        let refused = call(&b, Operation::RedriveExecution, json!({"executionArn": arn}))
+            .await
+            .expect_err("succeeded: not redrivable");
+        assert!(refused.starts_with("ExecutionNotRedrivable"), "{refused}");
+
+        // The second, after its partition moved: a shuts down (its leases released), b
+        // takes every partition, replays them from their streams, and redrives it.
+        let (arn, partition) = &failed[1];
+        a.backend.shutdown().await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while b.backend.host().owned().len() < PARTITIONS as usize {
+            assert!(Instant::now() < deadline, "b serves {:?}", b.backend.host().owned());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(b.backend.host().owned().contains_key(partition));
+        let described = wait_status(&b, arn, "FAILED").await;
+        assert_eq!(described["redriveStatus"], "REDRIVABLE", "{described}");
+        let redriven = call_ok(&b, Operation::RedriveExecution, json!({"executionArn": arn})).await;
+        assert!(redriven["redriveDate"].is_number(), "{redriven}");
+        let input = answer_task(&b, &b, &activity_arn, false).await;
+        assert_eq!(input, json!({"n": 1}));
+        let described = wait_status(&b, arn, "SUCCEEDED").await;
+        assert_eq!(described["redriveCount"], 1, "{described}");
+        assert_eq!(history_types(&b, arn).await, redriven_types);
+
+        b.backend.shutdown().await;
     });
 }

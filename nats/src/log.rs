@@ -12,7 +12,9 @@
 //! sequence. The alternative, one message per record with the sequence as the LSN, would
 //! split batches (no atomicity: JetStream has no multi-message transaction the fence also
 //! covers) and multiply the acknowledgements. Messages that hold no caller record (the
-//! takeover marker, an empty compaction round) take no LSN.
+//! takeover marker, an empty compaction round) take no LSN. A replay takes its first LSN from
+//! the stream's first message: 1 on a stream never purged, the first record kept on one
+//! purged below a sequence; from there each message must follow the one before it.
 //!
 //! Fencing. Each owner opens with an epoch (the cluster layer passes its lease's revision).
 //! Open replays the stream, refuses an epoch lower than the one in the last takeover marker
@@ -496,6 +498,7 @@ async fn replay(
         next_lsn: 1,
         ..Replayed::default()
     };
+    let mut first = true;
     while let Some(fetched) = messages.recv().await {
         let fetched = fetched?;
         let records = decode_body(&fetched.payload).map_err(|reason| Error::Decode {
@@ -504,6 +507,19 @@ async fn replay(
             reason,
         })?;
         let count = records.len() as u64;
+        // The stream's first message says where its LSNs start: at 1 on a stream never
+        // purged, at the first record kept on one purged below a sequence (a compaction, a
+        // trim). Every later message must follow the one before it.
+        if std::mem::take(&mut first) {
+            if fetched.sequence == 1 && fetched.lsn != 1 {
+                return Err(Error::Decode {
+                    stream: stream_name.to_owned(),
+                    sequence: fetched.sequence,
+                    reason: "the stream's first message does not start at LSN 1",
+                });
+            }
+            replayed.next_lsn = fetched.lsn;
+        }
         if fetched.lsn != replayed.next_lsn && count > 0 {
             return Err(Error::Decode {
                 stream: stream_name.to_owned(),

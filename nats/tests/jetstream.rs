@@ -1,7 +1,7 @@
 //! `JetStreamLog` on a real 3-node nats-server cluster (R3), started and stopped by each test:
 //! the store's whole log contract, then what only a replicated log has to show: fencing of a
-//! stale owner (through a leader change too), a full cluster restart, and a server killed under
-//! appends.
+//! stale owner (through a leader change too), a full cluster restart, a stream purged below a
+//! sequence (compaction, trim) replayed by its next owner, and a server killed under appends.
 //!
 //! Scenario guarded: issue 19's promise that an acknowledged append is on a quorum and stays
 //! there, and that a stale owner cannot get anything acknowledged once a newer one opened.
@@ -269,6 +269,59 @@ fn a_full_cluster_restart_keeps_every_acknowledged_record() {
     );
     let next = contract::append_one(&log, 99);
     assert_eq!(next, Lsn(expected.len() as u64 + 1), "LSNs go on densely");
+}
+
+#[test]
+fn a_compacted_or_trimmed_stream_is_replayed_by_the_next_owner() {
+    let _serial = serial();
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    // Compaction: the odd tags of the sealed extents dropped, the even ones copied forward,
+    // every original below the bound purged from the stream.
+    let log = open(&cluster, "purged", 1);
+    for tag in 0..40u64 {
+        contract::append_one(&log, tag);
+    }
+    let bound = log
+        .extents()
+        .iter()
+        .rev()
+        .find(|extent| extent.sealed)
+        .map(|extent| extent.first_lsn)
+        .expect("40 appends seal extents");
+    let done = log
+        .compact_below(
+            bound,
+            &mut |record| u64::from_le_bytes(record.payload[..8].try_into().expect("8")) % 2 == 0,
+            &mut |_| {},
+        )
+        .expect("compacts");
+    assert!(done.extents_dropped_count > 0 && done.records_dropped_count > 0);
+    let compacted = contents(&log);
+    let first_lsn = log.stats().first_lsn;
+    assert!(first_lsn > Lsn(1), "the front was purged: {first_lsn:?}");
+    drop(log);
+    // The next owner replays a stream whose first message is not its first LSN any more.
+    let log = open(&cluster, "purged", 2);
+    assert_eq!(contents(&log), compacted);
+    assert_eq!(log.stats().first_lsn, first_lsn);
+    let next = contract::append_one(&log, 100);
+    assert_eq!(
+        next,
+        Lsn(compacted.keys().last().expect("records").0 + 1),
+        "LSNs go on densely"
+    );
+
+    // Trim: whole extents purged, the rest replayed as it was.
+    let middle = *compacted.keys().nth(compacted.len() / 2).expect("records");
+    let first_lsn = log.trim_below(middle).expect("trims");
+    assert!(first_lsn > compacted.keys().next().copied().expect("records"));
+    let trimmed = contents(&log);
+    drop(log);
+    let log = open(&cluster, "purged", 3);
+    assert_eq!(contents(&log), trimmed);
+    assert_eq!(log.stats().first_lsn, first_lsn);
 }
 
 /// What one notified append was told, with its LSN and bytes.
