@@ -527,3 +527,69 @@ fn a_failed_execution_is_redriven_through_another_node_and_after_its_partition_m
         b.backend.shutdown().await;
     });
 }
+
+/// A node that gives partitions up (a second node joins and takes its share) lets go of their
+/// engines: the adapters it kept for them are dropped within a few reopen checks, so an old
+/// engine's threads and memory do not stay until the partition comes back.
+#[test]
+fn a_node_lets_go_of_the_engines_of_partitions_it_gave_up() {
+    let Some(cluster) = TestCluster::start_or_skip(3) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        config::init(&cluster.urls(), PARTITIONS)
+            .await
+            .expect("init");
+        let a = node(&cluster, "a", dir.path()).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while a.backend.host().owned().len() < PARTITIONS as usize {
+            assert!(Instant::now() < deadline, "{:?}", a.backend.host().owned());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        call_ok(
+            &a,
+            Operation::CreateStateMachine,
+            json!({"name": "m", "definition": PASS, "roleArn": "arn:aws:iam::000000000000:role/r"}),
+        )
+        .await;
+        // An execution in every partition: a serves each through an adapter of its engine.
+        let mut covered = BTreeSet::new();
+        for i in 0.. {
+            let name = format!("run-{i}");
+            let partition = partition_of_execution(ACCOUNT, "m", &name, PARTITIONS).expect("in range");
+            if covered.insert(partition) {
+                call_ok(
+                    &a,
+                    Operation::StartExecution,
+                    json!({"stateMachineArn": "arn:aws:states:us-east-1:000000000000:stateMachine:m", "name": name}),
+                )
+                .await;
+            }
+            if covered.len() == PARTITIONS as usize {
+                break;
+            }
+        }
+        assert_eq!(a.backend.adapters_count(), PARTITIONS as usize);
+
+        let b = node(&cluster, "b", dir.path()).await;
+        wait_split(&a, &b).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (kept, owned) = (a.backend.adapters_count(), a.backend.host().owned().len());
+            if kept <= owned {
+                assert!(owned < PARTITIONS as usize);
+                break;
+            }
+            assert!(Instant::now() < deadline, "a keeps {kept} adapters for {owned} partitions");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        b.backend.shutdown().await;
+        a.backend.shutdown().await;
+    });
+}

@@ -251,16 +251,19 @@ impl ClusterBackend {
     /// Hands the backend the node's lease driver and responder, which [`Backend::shutdown`]
     /// stops (the leases released, so the others take over at once), and starts, on the
     /// current runtime, the task that reopens a partition whose log stopped
-    /// ([`PartitionHost::reopen_stopped`], every [`HOST_REOPEN_CHECK_MS`]).
+    /// ([`PartitionHost::reopen_stopped`], every [`HOST_REOPEN_CHECK_MS`]) and lets go of the
+    /// adapters of engines the host no longer serves.
     pub fn attach(&self, node: Node, responder: Responder, lease_runtime: tokio::runtime::Runtime) {
-        let host = self.inner.host.clone();
+        let inner = Arc::downgrade(&self.inner);
         let reopener = tokio::spawn(async move {
             let mut every =
                 tokio::time::interval(std::time::Duration::from_millis(HOST_REOPEN_CHECK_MS));
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 every.tick().await;
-                host.reopen_stopped();
+                let Some(inner) = inner.upgrade() else { return };
+                inner.host.reopen_stopped();
+                prune_adapters(&inner);
             }
         });
         *self.inner.membership.lock() = Some(Membership {
@@ -269,6 +272,12 @@ impl ClusterBackend {
             reopener,
             lease_runtime: Some(lease_runtime),
         });
+    }
+
+    /// How many engine adapters this backend keeps (one per partition served since the last
+    /// pruning).
+    pub fn adapters_count(&self) -> usize {
+        self.inner.adapters.lock().len()
     }
 
     /// The host of this node's partitions.
@@ -883,6 +892,17 @@ impl ClusterBackend {
     pub fn answers_for(&self, partition: PartitionIndex) -> bool {
         self.owns(partition)
     }
+}
+
+/// Drops the adapter of every partition whose engine the host no longer serves, or serves in
+/// a later generation: the adapter holds its engine (its threads and memory) alive.
+fn prune_adapters(inner: &Inner) {
+    inner.adapters.lock().retain(|&partition, (generation, _)| {
+        inner
+            .host
+            .engine_at(partition)
+            .is_ok_and(|(_, current)| current == *generation)
+    });
 }
 
 fn list_input_json(input: &ListExecutionsInput) -> Value {
