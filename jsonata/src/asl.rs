@@ -122,6 +122,33 @@ impl seam::CompiledExpression for Expression {
         Expression::states_paths(self)
     }
 
+    fn evaluate_direct(
+        &self,
+        states: &seam::States<'_>,
+        variables: &[(&str, &Value)],
+    ) -> Option<Result<Option<Value>, seam::EvalError>> {
+        // `$states` as `bind` makes it: these members, those present.
+        let mut members: [(&str, &Value); 4] = [("input", states.input); 4];
+        let mut count = 1;
+        for (name, value) in [
+            ("result", states.result),
+            ("errorOutput", states.error_output),
+            ("context", states.context),
+        ] {
+            if let Some(value) = value {
+                members[count] = (name, value);
+                count += 1;
+            }
+        }
+        self.evaluate_json(&members[..count], variables)
+            .map(|evaluated| {
+                evaluated.map_err(|e| match e {
+                    crate::EvalError::NotJson { .. } => seam::EvalError::NotJson,
+                    other => seam::EvalError::Threw(other.to_string()),
+                })
+            })
+    }
+
     fn evaluate(
         &self,
         bound: &dyn seam::Bound,

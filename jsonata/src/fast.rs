@@ -239,3 +239,146 @@ fn compare<'b>(op: BinaryOp, lhs: Got<'_>, rhs: Got<'_>) -> Option<Got<'b>> {
         _ => return None,
     }))
 }
+
+/// Where a direct evaluation ([`Fast::evaluate_json`]) finds a `$name`: `$states` as its
+/// members (`input`, `result`, `errorOutput`, `context`, those present), the variables set;
+/// neither converted.
+pub(crate) struct JsonRoots<'a> {
+    pub(crate) states: &'a [(&'a str, &'a serde_json::Value)],
+    pub(crate) variables: &'a [(&'a str, &'a serde_json::Value)],
+}
+
+/// What `$name` is among [`JsonRoots`].
+enum JsonRoot<'a> {
+    States(&'a [(&'a str, &'a serde_json::Value)]),
+    Value(&'a serde_json::Value),
+}
+
+impl<'a> JsonRoots<'a> {
+    fn get(&self, name: &str) -> Option<JsonRoot<'a>> {
+        if name == "states" {
+            return Some(JsonRoot::States(self.states));
+        }
+        self.variables
+            .iter()
+            .find(|(variable, _)| *variable == name)
+            .map(|(_, value)| JsonRoot::Value(value))
+    }
+}
+
+/// What a direct evaluation gives: [`Got`] over JSON values.
+pub(crate) enum GotJson<'b> {
+    Nothing,
+    /// A bound value, or a part of one: never an array, an object or `$states` itself.
+    Found(&'b serde_json::Value),
+    Str(String),
+    Num(f64),
+    Bool(bool),
+    Null,
+}
+
+impl Fast {
+    /// [`Fast::evaluate`] straight over JSON values, without converting them into bindings
+    /// first: the same value wherever both answer. `None` where the engine (or the converted
+    /// form) must decide, and also where the value found is an object (its JSON would be
+    /// rebuilt through the evaluator's form, which writes numbers its own way).
+    pub(crate) fn evaluate_json<'b>(&self, root: &JsonRoots<'b>) -> Option<GotJson<'b>> {
+        Some(match self {
+            Fast::Str(s) => GotJson::Str(s.clone()),
+            Fast::Num(n) => GotJson::Num(*n),
+            Fast::Bool(b) => GotJson::Bool(*b),
+            Fast::Null => GotJson::Null,
+            Fast::Path { name, keys } => match look_up_json(root.get(name), keys)? {
+                None => GotJson::Nothing,
+                Some(value) => GotJson::Found(value),
+            },
+            Fast::Concat(lhs, rhs) => {
+                let mut joined = text_json(lhs.evaluate_json(root)?)?;
+                joined.push_str(&text_json(rhs.evaluate_json(root)?)?);
+                GotJson::Str(joined)
+            }
+            Fast::Compare(op, lhs, rhs) => {
+                let got = |got: GotJson<'_>| -> Option<Got<'static>> {
+                    Some(match got {
+                        GotJson::Nothing => Got::Nothing,
+                        GotJson::Str(s) => Got::Str(s),
+                        GotJson::Found(serde_json::Value::String(s)) => Got::Str(s.clone()),
+                        GotJson::Num(n) => Got::Num(n),
+                        GotJson::Found(serde_json::Value::Number(n)) => {
+                            Got::Num(n.as_f64().unwrap_or(f64::NAN))
+                        }
+                        GotJson::Bool(b) | GotJson::Found(&serde_json::Value::Bool(b)) => {
+                            Got::Bool(b)
+                        }
+                        GotJson::Null | GotJson::Found(serde_json::Value::Null) => Got::Null,
+                        GotJson::Found(_) => return None,
+                    })
+                };
+                let lhs = got(lhs.evaluate_json(root)?)?;
+                let rhs = got(rhs.evaluate_json(root)?)?;
+                match compare(*op, lhs, rhs)? {
+                    Got::Bool(b) => GotJson::Bool(b),
+                    Got::Nothing => GotJson::Nothing,
+                    _ => return None,
+                }
+            }
+        })
+    }
+}
+
+/// [`look_up`] over JSON: the same answers, with `$states` walked member by member.
+fn look_up_json<'b>(
+    root: Option<JsonRoot<'b>>,
+    keys: &[Key],
+) -> Option<Option<&'b serde_json::Value>> {
+    use serde_json::Value;
+    let (mut value, keys) = match root {
+        None => return Some(None),
+        Some(JsonRoot::Value(value)) => (value, keys),
+        Some(JsonRoot::States(members)) => match keys.split_first() {
+            // `$states` itself is an object: left to the converted form.
+            None => return None,
+            Some((Key::Field(name), rest)) => {
+                match members.iter().find(|(member, _)| member == name) {
+                    Some((_, value)) => (*value, rest),
+                    None => return Some(None),
+                }
+            }
+            Some((Key::Index(_), _)) => return None,
+        },
+    };
+    for key in keys {
+        value = match (key, value) {
+            (Key::Field(key), Value::Object(map)) => match map.get(key.as_str()) {
+                Some(child) => child,
+                None => return Some(None),
+            },
+            (Key::Field(_), Value::Array(_)) => return None,
+            (Key::Index(index), Value::Array(items)) => {
+                if items.iter().any(Value::is_array) {
+                    return None;
+                }
+                match items.get(*index) {
+                    Some(item) => item,
+                    None => return Some(None),
+                }
+            }
+            (Key::Index(_), _) => return None,
+            (Key::Field(_), _) => return Some(None),
+        };
+    }
+    match value {
+        Value::Array(_) | Value::Object(_) => None,
+        other => Some(Some(other)),
+    }
+}
+
+/// [`text`] over JSON.
+fn text_json(got: GotJson<'_>) -> Option<String> {
+    match got {
+        GotJson::Nothing => Some(String::new()),
+        GotJson::Str(s) => Some(s),
+        GotJson::Found(serde_json::Value::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}

@@ -92,6 +92,7 @@ fn run(expression: &Expression, bindings: &Bindings) -> Result<Option<Value>, Ev
 #[test]
 fn fast_shapes_give_what_the_engine_gives() {
     let mut fast_taken = 0;
+    let mut direct_taken = 0;
     for source in EXPRESSIONS {
         let fast = Expression::compile(source).expect(source);
         assert!(fast.fast.is_some(), "{source} has a fast form");
@@ -121,6 +122,12 @@ fn fast_shapes_give_what_the_engine_gives() {
                 assert_eq!(run(&slow, &with_pruned), expected, "engine, pruned: {case}");
                 assert_eq!(run(&fast, &with_pruned), expected, "fast, pruned: {case}");
                 assert_eq!(run(&fast, &with_whole), expected, "fast, whole: {case}");
+                // Straight over the JSON (nothing bound): the same, where it answers.
+                let direct = fast.evaluate_json(&members, &[("v", &variable)]);
+                if let Some(direct) = &direct {
+                    direct_taken += 1;
+                    assert_eq!(direct, &expected, "direct: {case}");
+                }
                 if fast
                     .fast
                     .as_ref()
@@ -135,6 +142,11 @@ fn fast_shapes_give_what_the_engine_gives() {
     // Most cases are answered without the engine (the rest fall back to it).
     let cases = EXPRESSIONS.len() * inputs().len() * variables().len();
     assert!(fast_taken * 2 > cases, "{fast_taken} of {cases} taken fast");
+    // Most of those straight over the JSON too (not where an object is found).
+    assert!(
+        direct_taken * 3 > cases,
+        "{direct_taken} of {cases} taken directly"
+    );
 }
 
 #[test]

@@ -327,6 +327,29 @@ impl Expression {
         self.evaluate_with_limits(input, bindings, host, Limits::default())
     }
 
+    /// Evaluates straight over JSON values where the expression's shape allows it (`fast`):
+    /// `$states` as its `states` members, the `variables` set, nothing converted.
+    /// The same answer [`Expression::evaluate`] gives over their bindings; `None`: evaluate
+    /// with bindings.
+    pub(crate) fn evaluate_json(
+        &self,
+        states: &[(&str, &Value)],
+        variables: &[(&str, &Value)],
+    ) -> Option<Result<Option<Value>, EvalError>> {
+        let root = fast::JsonRoots { states, variables };
+        Some(match self.fast.as_ref()?.evaluate_json(&root)? {
+            fast::GotJson::Nothing => Ok(None),
+            fast::GotJson::Found(Value::Number(n)) => {
+                convert::number(n.as_f64().unwrap_or(f64::NAN)).map(Some)
+            }
+            fast::GotJson::Found(value) => Ok(Some(value.clone())),
+            fast::GotJson::Str(s) => Ok(Some(Value::String(s))),
+            fast::GotJson::Num(n) => convert::number(n).map(Some),
+            fast::GotJson::Bool(b) => Ok(Some(Value::Bool(b))),
+            fast::GotJson::Null => Ok(Some(Value::Null)),
+        })
+    }
+
     /// [`Expression::evaluate`] with limits.
     pub fn evaluate_with_limits(
         &self,

@@ -558,6 +558,11 @@ pub fn evaluate_expression(
     variables: &[String],
     env: &mut Env<'_>,
 ) -> Result<Value, StatesError> {
+    // A path or a comparison is read straight from the values, nothing converted.
+    let values = read_variables(variables, env);
+    if let Some(answer) = expression.evaluate_direct(&|| field.to_string(), states, &values) {
+        return answer;
+    }
     let bound = bind(states, variables, env)?;
     let mut host = DecisionHost {
         now_ms: env.now_ms,
@@ -578,11 +583,15 @@ pub fn bind(
             "The state machine has JSONata expressions but no JSONata evaluator was given.",
         ));
     };
-    let values: Vec<(&str, &Value)> = variables
+    Ok(runtime.0.bind(states, &read_variables(variables, env)))
+}
+
+/// The values of the variables named that are set, as a state step's expressions see them.
+fn read_variables<'e>(variables: &'e [String], env: &'e Env<'_>) -> Vec<(&'e str, &'e Value)> {
+    variables
         .iter()
         .filter_map(|name| env.variables.get(name).map(|v| (name.as_str(), v)))
-        .collect();
-    Ok(runtime.0.bind(states, &values))
+        .collect()
 }
 
 impl JsonPathFlow {

@@ -90,6 +90,18 @@ pub trait CompiledExpression: Send + Sync {
     /// Evaluates with the values `bound` (made by the same evaluator's [`Jsonata::bind`]);
     /// `Ok(None)`: it returned nothing (undefined).
     fn evaluate(&self, bound: &dyn Bound, host: &mut dyn Host) -> Result<Option<Value>, EvalError>;
+    /// Evaluates straight over `states` and `variables` (those [`Jsonata::bind`] would get),
+    /// without binding them, where the expression's shape allows it (a path, a comparison): exactly what
+    /// [`CompiledExpression::evaluate`] over their bindings would give. `None` (the default):
+    /// bind and evaluate.
+    fn evaluate_direct(
+        &self,
+        states: &States<'_>,
+        variables: &[(&str, &Value)],
+    ) -> Option<Result<Option<Value>, EvalError>> {
+        let _ = (states, variables);
+        None
+    }
 }
 
 /// The decision's clock and entropy, as an evaluation sees them.
@@ -195,7 +207,27 @@ impl Expression {
         bound: &dyn Bound,
         host: &mut dyn Host,
     ) -> Result<Value, StatesError> {
-        match self.0.evaluate(bound, host) {
+        self.answer(field, self.0.evaluate(bound, host))
+    }
+
+    /// [`Expression::evaluate`] straight over `states` and the variables (see
+    /// [`CompiledExpression::evaluate_direct`]); `None`: bind and evaluate.
+    pub fn evaluate_direct(
+        &self,
+        field: &dyn Fn() -> String,
+        states: &States<'_>,
+        variables: &[(&str, &Value)],
+    ) -> Option<Result<Value, StatesError>> {
+        let evaluated = self.0.evaluate_direct(states, variables)?;
+        Some(self.answer(field, evaluated))
+    }
+
+    fn answer(
+        &self,
+        field: &dyn Fn() -> String,
+        evaluated: Result<Option<Value>, EvalError>,
+    ) -> Result<Value, StatesError> {
+        match evaluated {
             Ok(Some(value)) => Ok(value),
             Ok(None) => Err(self.failure(&field(), format_args!("returned nothing (undefined)."))),
             Err(EvalError::NotJson) => Err(self.failure(
