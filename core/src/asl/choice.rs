@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::jsonata::{Bound, Host};
+use super::jsonata::{Host, LazyBound, States};
 use super::model::{
     ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, Operand, PatternPiece,
     StringPattern, Test, TypeCheck,
@@ -303,7 +303,9 @@ impl ChoiceState {
     /// taken carries its `Output` and `Assign`.
     pub fn pick_jsonata(
         &self,
-        bound: &dyn Bound,
+        states: &States<'_>,
+        values: &[(&str, &Value)],
+        bound: &mut LazyBound<'_>,
         host: &mut dyn Host,
     ) -> Result<Picked<'_>, StatesError> {
         for rule in &self.choices {
@@ -313,7 +315,16 @@ impl ChoiceState {
                     "A JSONPath Choice rule in a JSONata Choice state.",
                 ));
             };
-            let holds = match condition.evaluate("Condition", bound, host)? {
+            // A condition of a simple shape is read straight from the input; the bindings
+            // are made only for one that needs them.
+            let direct = condition
+                .as_expression()
+                .and_then(|e| e.evaluate_direct(&|| "Condition".to_string(), states, values));
+            let value = match direct {
+                Some(value) => value?,
+                None => condition.evaluate("Condition", bound.get()?, host)?,
+            };
+            let holds = match value {
                 Value::Bool(holds) => holds,
                 other => {
                     return Err(match condition.as_expression() {

@@ -559,7 +559,7 @@ pub fn evaluate_expression(
     env: &mut Env<'_>,
 ) -> Result<Value, StatesError> {
     // A path or a comparison is read straight from the values, nothing converted.
-    let values = read_variables(variables, env);
+    let values = read_variables(variables, env.variables);
     if let Some(answer) = expression.evaluate_direct(&|| field.to_string(), states, &values) {
         return answer;
     }
@@ -577,20 +577,37 @@ pub fn bind(
     variables: &[String],
     env: &Env<'_>,
 ) -> Result<Box<dyn super::jsonata::Bound>, StatesError> {
-    let Some(runtime) = env.jsonata else {
+    bind_read(
+        states,
+        &read_variables(variables, env.variables),
+        env.jsonata,
+    )
+}
+
+/// [`bind`] of the variables' values already read ([`read_variables`]), for a caller that
+/// binds lazily while its [`Env`]'s entropy is lent to a host.
+pub fn bind_read(
+    states: &States<'_>,
+    values: &[(&str, &Value)],
+    runtime: Option<&JsonataRuntime>,
+) -> Result<Box<dyn super::jsonata::Bound>, StatesError> {
+    let Some(runtime) = runtime else {
         return Err(StatesError::new(
             crate::asl::ERROR_RUNTIME,
             "The state machine has JSONata expressions but no JSONata evaluator was given.",
         ));
     };
-    Ok(runtime.0.bind(states, &read_variables(variables, env)))
+    Ok(runtime.0.bind(states, values))
 }
 
 /// The values of the variables named that are set, as a state step's expressions see them.
-fn read_variables<'e>(variables: &'e [String], env: &'e Env<'_>) -> Vec<(&'e str, &'e Value)> {
+pub fn read_variables<'e>(
+    variables: &'e [String],
+    values: &'e Variables,
+) -> Vec<(&'e str, &'e Value)> {
     variables
         .iter()
-        .filter_map(|name| env.variables.get(name).map(|v| (name.as_str(), v)))
+        .filter_map(|name| values.get(name).map(|v| (name.as_str(), v)))
         .collect()
 }
 

@@ -112,6 +112,31 @@ pub trait Host {
     fn next_u64(&mut self) -> u64;
 }
 
+/// Bindings made on first use: a step whose expressions all evaluate directly
+/// ([`Expression::evaluate_direct`]) converts nothing.
+pub struct LazyBound<'f> {
+    bind: &'f dyn Fn() -> Result<Box<dyn Bound>, crate::paths::StatesError>,
+    bound: Option<Box<dyn Bound>>,
+}
+
+impl<'f> LazyBound<'f> {
+    /// Bindings that `bind` makes when first asked for.
+    pub fn new(bind: &'f dyn Fn() -> Result<Box<dyn Bound>, crate::paths::StatesError>) -> Self {
+        LazyBound { bind, bound: None }
+    }
+
+    /// The bindings, made now if not yet.
+    pub fn get(&mut self) -> Result<&dyn Bound, crate::paths::StatesError> {
+        if self.bound.is_none() {
+            self.bound = Some((self.bind)()?);
+        }
+        match &self.bound {
+            Some(bound) => Ok(&**bound),
+            None => unreachable!("made just above"),
+        }
+    }
+}
+
 /// The [`Host`] of one decision.
 pub struct DecisionHost<'a> {
     /// The decision's time.

@@ -51,17 +51,20 @@ impl Decider<'_, '_> {
                     context: flow.reads_context.then_some(&context),
                     paths: flow.states_paths.as_deref(),
                 };
-                let bound = crate::asl::data_flow::bind(&states, &flow.variables, &env)?;
+                let values = crate::asl::data_flow::read_variables(&flow.variables, env.variables);
+                let runtime = env.jsonata;
+                let make = || crate::asl::data_flow::bind_read(&states, &values, runtime);
+                let mut bound = crate::asl::jsonata::LazyBound::new(&make);
                 let mut host = crate::asl::jsonata::DecisionHost {
                     now_ms: env.now_ms,
                     entropy: &mut *env.entropy,
                 };
-                let picked = choice.pick_jsonata(&*bound, &mut host)?;
+                let picked = choice.pick_jsonata(&states, &values, &mut bound, &mut host)?;
                 let rule_output = picked.rule.and_then(|rule| rule.output.as_ref());
                 // Without an `Output` the output is the input, shared, not copied.
                 let output = match rule_output.or(flow.output.as_ref()) {
                     Some(template) => {
-                        Payload::from(template.evaluate("Output", &*bound, &mut host)?)
+                        Payload::from(template.evaluate("Output", bound.get()?, &mut host)?)
                     }
                     None => Payload::clone(&run.input),
                 };
