@@ -67,6 +67,22 @@ async fn call_ok(node: &Node, operation: Operation, body: Value) -> Value {
     }
 }
 
+/// A real 3-server cluster initialized with `PARTITIONS`, a directory for the nodes, and the
+/// runtime the test runs them on; `None` (the reason printed) where nats-server is absent.
+fn initialized_cluster() -> Option<(TestCluster, tempfile::TempDir, tokio::runtime::Runtime)> {
+    let cluster = TestCluster::start_or_skip(3)?;
+    let dir = tempfile::tempdir().expect("dir");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime
+        .block_on(config::init(&cluster.urls(), PARTITIONS))
+        .expect("init");
+    Some((cluster, dir, runtime))
+}
+
 async fn node(cluster: &TestCluster, name: &str, dir: &std::path::Path) -> Node {
     let config = NodeConfig {
         nats: cluster.urls(),
@@ -114,19 +130,10 @@ async fn wait_status(node: &Node, arn: &str, status: &str) -> Value {
 
 #[test]
 fn any_node_answers_any_call_across_partitions() {
-    let Some(cluster) = TestCluster::start_or_skip(3) else {
+    let Some((cluster, dir, runtime)) = initialized_cluster() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("dir");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("runtime");
     runtime.block_on(async {
-        config::init(&cluster.urls(), PARTITIONS)
-            .await
-            .expect("init");
         let a = node(&cluster, "a", dir.path()).await;
         let b = node(&cluster, "b", dir.path()).await;
         wait_split(&a, &b).await;
@@ -397,19 +404,10 @@ async fn answer_task(poll: &Node, answer: &Node, activity_arn: &str, fail: bool)
 
 #[test]
 fn a_failed_execution_is_redriven_through_another_node_and_after_its_partition_moved() {
-    let Some(cluster) = TestCluster::start_or_skip(3) else {
+    let Some((cluster, dir, runtime)) = initialized_cluster() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("dir");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("runtime");
     runtime.block_on(async {
-        config::init(&cluster.urls(), PARTITIONS)
-            .await
-            .expect("init");
         let a = node(&cluster, "a", dir.path()).await;
         let b = node(&cluster, "b", dir.path()).await;
         wait_split(&a, &b).await;
@@ -533,19 +531,10 @@ fn a_failed_execution_is_redriven_through_another_node_and_after_its_partition_m
 /// engine's threads and memory do not stay until the partition comes back.
 #[test]
 fn a_node_lets_go_of_the_engines_of_partitions_it_gave_up() {
-    let Some(cluster) = TestCluster::start_or_skip(3) else {
+    let Some((cluster, dir, runtime)) = initialized_cluster() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("dir");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("runtime");
     runtime.block_on(async {
-        config::init(&cluster.urls(), PARTITIONS)
-            .await
-            .expect("init");
         let a = node(&cluster, "a", dir.path()).await;
         let deadline = Instant::now() + Duration::from_secs(60);
         while a.backend.host().owned().len() < PARTITIONS as usize {

@@ -66,6 +66,17 @@ fn machine(extra: &str) -> String {
     )
 }
 
+/// An engine over `log` with the fake queue registered and the machine `waiter` created.
+fn open_waiter(log: Arc<dyn Log>, options: EngineOptions) -> (Engine, Queue) {
+    let engine = Engine::open_with_log(log, options).expect("opens");
+    let queue = Queue::default();
+    queue.register(&engine);
+    engine
+        .create_state_machine("waiter", &machine(""), None)
+        .expect("machine");
+    (engine, queue)
+}
+
 fn start(h: &Harness, definition: &str) -> String {
     h.engine
         .create_state_machine("waiter", definition, None)
@@ -417,12 +428,7 @@ fn a_failing_random_source_fails_token_and_name_generation_and_writes_nothing() 
         random_source: source.clone(),
         ..EngineOptions::default()
     };
-    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
-    let queue = Queue::default();
-    queue.register(&engine);
-    engine
-        .create_state_machine("waiter", &machine(""), None)
-        .expect("machine");
+    let (engine, queue) = open_waiter(log.clone(), options);
     engine
         .create_state_machine(
             "plain",
@@ -735,12 +741,7 @@ fn a_resent_answer_is_not_late_on_the_strength_of_an_answer_the_log_lost() {
         background_timers: false,
         ..EngineOptions::default()
     };
-    let engine = Engine::open_with_log(log.clone(), options).expect("opens");
-    let queue = Queue::default();
-    queue.register(&engine);
-    engine
-        .create_state_machine("waiter", &machine(""), None)
-        .expect("machine");
+    let (engine, queue) = open_waiter(log.clone(), options);
     let arn = engine
         .start_execution("waiter", Some("e1"), r#"{"m":"hello"}"#)
         .expect("start")
