@@ -98,6 +98,36 @@ async fn node(cluster: &TestCluster, name: &str, dir: &std::path::Path) -> Node 
         .expect("the node joins")
 }
 
+/// Creates the activity `activity` through `via_activity` and, through `via_machine`, the
+/// machine `machine` of one Task on it; answers their ARNs.
+async fn activity_machine(
+    via_activity: &Node,
+    via_machine: &Node,
+    activity: &str,
+    machine: &str,
+) -> (String, String) {
+    let created = call_ok(
+        via_activity,
+        Operation::CreateActivity,
+        json!({"name": activity}),
+    )
+    .await;
+    let activity_arn = created["activityArn"].as_str().expect("arn").to_owned();
+    let definition = json!({
+        "StartAt": "T",
+        "States": {"T": {"Type": "Task", "Resource": activity_arn, "End": true}}
+    })
+    .to_string();
+    let created = call_ok(
+        via_machine,
+        Operation::CreateStateMachine,
+        json!({"name": machine, "definition": definition, "roleArn": "arn:aws:iam::000000000000:role/r"}),
+    )
+    .await;
+    let machine_arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
+    (activity_arn, machine_arn)
+}
+
 /// Waits until the two nodes together serve every partition, each some.
 async fn wait_split(a: &Node, b: &Node) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -272,20 +302,7 @@ fn any_node_answers_any_call_across_partitions() {
 
         // An activity: created through a; its tasks, in several partitions, polled through b
         // and answered through a.
-        let activity = call_ok(&a, Operation::CreateActivity, json!({"name": "pack"})).await;
-        let activity_arn = activity["activityArn"].as_str().expect("arn").to_owned();
-        let task_machine = json!({
-            "StartAt": "T",
-            "States": {"T": {"Type": "Task", "Resource": activity_arn, "End": true}}
-        })
-        .to_string();
-        let created = call_ok(
-            &a,
-            Operation::CreateStateMachine,
-            json!({"name": "t", "definition": task_machine, "roleArn": "arn:aws:iam::000000000000:role/r"}),
-        )
-        .await;
-        let task_machine_arn = created["stateMachineArn"].as_str().expect("arn").to_owned();
+        let (activity_arn, task_machine_arn) = activity_machine(&a, &a, "pack", "t").await;
         let mut waiting = BTreeSet::new();
         for i in 0..6 {
             let answer = call_ok(
@@ -413,20 +430,7 @@ fn a_failed_execution_is_redriven_through_another_node_and_after_its_partition_m
         wait_split(&a, &b).await;
 
         // A Task on an activity whose worker fails the first attempt and answers the next.
-        let activity = call_ok(&a, Operation::CreateActivity, json!({"name": "flaky"})).await;
-        let activity_arn = activity["activityArn"].as_str().expect("arn").to_owned();
-        let definition = json!({
-            "StartAt": "T",
-            "States": {"T": {"Type": "Task", "Resource": activity_arn, "End": true}}
-        })
-        .to_string();
-        let created = call_ok(
-            &b,
-            Operation::CreateStateMachine,
-            json!({"name": "r", "definition": definition, "roleArn": "arn:aws:iam::000000000000:role/r"}),
-        )
-        .await;
-        let machine = created["stateMachineArn"].as_str().expect("arn").to_owned();
+        let (activity_arn, machine) = activity_machine(&a, &b, "flaky", "r").await;
 
         // Two executions in partitions a owns, started through b; each one's task fails.
         let owned_a = a.backend.host().owned();
