@@ -156,12 +156,10 @@ impl PartitionHost {
     /// flight, whose acknowledgement never came), so nothing is answered from it.
     pub fn engine_at(&self, partition: PartitionIndex) -> Result<(Engine, u64), HostError> {
         match self.shared.slots.lock().get(&partition) {
-            Some(Slot::Open { epoch, log, .. }) if log.inner.refusal().is_some() => {
-                Err(HostError::Stopped {
-                    partition,
-                    epoch: *epoch,
-                })
-            }
+            Some(Slot::Open { epoch, log, .. }) if log.stopped() => Err(HostError::Stopped {
+                partition,
+                epoch: *epoch,
+            }),
             Some(Slot::Open {
                 engine, generation, ..
             }) => Ok((engine.clone(), *generation)),
@@ -226,9 +224,7 @@ impl PartitionHost {
             .lock()
             .iter()
             .filter_map(|(&partition, slot)| match slot {
-                Slot::Open { epoch, log, .. } if log.is_open() && log.inner.refusal().is_some() => {
-                    Some((partition, *epoch))
-                }
+                Slot::Open { epoch, log, .. } if log.stopped() => Some((partition, *epoch)),
                 Slot::Failed { epoch, .. } => Some((partition, *epoch)),
                 _ => None,
             })
@@ -378,6 +374,12 @@ pub struct OwnedLog {
 }
 
 impl OwnedLog {
+    /// Whether the log refuses writes while still this owner's (fail-stop after an error):
+    /// it is to be opened again.
+    fn stopped(&self) -> bool {
+        self.is_open() && self.inner.refusal().is_some()
+    }
+
     /// `inner`, open for writes.
     pub fn new(inner: Arc<dyn Log>) -> Self {
         Self {
