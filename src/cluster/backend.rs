@@ -395,12 +395,11 @@ impl ClusterBackend {
             timeout_ms,
         )
         .await
-        .map_err(|error| match forward_error(PartitionIndex(0), error) {
-            Error::PartitionUnavailable { reason, .. } => Error::NodeUnavailable {
+        .map_err(|error| {
+            forward_failure(error).unwrap_or_else(|reason| Error::NodeUnavailable {
                 node: node.to_owned(),
                 reason,
-            },
-            other => other,
+            })
         })?;
         match answer {
             // A node-wide call names no partition: the node answers it whatever it owns.
@@ -915,15 +914,21 @@ fn list_input_json(input: &ListExecutionsInput) -> Value {
 }
 
 fn forward_error(partition: PartitionIndex, error: ForwardError) -> Error {
+    forward_failure(error).unwrap_or_else(|reason| Error::PartitionUnavailable {
+        partition: partition.0,
+        reason,
+    })
+}
+
+/// The error a failed forwarding is when it is the call's own (too large, a corrupt answer);
+/// otherwise `Err(reason)`: the receiver could not answer now (503, retried).
+fn forward_failure(error: ForwardError) -> Result<Error, String> {
     match error {
-        ForwardError::TooLarge { limit_bytes, .. } => Error::BodyTooLarge { limit_bytes },
-        ForwardError::Corrupt { .. } => Error::Internal {
+        ForwardError::TooLarge { limit_bytes, .. } => Ok(Error::BodyTooLarge { limit_bytes }),
+        ForwardError::Corrupt { .. } => Ok(Error::Internal {
             detail: error.to_string(),
-        },
-        other => Error::PartitionUnavailable {
-            partition: partition.0,
-            reason: other.to_string(),
-        },
+        }),
+        other => Err(other.to_string()),
     }
 }
 
