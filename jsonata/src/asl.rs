@@ -61,30 +61,47 @@ impl seam::Jsonata for StepFunctionsJsonata {
         variables: &[(&str, &Value)],
     ) -> Box<dyn seam::Bound> {
         let mut bindings = Bindings::new();
-        let mut members = vec![("input", states.input)];
-        if let Some(result) = states.result {
-            members.push(("result", result));
-        }
-        if let Some(error_output) = states.error_output {
-            members.push(("errorOutput", error_output));
-        }
-        if let Some(context) = states.context {
-            members.push(("context", context));
-        }
+        let (members, count) = members_of(states);
+        let members = &members[..count];
         let converted = match states.paths {
             // Only what the expressions read: a large input costs more to convert than the
             // expressions cost to run.
             Some(paths) => {
                 let paths: Vec<&[String]> = paths.iter().map(Vec::as_slice).collect();
-                convert::pruned_object(&members, &paths)
+                convert::pruned_object(members, &paths)
             }
-            None => convert::object_of(&members),
+            None => convert::object_of(members),
         };
         bindings.set_converted("states", converted);
         for (name, value) in variables {
             bindings.set(name, value);
         }
         Box::new(Bound(bindings))
+    }
+}
+
+/// The members of `$states` present, `input` first: the first `count` of the array.
+fn members_of<'a>(states: &seam::States<'a>) -> ([(&'static str, &'a Value); 4], usize) {
+    let mut members = [("input", states.input); 4];
+    let mut count = 1;
+    for (name, value) in [
+        ("result", states.result),
+        ("errorOutput", states.error_output),
+        ("context", states.context),
+    ] {
+        if let Some(value) = value {
+            members[count] = (name, value);
+            count += 1;
+        }
+    }
+    (members, count)
+}
+
+/// An evaluation's error as the core's seam names it.
+fn seam_error(error: crate::EvalError) -> seam::EvalError {
+    match error {
+        crate::EvalError::NotJson { .. } => seam::EvalError::NotJson,
+        other => seam::EvalError::Threw(other.to_string()),
     }
 }
 
@@ -127,26 +144,9 @@ impl seam::CompiledExpression for Expression {
         states: &seam::States<'_>,
         variables: &[(&str, &Value)],
     ) -> Option<Result<Option<Value>, seam::EvalError>> {
-        // `$states` as `bind` makes it: these members, those present.
-        let mut members: [(&str, &Value); 4] = [("input", states.input); 4];
-        let mut count = 1;
-        for (name, value) in [
-            ("result", states.result),
-            ("errorOutput", states.error_output),
-            ("context", states.context),
-        ] {
-            if let Some(value) = value {
-                members[count] = (name, value);
-                count += 1;
-            }
-        }
+        let (members, count) = members_of(states);
         self.evaluate_json(&members[..count], variables)
-            .map(|evaluated| {
-                evaluated.map_err(|e| match e {
-                    crate::EvalError::NotJson { .. } => seam::EvalError::NotJson,
-                    other => seam::EvalError::Threw(other.to_string()),
-                })
-            })
+            .map(|evaluated| evaluated.map_err(seam_error))
     }
 
     fn evaluate(
@@ -165,9 +165,6 @@ impl seam::CompiledExpression for Expression {
             cancel: None,
         };
         self.evaluate_with_limits(None, bindings, &mut Host(host), limits)
-            .map_err(|e| match e {
-                crate::EvalError::NotJson { .. } => seam::EvalError::NotJson,
-                other => seam::EvalError::Threw(other.to_string()),
-            })
+            .map_err(seam_error)
     }
 }

@@ -563,7 +563,7 @@ pub fn evaluate_expression(
     if let Some(answer) = expression.evaluate_direct(&|| field.to_string(), states, &values) {
         return answer;
     }
-    let bound = bind(states, variables, env)?;
+    let bound = bind_read(states, &values, env.jsonata)?;
     let mut host = DecisionHost {
         now_ms: env.now_ms,
         entropy: &mut *env.entropy,

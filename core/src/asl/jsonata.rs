@@ -127,13 +127,11 @@ impl<'f> LazyBound<'f> {
 
     /// The bindings, made now if not yet.
     pub fn get(&mut self) -> Result<&dyn Bound, crate::paths::StatesError> {
-        if self.bound.is_none() {
-            self.bound = Some((self.bind)()?);
-        }
-        match &self.bound {
-            Some(bound) => Ok(&**bound),
-            None => unreachable!("made just above"),
-        }
+        let bound = match self.bound.take() {
+            Some(bound) => bound,
+            None => (self.bind)()?,
+        };
+        Ok(&**self.bound.insert(bound))
     }
 }
 
