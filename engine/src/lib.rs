@@ -975,18 +975,34 @@ impl Engine {
 
     /// `arn:aws:states:<region>:<account>:stateMachine:<name>`.
     pub fn state_machine_arn(&self, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:stateMachine:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        // Joined, not formatted: every start names its machine (formatting was a measurable
+        // share of a start).
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":stateMachine:",
+            name,
+        ]
+        .concat()
     }
 
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub fn execution_arn(&self, machine: &str, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:execution:{machine}:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":execution:",
+            machine,
+            ":",
+            name,
+        ]
+        .concat()
     }
 
     fn default_role_arn(&self) -> String {
