@@ -642,6 +642,15 @@ impl MachineType {
             MachineType::Express => "EXPRESS",
         }
     }
+
+    /// The type AWS calls `name` (`STANDARD`, `EXPRESS`), if any.
+    pub fn from_aws_name(name: &str) -> Option<Self> {
+        match name {
+            "STANDARD" => Some(MachineType::Standard),
+            "EXPRESS" => Some(MachineType::Express),
+            _ => None,
+        }
+    }
 }
 
 /// A change to the set of state machines.
