@@ -2,7 +2,8 @@
 //! 100 and 10,000 concurrent executions of a 10-state Pass/Choice machine; the latency of one
 //! 10-state Pass chain from start to durable success next to one raw fdatasync measured in the
 //! same run; resident bytes per open and per closed execution; recovery of a log holding
-//! 1,000,000 events across 10,000 executions.
+//! 1,000,000 events across 10,000 executions; Express against STANDARD executions of a
+//! 10-state Pass chain per second, in process, in the same run (group `express`).
 //!
 //! Run: `cargo bench --bench engine` (figures are printed as `FIGURE name: value` lines as well
 //! as criterion's). `STATELOG_BENCH_QUICK=1` shrinks the recovery log to 100,000 events.
@@ -11,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use statelog::engine::{Engine, EngineOptions};
+use statelog::engine::{Engine, EngineOptions, MachineType};
 use statelog_wal::Durability;
 
 /// A 10-state machine of Pass and Choice states (10 transitions per execution).
@@ -270,5 +271,82 @@ fn recovery(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, latency, transitions, memory, recovery);
+/// Runs `count` executions of `machine` from `threads` threads at once, each call returning
+/// once its execution has ended (STANDARD: `start_execution`, whose 10 Pass states close in its
+/// first durable decision; EXPRESS: `start_sync_execution`); returns the elapsed time.
+fn run_chains(
+    engine: &Engine,
+    machine: &str,
+    express: bool,
+    count: usize,
+    threads: usize,
+) -> Duration {
+    let per_thread = count.div_ceil(threads);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                for _ in 0..per_thread {
+                    if express {
+                        let outcome = engine
+                            .start_sync_execution(machine, None, r#"{"n": 1}"#)
+                            .expect("runs");
+                        assert_eq!(outcome.status.aws_name(), "SUCCEEDED");
+                    } else {
+                        engine
+                            .start_execution(machine, None, r#"{"n": 1}"#)
+                            .expect("starts");
+                    }
+                }
+            });
+        }
+    });
+    started.elapsed()
+}
+
+/// Executions per second of a 10-state Pass chain as EXPRESS (in memory, nothing written)
+/// and as STANDARD (one durable decision each, group commit), in one engine and one run, at 1
+/// and 100 callers.
+fn express(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let engine = engine(dir.path(), Durability::GroupCommit);
+    let chain = pass_chain(10);
+    engine
+        .create_state_machine("standard", &chain, None)
+        .expect("creates");
+    engine
+        .create_state_machine_of_type("express", &chain, None, MachineType::Express, &[])
+        .expect("creates");
+    let mut group = c.benchmark_group("express");
+    group.sample_size(10);
+    let per_round = 1_000;
+    for threads in [1usize, 100] {
+        group.throughput(Throughput::Elements(per_round as u64));
+        for (label, machine, is_express) in [
+            ("standard", "standard", false),
+            ("express", "express", true),
+        ] {
+            group.bench_function(format!("{label}_pass_chain_10_threads_{threads}"), |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| run_chains(&engine, machine, is_express, per_round, threads))
+                        .sum()
+                })
+            });
+        }
+        let rounds = 5_000;
+        let standard = run_chains(&engine, "standard", false, rounds, threads);
+        let express = run_chains(&engine, "express", true, rounds, threads);
+        let standard_per_s = rounds as f64 / standard.as_secs_f64();
+        let express_per_s = rounds as f64 / express.as_secs_f64();
+        println!(
+            "FIGURE pass_chain_10_executions_per_s_threads_{threads}: standard {standard_per_s:.0}  \
+             express {express_per_s:.0}  ratio {:.1}",
+            express_per_s / standard_per_s
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, latency, transitions, memory, recovery, express);
 criterion_main!(benches);
