@@ -131,6 +131,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         updated_ms: m.updated_ms,
         revision_id: m.revision_id,
         variable_references: m.variable_references,
+        description: m.description,
     }
 }
 
@@ -337,17 +338,20 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineCreated, Error> {
         self.with_engine(caller, move |engine| {
             let tags = engine_tags(input.tags.unwrap_or_default());
-            let m = engine
-                .create_state_machine_with_tags(
+            let (m, version) = engine
+                .create_state_machine_published(
                     &input.name,
                     &input.definition,
                     Some(&input.role_arn),
                     &tags,
+                    input.publish.unwrap_or(false),
+                    input.version_description.as_deref(),
                 )
                 .map_err(engine_error)?;
             Ok(StateMachineCreated {
                 arn: m.state_machine_arn,
                 created_ms: m.created_ms,
+                version_arn: version.map(|v| v.state_machine_version_arn),
             })
         })
         .await
@@ -360,7 +364,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ResourceType::StateMachine)?;
+            require_machine_arn(&arn)?;
             engine
                 .describe_state_machine(&arn)
                 .map(machine_info)
@@ -399,14 +403,17 @@ impl Backend for EngineBackend {
         self.with_engine(caller, move |engine| {
             require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             engine
-                .update_state_machine_revision(
+                .update_state_machine_published(
                     &input.state_machine_arn,
                     input.definition.as_deref(),
                     input.role_arn.as_deref(),
+                    input.publish.unwrap_or(false),
+                    input.version_description.as_deref(),
                 )
-                .map(|m| StateMachineUpdated {
+                .map(|(m, version)| StateMachineUpdated {
                     updated_ms: m.updated_ms.unwrap_or(m.created_ms),
                     revision_id: m.revision_id,
+                    version_arn: version.map(|v| v.state_machine_version_arn),
                 })
                 .map_err(engine_error)
         })
@@ -495,7 +502,7 @@ impl Backend for EngineBackend {
         input: StartExecutionInput,
     ) -> Result<ExecutionStarted, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
+            require_machine_arn(&input.state_machine_arn)?;
             let started = engine
                 .start_execution(
                     &input.state_machine_arn,
@@ -534,6 +541,8 @@ impl Backend for EngineBackend {
                     .redrive
                     .redrive_status_reason
                     .map(|reason| reason.to_string()),
+                version_arn: d.state_machine_version_arn,
+                alias_arn: d.state_machine_alias_arn,
             })
         })
         .await
@@ -576,7 +585,7 @@ impl Backend for EngineBackend {
                 },
             };
             if let Some(arn) = &input.state_machine_arn {
-                require_arn(arn, ResourceType::StateMachine)?;
+                require_machine_arn(arn)?;
             }
             let request = ListExecutions {
                 state_machine: input.state_machine_arn,
@@ -602,6 +611,8 @@ impl Backend for EngineBackend {
                         stop_ms: e.stop_ms,
                         redrive_count: e.redrive_count,
                         redrive_ms: e.redrive_ms,
+                        version_arn: e.state_machine_version_arn,
+                        alias_arn: e.state_machine_alias_arn,
                     })
                     .collect(),
                 next_token: page.next_token,
@@ -849,6 +860,15 @@ impl Backend for EngineBackend {
         }
     }
 
+    async fn versions<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    {
+        self.with_engine(caller, move |engine| call(&engine).map_err(engine_error))
+            .await
+    }
+
     async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {
         self.read_engine(caller, move |engine| {
             match engine.swf().describe_domain(&DescribeDomainInput { name }) {
@@ -1005,6 +1025,13 @@ fn engine_samples(account: &str, m: &EngineMetrics, out: &mut Vec<MetricSample>)
 
 /// Refuses a text that is not an ARN of `resource_type` (`InvalidArn`), with the engine's one
 /// ARN parser. Whose resource it names is the engine's to decide.
+/// `InvalidArn` unless `arn` is a state machine ARN, unqualified or of a version or alias.
+fn require_machine_arn(arn: &str) -> Result<(), Error> {
+    crate::engine::arn::parse_machine(arn)
+        .map(drop)
+        .map_err(engine_error)
+}
+
 fn require_arn(arn: &str, resource_type: ResourceType) -> Result<(), Error> {
     Arn::parse_as(arn, &[resource_type])
         .map(drop)

@@ -104,11 +104,13 @@ impl Backend for FakeBackend {
                 updated_ms: None,
                 revision_id: None,
                 variable_references: Default::default(),
+                description: None,
             },
         );
         Ok(StateMachineCreated {
             arn,
             created_ms: 1_500,
+            version_arn: None,
         })
     }
 
@@ -183,6 +185,8 @@ impl Backend for FakeBackend {
                 redrive_ms: None,
                 redrive_status: None,
                 redrive_status_reason: None,
+                version_arn: None,
+                alias_arn: None,
             },
         );
         Ok(ExecutionStarted {
@@ -229,6 +233,8 @@ impl Backend for FakeBackend {
                 stop_ms: e.stop_ms,
                 redrive_count: e.redrive_count,
                 redrive_ms: e.redrive_ms,
+                version_arn: None,
+                alias_arn: None,
             })
             .collect();
         Ok(Page {
@@ -345,6 +351,14 @@ impl Backend for FakeBackend {
         _: UpdateStateMachineInput,
     ) -> Result<StateMachineUpdated, Error> {
         Err(unsupported("UpdateStateMachine"))
+    }
+
+    async fn versions<T, F>(&self, _: &Caller, _: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&crate::engine::Engine) -> Result<T, crate::engine::Error> + Send + 'static,
+    {
+        Err(unsupported("state machine versions and aliases"))
     }
 
     async fn create_activity(
