@@ -10,6 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use super::backend::{Backend, Caller};
+use super::engine_backend::engine_error;
 use super::error::Error;
 use super::protocol::{
     decode, CreateStateMachineAliasInput, ListMachineCatalogInput, Operation,
@@ -17,6 +18,14 @@ use super::protocol::{
     StateMachineVersionArnInput, Timestamp, UpdateStateMachineAliasInput,
 };
 use crate::engine::{AliasDescription, RoutingEntry};
+
+/// `InvalidArn` unless `arn` is a state machine ARN (unqualified, of a version or of an
+/// alias): the API takes ARNs, never the bare names the embedded engine also takes.
+fn require_machine_arn(arn: &str) -> Result<(), Error> {
+    crate::engine::arn::parse_machine(arn)
+        .map(drop)
+        .map_err(engine_error)
+}
 
 fn routing_entries(routing: &[RoutingInput]) -> Vec<RoutingEntry> {
     routing
@@ -65,6 +74,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::PublishStateMachineVersion => {
             let input: PublishStateMachineVersionInput = decode(operation, body)?;
             input.validate()?;
+            require_machine_arn(&input.state_machine_arn)?;
             let version = backend
                 .versions(caller, move |engine| {
                     engine.publish_state_machine_version(
@@ -82,6 +92,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::ListStateMachineVersions => {
             let input: ListMachineCatalogInput = decode(operation, body)?;
             let max_results = input.validate()?;
+            require_machine_arn(&input.state_machine_arn)?;
             let page = backend
                 .versions(caller, move |engine| {
                     engine.list_state_machine_versions(
@@ -106,6 +117,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::DeleteStateMachineVersion => {
             let input: StateMachineVersionArnInput = decode(operation, body)?;
             input.validate()?;
+            require_machine_arn(&input.state_machine_version_arn)?;
             backend
                 .versions(caller, move |engine| {
                     engine.delete_state_machine_version(&input.state_machine_version_arn)
@@ -134,6 +146,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::DescribeStateMachineAlias => {
             let input: StateMachineAliasArnInput = decode(operation, body)?;
             input.validate()?;
+            require_machine_arn(&input.state_machine_alias_arn)?;
             let alias = backend
                 .versions(caller, move |engine| {
                     engine.describe_state_machine_alias(&input.state_machine_alias_arn)
@@ -144,6 +157,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::UpdateStateMachineAlias => {
             let input: UpdateStateMachineAliasInput = decode(operation, body)?;
             input.validate()?;
+            require_machine_arn(&input.state_machine_alias_arn)?;
             let routing = input.routing_configuration.as_deref().map(routing_entries);
             let updated_ms = backend
                 .versions(caller, move |engine| {
@@ -159,6 +173,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::DeleteStateMachineAlias => {
             let input: StateMachineAliasArnInput = decode(operation, body)?;
             input.validate()?;
+            require_machine_arn(&input.state_machine_alias_arn)?;
             backend
                 .versions(caller, move |engine| {
                     engine.delete_state_machine_alias(&input.state_machine_alias_arn)
@@ -169,6 +184,7 @@ pub(super) async fn dispatch<B: Backend>(
         Operation::ListStateMachineAliases => {
             let input: ListMachineCatalogInput = decode(operation, body)?;
             let max_results = input.validate()?;
+            require_machine_arn(&input.state_machine_arn)?;
             let page = backend
                 .versions(caller, move |engine| {
                     engine.list_state_machine_aliases(

@@ -56,6 +56,7 @@ mod serve_swf;
 mod serve_swf_hang_up;
 mod serve_swf_workflows;
 mod serve_transport;
+mod serve_versions;
 mod serve_waiting;
 mod swf_kill;
 mod waiting_aborts;
