@@ -413,6 +413,62 @@ mod tests {
     }
 
     #[test]
+    fn versions_and_aliases_go_to_the_authority_and_their_starts_are_refused() {
+        let version = format!("{MACHINE_ARN}:1");
+        let alias = format!("{MACHINE_ARN}:prod");
+        let routing = json!([{"stateMachineVersionArn": version, "weight": 100}]);
+        for (operation, value) in [
+            (
+                Operation::PublishStateMachineVersion,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+            (
+                Operation::ListStateMachineVersions,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+            (
+                Operation::DeleteStateMachineVersion,
+                json!({"stateMachineVersionArn": version}),
+            ),
+            (
+                Operation::CreateStateMachineAlias,
+                json!({"name": "prod", "routingConfiguration": routing}),
+            ),
+            (
+                Operation::DescribeStateMachineAlias,
+                json!({"stateMachineAliasArn": alias}),
+            ),
+            (
+                Operation::UpdateStateMachineAlias,
+                json!({"stateMachineAliasArn": alias, "description": "d"}),
+            ),
+            (
+                Operation::DeleteStateMachineAlias,
+                json!({"stateMachineAliasArn": alias}),
+            ),
+            (
+                Operation::ListStateMachineAliases,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+        ] {
+            assert_eq!(
+                route(operation, &body(value), PARTITIONS).expect("routes"),
+                Target::Catalog,
+                "{}",
+                operation.name()
+            );
+        }
+        for qualified in [&version, &alias] {
+            let (name, message) = refusal(
+                Operation::StartExecution,
+                json!({"stateMachineArn": qualified, "name": "n"}),
+            );
+            assert_eq!(name, "UnsupportedOperation");
+            assert!(message.contains(VERSIONS_NOT_IN_CLUSTER), "{message}");
+        }
+    }
+
+    #[test]
     fn catalog_operations_go_to_the_authority() {
         let cases = [
             (
