@@ -52,6 +52,7 @@ mod retention;
 mod runtime;
 pub mod swf;
 mod tokens;
+mod versions;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
 pub mod inspect;
@@ -84,8 +85,8 @@ use arn::{Arn, ResourceType};
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::{
-    ArgumentReason, ArnReason, Error, MissingParameter, NameReason, PayloadReason, RedriveRefusal,
-    TaskTokenReason,
+    ArgumentReason, ArnReason, ConflictReason, Error, MissingParameter, NameReason, PayloadReason,
+    RedriveRefusal, TaskTokenReason, ValidationReason,
 };
 pub use express::{ExpressExecution, ExpressOutcome};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
@@ -97,6 +98,9 @@ pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
 pub use statelog_store::{ExecutionStatus, MachineType};
+pub use versions::{
+    AliasDescription, AliasPage, PublishedVersion, RoutingEntry, VersionPage, INITIAL_REVISION_ID,
+};
 
 /// How an engine is opened.
 #[derive(Debug, Clone)]
@@ -241,6 +245,8 @@ pub struct MachineDescription {
     pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
     /// `STANDARD` or `EXPRESS`, as created.
     pub machine_type: MachineType,
+    /// A version's description (`DescribeStateMachine` of a version ARN); `None` otherwise.
+    pub description: Option<String>,
 }
 
 /// What `StartExecution` answers.
@@ -285,6 +291,10 @@ pub struct ExecutionDescription {
     pub event_count: u32,
     /// `redriveCount`, `redriveDate`, `redriveStatus`, `redriveStatusReason`.
     pub redrive: RedriveInfo,
+    /// `stateMachineVersionArn`: the version it was started on (through a version or alias).
+    pub state_machine_version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub state_machine_alias_arn: Option<String>,
 }
 
 /// One execution in a `ListExecutions` page.
@@ -306,12 +316,17 @@ pub struct ExecutionListItem {
     pub redrive_count: u32,
     /// `redriveDate`: when it was last redriven, ms since the epoch.
     pub redrive_ms: Option<u64>,
+    /// `stateMachineVersionArn`: the version it was started on (through a version or alias).
+    pub state_machine_version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub state_machine_alias_arn: Option<String>,
 }
 
 /// A `ListExecutions` request.
 #[derive(Debug, Clone, Default)]
 pub struct ListExecutions {
-    /// Only this machine's executions (name or ARN); all when `None`.
+    /// Only this machine's executions (name or ARN; a version or alias ARN: only those started
+    /// on that version or through that alias); all when `None`.
     pub state_machine: Option<String>,
     /// Only executions in this status.
     pub status_filter: Option<ExecutionStatus>,
@@ -682,6 +697,9 @@ impl Engine {
 
     /// Describes a live state machine, by name or ARN.
     pub fn describe_state_machine(&self, state_machine: &str) -> Result<MachineDescription, Error> {
+        if let Some(version) = self.describe_version(state_machine)? {
+            return Ok(version);
+        }
         let machine = self.live_machine(state_machine)?;
         Ok(self.machine_description(&machine))
     }
@@ -728,7 +746,7 @@ impl Engine {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
-        let machine = self.live_machine(state_machine)?;
+        let target = self.start_target(state_machine)?;
         let input_text = input;
         let input = parse_input(input_text)?;
         let name = match name {
@@ -738,17 +756,24 @@ impl Engine {
             }
             None => naming::random_name(&self.inner.entropy)?,
         };
-        let definition = self.definition_at(machine.lsn)?;
-        if machine.machine_type == MachineType::Express {
-            let started =
-                express::start(self, &machine, definition, name, input, input_text, false)?;
+        let definition = self.definition_at(target.machine.lsn)?;
+        if target.machine.machine_type == MachineType::Express {
+            let started = express::start(
+                self,
+                &target.machine,
+                definition,
+                name,
+                input,
+                input_text,
+                false,
+            )?;
             return Ok(StartedExecution {
                 execution_arn: started.execution_arn,
                 start_ms: started.start_ms,
             });
         }
-        let execution_arn = self.execution_arn(&machine.name, &name);
-        runtime::start(self, &machine, definition, execution_arn, input, input_text)
+        let execution_arn = self.execution_arn(&target.machine.name, &name);
+        runtime::start(self, &target, definition, execution_arn, input, input_text)
     }
 
     /// Starts an execution of the EXPRESS machine `state_machine` (name or ARN) in memory and
@@ -848,6 +873,8 @@ impl Engine {
             cause,
             event_count: summary.event_count,
             redrive: self.redrive_info(&summary),
+            state_machine_version_arn: started.state_machine_version_arn.clone(),
+            state_machine_alias_arn: started.state_machine_alias_arn.clone(),
         })
     }
 
@@ -859,19 +886,12 @@ impl Engine {
             LIST_PAGE_EXECUTIONS_DEFAULT,
             LIST_PAGE_EXECUTIONS_MAX,
         )?;
-        let machine_lsn = match &request.state_machine {
-            Some(name) => {
-                let machine = self.live_machine(name)?;
-                // Express executions are not kept: AWS refuses to list them.
-                if machine.machine_type == MachineType::Express {
-                    return Err(Error::StateMachineTypeNotSupported {
-                        state_machine: name.clone(),
-                        machine_type: machine.machine_type,
-                    });
-                }
-                Some(machine.origin_lsn)
+        let (machine_lsn, through) = match &request.state_machine {
+            Some(machine) => {
+                let (origin, through) = self.listing_filter(machine)?;
+                (Some(origin), through)
             }
-            None => None,
+            None => (None, versions::Through::Any),
         };
         let before = match &request.next_token {
             Some(token) => Some(
@@ -887,20 +907,46 @@ impl Engine {
         // The index holds a notified answer's status (a closing `SendTaskSuccess`) before the
         // log says it is durable: no listing shows it before it is.
         self.inner.store.sync_unsynced()?;
-        let mut found =
-            self.inner
-                .store
-                .executions(machine_lsn, request.status_filter, before, limit + 1);
-        found.retain(|summary| !self.is_expired(summary));
+        let mut found = Vec::new();
+        let mut cursor = before;
+        loop {
+            let want = limit + 1 - found.len();
+            let batch = self.inner.store.executions_where(
+                machine_lsn,
+                request.status_filter,
+                cursor,
+                want,
+                &|summary| through.keeps_indexed(summary),
+            );
+            let exhausted = batch.len() < want;
+            cursor = batch.last().map(|e| e.start_index).or(cursor);
+            for summary in batch {
+                if self.is_expired(&summary) {
+                    continue;
+                }
+                // The alias is in the execution's first event only.
+                if let versions::Through::Alias(alias_arn) = &through {
+                    let (_, alias) = self.started_through(&summary)?;
+                    if alias.as_deref() != Some(alias_arn.as_str()) {
+                        continue;
+                    }
+                }
+                found.push(summary);
+            }
+            if exhausted || found.len() > limit || !matches!(through, versions::Through::Alias(_)) {
+                break;
+            }
+        }
         let next_token = if found.len() > limit {
             found.truncate(limit);
             found.last().map(|e| format!("x{}", e.start_index))
         } else {
             None
         };
-        let executions = found
-            .iter()
-            .map(|e| ExecutionListItem {
+        let mut executions = Vec::with_capacity(found.len());
+        for e in &found {
+            let (state_machine_version_arn, state_machine_alias_arn) = self.started_through(e)?;
+            executions.push(ExecutionListItem {
                 execution_arn: e.execution_arn.to_string(),
                 state_machine_arn: self
                     .inner
@@ -914,8 +960,10 @@ impl Engine {
                 stop_ms: e.stop_ms,
                 redrive_count: e.redrive_count,
                 redrive_ms: e.redrive_ms,
-            })
-            .collect();
+                state_machine_version_arn,
+                state_machine_alias_arn,
+            });
+        }
         Ok(ExecutionPage {
             executions,
             next_token,
@@ -1129,6 +1177,7 @@ impl Engine {
             updated_ms: machine.updated_ms,
             revision_id: catalog::revision_id(machine),
             machine_type: machine.machine_type,
+            description: None,
             // A stored definition always compiles (it was validated when created); a failure
             // here is reported where the definition is run, not by a description.
             variable_references: self

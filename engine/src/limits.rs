@@ -128,3 +128,22 @@ pub const EXPRESS_BILLED_DURATION_MS_STEP: u64 = 100;
 pub const EXPRESS_BILLED_MEMORY_MB: u64 = 64;
 
 const _: () = assert!(EXPRESS_EXECUTION_MS_MAX <= statelog_core::limits::EXECUTION_OPEN_MS_MAX);
+
+/// The most live versions one state machine may have (AWS: 1000 per state machine).
+pub const VERSIONS_PER_MACHINE_MAX: usize = 1000;
+
+/// The most entries of an alias's routing configuration (AWS: two versions).
+pub const ALIAS_ROUTES_MAX: usize = 2;
+
+/// What the weights of an alias's routing configuration sum to, in percent.
+pub const ALIAS_WEIGHTS_SUM_PERCENT: u32 = 100;
+
+/// The longest version or alias description, in characters (AWS: 256).
+pub const DESCRIPTION_CHARS_MAX: usize = 256;
+
+/// The most versions or aliases one `ListStateMachineVersions`/`ListStateMachineAliases` page
+/// holds (AWS: 1000).
+pub const LIST_PAGE_CATALOG_MAX: usize = 1000;
+
+/// The page size of `ListStateMachineVersions`/`ListStateMachineAliases` without `maxResults`.
+pub const LIST_PAGE_CATALOG_DEFAULT: usize = 100;

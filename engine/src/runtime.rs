@@ -16,18 +16,18 @@ use serde_json::Value;
 
 use super::backend::AttemptKey;
 use super::kernel::{Commit, Slot};
+use super::versions::StartTarget;
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
 use statelog_core::interpreter::{
-    Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation, Trigger,
+    Effect, ExecutionState, ExecutionStatus, StartRequest, StartedThrough, TaskInvocation, Trigger,
 };
-use statelog_store::Machine;
 
 /// Starts a new execution, or answers for an existing one with the same name (see
 /// `Engine::start_execution`).
 pub(crate) fn start(
     engine: &Engine,
-    machine: &Machine,
+    target: &StartTarget,
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
@@ -54,8 +54,14 @@ pub(crate) fn start(
                         input: input.clone(),
                         input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
-                        state_machine_arn: engine.state_machine_arn(&machine.name),
-                        role_arn: machine.role_arn.clone(),
+                        state_machine_arn: engine.state_machine_arn(&target.machine.name),
+                        role_arn: target.machine.role_arn.clone(),
+                        through: target.version_arn.clone().map(|version_arn| {
+                            Box::new(StartedThrough {
+                                version_arn,
+                                alias_arn: target.alias_arn.clone(),
+                            })
+                        }),
                     };
                     let result = engine.commit_decision(
                         &key,

@@ -82,20 +82,15 @@ operations! {
         SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
         DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
         TagResource, UntagResource, ListTagsForResource,
+        PublishStateMachineVersion, ListStateMachineVersions, DeleteStateMachineVersion,
+        CreateStateMachineAlias, DescribeStateMachineAlias, ListStateMachineAliases,
+        UpdateStateMachineAlias, DeleteStateMachineAlias,
     ],
     later: [
         TestState => "single-state tests are not served",
         DescribeMapRun => "Distributed Map is not supported",
         ListMapRuns => "Distributed Map is not supported",
         UpdateMapRun => "Distributed Map is not supported",
-        PublishStateMachineVersion => "versions are not supported",
-        ListStateMachineVersions => "versions are not supported",
-        DeleteStateMachineVersion => "versions are not supported",
-        CreateStateMachineAlias => "aliases are not supported",
-        DescribeStateMachineAlias => "aliases are not supported",
-        ListStateMachineAliases => "aliases are not supported",
-        UpdateStateMachineAlias => "aliases are not supported",
-        DeleteStateMachineAlias => "aliases are not supported",
     ]
 }
 
@@ -197,6 +192,9 @@ const MEMBERS: &[&str] = &[
     "resourceArn",
     "tags",
     "tagKeys",
+    "stateMachineVersionArn",
+    "stateMachineAliasArn",
+    "routingConfiguration",
 ];
 
 /// Milliseconds since the epoch, written as epoch seconds with a fraction (AWS `timestamp`).
@@ -258,8 +256,10 @@ pub struct CreateStateMachineInput {
     pub tracing_configuration: Option<Value>,
     /// Tags to set on the new machine.
     pub tags: Option<Vec<TagInput>>,
-    /// Accepted and ignored (no versions).
+    /// Publish the new machine's revision as version 1.
     pub publish: Option<bool>,
+    /// The description of the version `publish` makes (only with `publish: true`).
+    pub version_description: Option<String>,
 }
 
 impl CreateStateMachineInput {
@@ -349,6 +349,10 @@ pub struct UpdateStateMachineInput {
     pub logging_configuration: Option<Value>,
     /// Accepted and ignored.
     pub tracing_configuration: Option<Value>,
+    /// Publish the revision the update leaves current as a version.
+    pub publish: Option<bool>,
+    /// The description of the version `publish` makes (only with `publish: true`).
+    pub version_description: Option<String>,
 }
 
 impl UpdateStateMachineInput {
@@ -670,6 +674,163 @@ impl GetExecutionHistoryInput {
     }
 }
 
+/// The longest `nextToken` AWS takes, in characters.
+const NEXT_TOKEN_CHARS_MAX: usize = 1024;
+
+fn check_next_token(next_token: Option<&str>) -> Result<(), Error> {
+    match next_token {
+        Some(token) => check_len("nextToken", token, NEXT_TOKEN_CHARS_MAX),
+        None => Ok(()),
+    }
+}
+
+/// `PublishStateMachineVersion` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishStateMachineVersionInput {
+    /// The machine whose current revision is published.
+    pub state_machine_arn: String,
+    /// Publish only if this is the current revision's id (`INITIAL`: the creation's).
+    pub revision_id: Option<String>,
+    /// The version's description.
+    pub description: Option<String>,
+}
+
+impl PublishStateMachineVersionInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)
+    }
+}
+
+/// `ListStateMachineVersions` and `ListStateMachineAliases` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMachineCatalogInput {
+    /// The machine.
+    pub state_machine_arn: String,
+    /// Page size; 0 or absent for the default.
+    pub max_results: Option<i64>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+}
+
+impl ListMachineCatalogInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)?;
+        check_next_token(self.next_token.as_deref())?;
+        check_max_results(self.max_results)
+    }
+}
+
+/// `DeleteStateMachineVersion` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMachineVersionArnInput {
+    /// The version.
+    pub state_machine_version_arn: String,
+}
+
+impl StateMachineVersionArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineVersionArn", &self.state_machine_version_arn)
+    }
+}
+
+/// `DescribeStateMachineAlias` and `DeleteStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMachineAliasArnInput {
+    /// The alias.
+    pub state_machine_alias_arn: String,
+}
+
+impl StateMachineAliasArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineAliasArn", &self.state_machine_alias_arn)
+    }
+}
+
+/// One entry of a routing configuration (`RoutingConfigurationListItem`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutingInput {
+    /// The version.
+    pub state_machine_version_arn: String,
+    /// Its share of starts, 0 to 100.
+    pub weight: i64,
+}
+
+/// Checks each entry's members (the engine checks the configuration as a whole) and reads the
+/// weights as unsigned: a negative one is refused here, one above 100 by the engine.
+fn check_routing(routing: &[RoutingInput]) -> Result<(), Error> {
+    for entry in routing {
+        check_arn(
+            "routingConfiguration.member.stateMachineVersionArn",
+            &entry.state_machine_version_arn,
+        )?;
+        if entry.weight < 0 || u32::try_from(entry.weight).is_err() {
+            return Err(Error::Validation {
+                member: "routingConfiguration.member.weight",
+                constraint: format!(
+                    "Member must have value between 0 and 100 (got {})",
+                    entry.weight
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl RoutingInput {
+    /// The weight, once [`check_routing`] accepted it.
+    pub fn weight_percent(&self) -> u32 {
+        u32::try_from(self.weight).unwrap_or(u32::MAX)
+    }
+}
+
+/// `CreateStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateStateMachineAliasInput {
+    /// The alias's name.
+    pub name: String,
+    /// Its description.
+    pub description: Option<String>,
+    /// One or two versions with weights.
+    pub routing_configuration: Vec<RoutingInput>,
+}
+
+impl CreateStateMachineAliasInput {
+    /// Checks the service model's member constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_routing(&self.routing_configuration)
+    }
+}
+
+/// `UpdateStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStateMachineAliasInput {
+    /// The alias.
+    pub state_machine_alias_arn: String,
+    /// A new description.
+    pub description: Option<String>,
+    /// A new routing configuration.
+    pub routing_configuration: Option<Vec<RoutingInput>>,
+}
+
+impl UpdateStateMachineAliasInput {
+    /// Checks the service model's member constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineAliasArn", &self.state_machine_alias_arn)?;
+        check_routing(self.routing_configuration.as_deref().unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,10 +847,14 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later = operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion"))
-            .expect_err("later");
+        let later =
+            operation_of_target(Some("AWSStepFunctions.DescribeMapRun")).expect_err("later");
         assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("PublishStateMachineVersion"));
+        assert!(later.to_string().contains("DescribeMapRun"));
+        assert_eq!(
+            operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion")).ok(),
+            Some(Operation::PublishStateMachineVersion)
+        );
         assert_eq!(
             operation_of_target(Some("AWSStepFunctions.TagResource")).ok(),
             Some(Operation::TagResource)
@@ -744,6 +909,7 @@ mod tests {
             tracing_configuration: None,
             tags: None,
             publish: None,
+            version_description: None,
         };
         assert!(input
             .validate()

@@ -950,8 +950,11 @@ impl<'d> Decider<'d, '_> {
             input: Payload::clone(&input),
             input_truncated: false,
             role_arn: request.role_arn,
-            state_machine_alias_arn: None,
-            state_machine_version_arn: None,
+            state_machine_alias_arn: request
+                .through
+                .as_ref()
+                .and_then(|through| through.alias_arn.clone()),
+            state_machine_version_arn: request.through.map(|through| through.version_arn),
             execution_arn: request.execution_arn,
             state_machine_arn: request.state_machine_arn,
             input_text,
