@@ -44,12 +44,14 @@ mod kernel;
 pub mod limits;
 mod log_health;
 mod metrics;
+pub mod mocks;
 mod naming;
 mod random;
 mod redrive;
 mod retention;
 mod runtime;
 pub mod swf;
+pub mod testing;
 mod tokens;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
@@ -66,7 +68,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
-use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::history::{split_test_case, EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
@@ -90,6 +92,7 @@ pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
+pub use mocks::{MockConfig, MockConfigError};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
@@ -148,6 +151,10 @@ pub struct EngineOptions {
     /// [`limits::SWF_TASK_LIST_PENDING_MAX`]); a ScheduleActivityTask into a full list fails
     /// with ACTIVITY_CREATION_RATE_EXCEEDED.
     pub swf_task_list_pending_max: usize,
+    /// The Step Functions Local mock configuration (`statelog serve --mock-config FILE`): an
+    /// execution started as `stateMachineArn#Case` answers the Task states test case `Case`
+    /// mocks from it (see [`mocks`]). `None`: a `#Case` start is refused.
+    pub mock_config: Option<Arc<MockConfig>>,
 }
 
 impl Default for EngineOptions {
@@ -171,6 +178,7 @@ impl Default for EngineOptions {
             recovery_threads: 1,
             swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
+            mock_config: None,
         }
     }
 }
@@ -690,7 +698,11 @@ impl Engine {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
+        let (state_machine, test_case) = split_test_case(state_machine);
         let machine = self.live_machine(state_machine)?;
+        if let Some(case) = test_case {
+            self.check_test_case(state_machine, &machine.name, case)?;
+        }
         let input_text = input;
         let input = parse_input(input_text)?;
         let name = match name {
@@ -702,7 +714,38 @@ impl Engine {
         };
         let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
-        runtime::start(self, &machine, definition, execution_arn, input, input_text)
+        runtime::start(
+            self,
+            &machine,
+            definition,
+            execution_arn,
+            input,
+            input_text,
+            test_case,
+        )
+    }
+
+    /// `InvalidArn` unless the mock configuration holds test case `case` of `machine`.
+    fn check_test_case(&self, state_machine: &str, machine: &str, case: &str) -> Result<(), Error> {
+        let arn = || format!("{state_machine}#{case}");
+        let Some(config) = &self.inner.options.mock_config else {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::NoMockConfig {
+                    test_case: case.to_string(),
+                },
+            });
+        };
+        if config.test_case(machine, case).is_none() {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::UnknownTestCase {
+                    state_machine: machine.to_string(),
+                    test_case: case.to_string(),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// Describes an execution.
@@ -744,7 +787,7 @@ impl Engine {
         };
         Ok(ExecutionDescription {
             execution_arn: execution_arn.to_string(),
-            state_machine_arn: started.state_machine_arn.clone(),
+            state_machine_arn: split_test_case(&started.state_machine_arn).0.to_string(),
             name: naming::execution_name(execution_arn).to_string(),
             status: summary.status,
             start_ms: summary.start_ms,

@@ -111,3 +111,7 @@ pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
 /// refused with `LimitExceededFault`. Over HTTP the server's long-poll bound per account is
 /// lower, so it refuses first; an embedder calling the engine meets this one.
 pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;
+
+/// The most clock jumps one `testing::TestEngine::skip_ahead` makes before it gives up (a
+/// workflow that waits in a loop forever would otherwise never return).
+pub const TEST_SKIP_AHEAD_JUMPS_MAX: usize = 10_000;

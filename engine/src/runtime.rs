@@ -32,6 +32,7 @@ pub(crate) fn start(
     execution_arn: String,
     input: Value,
     input_text: &str,
+    test_case: Option<&str>,
 ) -> Result<StartedExecution, Error> {
     let inner = &engine.inner;
     let key: Arc<str> = Arc::from(execution_arn.as_str());
@@ -54,7 +55,13 @@ pub(crate) fn start(
                         input: input.clone(),
                         input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
-                        state_machine_arn: engine.state_machine_arn(&machine.name),
+                        // A test case is recorded with the machine's ARN (see `mocks`).
+                        state_machine_arn: match test_case {
+                            Some(case) => {
+                                format!("{}#{case}", engine.state_machine_arn(&machine.name))
+                            }
+                            None => engine.state_machine_arn(&machine.name),
+                        },
                         role_arn: machine.role_arn.clone(),
                     };
                     let result = engine.commit_decision(

@@ -180,6 +180,17 @@ pub enum TimerPurpose {
     ExecutionTimeout,
 }
 
+/// Splits a recorded state machine ARN into the machine's ARN and the test case it runs: an
+/// execution started as `stateMachineArn#Case` (a test case of a mock configuration) records
+/// `ExecutionStarted.state_machine_arn` with the `#Case` suffix, which no answer shows. `#` is
+/// never part of a state machine name, so the first `#` is the separator.
+pub fn split_test_case(state_machine_arn: &str) -> (&str, Option<&str>) {
+    match state_machine_arn.split_once('#') {
+        Some((arn, case)) => (arn, Some(case)),
+        None => (state_machine_arn, None),
+    }
+}
+
 /// Checks that `events` continue a history whose last id is `last_id`: ids dense and increasing,
 /// every `previous_event_id` pointing backwards.
 pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
