@@ -68,7 +68,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
-use statelog_core::history::{split_test_case, EventDetails, HistoryEvent};
+use statelog_core::history::{split_test_case, EventDetails, HistoryEvent, TestCaseArn};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
@@ -698,7 +698,10 @@ impl Engine {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
-        let (state_machine, test_case) = split_test_case(state_machine);
+        let TestCaseArn {
+            machine_arn: state_machine,
+            test_case,
+        } = split_test_case(state_machine);
         let machine = self.live_machine(state_machine)?;
         if let Some(case) = test_case {
             self.check_test_case(state_machine, &machine.name, case)?;
@@ -787,7 +790,9 @@ impl Engine {
         };
         Ok(ExecutionDescription {
             execution_arn: execution_arn.to_string(),
-            state_machine_arn: split_test_case(&started.state_machine_arn).0.to_string(),
+            state_machine_arn: split_test_case(&started.state_machine_arn)
+                .machine_arn
+                .to_string(),
             name: naming::execution_name(execution_arn).to_string(),
             status: summary.status,
             start_ms: summary.start_ms,
@@ -950,8 +955,8 @@ impl Engine {
         }
     }
 
-    /// Blocks until every handler call spawned so far has answered and its answer is recorded
-    /// (tasks parked for want of a handler do not count). With a manual clock and no background
+    /// Blocks until every handler call spawned so far has answered and its answer is recorded,
+    /// and every mocked answer too (tasks parked for want of a handler do not count). With a manual clock and no background
     /// timers, the engine is then quiet until the next `run_due_timers`.
     pub fn wait_idle(&self) {
         let mut counts = self.inner.in_flight.lock();
@@ -960,8 +965,9 @@ impl Engine {
         }
     }
 
-    /// How many handler answers (successes, failures, panics) have been handed to their
-    /// executions since open, stale ones included (cancelled calls give no answer).
+    /// How many handler answers (successes, failures, panics) and mocked answers (see
+    /// [`mocks`]) have been handed to their executions since open, stale ones included
+    /// (cancelled calls give no answer).
     pub fn answers_recorded(&self) -> u64 {
         self.inner.in_flight.lock().recorded
     }

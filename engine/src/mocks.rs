@@ -321,6 +321,10 @@ fn parse_response(
     }
     let mut answers: Vec<Numbered> = answers.into_iter().map(|(n, _)| n).collect();
     answers.sort_by_key(|n| n.first);
+    debug_assert!(
+        answers.windows(2).all(|pair| pair[0].last < pair[1].first),
+        "no two ranges of a response overlap"
+    );
     Ok(MockedResponse {
         name: name.to_string(),
         answers,
@@ -434,10 +438,10 @@ impl MockedTasks {
         let EventDetails::ExecutionStarted(started) = &first.details else {
             return None;
         };
-        let (machine_arn, case) = split_test_case(&started.state_machine_arn);
-        let machine = machine_arn.rsplit(':').next()?;
+        let recorded = split_test_case(&started.state_machine_arn);
+        let machine = recorded.machine_arn.rsplit(':').next()?;
         config
-            .test_case(machine, case?)?
+            .test_case(machine, recorded.test_case?)?
             .response(&invocation.state_name)
     }
 }

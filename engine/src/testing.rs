@@ -92,7 +92,9 @@ impl TestEngine {
     }
 
     /// Closes the engine and opens a new one over the same log and clock, as a restarted
-    /// process would: open executions are recovered from their histories.
+    /// process would: open executions are recovered from their histories. Drop every clone of
+    /// the engine the test holds first (a handler that captured one, say): a clone left alive
+    /// would keep the old engine writing to the same log.
     pub fn restart(self) -> Result<TestEngine, Error> {
         let TestEngine {
             engine,

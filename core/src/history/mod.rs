@@ -180,14 +180,28 @@ pub enum TimerPurpose {
     ExecutionTimeout,
 }
 
-/// Splits a recorded state machine ARN into the machine's ARN and the test case it runs: an
-/// execution started as `stateMachineArn#Case` (a test case of a mock configuration) records
-/// `ExecutionStarted.state_machine_arn` with the `#Case` suffix, which no answer shows. `#` is
-/// never part of a state machine name, so the first `#` is the separator.
-pub fn split_test_case(state_machine_arn: &str) -> (&str, Option<&str>) {
+/// A recorded state machine ARN, split: an execution started as `stateMachineArn#Case` (a test
+/// case of a mock configuration) records `ExecutionStarted.state_machine_arn` with the `#Case`
+/// suffix, which no answer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestCaseArn<'a> {
+    /// The state machine's ARN (or name), without the suffix.
+    pub machine_arn: &'a str,
+    /// The test case, when the execution runs one.
+    pub test_case: Option<&'a str>,
+}
+
+/// Splits `state_machine_arn` at its first `#` (never part of a state machine name).
+pub fn split_test_case(state_machine_arn: &str) -> TestCaseArn<'_> {
     match state_machine_arn.split_once('#') {
-        Some((arn, case)) => (arn, Some(case)),
-        None => (state_machine_arn, None),
+        Some((machine_arn, test_case)) => TestCaseArn {
+            machine_arn,
+            test_case: Some(test_case),
+        },
+        None => TestCaseArn {
+            machine_arn: state_machine_arn,
+            test_case: None,
+        },
     }
 }
 

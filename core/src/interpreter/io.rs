@@ -86,7 +86,7 @@ pub(crate) fn context_with(
     }
     let text = |text: &str| Value::String(text.to_string());
     // A test case's `#Case` (see `history::split_test_case`) is not part of the machine's id.
-    let (machine_arn, _) = crate::history::split_test_case(&info.state_machine_arn);
+    let machine_arn = crate::history::split_test_case(&info.state_machine_arn).machine_arn;
     object([
         (
             "Execution",
