@@ -466,10 +466,17 @@ impl TaskBackend for MockedTasks {
     }
 
     fn dispatch(&self, engine: &Engine, attempt: AttemptKey, invocation: TaskInvocation) {
-        let Some(config) = engine.inner.options.mock_config.clone() else {
-            return;
-        };
-        let Some(response) = Self::response(&config, engine, &attempt, &invocation) else {
+        // `serves_attempt` found the response; the configuration and the started event do not
+        // change, so only a log that stopped reading loses it between the two.
+        let config = engine.inner.options.mock_config.clone();
+        let Some(response) = config
+            .as_deref()
+            .and_then(|config| Self::response(config, engine, &attempt, &invocation))
+        else {
+            engine.inner.background_errors.lock().push(format!(
+                "mocked answer of task {} for {}: the execution's started event no longer reads",
+                attempt.task.0, attempt.execution
+            ));
             return;
         };
         let trigger = match engine.inner.store.history(&attempt.execution) {
