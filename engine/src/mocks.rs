@@ -1141,6 +1141,55 @@ mod tests {
             );
         }
 
+        /// The same on a WAL directory closed and opened again (a new engine reads the log
+        /// from disk, with the mock file loaded anew).
+        #[test]
+        fn a_reopened_wal_goes_on_with_the_same_answers() {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let clock = crate::clock::ManualClock::new(crate::testing::TEST_CLOCK_START_MS);
+            let options = || EngineOptions {
+                clock: Arc::new(clock.clone()),
+                background_timers: false,
+                mock_config: Some(config()),
+                ..EngineOptions::default()
+            };
+            let engine = Engine::open(dir.path(), options()).expect("opens");
+            engine
+                .create_state_machine(
+                    "Slow",
+                    &format!(
+                        r#"{{"StartAt":"LambdaState","States":{{"LambdaState":{{"Type":"Task","Resource":"{LAMBDA}",
+                        "Retry":[{{"ErrorEquals":["States.ALL"],"IntervalSeconds":60,"MaxAttempts":5,"BackoffRate":1}}],"End":true}}}}}}"#
+                    ),
+                    None,
+                )
+                .expect("machine");
+            let arn = engine
+                .start_execution("Slow#Flaky", Some("slow"), "{}")
+                .expect("starts")
+                .execution_arn;
+            engine.wait_idle();
+            drop(engine);
+            for _ in 0..3 {
+                let engine = Engine::open(dir.path(), options()).expect("reopens");
+                clock.advance_ms(60_000);
+                assert_eq!(engine.run_due_timers(), 1);
+                engine.wait_idle();
+            }
+            let engine = Engine::open(dir.path(), options()).expect("reopens");
+            let described = engine.describe_execution(&arn).expect("describes");
+            assert_eq!(described.status, ExecutionStatus::Succeeded);
+            assert_eq!(
+                answers(&history(&engine, &arn)),
+                [
+                    json!(["Lambda.ServiceException", "down"]),
+                    json!(["Lambda.TooManyRequestsException", "busy"]),
+                    json!(["Lambda.TooManyRequestsException", "busy"]),
+                    json!({"Payload": "finally"})
+                ]
+            );
+        }
+
         #[test]
         fn a_test_case_start_is_refused_unless_the_file_has_it() {
             let test = mocked();
