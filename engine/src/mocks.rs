@@ -1225,6 +1225,32 @@ mod tests {
                 Some(json!({"id": machine, "name": "Loop"}))
             );
 
+            // The name of a running test case with another case, or none, is taken.
+            test.create_state_machine(
+                "Token",
+                r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}"#,
+                None,
+            )
+            .expect("machine");
+            test.start_execution("Token#Ok", Some("same"), "{}")
+                .expect("starts");
+            test.start_execution("Token#Ok", Some("same"), "{}")
+                .expect("the same start again is the same execution");
+            for other in ["Token", "Token#Other"] {
+                let refused = test.start_execution(other, Some("same"), "{}");
+                assert!(
+                    matches!(
+                        refused,
+                        Err(Error::ExecutionAlreadyExists { .. } | Error::InvalidArn { .. })
+                    ),
+                    "{other}: {refused:?}"
+                );
+            }
+            assert!(matches!(
+                test.start_execution("Token", Some("same"), "{}"),
+                Err(Error::ExecutionAlreadyExists { .. })
+            ));
+
             let plain = TestEngine::new().expect("opens");
             orders(&plain, "[]", "[]");
             match plain.start_execution("Orders#Happy", None, "{}") {
