@@ -479,6 +479,24 @@ pub enum ArnReason {
         /// The type it names.
         found: ResourceType,
     },
+    /// `stateMachineArn#Case` while no mock configuration is loaded.
+    #[error(
+        "'#{test_case}' names a test case, but no mock configuration is loaded (statelog serve --mock-config FILE)"
+    )]
+    NoMockConfig {
+        /// The test case named.
+        test_case: String,
+    },
+    /// `stateMachineArn#Case` whose test case the mock configuration does not hold.
+    #[error(
+        "the mock configuration has no test case '{test_case}' for state machine '{state_machine}'"
+    )]
+    UnknownTestCase {
+        /// The state machine's name.
+        state_machine: String,
+        /// The test case named.
+        test_case: String,
+    },
 }
 
 /// Why a task token is refused (`Error::InvalidTaskToken`).

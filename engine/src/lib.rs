@@ -45,12 +45,14 @@ mod kernel;
 pub mod limits;
 mod log_health;
 mod metrics;
+pub mod mocks;
 mod naming;
 mod random;
 mod redrive;
 mod retention;
 mod runtime;
 pub mod swf;
+pub mod testing;
 mod tokens;
 mod versions;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
@@ -68,7 +70,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
-use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::history::{split_test_case, EventDetails, HistoryEvent, TestCaseArn};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
@@ -93,6 +95,7 @@ pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
+pub use mocks::{MockConfig, MockConfigError};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
@@ -154,6 +157,10 @@ pub struct EngineOptions {
     /// [`limits::SWF_TASK_LIST_PENDING_MAX`]); a ScheduleActivityTask into a full list fails
     /// with ACTIVITY_CREATION_RATE_EXCEEDED.
     pub swf_task_list_pending_max: usize,
+    /// The Step Functions Local mock configuration (`statelog serve --mock-config FILE`): an
+    /// execution started as `stateMachineArn#Case` answers the Task states test case `Case`
+    /// mocks from it (see [`mocks`]). `None`: a `#Case` start is refused.
+    pub mock_config: Option<Arc<MockConfig>>,
 }
 
 impl Default for EngineOptions {
@@ -177,6 +184,7 @@ impl Default for EngineOptions {
             recovery_threads: 1,
             swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
+            mock_config: None,
         }
     }
 }
@@ -746,7 +754,14 @@ impl Engine {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
+        let TestCaseArn {
+            machine_arn: state_machine,
+            test_case,
+        } = split_test_case(state_machine);
         let target = self.start_target(state_machine)?;
+        if let Some(case) = test_case {
+            self.check_test_case(state_machine, &target.machine.name, case)?;
+        }
         let input_text = input;
         let input = parse_input(input_text)?;
         let name = match name {
@@ -758,6 +773,13 @@ impl Engine {
         };
         let definition = self.definition_at(target.machine.lsn)?;
         if target.machine.machine_type == MachineType::Express {
+            // Mocked test cases answer through the durable task path, which Express lacks.
+            if test_case.is_some() {
+                return Err(Error::StateMachineTypeNotSupported {
+                    state_machine: state_machine.to_string(),
+                    machine_type: target.machine.machine_type,
+                });
+            }
             let started = express::start(
                 self,
                 &target.machine,
@@ -773,7 +795,38 @@ impl Engine {
             });
         }
         let execution_arn = self.execution_arn(&target.machine.name, &name);
-        runtime::start(self, &target, definition, execution_arn, input, input_text)
+        runtime::start(
+            self,
+            &target,
+            definition,
+            execution_arn,
+            input,
+            input_text,
+            test_case,
+        )
+    }
+
+    /// `InvalidArn` unless the mock configuration holds test case `case` of `machine`.
+    fn check_test_case(&self, state_machine: &str, machine: &str, case: &str) -> Result<(), Error> {
+        let arn = || format!("{state_machine}#{case}");
+        let Some(config) = &self.inner.options.mock_config else {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::NoMockConfig {
+                    test_case: case.to_string(),
+                },
+            });
+        };
+        if config.test_case(machine, case).is_none() {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::UnknownTestCase {
+                    state_machine: machine.to_string(),
+                    test_case: case.to_string(),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// Starts an execution of the EXPRESS machine `state_machine` (name or ARN) in memory and
@@ -860,7 +913,9 @@ impl Engine {
         };
         Ok(ExecutionDescription {
             execution_arn: execution_arn.to_string(),
-            state_machine_arn: started.state_machine_arn.clone(),
+            state_machine_arn: split_test_case(&started.state_machine_arn)
+                .machine_arn
+                .to_string(),
             name: naming::execution_name(execution_arn).to_string(),
             status: summary.status,
             start_ms: summary.start_ms,
@@ -1056,8 +1111,8 @@ impl Engine {
         }
     }
 
-    /// Blocks until every handler call spawned so far has answered and its answer is recorded
-    /// (tasks parked for want of a handler do not count). With a manual clock and no background
+    /// Blocks until every handler call spawned so far has answered and its answer is recorded,
+    /// and every mocked answer too (tasks parked for want of a handler do not count). With a manual clock and no background
     /// timers, the engine is then quiet until the next `run_due_timers`.
     pub fn wait_idle(&self) {
         let mut counts = self.inner.in_flight.lock();
@@ -1066,8 +1121,9 @@ impl Engine {
         }
     }
 
-    /// How many handler answers (successes, failures, panics) have been handed to their
-    /// executions since open, stale ones included (cancelled calls give no answer).
+    /// How many handler answers (successes, failures, panics) and mocked answers (see
+    /// [`mocks`]) have been handed to their executions since open, stale ones included
+    /// (cancelled calls give no answer).
     pub fn answers_recorded(&self) -> u64 {
         self.inner.in_flight.lock().recorded
     }

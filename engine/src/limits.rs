@@ -147,3 +147,7 @@ pub const LIST_PAGE_CATALOG_MAX: usize = 1000;
 
 /// The page size of `ListStateMachineVersions`/`ListStateMachineAliases` without `maxResults`.
 pub const LIST_PAGE_CATALOG_DEFAULT: usize = 100;
+
+/// The most clock jumps one `testing::TestEngine::skip_ahead` makes before it gives up (a
+/// workflow that waits in a loop forever would otherwise never return).
+pub const TEST_SKIP_AHEAD_JUMPS_MAX: usize = 10_000;

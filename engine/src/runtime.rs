@@ -32,9 +32,15 @@ pub(crate) fn start(
     execution_arn: String,
     input: Value,
     input_text: &str,
+    test_case: Option<&str>,
 ) -> Result<StartedExecution, Error> {
     let inner = &engine.inner;
     let key: Arc<str> = Arc::from(execution_arn.as_str());
+    // A test case is recorded with the machine's ARN (see `mocks`).
+    let recorded_machine_arn = match test_case {
+        Some(case) => format!("{}#{case}", engine.state_machine_arn(&target.machine.name)),
+        None => engine.state_machine_arn(&target.machine.name),
+    };
     loop {
         let existing = {
             let mut open = inner.open.lock();
@@ -54,7 +60,7 @@ pub(crate) fn start(
                         input: input.clone(),
                         input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
-                        state_machine_arn: engine.state_machine_arn(&target.machine.name),
+                        state_machine_arn: recorded_machine_arn.clone(),
                         role_arn: target.machine.role_arn.clone(),
                         through: target.version_arn.clone().map(|version_arn| {
                             Box::new(StartedThrough {
@@ -101,7 +107,11 @@ pub(crate) fn start(
         // The state may hold a notified decision not durable yet (an answer that closed the
         // execution): what this call answers from it must be durable first.
         inner.store.sync_unsynced()?;
-        if status.is_closed() || guard.execution.input() != Some(&input) {
+        // The same name with another input, or another test case (or none), is another start.
+        if status.is_closed()
+            || guard.execution.input() != Some(&input)
+            || guard.execution.state_machine_arn() != Some(recorded_machine_arn.as_str())
+        {
             return Err(Error::ExecutionAlreadyExists { execution_arn });
         }
         return Ok(StartedExecution {

@@ -742,8 +742,10 @@ impl Indexed {
     }
 }
 
-/// The machine name inside `arn:aws:states:<region>:<account>:stateMachine:<name>`.
+/// The machine name inside `arn:aws:states:<region>:<account>:stateMachine:<name>`, without
+/// the `#Case` a test case's start records (`history::split_test_case`).
 pub fn machine_name(state_machine_arn: &str) -> &str {
+    let state_machine_arn = statelog_core::history::split_test_case(state_machine_arn).machine_arn;
     state_machine_arn
         .rsplit_once(":stateMachine:")
         .map_or(state_machine_arn, |(_, name)| name)

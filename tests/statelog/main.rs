@@ -53,6 +53,7 @@ mod serve_disk;
 mod serve_engine;
 mod serve_express;
 mod serve_metrics;
+mod serve_mocks;
 mod serve_swf;
 mod serve_swf_hang_up;
 mod serve_swf_workflows;

@@ -180,6 +180,31 @@ pub enum TimerPurpose {
     ExecutionTimeout,
 }
 
+/// A recorded state machine ARN, split: an execution started as `stateMachineArn#Case` (a test
+/// case of a mock configuration) records `ExecutionStarted.state_machine_arn` with the `#Case`
+/// suffix, which no answer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestCaseArn<'a> {
+    /// The state machine's ARN (or name), without the suffix.
+    pub machine_arn: &'a str,
+    /// The test case, when the execution runs one.
+    pub test_case: Option<&'a str>,
+}
+
+/// Splits `state_machine_arn` at its first `#` (never part of a state machine name).
+pub fn split_test_case(state_machine_arn: &str) -> TestCaseArn<'_> {
+    match state_machine_arn.split_once('#') {
+        Some((machine_arn, test_case)) => TestCaseArn {
+            machine_arn,
+            test_case: Some(test_case),
+        },
+        None => TestCaseArn {
+            machine_arn: state_machine_arn,
+            test_case: None,
+        },
+    }
+}
+
 /// Checks that `events` continue a history whose last id is `last_id`: ids dense and increasing,
 /// every `previous_event_id` pointing backwards.
 pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
