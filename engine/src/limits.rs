@@ -111,3 +111,7 @@ pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
 /// refused with `LimitExceededFault`. Over HTTP the server's long-poll bound per account is
 /// lower, so it refuses first; an embedder calling the engine meets this one.
 pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;
+
+/// The longest a `TestState` of a Task without a mock waits for its handler's answer, in ms
+/// (AWS runs a test for up to five minutes, then answers `States.Timeout`).
+pub const TEST_STATE_TASK_TIMEOUT_MS: u64 = 5 * 60 * 1000;

@@ -37,7 +37,7 @@ use crate::server::protocol::{
     GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput,
     ListTagsForResourceInput, Operation, RedriveExecutionInput, SendTaskFailureInput,
     SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
-    TagResourceInput, TaskTokenInput, UntagResourceInput, UpdateStateMachineInput,
+    TagResourceInput, TaskTokenInput, TestStateInput, UntagResourceInput, UpdateStateMachineInput,
     ValidateDefinitionInput,
 };
 use crate::server::swf::SwfOperation;
@@ -140,6 +140,13 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
         // that every call has an owner.
         Operation::ValidateStateMachineDefinition => {
             input::<ValidateDefinitionInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        // Answered by whichever node receives it, without an engine (`ClusterBackend::place`
+        // keeps it here): it reads and writes nothing. Routed to the catalog so that every
+        // call has an owner.
+        Operation::TestState => {
+            input::<TestStateInput>(operation, body)?.validate()?;
             Ok(Target::Catalog)
         }
         Operation::CreateActivity => {
@@ -397,6 +404,10 @@ mod tests {
             (
                 Operation::ValidateStateMachineDefinition,
                 json!({"definition": "{}"}),
+            ),
+            (
+                Operation::TestState,
+                json!({"definition": "{\"Type\": \"Pass\", \"End\": true}"}),
             ),
             (Operation::CreateActivity, json!({"name": "pack"})),
             (

@@ -26,6 +26,7 @@ mod engine_conformance;
 mod engine_crash;
 mod engine_damaged;
 mod engine_scenarios;
+mod engine_test_state;
 mod fixture_logs;
 mod format_versions;
 mod interpreter_conformance;

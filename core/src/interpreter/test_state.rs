@@ -217,7 +217,18 @@ impl TestStateAnswer {
     /// The answer as AWS's `TestState` renders it: every JSON value as compact JSON text,
     /// absent fields left out, `inspectionData` from `DEBUG` on.
     pub fn to_aws_json(&self, level: InspectionLevel) -> Value {
-        let text = |value: &Value| Value::String(crate::paths::to_json_text(value));
+        self.render(level, &|value| {
+            Value::String(crate::paths::to_json_text(value))
+        })
+    }
+
+    /// The answer with its inspection data, as [`TestStateAnswer::to_aws_json`] at `DEBUG`
+    /// but with each JSON value as JSON rather than text, for people to read.
+    pub fn to_readable_json(&self) -> Value {
+        self.render(InspectionLevel::Debug, &Value::clone)
+    }
+
+    fn render(&self, level: InspectionLevel, text: &dyn Fn(&Value) -> Value) -> Value {
         let mut answer = Map::new();
         answer.insert("status".into(), json!(self.status.aws_name()));
         if let Some(output) = &self.output {
