@@ -476,6 +476,19 @@ pub(super) fn retry_delay_ms(
     delay_ms.min(open_ms_max)
 }
 
+/// `States.DataLimitExceeded` when the output of the state `name` is larger than a payload
+/// may be, worded as AWS words it; `None` when it fits.
+pub(super) fn output_too_large(name: &str, output: &Value) -> Option<ErrorCause> {
+    (json_size_bytes(output) > PAYLOAD_SIZE_BYTES_MAX).then(|| {
+        failure(
+            "States.DataLimitExceeded",
+            format!(
+                "The state/task '{name}' returned a result with a size exceeding the maximum number of bytes service limit."
+            ),
+        )
+    })
+}
+
 /// AWS prefixes `States.Runtime` and `States.QueryEvaluationError` causes with the state and
 /// the id of its entered event.
 fn with_prefix(name: &str, entered_event_id: u32, error: StatesError) -> ErrorCause {
@@ -1220,14 +1233,8 @@ impl<'d> Decider<'d, '_> {
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         let output: Payload = output.into();
-        if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
-            return Ok(Some(Outcome::Failed(failure(
-                "States.DataLimitExceeded",
-                format!(
-                    "The state/task '{}' returned a result with a size exceeding the maximum number of bytes service limit.",
-                    state.name
-                ),
-            ))));
+        if let Some(error) = output_too_large(&state.name, &output) {
+            return Ok(Some(Outcome::Failed(error)));
         }
         // The exited event, the next entered event and the next state share one payload.
         let details = exited_details(state, Payload::clone(&output), assigned)

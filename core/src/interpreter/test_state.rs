@@ -35,7 +35,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::decide::{
-    assigned_variables, handles, retriers_and_catchers, retry_delay_ms,
+    assigned_variables, handles, output_too_large, retriers_and_catchers, retry_delay_ms,
     states::{choice::choose, fail::fail_error_cause, map::items_not_array},
 };
 use super::io::{context_with, error_output, retries};
@@ -507,6 +507,16 @@ pub fn test_state(
             }
             run.map(map, mock)
         }
+    };
+    // An output larger than a payload may be fails the state, as it fails an execution.
+    let ended = match &ended.output {
+        Some(output) if ended.status == TestStatus::Succeeded => {
+            match output_too_large(&state.name, output) {
+                Some(error) => Ended::failed(error),
+                None => ended,
+            }
+        }
+        _ => ended,
     };
     let mut inspection = run.inspection;
     inspection.variables = run
@@ -1194,6 +1204,15 @@ mod tests {
             .cause
             .as_deref()
             .is_some_and(|c| c.contains("$.missing")));
+    }
+
+    #[test]
+    fn an_output_over_the_payload_limit_fails_with_data_limit_exceeded() {
+        let big = "x".repeat(crate::limits::PAYLOAD_SIZE_BYTES_MAX);
+        let answer = run(case(json!({"Type": "Pass", "End": true}), json!([big])));
+        assert_eq!(answer.status, TestStatus::Failed);
+        assert_eq!(answer.error.as_deref(), Some("States.DataLimitExceeded"));
+        assert_eq!(answer.output, None);
     }
 
     const TASK: &str = "arn:aws:states:::lambda:invoke";
