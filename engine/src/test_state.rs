@@ -20,6 +20,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use serde_json::Value;
+use statelog_core::asl::jsonata::json_type;
 use statelog_core::asl::{parse_definition, ResourceKind, StateKind, StateMachine};
 use statelog_core::history::depth::{parse_payload, PayloadTextError};
 use statelog_core::interpreter::test_state::{
@@ -99,7 +100,7 @@ pub enum TestStateRefusal {
     #[error("variables must be a JSON object: the text {0}")]
     VariablesUnreadable(PayloadTextError),
     /// `variables` is JSON, but not an object.
-    #[error("variables must be a JSON object, not {found}")]
+    #[error("variables must be a JSON object, not a JSON {found}")]
     VariablesNotObject {
         /// The JSON type found.
         found: &'static str,
@@ -122,14 +123,14 @@ pub enum TestStateRefusal {
     /// `context` is not a JSON object's text.
     #[error("Invalid Context object provided: the text {0}")]
     ContextUnreadable(PayloadTextError),
-    /// `context` is JSON, but not an object, or has a field a Context object has not.
+    /// `context` has a top-level field a Context object has not.
     #[error("Invalid Context object provided: Field '{field}' is not allowed")]
     ContextField {
         /// The field.
         field: String,
     },
     /// `context` is JSON, but not an object.
-    #[error("Invalid Context object provided: it must be a JSON object, not {found}")]
+    #[error("Invalid Context object provided: it must be a JSON object, not a JSON {found}")]
     ContextNotObject {
         /// The JSON type found.
         found: &'static str,
@@ -364,17 +365,6 @@ fn compile(definition: &str, whole: bool) -> Result<StateMachine, Error> {
             .filter(|d| d.severity == statelog_core::asl::Severity::Error)
             .collect(),
     })
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn variables(text: Option<&str>) -> Result<Variables, Error> {
