@@ -247,6 +247,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A `TestState` request the state cannot be tested with (`ValidationException`; a
+    /// Parallel or Map without a mock is `InvalidDefinition`, as AWS answers).
+    #[error("{reason}")]
+    TestStateRefused {
+        /// Why.
+        reason: crate::test_state::TestStateRefusal,
+    },
     /// A JSON value held by the engine could not be rendered as text (a bug: a parsed value
     /// always renders).
     #[error("cannot render {what}: {source}")]
@@ -288,6 +295,7 @@ impl Error {
             Error::Conflict { .. } => "ConflictException",
             Error::VersionQuotaExceeded { .. } => "ServiceQuotaExceededException",
             Error::Validation { .. } => "ValidationException",
+            Error::TestStateRefused { reason } => reason.aws_name(),
             // Faults of the engine itself: a server answers them without their detail.
             Error::Store(_)
             | Error::Interpreter(_)
@@ -337,7 +345,8 @@ impl Error {
             | Error::InvalidArgument { .. }
             | Error::MissingRequiredParameter { .. }
             | Error::Validation { .. }
-            | Error::TooManyTags { .. } => false,
+            | Error::TooManyTags { .. }
+            | Error::TestStateRefused { .. } => false,
             // The resource is missing, present, closed or in a state the call cannot change.
             // A redrive refused while another runs is terminal too: if that one succeeds, the
             // execution is no longer redrivable at all.

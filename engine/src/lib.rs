@@ -58,6 +58,7 @@ mod versions;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
 pub mod inspect;
+pub mod test_state;
 pub mod validate;
 
 use std::collections::{BinaryHeap, HashMap};

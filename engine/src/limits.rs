@@ -151,3 +151,7 @@ pub const LIST_PAGE_CATALOG_DEFAULT: usize = 100;
 /// The most clock jumps one `testing::TestEngine::skip_ahead` makes before it gives up (a
 /// workflow that waits in a loop forever would otherwise never return).
 pub const TEST_SKIP_AHEAD_JUMPS_MAX: usize = 10_000;
+
+/// The longest a `TestState` of a Task without a mock waits for its handler's answer, in ms
+/// (AWS runs a test for up to five minutes, then answers `States.Timeout`).
+pub const TEST_STATE_TASK_TIMEOUT_MS: u64 = 5 * 60 * 1000;

@@ -997,9 +997,9 @@ impl Backend for ClusterBackend {
         }
         let mut named = None;
         let target = match call {
-            CallName::StepFunctions(Operation::ValidateStateMachineDefinition) => {
-                return Placement::Here
-            }
+            CallName::StepFunctions(
+                Operation::ValidateStateMachineDefinition | Operation::TestState,
+            ) => return Placement::Here,
             CallName::StepFunctions(Operation::StartExecution) => {
                 let with_name = match route::name_unnamed_start(body, random_uuid) {
                     Ok(with_name) => with_name,

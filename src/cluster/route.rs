@@ -39,7 +39,7 @@ use crate::server::protocol::{
     Operation, PublishStateMachineVersionInput, RedriveExecutionInput, SendTaskFailureInput,
     SendTaskSuccessInput, StartExecutionInput, StateMachineAliasArnInput, StateMachineArnInput,
     StateMachineVersionArnInput, StopExecutionInput, TagResourceInput, TaskTokenInput,
-    UntagResourceInput, UpdateStateMachineAliasInput, UpdateStateMachineInput,
+    TestStateInput, UntagResourceInput, UpdateStateMachineAliasInput, UpdateStateMachineInput,
     ValidateDefinitionInput,
 };
 use crate::server::swf::SwfOperation;
@@ -151,6 +151,13 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
         // that every call has an owner.
         Operation::ValidateStateMachineDefinition => {
             input::<ValidateDefinitionInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        // Answered by whichever node receives it, without an engine (`ClusterBackend::place`
+        // keeps it here): it reads and writes nothing. Routed to the catalog so that every
+        // call has an owner.
+        Operation::TestState => {
+            input::<TestStateInput>(operation, body)?.validate()?;
             Ok(Target::Catalog)
         }
         Operation::CreateActivity => {
@@ -503,6 +510,10 @@ mod tests {
             (
                 Operation::ValidateStateMachineDefinition,
                 json!({"definition": "{}"}),
+            ),
+            (
+                Operation::TestState,
+                json!({"definition": "{\"Type\": \"Pass\", \"End\": true}"}),
             ),
             (Operation::CreateActivity, json!({"name": "pack"})),
             (

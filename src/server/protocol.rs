@@ -17,7 +17,9 @@ use super::limits::{
     ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
     STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
+use crate::engine::test_state::{InspectionLevel, TestMock, TestStateRequest};
 use crate::engine::MachineType;
+use crate::limits::{DEFINITION_SIZE_BYTES_MAX, PAYLOAD_SIZE_BYTES_MAX};
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
 pub const TARGET_PREFIX: &str = "AWSStepFunctions.";
@@ -84,10 +86,9 @@ operations! {
         TagResource, UntagResource, ListTagsForResource,
         PublishStateMachineVersion, ListStateMachineVersions, DeleteStateMachineVersion,
         CreateStateMachineAlias, DescribeStateMachineAlias, ListStateMachineAliases,
-        UpdateStateMachineAlias, DeleteStateMachineAlias,
+        UpdateStateMachineAlias, DeleteStateMachineAlias, TestState,
     ],
     later: [
-        TestState => "single-state tests are not served",
         DescribeMapRun => "Distributed Map is not supported",
         ListMapRuns => "Distributed Map is not supported",
         UpdateMapRun => "Distributed Map is not supported",
@@ -454,6 +455,180 @@ impl ValidateDefinitionInput {
             }
         }
         check_max_results(self.max_results)
+    }
+}
+
+/// `TestState` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateInput {
+    /// One state's definition, or a whole machine's with `stateName`.
+    pub definition: String,
+    /// Shown as `$$.Execution.RoleArn`; statelog assumes no role.
+    pub role_arn: Option<String>,
+    /// The state's input JSON text; `{}` when absent.
+    pub input: Option<String>,
+    /// `INFO` (default), `DEBUG` or `TRACE`.
+    pub inspection_level: Option<String>,
+    /// Refused together with a mock, as on AWS; nothing is secret otherwise.
+    pub reveal_secrets: Option<bool>,
+    /// The variables in scope, a JSON object's text.
+    pub variables: Option<String>,
+    /// The state of a whole machine to test.
+    pub state_name: Option<String>,
+    /// The mocked answer of a Task, Parallel or Map.
+    pub mock: Option<TestStateMockInput>,
+    /// The Context object's text (only with a mock).
+    pub context: Option<String>,
+    /// The state's configuration.
+    pub state_configuration: Option<TestStateConfigurationInput>,
+}
+
+/// `TestState`'s `mock`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateMockInput {
+    /// The mocked result's JSON text.
+    pub result: Option<String>,
+    /// The mocked failure.
+    pub error_output: Option<TestStateErrorOutput>,
+    /// `STRICT` (default), `PRESENT` or `NONE`. statelog holds no service models to check a
+    /// mocked result against, so every mode accepts any JSON result.
+    pub field_validation_mode: Option<String>,
+}
+
+/// `TestState`'s `mock.errorOutput`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateErrorOutput {
+    /// The error name (required when `errorOutput` is given).
+    pub error: Option<String>,
+    /// The cause.
+    pub cause: Option<String>,
+}
+
+/// `TestState`'s `stateConfiguration`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateConfigurationInput {
+    /// Retries already made by the Retrier that matches the mocked error.
+    pub retrier_retry_count: Option<i64>,
+    /// A Map's or Parallel's inner failing state (refused: not supported).
+    pub error_caused_by_state: Option<String>,
+    /// Failed Map iterations (refused: not supported).
+    pub map_iteration_failure_count: Option<i64>,
+    /// Distributed Map reader data (refused: not supported).
+    pub map_item_reader_data: Option<String>,
+}
+
+impl TestStateInput {
+    /// Checks the service model's constraints; returns the inspection level.
+    pub fn validate(&self) -> Result<InspectionLevel, Error> {
+        check_len("definition", &self.definition, DEFINITION_SIZE_BYTES_MAX)?;
+        if let Some(role) = &self.role_arn {
+            check_arn("roleArn", role)?;
+        }
+        if let Some(name) = &self.state_name {
+            check_len("stateName", name, NAME_CHARS_MAX)?;
+        }
+        for (member, text) in [
+            ("input", &self.input),
+            ("variables", &self.variables),
+            ("context", &self.context),
+        ] {
+            check_len_max(member, text.as_deref(), PAYLOAD_SIZE_BYTES_MAX)?;
+        }
+        if let Some(mock) = &self.mock {
+            check_len_max(
+                "mock.result",
+                mock.result.as_deref(),
+                PAYLOAD_SIZE_BYTES_MAX,
+            )?;
+            if let Some(error) = &mock.error_output {
+                check_len_max(
+                    "mock.errorOutput.error",
+                    error.error.as_deref(),
+                    STOP_ERROR_CHARS_MAX,
+                )?;
+                check_len_max(
+                    "mock.errorOutput.cause",
+                    error.cause.as_deref(),
+                    STOP_CAUSE_CHARS_MAX,
+                )?;
+            }
+            match mock.field_validation_mode.as_deref() {
+                None | Some("STRICT") | Some("PRESENT") | Some("NONE") => {}
+                Some(other) => {
+                    return Err(Error::Validation {
+                        member: "mock.fieldValidationMode",
+                        constraint: format!(
+                            "Member must satisfy enum value set: [STRICT, PRESENT, NONE] (got {other:?})"
+                        ),
+                    })
+                }
+            }
+        }
+        if let Some(configuration) = &self.state_configuration {
+            for (member, count) in [
+                (
+                    "stateConfiguration.retrierRetryCount",
+                    configuration.retrier_retry_count,
+                ),
+                (
+                    "stateConfiguration.mapIterationFailureCount",
+                    configuration.map_iteration_failure_count,
+                ),
+            ] {
+                if count.is_some_and(|n| !(0..=i64::from(u32::MAX)).contains(&n)) {
+                    return Err(Error::Validation {
+                        member,
+                        constraint: format!(
+                            "Member must have value greater than or equal to 0 (got {count:?})"
+                        ),
+                    });
+                }
+            }
+        }
+        match self.inspection_level.as_deref() {
+            None => Ok(InspectionLevel::Info),
+            Some(name) => InspectionLevel::from_aws_name(name).ok_or_else(|| Error::Validation {
+                member: "inspectionLevel",
+                constraint: format!(
+                    "Member must satisfy enum value set: [INFO, DEBUG, TRACE] (got {name:?})"
+                ),
+            }),
+        }
+    }
+
+    /// The engine's request.
+    pub fn into_request(self) -> TestStateRequest {
+        let configuration = self.state_configuration;
+        let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
+        TestStateRequest {
+            definition: self.definition,
+            state_name: self.state_name,
+            input: self.input,
+            variables: self.variables,
+            context: self.context,
+            mock: self.mock.map(|mock| TestMock {
+                result: mock.result,
+                error_output: mock.error_output.is_some(),
+                error: mock.error_output.as_ref().and_then(|e| e.error.clone()),
+                cause: mock.error_output.and_then(|e| e.cause),
+            }),
+            role_arn: self.role_arn,
+            retrier_retry_count: configuration
+                .as_ref()
+                .and_then(|c| count(c.retrier_retry_count)),
+            reveal_secrets: self.reveal_secrets.unwrap_or(false),
+            error_caused_by_state: configuration
+                .as_ref()
+                .and_then(|c| c.error_caused_by_state.clone()),
+            map_iteration_failure_count: configuration
+                .as_ref()
+                .and_then(|c| count(c.map_iteration_failure_count)),
+            map_item_reader_data: configuration.and_then(|c| c.map_item_reader_data),
+        }
     }
 }
 

@@ -32,11 +32,14 @@ use super::protocol::{
     StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
     ValidateDefinitionInput, CONTENT_TYPE,
 };
-use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
+use super::protocol::{
+    ListTagsForResourceInput, TagResourceInput, TestStateInput, UntagResourceInput,
+};
 use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
+use crate::engine::test_state::{test_state_detached, Detached};
 use crate::engine::validate::{self, Severity};
 use crate::engine::ExpressOutcome;
 
@@ -606,6 +609,21 @@ async fn dispatch<B: Backend>(
             let input: ValidateDefinitionInput = decode(operation, body)?;
             let max_results = input.validate()?;
             Ok(validate_definition(&input, max_results))
+        }
+        // Answered here on any node, with no engine: a test writes nothing and reads nothing
+        // the account holds, and `serve` registers no handler a Task could call.
+        Operation::TestState => {
+            let input: TestStateInput = decode(operation, body)?;
+            let level = input.validate()?;
+            let detached = Detached {
+                clock: state.clock.clone(),
+                random: Arc::new(crate::engine::OsRandom),
+                region: caller.region.clone(),
+                account: caller.account_id.clone(),
+            };
+            let answer = test_state_detached(&input.into_request(), &detached)
+                .map_err(super::engine_backend::engine_error)?;
+            Ok(answer.to_aws_json(level))
         }
         Operation::StartExecution => {
             let input: StartExecutionInput = decode(operation, body)?;

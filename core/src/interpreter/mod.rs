@@ -62,6 +62,7 @@ mod effects;
 mod io;
 mod redrive;
 mod state;
+pub mod test_state;
 mod variables;
 mod waiting;
 
