@@ -38,6 +38,7 @@ pub mod clock;
 mod close_waiters;
 mod error;
 mod handlers;
+pub mod http_task;
 mod integrations;
 mod jobs;
 mod kernel;
@@ -86,6 +87,7 @@ pub use error::{
     ArgumentReason, ArnReason, Error, MissingParameter, NameReason, PayloadReason, RedriveRefusal,
     TaskTokenReason,
 };
+pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
@@ -148,6 +150,10 @@ pub struct EngineOptions {
     /// [`limits::SWF_TASK_LIST_PENDING_MAX`]); a ScheduleActivityTask into a full list fails
     /// with ACTIVITY_CREATION_RATE_EXCEEDED.
     pub swf_task_list_pending_max: usize,
+    /// The HTTP Task (`arn:aws:states:::http:invoke`) with its connections, registered by
+    /// `open` before recovery dispatches anything (`None`: not registered; HTTP Tasks wait for
+    /// [`Engine::register_http_task`] like any resource without a handler).
+    pub http_task: Option<HttpTask>,
 }
 
 impl Default for EngineOptions {
@@ -171,6 +177,7 @@ impl Default for EngineOptions {
             recovery_threads: 1,
             swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
+            http_task: None,
         }
     }
 }
@@ -477,6 +484,9 @@ impl Engine {
         let engine = Self::assemble(store, options)?;
         // Before recovery dispatches anything: recovered built-in tasks find their handler.
         engine.register_builtin_integrations();
+        if let Some(task) = engine.inner.options.http_task.clone() {
+            engine.register_http_task(task);
+        }
         // Fold every open execution: one sequential pass over the log, decoded and folded on
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
@@ -548,6 +558,8 @@ impl Engine {
             .worker_threads(options.worker_threads.max(1))
             .thread_name("statelog-engine")
             .enable_time()
+            // The HTTP Task's sockets (`http_task`).
+            .enable_io()
             .build()
             .map_err(|source| Error::Runtime { source })?;
         let handle = runtime.handle().clone();

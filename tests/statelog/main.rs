@@ -10,6 +10,7 @@
 // Helpers shared by several modules.
 mod conformance_common;
 mod engine_common;
+mod http_common;
 mod kill_common;
 mod serve_common;
 
@@ -28,6 +29,8 @@ mod engine_damaged;
 mod engine_scenarios;
 mod fixture_logs;
 mod format_versions;
+mod http_task;
+mod http_task_serve;
 mod interpreter_conformance;
 mod interpreter_jsonata;
 mod interpreter_replay;
