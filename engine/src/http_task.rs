@@ -79,8 +79,9 @@ const ERROR_RUNTIME: &str = "States.Runtime";
 const ERROR_DATA_LIMIT: &str = "States.DataLimitExceeded";
 const ERROR_TASK_FAILED: &str = "States.TaskFailed";
 
-/// Request headers a task may not set (AWS's list, plus `Authorization` and `Content-Length`,
-/// which the connection and the client set), compared without case.
+/// Request headers a task may not set (AWS's list, plus `Authorization`, `Content-Length`,
+/// `Keep-Alive` and `Proxy-Connection`, which the connection and the client set), compared
+/// without case.
 const REFUSED_HEADERS: [&str; 35] = [
     "a-im",
     "accept-charset",
