@@ -423,3 +423,25 @@ fn the_http_task_is_request_response_only() {
         assert!(text.contains("supports only request/response"), "{text}");
     }
 }
+
+#[test]
+fn jsonata_arguments_build_the_same_request() {
+    let server = TestServer::start(|_: &Recorded| Reply::json(200, json!({"seen": true})));
+    let h = harness(CONNECTIONS, HttpTimeouts::default());
+    let definition = json!({"QueryLanguage": "JSONata", "StartAt": "Call", "States": {"Call": {
+        "Type": "Task", "Resource": "arn:aws:states:::http:invoke",
+        "Arguments": {
+            "ApiEndpoint": server.url("/jsonata"),
+            "Method": "PATCH",
+            "RequestBody": {"total": "{% 2 * 21 %}"},
+            "Authentication": {"ConnectionArn": arn("partner")}},
+        "Output": "{% $states.result.ResponseBody %}",
+        "End": true}}})
+    .to_string();
+    let described = run(&h, "jsonata", &definition);
+    assert_eq!(output(&described), &json!({"seen": true}));
+    let sent = &server.requests()[0];
+    assert_eq!(sent.method, "PATCH");
+    let body: Value = serde_json::from_slice(&sent.body).expect("JSON");
+    assert_eq!(body, json!({"total": 42}));
+}
