@@ -369,6 +369,26 @@ fn a_server_that_never_answers_and_a_closed_port_fail_with_socket() {
             .is_some_and(|c| c.starts_with("cannot connect to http://127.0.0.1:")),
         "{out}"
     );
+
+    // https to a server that speaks plain HTTP: the TLS handshake fails.
+    let plain = TestServer::start(|_: &Recorded| Reply::json(200, json!({})));
+    let tls = run(
+        &h,
+        "tls",
+        &machine(
+            json!({"ApiEndpoint": format!("https://{}/x", plain.addr),
+                   "Method": "GET", "Authentication": {"ConnectionArn": arn("shop")}}),
+            json!({"Catch": [{"ErrorEquals": ["States.Http.Socket"], "Next": "Caught"}]}),
+        ),
+    );
+    let out = output(&tls);
+    assert_eq!(out["Error"], json!("States.Http.Socket"));
+    let cause = out["Cause"].as_str().expect("a cause");
+    // Without system roots the call stops before the handshake, with its own cause.
+    assert!(
+        cause.contains("TLS handshake") || cause.contains("no root certificates"),
+        "{cause}"
+    );
 }
 
 #[test]
