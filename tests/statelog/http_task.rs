@@ -225,7 +225,9 @@ fn basic_and_oauth_connections_authorize_the_call_and_the_token_is_reused() {
             );
         }
         match request.header("authorization") {
-            Some("Bearer bearer-token-0") => Reply::json(200, json!({"who": "oauth"})),
+            Some(bearer) if bearer.starts_with("Bearer bearer-token-") => {
+                Reply::json(200, json!({"who": "oauth", "token": &bearer[7..]}))
+            }
             Some(basic) if basic.starts_with("Basic ") => Reply::json(200, json!({"who": "basic"})),
             _ => Reply::json(401, json!({"message": "no"})),
         }
@@ -257,13 +259,24 @@ fn basic_and_oauth_connections_authorize_the_call_and_the_token_is_reused() {
 
     for name in ["oauth-1", "oauth-2"] {
         let described = run(&h, name, &call("idp"));
-        assert_eq!(output(&described)["ResponseBody"], json!({"who": "oauth"}));
+        assert_eq!(
+            output(&described)["ResponseBody"],
+            json!({"who": "oauth", "token": "bearer-token-0"})
+        );
     }
     assert_eq!(
         tokens_issued.load(Ordering::SeqCst),
         1,
         "the second call reuses the cached token"
     );
+    // Past its expiry (3600 s, less the margin) by the engine's clock, the token is fetched again.
+    h.clock.advance_ms(3_600_000);
+    let described = run(&h, "oauth-3", &call("idp"));
+    assert_eq!(
+        output(&described)["ResponseBody"],
+        json!({"who": "oauth", "token": "bearer-token-1"})
+    );
+    assert_eq!(tokens_issued.load(Ordering::SeqCst), 2);
 }
 
 #[test]
