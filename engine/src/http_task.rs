@@ -151,16 +151,32 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// One parameter of a connection: a header, query or body key and its (secret) value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parameter {
+    /// The header name, query key or body key.
+    pub key: String,
+    /// The value.
+    pub value: Secret,
+}
+
+impl Parameter {
+    /// Key and value, for the wire.
+    fn pair(&self) -> (String, String) {
+        (self.key.clone(), self.value.expose().to_string())
+    }
+}
+
 /// Extra parameters a connection adds to each request (EventBridge's `HttpParameters`). Every
 /// value is treated as secret.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpParameters {
     /// Headers, set over the task's own.
-    pub headers: Vec<(String, Secret)>,
+    pub headers: Vec<Parameter>,
     /// Query string parameters, set over the task's own.
-    pub query: Vec<(String, Secret)>,
+    pub query: Vec<Parameter>,
     /// Body parameters, set over the keys of an object `RequestBody`.
-    pub body: Vec<(String, Secret)>,
+    pub body: Vec<Parameter>,
 }
 
 /// How a connection authorizes its requests.
@@ -399,7 +415,7 @@ fn parse_parameters(value: Option<&Value>, at: &str) -> Result<HttpParameters, C
     };
     let map = object(value, at)?;
     only_fields(map, at, &PARAMETER_LISTS)?;
-    let list = |name: &str| -> Result<Vec<(String, Secret)>, ConnectionsError> {
+    let list = |name: &str| -> Result<Vec<Parameter>, ConnectionsError> {
         let here = pointer(at, name);
         let Some(items) = map.get(name) else {
             return Ok(Vec::new());
@@ -428,7 +444,10 @@ fn parse_parameters(value: Option<&Value>, at: &str) -> Result<HttpParameters, C
                     })
                 }
             };
-            pairs.push((key, Secret::new(value)));
+            pairs.push(Parameter {
+                key,
+                value: Secret::new(value),
+            });
         }
         Ok(pairs)
     };
@@ -635,12 +654,13 @@ impl Target {
             return Err(EndpointRefusal::HttpNotLoopback { host });
         }
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let path_and_query = uri
-            .path_and_query()
-            .map(|p| p.as_str())
-            .filter(|p| !p.is_empty())
-            .unwrap_or("/")
-            .to_string();
+        let path_and_query = match uri.path_and_query().map(|p| p.as_str()) {
+            None | Some("") => "/".to_string(),
+            // `https://host?query`: the origin form needs the root path before the query.
+            Some(query) if query.starts_with('?') => format!("/{query}"),
+            Some(path) => path.to_string(),
+        };
+        debug_assert!(path_and_query.starts_with('/'), "the origin form");
         Ok(Target {
             https,
             host,
@@ -866,7 +886,10 @@ impl TaskRequest {
             }
             Some(_) => return Err(invalid("the HTTP Task's 'Headers' must be an object")),
         }
-        let (encoded, array_format) = transform(fields.get("Transform"))?;
+        let BodyEncoding {
+            url_encoded: encoded,
+            array_format,
+        } = transform(fields.get("Transform"))?;
         let query = match fields.get("QueryParameters") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(map)) => {
@@ -905,10 +928,21 @@ impl TaskRequest {
     }
 }
 
+/// What `Transform` says.
+struct BodyEncoding {
+    /// `RequestBodyEncoding: URL_ENCODED`.
+    url_encoded: bool,
+    /// `RequestEncodingOptions.ArrayFormat` (INDICES when absent).
+    array_format: ArrayFormat,
+}
+
 /// `Transform`: whether the body is URL-encoded, and the array format.
-fn transform(value: Option<&Value>) -> Result<(bool, ArrayFormat), TaskError> {
+fn transform(value: Option<&Value>) -> Result<BodyEncoding, TaskError> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
-        return Ok((false, ArrayFormat::Indices));
+        return Ok(BodyEncoding {
+            url_encoded: false,
+            array_format: ArrayFormat::Indices,
+        });
     };
     let map = value
         .as_object()
@@ -939,7 +973,10 @@ fn transform(value: Option<&Value>) -> Result<(bool, ArrayFormat), TaskError> {
             )))
         }
     };
-    Ok((encoded, format))
+    Ok(BodyEncoding {
+        url_encoded: encoded,
+        array_format: format,
+    })
 }
 
 /// A request ready for the wire.
@@ -1159,13 +1196,8 @@ impl HttpTask {
     ) -> Result<Outgoing, TaskError> {
         let invocation = &connection.invocation;
         let mut query = request.query;
-        query.retain(|(key, _)| !invocation.query.iter().any(|(k, _)| k == key));
-        query.extend(
-            invocation
-                .query
-                .iter()
-                .map(|(k, v)| (k.clone(), v.expose().to_string())),
-        );
+        query.retain(|(key, _)| !invocation.query.iter().any(|p| &p.key == key));
+        query.extend(invocation.query.iter().map(Parameter::pair));
         let target = request.target.with_query(&query);
         let mut outgoing = Outgoing {
             target,
@@ -1178,15 +1210,17 @@ impl HttpTask {
                 TaskBody::Text(text) => ("text/plain; charset=utf-8", Bytes::from(text)),
                 TaskBody::Json(mut value) => {
                     if let Value::Object(map) = &mut value {
-                        for (key, secret) in &invocation.body {
-                            map.insert(key.clone(), Value::String(secret.expose().to_string()));
+                        for parameter in &invocation.body {
+                            let (key, value) = parameter.pair();
+                            map.insert(key, Value::String(value));
                         }
                     }
                     ("application/json", Bytes::from(value.to_string()))
                 }
                 TaskBody::Form(mut map) => {
-                    for (key, secret) in &invocation.body {
-                        map.insert(key.clone(), Value::String(secret.expose().to_string()));
+                    for parameter in &invocation.body {
+                        let (key, value) = parameter.pair();
+                        map.insert(key, Value::String(value));
                     }
                     let text = url_encode(&map, request.array_format);
                     // The form's type is set whatever the task says (AWS does the same).
@@ -1199,8 +1233,8 @@ impl HttpTask {
             }
             outgoing.body = bytes;
         }
-        for (key, secret) in &invocation.headers {
-            outgoing.set_header(key, secret.expose().to_string());
+        for parameter in &invocation.headers {
+            outgoing.set_header(&parameter.key, parameter.value.expose().to_string());
         }
         match &connection.authorization {
             Authorization::ApiKey { name, value } => {
@@ -1244,18 +1278,9 @@ impl HttpTask {
                 "the OAuth token endpoint of connection '{name}': {reason}"
             ))
         })?;
-        let query: Vec<(String, String)> = parameters
-            .query
-            .iter()
-            .map(|(k, v)| (k.clone(), v.expose().to_string()))
-            .collect();
+        let query: Vec<(String, String)> = parameters.query.iter().map(Parameter::pair).collect();
         let mut form = vec![("grant_type".to_string(), "client_credentials".to_string())];
-        form.extend(
-            parameters
-                .body
-                .iter()
-                .map(|(k, v)| (k.clone(), v.expose().to_string())),
-        );
+        form.extend(parameters.body.iter().map(Parameter::pair));
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(&form)
             .finish();
@@ -1265,8 +1290,8 @@ impl HttpTask {
             headers: Vec::new(),
             body: Bytes::from(body),
         };
-        for (key, secret) in &parameters.headers {
-            outgoing.set_header(key, secret.expose().to_string());
+        for parameter in &parameters.headers {
+            outgoing.set_header(&parameter.key, parameter.value.expose().to_string());
         }
         outgoing.set_header(
             "Content-Type",
@@ -1416,7 +1441,11 @@ impl HttpTask {
             .collect()
             .await
         {
-            Ok(collected) => collected.to_bytes(),
+            Ok(collected) => {
+                let bytes = collected.to_bytes();
+                debug_assert!(bytes.len() <= HTTP_TASK_RESPONSE_BODY_SIZE_BYTES_MAX);
+                bytes
+            }
             Err(error) if error.is::<http_body_util::LengthLimitError>() => {
                 return Err(TaskError::new(
                     ERROR_DATA_LIMIT,
@@ -1521,6 +1550,14 @@ mod tests {
         assert!(Target::parse("http://127.0.0.1:8080/").is_ok());
         assert!(Target::parse("http://[::1]:8080/").is_ok());
         assert!(Target::parse("http://localhost/").is_ok());
+        let bare = Target::parse("https://h.example?x=1").expect("parses");
+        assert_eq!(bare.path_and_query, "/?x=1");
+        assert_eq!(
+            Target::parse("https://h.example")
+                .expect("parses")
+                .path_and_query,
+            "/"
+        );
         assert_eq!(
             Target::parse("http://api.example.com/"),
             Err(EndpointRefusal::HttpNotLoopback {
