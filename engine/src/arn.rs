@@ -1,8 +1,9 @@
 //! arn: the one parser of the Step Functions ARNs the API takes.
 //!
 //! Grammar: `arn:<partition>:states:<region>:<account>:<type>:<name>[:<name>]`, where `<type>`
-//! is `stateMachine` (one name), `activity` (one name) or `execution` (the machine's name, then
-//! the execution's). A name is never empty and never holds `:` (AWS's naming rules forbid it).
+//! is `stateMachine` (one name), `activity` (one name), `execution` (the machine's name, then
+//! the execution's) or `express` (an Express execution: the machine's name, the execution's,
+//! then the id that tells apart executions of the same name). A name is never empty and never holds `:` (AWS's naming rules forbid it).
 //!
 //! Invariants: a text is either a whole [`Arn`] or an [`Error::InvalidArn`] naming what is wrong;
 //! nothing resolves a resource by the tail of a text. A state machine, activity or tag ARN names
@@ -32,6 +33,8 @@ pub enum ResourceType {
     Execution,
     /// `activity:<name>`.
     Activity,
+    /// `express:<machine>:<name>:<id>`: an Express execution.
+    Express,
 }
 
 impl ResourceType {
@@ -41,6 +44,7 @@ impl ResourceType {
             ResourceType::StateMachine => "stateMachine",
             ResourceType::Execution => "execution",
             ResourceType::Activity => "activity",
+            ResourceType::Express => "express",
         }
     }
 
@@ -50,6 +54,7 @@ impl ResourceType {
             ResourceType::Execution => "execution:<state machine name>:<execution name>",
             ResourceType::StateMachine => "stateMachine:<name>",
             ResourceType::Activity => "activity:<name>",
+            ResourceType::Express => "express:<state machine name>:<execution name>:<id>",
         }
     }
 
@@ -58,6 +63,7 @@ impl ResourceType {
             "stateMachine" => Some(ResourceType::StateMachine),
             "execution" => Some(ResourceType::Execution),
             "activity" => Some(ResourceType::Activity),
+            "express" => Some(ResourceType::Express),
             _ => None,
         }
     }
@@ -89,6 +95,15 @@ pub enum Resource<'a> {
         /// Its name.
         name: &'a str,
     },
+    /// An Express execution (names repeat: `id` tells them apart).
+    Express {
+        /// The state machine's name.
+        machine: &'a str,
+        /// The execution's name.
+        name: &'a str,
+        /// The id the engine drew for it.
+        id: &'a str,
+    },
 }
 
 impl<'a> Resource<'a> {
@@ -98,6 +113,7 @@ impl<'a> Resource<'a> {
             Resource::StateMachine { .. } => ResourceType::StateMachine,
             Resource::Execution { .. } => ResourceType::Execution,
             Resource::Activity { .. } => ResourceType::Activity,
+            Resource::Express { .. } => ResourceType::Express,
         }
     }
 
@@ -106,6 +122,7 @@ impl<'a> Resource<'a> {
         match *self {
             Resource::StateMachine { name }
             | Resource::Execution { name, .. }
+            | Resource::Express { name, .. }
             | Resource::Activity { name } => name,
         }
     }
@@ -167,13 +184,23 @@ impl<'a> Arn<'a> {
         let mut names = rest.split(':');
         let first = names.next().unwrap_or_default();
         let second = names.next();
-        let resource = match (resource_type, second, names.next()) {
-            (ResourceType::StateMachine, None, None) => Resource::StateMachine { name: first },
-            (ResourceType::Activity, None, None) => Resource::Activity { name: first },
-            (ResourceType::Execution, Some(name), None) => Resource::Execution {
+        let third = names.next();
+        let resource = match (resource_type, second, third, names.next()) {
+            (ResourceType::StateMachine, None, None, None) => {
+                Resource::StateMachine { name: first }
+            }
+            (ResourceType::Activity, None, None, None) => Resource::Activity { name: first },
+            (ResourceType::Execution, Some(name), None, None) => Resource::Execution {
                 machine: first,
                 name,
             },
+            (ResourceType::Express, Some(name), Some(id), None) if !id.is_empty() => {
+                Resource::Express {
+                    machine: first,
+                    name,
+                    id,
+                }
+            }
             _ => return Err(invalid(ArnReason::Shape { resource_type })),
         };
         if first.is_empty() || resource.name().is_empty() {
@@ -225,6 +252,7 @@ impl fmt::Display for Arn<'_> {
         )?;
         match self.resource {
             Resource::Execution { machine, name } => write!(f, "{machine}:{name}"),
+            Resource::Express { machine, name, id } => write!(f, "{machine}:{name}:{id}"),
             Resource::StateMachine { name } | Resource::Activity { name } => f.write_str(name),
         }
     }
@@ -282,6 +310,35 @@ mod tests {
         ] {
             let error = Arn::parse(text).expect_err(text);
             assert_eq!(error.aws_name(), "InvalidArn", "{text}");
+        }
+    }
+
+    /// An Express execution ARN has three names; where an execution ARN is asked for it is
+    /// refused as AWS refuses it ("Resource type not valid in this context: express").
+    #[test]
+    fn express_execution_arns_parse_and_are_refused_where_an_execution_is_asked_for() {
+        let text = "arn:aws:states:us-east-1:000000000000:express:m:e:0b7c1d2e";
+        let arn = Arn::parse(text).expect("ok");
+        assert_eq!(
+            arn.resource,
+            Resource::Express {
+                machine: "m",
+                name: "e",
+                id: "0b7c1d2e"
+            }
+        );
+        assert_eq!(arn.to_string(), text);
+        let error = Arn::parse_as(text, &[ResourceType::Execution]).expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            format!("invalid ARN '{text}': Resource type not valid in this context: express")
+        );
+        for shape in [
+            "arn:aws:states:us-east-1:000000000000:express:m:e",
+            "arn:aws:states:us-east-1:000000000000:express:m:e:",
+            "arn:aws:states:us-east-1:000000000000:express:m:e:i:j",
+        ] {
+            assert_eq!(Arn::parse(shape).expect_err(shape).aws_name(), "InvalidArn");
         }
     }
 

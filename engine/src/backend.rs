@@ -100,6 +100,7 @@ impl Backends {
             Box::new(super::integrations::SyncChildBackend),
             Box::new(super::jobs::JobBackend),
             Box::new(super::swf::SwfDeadlines),
+            Box::new(super::express::ExpressTimers),
         ])
     }
 
@@ -294,6 +295,7 @@ mod tests {
                 "sync child executions",
                 "embedder jobs",
                 "swf deadlines",
+                "express timers",
             ]
         );
         let serving = |resource: &str| {

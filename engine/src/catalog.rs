@@ -15,7 +15,7 @@
 
 use super::arn::{Arn, Resource, ResourceType};
 use super::error::{ArgumentReason, MissingParameter};
-use super::{Engine, Error, MachineDescription};
+use super::{Engine, Error, MachineDescription, MachineType};
 use crate::limits::{TAGS_PER_RESOURCE_MAX, TAG_KEY_CHARS_MAX, TAG_VALUE_CHARS_MAX};
 use statelog_core::asl::{parse_definition, Severity};
 use statelog_store as store;
@@ -214,9 +214,23 @@ impl Engine {
         role_arn: Option<&str>,
         tags: &[Tag],
     ) -> Result<MachineDescription, Error> {
+        self.create_state_machine_of_type(name, definition, role_arn, MachineType::Standard, tags)
+    }
+
+    /// `CreateStateMachine` with its `type` and tags (see
+    /// [`Engine::create_state_machine_with_tags`]). The type is fixed at creation: an update
+    /// keeps it.
+    pub fn create_state_machine_of_type(
+        &self,
+        name: &str,
+        definition: &str,
+        role_arn: Option<&str>,
+        machine_type: MachineType,
+        tags: &[Tag],
+    ) -> Result<MachineDescription, Error> {
         let pairs = check_tags(tags)?;
         check_tag_count(&self.state_machine_arn(name), &pairs)?;
-        let created = self.create_state_machine(name, definition, role_arn)?;
+        let created = self.create_typed_machine(name, definition, role_arn, machine_type)?;
         if !pairs.is_empty() {
             self.inner
                 .store
@@ -262,7 +276,9 @@ impl Engine {
         let exists = match resource {
             Resource::StateMachine { name } => self.inner.store.machine(name).is_some(),
             Resource::Activity { name } => self.inner.store.activity(name).is_some(),
-            Resource::Execution { .. } => unreachable!("check_taggable_arn refuses executions"),
+            Resource::Execution { .. } | Resource::Express { .. } => {
+                unreachable!("check_taggable_arn refuses executions")
+            }
         };
         if !exists {
             return Err(Error::ResourceNotFound {

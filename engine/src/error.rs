@@ -194,6 +194,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The operation does not apply to the state machine's type (`StartSyncExecution` of a
+    /// STANDARD machine, `ListExecutions` of an EXPRESS one), as AWS answers.
+    #[error("This operation is not supported by this type of state machine")]
+    StateMachineTypeNotSupported {
+        /// The machine's ARN or name, as given.
+        state_machine: String,
+        /// Its type.
+        machine_type: statelog_store::MachineType,
+    },
+    /// As many Express executions run as the engine keeps in memory
+    /// (`limits::EXPRESS_RUNNING_MAX`): a start is refused until some end.
+    #[error("{running} Express executions are running, the most this engine runs at once")]
+    ExecutionLimitExceeded {
+        /// How many run.
+        running: usize,
+    },
     /// The engine stopped (its runtime shut down) while an answer it had appended waited for
     /// the log: whether the answer is durable is unknown. Retrying it is safe: a recorded
     /// answer makes the retry `TaskTimedOut`, a lost one is recorded then.
@@ -244,6 +260,8 @@ impl Error {
             Error::MissingRequiredParameter { .. } => "MissingRequiredParameter",
             Error::TooManyTags { .. } => "TooManyTags",
             Error::ResourceNotFound { .. } => "ResourceNotFound",
+            Error::StateMachineTypeNotSupported { .. } => "StateMachineTypeNotSupported",
+            Error::ExecutionLimitExceeded { .. } => "ExecutionLimitExceeded",
             // Faults of the engine itself: a server answers them without their detail.
             Error::Store(_)
             | Error::Interpreter(_)
@@ -268,6 +286,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::TaskListLimitExceeded { .. }
+            | Error::ExecutionLimitExceeded { .. }
             | Error::RandomSourceFailed { .. }
             | Error::Runtime { .. }
             | Error::Interrupted
@@ -302,6 +321,7 @@ impl Error {
             | Error::TaskTimedOut { .. }
             | Error::ActivityDoesNotExist { .. }
             | Error::ResourceNotFound { .. }
+            | Error::StateMachineTypeNotSupported { .. }
             | Error::ExecutionNotRedrivable { .. } => false,
             // Bugs and damage stay until the software or the log is repaired.
             Error::ExecutionDamaged { .. } | Error::Interpreter(_) | Error::NotRendered { .. } => {

@@ -261,8 +261,8 @@ fn record_in_background(weak: Weak<Inner>, attempt: AttemptKey, cancelled: bool)
 }
 
 /// A handler's future, with a panic in its poll caught and returned as `Err(payload)`.
-struct CatchUnwind {
-    call: super::TaskFuture,
+pub(crate) struct CatchUnwind {
+    pub(crate) call: super::TaskFuture,
 }
 
 impl std::future::Future for CatchUnwind {
@@ -283,7 +283,7 @@ impl std::future::Future for CatchUnwind {
 
 /// A panic of task `id` as the runtime words it (`task 7 panicked with message "boom"`), the
 /// wording a handler's failed task showed when the runtime caught the panic.
-fn panic_text(id: tokio::task::Id, payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(id: tokio::task::Id, payload: &(dyn std::any::Any + Send)) -> String {
     let message = payload
         .downcast_ref::<&'static str>()
         .copied()
@@ -325,7 +325,7 @@ fn answer_recorded(
 }
 
 /// The Context object a handler receives: the task's, plus `AttemptId`.
-fn with_attempt_id(context: Value, execution_arn: &str, task_id: EventId) -> Value {
+pub(crate) fn with_attempt_id(context: Value, execution_arn: &str, task_id: EventId) -> Value {
     let mut context = match context {
         Value::Object(map) => map,
         other => {

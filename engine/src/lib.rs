@@ -37,6 +37,7 @@ mod catalog;
 pub mod clock;
 mod close_waiters;
 mod error;
+mod express;
 mod handlers;
 pub mod http_task;
 mod integrations;
@@ -87,6 +88,7 @@ pub use error::{
     ArgumentReason, ArnReason, Error, MissingParameter, NameReason, PayloadReason, RedriveRefusal,
     TaskTokenReason,
 };
+pub use express::{ExpressExecution, ExpressOutcome};
 pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
@@ -96,7 +98,7 @@ pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
-pub use statelog_store::ExecutionStatus;
+pub use statelog_store::{ExecutionStatus, MachineType};
 
 /// How an engine is opened.
 #[derive(Debug, Clone)]
@@ -244,6 +246,8 @@ pub struct MachineDescription {
     /// The workflow variables each state reads (`variableReferences`), by state name, sorted;
     /// states that read none are left out.
     pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
+    /// `STANDARD` or `EXPRESS`, as created.
+    pub machine_type: MachineType,
 }
 
 /// What `StartExecution` answers.
@@ -425,6 +429,10 @@ struct Inner {
     store: Store,
     options: EngineOptions,
     interpreter_options: interpreter::Options,
+    /// `interpreter_options` with the Express open-time limit (`limits::EXPRESS_EXECUTION_MS_MAX`).
+    express_options: interpreter::Options,
+    /// The running Express executions and their timers (see `express`).
+    express: express::ExpressRuns,
     /// Task handlers by resource, and the tasks whose resource had no handler when they were
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
@@ -567,12 +575,19 @@ impl Engine {
             history_events_max: options.history_events_max,
             execution_open_ms_max: options.execution_open_ms_max,
         };
+        let express_options = interpreter::Options {
+            execution_open_ms_max: crate::limits::EXPRESS_EXECUTION_MS_MAX
+                .min(options.execution_open_ms_max),
+            ..interpreter_options.clone()
+        };
         let entropy =
             random::EntropySource::new(options.random_source.clone(), options.entropy_seed);
         Ok(Engine {
             inner: Arc::new(Inner {
                 store,
                 interpreter_options,
+                express_options,
+                express: express::ExpressRuns::default(),
                 options,
                 handlers: handlers::TaskHandlers::default(),
                 attempts: attempts::Attempts::default(),
@@ -609,13 +624,26 @@ impl Engine {
         }
     }
 
-    /// Creates a state machine. The same name with the same definition and role returns the
-    /// existing one; with another, `StateMachineAlreadyExists`.
+    /// Creates a STANDARD state machine. The same name with the same definition and role
+    /// returns the existing one; with another, `StateMachineAlreadyExists`.
     pub fn create_state_machine(
         &self,
         name: &str,
         definition: &str,
         role_arn: Option<&str>,
+    ) -> Result<MachineDescription, Error> {
+        self.create_typed_machine(name, definition, role_arn, MachineType::Standard)
+    }
+
+    /// [`Engine::create_state_machine`] of either type. An EXPRESS definition may not use
+    /// `.sync`, `.waitForTaskToken` or activities (`InvalidDefinition`, as AWS); the same name
+    /// with another type is `StateMachineAlreadyExists`.
+    pub(crate) fn create_typed_machine(
+        &self,
+        name: &str,
+        definition: &str,
+        role_arn: Option<&str>,
+        machine_type: MachineType,
     ) -> Result<MachineDescription, Error> {
         naming::check_name(name)?;
         let compiled =
@@ -628,12 +656,18 @@ impl Engine {
                 }
             })?;
         self.check_job_patterns(&compiled)?;
+        if machine_type == MachineType::Express {
+            express::check_definition(&compiled)?;
+        }
         let role_arn = match role_arn {
             Some(role) => role.to_string(),
             None => self.default_role_arn(),
         };
         if let Some(existing) = self.inner.store.machine(name) {
-            if &*existing.definition == definition && existing.role_arn == role_arn {
+            if &*existing.definition == definition
+                && existing.role_arn == role_arn
+                && existing.machine_type == machine_type
+            {
                 return Ok(self.machine_description(&existing));
             }
             return Err(Error::StateMachineAlreadyExists {
@@ -644,7 +678,7 @@ impl Engine {
         let machine = self
             .inner
             .store
-            .create_machine(name, definition, &role_arn, now_ms)
+            .create_machine(name, definition, &role_arn, machine_type, now_ms)
             .map_err(|e| match e {
                 store::Error::MachineExists { name } => Error::StateMachineAlreadyExists {
                     state_machine_arn: self.state_machine_arn(&name),
@@ -693,6 +727,10 @@ impl Engine {
     /// defaults to a random UUID. The same name with the same input while it runs returns the
     /// same execution; otherwise an existing name is `ExecutionAlreadyExists`, as AWS does.
     /// Returns once the execution's first decision is durable.
+    ///
+    /// An EXPRESS machine's execution starts in memory instead (see
+    /// [`Engine::start_express_execution`]): its name need not be unique, nothing is written,
+    /// and its outcome goes nowhere (AWS's asynchronous Express execution).
     pub fn start_execution(
         &self,
         state_machine: &str,
@@ -712,9 +750,62 @@ impl Engine {
             }
             None => naming::random_name(&self.inner.entropy)?,
         };
-        let execution_arn = self.execution_arn(&machine.name, &name);
         let definition = self.definition_at(machine.lsn)?;
+        if machine.machine_type == MachineType::Express {
+            let started =
+                express::start(self, &machine, definition, name, input, input_text, false)?;
+            return Ok(StartedExecution {
+                execution_arn: started.execution_arn,
+                start_ms: started.start_ms,
+            });
+        }
+        let execution_arn = self.execution_arn(&machine.name, &name);
         runtime::start(self, &machine, definition, execution_arn, input, input_text)
+    }
+
+    /// Starts an execution of the EXPRESS machine `state_machine` (name or ARN) in memory and
+    /// returns at once, with a handle on its outcome (for an engine-internal caller that awaits
+    /// many cheaply). `name` need not be unique (a UUID when absent); the ARN is
+    /// `arn:aws:states:<region>:<account>:express:<machine>:<name>:<id>`. Nothing is written to
+    /// the log. A STANDARD machine is `StateMachineTypeNotSupported`.
+    pub fn start_express_execution(
+        &self,
+        state_machine: &str,
+        name: Option<&str>,
+        input: &str,
+    ) -> Result<ExpressExecution, Error> {
+        let machine = self.live_machine(state_machine)?;
+        if machine.machine_type != MachineType::Express {
+            return Err(Error::StateMachineTypeNotSupported {
+                state_machine: state_machine.to_string(),
+                machine_type: machine.machine_type,
+            });
+        }
+        let input_text = input;
+        let input = parse_input(input_text)?;
+        let name = match name {
+            Some(name) => {
+                naming::check_name(name)?;
+                name.to_string()
+            }
+            None => naming::random_name(&self.inner.entropy)?,
+        };
+        let definition = self.definition_at(machine.lsn)?;
+        express::start(self, &machine, definition, name, input, input_text, true)
+    }
+
+    /// `StartSyncExecution`: runs an execution of the EXPRESS machine `state_machine` and
+    /// blocks until it ends (at most `limits::EXPRESS_EXECUTION_MS_MAX` of the engine's clock;
+    /// then it is `TimedOut`). Call it from a thread that may block, not an async worker (those
+    /// await [`Engine::start_express_execution`]'s outcome).
+    pub fn start_sync_execution(
+        &self,
+        state_machine: &str,
+        name: Option<&str>,
+        input: &str,
+    ) -> Result<ExpressOutcome, Error> {
+        self.start_express_execution(state_machine, name, input)?
+            .wait()
     }
 
     /// Describes an execution.
@@ -781,7 +872,17 @@ impl Engine {
             LIST_PAGE_EXECUTIONS_MAX,
         )?;
         let machine_lsn = match &request.state_machine {
-            Some(machine) => Some(self.live_machine(machine)?.origin_lsn),
+            Some(name) => {
+                let machine = self.live_machine(name)?;
+                // Express executions are not kept: AWS refuses to list them.
+                if machine.machine_type == MachineType::Express {
+                    return Err(Error::StateMachineTypeNotSupported {
+                        state_machine: name.clone(),
+                        machine_type: machine.machine_type,
+                    });
+                }
+                Some(machine.origin_lsn)
+            }
             None => None,
         };
         let before = match &request.next_token {
@@ -987,18 +1088,34 @@ impl Engine {
 
     /// `arn:aws:states:<region>:<account>:stateMachine:<name>`.
     pub fn state_machine_arn(&self, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:stateMachine:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        // Joined, not formatted: every start names its machine (formatting was a measurable
+        // share of a start).
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":stateMachine:",
+            name,
+        ]
+        .concat()
     }
 
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub fn execution_arn(&self, machine: &str, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:execution:{machine}:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":execution:",
+            machine,
+            ":",
+            name,
+        ]
+        .concat()
     }
 
     fn default_role_arn(&self) -> String {
@@ -1023,6 +1140,7 @@ impl Engine {
             created_ms: machine.created_ms,
             updated_ms: machine.updated_ms,
             revision_id: catalog::revision_id(machine),
+            machine_type: machine.machine_type,
             // A stored definition always compiles (it was validated when created); a failure
             // here is reported where the definition is run, not by a description.
             variable_references: self

@@ -136,3 +136,20 @@ pub const HTTP_CONNECTIONS_MAX: usize = 10_000;
 /// How long before its `expires_in` an OAuth access token is fetched again, in ms, so a token
 /// does not expire between the check and the call.
 pub const HTTP_OAUTH_TOKEN_EXPIRY_MARGIN_MS: u64 = 30_000;
+
+/// The longest an Express execution stays open (AWS: 5 minutes); then it times out
+/// (`States.Timeout`, status `TIMED_OUT`).
+pub const EXPRESS_EXECUTION_MS_MAX: u64 = 5 * 60 * 1000;
+
+/// The most Express executions one engine runs at once (each is held in memory until it ends);
+/// a start past it is `ExecutionLimitExceeded`.
+pub const EXPRESS_RUNNING_MAX: usize = 100_000;
+
+/// AWS bills an Express execution's duration in steps of 100 ms
+/// (`billedDurationInMilliseconds`).
+pub const EXPRESS_BILLED_DURATION_MS_STEP: u64 = 100;
+
+/// The memory AWS bills the smallest Express execution for, in MB (`billedMemoryUsedInMB`).
+pub const EXPRESS_BILLED_MEMORY_MB: u64 = 64;
+
+const _: () = assert!(EXPRESS_EXECUTION_MS_MAX <= statelog_core::limits::EXECUTION_OPEN_MS_MAX);

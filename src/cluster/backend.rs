@@ -46,10 +46,13 @@ use tokio::sync::watch;
 use super::forward::{forward_within, ForwardError, ForwardedAnswer, ForwardedCall, Responder};
 use super::host::{HostError, PartitionHost};
 use super::listing::{merge_pages, ListCursor, PartCursor, WirePage, WireSummary};
-use super::route::{self, execution_partition, token_partition, Target, CATALOG_PARTITION};
+use super::route::{
+    self, execution_partition, token_partition, Target, CATALOG_PARTITION,
+    SYNC_EXECUTION_NOT_ROUTED,
+};
 use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::limits::LIST_PAGE_EXECUTIONS_DEFAULT;
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{Engine, EngineOptions, ExpressOutcome, MachineType};
 use crate::limits::ACTIVITY_POLL_MS_MAX;
 use crate::server::backend::{
     ActivityInfo, ActivityTaskInfo, Backend, CallName, Caller, ExecutionInfo, ExecutionStarted,
@@ -64,8 +67,8 @@ use crate::server::limits::{
 };
 use crate::server::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, Operation,
-    RedriveExecutionInput, StartExecutionInput, StopExecutionInput, TagInput,
-    UpdateStateMachineInput,
+    RedriveExecutionInput, StartExecutionInput, StartSyncExecutionInput, StopExecutionInput,
+    TagInput, UpdateStateMachineInput,
 };
 use crate::server::swf::SwfOperation;
 
@@ -450,6 +453,14 @@ impl ClusterBackend {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             variable_references: BTreeMap::new(),
+            // The type is imported with the machine: a partition's copy runs its executions
+            // as the catalog's machine says (an EXPRESS one in memory).
+            machine_type: MachineType::from_aws_name(&text("type")?).ok_or_else(|| {
+                Error::Internal {
+                    detail: "the catalog's DescribeStateMachine answer has an unknown type"
+                        .to_owned(),
+                }
+            })?,
         })
     }
 
@@ -467,7 +478,9 @@ impl ClusterBackend {
         }
         let local = self.local(partition)?;
         let same = |copy: &StateMachineInfo| {
-            copy.definition == catalog.definition && copy.role_arn == catalog.role_arn
+            copy.definition == catalog.definition
+                && copy.role_arn == catalog.role_arn
+                && copy.machine_type == catalog.machine_type
         };
         if matches!(local.describe_state_machine(caller, arn).await, Ok(copy) if same(&copy)) {
             return Ok(());
@@ -507,7 +520,7 @@ impl ClusterBackend {
                         name: catalog.name,
                         definition: catalog.definition,
                         role_arn: catalog.role_arn,
-                        machine_type: None,
+                        machine_type: Some(catalog.machine_type.aws_name().to_owned()),
                         logging_configuration: None,
                         tracing_configuration: None,
                         tags: None,
@@ -1088,6 +1101,19 @@ impl Backend for ClusterBackend {
         self.local(CATALOG_PARTITION)?
             .delete_state_machine(caller, arn)
             .await
+    }
+
+    /// Not in a cluster yet: routing refuses the call before it gets here (`route`), with the
+    /// same answer.
+    async fn start_sync_execution(
+        &self,
+        _caller: &Caller,
+        _input: StartSyncExecutionInput,
+    ) -> Result<ExpressOutcome, Error> {
+        Err(Error::NotSupported {
+            operation: Operation::StartSyncExecution.name().to_owned(),
+            reason: SYNC_EXECUTION_NOT_ROUTED,
+        })
     }
 
     async fn start_execution(

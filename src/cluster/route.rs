@@ -115,6 +115,10 @@ pub fn token_partition(token: &str, partitions: u32) -> Result<PartitionIndex, R
     })
 }
 
+/// Why a cluster answers `StartSyncExecution` with `NotSupported`.
+pub const SYNC_EXECUTION_NOT_ROUTED: &str =
+    "synchronous Express executions are not served by a cluster yet (a single-node server serves them)";
+
 /// The target of a Step Functions call with body `body`, among `partitions` partitions.
 pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Target, RouteError> {
     statelog_cluster::partition::check_count(partitions)?;
@@ -220,6 +224,14 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
             input::<GetActivityTaskInput>(operation, body)?.validate()?;
             Ok(Target::AllPartitions)
         }
+        // A synchronous Express execution answers when it ends (up to 5 minutes): a forwarded
+        // call waits at most `FORWARD_CALL_TIMEOUT_MS`, so a cluster does not serve it yet.
+        // (An Express `StartExecution` is routed as any start: its partition imports the
+        // machine with its type and runs it in memory.)
+        Operation::StartSyncExecution => Err(RouteError::Input(Error::NotSupported {
+            operation: operation.name().to_owned(),
+            reason: SYNC_EXECUTION_NOT_ROUTED,
+        })),
         later => Err(RouteError::Input(Error::NotSupported {
             operation: later.name().to_owned(),
             reason: later
@@ -520,6 +532,13 @@ mod tests {
                     })) => {
                         assert_eq!(name, operation.name());
                         assert_eq!(why, reason);
+                    }
+                    other => panic!("{}: {other:?}", operation.name()),
+                },
+                // Served by a single node, not by a cluster yet.
+                None if operation == Operation::StartSyncExecution => match result {
+                    Err(RouteError::Input(Error::NotSupported { reason, .. })) => {
+                        assert_eq!(reason, SYNC_EXECUTION_NOT_ROUTED);
                     }
                     other => panic!("{}: {other:?}", operation.name()),
                 },

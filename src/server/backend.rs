@@ -13,11 +13,12 @@ use super::error::Error;
 use super::protocol::Operation;
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
-    StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
+    StartExecutionInput, StartSyncExecutionInput, StopExecutionInput, TagInput,
+    UpdateStateMachineInput,
 };
 use super::swf::SwfOperation;
 use crate::engine::swf::api::SwfError;
-use crate::engine::Engine;
+use crate::engine::{Engine, ExpressOutcome, MachineType};
 
 /// The operation a call names: one of Step Functions or one of Amazon SWF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +91,8 @@ pub struct StateMachineInfo {
     /// `variableReferences`: the workflow variables each state reads, by state name (empty:
     /// the field is left out, as AWS does).
     pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
+    /// `type`: STANDARD or EXPRESS.
+    pub machine_type: MachineType,
 }
 
 /// What `UpdateStateMachine` answers: the new revision.
@@ -110,6 +113,8 @@ pub struct StateMachineSummary {
     pub name: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// `type`: STANDARD or EXPRESS.
+    pub machine_type: MachineType,
 }
 
 /// A created state machine.
@@ -308,6 +313,14 @@ pub trait Backend: Send + Sync + 'static {
         caller: &Caller,
         input: StartExecutionInput,
     ) -> impl Future<Output = Result<ExecutionStarted, Error>> + Send;
+
+    /// Runs an execution of an EXPRESS machine and answers once it ends
+    /// (`StartSyncExecution`).
+    fn start_sync_execution(
+        &self,
+        caller: &Caller,
+        input: StartSyncExecutionInput,
+    ) -> impl Future<Output = Result<ExpressOutcome, Error>> + Send;
 
     /// Describes an execution.
     fn describe_execution(

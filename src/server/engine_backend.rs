@@ -32,15 +32,16 @@ use super::error::Error;
 use super::limits::{ACCOUNTS_OPEN_MAX, LIST_PAGE_STATE_MACHINES_DEFAULT};
 use super::protocol::{
     CreateStateMachineInput, GetExecutionHistoryInput, ListExecutionsInput, RedriveExecutionInput,
-    StartExecutionInput, StopExecutionInput, TagInput, UpdateStateMachineInput,
+    StartExecutionInput, StartSyncExecutionInput, StopExecutionInput, TagInput,
+    UpdateStateMachineInput,
 };
 use super::swf_service::fault_error;
 use crate::engine::arn::{Arn, ResourceType};
 use crate::engine::swf::api::{DescribeDomainInput, Fault, SwfError};
 use crate::engine::{
     ActivityDescription, Durability, Engine, EngineMetrics, EngineOptions, Error as EngineError,
-    ExecutionStatus, HistoryQuery, ListExecutions, MachineDescription, Tag, CLOSED_STATUSES,
-    COMMIT_LATENCY_BUCKETS_MICROS,
+    ExecutionStatus, ExpressOutcome, HistoryQuery, ListExecutions, MachineDescription, Tag,
+    CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS,
 };
 use crate::limits::ACTIVITY_POLL_MS_MAX;
 
@@ -131,6 +132,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         updated_ms: m.updated_ms,
         revision_id: m.revision_id,
         variable_references: m.variable_references,
+        machine_type: m.machine_type,
     }
 }
 
@@ -336,12 +338,14 @@ impl Backend for EngineBackend {
         input: CreateStateMachineInput,
     ) -> Result<StateMachineCreated, Error> {
         self.with_engine(caller, move |engine| {
+            let machine_type = input.machine_type()?;
             let tags = engine_tags(input.tags.unwrap_or_default());
             let m = engine
-                .create_state_machine_with_tags(
+                .create_state_machine_of_type(
                     &input.name,
                     &input.definition,
                     Some(&input.role_arn),
+                    machine_type,
                     &tags,
                 )
                 .map_err(engine_error)?;
@@ -385,6 +389,7 @@ impl Backend for EngineBackend {
                     arn: m.state_machine_arn,
                     name: m.name,
                     created_ms: m.created_ms,
+                    machine_type: m.machine_type,
                 },
             )
         })
@@ -509,6 +514,28 @@ impl Backend for EngineBackend {
             })
         })
         .await
+    }
+
+    async fn start_sync_execution(
+        &self,
+        caller: &Caller,
+        input: StartSyncExecutionInput,
+    ) -> Result<ExpressOutcome, Error> {
+        // The start is in memory (an Express execution writes nothing), so it runs inline; the
+        // wait for its end is awaited, holding no thread.
+        let started = self
+            .read_engine(caller, move |engine| {
+                require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
+                engine
+                    .start_express_execution(
+                        &input.state_machine_arn,
+                        input.name.as_deref(),
+                        input.input.as_deref().unwrap_or("{}"),
+                    )
+                    .map_err(engine_error)
+            })
+            .await?;
+        started.outcome().await.map_err(engine_error)
     }
 
     async fn describe_execution(&self, caller: &Caller, arn: &str) -> Result<ExecutionInfo, Error> {

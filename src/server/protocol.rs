@@ -17,6 +17,7 @@ use super::limits::{
     ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
     STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
+use crate::engine::MachineType;
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
 pub const TARGET_PREFIX: &str = "AWSStepFunctions.";
@@ -75,14 +76,14 @@ macro_rules! operations {
 operations! {
     served: [
         CreateStateMachine, DescribeStateMachine, ListStateMachines, UpdateStateMachine,
-        DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, DescribeExecution,
+        DeleteStateMachine, ValidateStateMachineDefinition, StartExecution, StartSyncExecution,
+        DescribeExecution,
         DescribeStateMachineForExecution, ListExecutions, StopExecution, GetExecutionHistory,
         SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
         DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
         TagResource, UntagResource, ListTagsForResource,
     ],
     later: [
-        StartSyncExecution => "statelog runs STANDARD state machines only",
         TestState => "single-state tests are not served",
         DescribeMapRun => "Distributed Map is not supported",
         ListMapRuns => "Distributed Map is not supported",
@@ -248,10 +249,10 @@ pub struct CreateStateMachineInput {
     pub definition: String,
     /// The IAM role ARN (recorded and echoed; statelog has no IAM).
     pub role_arn: String,
-    /// `STANDARD` (default) or `EXPRESS` (refused).
+    /// `STANDARD` (default) or `EXPRESS`.
     #[serde(rename = "type")]
     pub machine_type: Option<String>,
-    /// Accepted and ignored (statelog keeps every history in its log).
+    /// Accepted and ignored (statelog keeps every STANDARD history in its log).
     pub logging_configuration: Option<Value>,
     /// Accepted and ignored.
     pub tracing_configuration: Option<Value>,
@@ -266,22 +267,22 @@ impl CreateStateMachineInput {
     pub fn validate(&self) -> Result<(), Error> {
         check_len("name", &self.name, NAME_CHARS_MAX)?;
         check_arn("roleArn", &self.role_arn)?;
+        check_machine_type(self.machine_type.as_deref()).map(|_| ())
+    }
+
+    /// The type asked for (STANDARD when absent); `validate` has checked it.
+    pub fn machine_type(&self) -> Result<MachineType, Error> {
         check_machine_type(self.machine_type.as_deref())
     }
 }
 
-fn check_machine_type(machine_type: Option<&str>) -> Result<(), Error> {
+fn check_machine_type(machine_type: Option<&str>) -> Result<MachineType, Error> {
     match machine_type {
-        None | Some("STANDARD") => Ok(()),
-        Some("EXPRESS") => Err(Error::Validation {
-            member: "type",
-            constraint: "statelog runs STANDARD state machines only (EXPRESS is not supported)"
-                .into(),
-        }),
-        Some(other) => Err(Error::Validation {
+        None => Ok(MachineType::Standard),
+        Some(name) => MachineType::from_aws_name(name).ok_or_else(|| Error::Validation {
             member: "type",
             constraint: format!(
-                "Member must satisfy enum value set: [STANDARD, EXPRESS] (got {other:?})"
+                "Member must satisfy enum value set: [STANDARD, EXPRESS] (got {name:?})"
             ),
         }),
     }
@@ -474,6 +475,42 @@ impl StartExecutionInput {
             check_len("name", name, NAME_CHARS_MAX)?;
         }
         Ok(())
+    }
+}
+
+/// `StartSyncExecution` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartSyncExecutionInput {
+    /// The EXPRESS machine to run.
+    pub state_machine_arn: String,
+    /// The execution's name (need not be unique); a fresh one when absent.
+    pub name: Option<String>,
+    /// The input JSON text; `{}` when absent.
+    pub input: Option<String>,
+    /// Accepted and ignored (no X-Ray).
+    pub trace_header: Option<String>,
+    /// `ALL_DATA` (default) or `METADATA_ONLY` (the answer leaves out input and output).
+    pub included_data: Option<String>,
+}
+
+impl StartSyncExecutionInput {
+    /// Checks the service model's constraints; returns whether input and output are answered.
+    pub fn validate(&self) -> Result<bool, Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)?;
+        if let Some(name) = &self.name {
+            check_len("name", name, NAME_CHARS_MAX)?;
+        }
+        match self.included_data.as_deref() {
+            None | Some("ALL_DATA") => Ok(true),
+            Some("METADATA_ONLY") => Ok(false),
+            Some(other) => Err(Error::Validation {
+                member: "includedData",
+                constraint: format!(
+                    "Member must satisfy enum value set: [ALL_DATA, METADATA_ONLY] (got {other:?})"
+                ),
+            }),
+        }
     }
 }
 

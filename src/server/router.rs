@@ -28,8 +28,9 @@ use super::protocol::{
     decode, operation_of_target, ActivityArnInput, CreateActivityInput, CreateStateMachineInput,
     ExecutionArnInput, GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput,
     ListStateMachinesInput, Operation, RedriveExecutionInput, SendTaskFailureInput,
-    SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
-    TaskTokenInput, Timestamp, UpdateStateMachineInput, ValidateDefinitionInput, CONTENT_TYPE,
+    SendTaskSuccessInput, StartExecutionInput, StartSyncExecutionInput, StateMachineArnInput,
+    StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
+    ValidateDefinitionInput, CONTENT_TYPE,
 };
 use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
 use super::sigv4::{self, Check, RequestParts, SignatureReason};
@@ -37,6 +38,7 @@ use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
 use crate::engine::validate::{self, Severity};
+use crate::engine::ExpressOutcome;
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -454,7 +456,7 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
         "status": "ACTIVE",
         "definition": info.definition,
         "roleArn": info.role_arn,
-        "type": "STANDARD",
+        "type": info.machine_type.aws_name(),
         "creationDate": Timestamp(info.created_ms),
         "loggingConfiguration": {"level": "OFF", "includeExecutionData": false},
         "tracingConfiguration": {"enabled": false},
@@ -476,6 +478,39 @@ fn insert_revision_id(out: &mut Value, revision_id: Option<&str>) {
     if let (Value::Object(object), Some(id)) = (out, revision_id) {
         object.insert("revisionId".into(), Value::String(id.to_owned()));
     }
+}
+
+/// `StartSyncExecution`'s answer. `inputDetails`/`outputDetails` say whether the data is
+/// included (`includedData`); a failed execution has no `output` but its details, as AWS
+/// answers.
+fn sync_execution_json(outcome: &ExpressOutcome, with_data: bool) -> Value {
+    let mut out = Map::new();
+    out.insert("executionArn".into(), json!(outcome.execution_arn));
+    out.insert("stateMachineArn".into(), json!(outcome.state_machine_arn));
+    out.insert("name".into(), json!(outcome.name));
+    out.insert("startDate".into(), json!(Timestamp(outcome.start_ms)));
+    out.insert("stopDate".into(), json!(Timestamp(outcome.stop_ms)));
+    out.insert("status".into(), json!(outcome.status.aws_name()));
+    insert_some(&mut out, "error", outcome.error.clone().map(Value::String));
+    insert_some(&mut out, "cause", outcome.cause.clone().map(Value::String));
+    if with_data {
+        out.insert("input".into(), json!(outcome.input_text));
+        insert_some(
+            &mut out,
+            "output",
+            outcome.output_text.clone().map(Value::String),
+        );
+    }
+    out.insert("inputDetails".into(), json!({"included": with_data}));
+    out.insert("outputDetails".into(), json!({"included": with_data}));
+    out.insert(
+        "billingDetails".into(),
+        json!({
+            "billedMemoryUsedInMB": outcome.billed_memory_mb,
+            "billedDurationInMilliseconds": outcome.billed_duration_ms,
+        }),
+    );
+    Value::Object(out)
 }
 
 fn activity_json(info: &super::backend::ActivityInfo) -> Value {
@@ -530,7 +565,7 @@ async fn dispatch<B: Backend>(
                     json!({
                         "stateMachineArn": m.arn,
                         "name": m.name,
-                        "type": "STANDARD",
+                        "type": m.machine_type.aws_name(),
                         "creationDate": Timestamp(m.created_ms),
                     })
                 })
@@ -570,6 +605,12 @@ async fn dispatch<B: Backend>(
                 "executionArn": started.arn,
                 "startDate": Timestamp(started.start_ms),
             }))
+        }
+        Operation::StartSyncExecution => {
+            let input: StartSyncExecutionInput = decode(operation, body)?;
+            let with_data = input.validate()?;
+            let outcome = backend.start_sync_execution(caller, input).await?;
+            Ok(sync_execution_json(&outcome, with_data))
         }
         Operation::DescribeExecution => {
             let input: ExecutionArnInput = decode(operation, body)?;

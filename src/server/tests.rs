@@ -93,6 +93,7 @@ impl Backend for FakeBackend {
             "arn:aws:states:{}:{}:stateMachine:{}",
             caller.region, caller.account_id, input.name
         );
+        let machine_type = input.machine_type()?;
         self.machines.lock().insert(
             arn.clone(),
             StateMachineInfo {
@@ -104,6 +105,7 @@ impl Backend for FakeBackend {
                 updated_ms: None,
                 revision_id: None,
                 variable_references: Default::default(),
+                machine_type,
             },
         );
         Ok(StateMachineCreated {
@@ -140,6 +142,7 @@ impl Backend for FakeBackend {
                 arn: m.arn.clone(),
                 name: m.name.clone(),
                 created_ms: m.created_ms,
+                machine_type: m.machine_type,
             })
             .collect();
         Ok(Page {
@@ -151,6 +154,14 @@ impl Backend for FakeBackend {
     async fn delete_state_machine(&self, _: &Caller, arn: &str) -> Result<(), Error> {
         self.machines.lock().remove(arn);
         Ok(())
+    }
+
+    async fn start_sync_execution(
+        &self,
+        _: &Caller,
+        _: super::protocol::StartSyncExecutionInput,
+    ) -> Result<crate::engine::ExpressOutcome, Error> {
+        Err(unsupported("StartSyncExecution"))
     }
 
     async fn start_execution(
@@ -854,7 +865,30 @@ async fn protocol_errors_have_aws_shapes() {
         &call(
             &h,
             "CreateStateMachine",
-            json!({"name": "x", "definition": PASS_DEFINITION, "roleArn": "r", "type": "EXPRESS"}),
+            json!({"name": "x", "definition": PASS_DEFINITION, "roleArn": "r", "type": "QUICK"}),
+        )
+        .await,
+        400,
+        "ValidationException",
+    );
+    // EXPRESS is a type: created, and described and listed with it.
+    let (status, created) = call(
+        &h,
+        "CreateStateMachine",
+        json!({"name": "x", "definition": PASS_DEFINITION, "roleArn": "r", "type": "EXPRESS"}),
+    )
+    .await;
+    assert_eq!(status.as_u16(), 200, "{created:?}");
+    let arn = created["stateMachineArn"].clone();
+    let (_, described) = call(&h, "DescribeStateMachine", json!({"stateMachineArn": arn})).await;
+    assert_eq!(described["type"], "EXPRESS", "{described:?}");
+    let (_, listed) = call(&h, "ListStateMachines", json!({})).await;
+    assert_eq!(listed["stateMachines"][0]["type"], "EXPRESS", "{listed:?}");
+    assert_error(
+        &call(
+            &h,
+            "StartSyncExecution",
+            json!({"stateMachineArn": arn, "includedData": "SOME"}),
         )
         .await,
         400,

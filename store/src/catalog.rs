@@ -424,7 +424,7 @@ mod tests {
         let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
         let store = Store::open(log.clone()).expect("opens");
         let created = store
-            .create_machine("orders", "v1", "r1", 5)
+            .create_machine("orders", "v1", "r1", crate::MachineType::Standard, 5)
             .expect("creates");
         start(&store, "a");
         let revision = store
@@ -468,7 +468,7 @@ mod tests {
             Err(Error::UnknownResource { .. })
         ));
         store
-            .create_machine("orders", "v1", "r", 1)
+            .create_machine("orders", "v1", "r", crate::MachineType::Standard, 1)
             .expect("creates");
         store
             .change_tags(MACHINE_ARN, &[pair("b"), pair("a")], &[], 2)
@@ -557,7 +557,7 @@ mod tests {
         let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
         let store = Store::open(log.clone()).expect("opens");
         store
-            .create_machine("orders", "v1", "r", 1)
+            .create_machine("orders", "v1", "r", crate::MachineType::Standard, 1)
             .expect("creates");
         let arn = "arn:aws:states:us-east-1:000000000000:execution:orders:a";
         let answer = RedriveToken {
@@ -583,7 +583,7 @@ mod tests {
         let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
         let store = Store::open(log.clone()).expect("opens");
         store
-            .create_machine("orders", "v1", "r", 1)
+            .create_machine("orders", "v1", "r", crate::MachineType::Standard, 1)
             .expect("creates");
         let arn = "arn:aws:states:us-east-1:000000000000:execution:orders:a";
         start(&store, "a");

@@ -128,6 +128,8 @@ fn machine_records() -> Vec<MachineRecord> {
             definition: r#"{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}"#.into(),
             role_arn: "sample-role".into(),
             created_ms: 1,
+            // The type that is not the default, so its byte shows.
+            machine_type: super::MachineType::Express,
         },
         MachineRecord::Deleted {
             name: "sample".into(),

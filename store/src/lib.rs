@@ -44,8 +44,8 @@ pub use log::{
 };
 pub use record::{
     decode_record, encode_batch_head_into, BatchHeader, BatchHeaderRef, CatalogRecord, Damage,
-    DamageReason, Format, MachineRecord, NewerVersion, ReadError, RecordCheck, StartedHeader,
-    StartedHeaderRef, FORMATS, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
+    DamageReason, Format, MachineRecord, MachineType, NewerVersion, ReadError, RecordCheck,
+    StartedHeader, StartedHeaderRef, FORMATS, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
 
@@ -360,6 +360,8 @@ pub struct Machine {
     pub updated_ms: Option<u64>,
     /// Whether it has been deleted.
     pub deleted: bool,
+    /// Its type, as created (an update keeps it).
+    pub machine_type: MachineType,
 }
 
 /// What the index knows of one execution.
@@ -485,6 +487,7 @@ impl Index {
                 definition,
                 role_arn,
                 created_ms,
+                machine_type,
             } => {
                 self.live_machines.insert(name.clone(), lsn);
                 self.machines.insert(
@@ -498,6 +501,7 @@ impl Index {
                         origin_lsn: lsn,
                         updated_ms: None,
                         deleted: false,
+                        machine_type,
                     }),
                 );
             }
@@ -536,6 +540,7 @@ impl Index {
                     origin_lsn: current.origin_lsn,
                     updated_ms: Some(updated_ms),
                     deleted: false,
+                    machine_type: current.machine_type,
                 };
                 debug_assert!(revision.origin_lsn < lsn, "a revision follows its creation");
                 self.live_machines.insert(name, lsn);
@@ -777,12 +782,13 @@ impl Store {
         })
     }
 
-    /// Creates a state machine; `MachineExists` when a live one has the name.
+    /// Creates a state machine of `machine_type`; `MachineExists` when a live one has the name.
     pub fn create_machine(
         &self,
         name: &str,
         definition: &str,
         role_arn: &str,
+        machine_type: MachineType,
         now_ms: u64,
     ) -> Result<Arc<Machine>, Error> {
         let _serial = self.machine_writes.lock();
@@ -796,6 +802,7 @@ impl Store {
             definition: definition.to_string(),
             role_arn: role_arn.to_string(),
             created_ms: now_ms,
+            machine_type,
         };
         let (_, revision) = self.append_machine(record)?;
         Ok(revision.expect("apply_machine inserts a created machine under its lsn"))

@@ -36,7 +36,7 @@ pub const KIND_CATALOG: u8 = 3;
 pub const CATALOG_FORMAT_VERSION: u8 = 1;
 
 /// The format version of state machine records this build writes: the newest it reads.
-pub const MACHINE_FORMAT_VERSION: u8 = 1;
+pub const MACHINE_FORMAT_VERSION: u8 = 2;
 
 /// The format version of the envelope of event batch records this build writes: the newest it
 /// reads.
@@ -621,7 +621,41 @@ fn check_batch_events(header: &BatchHeader, payload: &[u8]) -> Result<(), Damage
     Ok(())
 }
 
+/// The kind of a state machine (AWS's `type`), fixed at its creation: an update never changes
+/// it.
+///
+/// Variant order is the wire format (append only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum MachineType {
+    /// Durable executions: every event is in the log (`STANDARD`).
+    #[default]
+    Standard,
+    /// Executions run in memory and write nothing to the log (`EXPRESS`).
+    Express,
+}
+
+impl MachineType {
+    /// The name AWS gives the type (`STANDARD`, `EXPRESS`).
+    pub fn aws_name(self) -> &'static str {
+        match self {
+            MachineType::Standard => "STANDARD",
+            MachineType::Express => "EXPRESS",
+        }
+    }
+
+    /// The type AWS calls `name` (`STANDARD`, `EXPRESS`), if any.
+    pub fn from_aws_name(name: &str) -> Option<Self> {
+        match name {
+            "STANDARD" => Some(MachineType::Standard),
+            "EXPRESS" => Some(MachineType::Express),
+            _ => None,
+        }
+    }
+}
+
 /// A change to the set of state machines.
+///
+/// Field and variant order is the wire format: a change bumps [`MACHINE_FORMAT_VERSION`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MachineRecord {
     /// A state machine was created.
@@ -634,6 +668,8 @@ pub enum MachineRecord {
         role_arn: String,
         /// When, in ms since the epoch.
         created_ms: u64,
+        /// Its type (version 2 on; a version 1 record is [`MachineType::Standard`]).
+        machine_type: MachineType,
     },
     /// A state machine was deleted (its running executions go on).
     Deleted {
@@ -740,11 +776,72 @@ pub fn decode_machine(bytes: &[u8]) -> Result<MachineRecord, ReadError> {
 }
 
 /// The one place that reads each state machine version into today's [`MachineRecord`].
-/// Version 1 is today's type.
+/// Version 2 is today's type; version 1 (no machine type) upcasts to a STANDARD machine.
 fn decode_machine_body(version: u8, body: &[u8]) -> Result<MachineRecord, ReadError> {
     match version {
-        1 => take_whole(body),
+        1 => take_whole::<machine_v1::MachineRecord>(body).map(machine_v1::upcast),
+        2 => take_whole(body),
         found => Err(unreadable(&MACHINE_FORMAT, found)),
+    }
+}
+
+/// State machine records as format version 1 wrote them: frozen, read only.
+mod machine_v1 {
+    use serde::Deserialize;
+
+    use super::MachineType;
+
+    /// Version 1's record: `Created` without the machine type.
+    #[derive(Deserialize)]
+    pub(super) enum MachineRecord {
+        Created {
+            name: String,
+            definition: String,
+            role_arn: String,
+            created_ms: u64,
+        },
+        Deleted {
+            name: String,
+            deleted_ms: u64,
+        },
+        Updated {
+            name: String,
+            definition: String,
+            role_arn: String,
+            updated_ms: u64,
+        },
+    }
+
+    /// Every version 1 machine was a STANDARD one (no other type could be created).
+    pub(super) fn upcast(record: MachineRecord) -> super::MachineRecord {
+        match record {
+            MachineRecord::Created {
+                name,
+                definition,
+                role_arn,
+                created_ms,
+            } => super::MachineRecord::Created {
+                name,
+                definition,
+                role_arn,
+                created_ms,
+                machine_type: MachineType::Standard,
+            },
+            MachineRecord::Deleted { name, deleted_ms } => {
+                super::MachineRecord::Deleted { name, deleted_ms }
+            }
+            MachineRecord::Updated {
+                name,
+                definition,
+                role_arn,
+                updated_ms,
+            } => super::MachineRecord::Updated {
+                name,
+                definition,
+                role_arn,
+                updated_ms,
+            },
+        }
     }
 }
 
@@ -820,6 +917,7 @@ mod tests {
             definition: r#"{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}"#.into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             created_ms: 17,
+            machine_type: MachineType::Express,
         };
         let deleted = MachineRecord::Deleted {
             name: "orders".into(),
@@ -865,7 +963,7 @@ mod tests {
     fn machine_records_written_before_updates_existed_still_decode() {
         // Variant 0 (`Created`) and 1 (`Deleted`) keep their tags: appending `Updated` moved
         // nothing. These bytes are what the format wrote before `Updated` was added.
-        let deleted = [MACHINE_FORMAT_VERSION, 1, 1, b'a', 18];
+        let deleted = [1, 1, 1, b'a', 18];
         assert_eq!(
             decode_machine(&deleted).expect("decodes"),
             MachineRecord::Deleted {
@@ -873,6 +971,38 @@ mod tests {
                 deleted_ms: 18
             }
         );
+    }
+
+    /// A version 1 creation (no type) reads as a STANDARD machine; the same fields at version
+    /// 2 carry the type after `created_ms`.
+    #[test]
+    fn a_version_1_machine_creation_upcasts_to_standard() {
+        // Created { name: "a", definition: "d", role_arn: "r", created_ms: 5 }.
+        let v1 = [1, 0, 1, b'a', 1, b'd', 1, b'r', 5];
+        let standard = MachineRecord::Created {
+            name: "a".into(),
+            definition: "d".into(),
+            role_arn: "r".into(),
+            created_ms: 5,
+            machine_type: MachineType::Standard,
+        };
+        assert_eq!(decode_machine(&v1).expect("decodes"), standard);
+        let mut v2 = v1.to_vec();
+        v2[0] = 2;
+        v2.push(1);
+        let express = MachineRecord::Created {
+            name: "a".into(),
+            definition: "d".into(),
+            role_arn: "r".into(),
+            created_ms: 5,
+            machine_type: MachineType::Express,
+        };
+        assert_eq!(decode_machine(&v2).expect("decodes"), express);
+        assert_eq!(encode_machine(&express).expect("encodes"), v2);
+        // The version 1 bytes with a type byte are not a version 1 record.
+        let mut longer = v1.to_vec();
+        longer.push(1);
+        assert!(decode_machine(&longer).is_err());
     }
 
     #[test]

@@ -59,10 +59,10 @@ fn appends_index_and_rebuild_agree() {
     let store = open_store(log.clone());
     assert!(store.open_executions().is_empty());
     let machine = store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     assert!(matches!(
-        store.create_machine("orders", "{}", "role", 6),
+        store.create_machine("orders", "{}", "role", crate::MachineType::Standard, 6),
         Err(Error::MachineExists { .. })
     ));
 
@@ -122,7 +122,7 @@ fn a_read_syncs_only_for_a_record_not_yet_durable() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     store
         .append_events(&exec_arn("a"), &[started("a"), entered(2)])
@@ -157,7 +157,7 @@ fn refuses_gaps_unstarted_executions_and_unknown_machines() {
         Err(Error::UnknownMachine { .. })
     ));
     store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     assert!(matches!(
         store.append_events(&exec_arn("a"), &[entered(1)]),
@@ -181,7 +181,7 @@ fn deleted_machines_stay_readable_by_lsn_and_names_can_be_reused() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     let first = store
-        .create_machine("orders", "{1}", "role", 5)
+        .create_machine("orders", "{1}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     store.delete_machine("orders", 6).expect("deletes");
     assert!(store.machine("orders").is_none());
@@ -191,7 +191,7 @@ fn deleted_machines_stay_readable_by_lsn_and_names_can_be_reused() {
         Err(Error::UnknownMachine { .. })
     ));
     let second = store
-        .create_machine("orders", "{2}", "role", 8)
+        .create_machine("orders", "{2}", "role", crate::MachineType::Standard, 8)
         .expect("creates");
     assert_ne!(first.lsn, second.lsn);
     let again = open_store(log);
@@ -231,7 +231,7 @@ fn fold_open_batches_yields_only_open_executions_in_log_order() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     store
         .append_events(&exec_arn("open"), &[started("open")])
@@ -308,6 +308,7 @@ fn a_header_that_disagrees_with_its_events_is_caught_on_read() {
         definition: "{}".into(),
         role_arn: "role".into(),
         created_ms: 1,
+        machine_type: crate::MachineType::Standard,
     })
     .expect("encodes");
     log.append_batch(&[(KIND_MACHINE, &machine)])
@@ -369,7 +370,7 @@ fn an_undecodable_batch_damages_only_its_execution() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     for name in ["a", "b"] {
         store
@@ -434,7 +435,7 @@ fn a_batch_header_that_does_not_read_damages_its_execution_from_there() {
     let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
     let store = open_store(log.clone());
     store
-        .create_machine("orders", "{}", "role", 5)
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
         .expect("creates");
     for name in ["a", "b"] {
         store
@@ -498,7 +499,7 @@ proptest::proptest! {
         let value = nested(value, depth);
         let log: Arc<dyn Log> = Arc::new(MemoryLog::new());
         let store = open_store(log.clone());
-        store.create_machine("orders", "{}", "role", 5).expect("creates");
+        store.create_machine("orders", "{}", "role", crate::MachineType::Standard, 5).expect("creates");
         let exited = event(
             2,
             EventDetails::PassStateExited(statelog_core::history::StateExited {

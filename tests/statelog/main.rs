@@ -53,6 +53,7 @@ mod serve_auth;
 mod serve_catalog;
 mod serve_disk;
 mod serve_engine;
+mod serve_express;
 mod serve_metrics;
 mod serve_swf;
 mod serve_swf_hang_up;

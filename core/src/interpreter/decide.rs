@@ -169,6 +169,7 @@ pub fn decide_owned(
         options,
         entropy,
         fired: None,
+        within_limits: None,
     };
     let answered = match decider.run(trigger) {
         Ok(answered) => answered,
@@ -256,6 +257,11 @@ struct Decider<'d, 'e> {
     entropy: &'e mut dyn Entropy,
     /// The timer whose firing this decision handles.
     fired: Option<u32>,
+    /// The payload a state's exit last found within the size and depth limits. A Pass or
+    /// Choice hands its input on unchanged, so the next entered and exited events carry the
+    /// same payload: checked once, not at every event (both walks were a measurable share of
+    /// a Pass chain). Held, so no other payload can be found at its address.
+    within_limits: Option<Payload>,
 }
 
 /// The `States.Runtime` cause for an event whose payload nests deeper than
@@ -551,7 +557,11 @@ impl<'d> Decider<'d, '_> {
         // A payload nested deeper than every operation on it can safely go fails the execution
         // here, before anything is committed (AWS's `States.Runtime` is not caught by Catch).
         if let Some(payload) = details.payload() {
-            if crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
+            let checked = self
+                .within_limits
+                .as_ref()
+                .is_some_and(|checked| std::ptr::eq(payload, &**checked));
+            if !checked && crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
                 return self.fail_runtime(too_deep_cause(&details));
             }
         }
@@ -1207,7 +1217,11 @@ impl<'d> Decider<'d, '_> {
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         let output: Payload = output.into();
-        if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
+        let checked = self
+            .within_limits
+            .as_ref()
+            .is_some_and(|checked| Payload::ptr_eq(checked, &output));
+        if !checked && json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
             return Ok(Some(Outcome::Failed(failure(
                 "States.DataLimitExceeded",
                 format!(
@@ -1220,6 +1234,8 @@ impl<'d> Decider<'d, '_> {
         let details = exited_details(state, Payload::clone(&output), assigned)
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
+        // Within the size limit (above) and the depth limit (the emit's check).
+        self.within_limits = Some(Payload::clone(&output));
         match next {
             None => Ok(Some(Outcome::Done(output))),
             Some(name) => self.enter(scope, name, output),
