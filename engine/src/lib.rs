@@ -39,6 +39,7 @@ mod close_waiters;
 mod error;
 mod express;
 mod handlers;
+pub mod http_task;
 mod integrations;
 mod jobs;
 mod kernel;
@@ -92,6 +93,7 @@ pub use error::{
     RedriveRefusal, TaskTokenReason, ValidationReason,
 };
 pub use express::{ExpressExecution, ExpressOutcome};
+pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
@@ -162,6 +164,10 @@ pub struct EngineOptions {
     /// execution started as `stateMachineArn#Case` answers the Task states test case `Case`
     /// mocks from it (see [`mocks`]). `None`: a `#Case` start is refused.
     pub mock_config: Option<Arc<MockConfig>>,
+    /// The HTTP Task (`arn:aws:states:::http:invoke`) with its connections, registered by
+    /// `open` before recovery dispatches anything (`None`: not registered; HTTP Tasks wait for
+    /// [`Engine::register_http_task`] like any resource without a handler).
+    pub http_task: Option<HttpTask>,
 }
 
 impl Default for EngineOptions {
@@ -186,6 +192,7 @@ impl Default for EngineOptions {
             swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
             mock_config: None,
+            http_task: None,
         }
     }
 }
@@ -509,6 +516,9 @@ impl Engine {
         let engine = Self::assemble(store, options)?;
         // Before recovery dispatches anything: recovered built-in tasks find their handler.
         engine.register_builtin_integrations();
+        if let Some(task) = engine.inner.options.http_task.clone() {
+            engine.register_http_task(task);
+        }
         // Fold every open execution: one sequential pass over the log, decoded and folded on
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
@@ -580,6 +590,8 @@ impl Engine {
             .worker_threads(options.worker_threads.max(1))
             .thread_name("statelog-engine")
             .enable_time()
+            // The HTTP Task's sockets (`http_task`).
+            .enable_io()
             .build()
             .map_err(|source| Error::Runtime { source })?;
         let handle = runtime.handle().clone();

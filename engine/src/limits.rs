@@ -112,6 +112,31 @@ pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
 /// lower, so it refuses first; an embedder calling the engine meets this one.
 pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;
 
+/// How long the HTTP Task waits for its endpoint's TCP connection, and again for the TLS
+/// handshake, in ms; longer fails the task with `States.Http.Socket`.
+pub const HTTP_TASK_CONNECT_TIMEOUT_MS: u64 = 10_000;
+
+/// The longest one HTTP Task call may take, from the connection to the last byte of the answer
+/// (an OAuth token request included), in ms (AWS: 60 s); longer fails with `States.Http.Socket`.
+pub const HTTP_TASK_TIMEOUT_MS: u64 = 60_000;
+
+const _: () = assert!(HTTP_TASK_CONNECT_TIMEOUT_MS <= HTTP_TASK_TIMEOUT_MS);
+
+/// The largest response body the HTTP Task reads, in bytes: the task's result is a payload, held
+/// to the 256 KiB payload limit. A larger body fails the task with `States.DataLimitExceeded`.
+pub const HTTP_TASK_RESPONSE_BODY_SIZE_BYTES_MAX: usize = 256 * 1024;
+
+const _: () = assert!(
+    HTTP_TASK_RESPONSE_BODY_SIZE_BYTES_MAX <= statelog_core::limits::PAYLOAD_SIZE_BYTES_MAX
+);
+
+/// The most connections one connections file may define.
+pub const HTTP_CONNECTIONS_MAX: usize = 10_000;
+
+/// How long before its `expires_in` an OAuth access token is fetched again, in ms, so a token
+/// does not expire between the check and the call.
+pub const HTTP_OAUTH_TOKEN_EXPIRY_MARGIN_MS: u64 = 30_000;
+
 /// The longest an Express execution stays open (AWS: 5 minutes); then it times out
 /// (`States.Timeout`, status `TIMED_OUT`).
 pub const EXPRESS_EXECUTION_MS_MAX: u64 = 5 * 60 * 1000;

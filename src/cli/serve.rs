@@ -1,5 +1,6 @@
 //! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
-//! [--swf-open-executions-max N] [--swf-task-list-pending-max N] [--mock-config FILE]`:
+//! [--swf-open-executions-max N] [--swf-task-list-pending-max N] [--mock-config FILE]
+//! [--connections FILE]`:
 //! the AWS Step Functions API over HTTP (see `statelog::server`). With `--nats URLS --node
 //! NAME` (feature `cluster`) the server is one node of a cluster over NATS JetStream
 //! (`statelog::cluster::serve`): its partitions' logs are JetStream streams, and any call is
@@ -7,7 +8,9 @@
 //! http://ADDR` on stdout once bound (so scripts may pass port 0 and read the port), then
 //! `metrics on http://ADDR/metrics` when a metrics listener is bound; logs with `tracing` on
 //! stderr (`RUST_LOG` filters, default `info`), and shuts down gracefully on SIGTERM or Ctrl-C.
-//! Exit 0 after a clean shutdown, 2 when it cannot start.
+//! The HTTP Task (`arn:aws:states:::http:invoke`) is always served; its connections come from
+//! `--connections FILE` (none without it: every HTTP Task then fails naming its connection).
+//! Exit 0 after a clean shutdown, 2 when it cannot start (a malformed connections file too).
 //! Must not: hold server logic (that is `statelog::server`).
 
 use std::path::PathBuf;
@@ -17,6 +20,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use statelog::clock::{Clock, SystemClock};
+use statelog::engine::http_task::{Connections, HttpTask};
 use statelog::engine::{EngineOptions, MockConfig};
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
@@ -64,6 +68,11 @@ pub struct ServeArgs {
     /// place of the fault.
     #[arg(long, value_name = "FILE")]
     mock_config: Option<PathBuf>,
+    /// The HTTP Task's connections (JSON: connection name -> authorization, see
+    /// docs/http-task.md). A Task's `Authentication.ConnectionArn` names one by its name
+    /// segment. Read once at startup; a malformed file stops the server.
+    #[arg(long)]
+    connections: Option<PathBuf>,
     /// Run as one node of a cluster over these NATS servers (comma-separated
     /// nats://HOST:PORT; `statelog cluster init` first). A cluster serves one account: the
     /// development account, or the one account of --credentials.
@@ -214,6 +223,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         }
         None => None,
     };
+    let connections = match &args.connections {
+        Some(path) => Connections::load(path).map_err(|e| format!("--connections: {e}"))?,
+        None => Connections::new(),
+    };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let options = EngineOptions {
         mock_config,
@@ -221,6 +234,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         region: args.region.clone(),
         swf_open_runs_per_domain_max: args.swf_open_executions_max,
         swf_task_list_pending_max: args.swf_task_list_pending_max,
+        http_task: Some(HttpTask::new(connections, clock.clone())),
         ..EngineOptions::default()
     };
     let layout = if development_mode {

@@ -10,6 +10,7 @@
 // Helpers shared by several modules.
 mod conformance_common;
 mod engine_common;
+mod http_common;
 mod kill_common;
 mod serve_common;
 
@@ -31,6 +32,8 @@ mod engine_test_state;
 mod engine_versions;
 mod fixture_logs;
 mod format_versions;
+mod http_task;
+mod http_task_serve;
 mod interpreter_conformance;
 mod interpreter_jsonata;
 mod interpreter_replay;
