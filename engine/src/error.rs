@@ -724,6 +724,9 @@ pub enum MissingParameter {
     /// An `UpdateStateMachine` with neither a definition nor a role.
     #[error("UpdateStateMachine needs a definition, a roleArn, or both")]
     DefinitionOrRole,
+    /// An `UpdateStateMachineAlias` with neither a description nor a routing configuration.
+    #[error("UpdateStateMachineAlias needs a description, a routingConfiguration, or both")]
+    DescriptionOrRouting,
 }
 
 #[cfg(test)]

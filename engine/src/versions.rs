@@ -19,7 +19,7 @@ use statelog_store as store;
 use statelog_store::{AliasEntry, Machine, VersionEntry};
 
 use super::arn::{self, Qualifier};
-use super::error::{ConflictReason, ValidationReason};
+use super::error::{ConflictReason, MissingParameter, ValidationReason};
 use super::{catalog, page_size, Engine, Error, MachineDescription};
 use crate::limits::{
     ALIAS_ROUTES_MAX, ALIAS_WEIGHTS_SUM_PERCENT, DESCRIPTION_CHARS_MAX, LIST_PAGE_CATALOG_DEFAULT,
@@ -716,6 +716,11 @@ impl Engine {
         routing: Option<&[RoutingEntry]>,
     ) -> Result<u64, Error> {
         let (machine, alias) = self.alias_of(alias_arn)?;
+        if description.is_none() && routing.is_none() {
+            return Err(Error::MissingRequiredParameter {
+                reason: MissingParameter::DescriptionOrRouting,
+            });
+        }
         check_description("description", description)?;
         let routes = match routing {
             Some(routing) => {

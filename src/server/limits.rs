@@ -144,6 +144,10 @@ pub const NAME_CHARS_MAX: usize = 80;
 /// The longest ARN accepted in a request, in bytes (AWS: 256, 2048 for some members).
 pub const ARN_BYTES_MAX: usize = 2048;
 
+/// The longest `nextToken` of `ListStateMachineVersions` and `ListStateMachineAliases`, in
+/// characters (AWS: 1024).
+pub const NEXT_TOKEN_CHARS_MAX: usize = 1024;
+
 /// The longest `error` of `StopExecution`, in characters (AWS: 256).
 pub const STOP_ERROR_CHARS_MAX: usize = 256;
 

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::error::Error;
 use super::limits::{
-    ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
-    STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
+    ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, NEXT_TOKEN_CHARS_MAX, PAGE_RESULTS_MAX,
+    STOP_CAUSE_CHARS_MAX, STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
 use crate::engine::test_state::{InspectionLevel, TestMock, TestStateRequest};
 use crate::engine::MachineType;
@@ -848,9 +848,6 @@ impl GetExecutionHistoryInput {
         check_max_results(self.max_results)
     }
 }
-
-/// The longest `nextToken` AWS takes, in characters.
-const NEXT_TOKEN_CHARS_MAX: usize = 1024;
 
 fn check_next_token(next_token: Option<&str>) -> Result<(), Error> {
     match next_token {

@@ -419,6 +419,10 @@ fn refusals_carry_aws_error_names() {
         .delete_state_machine_alias(&alias("none"))
         .expect("deleting what is not there is no error");
     assert_eq!(
+        refused(h.engine.update_state_machine_alias(&alias("a"), None, None)),
+        "MissingRequiredParameter"
+    );
+    assert_eq!(
         refused(h.engine.start_execution(&version(7), None, "{}")),
         "StateMachineDoesNotExist"
     );

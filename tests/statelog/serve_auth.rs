@@ -286,8 +286,10 @@ async fn state_machine_arns_are_parsed_not_matched_by_their_tail() {
             "arn:aws:states:us-east-1:111111111111:activity:x:stateMachine:base",
             "InvalidArn",
         ),
+        // `stateMachine:base:x` is an alias ARN since versions and aliases (serve_versions);
+        // two qualifiers are no ARN at all.
         (
-            "arn:aws:states:us-east-1:111111111111:stateMachine:base:x",
+            "arn:aws:states:us-east-1:111111111111:stateMachine:base:x:y",
             "InvalidArn",
         ),
         ("base", "InvalidArn"),
