@@ -2,8 +2,9 @@
 //! renders them (JSON values as text, `inspectionData` only from DEBUG on), the refusals with
 //! AWS's names and messages, and the answers AWS recorded (`../shared/conformance`, localstack's
 //! `test_state` snapshots) for the states that need no mock: each recorded DEBUG or TRACE
-//! answer names its input (an INFO answer takes its DEBUG twin's), so the template and that
-//! input are sent again and every field of the answer compared.
+//! answer names its input (an INFO answer takes its DEBUG twin's; a mocked Parallel's mock is
+//! the result its DEBUG twin shows), so the template and that input are sent again and every
+//! field of the answer compared.
 #![cfg(feature = "server")]
 
 use std::path::Path;
@@ -156,6 +157,23 @@ fn replayed_template(test: &str) -> Option<(String, Option<String>, &'static str
             return Some((format!("{}.json5", id.to_lowercase()), None, level));
         }
     }
+    // A mocked Parallel: the mock is its DEBUG twin's `afterResultSelector` (neither template
+    // has a ResultSelector).
+    for (prefix, template) in [
+        (
+            "test_base_parallel_state_mock_success[",
+            "base_parallel_state.json5",
+        ),
+        (
+            "test_io_parallel_state_mock_success[",
+            "io_parallel_state.json5",
+        ),
+    ] {
+        if test.contains(prefix) {
+            let level = ["INFO", "DEBUG", "TRACE"].into_iter().find(|l| *l == id)?;
+            return Some((template.to_string(), None, level));
+        }
+    }
     if test.contains("test_base_state_name_multi_state[") {
         let (level, state) = id.split_once('-')?;
         let level = ["INFO", "DEBUG", "TRACE"]
@@ -220,6 +238,7 @@ async fn replays_recorded_answers() {
     for file in [
         "test_test_state_scenarios.snapshot.json",
         "test_test_state_machine_scenarios.snapshot.json",
+        "test_test_state_mock_scenarios.snapshot.json",
     ] {
         let text = std::fs::read_to_string(recordings.join(file)).expect("read recordings");
         let recorded: Map<String, Value> = serde_json::from_str(&text).expect("recordings");
@@ -236,9 +255,16 @@ async fn replays_recorded_answers() {
     // An INFO answer does not show its input: the same template and state were tested with
     // the same input at DEBUG, which does.
     let mut inputs = std::collections::HashMap::new();
+    let mut mocks = std::collections::HashMap::new();
     for (_, template, state_name, _, expected) in &cases {
+        let key = (template.clone(), state_name.clone());
         if let Some(input) = expected["inspectionData"].get("input") {
-            inputs.insert((template.clone(), state_name.clone()), input.clone());
+            inputs.insert(key.clone(), input.clone());
+        }
+        if template.contains("parallel") {
+            if let Some(result) = expected["inspectionData"].get("afterResultSelector") {
+                mocks.insert(key, result.clone());
+            }
         }
     }
     let mut checked = Vec::new();
@@ -257,6 +283,13 @@ async fn replays_recorded_answers() {
         if let Some(name) = &state_name {
             body["stateName"] = json!(name);
         }
+        if let Some(mock) = mocks.get(&(template.clone(), state_name.clone())) {
+            let text = match mock {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            body["mock"] = json!({ "result": text });
+        }
         let answer = ok(&s, "TestState", body).await;
         let (ours, theirs) = (parsed(&answer), parsed(&expected));
         if ours != theirs {
@@ -270,8 +303,9 @@ async fn replays_recorded_answers() {
         failures.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // 7 state types and a whole machine's two states, each at INFO, DEBUG and TRACE.
-    assert_eq!(checked.len(), 27, "{checked:?}");
+    // 7 state types, a whole machine's two states and two mocked Parallel states, each at
+    // INFO, DEBUG and TRACE.
+    assert_eq!(checked.len(), 33, "{checked:?}");
 }
 
 fn read_json5(path: &Path) -> Value {

@@ -21,7 +21,8 @@
 //!   `CAUGHT_ERROR` with the Catcher's `Next` and output; else `FAILED`.
 //! - Parallel and Map: only with a mock (AWS refuses them without): the mock is the whole
 //!   state's result (an array, one entry per branch for a Parallel). The branches and
-//!   iterations do not run; a Map's inspection shows its items and each iteration's input.
+//!   iterations do not run; a Map's inspection shows its items and each iteration's input, a
+//!   Parallel's only its input and the steps after its result (as AWS shows it).
 //!
 //! Invariants: nothing is written or kept; the time and entropy come from the caller. The
 //! answer is the one the interpreter would reach for the same state, input, variables and
@@ -782,13 +783,21 @@ impl Run<'_> {
 
     /// Parallel with a mocked answer: its branches' input, then the mock as its result.
     fn parallel(&mut self, next: &Transition, mock: Mock) -> Ended {
-        if let Err(error) = self.arguments() {
-            return self.failure(step_error(error), true);
-        }
-        match mock {
-            Mock::Result(result) => self.finish(result, next_of(next)),
-            Mock::Error(error) => self.failure(error, true),
-        }
+        let ended = match self.arguments() {
+            Err(error) => self.failure(step_error(error), true),
+            Ok(_) => match mock {
+                Mock::Result(result) => self.finish(result, next_of(next)),
+                Mock::Error(error) => self.failure(error, true),
+            },
+        };
+        // AWS shows a mocked Parallel's input and the steps after its result, not the
+        // branches' input or the mock itself (recorded: `test_io_parallel_state_mock_success`).
+        let shown = &mut self.inspection;
+        shown.after_input_path = None;
+        shown.after_parameters = None;
+        shown.after_arguments = None;
+        shown.result = None;
+        ended
     }
 
     /// Map with a mocked answer: its items and each iteration's input, then the mock as its
@@ -1407,7 +1416,8 @@ mod tests {
         test.mock = Some(Mock::Result(json!(["a"])));
         let answer = run(test);
         assert_eq!(answer.output, Some(json!({"in": 1, "r": ["a"]})));
-        assert_eq!(answer.inspection.result, Some(json!(["a"])));
+        assert_eq!(answer.inspection.result, None, "AWS does not show the mock");
+        assert_eq!(answer.inspection.after_result_selector, Some(json!(["a"])));
         assert_eq!(answer.next_state.as_deref(), Some("N"));
     }
 
