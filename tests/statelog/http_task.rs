@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::engine_common::Harness;
 use crate::http_common::{closed_port, Recorded, Reply, TestServer};
 use statelog::engine::http_task::{Connections, HttpTask, HttpTimeouts, IDEMPOTENCY_HEADER};
-use statelog::engine::{Engine, ExecutionDescription, ExecutionStatus};
+use statelog::engine::{Engine, ExecutionDescription, ExecutionStatus, MachineType};
 
 const CONNECTIONS: &str = r#"{
     "shop": {"authorizationType": "API_KEY", "apiKeyName": "x-api-key", "apiKeyValue": "shop-key-1",
@@ -477,4 +477,31 @@ fn jsonata_arguments_build_the_same_request() {
     assert_eq!(sent.method, "PATCH");
     let body: Value = serde_json::from_slice(&sent.body).expect("JSON");
     assert_eq!(body, json!({"total": 42}));
+}
+
+#[test]
+fn an_express_execution_calls_the_api_as_a_standard_one_does() {
+    let server = TestServer::start(|_: &Recorded| Reply::json(200, json!({"fast": true})));
+    let h = harness(CONNECTIONS, HttpTimeouts::default());
+    let definition = machine(
+        json!({"ApiEndpoint": server.url("/express"), "Method": "GET",
+               "Authentication": {"ConnectionArn": arn("shop")}}),
+        json!({}),
+    );
+    h.engine
+        .create_state_machine_of_type("express", &definition, None, MachineType::Express, &[])
+        .expect("machine created");
+    let outcome = h
+        .engine
+        .start_sync_execution("express", None, "{}")
+        .expect("runs");
+    assert_eq!(outcome.status, ExecutionStatus::Succeeded, "{outcome:?}");
+    let out: Value =
+        serde_json::from_str(outcome.output_text.as_deref().expect("output")).expect("JSON");
+    assert_eq!(out["ResponseBody"], json!({"fast": true}));
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("x-api-key"), Some("shop-key-1"));
+    assert!(sent
+        .header(IDEMPOTENCY_HEADER)
+        .is_some_and(|key| key.starts_with(&format!("{}/", outcome.execution_arn))));
 }
