@@ -130,13 +130,19 @@ struct RunState {
 /// integration and no activity, anywhere (branches and item processors included). Each
 /// problem is a diagnostic at the offending `Resource`, with AWS's words.
 pub(crate) fn check_definition(definition: &StateMachine) -> Result<(), Error> {
-    let mut diagnostics = Vec::new();
-    check_states(&definition.states, "", &mut diagnostics);
+    let diagnostics = diagnostics(definition);
     if diagnostics.is_empty() {
         Ok(())
     } else {
         Err(Error::InvalidDefinition { diagnostics })
     }
+}
+
+/// What [`check_definition`] refuses, as diagnostics (empty: an EXPRESS machine may run it).
+pub(crate) fn diagnostics(definition: &StateMachine) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    check_states(&definition.states, "", &mut diagnostics);
+    diagnostics
 }
 
 fn check_states(states: &StateMap, pointer: &str, found: &mut Vec<Diagnostic>) {
@@ -800,6 +806,20 @@ mod express_tests {
             assert_eq!(diagnostics[0].message, message);
             assert_eq!(diagnostics[0].code, DiagnosticCode::SchemaValidationFailed);
         }
+        // An update of an EXPRESS machine obeys the same rules, and keeps its type.
+        express(&engine, "quick", PASS_CHOICE);
+        let refused = engine
+            .update_state_machine_revision("quick", Some(&task(cases[1].0)), None)
+            .expect_err("refused");
+        assert_eq!(refused.aws_name(), "InvalidDefinition");
+        let updated = engine
+            .update_state_machine_revision(
+                "quick",
+                Some(&task("arn:aws:lambda:us-east-1:000000000000:function:f")),
+                None,
+            )
+            .expect("a request/response Task is fine");
+        assert_eq!(updated.machine_type, MachineType::Express);
         let standard = engine
             .create_state_machine("m", &task(cases[0].0), None)
             .expect("STANDARD takes .sync");
