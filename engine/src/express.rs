@@ -88,9 +88,19 @@ impl ExpressExecution {
         self.outcome.await.map_err(|_| Error::Interrupted)
     }
 
-    /// [`ExpressExecution::outcome`], blocking the calling thread (not an async worker's).
+    /// [`ExpressExecution::outcome`], blocking the calling thread. On a thread of a tokio
+    /// runtime (where tokio refuses a blocking receive) it waits on a thread of its own.
     pub fn wait(self) -> Result<ExpressOutcome, Error> {
-        self.outcome.blocking_recv().map_err(|_| Error::Interrupted)
+        let receiver = self.outcome;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return receiver.blocking_recv().map_err(|_| Error::Interrupted);
+        }
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(move || receiver.blocking_recv());
+            // The receive cannot panic; a panic there would be a bug of tokio's.
+            waiting.join().expect("a blocking receive does not panic")
+        })
+        .map_err(|_| Error::Interrupted)
     }
 }
 
@@ -837,6 +847,19 @@ mod express_tests {
             .create_state_machine_of_type("m", PASS_CHOICE, None, MachineType::Express, &[])
             .expect_err("exists");
         assert_eq!(taken.aws_name(), "StateMachineAlreadyExists");
+    }
+
+    /// `start_sync_execution` called on a tokio runtime's thread (a handler's, an async
+    /// embedder's) waits instead of panicking.
+    #[tokio::test]
+    async fn a_sync_start_on_a_runtime_thread_waits_for_its_outcome() {
+        let clock = ManualClock::new(NOW_MS);
+        let engine = engine(&clock);
+        express(&engine, "quick", PASS_CHOICE);
+        let outcome = engine
+            .start_sync_execution("quick", None, "{}")
+            .expect("runs");
+        assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     }
 
     /// An EXPRESS machine survives a restart (its type is in its record); a running Express
