@@ -161,6 +161,7 @@ fn start_request() -> Trigger {
         execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:e".into(),
         state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
         role_arn: "arn:aws:iam::000000000000:role/r".into(),
+        through: None,
     })
 }
 

@@ -258,7 +258,52 @@ impl fmt::Display for Arn<'_> {
     }
 }
 
-/// How the resource part of an ARN of `resource_type` must look.
+/// What follows a state machine's name in a qualified state machine ARN
+/// (`stateMachine:<name>:<qualifier>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Qualifier<'a> {
+    /// A version number (digits only, from 1).
+    Version(u32),
+    /// An alias name (anything else without `:`).
+    Alias(&'a str),
+}
+
+/// Parses a state machine ARN that may carry a version or alias qualifier: the unqualified ARN
+/// (parsed as [`Arn::parse_as`] a state machine) and the qualifier, if any. `InvalidArn` for an
+/// empty qualifier, a version 0 or one past `u32`, or more than one qualifier.
+pub fn parse_machine(text: &str) -> Result<(Arn<'_>, Option<Qualifier<'_>>), Error> {
+    let shape = || Error::InvalidArn {
+        arn: text.to_string(),
+        reason: ArnReason::Shape {
+            resource_type: ResourceType::StateMachine,
+        },
+    };
+    // `arn:p:states:r:a:stateMachine:<name>:<qualifier>` has seven `:`.
+    if text.matches(':').count() != 7 {
+        return Ok((Arn::parse_as(text, &[ResourceType::StateMachine])?, None));
+    }
+    let (base, qualifier) = text.rsplit_once(':').ok_or_else(shape)?;
+    let Ok(arn) = Arn::parse_as(base, &[ResourceType::StateMachine]) else {
+        // Not a qualified state machine ARN: the whole text's refusal names what it is.
+        return Err(match Arn::parse_as(text, &[ResourceType::StateMachine]) {
+            Err(error) => error,
+            Ok(_) => shape(),
+        });
+    };
+    if qualifier.is_empty() {
+        return Err(shape());
+    }
+    let qualifier = if qualifier.bytes().all(|b| b.is_ascii_digit()) {
+        match qualifier.parse::<u32>() {
+            Ok(number) if number >= 1 => Qualifier::Version(number),
+            _ => return Err(shape()),
+        }
+    } else {
+        Qualifier::Alias(qualifier)
+    };
+    Ok((arn, Some(qualifier)))
+}
+
 /// A partition or region: lowercase letters, digits and `-`, not empty.
 fn is_word(text: &str) -> bool {
     !text.is_empty()
@@ -339,6 +384,33 @@ mod tests {
             "arn:aws:states:us-east-1:000000000000:express:m:e:i:j",
         ] {
             assert_eq!(Arn::parse(shape).expect_err(shape).aws_name(), "InvalidArn");
+        }
+    }
+
+    #[test]
+    fn qualified_machine_arns_parse_into_the_machine_and_its_qualifier() {
+        let base = "arn:aws:states:us-east-1:000000000000:stateMachine:m";
+        let (arn, qualifier) = parse_machine(base).expect("ok");
+        assert_eq!(arn.resource, Resource::StateMachine { name: "m" });
+        assert_eq!(qualifier, None);
+        let text = format!("{base}:12");
+        let (arn, qualifier) = parse_machine(&text).expect("ok");
+        assert_eq!(arn.to_string(), base);
+        assert_eq!(qualifier, Some(Qualifier::Version(12)));
+        let text = format!("{base}:PROD-1");
+        assert_eq!(
+            parse_machine(&text).expect("ok").1,
+            Some(Qualifier::Alias("PROD-1"))
+        );
+        for bad in [
+            format!("{base}:"),
+            format!("{base}:0"),
+            format!("{base}:99999999999"),
+            format!("{base}:a:b"),
+            "arn:aws:states:us-east-1:000000000000:activity:m:1".to_string(),
+        ] {
+            let error = parse_machine(&bad).expect_err(&bad);
+            assert_eq!(error.aws_name(), "InvalidArn", "{bad}");
         }
     }
 

@@ -6,9 +6,9 @@
 //! attempt is over, let every backend join a commit before its append, and ask every backend
 //! for its earliest deadline.
 //!
-//! Invariants: the list's order is the routing precedence (activity resources, then handler
-//! lookup, which reaches the job integrations and the built-in `.sync` children registered as
-//! handlers); the last routing backend serves every invocation, so a task is never dropped.
+//! Invariants: the list's order is the routing precedence (a test case's mocked states, then
+//! activity resources, then handler lookup, which reaches the job integrations and the built-in
+//! `.sync` children registered as handlers); the last routing backend serves every invocation, so a task is never dropped.
 //! Must not: append, or hold a slot lock, in `dispatch` or `cancel`.
 
 use std::sync::Arc;
@@ -47,6 +47,17 @@ pub(crate) trait TaskBackend: Send + Sync {
     /// keeps state for attempts other backends started (heartbeats) serves none.
     fn serves(&self, _engine: &Engine, _invocation: &TaskInvocation) -> bool {
         false
+    }
+
+    /// Whether this backend takes this attempt of the invocation: `serves` unless the backend
+    /// looks at the attempt's execution too (a test case's mocked responses).
+    fn serves_attempt(
+        &self,
+        engine: &Engine,
+        _attempt: &AttemptKey,
+        invocation: &TaskInvocation,
+    ) -> bool {
+        self.serves(engine, invocation)
     }
 
     /// Starts waiting for the attempt's answer (call a handler, offer it on a task list).
@@ -89,11 +100,13 @@ pub(crate) struct Backends {
 }
 
 impl Backends {
-    /// The engine's backends, in today's routing precedence: activity task lists, then handler
+    /// The engine's backends, in today's routing precedence: a test case's mocked responses
+    /// (serving nothing without a mock configuration), activity task lists, then handler
     /// calls (a registered handler, a job integration's pattern, else parked), then the state
     /// kept for attempts of any backend (heartbeats, `.sync` children, embedder jobs).
     pub(crate) fn standard() -> Self {
         Backends::of(vec![
+            Box::new(super::mocks::MockedTasks),
             Box::new(super::activities::ActivityLists),
             Box::new(super::handlers::HandlerCalls),
             Box::new(super::tokens::HeartbeatClocks),
@@ -125,7 +138,10 @@ impl Backends {
         attempt: AttemptKey,
         invocation: TaskInvocation,
     ) -> Option<&'static str> {
-        let backend = self.list.iter().find(|b| b.serves(engine, &invocation))?;
+        let backend = self
+            .list
+            .iter()
+            .find(|b| b.serves_attempt(engine, &attempt, &invocation))?;
         backend.dispatch(engine, attempt, invocation);
         Some(backend.name())
     }
@@ -280,8 +296,9 @@ mod tests {
         assert_eq!(backends.run_due(&engine, 60), 2);
     }
 
-    /// The engine's list keeps today's routing precedence: an activity resource goes to its
-    /// task list, anything else to the handler calls (which serve every task).
+    /// The engine's list keeps today's routing precedence: a test case's mocked state first
+    /// (none without a mock configuration), an activity resource to its task list, anything
+    /// else to the handler calls (which serve every task).
     #[test]
     fn the_standard_list_routes_activities_first_and_everything_else_to_handlers() {
         let engine = engine();
@@ -289,6 +306,7 @@ mod tests {
         assert_eq!(
             standard.names(),
             vec![
+                "mocked responses",
                 "activity task lists",
                 "handler calls",
                 "heartbeat clocks",

@@ -172,6 +172,11 @@ impl Engine {
         }
         let definition = definition.unwrap_or(&current.definition);
         let role_arn = role_arn.unwrap_or(&current.role_arn);
+        if definition == &*current.definition && role_arn == current.role_arn {
+            // Nothing changes: no new revision (AWS keeps the revision id, and a publish after
+            // it answers the version already published for it).
+            return Ok(self.machine_description(&current));
+        }
         let now_ms = self.inner.options.clock.now_ms();
         let revision = self
             .inner

@@ -175,6 +175,29 @@ pub enum Error {
         /// The ARN given.
         resource_arn: String,
     },
+    /// The call conflicts with the resource's state (`ConflictException`): a publish of a
+    /// revision that is no longer current, an alias that exists with another routing, a
+    /// version an alias still routes to.
+    #[error("{reason}")]
+    Conflict {
+        /// What conflicts.
+        reason: ConflictReason,
+    },
+    /// A state machine already has as many versions as allowed
+    /// (`ServiceQuotaExceededException`).
+    #[error("state machine {state_machine_arn} already has {limit} versions, the most allowed; delete unused versions first")]
+    VersionQuotaExceeded {
+        /// The machine.
+        state_machine_arn: String,
+        /// `limits::VERSIONS_PER_MACHINE_MAX`.
+        limit: usize,
+    },
+    /// An input breaks a rule of the operation (`ValidationException`, AWS's sentence).
+    #[error("{reason}")]
+    Validation {
+        /// Which rule.
+        reason: ValidationReason,
+    },
     /// The random source failed while the operation needed it (a task token, a generated
     /// name): the operation is refused and nothing is written, since a fallback value would be
     /// predictable.
@@ -224,6 +247,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A `TestState` request the state cannot be tested with (`ValidationException`; a
+    /// Parallel or Map without a mock is `InvalidDefinition`, as AWS answers).
+    #[error("{reason}")]
+    TestStateRefused {
+        /// Why.
+        reason: crate::test_state::TestStateRefusal,
+    },
     /// A JSON value held by the engine could not be rendered as text (a bug: a parsed value
     /// always renders).
     #[error("cannot render {what}: {source}")]
@@ -262,6 +292,10 @@ impl Error {
             Error::ResourceNotFound { .. } => "ResourceNotFound",
             Error::StateMachineTypeNotSupported { .. } => "StateMachineTypeNotSupported",
             Error::ExecutionLimitExceeded { .. } => "ExecutionLimitExceeded",
+            Error::Conflict { .. } => "ConflictException",
+            Error::VersionQuotaExceeded { .. } => "ServiceQuotaExceededException",
+            Error::Validation { .. } => "ValidationException",
+            Error::TestStateRefused { reason } => reason.aws_name(),
             // Faults of the engine itself: a server answers them without their detail.
             Error::Store(_)
             | Error::Interpreter(_)
@@ -310,7 +344,9 @@ impl Error {
             | Error::InvalidOutput { .. }
             | Error::InvalidArgument { .. }
             | Error::MissingRequiredParameter { .. }
-            | Error::TooManyTags { .. } => false,
+            | Error::Validation { .. }
+            | Error::TooManyTags { .. }
+            | Error::TestStateRefused { .. } => false,
             // The resource is missing, present, closed or in a state the call cannot change.
             // A redrive refused while another runs is terminal too: if that one succeeds, the
             // execution is no longer redrivable at all.
@@ -322,6 +358,8 @@ impl Error {
             | Error::ActivityDoesNotExist { .. }
             | Error::ResourceNotFound { .. }
             | Error::StateMachineTypeNotSupported { .. }
+            | Error::Conflict { .. }
+            | Error::VersionQuotaExceeded { .. }
             | Error::ExecutionNotRedrivable { .. } => false,
             // Bugs and damage stay until the software or the log is repaired.
             Error::ExecutionDamaged { .. } | Error::Interpreter(_) | Error::NotRendered { .. } => {
@@ -450,6 +488,24 @@ pub enum ArnReason {
         /// The type it names.
         found: ResourceType,
     },
+    /// `stateMachineArn#Case` while no mock configuration is loaded.
+    #[error(
+        "'#{test_case}' names a test case, but no mock configuration is loaded (statelog serve --mock-config FILE)"
+    )]
+    NoMockConfig {
+        /// The test case named.
+        test_case: String,
+    },
+    /// `stateMachineArn#Case` whose test case the mock configuration does not hold.
+    #[error(
+        "the mock configuration has no test case '{test_case}' for state machine '{state_machine}'"
+    )]
+    UnknownTestCase {
+        /// The state machine's name.
+        state_machine: String,
+        /// The test case named.
+        test_case: String,
+    },
 }
 
 /// Why a task token is refused (`Error::InvalidTaskToken`).
@@ -558,6 +614,107 @@ pub enum RedriveRefusal {
     /// It is open already: a redrive is in progress.
     #[error("the execution is running (a redrive is in progress)")]
     Running,
+}
+
+/// What a call conflicts with (`Error::Conflict`). The words are AWS's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConflictReason {
+    /// `PublishStateMachineVersion` with a `revisionId` that is not the current one.
+    #[error("Failed to publish the State Machine version for revision {requested}. The current State Machine revision is {current}.")]
+    RevisionChanged {
+        /// The revision id given.
+        requested: String,
+        /// The current revision id (`INITIAL` for the creation's).
+        current: String,
+    },
+    /// `CreateStateMachineAlias` of a name that exists with another description or routing.
+    #[error("Failed to create alias because an alias with the same name and a different routing configuration already exists.")]
+    AliasDiffers {
+        /// The alias's ARN.
+        alias_arn: String,
+    },
+    /// `DeleteStateMachineVersion` of a version aliases route to.
+    #[error("Version to be deleted must not be referenced by an alias. Current list of aliases referencing this version: [{}]", aliases.join(", "))]
+    VersionInUse {
+        /// The version's ARN.
+        version_arn: String,
+        /// The aliases routing to it, by name.
+        aliases: Vec<String>,
+    },
+}
+
+/// Which rule of an operation an input breaks (`Error::Validation`). The words are AWS's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValidationReason {
+    /// `versionDescription` without `publish: true`.
+    #[error("Version description can only be set when publish is true")]
+    DescriptionWithoutPublish,
+    /// A description longer than allowed.
+    #[error("1 validation error detected: Value at '{member}' failed to satisfy constraint: Member must have length less than or equal to {chars_max}")]
+    DescriptionLength {
+        /// `description` or `versionDescription`.
+        member: &'static str,
+        /// `limits::DESCRIPTION_CHARS_MAX`.
+        chars_max: usize,
+    },
+    /// An alias name that is empty or too long.
+    #[error("1 validation error detected: Value '{name}' at 'name' failed to satisfy constraint: Member must have length between 1 and {chars_max}")]
+    AliasNameLength {
+        /// The name given.
+        name: String,
+        /// `limits::RESOURCE_NAME_CHARS_MAX`.
+        chars_max: usize,
+    },
+    /// An alias name outside AWS's pattern (letters, digits, `_ - .`, not digits only).
+    #[error("1 validation error detected: Value '{name}' at 'name' failed to satisfy constraint: Member must satisfy regular expression pattern: ^(?=.*[a-zA-Z_\\-\\.])[a-zA-Z0-9_\\-\\.]+$")]
+    AliasNamePattern {
+        /// The name given.
+        name: String,
+    },
+    /// A routing configuration with no entry or more than two.
+    #[error("1 validation error detected: Value at 'routingConfiguration' failed to satisfy constraint: Member must have length between 1 and {entries_max} (found {count})")]
+    RoutingLength {
+        /// How many entries it has.
+        count: usize,
+        /// `limits::ALIAS_ROUTES_MAX`.
+        entries_max: usize,
+    },
+    /// A routing entry whose ARN is not a version ARN (or versions of two machines).
+    #[error("Routing configuration must contain state machine version ARNs. Received: [{}]", received.join(", "))]
+    RoutingNotVersions {
+        /// The ARNs given.
+        received: Vec<String>,
+    },
+    /// A routing configuration naming one version twice.
+    #[error("Routing configuration must contain distinct state machine version ARNs. Received: [{}]", received.join(", "))]
+    RoutingNotDistinct {
+        /// The ARNs given.
+        received: Vec<String>,
+    },
+    /// A weight above 100.
+    #[error("1 validation error detected: Value '{weight}' at 'routingConfiguration.{position}.member.weight' failed to satisfy constraint: Member must have value less than or equal to 100")]
+    WeightTooLarge {
+        /// Its entry's position, from 1.
+        position: usize,
+        /// The weight given.
+        weight: u32,
+    },
+    /// Weights that do not sum to 100.
+    #[error("Sum of routing configuration weights must equal 100. Received: [{}]", weights.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))]
+    WeightsSum {
+        /// The weights given.
+        weights: Vec<u32>,
+    },
+    /// An alias ARN where a version ARN (or the reverse) is needed.
+    #[error("Invalid Arn: '{arn}' is not a state machine {expected} ARN")]
+    NotQualifiedAs {
+        /// The ARN given.
+        arn: String,
+        /// `version` or `alias`.
+        expected: &'static str,
+    },
 }
 
 /// Which required parameter a call lacks (`Error::MissingRequiredParameter`).

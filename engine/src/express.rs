@@ -247,6 +247,8 @@ pub(crate) fn start(
         execution_arn: arn.clone(),
         state_machine_arn: engine.state_machine_arn(&machine.name),
         role_arn: machine.role_arn.clone(),
+        // An Express execution keeps no history to name a version in.
+        through: None,
     };
     let now_ms = inner.options.clock.now_ms();
     let mut draws = inner.entropy.draws();

@@ -303,8 +303,9 @@ fn record_answer(weak: &Weak<Inner>, attempt: &AttemptKey, cancelled: bool) {
     answer_recorded(&engine, attempt, cancelled, result);
 }
 
-/// Keeps a failed recording's error and counts the recorded answer for `wait_idle`.
-fn answer_recorded(
+/// Keeps a failed recording's error and counts the recorded answer for `wait_idle` (a
+/// handler's, or a test case's mocked answer, see `mocks`).
+pub(crate) fn answer_recorded(
     engine: &Engine,
     attempt: &AttemptKey,
     cancelled: bool,

@@ -402,6 +402,19 @@ fn run(engine: &Engine, action: &str, input: &Value) -> Result<Value, TaskError>
     }
 }
 
+/// Whether `resource` is one of the built-in integrations `register_builtin_integrations`
+/// registers (each starts, stops or reads executions of this engine).
+pub(crate) fn is_builtin_resource(resource: &str) -> bool {
+    resource == START_EXECUTION
+        || resource == START_EXECUTION_CALLBACK
+        || START_EXECUTION_SYNC
+            .iter()
+            .any(|(sync, _)| *sync == resource)
+        || resource
+            .strip_prefix(SDK_PREFIX)
+            .is_some_and(|action| SDK_ACTIONS.contains(&action))
+}
+
 impl Engine {
     /// Registers the built-in integrations (see the module docs); `open` calls it. Registering
     /// one of these resources again replaces it.

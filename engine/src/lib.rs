@@ -39,22 +39,27 @@ mod close_waiters;
 mod error;
 mod express;
 mod handlers;
+pub mod http_task;
 mod integrations;
 mod jobs;
 mod kernel;
 pub mod limits;
 mod log_health;
 mod metrics;
+pub mod mocks;
 mod naming;
 mod random;
 mod redrive;
 mod retention;
 mod runtime;
 pub mod swf;
+pub mod testing;
 mod tokens;
+mod versions;
 // The API of the callers above the engine (the server, the CLI): they name nothing below it.
 pub mod history;
 pub mod inspect;
+pub mod test_state;
 pub mod validate;
 
 use std::collections::{BinaryHeap, HashMap};
@@ -67,7 +72,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
-use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_core::history::{split_test_case, EventDetails, HistoryEvent, TestCaseArn};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
@@ -84,19 +89,24 @@ use arn::{Arn, ResourceType};
 pub use activities::{ActivityDescription, ActivityTask};
 pub use catalog::Tag;
 pub use error::{
-    ArgumentReason, ArnReason, Error, MissingParameter, NameReason, PayloadReason, RedriveRefusal,
-    TaskTokenReason,
+    ArgumentReason, ArnReason, ConflictReason, Error, MissingParameter, NameReason, PayloadReason,
+    RedriveRefusal, TaskTokenReason, ValidationReason,
 };
 pub use express::{ExpressExecution, ExpressOutcome};
+pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
+pub use mocks::{MockConfig, MockConfigError};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
 pub use statelog_store::{ExecutionStatus, MachineType};
+pub use versions::{
+    AliasDescription, AliasPage, PublishedVersion, RoutingEntry, VersionPage, INITIAL_REVISION_ID,
+};
 
 /// How an engine is opened.
 #[derive(Debug, Clone)]
@@ -150,6 +160,14 @@ pub struct EngineOptions {
     /// [`limits::SWF_TASK_LIST_PENDING_MAX`]); a ScheduleActivityTask into a full list fails
     /// with ACTIVITY_CREATION_RATE_EXCEEDED.
     pub swf_task_list_pending_max: usize,
+    /// The Step Functions Local mock configuration (`statelog serve --mock-config FILE`): an
+    /// execution started as `stateMachineArn#Case` answers the Task states test case `Case`
+    /// mocks from it (see [`mocks`]). `None`: a `#Case` start is refused.
+    pub mock_config: Option<Arc<MockConfig>>,
+    /// The HTTP Task (`arn:aws:states:::http:invoke`) with its connections, registered by
+    /// `open` before recovery dispatches anything (`None`: not registered; HTTP Tasks wait for
+    /// [`Engine::register_http_task`] like any resource without a handler).
+    pub http_task: Option<HttpTask>,
 }
 
 impl Default for EngineOptions {
@@ -173,6 +191,8 @@ impl Default for EngineOptions {
             recovery_threads: 1,
             swf_open_runs_per_domain_max: crate::limits::SWF_OPEN_RUNS_PER_DOMAIN_MAX,
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
+            mock_config: None,
+            http_task: None,
         }
     }
 }
@@ -241,6 +261,8 @@ pub struct MachineDescription {
     pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
     /// `STANDARD` or `EXPRESS`, as created.
     pub machine_type: MachineType,
+    /// A version's description (`DescribeStateMachine` of a version ARN); `None` otherwise.
+    pub description: Option<String>,
 }
 
 /// What `StartExecution` answers.
@@ -285,6 +307,10 @@ pub struct ExecutionDescription {
     pub event_count: u32,
     /// `redriveCount`, `redriveDate`, `redriveStatus`, `redriveStatusReason`.
     pub redrive: RedriveInfo,
+    /// `stateMachineVersionArn`: the version it was started on (through a version or alias).
+    pub state_machine_version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub state_machine_alias_arn: Option<String>,
 }
 
 /// One execution in a `ListExecutions` page.
@@ -306,12 +332,17 @@ pub struct ExecutionListItem {
     pub redrive_count: u32,
     /// `redriveDate`: when it was last redriven, ms since the epoch.
     pub redrive_ms: Option<u64>,
+    /// `stateMachineVersionArn`: the version it was started on (through a version or alias).
+    pub state_machine_version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub state_machine_alias_arn: Option<String>,
 }
 
 /// A `ListExecutions` request.
 #[derive(Debug, Clone, Default)]
 pub struct ListExecutions {
-    /// Only this machine's executions (name or ARN); all when `None`.
+    /// Only this machine's executions (name or ARN; a version or alias ARN: only those started
+    /// on that version or through that alias); all when `None`.
     pub state_machine: Option<String>,
     /// Only executions in this status.
     pub status_filter: Option<ExecutionStatus>,
@@ -485,6 +516,9 @@ impl Engine {
         let engine = Self::assemble(store, options)?;
         // Before recovery dispatches anything: recovered built-in tasks find their handler.
         engine.register_builtin_integrations();
+        if let Some(task) = engine.inner.options.http_task.clone() {
+            engine.register_http_task(task);
+        }
         // Fold every open execution: one sequential pass over the log, decoded and folded on
         // `recovery_threads` threads.
         let partitions = engine.inner.options.recovery_threads;
@@ -556,6 +590,8 @@ impl Engine {
             .worker_threads(options.worker_threads.max(1))
             .thread_name("statelog-engine")
             .enable_time()
+            // The HTTP Task's sockets (`http_task`).
+            .enable_io()
             .build()
             .map_err(|source| Error::Runtime { source })?;
         let handle = runtime.handle().clone();
@@ -682,6 +718,9 @@ impl Engine {
 
     /// Describes a live state machine, by name or ARN.
     pub fn describe_state_machine(&self, state_machine: &str) -> Result<MachineDescription, Error> {
+        if let Some(version) = self.describe_version(state_machine)? {
+            return Ok(version);
+        }
         let machine = self.live_machine(state_machine)?;
         Ok(self.machine_description(&machine))
     }
@@ -728,7 +767,14 @@ impl Engine {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
-        let machine = self.live_machine(state_machine)?;
+        let TestCaseArn {
+            machine_arn: state_machine,
+            test_case,
+        } = split_test_case(state_machine);
+        let target = self.start_target(state_machine)?;
+        if let Some(case) = test_case {
+            self.check_test_case(state_machine, &target.machine.name, case)?;
+        }
         let input_text = input;
         let input = parse_input(input_text)?;
         let name = match name {
@@ -738,17 +784,62 @@ impl Engine {
             }
             None => naming::random_name(&self.inner.entropy)?,
         };
-        let definition = self.definition_at(machine.lsn)?;
-        if machine.machine_type == MachineType::Express {
-            let started =
-                express::start(self, &machine, definition, name, input, input_text, false)?;
+        let definition = self.definition_at(target.machine.lsn)?;
+        if target.machine.machine_type == MachineType::Express {
+            // Mocked test cases answer through the durable task path, which Express lacks.
+            if test_case.is_some() {
+                return Err(Error::StateMachineTypeNotSupported {
+                    state_machine: state_machine.to_string(),
+                    machine_type: target.machine.machine_type,
+                });
+            }
+            let started = express::start(
+                self,
+                &target.machine,
+                definition,
+                name,
+                input,
+                input_text,
+                false,
+            )?;
             return Ok(StartedExecution {
                 execution_arn: started.execution_arn,
                 start_ms: started.start_ms,
             });
         }
-        let execution_arn = self.execution_arn(&machine.name, &name);
-        runtime::start(self, &machine, definition, execution_arn, input, input_text)
+        let execution_arn = self.execution_arn(&target.machine.name, &name);
+        runtime::start(
+            self,
+            &target,
+            definition,
+            execution_arn,
+            input,
+            input_text,
+            test_case,
+        )
+    }
+
+    /// `InvalidArn` unless the mock configuration holds test case `case` of `machine`.
+    fn check_test_case(&self, state_machine: &str, machine: &str, case: &str) -> Result<(), Error> {
+        let arn = || format!("{state_machine}#{case}");
+        let Some(config) = &self.inner.options.mock_config else {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::NoMockConfig {
+                    test_case: case.to_string(),
+                },
+            });
+        };
+        if config.test_case(machine, case).is_none() {
+            return Err(Error::InvalidArn {
+                arn: arn(),
+                reason: ArnReason::UnknownTestCase {
+                    state_machine: machine.to_string(),
+                    test_case: case.to_string(),
+                },
+            });
+        }
+        Ok(())
     }
 
     /// Starts an execution of the EXPRESS machine `state_machine` (name or ARN) in memory and
@@ -835,7 +926,9 @@ impl Engine {
         };
         Ok(ExecutionDescription {
             execution_arn: execution_arn.to_string(),
-            state_machine_arn: started.state_machine_arn.clone(),
+            state_machine_arn: split_test_case(&started.state_machine_arn)
+                .machine_arn
+                .to_string(),
             name: naming::execution_name(execution_arn).to_string(),
             status: summary.status,
             start_ms: summary.start_ms,
@@ -848,6 +941,8 @@ impl Engine {
             cause,
             event_count: summary.event_count,
             redrive: self.redrive_info(&summary),
+            state_machine_version_arn: started.state_machine_version_arn.clone(),
+            state_machine_alias_arn: started.state_machine_alias_arn.clone(),
         })
     }
 
@@ -859,19 +954,12 @@ impl Engine {
             LIST_PAGE_EXECUTIONS_DEFAULT,
             LIST_PAGE_EXECUTIONS_MAX,
         )?;
-        let machine_lsn = match &request.state_machine {
-            Some(name) => {
-                let machine = self.live_machine(name)?;
-                // Express executions are not kept: AWS refuses to list them.
-                if machine.machine_type == MachineType::Express {
-                    return Err(Error::StateMachineTypeNotSupported {
-                        state_machine: name.clone(),
-                        machine_type: machine.machine_type,
-                    });
-                }
-                Some(machine.origin_lsn)
+        let (machine_lsn, through) = match &request.state_machine {
+            Some(machine) => {
+                let (origin, through) = self.listing_filter(machine)?;
+                (Some(origin), through)
             }
-            None => None,
+            None => (None, versions::Through::Any),
         };
         let before = match &request.next_token {
             Some(token) => Some(
@@ -887,20 +975,46 @@ impl Engine {
         // The index holds a notified answer's status (a closing `SendTaskSuccess`) before the
         // log says it is durable: no listing shows it before it is.
         self.inner.store.sync_unsynced()?;
-        let mut found =
-            self.inner
-                .store
-                .executions(machine_lsn, request.status_filter, before, limit + 1);
-        found.retain(|summary| !self.is_expired(summary));
+        let mut found = Vec::new();
+        let mut cursor = before;
+        loop {
+            let want = limit + 1 - found.len();
+            let batch = self.inner.store.executions_where(
+                machine_lsn,
+                request.status_filter,
+                cursor,
+                want,
+                &|summary| through.keeps_indexed(summary),
+            );
+            let exhausted = batch.len() < want;
+            cursor = batch.last().map(|e| e.start_index).or(cursor);
+            for summary in batch {
+                if self.is_expired(&summary) {
+                    continue;
+                }
+                // The alias is in the execution's first event only.
+                if let versions::Through::Alias(alias_arn) = &through {
+                    let (_, alias) = self.started_through(&summary)?;
+                    if alias.as_deref() != Some(alias_arn.as_str()) {
+                        continue;
+                    }
+                }
+                found.push(summary);
+            }
+            if exhausted || found.len() > limit || !matches!(through, versions::Through::Alias(_)) {
+                break;
+            }
+        }
         let next_token = if found.len() > limit {
             found.truncate(limit);
             found.last().map(|e| format!("x{}", e.start_index))
         } else {
             None
         };
-        let executions = found
-            .iter()
-            .map(|e| ExecutionListItem {
+        let mut executions = Vec::with_capacity(found.len());
+        for e in &found {
+            let (state_machine_version_arn, state_machine_alias_arn) = self.started_through(e)?;
+            executions.push(ExecutionListItem {
                 execution_arn: e.execution_arn.to_string(),
                 state_machine_arn: self
                     .inner
@@ -914,8 +1028,10 @@ impl Engine {
                 stop_ms: e.stop_ms,
                 redrive_count: e.redrive_count,
                 redrive_ms: e.redrive_ms,
-            })
-            .collect();
+                state_machine_version_arn,
+                state_machine_alias_arn,
+            });
+        }
         Ok(ExecutionPage {
             executions,
             next_token,
@@ -1008,8 +1124,8 @@ impl Engine {
         }
     }
 
-    /// Blocks until every handler call spawned so far has answered and its answer is recorded
-    /// (tasks parked for want of a handler do not count). With a manual clock and no background
+    /// Blocks until every handler call spawned so far has answered and its answer is recorded,
+    /// and every mocked answer too (tasks parked for want of a handler do not count). With a manual clock and no background
     /// timers, the engine is then quiet until the next `run_due_timers`.
     pub fn wait_idle(&self) {
         let mut counts = self.inner.in_flight.lock();
@@ -1018,8 +1134,9 @@ impl Engine {
         }
     }
 
-    /// How many handler answers (successes, failures, panics) have been handed to their
-    /// executions since open, stale ones included (cancelled calls give no answer).
+    /// How many handler answers (successes, failures, panics) and mocked answers (see
+    /// [`mocks`]) have been handed to their executions since open, stale ones included
+    /// (cancelled calls give no answer).
     pub fn answers_recorded(&self) -> u64 {
         self.inner.in_flight.lock().recorded
     }
@@ -1076,18 +1193,34 @@ impl Engine {
 
     /// `arn:aws:states:<region>:<account>:stateMachine:<name>`.
     pub fn state_machine_arn(&self, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:stateMachine:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        // Joined, not formatted: every start names its machine (formatting was a measurable
+        // share of a start).
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":stateMachine:",
+            name,
+        ]
+        .concat()
     }
 
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub fn execution_arn(&self, machine: &str, name: &str) -> String {
-        format!(
-            "arn:aws:states:{}:{}:execution:{machine}:{name}",
-            self.inner.options.region, self.inner.options.account
-        )
+        let options = &self.inner.options;
+        [
+            "arn:aws:states:",
+            &options.region,
+            ":",
+            &options.account,
+            ":execution:",
+            machine,
+            ":",
+            name,
+        ]
+        .concat()
     }
 
     fn default_role_arn(&self) -> String {
@@ -1113,6 +1246,7 @@ impl Engine {
             updated_ms: machine.updated_ms,
             revision_id: catalog::revision_id(machine),
             machine_type: machine.machine_type,
+            description: None,
             // A stored definition always compiles (it was validated when created); a failure
             // here is reported where the definition is run, not by a description.
             variable_references: self

@@ -112,6 +112,31 @@ pub const SWF_TASK_LIST_PENDING_MAX: usize = 100_000;
 /// lower, so it refuses first; an embedder calling the engine meets this one.
 pub const SWF_TASK_LIST_POLLERS_MAX: usize = 1_000;
 
+/// How long the HTTP Task waits for its endpoint's TCP connection, and again for the TLS
+/// handshake, in ms; longer fails the task with `States.Http.Socket`.
+pub const HTTP_TASK_CONNECT_TIMEOUT_MS: u64 = 10_000;
+
+/// The longest one HTTP Task call may take, from the connection to the last byte of the answer
+/// (an OAuth token request included), in ms (AWS: 60 s); longer fails with `States.Http.Socket`.
+pub const HTTP_TASK_TIMEOUT_MS: u64 = 60_000;
+
+const _: () = assert!(HTTP_TASK_CONNECT_TIMEOUT_MS <= HTTP_TASK_TIMEOUT_MS);
+
+/// The largest response body the HTTP Task reads, in bytes: the task's result is a payload, held
+/// to the 256 KiB payload limit. A larger body fails the task with `States.DataLimitExceeded`.
+pub const HTTP_TASK_RESPONSE_BODY_SIZE_BYTES_MAX: usize = 256 * 1024;
+
+const _: () = assert!(
+    HTTP_TASK_RESPONSE_BODY_SIZE_BYTES_MAX <= statelog_core::limits::PAYLOAD_SIZE_BYTES_MAX
+);
+
+/// The most connections one connections file may define.
+pub const HTTP_CONNECTIONS_MAX: usize = 10_000;
+
+/// How long before its `expires_in` an OAuth access token is fetched again, in ms, so a token
+/// does not expire between the check and the call.
+pub const HTTP_OAUTH_TOKEN_EXPIRY_MARGIN_MS: u64 = 30_000;
+
 /// The longest an Express execution stays open (AWS: 5 minutes); then it times out
 /// (`States.Timeout`, status `TIMED_OUT`).
 pub const EXPRESS_EXECUTION_MS_MAX: u64 = 5 * 60 * 1000;
@@ -128,3 +153,30 @@ pub const EXPRESS_BILLED_DURATION_MS_STEP: u64 = 100;
 pub const EXPRESS_BILLED_MEMORY_MB: u64 = 64;
 
 const _: () = assert!(EXPRESS_EXECUTION_MS_MAX <= statelog_core::limits::EXECUTION_OPEN_MS_MAX);
+
+/// The most live versions one state machine may have (AWS: 1000 per state machine).
+pub const VERSIONS_PER_MACHINE_MAX: usize = 1000;
+
+/// The most entries of an alias's routing configuration (AWS: two versions).
+pub const ALIAS_ROUTES_MAX: usize = 2;
+
+/// What the weights of an alias's routing configuration sum to, in percent.
+pub const ALIAS_WEIGHTS_SUM_PERCENT: u32 = 100;
+
+/// The longest version or alias description, in characters (AWS: 256).
+pub const DESCRIPTION_CHARS_MAX: usize = 256;
+
+/// The most versions or aliases one `ListStateMachineVersions`/`ListStateMachineAliases` page
+/// holds (AWS: 1000).
+pub const LIST_PAGE_CATALOG_MAX: usize = 1000;
+
+/// The page size of `ListStateMachineVersions`/`ListStateMachineAliases` without `maxResults`.
+pub const LIST_PAGE_CATALOG_DEFAULT: usize = 100;
+
+/// The most clock jumps one `testing::TestEngine::skip_ahead` makes before it gives up (a
+/// workflow that waits in a loop forever would otherwise never return).
+pub const TEST_SKIP_AHEAD_JUMPS_MAX: usize = 10_000;
+
+/// The longest a `TestState` of a Task without a mock waits for its handler's answer, in ms
+/// (AWS runs a test for up to five minutes, then answers `States.Timeout`).
+pub const TEST_STATE_TASK_TIMEOUT_MS: u64 = 5 * 60 * 1000;

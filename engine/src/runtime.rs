@@ -16,25 +16,31 @@ use serde_json::Value;
 
 use super::backend::AttemptKey;
 use super::kernel::{Commit, Slot};
+use super::versions::StartTarget;
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
 use statelog_core::interpreter::{
-    Effect, ExecutionState, ExecutionStatus, StartRequest, TaskInvocation, Trigger,
+    Effect, ExecutionState, ExecutionStatus, StartRequest, StartedThrough, TaskInvocation, Trigger,
 };
-use statelog_store::Machine;
 
 /// Starts a new execution, or answers for an existing one with the same name (see
 /// `Engine::start_execution`).
 pub(crate) fn start(
     engine: &Engine,
-    machine: &Machine,
+    target: &StartTarget,
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
     input_text: &str,
+    test_case: Option<&str>,
 ) -> Result<StartedExecution, Error> {
     let inner = &engine.inner;
     let key: Arc<str> = Arc::from(execution_arn.as_str());
+    // A test case is recorded with the machine's ARN (see `mocks`).
+    let recorded_machine_arn = match test_case {
+        Some(case) => format!("{}#{case}", engine.state_machine_arn(&target.machine.name)),
+        None => engine.state_machine_arn(&target.machine.name),
+    };
     loop {
         let existing = {
             let mut open = inner.open.lock();
@@ -54,8 +60,14 @@ pub(crate) fn start(
                         input: input.clone(),
                         input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
-                        state_machine_arn: engine.state_machine_arn(&machine.name),
-                        role_arn: machine.role_arn.clone(),
+                        state_machine_arn: recorded_machine_arn.clone(),
+                        role_arn: target.machine.role_arn.clone(),
+                        through: target.version_arn.clone().map(|version_arn| {
+                            Box::new(StartedThrough {
+                                version_arn,
+                                alias_arn: target.alias_arn.clone(),
+                            })
+                        }),
                     };
                     let result = engine.commit_decision(
                         &key,
@@ -95,7 +107,11 @@ pub(crate) fn start(
         // The state may hold a notified decision not durable yet (an answer that closed the
         // execution): what this call answers from it must be durable first.
         inner.store.sync_unsynced()?;
-        if status.is_closed() || guard.execution.input() != Some(&input) {
+        // The same name with another input, or another test case (or none), is another start.
+        if status.is_closed()
+            || guard.execution.input() != Some(&input)
+            || guard.execution.state_machine_arn() != Some(recorded_machine_arn.as_str())
+        {
             return Err(Error::ExecutionAlreadyExists { execution_arn });
         }
         return Ok(StartedExecution {

@@ -95,6 +95,8 @@ mod tests {
             stop_ms: None,
             redrive_count: 0,
             redrive_ms: None,
+            state_machine_version_arn: None,
+            state_machine_alias_arn: None,
         };
         let text = line(&item);
         assert!(text.starts_with("n "));

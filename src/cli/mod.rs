@@ -13,6 +13,7 @@ mod redrive;
 mod run;
 #[cfg(feature = "server")]
 mod serve;
+mod test_state;
 mod validate;
 mod wal;
 
@@ -31,6 +32,8 @@ enum Command {
     Wal(wal::WalCommand),
     /// Validate a state machine definition; prints every problem as `path: message`.
     Validate(validate::ValidateArgs),
+    /// Run one state on its own (AWS's TestState) and print its inspection data.
+    TestState(test_state::TestStateArgs),
     /// Run one execution of a definition to its end and print its output.
     Run(run::RunArgs),
     /// Print an execution's history (a table, or AWS JSON with --json).
@@ -53,6 +56,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Wal(command) => wal::run(command),
         Command::Validate(args) => validate::run(args),
+        Command::TestState(args) => test_state::run(args),
         Command::Run(args) => run::run(args),
         Command::History(args) => history::run(args),
         Command::Executions(args) => executions::run(args),

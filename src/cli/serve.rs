@@ -1,5 +1,6 @@
 //! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
-//! [--swf-open-executions-max N] [--swf-task-list-pending-max N]`:
+//! [--swf-open-executions-max N] [--swf-task-list-pending-max N] [--mock-config FILE]
+//! [--connections FILE]`:
 //! the AWS Step Functions API over HTTP (see `statelog::server`). With `--nats URLS --node
 //! NAME` (feature `cluster`) the server is one node of a cluster over NATS JetStream
 //! (`statelog::cluster::serve`): its partitions' logs are JetStream streams, and any call is
@@ -7,7 +8,9 @@
 //! http://ADDR` on stdout once bound (so scripts may pass port 0 and read the port), then
 //! `metrics on http://ADDR/metrics` when a metrics listener is bound; logs with `tracing` on
 //! stderr (`RUST_LOG` filters, default `info`), and shuts down gracefully on SIGTERM or Ctrl-C.
-//! Exit 0 after a clean shutdown, 2 when it cannot start.
+//! The HTTP Task (`arn:aws:states:::http:invoke`) is always served; its connections come from
+//! `--connections FILE` (none without it: every HTTP Task then fails naming its connection).
+//! Exit 0 after a clean shutdown, 2 when it cannot start (a malformed connections file too).
 //! Must not: hold server logic (that is `statelog::server`).
 
 use std::path::PathBuf;
@@ -17,7 +20,8 @@ use std::sync::Arc;
 use clap::Args;
 
 use statelog::clock::{Clock, SystemClock};
-use statelog::engine::EngineOptions;
+use statelog::engine::http_task::{Connections, HttpTask};
+use statelog::engine::{EngineOptions, MockConfig};
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
 use statelog::server::health::check_room_for_segment;
@@ -58,6 +62,17 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = statelog::engine::limits::SWF_TASK_LIST_PENDING_MAX,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     swf_task_list_pending_max: usize,
+    /// A Step Functions Local mock configuration (`MockConfigFile.json`): StartExecution with
+    /// `stateMachineArn#TestCase` runs that test case, its mocked Task states answered from
+    /// the file. Read and checked at startup; a malformed file stops the server, naming the
+    /// place of the fault.
+    #[arg(long, value_name = "FILE")]
+    mock_config: Option<PathBuf>,
+    /// The HTTP Task's connections (JSON: connection name -> authorization, see
+    /// docs/http-task.md). A Task's `Authentication.ConnectionArn` names one by its name
+    /// segment. Read once at startup; a malformed file stops the server.
+    #[arg(long)]
+    connections: Option<PathBuf>,
     /// Run as one node of a cluster over these NATS servers (comma-separated
     /// nats://HOST:PORT; `statelog cluster init` first). A cluster serves one account: the
     /// development account, or the one account of --credentials.
@@ -196,12 +211,30 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .map(|listen| resolve_listen(listen, development_mode))
         .transpose()
         .map_err(|e| format!("--metrics-listen: {e}"))?;
+    let mock_config = match &args.mock_config {
+        Some(path) => {
+            let config = MockConfig::from_file(path).map_err(|e| format!("--mock-config: {e}"))?;
+            tracing::info!(
+                file = %path.display(),
+                test_cases = config.test_case_count(),
+                "mock configuration loaded"
+            );
+            Some(Arc::new(config))
+        }
+        None => None,
+    };
+    let connections = match &args.connections {
+        Some(path) => Connections::load(path).map_err(|e| format!("--connections: {e}"))?,
+        None => Connections::new(),
+    };
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let options = EngineOptions {
+        mock_config,
         clock: clock.clone(),
         region: args.region.clone(),
         swf_open_runs_per_domain_max: args.swf_open_executions_max,
         swf_task_list_pending_max: args.swf_task_list_pending_max,
+        http_task: Some(HttpTask::new(connections, clock.clone())),
         ..EngineOptions::default()
     };
     let layout = if development_mode {
@@ -213,6 +246,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     };
     #[cfg(feature = "cluster")]
     if !args.nats.is_empty() {
+        // A `#TestCase` start would be routed by a machine name with the suffix in it.
+        if args.mock_config.is_some() {
+            return Err("--mock-config is not supported with --nats (one node only)".into());
+        }
         return run_node(args, addr, metrics_addr, options, clock, credentials);
     }
     // A disk too small for the first log segment stops the server here, not at the first write.

@@ -461,6 +461,7 @@ impl ClusterBackend {
                         .to_owned(),
                 }
             })?,
+            description: None,
         })
     }
 
@@ -506,6 +507,8 @@ impl ClusterBackend {
                         role_arn: Some(catalog.role_arn),
                         logging_configuration: None,
                         tracing_configuration: None,
+                        publish: None,
+                        version_description: None,
                     },
                 )
                 .await
@@ -525,6 +528,7 @@ impl ClusterBackend {
                         tracing_configuration: None,
                         tags: None,
                         publish: None,
+                        version_description: None,
                     },
                 )
                 .await
@@ -993,9 +997,9 @@ impl Backend for ClusterBackend {
         }
         let mut named = None;
         let target = match call {
-            CallName::StepFunctions(Operation::ValidateStateMachineDefinition) => {
-                return Placement::Here
-            }
+            CallName::StepFunctions(
+                Operation::ValidateStateMachineDefinition | Operation::TestState,
+            ) => return Placement::Here,
             CallName::StepFunctions(Operation::StartExecution) => {
                 let with_name = match route::name_unnamed_start(body, random_uuid) {
                     Ok(with_name) => with_name,
@@ -1210,6 +1214,10 @@ impl Backend for ClusterBackend {
                 stop_ms: e.stop_ms,
                 redrive_count: e.redrive_count,
                 redrive_ms: e.redrive_ms,
+                // Starts through a version or alias are not served by a cluster yet
+                // (`route`), so no execution of a partition has one.
+                version_arn: None,
+                alias_arn: None,
             });
         }
         Ok(Page { items, next_token })
@@ -1421,6 +1429,14 @@ impl Backend for ClusterBackend {
         F: FnOnce(&Engine) -> Result<T, crate::engine::swf::api::SwfError> + Send + 'static,
     {
         self.local(CATALOG_PARTITION)?.swf(caller, kind, call).await
+    }
+
+    async fn versions<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, crate::engine::Error> + Send + 'static,
+    {
+        self.local(CATALOG_PARTITION)?.versions(caller, call).await
     }
 
     async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {

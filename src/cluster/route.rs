@@ -27,20 +27,27 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use statelog_cluster::partition::{partition_of_execution, partition_of_swf_run, PartitionIndex};
 
-use crate::engine::arn::{Arn, Resource, ResourceType};
+use crate::engine::arn::{parse_machine, Arn, Resource, ResourceType};
 use crate::engine::{Error as EngineError, TaskTokenReason};
 use crate::interpreter::parse_token;
 use crate::server::engine_backend::engine_error;
 use crate::server::error::Error;
 use crate::server::protocol::{
-    decode, ActivityArnInput, CreateActivityInput, CreateStateMachineInput, ExecutionArnInput,
-    GetActivityTaskInput, GetExecutionHistoryInput, ListExecutionsInput, ListStateMachinesInput,
-    ListTagsForResourceInput, Operation, RedriveExecutionInput, SendTaskFailureInput,
-    SendTaskSuccessInput, StartExecutionInput, StateMachineArnInput, StopExecutionInput,
-    TagResourceInput, TaskTokenInput, UntagResourceInput, UpdateStateMachineInput,
+    decode, ActivityArnInput, CreateActivityInput, CreateStateMachineAliasInput,
+    CreateStateMachineInput, ExecutionArnInput, GetActivityTaskInput, GetExecutionHistoryInput,
+    ListExecutionsInput, ListMachineCatalogInput, ListStateMachinesInput, ListTagsForResourceInput,
+    Operation, PublishStateMachineVersionInput, RedriveExecutionInput, SendTaskFailureInput,
+    SendTaskSuccessInput, StartExecutionInput, StateMachineAliasArnInput, StateMachineArnInput,
+    StateMachineVersionArnInput, StopExecutionInput, TagResourceInput, TaskTokenInput,
+    TestStateInput, UntagResourceInput, UpdateStateMachineAliasInput, UpdateStateMachineInput,
     ValidateDefinitionInput,
 };
 use crate::server::swf::SwfOperation;
+
+/// Why a cluster refuses a start through a version or alias ARN.
+pub const VERSIONS_NOT_IN_CLUSTER: &str =
+    "starting a state machine version or alias is not served by a cluster yet (its partitions \
+     import a machine's current revision only)";
 
 /// The partition that holds the catalog (the authority).
 pub const CATALOG_PARTITION: PartitionIndex = PartitionIndex(0);
@@ -146,6 +153,13 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
             input::<ValidateDefinitionInput>(operation, body)?.validate()?;
             Ok(Target::Catalog)
         }
+        // Answered by whichever node receives it, without an engine (`ClusterBackend::place`
+        // keeps it here): it reads and writes nothing. Routed to the catalog so that every
+        // call has an owner.
+        Operation::TestState => {
+            input::<TestStateInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
         Operation::CreateActivity => {
             input::<CreateActivityInput>(operation, body)?.validate()?;
             Ok(Target::Catalog)
@@ -169,8 +183,15 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
         Operation::StartExecution => {
             let start: StartExecutionInput = input(operation, body)?;
             start.validate()?;
-            let machine = Arn::parse_as(&start.state_machine_arn, &[ResourceType::StateMachine])
-                .map_err(engine_error)?;
+            let (machine, qualifier) =
+                parse_machine(&start.state_machine_arn).map_err(engine_error)?;
+            if qualifier.is_some() {
+                // A partition imports a machine's current revision, not its versions.
+                return Err(RouteError::Input(Error::NotSupported {
+                    operation: operation.name().to_owned(),
+                    reason: VERSIONS_NOT_IN_CLUSTER,
+                }));
+            }
             let Some(name) = start.name.as_deref() else {
                 return Err(RouteError::UnnamedStart);
             };
@@ -215,6 +236,30 @@ pub fn route(operation: Operation, body: &[u8], partitions: u32) -> Result<Targe
             let call: TaskTokenInput = input(operation, body)?;
             call.validate()?;
             at(token_partition(&call.task_token, partitions)?)
+        }
+        Operation::PublishStateMachineVersion => {
+            input::<PublishStateMachineVersionInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        Operation::ListStateMachineVersions | Operation::ListStateMachineAliases => {
+            input::<ListMachineCatalogInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        Operation::DeleteStateMachineVersion => {
+            input::<StateMachineVersionArnInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        Operation::CreateStateMachineAlias => {
+            input::<CreateStateMachineAliasInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        Operation::DescribeStateMachineAlias | Operation::DeleteStateMachineAlias => {
+            input::<StateMachineAliasArnInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
+        }
+        Operation::UpdateStateMachineAlias => {
+            input::<UpdateStateMachineAliasInput>(operation, body)?.validate()?;
+            Ok(Target::Catalog)
         }
         Operation::ListExecutions => {
             input::<ListExecutionsInput>(operation, body)?.validate()?;
@@ -387,6 +432,62 @@ mod tests {
     }
 
     #[test]
+    fn versions_and_aliases_go_to_the_authority_and_their_starts_are_refused() {
+        let version = format!("{MACHINE_ARN}:1");
+        let alias = format!("{MACHINE_ARN}:prod");
+        let routing = json!([{"stateMachineVersionArn": version, "weight": 100}]);
+        for (operation, value) in [
+            (
+                Operation::PublishStateMachineVersion,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+            (
+                Operation::ListStateMachineVersions,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+            (
+                Operation::DeleteStateMachineVersion,
+                json!({"stateMachineVersionArn": version}),
+            ),
+            (
+                Operation::CreateStateMachineAlias,
+                json!({"name": "prod", "routingConfiguration": routing}),
+            ),
+            (
+                Operation::DescribeStateMachineAlias,
+                json!({"stateMachineAliasArn": alias}),
+            ),
+            (
+                Operation::UpdateStateMachineAlias,
+                json!({"stateMachineAliasArn": alias, "description": "d"}),
+            ),
+            (
+                Operation::DeleteStateMachineAlias,
+                json!({"stateMachineAliasArn": alias}),
+            ),
+            (
+                Operation::ListStateMachineAliases,
+                json!({"stateMachineArn": MACHINE_ARN}),
+            ),
+        ] {
+            assert_eq!(
+                route(operation, &body(value), PARTITIONS).expect("routes"),
+                Target::Catalog,
+                "{}",
+                operation.name()
+            );
+        }
+        for qualified in [&version, &alias] {
+            let (name, message) = refusal(
+                Operation::StartExecution,
+                json!({"stateMachineArn": qualified, "name": "n"}),
+            );
+            assert_eq!(name, "UnsupportedOperation");
+            assert!(message.contains(VERSIONS_NOT_IN_CLUSTER), "{message}");
+        }
+    }
+
+    #[test]
     fn catalog_operations_go_to_the_authority() {
         let cases = [
             (
@@ -409,6 +510,10 @@ mod tests {
             (
                 Operation::ValidateStateMachineDefinition,
                 json!({"definition": "{}"}),
+            ),
+            (
+                Operation::TestState,
+                json!({"definition": "{\"Type\": \"Pass\", \"End\": true}"}),
             ),
             (Operation::CreateActivity, json!({"name": "pack"})),
             (

@@ -93,6 +93,8 @@ pub struct StateMachineInfo {
     pub variable_references: std::collections::BTreeMap<String, Vec<String>>,
     /// `type`: STANDARD or EXPRESS.
     pub machine_type: MachineType,
+    /// A version's `description` (`DescribeStateMachine` of a version ARN).
+    pub description: Option<String>,
 }
 
 /// What `UpdateStateMachine` answers: the new revision.
@@ -102,6 +104,8 @@ pub struct StateMachineUpdated {
     pub updated_ms: u64,
     /// The new revision's `revisionId`.
     pub revision_id: Option<String>,
+    /// `stateMachineVersionArn`: the version `publish` made (or found).
+    pub version_arn: Option<String>,
 }
 
 /// A state machine as ListStateMachines shows it.
@@ -124,6 +128,8 @@ pub struct StateMachineCreated {
     pub arn: String,
     /// When it was created, ms since the epoch.
     pub created_ms: u64,
+    /// `stateMachineVersionArn`: the version `publish` made.
+    pub version_arn: Option<String>,
 }
 
 /// A started execution.
@@ -166,6 +172,10 @@ pub struct ExecutionInfo {
     pub redrive_status: Option<&'static str>,
     /// Why it cannot be redriven.
     pub redrive_status_reason: Option<String>,
+    /// `stateMachineVersionArn`: the version it was started on.
+    pub version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub alias_arn: Option<String>,
 }
 
 /// An execution as ListExecutions shows it.
@@ -187,6 +197,10 @@ pub struct ExecutionSummary {
     pub redrive_count: u32,
     /// When it was last redriven, ms since the epoch.
     pub redrive_ms: Option<u64>,
+    /// `stateMachineVersionArn`: the version it was started on.
+    pub version_arn: Option<String>,
+    /// `stateMachineAliasArn`: the alias it was started through.
+    pub alias_arn: Option<String>,
 }
 
 /// An activity as CreateActivity, DescribeActivity and ListActivities show it.
@@ -480,6 +494,17 @@ pub trait Backend: Send + Sync + 'static {
     where
         T: Send + 'static,
         F: FnOnce(&Engine) -> Result<T, SwfError> + Send + 'static;
+
+    /// Runs one call of state machine versions or aliases on the engine that holds the
+    /// caller's state machines; the engine's error becomes the server's.
+    fn versions<T, F>(
+        &self,
+        caller: &Caller,
+        call: F,
+    ) -> impl Future<Output = Result<T, Error>> + Send
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, crate::engine::Error> + Send + 'static;
 
     /// Whether the caller's account has an SWF domain named `name` (registered or deprecated):
     /// with one, the SWF activity operations of that domain are SWF's, not the Step Functions

@@ -133,6 +133,7 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         revision_id: m.revision_id,
         variable_references: m.variable_references,
         machine_type: m.machine_type,
+        description: m.description,
     }
 }
 
@@ -340,18 +341,21 @@ impl Backend for EngineBackend {
         self.with_engine(caller, move |engine| {
             let machine_type = input.machine_type()?;
             let tags = engine_tags(input.tags.unwrap_or_default());
-            let m = engine
-                .create_state_machine_of_type(
+            let (m, version) = engine
+                .create_typed_machine_published(
                     &input.name,
                     &input.definition,
                     Some(&input.role_arn),
                     machine_type,
                     &tags,
+                    input.publish.unwrap_or(false),
+                    input.version_description.as_deref(),
                 )
                 .map_err(engine_error)?;
             Ok(StateMachineCreated {
                 arn: m.state_machine_arn,
                 created_ms: m.created_ms,
+                version_arn: version.map(|v| v.state_machine_version_arn),
             })
         })
         .await
@@ -364,7 +368,7 @@ impl Backend for EngineBackend {
     ) -> Result<StateMachineInfo, Error> {
         let arn = arn.to_owned();
         self.read_engine(caller, move |engine| {
-            require_arn(&arn, ResourceType::StateMachine)?;
+            require_machine_arn(&arn)?;
             engine
                 .describe_state_machine(&arn)
                 .map(machine_info)
@@ -404,14 +408,17 @@ impl Backend for EngineBackend {
         self.with_engine(caller, move |engine| {
             require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
             engine
-                .update_state_machine_revision(
+                .update_state_machine_published(
                     &input.state_machine_arn,
                     input.definition.as_deref(),
                     input.role_arn.as_deref(),
+                    input.publish.unwrap_or(false),
+                    input.version_description.as_deref(),
                 )
-                .map(|m| StateMachineUpdated {
+                .map(|(m, version)| StateMachineUpdated {
                     updated_ms: m.updated_ms.unwrap_or(m.created_ms),
                     revision_id: m.revision_id,
+                    version_arn: version.map(|v| v.state_machine_version_arn),
                 })
                 .map_err(engine_error)
         })
@@ -500,7 +507,7 @@ impl Backend for EngineBackend {
         input: StartExecutionInput,
     ) -> Result<ExecutionStarted, Error> {
         self.with_engine(caller, move |engine| {
-            require_arn(&input.state_machine_arn, ResourceType::StateMachine)?;
+            require_machine_arn(&input.state_machine_arn)?;
             let started = engine
                 .start_execution(
                     &input.state_machine_arn,
@@ -561,6 +568,8 @@ impl Backend for EngineBackend {
                     .redrive
                     .redrive_status_reason
                     .map(|reason| reason.to_string()),
+                version_arn: d.state_machine_version_arn,
+                alias_arn: d.state_machine_alias_arn,
             })
         })
         .await
@@ -603,7 +612,7 @@ impl Backend for EngineBackend {
                 },
             };
             if let Some(arn) = &input.state_machine_arn {
-                require_arn(arn, ResourceType::StateMachine)?;
+                require_machine_arn(arn)?;
             }
             let request = ListExecutions {
                 state_machine: input.state_machine_arn,
@@ -629,6 +638,8 @@ impl Backend for EngineBackend {
                         stop_ms: e.stop_ms,
                         redrive_count: e.redrive_count,
                         redrive_ms: e.redrive_ms,
+                        version_arn: e.state_machine_version_arn,
+                        alias_arn: e.state_machine_alias_arn,
                     })
                     .collect(),
                 next_token: page.next_token,
@@ -876,6 +887,15 @@ impl Backend for EngineBackend {
         }
     }
 
+    async fn versions<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    {
+        self.with_engine(caller, move |engine| call(&engine).map_err(engine_error))
+            .await
+    }
+
     async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {
         self.read_engine(caller, move |engine| {
             match engine.swf().describe_domain(&DescribeDomainInput { name }) {
@@ -1032,6 +1052,13 @@ fn engine_samples(account: &str, m: &EngineMetrics, out: &mut Vec<MetricSample>)
 
 /// Refuses a text that is not an ARN of `resource_type` (`InvalidArn`), with the engine's one
 /// ARN parser. Whose resource it names is the engine's to decide.
+/// `InvalidArn` unless `arn` is a state machine ARN, unqualified or of a version or alias.
+fn require_machine_arn(arn: &str) -> Result<(), Error> {
+    crate::engine::arn::parse_machine(arn)
+        .map(drop)
+        .map_err(engine_error)
+}
+
 fn require_arn(arn: &str, resource_type: ResourceType) -> Result<(), Error> {
     Arn::parse_as(arn, &[resource_type])
         .map(drop)

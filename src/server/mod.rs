@@ -42,6 +42,7 @@ pub mod router;
 pub mod sigv4;
 pub mod swf;
 pub mod swf_service;
+mod versions;
 
 #[cfg(test)]
 mod tests;

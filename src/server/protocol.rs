@@ -17,7 +17,9 @@ use super::limits::{
     ARN_BYTES_MAX, CLIENT_TOKEN_CHARS_MAX, NAME_CHARS_MAX, PAGE_RESULTS_MAX, STOP_CAUSE_CHARS_MAX,
     STOP_ERROR_CHARS_MAX, TASK_TOKEN_CHARS_MAX,
 };
+use crate::engine::test_state::{InspectionLevel, TestMock, TestStateRequest};
 use crate::engine::MachineType;
+use crate::limits::{DEFINITION_SIZE_BYTES_MAX, PAYLOAD_SIZE_BYTES_MAX};
 
 /// The `X-Amz-Target` prefix of Step Functions operations.
 pub const TARGET_PREFIX: &str = "AWSStepFunctions.";
@@ -82,20 +84,14 @@ operations! {
         SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat, RedriveExecution, CreateActivity,
         DescribeActivity, ListActivities, DeleteActivity, GetActivityTask,
         TagResource, UntagResource, ListTagsForResource,
+        PublishStateMachineVersion, ListStateMachineVersions, DeleteStateMachineVersion,
+        CreateStateMachineAlias, DescribeStateMachineAlias, ListStateMachineAliases,
+        UpdateStateMachineAlias, DeleteStateMachineAlias, TestState,
     ],
     later: [
-        TestState => "single-state tests are not served",
         DescribeMapRun => "Distributed Map is not supported",
         ListMapRuns => "Distributed Map is not supported",
         UpdateMapRun => "Distributed Map is not supported",
-        PublishStateMachineVersion => "versions are not supported",
-        ListStateMachineVersions => "versions are not supported",
-        DeleteStateMachineVersion => "versions are not supported",
-        CreateStateMachineAlias => "aliases are not supported",
-        DescribeStateMachineAlias => "aliases are not supported",
-        ListStateMachineAliases => "aliases are not supported",
-        UpdateStateMachineAlias => "aliases are not supported",
-        DeleteStateMachineAlias => "aliases are not supported",
     ]
 }
 
@@ -197,6 +193,9 @@ const MEMBERS: &[&str] = &[
     "resourceArn",
     "tags",
     "tagKeys",
+    "stateMachineVersionArn",
+    "stateMachineAliasArn",
+    "routingConfiguration",
 ];
 
 /// Milliseconds since the epoch, written as epoch seconds with a fraction (AWS `timestamp`).
@@ -258,8 +257,10 @@ pub struct CreateStateMachineInput {
     pub tracing_configuration: Option<Value>,
     /// Tags to set on the new machine.
     pub tags: Option<Vec<TagInput>>,
-    /// Accepted and ignored (no versions).
+    /// Publish the new machine's revision as version 1.
     pub publish: Option<bool>,
+    /// The description of the version `publish` makes (only with `publish: true`).
+    pub version_description: Option<String>,
 }
 
 impl CreateStateMachineInput {
@@ -349,6 +350,10 @@ pub struct UpdateStateMachineInput {
     pub logging_configuration: Option<Value>,
     /// Accepted and ignored.
     pub tracing_configuration: Option<Value>,
+    /// Publish the revision the update leaves current as a version.
+    pub publish: Option<bool>,
+    /// The description of the version `publish` makes (only with `publish: true`).
+    pub version_description: Option<String>,
 }
 
 impl UpdateStateMachineInput {
@@ -455,6 +460,180 @@ impl ValidateDefinitionInput {
             }
         }
         check_max_results(self.max_results)
+    }
+}
+
+/// `TestState` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateInput {
+    /// One state's definition, or a whole machine's with `stateName`.
+    pub definition: String,
+    /// Shown as `$$.Execution.RoleArn`; statelog assumes no role.
+    pub role_arn: Option<String>,
+    /// The state's input JSON text; `{}` when absent.
+    pub input: Option<String>,
+    /// `INFO` (default), `DEBUG` or `TRACE`.
+    pub inspection_level: Option<String>,
+    /// Refused together with a mock, as on AWS; nothing is secret otherwise.
+    pub reveal_secrets: Option<bool>,
+    /// The variables in scope, a JSON object's text.
+    pub variables: Option<String>,
+    /// The state of a whole machine to test.
+    pub state_name: Option<String>,
+    /// The mocked answer of a Task, Parallel or Map.
+    pub mock: Option<TestStateMockInput>,
+    /// The Context object's text (only with a mock).
+    pub context: Option<String>,
+    /// The state's configuration.
+    pub state_configuration: Option<TestStateConfigurationInput>,
+}
+
+/// `TestState`'s `mock`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateMockInput {
+    /// The mocked result's JSON text.
+    pub result: Option<String>,
+    /// The mocked failure.
+    pub error_output: Option<TestStateErrorOutput>,
+    /// `STRICT` (default), `PRESENT` or `NONE`. statelog holds no service models to check a
+    /// mocked result against, so every mode accepts any JSON result.
+    pub field_validation_mode: Option<String>,
+}
+
+/// `TestState`'s `mock.errorOutput`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateErrorOutput {
+    /// The error name (required when `errorOutput` is given).
+    pub error: Option<String>,
+    /// The cause.
+    pub cause: Option<String>,
+}
+
+/// `TestState`'s `stateConfiguration`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestStateConfigurationInput {
+    /// Retries already made by the Retrier that matches the mocked error.
+    pub retrier_retry_count: Option<i64>,
+    /// A Map's or Parallel's inner failing state (refused: not supported).
+    pub error_caused_by_state: Option<String>,
+    /// Failed Map iterations (refused: not supported).
+    pub map_iteration_failure_count: Option<i64>,
+    /// Distributed Map reader data (refused: not supported).
+    pub map_item_reader_data: Option<String>,
+}
+
+impl TestStateInput {
+    /// Checks the service model's constraints; returns the inspection level.
+    pub fn validate(&self) -> Result<InspectionLevel, Error> {
+        check_len("definition", &self.definition, DEFINITION_SIZE_BYTES_MAX)?;
+        if let Some(role) = &self.role_arn {
+            check_arn("roleArn", role)?;
+        }
+        if let Some(name) = &self.state_name {
+            check_len("stateName", name, NAME_CHARS_MAX)?;
+        }
+        for (member, text) in [
+            ("input", &self.input),
+            ("variables", &self.variables),
+            ("context", &self.context),
+        ] {
+            check_len_max(member, text.as_deref(), PAYLOAD_SIZE_BYTES_MAX)?;
+        }
+        if let Some(mock) = &self.mock {
+            check_len_max(
+                "mock.result",
+                mock.result.as_deref(),
+                PAYLOAD_SIZE_BYTES_MAX,
+            )?;
+            if let Some(error) = &mock.error_output {
+                check_len_max(
+                    "mock.errorOutput.error",
+                    error.error.as_deref(),
+                    STOP_ERROR_CHARS_MAX,
+                )?;
+                check_len_max(
+                    "mock.errorOutput.cause",
+                    error.cause.as_deref(),
+                    STOP_CAUSE_CHARS_MAX,
+                )?;
+            }
+            match mock.field_validation_mode.as_deref() {
+                None | Some("STRICT") | Some("PRESENT") | Some("NONE") => {}
+                Some(other) => {
+                    return Err(Error::Validation {
+                        member: "mock.fieldValidationMode",
+                        constraint: format!(
+                            "Member must satisfy enum value set: [STRICT, PRESENT, NONE] (got {other:?})"
+                        ),
+                    })
+                }
+            }
+        }
+        if let Some(configuration) = &self.state_configuration {
+            for (member, count) in [
+                (
+                    "stateConfiguration.retrierRetryCount",
+                    configuration.retrier_retry_count,
+                ),
+                (
+                    "stateConfiguration.mapIterationFailureCount",
+                    configuration.map_iteration_failure_count,
+                ),
+            ] {
+                if count.is_some_and(|n| !(0..=i64::from(u32::MAX)).contains(&n)) {
+                    return Err(Error::Validation {
+                        member,
+                        constraint: format!(
+                            "Member must have value greater than or equal to 0 (got {count:?})"
+                        ),
+                    });
+                }
+            }
+        }
+        match self.inspection_level.as_deref() {
+            None => Ok(InspectionLevel::Info),
+            Some(name) => InspectionLevel::from_aws_name(name).ok_or_else(|| Error::Validation {
+                member: "inspectionLevel",
+                constraint: format!(
+                    "Member must satisfy enum value set: [INFO, DEBUG, TRACE] (got {name:?})"
+                ),
+            }),
+        }
+    }
+
+    /// The engine's request.
+    pub fn into_request(self) -> TestStateRequest {
+        let configuration = self.state_configuration;
+        let count = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
+        TestStateRequest {
+            definition: self.definition,
+            state_name: self.state_name,
+            input: self.input,
+            variables: self.variables,
+            context: self.context,
+            mock: self.mock.map(|mock| TestMock {
+                result: mock.result,
+                error_output: mock.error_output.is_some(),
+                error: mock.error_output.as_ref().and_then(|e| e.error.clone()),
+                cause: mock.error_output.and_then(|e| e.cause),
+            }),
+            role_arn: self.role_arn,
+            retrier_retry_count: configuration
+                .as_ref()
+                .and_then(|c| count(c.retrier_retry_count)),
+            reveal_secrets: self.reveal_secrets.unwrap_or(false),
+            error_caused_by_state: configuration
+                .as_ref()
+                .and_then(|c| c.error_caused_by_state.clone()),
+            map_iteration_failure_count: configuration
+                .as_ref()
+                .and_then(|c| count(c.map_iteration_failure_count)),
+            map_item_reader_data: configuration.and_then(|c| c.map_item_reader_data),
+        }
     }
 }
 
@@ -675,6 +854,163 @@ impl GetExecutionHistoryInput {
     }
 }
 
+/// The longest `nextToken` AWS takes, in characters.
+const NEXT_TOKEN_CHARS_MAX: usize = 1024;
+
+fn check_next_token(next_token: Option<&str>) -> Result<(), Error> {
+    match next_token {
+        Some(token) => check_len("nextToken", token, NEXT_TOKEN_CHARS_MAX),
+        None => Ok(()),
+    }
+}
+
+/// `PublishStateMachineVersion` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishStateMachineVersionInput {
+    /// The machine whose current revision is published.
+    pub state_machine_arn: String,
+    /// Publish only if this is the current revision's id (`INITIAL`: the creation's).
+    pub revision_id: Option<String>,
+    /// The version's description.
+    pub description: Option<String>,
+}
+
+impl PublishStateMachineVersionInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)
+    }
+}
+
+/// `ListStateMachineVersions` and `ListStateMachineAliases` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMachineCatalogInput {
+    /// The machine.
+    pub state_machine_arn: String,
+    /// Page size; 0 or absent for the default.
+    pub max_results: Option<i64>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+}
+
+impl ListMachineCatalogInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_arn("stateMachineArn", &self.state_machine_arn)?;
+        check_next_token(self.next_token.as_deref())?;
+        check_max_results(self.max_results)
+    }
+}
+
+/// `DeleteStateMachineVersion` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMachineVersionArnInput {
+    /// The version.
+    pub state_machine_version_arn: String,
+}
+
+impl StateMachineVersionArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineVersionArn", &self.state_machine_version_arn)
+    }
+}
+
+/// `DescribeStateMachineAlias` and `DeleteStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMachineAliasArnInput {
+    /// The alias.
+    pub state_machine_alias_arn: String,
+}
+
+impl StateMachineAliasArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineAliasArn", &self.state_machine_alias_arn)
+    }
+}
+
+/// One entry of a routing configuration (`RoutingConfigurationListItem`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoutingInput {
+    /// The version.
+    pub state_machine_version_arn: String,
+    /// Its share of starts, 0 to 100.
+    pub weight: i64,
+}
+
+/// Checks each entry's members (the engine checks the configuration as a whole) and reads the
+/// weights as unsigned: a negative one is refused here, one above 100 by the engine.
+fn check_routing(routing: &[RoutingInput]) -> Result<(), Error> {
+    for entry in routing {
+        check_arn(
+            "routingConfiguration.member.stateMachineVersionArn",
+            &entry.state_machine_version_arn,
+        )?;
+        if entry.weight < 0 || u32::try_from(entry.weight).is_err() {
+            return Err(Error::Validation {
+                member: "routingConfiguration.member.weight",
+                constraint: format!(
+                    "Member must have value between 0 and 100 (got {})",
+                    entry.weight
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl RoutingInput {
+    /// The weight, once [`check_routing`] accepted it.
+    pub fn weight_percent(&self) -> u32 {
+        u32::try_from(self.weight).unwrap_or(u32::MAX)
+    }
+}
+
+/// `CreateStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateStateMachineAliasInput {
+    /// The alias's name.
+    pub name: String,
+    /// Its description.
+    pub description: Option<String>,
+    /// One or two versions with weights.
+    pub routing_configuration: Vec<RoutingInput>,
+}
+
+impl CreateStateMachineAliasInput {
+    /// Checks the service model's member constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_routing(&self.routing_configuration)
+    }
+}
+
+/// `UpdateStateMachineAlias` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateStateMachineAliasInput {
+    /// The alias.
+    pub state_machine_alias_arn: String,
+    /// A new description.
+    pub description: Option<String>,
+    /// A new routing configuration.
+    pub routing_configuration: Option<Vec<RoutingInput>>,
+}
+
+impl UpdateStateMachineAliasInput {
+    /// Checks the service model's member constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("stateMachineAliasArn", &self.state_machine_alias_arn)?;
+        check_routing(self.routing_configuration.as_deref().unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -691,10 +1027,14 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later = operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion"))
-            .expect_err("later");
+        let later =
+            operation_of_target(Some("AWSStepFunctions.DescribeMapRun")).expect_err("later");
         assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("PublishStateMachineVersion"));
+        assert!(later.to_string().contains("DescribeMapRun"));
+        assert_eq!(
+            operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion")).ok(),
+            Some(Operation::PublishStateMachineVersion)
+        );
         assert_eq!(
             operation_of_target(Some("AWSStepFunctions.TagResource")).ok(),
             Some(Operation::TagResource)
@@ -749,6 +1089,7 @@ mod tests {
             tracing_configuration: None,
             tags: None,
             publish: None,
+            version_description: None,
         };
         assert!(input
             .validate()

@@ -32,11 +32,14 @@ use super::protocol::{
     StopExecutionInput, TaskTokenInput, Timestamp, UpdateStateMachineInput,
     ValidateDefinitionInput, CONTENT_TYPE,
 };
-use super::protocol::{ListTagsForResourceInput, TagResourceInput, UntagResourceInput};
+use super::protocol::{
+    ListTagsForResourceInput, TagResourceInput, TestStateInput, UntagResourceInput,
+};
 use super::sigv4::{self, Check, RequestParts, SignatureReason};
 use super::swf;
 use super::ServerState;
 use crate::clock::Clock;
+use crate::engine::test_state::{test_state_detached, Detached};
 use crate::engine::validate::{self, Severity};
 use crate::engine::{ExpressOutcome, MachineType};
 
@@ -463,6 +466,9 @@ fn state_machine_json(info: &super::backend::StateMachineInfo) -> Value {
     });
     insert_revision_id(&mut out, info.revision_id.as_deref());
     insert_variable_references(&mut out, info);
+    if let (Value::Object(object), Some(description)) = (&mut out, &info.description) {
+        object.insert("description".into(), json!(description));
+    }
     out
 }
 
@@ -539,10 +545,15 @@ async fn dispatch<B: Backend>(
             let input: CreateStateMachineInput = decode(operation, body)?;
             input.validate()?;
             let created = backend.create_state_machine(caller, input).await?;
-            Ok(json!({
-                "stateMachineArn": created.arn,
-                "creationDate": Timestamp(created.created_ms),
-            }))
+            let mut out = Map::new();
+            out.insert("stateMachineArn".into(), json!(created.arn));
+            out.insert("creationDate".into(), json!(Timestamp(created.created_ms)));
+            insert_some(
+                &mut out,
+                "stateMachineVersionArn",
+                created.version_arn.map(Value::String),
+            );
+            Ok(Value::Object(out))
         }
         Operation::DescribeStateMachine => {
             let input: StateMachineArnInput = decode(operation, body)?;
@@ -581,6 +592,9 @@ async fn dispatch<B: Backend>(
             let updated = backend.update_state_machine(caller, input).await?;
             let mut out = json!({"updateDate": Timestamp(updated.updated_ms)});
             insert_revision_id(&mut out, updated.revision_id.as_deref());
+            if let (Value::Object(object), Some(version)) = (&mut out, updated.version_arn) {
+                object.insert("stateMachineVersionArn".into(), Value::String(version));
+            }
             Ok(out)
         }
         Operation::DeleteStateMachine => {
@@ -596,6 +610,21 @@ async fn dispatch<B: Backend>(
             let max_results = input.validate()?;
             let machine_type = input.machine_type()?;
             Ok(validate_definition(&input, machine_type, max_results))
+        }
+        // Answered here on any node, with no engine: a test writes nothing and reads nothing
+        // the account holds, and `serve` registers no handler a Task could call.
+        Operation::TestState => {
+            let input: TestStateInput = decode(operation, body)?;
+            let level = input.validate()?;
+            let detached = Detached {
+                clock: state.clock.clone(),
+                random: Arc::new(crate::engine::OsRandom),
+                region: caller.region.clone(),
+                account: caller.account_id.clone(),
+            };
+            let answer = test_state_detached(&input.into_request(), &detached)
+                .map_err(super::engine_backend::engine_error)?;
+            Ok(answer.to_aws_json(level))
         }
         Operation::StartExecution => {
             let input: StartExecutionInput = decode(operation, body)?;
@@ -622,6 +651,16 @@ async fn dispatch<B: Backend>(
             let mut out = Map::new();
             out.insert("executionArn".into(), json!(info.arn));
             out.insert("stateMachineArn".into(), json!(info.state_machine_arn));
+            insert_some(
+                &mut out,
+                "stateMachineVersionArn",
+                info.version_arn.map(Value::String),
+            );
+            insert_some(
+                &mut out,
+                "stateMachineAliasArn",
+                info.alias_arn.map(Value::String),
+            );
             out.insert("name".into(), json!(info.name));
             out.insert("status".into(), json!(info.status));
             out.insert("startDate".into(), json!(Timestamp(info.start_ms)));
@@ -688,6 +727,16 @@ async fn dispatch<B: Backend>(
                     let mut item = Map::new();
                     item.insert("executionArn".into(), json!(e.arn));
                     item.insert("stateMachineArn".into(), json!(e.state_machine_arn));
+                    insert_some(
+                        &mut item,
+                        "stateMachineVersionArn",
+                        e.version_arn.clone().map(Value::String),
+                    );
+                    insert_some(
+                        &mut item,
+                        "stateMachineAliasArn",
+                        e.alias_arn.clone().map(Value::String),
+                    );
                     item.insert("name".into(), json!(e.name));
                     item.insert("status".into(), json!(e.status));
                     item.insert("startDate".into(), json!(Timestamp(e.start_ms)));
@@ -837,6 +886,16 @@ async fn dispatch<B: Backend>(
                 .list_tags_for_resource(caller, input.resource_arn)
                 .await?;
             Ok(json!({ "tags": tags }))
+        }
+        Operation::PublishStateMachineVersion
+        | Operation::ListStateMachineVersions
+        | Operation::DeleteStateMachineVersion
+        | Operation::CreateStateMachineAlias
+        | Operation::DescribeStateMachineAlias
+        | Operation::UpdateStateMachineAlias
+        | Operation::DeleteStateMachineAlias
+        | Operation::ListStateMachineAliases => {
+            super::versions::dispatch(backend, caller, operation, body).await
         }
         other => Err(Error::NotSupported {
             operation: other.name().to_owned(),

@@ -106,11 +106,13 @@ impl Backend for FakeBackend {
                 revision_id: None,
                 variable_references: Default::default(),
                 machine_type,
+                description: None,
             },
         );
         Ok(StateMachineCreated {
             arn,
             created_ms: 1_500,
+            version_arn: None,
         })
     }
 
@@ -194,6 +196,8 @@ impl Backend for FakeBackend {
                 redrive_ms: None,
                 redrive_status: None,
                 redrive_status_reason: None,
+                version_arn: None,
+                alias_arn: None,
             },
         );
         Ok(ExecutionStarted {
@@ -240,6 +244,8 @@ impl Backend for FakeBackend {
                 stop_ms: e.stop_ms,
                 redrive_count: e.redrive_count,
                 redrive_ms: e.redrive_ms,
+                version_arn: None,
+                alias_arn: None,
             })
             .collect();
         Ok(Page {
@@ -356,6 +362,14 @@ impl Backend for FakeBackend {
         _: UpdateStateMachineInput,
     ) -> Result<StateMachineUpdated, Error> {
         Err(unsupported("UpdateStateMachine"))
+    }
+
+    async fn versions<T, F>(&self, _: &Caller, _: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: FnOnce(&crate::engine::Engine) -> Result<T, crate::engine::Error> + Send + 'static,
+    {
+        Err(unsupported("state machine versions and aliases"))
     }
 
     async fn create_activity(

@@ -1,5 +1,6 @@
 //! catalog: what the store keeps besides histories and state machines: activities, the tags of
-//! state machines and activities, and the client tokens of redrives. Each change is one
+//! state machines and activities, the client tokens of redrives, and (through `versions`) the
+//! versions and aliases of state machines. Each change is one
 //! `KIND_CATALOG` record ([`CatalogRecord`]); `Store::open` folds them, in original-LSN order
 //! with the machine and event records, into the in-memory [`Catalog`] of the index.
 //!
@@ -57,6 +58,8 @@ pub(super) struct Catalog {
     tags: HashMap<String, (Lsn, Tags)>,
     /// Redrive client tokens: `(execution ARN, token) -> (LSN, answer)`.
     redrive_tokens: HashMap<(String, String), (Lsn, RedriveToken)>,
+    /// State machine versions and aliases (`versions`).
+    pub(super) versions: super::versions::Versions,
 }
 
 /// The name after `:activity:` in an activity ARN.
@@ -112,6 +115,10 @@ impl Catalog {
             } => self
                 .redrive_tokens
                 .contains_key(&(execution_arn.clone(), client_token.clone())),
+            CatalogRecord::VersionPublished { .. }
+            | CatalogRecord::VersionDeleted { .. }
+            | CatalogRecord::AliasSet { .. }
+            | CatalogRecord::AliasDeleted { .. } => self.versions.is_live(record),
         }
     }
 }
@@ -160,6 +167,10 @@ impl Index {
                     );
                 }
             }
+            CatalogRecord::VersionPublished { .. }
+            | CatalogRecord::VersionDeleted { .. }
+            | CatalogRecord::AliasSet { .. }
+            | CatalogRecord::AliasDeleted { .. } => self.apply_version_record(record),
         }
     }
 
@@ -174,7 +185,7 @@ impl Index {
 
 impl Store {
     /// Appends one catalog record durably and applies it. The caller holds `machine_writes`.
-    fn append_catalog(&self, record: CatalogRecord) -> Result<(), Error> {
+    pub(super) fn append_catalog(&self, record: CatalogRecord) -> Result<(), Error> {
         let bytes = record::encode_catalog(&record)?;
         let lsn = self.log.append_batch(&[(KIND_CATALOG, &bytes)])?;
         self.index.write().apply_catalog(lsn, record);

@@ -53,7 +53,8 @@ variant_names!(status_name, STATUSES, ExecutionStatus:
     Running, Succeeded, Failed, TimedOut, Aborted);
 variant_names!(machine_name, MACHINE_RECORDS, MachineRecord: Created, Deleted, Updated);
 variant_names!(catalog_name, CATALOG_RECORDS, CatalogRecord:
-    ActivityCreated, ActivityDeleted, TagsSet, Redriven);
+    ActivityCreated, ActivityDeleted, TagsSet, Redriven, VersionPublished, VersionDeleted,
+    AliasSet, AliasDeleted);
 use super::swf::{CloseStatus, SwfRecord, TypeKind};
 variant_names!(swf_name, SWF_RECORDS, SwfRecord:
     DomainRegistered, DomainDeprecated, DomainUndeprecated, DomainDeleted, TypeRegistered,
@@ -163,6 +164,31 @@ fn catalog_records() -> Vec<CatalogRecord> {
             client_token: "sample-token".into(),
             redrive_ms: 3,
             redrive_count: 1,
+        },
+        CatalogRecord::VersionPublished {
+            machine: "sample".into(),
+            number: 2,
+            revision_lsn: 7,
+            description: Some("sample-description".into()),
+            created_ms: 4,
+        },
+        CatalogRecord::VersionDeleted {
+            machine: "sample".into(),
+            number: 2,
+            deleted_ms: 5,
+        },
+        CatalogRecord::AliasSet {
+            machine: "sample".into(),
+            name: "sample-alias".into(),
+            description: None,
+            routing: vec![(1, 90), (2, 10)],
+            created_ms: 6,
+            updated_ms: Some(7),
+        },
+        CatalogRecord::AliasDeleted {
+            machine: "sample".into(),
+            name: "sample-alias".into(),
+            deleted_ms: 8,
         },
     ]
 }

@@ -26,6 +26,7 @@ mod log;
 mod record;
 mod retention;
 pub mod swf;
+mod versions;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub use record::{
     StartedHeader, StartedHeaderRef, FORMATS, KIND_CATALOG, KIND_EVENTS, KIND_MACHINE,
 };
 pub use retention::StoreCompaction;
+pub use versions::{AliasEntry, VersionEntry};
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +164,58 @@ pub enum Error {
         count: usize,
         /// The limit.
         limit: usize,
+    },
+    /// A version publish named a revision that is not the machine's current one.
+    #[error("state machine '{machine}' is at revision lsn {current}, not {expected}")]
+    RevisionChanged {
+        /// The machine.
+        machine: String,
+        /// The revision asked for (its record's LSN).
+        expected: Lsn,
+        /// The current revision.
+        current: Lsn,
+    },
+    /// A machine already has as many live versions as allowed.
+    #[error("state machine '{machine}' has {limit} versions, the most allowed")]
+    TooManyVersions {
+        /// The machine.
+        machine: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// No live version with this number.
+    #[error("state machine '{machine}' has no version {number}")]
+    UnknownVersion {
+        /// The machine.
+        machine: String,
+        /// The number asked for.
+        number: u32,
+    },
+    /// A version an alias routes to cannot be deleted.
+    #[error("version {number} of '{machine}' is routed to by the aliases {aliases:?}")]
+    VersionInUse {
+        /// The machine.
+        machine: String,
+        /// The version.
+        number: u32,
+        /// The aliases routing to it.
+        aliases: Vec<String>,
+    },
+    /// An alias of this name exists with another description or routing.
+    #[error("state machine '{machine}' already has an alias '{alias}' that differs")]
+    AliasExists {
+        /// The machine.
+        machine: String,
+        /// The alias.
+        alias: String,
+    },
+    /// No alias of this name.
+    #[error("state machine '{machine}' has no alias '{alias}'")]
+    UnknownAlias {
+        /// The machine.
+        machine: String,
+        /// The alias.
+        alias: String,
     },
     /// A record read back for an execution belongs to another one.
     #[error("record at lsn {lsn} belongs to {found}, not {execution_arn}")]
@@ -385,6 +439,8 @@ pub struct ExecutionSummary {
     pub redrive_count: u32,
     /// When it was last redriven, ms since the epoch.
     pub redrive_ms: Option<u64>,
+    /// The version of its machine it was started on (through a version or alias ARN).
+    pub version: Option<u32>,
 }
 
 /// A record that passed the log's checksum but does not read: a software bug (an encoder and
@@ -426,6 +482,8 @@ struct Entry {
     records: Vec<RecordRef>,
     redrive_count: u32,
     redrive_ms: Option<u64>,
+    /// Versions count from 1: `NonZeroU32` keeps the entry within its size.
+    version: Option<std::num::NonZeroU32>,
 }
 
 /// One record of an execution's history in the index.
@@ -477,6 +535,7 @@ impl Index {
             start_index: entry.start_index,
             redrive_count: entry.redrive_count,
             redrive_ms: entry.redrive_ms,
+            version: entry.version.map(std::num::NonZeroU32::get),
         }
     }
 
@@ -514,6 +573,9 @@ impl Index {
                         }
                     }
                     self.catalog.forget_machine_tags(&name);
+                    if let Some(origin) = origin {
+                        self.catalog.versions.forget_machine(origin, &name);
+                    }
                 }
             }
             MachineRecord::Updated {
@@ -559,9 +621,9 @@ impl Index {
         }
     }
 
-    /// Checks that a batch with `header` may follow the index; returns the machine of a new
-    /// execution.
-    fn check_header(&self, header: &BatchHeaderRef<'_>) -> Result<Option<Lsn>, Error> {
+    /// Checks that a batch with `header` may follow the index; returns the machine revision
+    /// of a new execution and the version it was started on.
+    fn check_header(&self, header: &BatchHeaderRef<'_>) -> Result<Option<NewMachine>, Error> {
         let arn = header.execution_arn;
         let (last_id, new_machine) = match self.executions.get(arn) {
             Some(entry) => (entry.event_count, None),
@@ -572,14 +634,15 @@ impl Index {
                         found: "a batch without ExecutionStarted",
                     });
                 };
-                let name = machine_name(started.state_machine_arn);
-                let lsn = self
-                    .live_machines
-                    .get(name)
-                    .ok_or_else(|| Error::UnknownMachine {
-                        name: name.to_string(),
-                    })?;
-                (0, Some(*lsn))
+                let (name, version) = versions::started_machine(started.state_machine_arn);
+                let lsn = match version {
+                    None => self.live_machines.get(name).copied(),
+                    Some(number) => self.version_revision(name, number),
+                };
+                let lsn = lsn.ok_or_else(|| Error::UnknownMachine {
+                    name: machine_name(started.state_machine_arn).to_string(),
+                })?;
+                (0, Some(NewMachine { lsn, version }))
             }
         };
         if u64::from(header.first_event_id) != u64::from(last_id) + 1 {
@@ -595,12 +658,14 @@ impl Index {
     }
 
     /// Applies a checked batch of `arn` (its record is at `lsn`).
-    fn apply_header(&mut self, arn: &str, batch: Indexed, lsn: Lsn, machine: Option<Lsn>) {
+    fn apply_header(&mut self, arn: &str, batch: Indexed, lsn: Lsn, machine: Option<NewMachine>) {
         let entry = match self.executions.get_mut(arn) {
             Some(entry) => entry,
             None => {
-                let machine_lsn =
-                    machine.expect("check_header names the machine of a new execution");
+                let NewMachine {
+                    lsn: machine_lsn,
+                    version,
+                } = machine.expect("check_header names the machine of a new execution");
                 let origin_lsn = self
                     .machines
                     .get(&machine_lsn)
@@ -623,6 +688,7 @@ impl Index {
                     records: Vec::with_capacity(1),
                     redrive_count: 0,
                     redrive_ms: None,
+                    version: version.and_then(std::num::NonZeroU32::new),
                 })
             }
         };
@@ -647,6 +713,13 @@ impl Index {
     }
 }
 
+/// The machine revision a new execution runs, and the version it was started on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NewMachine {
+    lsn: Lsn,
+    version: Option<u32>,
+}
+
 /// What the index takes from a batch header besides the ARN (all plain numbers, so encoded
 /// batches can carry it without borrowing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -669,8 +742,10 @@ impl Indexed {
     }
 }
 
-/// The machine name inside `arn:aws:states:<region>:<account>:stateMachine:<name>`.
+/// The machine name inside `arn:aws:states:<region>:<account>:stateMachine:<name>`, without
+/// the `#Case` a test case's start records (`history::split_test_case`).
 pub fn machine_name(state_machine_arn: &str) -> &str {
+    let state_machine_arn = statelog_core::history::split_test_case(state_machine_arn).machine_arn;
     state_machine_arn
         .rsplit_once(":stateMachine:")
         .map_or(state_machine_arn, |(_, name)| name)
@@ -1107,6 +1182,19 @@ impl Store {
         before_start_index: Option<u64>,
         limit: usize,
     ) -> Vec<ExecutionSummary> {
+        self.executions_where(machine_lsn, status, before_start_index, limit, &|_| true)
+    }
+
+    /// [`Store::executions`] of those `keep` accepts (called under the index's read lock: it
+    /// must not call the store).
+    pub fn executions_where(
+        &self,
+        machine_lsn: Option<Lsn>,
+        status: Option<ExecutionStatus>,
+        before_start_index: Option<u64>,
+        limit: usize,
+        keep: &dyn Fn(&ExecutionSummary) -> bool,
+    ) -> Vec<ExecutionSummary> {
         let index = self.index.read();
         let bound = before_start_index.unwrap_or(u64::MAX);
         let mut out = Vec::new();
@@ -1120,7 +1208,10 @@ impl Store {
                 return true;
             };
             if status.map_or(true, |s| s == entry.status) {
-                out.push(index.summary(arn, entry));
+                let summary = index.summary(arn, entry);
+                if keep(&summary) {
+                    out.push(summary);
+                }
             }
             out.len() < limit
         };
@@ -1509,8 +1600,13 @@ fn header_for<'a>(arn: &'a str, events: &'a [HistoryEvent]) -> BatchHeaderRef<'a
     let first = events.first().expect("a batch has events");
     let last = events.last().expect("a batch has events");
     let started = match &first.details {
+        // An execution started on a version names the version, whose revision it runs
+        // (`versions`); through an alias, the version the alias chose.
         EventDetails::ExecutionStarted(details) if first.id.0 == 1 => Some(StartedHeaderRef {
-            state_machine_arn: &details.state_machine_arn,
+            state_machine_arn: details
+                .state_machine_version_arn
+                .as_deref()
+                .unwrap_or(&details.state_machine_arn),
             start_ms: first.timestamp_ms,
         }),
         _ => None,
@@ -1554,7 +1650,7 @@ enum Wait {
 pub struct PreparedEvents<'a> {
     execution_arn: &'a str,
     /// The machine revision of a new execution (from its `ExecutionStarted`).
-    machine: Option<Lsn>,
+    machine: Option<NewMachine>,
     /// A catalog record written as the batch's last record (a redrive's client token).
     catalog: Option<CatalogRecord>,
     scratch: EncodeScratch,

@@ -28,12 +28,14 @@ pub const KIND_EVENTS: u8 = 1;
 /// Record kind of a state machine creation ([`MachineRecord::Created`]).
 pub const KIND_MACHINE: u8 = 2;
 
-/// Record kind of a change to the catalog: activities, tags and redrive client tokens
-/// ([`CatalogRecord`]).
+/// Record kind of a change to the catalog: activities, tags, redrive client tokens, state
+/// machine versions and aliases ([`CatalogRecord`]).
 pub const KIND_CATALOG: u8 = 3;
 
-/// The format version of catalog records this build writes: the newest it reads.
-pub const CATALOG_FORMAT_VERSION: u8 = 1;
+/// The format version of catalog records this build writes: the newest it reads. Version 2
+/// appended the versions and aliases of state machines (`VersionPublished`, `VersionDeleted`,
+/// `AliasSet`, `AliasDeleted`); version 1 reads through [`v1::CatalogRecord`].
+pub const CATALOG_FORMAT_VERSION: u8 = 2;
 
 /// The format version of state machine records this build writes: the newest it reads.
 pub const MACHINE_FORMAT_VERSION: u8 = 2;
@@ -730,6 +732,109 @@ pub enum CatalogRecord {
         /// The execution's redrive count after it.
         redrive_count: u32,
     },
+    /// A version of a state machine was published: an immutable pointer to one revision.
+    VersionPublished {
+        /// The state machine's name.
+        machine: String,
+        /// Its number, from 1 per machine, never reused.
+        number: u32,
+        /// The original LSN of the revision's record (creation or update, see `Machine::lsn`).
+        revision_lsn: u64,
+        /// The version's description, if one was given.
+        description: Option<String>,
+        /// When, in ms since the epoch.
+        created_ms: u64,
+    },
+    /// A version of a live state machine was deleted (its number is never used again).
+    VersionDeleted {
+        /// The state machine's name.
+        machine: String,
+        /// The version's number.
+        number: u32,
+        /// When, in ms since the epoch.
+        deleted_ms: u64,
+    },
+    /// The whole state of an alias after its creation or an update. The latest record of an
+    /// alias wins.
+    AliasSet {
+        /// The state machine's name.
+        machine: String,
+        /// The alias's name.
+        name: String,
+        /// Its description, if any.
+        description: Option<String>,
+        /// `(version number, weight)`: one or two entries, weights summing to 100.
+        routing: Vec<(u32, u32)>,
+        /// When it was created, ms since the epoch.
+        created_ms: u64,
+        /// When it was last updated, ms since the epoch (`None`: never).
+        updated_ms: Option<u64>,
+    },
+    /// An alias was deleted.
+    AliasDeleted {
+        /// The state machine's name.
+        machine: String,
+        /// The alias's name.
+        name: String,
+        /// When, in ms since the epoch.
+        deleted_ms: u64,
+    },
+}
+
+/// Catalog format version 1, frozen: the types as they were, read into today's.
+pub(crate) mod v1 {
+    use serde::Deserialize;
+
+    /// [`super::CatalogRecord`] as catalog format 1 wrote it (variant and field order are the
+    /// format; never change them).
+    #[derive(Debug, Deserialize)]
+    pub(crate) enum CatalogRecord {
+        ActivityCreated {
+            name: String,
+            created_ms: u64,
+        },
+        ActivityDeleted {
+            name: String,
+            deleted_ms: u64,
+        },
+        TagsSet {
+            resource_arn: String,
+            tags: Vec<(String, String)>,
+        },
+        Redriven {
+            execution_arn: String,
+            client_token: String,
+            redrive_ms: u64,
+            redrive_count: u32,
+        },
+    }
+
+    impl From<CatalogRecord> for super::CatalogRecord {
+        fn from(old: CatalogRecord) -> Self {
+            match old {
+                CatalogRecord::ActivityCreated { name, created_ms } => {
+                    Self::ActivityCreated { name, created_ms }
+                }
+                CatalogRecord::ActivityDeleted { name, deleted_ms } => {
+                    Self::ActivityDeleted { name, deleted_ms }
+                }
+                CatalogRecord::TagsSet { resource_arn, tags } => {
+                    Self::TagsSet { resource_arn, tags }
+                }
+                CatalogRecord::Redriven {
+                    execution_arn,
+                    client_token,
+                    redrive_ms,
+                    redrive_count,
+                } => Self::Redriven {
+                    execution_arn,
+                    client_token,
+                    redrive_ms,
+                    redrive_count,
+                },
+            }
+        }
+    }
 }
 
 /// Encodes a catalog record as `[CATALOG_FORMAT_VERSION] ++ postcard(record)`.
@@ -749,11 +854,12 @@ pub fn decode_catalog(bytes: &[u8]) -> Result<CatalogRecord, ReadError> {
     decode_catalog_body(version, body)
 }
 
-/// The one place that reads each catalog version into today's [`CatalogRecord`]. Version 1 is
-/// today's type.
+/// The one place that reads each catalog version into today's [`CatalogRecord`]. Version 2 is
+/// today's type; version 1 (no versions or aliases) is upcast from its frozen copy.
 fn decode_catalog_body(version: u8, body: &[u8]) -> Result<CatalogRecord, ReadError> {
     match version {
-        1 => take_whole(body),
+        1 => take_whole::<v1::CatalogRecord>(body).map(CatalogRecord::from),
+        2 => take_whole(body),
         found => Err(unreadable(&CATALOG_FORMAT, found)),
     }
 }
@@ -1026,6 +1132,31 @@ mod tests {
                 redrive_ms: 3,
                 redrive_count: 1,
             },
+            CatalogRecord::VersionPublished {
+                machine: "m".into(),
+                number: 3,
+                revision_lsn: 17,
+                description: Some("d".into()),
+                created_ms: 4,
+            },
+            CatalogRecord::VersionDeleted {
+                machine: "m".into(),
+                number: 3,
+                deleted_ms: 5,
+            },
+            CatalogRecord::AliasSet {
+                machine: "m".into(),
+                name: "prod".into(),
+                description: None,
+                routing: vec![(1, 80), (3, 20)],
+                created_ms: 6,
+                updated_ms: Some(7),
+            },
+            CatalogRecord::AliasDeleted {
+                machine: "m".into(),
+                name: "prod".into(),
+                deleted_ms: 8,
+            },
         ];
         for record in records {
             let bytes = encode_catalog(&record).expect("encodes");
@@ -1051,6 +1182,32 @@ mod tests {
         }
         assert!(decode_catalog(&[]).is_err());
         assert!(decode_catalog(&[CATALOG_FORMAT_VERSION, 9]).is_err());
+    }
+
+    #[test]
+    fn catalog_version_1_reads_its_variants_and_refuses_the_later_ones() {
+        // Version 1 bytes of `ActivityDeleted { name: "a", deleted_ms: 18 }`.
+        assert_eq!(
+            decode_catalog(&[1, 1, 1, b'a', 18]).expect("decodes"),
+            CatalogRecord::ActivityDeleted {
+                name: "a".into(),
+                deleted_ms: 18
+            }
+        );
+        // Variant 5 (`VersionDeleted`) did not exist in version 1: damage, never a misread.
+        let today = encode_catalog(&CatalogRecord::VersionDeleted {
+            machine: "m".into(),
+            number: 1,
+            deleted_ms: 2,
+        })
+        .expect("encodes");
+        let mut as_v1 = today.clone();
+        as_v1[0] = 1;
+        assert!(matches!(
+            decode_catalog(&as_v1),
+            Err(ReadError::Damaged(Damage::Postcard(_)))
+        ));
+        assert!(decode_catalog(&today).is_ok());
     }
 
     #[test]

@@ -5,8 +5,10 @@
 # temporary data directory, runs tests/e2e (pytest + boto3 + awscli; the Amazon SWF tests with
 # boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf), then the official
 # conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
-# --needs variables`), and stops the server. Exit status: pytest's, or 1 when a conformance count
-# drops below its floor (STATELOG_CONFORMANCE_FLOOR, STATELOG_CONFORMANCE_JSONATA_FLOOR).
+# --needs variables`), then the lambda/sqs/sns/dynamodb cases against a second server with
+# `--mock-config` (tests/conformance_mocks.py), and stops the servers. Exit status: pytest's, or 1
+# when a conformance count drops below its floor (STATELOG_CONFORMANCE_FLOOR,
+# STATELOG_CONFORMANCE_JSONATA_FLOOR, STATELOG_CONFORMANCE_MOCKS_FLOOR).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -80,11 +82,53 @@ conformance() {
     fi
     rm -f "$log"
 }
+# The lambda/sqs/sns/dynamodb cases over HTTP against a second server started with
+# --mock-config: tests/conformance_mocks.py builds the mock file from the recorded answers,
+# runs each case as `stateMachineArn#Recorded` and judges it with the official comparator.
+conformance_mocks() {
+    local floor=$1
+    local mocks="$DATA.mocks"
+    mkdir -p "$mocks"
+    python3 tests/conformance_mocks.py "$CONFORMANCE_DIR" build "$mocks/mock.json" "$mocks/plan.json"
+    "$BIN" serve --data-dir "$mocks/data" --listen 127.0.0.1:0 --mock-config "$mocks/mock.json" \
+        >"$mocks/out" 2>"$mocks/err" &
+    local mock_pid=$! endpoint=""
+    for _ in $(seq 1 600); do
+        endpoint=$(sed -n 's/^listening on //p' "$mocks/out" 2>/dev/null)
+        [ -n "$endpoint" ] && break
+        kill -0 "$mock_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    local log="$mocks/log"
+    if [ -n "$endpoint" ]; then
+        echo "== conformance with mocked services against $endpoint"
+        python3 tests/conformance_mocks.py "$CONFORMANCE_DIR" run "$endpoint" "$mocks/plan.json" >"$log" 2>&1 || true
+    else
+        echo "statelog serve --mock-config did not start:" >&2
+        cat "$mocks/err" >&2
+    fi
+    kill -TERM "$mock_pid" 2>/dev/null || true
+    wait "$mock_pid" 2>/dev/null || true
+    local counts passed failed
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" 2>/dev/null | tail -1 || true)
+    passed=$(echo "$counts" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+    failed=$(echo "$counts" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+    echo "conformance over HTTP (mocked-services): passed=${passed:-?} failed=${failed:-?} floor=$floor"
+    if [ "${passed:-0}" -lt "$floor" ]; then
+        echo "conformance over HTTP (mocked-services) dropped below its floor ($floor)" >&2
+        status=1
+    fi
+    if [ -n "${STATELOG_CONFORMANCE_LOG:-}" ] && [ -f "$log" ]; then
+        cp "$log" "$STATELOG_CONFORMANCE_LOG.mocked-services"
+    fi
+    rm -rf "$mocks"
+}
 if [ -f "$CONFORMANCE_DIR/run.py" ]; then
     conformance needs-none "${STATELOG_CONFORMANCE_FLOOR:-0}" --needs-none
     # The JSONata and variables cases (each case's needs within those two).
     conformance jsonata-variables "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
         --needs jsonata --needs variables
+    conformance_mocks "${STATELOG_CONFORMANCE_MOCKS_FLOOR:-0}"
 else
     echo "skip: conformance runner not found at $CONFORMANCE_DIR/run.py"
 fi

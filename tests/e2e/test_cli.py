@@ -203,9 +203,9 @@ def test_oversized_members_and_bodies_are_refused(sfn):
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
     with pytest.raises(ClientError) as excinfo:
-        sfn.publish_state_machine_version(stateMachineArn="arn:aws:states:us-east-1:000000000000:stateMachine:x")
+        sfn.describe_map_run(mapRunArn="arn:aws:states:us-east-1:000000000000:mapRun:x/y:z")
     assert error_code(excinfo) == "UnsupportedOperation"
-    assert "PublishStateMachineVersion" in str(excinfo.value)
+    assert "DescribeMapRun" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"

@@ -2,14 +2,18 @@
 //! succeeding and failing, Retry with a durable backoff across a restart, Catch, Wait, Parallel,
 //! Map, the execution's TimeoutSeconds, stop, name idempotency, pagination, the history cap and
 //! the typed errors. Nothing sleeps: tests move the clock and call `run_due_timers`, and
-//! `wait_idle` waits for handler answers to be recorded.
+//! `wait_idle` waits for handler answers to be recorded; the Wait, backoff and timeout tests
+//! run on `testing::TestEngine`, whose `advance` and `skip_ahead` do both.
 
 use crate::engine_common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
+use statelog::engine::testing::{SkipStop, TestEngine, TEST_CLOCK_START_MS};
 use statelog::engine::{Engine, Error, ExecutionStatus, HistoryQuery, ListExecutions, TaskError};
 
 use engine_common::{event_types, Harness};
@@ -145,9 +149,8 @@ fn task_failure_not_retried_is_caught() {
 
 #[test]
 fn retry_backoff_is_a_durable_timer_that_survives_a_restart() {
-    let h = Harness::new();
-    h.engine
-        .create_state_machine("pay", TASK_WITH_RETRY, None)
+    let test = TestEngine::new().expect("opens");
+    test.create_state_machine("pay", TASK_WITH_RETRY, None)
         .expect("creates");
     let calls = Arc::new(AtomicUsize::new(0));
     let handler = {
@@ -163,40 +166,38 @@ fn retry_backoff_is_a_durable_timer_that_survives_a_restart() {
             }
         }
     };
-    h.engine.register_integration(CHARGE, handler.clone());
-    let arn = h
-        .engine
+    test.register_integration(CHARGE, handler.clone());
+    let arn = test
         .start_execution("pay", Some("r1"), "{}")
         .expect("starts")
         .execution_arn;
-    h.engine.wait_idle();
+    test.settle();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    let due = h.engine.next_timer_due_ms().expect("backoff armed");
-    assert_eq!(due, h.start_ms + 600_000);
+    let due = test.next_timer_due_ms().expect("backoff armed");
+    assert_eq!(due, TEST_CLOCK_START_MS + 600_000);
 
     // Crash during the 10-minute backoff: reopen on the same log five minutes later.
-    let h = h.restart(300_000);
-    h.engine.register_integration(CHARGE, handler);
+    assert_eq!(test.advance(Duration::from_secs(300)), 0);
+    let test = test.restart().expect("reopens");
+    test.register_integration(CHARGE, handler);
     assert_eq!(
-        h.engine.describe_execution(&arn).expect("describes").status,
+        test.describe_execution(&arn).expect("describes").status,
         ExecutionStatus::Running
     );
     assert_eq!(
-        h.engine.next_timer_due_ms(),
+        test.next_timer_due_ms(),
         Some(due),
         "the wait resumes, not restarts"
     );
-    assert_eq!(h.engine.run_due_timers(), 0);
+    assert_eq!(test.run_due_timers(), 0);
     assert_eq!(calls.load(Ordering::SeqCst), 1, "not retried early");
-    h.clock.advance_ms(300_000);
-    assert_eq!(h.engine.run_due_timers(), 1);
-    h.engine.wait_idle();
-    let d = h.engine.describe_execution(&arn).expect("describes");
+    assert_eq!(test.advance(Duration::from_secs(300)), 1);
+    let d = test.describe_execution(&arn).expect("describes");
     assert_eq!(
         d.status,
         ExecutionStatus::Succeeded,
         "{:?}",
-        h.engine.background_errors()
+        test.background_errors()
     );
     assert_eq!(d.output, Some(json!("paid")));
     assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -232,28 +233,24 @@ fn a_task_unanswered_at_a_crash_is_dispatched_again_with_the_same_attempt_id() {
 
 #[test]
 fn wait_state_is_armed_then_fired_by_the_clock() {
-    let h = Harness::new();
+    let test = TestEngine::new().expect("opens");
     let def = r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"Next":"Done"},"Done":{"Type":"Succeed"}}}"#;
-    h.engine
-        .create_state_machine("wait", def, None)
+    test.create_state_machine("wait", def, None)
         .expect("creates");
-    let arn = h
-        .engine
+    let arn = test
         .start_execution("wait", None, r#"{"a":1}"#)
         .expect("starts")
         .execution_arn;
     assert_eq!(
-        h.engine.describe_execution(&arn).expect("d").status,
+        test.describe_execution(&arn).expect("d").status,
         ExecutionStatus::Running
     );
-    h.clock.advance_ms(9_999);
-    assert_eq!(h.engine.run_due_timers(), 0);
-    h.clock.advance_ms(1);
-    assert_eq!(h.engine.run_due_timers(), 1);
-    let d = h.engine.describe_execution(&arn).expect("d");
+    assert_eq!(test.advance(Duration::from_millis(9_999)), 0);
+    assert_eq!(test.advance(Duration::from_millis(1)), 1);
+    let d = test.describe_execution(&arn).expect("d");
     assert_eq!(d.status, ExecutionStatus::Succeeded);
     assert_eq!(d.output, Some(json!({"a": 1})));
-    assert_eq!(d.stop_ms, Some(h.start_ms + 10_000));
+    assert_eq!(d.stop_ms, Some(TEST_CLOCK_START_MS + 10_000));
 }
 
 #[test]
@@ -290,49 +287,45 @@ fn parallel_and_map_collect_results_in_order() {
 
 #[test]
 fn execution_timeout_and_stop_close_a_waiting_execution() {
-    let h = Harness::new();
+    let test = TestEngine::new().expect("opens");
     let def = r#"{"TimeoutSeconds": 5, "StartAt":"W","States":{"W":{"Type":"Wait","Seconds":100,"End":true}}}"#;
-    h.engine
-        .create_state_machine("slow", def, None)
+    test.create_state_machine("slow", def, None)
         .expect("creates");
-    let timed = h
-        .engine
+    let timed = test
         .start_execution("slow", Some("t"), "{}")
         .expect("starts")
         .execution_arn;
-    let stopped = h
-        .engine
+    let stopped = test
         .start_execution("slow", Some("s"), "{}")
         .expect("starts")
         .execution_arn;
-    let stop_ms = h
-        .engine
+    let stop_ms = test
         .stop_execution(&stopped, Some("Halt"), Some("by test"))
         .expect("stops");
-    assert_eq!(stop_ms, h.start_ms);
-    let d = h.engine.describe_execution(&stopped).expect("d");
+    assert_eq!(stop_ms, TEST_CLOCK_START_MS);
+    let d = test.describe_execution(&stopped).expect("d");
     assert_eq!(d.status, ExecutionStatus::Aborted);
     assert_eq!(
         (d.error.as_deref(), d.cause.as_deref()),
         (Some("Halt"), Some("by test"))
     );
     assert_eq!(
-        h.engine
-            .stop_execution(&stopped, None, None)
+        test.stop_execution(&stopped, None, None)
             .expect("idempotent"),
         stop_ms
     );
 
-    h.clock.advance_ms(5_000);
-    assert!(h.engine.run_due_timers() >= 1);
-    let d = h.engine.describe_execution(&timed).expect("d");
+    // The execution's timeout fires at 5 s; the Wait's 100 s never comes.
+    assert_eq!(test.skip_ahead().stop, SkipStop::NoneOpen);
+    assert_eq!(test.now_ms(), TEST_CLOCK_START_MS + 5_000);
+    let d = test.describe_execution(&timed).expect("d");
     assert_eq!(d.status, ExecutionStatus::TimedOut);
     assert_eq!(d.error.as_deref(), Some("States.Timeout"));
     assert_eq!(
-        event_types(&h.engine, &timed).last().map(String::as_str),
+        event_types(&test, &timed).last().map(String::as_str),
         Some("ExecutionTimedOut")
     );
-    assert_eq!(h.engine.open_execution_count(), 0);
+    assert_eq!(test.open_execution_count(), 0);
 }
 
 #[test]

@@ -100,8 +100,21 @@ const NOT_PRODUCIBLE: &[(&str, &str)] = &[
 /// index after the format version byte.
 const MACHINE_VARIANTS: &[&str] = &["Created", "Deleted", "Updated"];
 
-/// The catalog record variants (`store::CatalogRecord`), in wire order.
-const CATALOG_VARIANTS: &[&str] = &["ActivityCreated", "ActivityDeleted", "TagsSet", "Redriven"];
+/// The catalog record variants (`store::CatalogRecord`), in wire order (format 2 appended the
+/// last four: versions and aliases).
+const CATALOG_VARIANTS: &[&str] = &[
+    "ActivityCreated",
+    "ActivityDeleted",
+    "TagsSet",
+    "Redriven",
+    "VersionPublished",
+    "VersionDeleted",
+    "AliasSet",
+    "AliasDeleted",
+];
+
+/// The catalog format version that appended versions and aliases (same layout as version 1).
+const CATALOG_FORMAT_VERSION_2: u8 = 2;
 
 /// The SWF record variants (`store::swf::SwfRecord`), in wire order.
 const SWF_VARIANTS: &[&str] = &[
@@ -226,6 +239,10 @@ fn every_fixture_opens_and_shows_what_its_build_wrote() {
         println!("fixture {}", fixture.display());
         if read_expected(fixture)["writer"] == "fixture_writer_swf" {
             check_swf(fixture);
+            continue;
+        }
+        if read_expected(fixture)["writer"] == "fixture_writer_versions" {
+            check_versions(fixture);
             continue;
         }
         check_cli(fixture);
@@ -357,6 +374,130 @@ fn check_swf(fixture: &Path) {
         "taskToken": token.trim(), "result": "shipped"
     })))
     .expect("the open run's started activity takes its token");
+}
+
+/// A versions fixture (`examples/fixture_writer_versions.rs`): the log verifies, the versions
+/// and the alias read back as the writer saw them, each execution shows its version and alias,
+/// the open one runs version 1's revision to its end although the machine moved on, and the
+/// next version published takes the number after the deleted one.
+fn check_versions(fixture: &Path) {
+    let expected = read_expected(fixture);
+    let versions = &expected["versions"];
+    let pristine = copy_data(fixture);
+    let verify = statelog(&["wal", "verify"], pristine.path());
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{fixture:?}: {}",
+        stderr(&verify)
+    );
+    let copy = copy_data(fixture);
+    let clock = ManualClock::new(number(&expected, "now_ms"));
+    let engine = open(copy.path(), &clock, &expected);
+    assert!(engine.damaged_executions().is_empty(), "{fixture:?}");
+    let machine = text(versions, "machine");
+    let listed: Vec<Value> = engine
+        .list_state_machine_versions(machine, 0, None)
+        .expect("lists versions")
+        .versions
+        .iter()
+        .map(
+            |v| serde_json::json!({"arn": v.state_machine_version_arn, "created_ms": v.created_ms}),
+        )
+        .collect();
+    assert_eq!(Value::from(listed), versions["listed"], "{fixture:?}");
+    let alias = engine
+        .describe_state_machine_alias(text(&versions["alias"], "arn"))
+        .expect("the alias reads back");
+    let routing: Vec<Value> = alias
+        .routing
+        .iter()
+        .map(
+            |r| serde_json::json!({"version_arn": r.state_machine_version_arn, "weight": r.weight}),
+        )
+        .collect();
+    assert_eq!(
+        Value::from(routing),
+        versions["alias"]["routing"],
+        "{fixture:?}"
+    );
+    assert_eq!(
+        (
+            alias.description.as_deref(),
+            alias.created_ms,
+            alias.updated_ms
+        ),
+        (
+            versions["alias"]["description"].as_str(),
+            number(&versions["alias"], "created_ms"),
+            versions["alias"]["updated_ms"].as_u64()
+        )
+    );
+    assert_eq!(
+        engine
+            .describe_state_machine_alias(text(versions, "gone_alias"))
+            .expect_err("deleted")
+            .aws_name(),
+        "ResourceNotFound"
+    );
+    assert_eq!(
+        engine
+            .describe_state_machine(machine)
+            .expect("machine")
+            .definition,
+        text(versions, "current_definition")
+    );
+    let mut open_arns = Vec::new();
+    for execution in expected["executions"].as_array().expect("executions") {
+        let arn = text(execution, "arn");
+        let d = engine.describe_execution(arn).expect("describes");
+        assert_eq!(d.status.aws_name(), text(execution, "status"), "{arn}");
+        assert_eq!(
+            d.state_machine_version_arn.as_deref(),
+            execution["version_arn"].as_str(),
+            "{arn}"
+        );
+        assert_eq!(
+            d.state_machine_alias_arn.as_deref(),
+            execution["alias_arn"].as_str(),
+            "{arn}"
+        );
+        assert_eq!(
+            Value::from(event_types(&engine, arn)),
+            execution["event_types"],
+            "{arn}"
+        );
+        if !d.status.is_closed() {
+            open_arns.push((arn.to_string(), d.state_machine_version_arn));
+        }
+    }
+    assert!(!open_arns.is_empty(), "{fixture:?}: an execution waits");
+    clock.advance_ms(60_000);
+    engine.run_due_timers();
+    engine.wait_idle();
+    for (arn, version) in open_arns {
+        let d = engine.describe_execution(&arn).expect("describes");
+        assert_eq!(d.status, ExecutionStatus::Succeeded, "{arn}");
+        // Version 1's revision ran, not the machine's current one.
+        assert_eq!(version.as_deref(), Some(format!("{machine}:1").as_str()));
+        assert_eq!(d.output, Some(serde_json::json!({"v": 1})), "{arn}");
+    }
+    engine
+        .update_state_machine(
+            machine,
+            Some(r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#),
+            None,
+        )
+        .expect("updates");
+    let next = engine
+        .publish_state_machine_version(machine, None, None)
+        .expect("publishes");
+    assert_eq!(
+        next.state_machine_version_arn,
+        format!("{machine}:4"),
+        "the deleted {} keeps its number",
+        text(versions, "deleted")
+    );
 }
 
 fn read_expected(fixture: &Path) -> Value {
@@ -1012,8 +1153,13 @@ fn fixtures_cover_every_record_variant() {
                 statelog::store::swf::KIND_SWF => ("SwfRecord", SWF_VARIANTS),
                 other => panic!("{fixture:?}: record kind {other}"),
             };
-            // Only the layout this test knows: a later format version may move the variant.
-            if payload.first() != Some(&RECORD_FORMAT_VERSION_1) {
+            // Only the layouts this test knows: a later format version may move the variant.
+            let known = match payload.first() {
+                Some(&RECORD_FORMAT_VERSION_1) => true,
+                Some(&CATALOG_FORMAT_VERSION_2) => variants.0 == "CatalogRecord",
+                _ => false,
+            };
+            if !known {
                 continue;
             }
             let index = usize::from(*payload.get(1).expect("a variant index"));

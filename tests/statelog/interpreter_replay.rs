@@ -113,6 +113,7 @@ fn run_walk(def: &StateMachine, items: usize, seed: u64, actions: &[Action]) -> 
         execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:e".into(),
         state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
         role_arn: "arn:aws:iam::000000000000:role/r".into(),
+        through: None,
     });
     let mut next = Some(start);
     let mut actions = actions.iter();

@@ -72,6 +72,7 @@ impl Run {
             execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
+            through: None,
         }))
     }
 
@@ -768,6 +769,7 @@ fn default_cap_is_25000_events_with_the_aws_cause() {
             execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
+            through: None,
         }),
         run.now_ms,
         &run.options,
@@ -824,6 +826,7 @@ fn an_oversized_execution_input_is_refused() {
             execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:ex1".into(),
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
+            through: None,
         }),
         run.now_ms,
         &run.options,

@@ -1509,3 +1509,22 @@ fn fail_paths_evaluate_through_their_compiled_expression() {
         C::InvalidPath,
     );
 }
+
+/// The HTTP Task is request/response only, as on AWS: `.sync` and `.waitForTaskToken` are
+/// refused at validation, naming the state's Resource.
+#[test]
+fn the_http_task_refuses_every_pattern_but_request_response() {
+    for suffix in [".sync", ".sync:2", ".waitForTaskToken"] {
+        assert_problem(
+            one(
+                json!({"Type": "Task", "Resource": format!("arn:aws:states:::http:invoke{suffix}"),
+                       "End": true}),
+            ),
+            "/States/S/Resource",
+            C::InvalidResource,
+        );
+    }
+    let plain =
+        one(json!({"Type": "Task", "Resource": "arn:aws:states:::http:invoke", "End": true}));
+    assert!(parse_definition(&plain.to_string(), &ValidationOptions::default()).is_ok());
+}

@@ -180,6 +180,31 @@ pub enum TimerPurpose {
     ExecutionTimeout,
 }
 
+/// A recorded state machine ARN, split: an execution started as `stateMachineArn#Case` (a test
+/// case of a mock configuration) records `ExecutionStarted.state_machine_arn` with the `#Case`
+/// suffix, which no answer shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestCaseArn<'a> {
+    /// The state machine's ARN (or name), without the suffix.
+    pub machine_arn: &'a str,
+    /// The test case, when the execution runs one.
+    pub test_case: Option<&'a str>,
+}
+
+/// Splits `state_machine_arn` at its first `#` (never part of a state machine name).
+pub fn split_test_case(state_machine_arn: &str) -> TestCaseArn<'_> {
+    match state_machine_arn.split_once('#') {
+        Some((machine_arn, test_case)) => TestCaseArn {
+            machine_arn,
+            test_case: Some(test_case),
+        },
+        None => TestCaseArn {
+            machine_arn: state_machine_arn,
+            test_case: None,
+        },
+    }
+}
+
 /// Checks that `events` continue a history whose last id is `last_id`: ids dense and increasing,
 /// every `previous_event_id` pointing backwards.
 pub fn check_sequence(last_id: u32, events: &[HistoryEvent]) -> Result<(), Error> {
@@ -242,7 +267,7 @@ pub struct StateEntered {
     /// The state's name.
     pub name: String,
     /// The state's raw input.
-    #[serde(with = "json_text")]
+    #[serde(with = "json_text::shared")]
     pub input: Payload,
     /// `inputDetails.truncated`.
     pub input_truncated: bool,
@@ -254,7 +279,7 @@ pub struct StateExited {
     /// The state's name.
     pub name: String,
     /// The state's output.
-    #[serde(with = "json_text")]
+    #[serde(with = "json_text::shared")]
     pub output: Payload,
     /// `outputDetails.truncated`.
     pub output_truncated: bool,
@@ -277,7 +302,7 @@ pub struct AssignedVariables {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecutionStarted {
     /// The execution input.
-    #[serde(with = "json_text")]
+    #[serde(with = "json_text::shared")]
     pub input: Payload,
     /// `inputDetails.truncated`.
     pub input_truncated: bool,
@@ -302,7 +327,7 @@ pub struct ExecutionStarted {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Output {
     /// The output.
-    #[serde(with = "json_text")]
+    #[serde(with = "json_text::shared")]
     pub output: Payload,
     /// `outputDetails.truncated`.
     pub output_truncated: bool,
@@ -773,6 +798,91 @@ mod json_text {
                 serializer.serialize_str(&text)
             }
         })
+    }
+
+    /// [`super::Payload`] fields: the same stored text as [`serialize`] writes, remembered for
+    /// the few small payloads last written on this thread, so a payload that several events of
+    /// a batch share (a Pass or Choice hands its input on; a 10-state chain wrote the same text
+    /// 22 times) is rendered once. A remembered entry holds its payload, so the pointer it is
+    /// found by cannot name another value while it is kept; what is kept is bounded
+    /// (`REMEMBERED_COUNT_MAX` payloads of at most `REMEMBERED_TEXT_BYTES_MAX` bytes each).
+    pub mod shared {
+        use serde::{Deserializer, Serializer};
+        use std::cell::RefCell;
+        use std::collections::VecDeque;
+        use std::sync::Arc;
+
+        use crate::history::Payload;
+
+        /// Payloads remembered per thread.
+        const REMEMBERED_COUNT_MAX: usize = 4;
+        /// The longest text remembered: a larger payload is rendered each time, as before.
+        const REMEMBERED_TEXT_BYTES_MAX: usize = 4 * 1024;
+
+        /// The payloads last rendered on this thread and their texts, oldest first.
+        struct Remembered {
+            entries: VecDeque<(Payload, String)>,
+        }
+
+        impl Remembered {
+            fn text_of(&self, payload: &Payload) -> Option<&str> {
+                self.entries
+                    .iter()
+                    .find(|(kept, _)| Arc::ptr_eq(kept, payload))
+                    .map(|(_, text)| text.as_str())
+            }
+
+            /// A buffer to render into: when full, the oldest entry is forgotten and its text's
+            /// buffer reused.
+            fn buffer(&mut self) -> Vec<u8> {
+                if self.entries.len() < REMEMBERED_COUNT_MAX {
+                    return Vec::new();
+                }
+                let mut bytes = self
+                    .entries
+                    .pop_front()
+                    .map(|(_, text)| text.into_bytes())
+                    .unwrap_or_default();
+                bytes.clear();
+                bytes
+            }
+        }
+
+        thread_local! {
+            static REMEMBERED: RefCell<Remembered> = const {
+                RefCell::new(Remembered { entries: VecDeque::new() })
+            };
+        }
+
+        /// Writes `payload` as its compact JSON text, rendered once while it is remembered.
+        pub fn serialize<S: Serializer>(
+            payload: &Payload,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            REMEMBERED.with(|cell| {
+                let Ok(mut remembered) = cell.try_borrow_mut() else {
+                    return super::serialize(payload, serializer);
+                };
+                if let Some(text) = remembered.text_of(payload) {
+                    return serializer.serialize_str(text);
+                }
+                let mut bytes = remembered.buffer();
+                serde_json::to_writer(&mut bytes, &**payload).map_err(serde::ser::Error::custom)?;
+                let text = String::from_utf8(bytes).map_err(serde::ser::Error::custom)?;
+                let result = serializer.serialize_str(&text);
+                if result.is_ok() && text.len() <= REMEMBERED_TEXT_BYTES_MAX {
+                    remembered.entries.push_back((payload.clone(), text));
+                }
+                result
+            })
+        }
+
+        /// Reads a payload written by [`serialize`] (the same text as any payload).
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Payload, D::Error> {
+            super::deserialize(deserializer)
+        }
     }
 
     thread_local! {

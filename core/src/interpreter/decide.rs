@@ -169,6 +169,7 @@ pub fn decide_owned(
         options,
         entropy,
         fired: None,
+        within_limits: None,
     };
     let answered = match decider.run(trigger) {
         Ok(answered) => answered,
@@ -256,6 +257,11 @@ struct Decider<'d, 'e> {
     entropy: &'e mut dyn Entropy,
     /// The timer whose firing this decision handles.
     fired: Option<u32>,
+    /// The payload a state's exit last found within the size and depth limits. A Pass or
+    /// Choice hands its input on unchanged, so the next entered and exited events carry the
+    /// same payload: checked once, not at every event (both walks were a measurable share of
+    /// a Pass chain). Held, so no other payload can be found at its address.
+    within_limits: Option<Payload>,
 }
 
 /// The `States.Runtime` cause for an event whose payload nests deeper than
@@ -305,7 +311,7 @@ fn variables_in<'s>(state: &'s ExecutionState, scope: &[u32]) -> Cow<'s, Variabl
 /// What `assign` sets, evaluated on `on` with the values as of entry (`env`), as the exited
 /// event records it; `None` without an `Assign`. Each value and their total are held to AWS's
 /// limits (`States.DataLimitExceeded`), and so is the execution's total once they are set.
-fn assigned_variables(
+pub(super) fn assigned_variables(
     assign: Option<&Assign>,
     on: &AssignInput<'_>,
     context: &Value,
@@ -430,7 +436,9 @@ fn aborted_details(state: &State) -> Option<EventDetails> {
     }
 }
 
-fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {
+pub(super) fn retriers_and_catchers(
+    state: &State,
+) -> (&[crate::asl::Retrier], &[crate::asl::Catcher]) {
     match &state.kind {
         StateKind::Task(t) => (&t.retry, &t.catch),
         StateKind::Parallel(p) => (&p.retry, &p.catch),
@@ -447,10 +455,44 @@ fn retriers_and_catchers(state: &State) -> (&[crate::asl::Retrier], &[crate::asl
 /// `States.TaskFailed` as AWS documents it: a wildcard for the errors a task's integration raises
 /// (any name outside `States.*`), never for `States.Timeout` (seen in the recordings: a Catch on
 /// `States.TaskFailed` takes `S3.NoSuchBucketException`).
-fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
+pub(super) fn handles(error_equals: &[String], matched: bool, error: &str) -> bool {
     matched
         || (!error.starts_with("States.")
             && error_equals.iter().any(|name| name == "States.TaskFailed"))
+}
+
+/// The wait before the retry that follows `attempts` earlier retries by `retrier`, before any
+/// jitter: `IntervalSeconds * BackoffRate^attempts`, capped by `MaxDelaySeconds` and by
+/// `open_ms_max` (no wait outlives the execution).
+pub(super) fn retry_delay_ms(
+    retrier: &crate::asl::Retrier,
+    attempts: usize,
+    open_ms_max: u64,
+) -> u64 {
+    let exponent = i32::try_from(attempts).unwrap_or(i32::MAX);
+    let delay_seconds = retrier.interval_seconds as f64 * retrier.backoff_rate.powi(exponent);
+    let mut delay_ms = if delay_seconds.is_finite() {
+        (delay_seconds * 1000.0).min(u64::MAX as f64) as u64
+    } else {
+        u64::MAX
+    };
+    if let Some(max_delay_seconds) = retrier.max_delay_seconds {
+        delay_ms = delay_ms.min(max_delay_seconds.saturating_mul(1000));
+    }
+    delay_ms.min(open_ms_max)
+}
+
+/// `States.DataLimitExceeded` when the output of the state `name` is larger than a payload
+/// may be, worded as AWS words it; `None` when it fits.
+pub(super) fn output_too_large(name: &str, output: &Value) -> Option<ErrorCause> {
+    (json_size_bytes(output) > PAYLOAD_SIZE_BYTES_MAX).then(|| {
+        failure(
+            "States.DataLimitExceeded",
+            format!(
+                "The state/task '{name}' returned a result with a size exceeding the maximum number of bytes service limit."
+            ),
+        )
+    })
 }
 
 /// AWS prefixes `States.Runtime` and `States.QueryEvaluationError` causes with the state and
@@ -551,7 +593,11 @@ impl<'d> Decider<'d, '_> {
         // A payload nested deeper than every operation on it can safely go fails the execution
         // here, before anything is committed (AWS's `States.Runtime` is not caught by Catch).
         if let Some(payload) = details.payload() {
-            if crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
+            let checked = self
+                .within_limits
+                .as_ref()
+                .is_some_and(|checked| std::ptr::eq(payload, &**checked));
+            if !checked && crate::history::depth::exceeds(payload, PAYLOAD_JSON_DEPTH_MAX) {
                 return self.fail_runtime(too_deep_cause(&details));
             }
         }
@@ -940,8 +986,11 @@ impl<'d> Decider<'d, '_> {
             input: Payload::clone(&input),
             input_truncated: false,
             role_arn: request.role_arn,
-            state_machine_alias_arn: None,
-            state_machine_version_arn: None,
+            state_machine_alias_arn: request
+                .through
+                .as_ref()
+                .and_then(|through| through.alias_arn.clone()),
+            state_machine_version_arn: request.through.map(|through| through.version_arn),
             execution_arn: request.execution_arn,
             state_machine_arn: request.state_machine_arn,
             input_text,
@@ -1029,17 +1078,7 @@ impl<'d> Decider<'d, '_> {
         if attempts >= retrier.max_attempts as usize {
             return None;
         }
-        let exponent = i32::try_from(attempts).unwrap_or(i32::MAX);
-        let delay_seconds = retrier.interval_seconds as f64 * retrier.backoff_rate.powi(exponent);
-        let mut delay_ms = if delay_seconds.is_finite() {
-            (delay_seconds * 1000.0).min(u64::MAX as f64) as u64
-        } else {
-            u64::MAX
-        };
-        if let Some(max_delay_seconds) = retrier.max_delay_seconds {
-            delay_ms = delay_ms.min(max_delay_seconds.saturating_mul(1000));
-        }
-        delay_ms = delay_ms.min(self.options.execution_open_ms_max);
+        let mut delay_ms = retry_delay_ms(retrier, attempts, self.options.execution_open_ms_max);
         if retrier.jitter_strategy == crate::asl::JitterStrategy::Full {
             delay_ms = self.entropy.next_u64() % delay_ms.saturating_add(1);
         }
@@ -1207,19 +1246,23 @@ impl<'d> Decider<'d, '_> {
         next: Option<&str>,
     ) -> Step<Option<Outcome>> {
         let output: Payload = output.into();
-        if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
-            return Ok(Some(Outcome::Failed(failure(
-                "States.DataLimitExceeded",
-                format!(
-                    "The state/task '{}' returned a result with a size exceeding the maximum number of bytes service limit.",
-                    state.name
-                ),
-            ))));
+        let checked = self
+            .within_limits
+            .as_ref()
+            .is_some_and(|checked| Payload::ptr_eq(checked, &output));
+        let too_large = match checked {
+            true => None,
+            false => output_too_large(&state.name, &output),
+        };
+        if let Some(error) = too_large {
+            return Ok(Some(Outcome::Failed(error)));
         }
         // The exited event, the next entered event and the next state share one payload.
         let details = exited_details(state, Payload::clone(&output), assigned)
             .ok_or_else(|| inconsistent("a Fail state does not exit"))?;
         self.emit(scope, details, None)?;
+        // Within the size limit (above) and the depth limit (the emit's check).
+        self.within_limits = Some(Payload::clone(&output));
         match next {
             None => Ok(Some(Outcome::Done(output))),
             Some(name) => self.enter(scope, name, output),

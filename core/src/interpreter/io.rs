@@ -85,6 +85,8 @@ pub(crate) fn context_with(
         Value::Object(map)
     }
     let text = |text: &str| Value::String(text.to_string());
+    // A test case's `#Case` (see `history::split_test_case`) is not part of the machine's id.
+    let machine_arn = crate::history::split_test_case(&info.state_machine_arn).machine_arn;
     object([
         (
             "Execution",
@@ -100,8 +102,8 @@ pub(crate) fn context_with(
         (
             "StateMachine",
             object([
-                ("Id", text(&info.state_machine_arn)),
-                ("Name", text(arn_name(&info.state_machine_arn))),
+                ("Id", text(machine_arn)),
+                ("Name", text(arn_name(machine_arn))),
             ]),
         ),
         (

@@ -62,6 +62,7 @@ mod effects;
 mod io;
 mod redrive;
 mod state;
+pub mod test_state;
 mod variables;
 mod waiting;
 
@@ -243,6 +244,18 @@ pub struct StartRequest {
     pub state_machine_arn: String,
     /// The role the execution runs as.
     pub role_arn: String,
+    /// The version (and alias) it was started through; `None` for an unqualified start.
+    /// Boxed: most starts have none, and a trigger stays small.
+    pub through: Option<Box<StartedThrough>>,
+}
+
+/// The version a start runs, and the alias that chose it, as `ExecutionStarted` records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedThrough {
+    /// `stateMachineVersionArn`: `...:stateMachine:<machine>:<n>`.
+    pub version_arn: String,
+    /// `stateMachineAliasArn`, when started through an alias.
+    pub alias_arn: Option<String>,
 }
 
 /// Something from the outside world that moves an execution.

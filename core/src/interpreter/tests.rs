@@ -179,6 +179,7 @@ fn values_taken_over_keep_their_key_order_and_replay_to_the_same_state() {
         execution_arn: "arn:aws:states:us-east-1:0:execution:sm:e".into(),
         state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
         role_arn: "r".into(),
+        through: None,
     };
     let decision = decide(
         &definition,
@@ -254,6 +255,7 @@ fn passing_states_share_one_payload_and_a_thread_reuses_its_events_vector() {
             execution_arn: "arn:aws:states:us-east-1:0:execution:sm:e".into(),
             state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
             role_arn: "r".into(),
+            through: None,
         };
         decide(
             &definition,

@@ -148,6 +148,22 @@ impl Ctx<'_> {
                 return None;
             }
         };
+        // The HTTP Task answers its call only (AWS refuses `.sync` and `.waitForTaskToken`).
+        let http_invoke = resource.namespace == "states"
+            && matches!(&resource.kind, ResourceKind::Integration { service, action, .. }
+                if service == "http" && action == "invoke");
+        if http_invoke && resource.pattern() != IntegrationPattern::RequestResponse {
+            self.error(
+                &at,
+                DiagnosticCode::InvalidResource,
+                format!(
+                    "the HTTP Task (arn:aws:states:::http:invoke) supports only request/response; \
+                     '{}' is not supported",
+                    resource.pattern().suffix()
+                ),
+            );
+            return None;
+        }
         if self.options.machine_type == MachineType::Express {
             // AWS's wording, trailing space included for '.waitForTaskToken'.
             let refusal = match (&resource.kind, resource.pattern()) {

@@ -540,6 +540,79 @@ mod tests {
         }
     }
 
+    /// A batch of entered and exited events, each carrying `payloads[i]` (shared or not).
+    fn pass_chain_batch(payloads: &[Payload]) -> EventBatch {
+        let mut events = Vec::new();
+        for (index, payload) in payloads.iter().enumerate() {
+            let name = format!("S{index}");
+            events.push(EventDetails::PassStateEntered(StateEntered {
+                name: name.clone(),
+                input: payload.clone(),
+                input_truncated: false,
+            }));
+            events.push(EventDetails::PassStateExited(StateExited {
+                name,
+                output: payload.clone(),
+                output_truncated: false,
+                assigned: None,
+            }));
+        }
+        let events = events
+            .into_iter()
+            .enumerate()
+            .map(|(index, details)| HistoryEvent {
+                id: EventId(index as u32 + 1),
+                previous_event_id: index as u32,
+                timestamp_ms: 0,
+                details,
+                scope: Vec::new(),
+                timer: None,
+            })
+            .collect();
+        EventBatch {
+            execution_arn: "e".into(),
+            events,
+        }
+    }
+
+    #[test]
+    fn a_shared_payload_is_stored_as_the_same_text_as_its_copies() {
+        // Payloads rendered once and remembered (`json_text::shared`) must give exactly the
+        // bytes that rendering each copy gives.
+        let small = Payload::new(serde_json::json!({"n": 1, "s": "x"}));
+        let large = Payload::new(serde_json::json!({"big": "y".repeat(10_000)}));
+        let shared = [
+            small.clone(),
+            small.clone(),
+            large.clone(),
+            small.clone(),
+            large,
+        ];
+        let copies: Vec<Payload> = shared
+            .iter()
+            .map(|payload| Payload::new(serde_json::Value::clone(payload)))
+            .collect();
+        let shared_bytes = encode(&pass_chain_batch(&shared)).expect("encodes");
+        let copied_bytes = encode(&pass_chain_batch(&copies)).expect("encodes");
+        assert_eq!(shared_bytes, copied_bytes);
+        assert_eq!(
+            decode(&shared_bytes).expect("decodes"),
+            pass_chain_batch(&shared)
+        );
+    }
+
+    #[test]
+    fn a_remembered_payload_is_never_taken_for_a_later_one() {
+        // Many payloads, each dropped after its batch: a new payload may be allocated where an
+        // old one was, and must still be written as itself.
+        for round in 0..64u32 {
+            let payload = Payload::new(serde_json::json!({ "round": round }));
+            let batch = pass_chain_batch(&[payload]);
+            let decoded = decode(&encode(&batch).expect("encodes")).expect("decodes");
+            assert_eq!(decoded, batch, "round {round}");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
 

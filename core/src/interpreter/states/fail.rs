@@ -36,46 +36,46 @@ impl Decider<'_, '_> {
         let run = self.run_info(scope)?;
         let state = self.state_def(scope)?;
         let mut env = step_env!(self, &run.variables);
-        // ErrorPath/CausePath failures name their field, as AWS words them.
-        let mut evaluate =
-            |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
-                match field {
-                    None => Ok(None),
-                    Some(FailField::Literal(text)) => Ok(Some(text.clone())),
-                    Some(FailField::Expression(expression)) => {
-                        let value = state_expression(
-                            state,
-                            expression,
-                            name,
-                            &run.input,
-                            &run.context,
-                            &mut env,
-                        )?;
-                        match value {
-                            Value::String(text) => Ok(Some(text)),
-                            other => Err(expression.wrong_type(name, "string", &other)),
-                        }
-                    }
-                    Some(FailField::Dynamic { expression, .. }) => {
-                        let value = expression.evaluate_in(
-                            &run.input,
-                            &run.context,
-                            env.variables,
-                            &mut *env.entropy,
-                        )?;
-                        Ok(Some(quoted_value(&value)))
-                    }
-                }
-            };
-        let outcome = evaluate(&fail.error, "Error").and_then(|error| {
-            Ok(ErrorCause {
-                error,
-                cause: evaluate(&fail.cause, "Cause")?,
-            })
-        });
+        let outcome = fail_error_cause(state, fail, &run.input, &run.context, &mut env);
         match outcome {
             Ok(error) => Ok(Outcome::Failed(error)),
             Err(e) => self.fail_in(scope, &run, e),
         }
     }
+}
+
+/// The Fail state's error and cause: literal, from a path or intrinsic (`ErrorPath`,
+/// `CausePath`) or a JSONata expression, on its `input`. Shared by the interpreter and
+/// `test_state`. A failing path or expression names its field, as AWS words it.
+pub(in crate::interpreter) fn fail_error_cause(
+    state: &State,
+    fail: &FailState,
+    input: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<ErrorCause, StatesError> {
+    let mut evaluate =
+        |field: &Option<FailField>, name: &str| -> Result<Option<String>, StatesError> {
+            match field {
+                None => Ok(None),
+                Some(FailField::Literal(text)) => Ok(Some(text.clone())),
+                Some(FailField::Expression(expression)) => {
+                    let value = state_expression(state, expression, name, input, context, env)?;
+                    match value {
+                        Value::String(text) => Ok(Some(text)),
+                        other => Err(expression.wrong_type(name, "string", &other)),
+                    }
+                }
+                Some(FailField::Dynamic { expression, .. }) => {
+                    let value =
+                        expression.evaluate_in(input, context, env.variables, &mut *env.entropy)?;
+                    Ok(Some(quoted_value(&value)))
+                }
+            }
+        };
+    let error = evaluate(&fail.error, "Error")?;
+    Ok(ErrorCause {
+        error,
+        cause: evaluate(&fail.cause, "Cause")?,
+    })
 }

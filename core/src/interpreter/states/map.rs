@@ -81,20 +81,7 @@ impl Decider<'_, '_> {
         let items = flow.items(&effective, &run.context, &mut env)?.into_owned();
         let items = match items {
             Value::Array(items) => items,
-            other => {
-                // AWS names the error after the query language of the state.
-                let error = match flow {
-                    crate::asl::DataFlow::Jsonata(_) => crate::asl::jsonata::QUERY_EVALUATION_ERROR,
-                    _ => STATES_RUNTIME,
-                };
-                return Err(StatesError::new(
-                    error,
-                    format!(
-                        "Map state input must be an array but was: {}",
-                        serde_json::to_string(&other).unwrap_or_default()
-                    ),
-                ));
-            }
+            other => return Err(items_not_array(flow, &other)),
         };
         let mut count = |field: Option<&CountField>, name: &str| match field {
             Some(CountField::Expression(expression)) => {
@@ -462,6 +449,25 @@ pub(in crate::interpreter::decide) fn tolerance_exceeded(
     } else {
         None
     }
+}
+
+/// A Map's items that are not an array, worded as AWS words it (and named after the state's
+/// query language). Shared by the interpreter and `test_state`.
+pub(in crate::interpreter) fn items_not_array(
+    flow: &crate::asl::DataFlow,
+    items: &Value,
+) -> StatesError {
+    let error = match flow {
+        crate::asl::DataFlow::Jsonata(_) => crate::asl::jsonata::QUERY_EVALUATION_ERROR,
+        _ => STATES_RUNTIME,
+    };
+    StatesError::new(
+        error,
+        format!(
+            "Map state input must be an array but was: {}",
+            serde_json::to_string(items).unwrap_or_default()
+        ),
+    )
 }
 
 // The fold: how this state's events change the folded state (`state::apply` dispatches here).

@@ -10,8 +10,8 @@
 //! arms for its events in `state::apply_details` calling its `fold_*` functions. The compiler
 //! asks for all three: none of those matches has a catch-all.
 
-mod choice;
-mod fail;
+pub(in crate::interpreter) mod choice;
+pub(in crate::interpreter) mod fail;
 pub(in crate::interpreter) mod map;
 pub(in crate::interpreter) mod parallel;
 mod pass;
