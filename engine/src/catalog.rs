@@ -166,6 +166,10 @@ impl Engine {
         // No start runs while the revision changes (see the module invariants).
         let _changing = self.inner.machine_changes.write();
         let current = self.live_machine(state_machine)?;
+        // The type does not change: a new EXPRESS definition obeys the Express rules too.
+        if let (Some(compiled), MachineType::Express) = (&compiled, current.machine_type) {
+            crate::express::check_definition(compiled)?;
+        }
         let definition = definition.unwrap_or(&current.definition);
         let role_arn = role_arn.unwrap_or(&current.role_arn);
         if definition == &*current.definition && role_arn == current.role_arn {

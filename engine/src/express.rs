@@ -88,9 +88,19 @@ impl ExpressExecution {
         self.outcome.await.map_err(|_| Error::Interrupted)
     }
 
-    /// [`ExpressExecution::outcome`], blocking the calling thread (not an async worker's).
+    /// [`ExpressExecution::outcome`], blocking the calling thread. On a thread of a tokio
+    /// runtime (where tokio refuses a blocking receive) it waits on a thread of its own.
     pub fn wait(self) -> Result<ExpressOutcome, Error> {
-        self.outcome.blocking_recv().map_err(|_| Error::Interrupted)
+        let receiver = self.outcome;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return receiver.blocking_recv().map_err(|_| Error::Interrupted);
+        }
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(move || receiver.blocking_recv());
+            // The receive cannot panic; a panic there would be a bug of tokio's.
+            waiting.join().expect("a blocking receive does not panic")
+        })
+        .map_err(|_| Error::Interrupted)
     }
 }
 
@@ -130,13 +140,19 @@ struct RunState {
 /// integration and no activity, anywhere (branches and item processors included). Each
 /// problem is a diagnostic at the offending `Resource`, with AWS's words.
 pub(crate) fn check_definition(definition: &StateMachine) -> Result<(), Error> {
-    let mut diagnostics = Vec::new();
-    check_states(&definition.states, "", &mut diagnostics);
+    let diagnostics = diagnostics(definition);
     if diagnostics.is_empty() {
         Ok(())
     } else {
         Err(Error::InvalidDefinition { diagnostics })
     }
+}
+
+/// What [`check_definition`] refuses, as diagnostics (empty: an EXPRESS machine may run it).
+pub(crate) fn diagnostics(definition: &StateMachine) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    check_states(&definition.states, "", &mut diagnostics);
+    diagnostics
 }
 
 fn check_states(states: &StateMap, pointer: &str, found: &mut Vec<Diagnostic>) {
@@ -802,6 +818,20 @@ mod express_tests {
             assert_eq!(diagnostics[0].message, message);
             assert_eq!(diagnostics[0].code, DiagnosticCode::SchemaValidationFailed);
         }
+        // An update of an EXPRESS machine obeys the same rules, and keeps its type.
+        express(&engine, "quick", PASS_CHOICE);
+        let refused = engine
+            .update_state_machine_revision("quick", Some(&task(cases[1].0)), None)
+            .expect_err("refused");
+        assert_eq!(refused.aws_name(), "InvalidDefinition");
+        let updated = engine
+            .update_state_machine_revision(
+                "quick",
+                Some(&task("arn:aws:lambda:us-east-1:000000000000:function:f")),
+                None,
+            )
+            .expect("a request/response Task is fine");
+        assert_eq!(updated.machine_type, MachineType::Express);
         let standard = engine
             .create_state_machine("m", &task(cases[0].0), None)
             .expect("STANDARD takes .sync");
@@ -819,6 +849,19 @@ mod express_tests {
             .create_state_machine_of_type("m", PASS_CHOICE, None, MachineType::Express, &[])
             .expect_err("exists");
         assert_eq!(taken.aws_name(), "StateMachineAlreadyExists");
+    }
+
+    /// `start_sync_execution` called on a tokio runtime's thread (a handler's, an async
+    /// embedder's) waits instead of panicking.
+    #[tokio::test]
+    async fn a_sync_start_on_a_runtime_thread_waits_for_its_outcome() {
+        let clock = ManualClock::new(NOW_MS);
+        let engine = engine(&clock);
+        express(&engine, "quick", PASS_CHOICE);
+        let outcome = engine
+            .start_sync_execution("quick", None, "{}")
+            .expect("runs");
+        assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     }
 
     /// An EXPRESS machine survives a restart (its type is in its record); a running Express

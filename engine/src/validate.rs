@@ -25,9 +25,44 @@ pub fn validate_definition(json: &str, options: &ValidationOptions) -> Result<()
     statelog_core::asl::parse_definition(json, options).map(|_| ())
 }
 
+/// [`validate_definition`] for a machine of `machine_type`: an EXPRESS one is also refused
+/// `.sync`, `.waitForTaskToken` and activity resources, as `create_state_machine_of_type` does.
+pub fn validate_definition_of_type(
+    json: &str,
+    options: &ValidationOptions,
+    machine_type: crate::MachineType,
+) -> Result<(), Vec<Diagnostic>> {
+    let compiled = statelog_core::asl::parse_definition(json, options)?;
+    let diagnostics = match machine_type {
+        crate::MachineType::Standard => Vec::new(),
+        crate::MachineType::Express => crate::express::diagnostics(&compiled),
+    };
+    if diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(diagnostics)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_express_definition_is_held_to_the_express_rules() {
+        let json = r#"{"StartAt":"A","States":{"A":{"Type":"Task",
+            "Resource":"arn:aws:states:::states:startExecution.sync","End":true}}}"#;
+        let options = ValidationOptions::default();
+        assert_eq!(
+            validate_definition_of_type(json, &options, crate::MachineType::Standard),
+            Ok(())
+        );
+        let refused = validate_definition_of_type(json, &options, crate::MachineType::Express)
+            .expect_err("refused");
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].path, "/States/A/Resource");
+        assert_eq!(refused[0].code, DiagnosticCode::SchemaValidationFailed);
+    }
 
     #[test]
     fn accepts_a_valid_definition() {

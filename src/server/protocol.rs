@@ -440,6 +440,11 @@ pub struct ValidateDefinitionInput {
 }
 
 impl ValidateDefinitionInput {
+    /// The type to validate for (STANDARD when absent); `validate` has checked it.
+    pub fn machine_type(&self) -> Result<MachineType, Error> {
+        check_machine_type(self.machine_type.as_deref())
+    }
+
     /// Checks the service model's constraints; returns the page size (0 = default).
     pub fn validate(&self) -> Result<u32, Error> {
         check_machine_type(self.machine_type.as_deref())?;

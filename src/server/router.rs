@@ -41,7 +41,7 @@ use super::ServerState;
 use crate::clock::Clock;
 use crate::engine::test_state::{test_state_detached, Detached};
 use crate::engine::validate::{self, Severity};
-use crate::engine::ExpressOutcome;
+use crate::engine::{ExpressOutcome, MachineType};
 
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
@@ -608,7 +608,8 @@ async fn dispatch<B: Backend>(
         Operation::ValidateStateMachineDefinition => {
             let input: ValidateDefinitionInput = decode(operation, body)?;
             let max_results = input.validate()?;
-            Ok(validate_definition(&input, max_results))
+            let machine_type = input.machine_type()?;
+            Ok(validate_definition(&input, machine_type, max_results))
         }
         // Answered here on any node, with no engine: a test writes nothing and reads nothing
         // the account holds, and `serve` registers no handler a Task could call.
@@ -906,16 +907,24 @@ async fn dispatch<B: Backend>(
 }
 
 /// `ValidateStateMachineDefinition`: parses with `asl` directly (no engine, no account state).
-fn validate_definition(input: &ValidateDefinitionInput, max_results: u32) -> Value {
+fn validate_definition(
+    input: &ValidateDefinitionInput,
+    machine_type: MachineType,
+    max_results: u32,
+) -> Value {
     let limit = if max_results == 0 {
         VALIDATE_DIAGNOSTICS_DEFAULT
     } else {
         max_results
     } as usize;
     let with_warnings = input.severity.as_deref() == Some("WARNING");
-    let diagnostics = validate::validate_definition(&input.definition, &validate::options())
-        .err()
-        .unwrap_or_default();
+    let diagnostics = validate::validate_definition_of_type(
+        &input.definition,
+        &validate::options(),
+        machine_type,
+    )
+    .err()
+    .unwrap_or_default();
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     let shown: Vec<_> = diagnostics
         .iter()

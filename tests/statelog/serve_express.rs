@@ -176,6 +176,14 @@ async fn express_executions_and_machines_get_aws_refusals() {
         ),
         "{message}"
     );
+    // ValidateStateMachineDefinition holds an EXPRESS definition to the same rules.
+    let validate =
+        |machine_type: &str| json!({"definition": definition.to_string(), "type": machine_type});
+    let standard = ok(&s, "ValidateStateMachineDefinition", validate("STANDARD")).await;
+    assert_eq!(standard["result"], "OK", "{standard}");
+    let express = ok(&s, "ValidateStateMachineDefinition", validate("EXPRESS")).await;
+    assert_eq!(express["result"], "FAIL", "{express}");
+    assert_eq!(express["diagnostics"][0]["location"], "/States/T/Resource");
 }
 
 /// botocore sends `StartSyncExecution` to `sync-<host>` (the operation's `hostPrefix`); the
