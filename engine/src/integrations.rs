@@ -165,11 +165,22 @@ fn start_job(
             )
         }
     };
-    let child: Arc<str> = Arc::from(
-        engine
-            .execution_arn(statelog_store::machine_name(machine), &name)
-            .as_str(),
-    );
+    // The child's ARN names its machine, also when started through a version or alias ARN
+    // (`...:stateMachine:NAME:1` runs as an execution of NAME).
+    let (machine_name, _) = engine.machine_and_qualifier(machine).map_err(sdk_error)?;
+    // An EXPRESS child keeps no history whose close this task could wait on: refused, rather
+    // than a task that waits for ever, until the `.sync` path awaits an Express outcome.
+    if let Some(child_machine) = engine.inner.store.machine(machine_name) {
+        if child_machine.machine_type == statelog_store::MachineType::Express {
+            return Err(TaskError::new(
+                "Sfn.StateMachineTypeNotSupportedException",
+                format!(
+                    "statelog does not run an EXPRESS state machine ({machine}) as a .sync child yet"
+                ),
+            ));
+        }
+    }
+    let child: Arc<str> = Arc::from(engine.execution_arn(machine_name, &name).as_str());
     // Recorded before the start: a child that closes at once still finds its parent.
     let parent = AttemptKey::new(Arc::from(parent_arn), EventId(task_id));
     engine

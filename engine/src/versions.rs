@@ -223,7 +223,7 @@ impl Engine {
     /// The machine name and qualifier a state machine ARN of this engine names; a bare name
     /// (the embedded API) is unqualified. Another region's or account's ARN names nothing
     /// (`StateMachineDoesNotExist`).
-    fn machine_and_qualifier<'a>(
+    pub(crate) fn machine_and_qualifier<'a>(
         &self,
         state_machine: &'a str,
     ) -> Result<(&'a str, Option<Qualifier<'a>>), Error> {

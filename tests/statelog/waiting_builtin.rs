@@ -319,3 +319,75 @@ fn a_sync_tasks_heartbeat_timeout_stops_the_child() {
     assert_eq!(kid.status, ExecutionStatus::Aborted);
     assert!(h.engine.background_errors().is_empty());
 }
+
+#[test]
+fn a_sync_child_started_through_a_version_arn_answers_its_parent() {
+    // The child's ARN names its machine, not the version: the parent waits for the right one.
+    let h = Harness::new();
+    h.engine
+        .create_state_machine(
+            "child",
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","Result":{"v":1},"End":true}}}"#,
+            None,
+        )
+        .expect("child");
+    let version = h
+        .engine
+        .publish_state_machine_version("child", None, None)
+        .expect("publishes");
+    h.engine
+        .create_state_machine(
+            "parent",
+            &sync_parent(&version.state_machine_version_arn, ".sync:2", ""),
+            None,
+        )
+        .expect("parent");
+    let arn = h
+        .engine
+        .start_execution("parent", Some("p"), r#"{"n":1}"#)
+        .expect("start")
+        .execution_arn;
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Succeeded, "{done:?}");
+    let output = done.output.expect("output");
+    assert_eq!(output["Output"], json!({"v": 1}));
+    assert!(
+        output["ExecutionArn"]
+            .as_str()
+            .is_some_and(|a| a.ends_with(":execution:child:kid")),
+        "{output}"
+    );
+}
+
+#[test]
+fn an_express_sync_child_fails_the_task_instead_of_waiting_for_ever() {
+    let h = Harness::new();
+    let child = h
+        .engine
+        .create_state_machine_of_type(
+            "fast",
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#,
+            None,
+            statelog::engine::MachineType::Express,
+            &[],
+        )
+        .expect("child");
+    h.engine
+        .create_state_machine(
+            "parent",
+            &sync_parent(&child.state_machine_arn, ".sync", ""),
+            None,
+        )
+        .expect("parent");
+    let arn = h
+        .engine
+        .start_execution("parent", Some("p"), r#"{"n":1}"#)
+        .expect("start")
+        .execution_arn;
+    let done = h.engine.wait_until_closed(&arn).expect("closes");
+    assert_eq!(done.status, ExecutionStatus::Failed);
+    assert_eq!(
+        done.error.as_deref(),
+        Some("Sfn.StateMachineTypeNotSupportedException")
+    );
+}
