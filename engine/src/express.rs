@@ -33,12 +33,12 @@ use statelog_core::interpreter::{
 use statelog_store::{ExecutionStatus, Machine};
 
 use super::backend::{AttemptKey, TaskBackend};
-use super::handlers::{panic_text, with_attempt_id, CatchUnwind};
+use super::handlers::{answer_of, with_attempt_id};
 use super::limits::{
     EXPRESS_BILLED_DURATION_MS_STEP, EXPRESS_BILLED_MEMORY_MB, EXPRESS_RUNNING_MAX,
     TIMERS_PER_EXECUTION_TYPICAL, TIMER_HEAP_COMPACT_LEN_MIN,
 };
-use super::{Engine, Error, TaskError};
+use super::{Engine, Error};
 
 /// How an Express execution ended, as `StartSyncExecution` answers it.
 #[derive(Debug, Clone, PartialEq)]
@@ -384,16 +384,7 @@ fn call(engine: &Engine, run: &Arc<Run>, state: &mut RunState, invocation: TaskI
     let weak = Arc::downgrade(&engine.inner);
     let arn = run.arn.clone();
     let running = engine.inner.handle.spawn(async move {
-        let outcome = match (CatchUnwind { call }).await {
-            Ok(outcome) => outcome,
-            Err(payload) => Err(TaskError::new(
-                "States.TaskFailed",
-                format!(
-                    "the task handler panicked: {}",
-                    panic_text(tokio::task::id(), payload.as_ref())
-                ),
-            )),
-        };
+        let outcome = answer_of(call).await;
         let Some(inner) = weak.upgrade() else { return };
         let engine = Engine { inner };
         let trigger = super::tokens::handler_trigger(task_id, outcome);
@@ -568,7 +559,7 @@ mod express_tests {
     use crate::clock::ManualClock;
     use crate::limits::EXPRESS_EXECUTION_MS_MAX;
     use crate::test_support::records;
-    use crate::{EngineOptions, MachineType};
+    use crate::{EngineOptions, MachineType, TaskError};
 
     const NOW_MS: u64 = 1_704_067_200_000;
 

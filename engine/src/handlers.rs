@@ -180,17 +180,7 @@ fn call_handler(
     // was cancelled), its `Recording` guard has the end of the call recorded all the same.
     let recording = Recording::new(weak, attempt.clone());
     let running = engine.inner.handle.spawn(async move {
-        let outcome = match (CatchUnwind { call }).await {
-            Ok(outcome) => outcome,
-            // A panicking handler fails its task instead of leaving it unanswered forever.
-            Err(payload) => Err(TaskError::new(
-                "States.TaskFailed",
-                format!(
-                    "the task handler panicked: {}",
-                    panic_text(tokio::task::id(), payload.as_ref())
-                ),
-            )),
-        };
+        let outcome = answer_of(call).await;
         if let (Some(inner), Some(attempt)) = (recording.engine(), recording.attempt()) {
             inner.attempts.keep_answer(attempt, outcome);
         }
@@ -258,6 +248,21 @@ fn record_in_background(weak: Weak<Inner>, attempt: AttemptKey, cancelled: bool)
     let handle = engine.inner.handle.clone();
     drop(engine);
     drop(handle.spawn_blocking(move || record_answer(&weak, &attempt, cancelled)));
+}
+
+/// A handler's answer, run inside a task of the runtime: a panicking handler fails its task
+/// (`States.TaskFailed` naming the panic) instead of leaving it unanswered for ever.
+pub(crate) async fn answer_of(call: super::TaskFuture) -> Result<Value, TaskError> {
+    match (CatchUnwind { call }).await {
+        Ok(outcome) => outcome,
+        Err(payload) => Err(TaskError::new(
+            "States.TaskFailed",
+            format!(
+                "the task handler panicked: {}",
+                panic_text(tokio::task::id(), payload.as_ref())
+            ),
+        )),
+    }
 }
 
 /// A handler's future, with a panic in its poll caught and returned as `Err(payload)`.

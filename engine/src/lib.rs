@@ -777,13 +777,7 @@ impl Engine {
         }
         let input_text = input;
         let input = parse_input(input_text)?;
-        let name = match name {
-            Some(name) => {
-                naming::check_name(name)?;
-                name.to_string()
-            }
-            None => naming::random_name(&self.inner.entropy)?,
-        };
+        let name = naming::start_name(name, &self.inner.entropy)?;
         let definition = self.definition_at(target.machine.lsn)?;
         if target.machine.machine_type == MachineType::Express {
             // Mocked test cases answer through the durable task path, which Express lacks.
@@ -862,13 +856,7 @@ impl Engine {
         }
         let input_text = input;
         let input = parse_input(input_text)?;
-        let name = match name {
-            Some(name) => {
-                naming::check_name(name)?;
-                name.to_string()
-            }
-            None => naming::random_name(&self.inner.entropy)?,
-        };
+        let name = naming::start_name(name, &self.inner.entropy)?;
         let definition = self.definition_at(machine.lsn)?;
         express::start(self, &machine, definition, name, input, input_text, true)
     }

@@ -30,6 +30,18 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// A start's execution name: `name` checked against AWS's rules, or a random UUID when the
+/// caller gave none.
+pub(crate) fn start_name(name: Option<&str>, entropy: &EntropySource) -> Result<String, Error> {
+    match name {
+        Some(name) => {
+            check_name(name)?;
+            Ok(name.to_string())
+        }
+        None => random_name(entropy),
+    }
+}
+
 /// A random UUID (version 4 form) from the engine's random source; when the source fails, so
 /// does the call (a fixed fallback would repeat names).
 pub(crate) fn random_name(entropy: &EntropySource) -> Result<String, Error> {
