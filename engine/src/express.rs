@@ -855,6 +855,37 @@ mod express_tests {
         assert_eq!(outcome.status, ExecutionStatus::Succeeded);
     }
 
+    /// A sync start through a version ARN runs that version, as `StartExecution` does.
+    #[test]
+    fn a_sync_start_through_a_version_arn_runs_that_version() {
+        let clock = ManualClock::new(NOW_MS);
+        let engine = engine(&clock);
+        express(
+            &engine,
+            "versioned",
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"one","End":true}}}"#,
+        );
+        let version = engine
+            .publish_state_machine_version("versioned", None, None)
+            .expect("publishes");
+        engine
+            .update_state_machine(
+                "versioned",
+                Some(r#"{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"two","End":true}}}"#),
+                None,
+            )
+            .expect("updates");
+        let outcome = engine
+            .start_sync_execution(&version.state_machine_version_arn, None, "{}")
+            .expect("runs");
+        assert_eq!(outcome.status, ExecutionStatus::Succeeded);
+        assert_eq!(outcome.output_text.as_deref(), Some("\"one\""));
+        let latest = engine
+            .start_sync_execution("versioned", None, "{}")
+            .expect("runs");
+        assert_eq!(latest.output_text.as_deref(), Some("\"two\""));
+    }
+
     /// An EXPRESS machine survives a restart (its type is in its record); a running Express
     /// execution does not (it was only in memory).
     #[test]

@@ -847,7 +847,8 @@ impl Engine {
         name: Option<&str>,
         input: &str,
     ) -> Result<ExpressExecution, Error> {
-        let machine = self.live_machine(state_machine)?;
+        // Resolved as `start_execution` resolves it: a version or alias ARN runs that version.
+        let machine = self.start_target(state_machine)?.machine;
         if machine.machine_type != MachineType::Express {
             return Err(Error::StateMachineTypeNotSupported {
                 state_machine: state_machine.to_string(),
