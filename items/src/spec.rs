@@ -1,0 +1,647 @@
+//! What a Map state asks for, after the engine evaluated its fields: `ItemReaderSpec` (where
+//! the items come from) and `ResultWriterSpec` (where the results go).
+//!
+//! Invariants: a spec for one of the S3 resources this crate serves is checked whole when it
+//! is built (bucket, key, input type, CSV headers, MaxItems), so opening it only meets the
+//! object store's errors and the data's. A spec for any other resource keeps its arguments
+//! as given, for an embedder's `ItemSource`.
+//!
+//! Must not: evaluate JSONPath or JSONata (the engine did); touch an object store.
+
+use serde_json::{Map, Value};
+
+use crate::error::ItemsError;
+use crate::limits::{CSV_HEADER_SIZE_BYTES_MAX, MAX_ITEMS_MAX, RESULT_FILE_SIZE_BYTES_MAX};
+
+/// The ItemReader resource that reads one object's items.
+pub const S3_GET_OBJECT: &str = "arn:aws:states:::s3:getObject";
+/// The ItemReader resource whose items are a bucket's objects.
+pub const S3_LIST_OBJECTS_V2: &str = "arn:aws:states:::s3:listObjectsV2";
+/// The ResultWriter resource.
+pub const S3_PUT_OBJECT: &str = "arn:aws:states:::s3:putObject";
+
+/// `ReaderConfig.CSVDelimiter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsvDelimiter {
+    /// `,` (the default).
+    Comma,
+    /// `|`.
+    Pipe,
+    /// `;`.
+    Semicolon,
+    /// ` `.
+    Space,
+    /// `\t`.
+    Tab,
+}
+
+impl CsvDelimiter {
+    /// The delimiter's byte.
+    pub fn byte(self) -> u8 {
+        match self {
+            CsvDelimiter::Comma => b',',
+            CsvDelimiter::Pipe => b'|',
+            CsvDelimiter::Semicolon => b';',
+            CsvDelimiter::Space => b' ',
+            CsvDelimiter::Tab => b'\t',
+        }
+    }
+}
+
+/// Where a CSV object's column names come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CsvHeaders {
+    /// `CSVHeaderLocation: FIRST_ROW`: the object's first row.
+    FirstRow,
+    /// `CSVHeaderLocation: GIVEN` with `CSVHeaders`.
+    Given(Vec<String>),
+}
+
+/// How one object's bytes become items (`ReaderConfig.InputType`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputType {
+    /// A JSON array (or, with `ItemsPointer`, an array inside a JSON object).
+    Json {
+        /// `ReaderConfig.ItemsPointer`: a JSON Pointer to the array.
+        items_pointer: Option<String>,
+    },
+    /// One JSON value per line.
+    Jsonl,
+    /// Rows of delimited text; each item an object of strings keyed by the headers.
+    Csv {
+        /// Where the headers come from.
+        headers: CsvHeaders,
+        /// The field delimiter.
+        delimiter: CsvDelimiter,
+    },
+    /// An S3 inventory `manifest.json`; the items are its CSV files' rows.
+    Manifest,
+}
+
+/// What a reader spec reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReaderTarget {
+    /// `s3:getObject`: one object's items.
+    Object {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// `VersionId`, if given.
+        version_id: Option<String>,
+        /// How its bytes become items.
+        input_type: InputType,
+    },
+    /// `s3:listObjectsV2`: the bucket's objects under a prefix, in key order.
+    List {
+        /// The bucket.
+        bucket: String,
+        /// `Prefix` (empty: every object).
+        prefix: String,
+    },
+    /// A resource this crate does not serve: for an embedder's `ItemSource`.
+    Other,
+}
+
+/// A Map state's ItemReader, evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemReaderSpec {
+    resource: String,
+    arguments: Value,
+    reader_config: Option<Value>,
+    target: ReaderTarget,
+    max_items: Option<u64>,
+}
+
+impl ItemReaderSpec {
+    /// Checks an ItemReader: `resource` as written, `arguments` its evaluated
+    /// `Parameters`/`Arguments`, `reader_config` its `ReaderConfig` (a `MaxItems` number in
+    /// it counts; `MaxItemsPath` is the caller's to evaluate, see `with_max_items`).
+    pub fn new(
+        resource: &str,
+        arguments: &Value,
+        reader_config: Option<&Value>,
+    ) -> Result<Self, ItemsError> {
+        let config = match reader_config {
+            None => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => {
+                return Err(ItemsError::InvalidConfig {
+                    config: "ReaderConfig",
+                    field: "ReaderConfig",
+                    expected: "an object",
+                })
+            }
+        };
+        let max_items = match config.and_then(|c| c.get("MaxItems")) {
+            None => None,
+            Some(value) => max_items_of(value)?,
+        };
+        let target = match s3_action(resource) {
+            Some("getObject") => {
+                let args = arguments_of(resource, arguments)?;
+                let bucket = string_argument(resource, args, "Bucket")?;
+                let key = string_argument(resource, args, "Key")?;
+                let version_id = optional_string_argument(resource, args, "VersionId")?;
+                let config = config.ok_or(ItemsError::InvalidConfig {
+                    config: "ReaderConfig",
+                    field: "InputType",
+                    expected: "given for s3:getObject",
+                })?;
+                ReaderTarget::Object {
+                    bucket,
+                    key,
+                    version_id,
+                    input_type: input_type_of(config)?,
+                }
+            }
+            Some("listObjectsV2") => {
+                let args = arguments_of(resource, arguments)?;
+                let bucket = string_argument(resource, args, "Bucket")?;
+                let prefix =
+                    optional_string_argument(resource, args, "Prefix")?.unwrap_or_default();
+                if let Some(config) = config {
+                    if let Some(transformation) = config.get("Transformation") {
+                        if transformation != "NONE" {
+                            return Err(ItemsError::Unsupported {
+                                feature: "ReaderConfig.Transformation LOAD_AND_FLATTEN",
+                            });
+                        }
+                    }
+                }
+                ReaderTarget::List { bucket, prefix }
+            }
+            _ => ReaderTarget::Other,
+        };
+        Ok(ItemReaderSpec {
+            resource: resource.to_string(),
+            arguments: arguments.clone(),
+            reader_config: reader_config.cloned(),
+            target,
+            max_items,
+        })
+    }
+
+    /// Sets MaxItems as the caller evaluated it (from `MaxItemsPath`, or JSONata); it
+    /// replaces a `MaxItems` in `ReaderConfig`. 0 or `None` means every item.
+    pub fn with_max_items(mut self, max_items: Option<u64>) -> Self {
+        self.max_items = max_items;
+        self
+    }
+
+    /// The resource as written.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The evaluated arguments, as given.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The `ReaderConfig`, as given.
+    pub fn reader_config(&self) -> Option<&Value> {
+        self.reader_config.as_ref()
+    }
+
+    /// What is read.
+    pub fn target(&self) -> &ReaderTarget {
+        &self.target
+    }
+
+    /// The most items read: `None` for every item (MaxItems absent or 0), capped at
+    /// `MAX_ITEMS_MAX`.
+    pub fn max_items(&self) -> Option<u64> {
+        match self.max_items {
+            None | Some(0) => None,
+            Some(n) => Some(n.min(MAX_ITEMS_MAX)),
+        }
+    }
+}
+
+/// `ResultWriterSpec`'s `WriterConfig.Transformation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transformation {
+    /// Each child's result with its metadata (the default when writing to S3).
+    None,
+    /// A succeeded child's output only.
+    Compact,
+    /// As `Compact`, with an output that is an array spliced into the file.
+    Flatten,
+}
+
+/// `ResultWriterSpec`'s `WriterConfig.OutputType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputType {
+    /// A results file is one JSON array (`.json`).
+    Json,
+    /// A results file has one JSON value per line (`.jsonl`).
+    Jsonl,
+}
+
+/// A Map state's ResultWriter, evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultWriterSpec {
+    bucket: String,
+    prefix: String,
+    transformation: Transformation,
+    output_type: OutputType,
+    file_size_bytes_max: u64,
+}
+
+impl ResultWriterSpec {
+    /// Checks a ResultWriter: `resource` must be `arn:aws:states:::s3:putObject`,
+    /// `arguments` its evaluated `Parameters`/`Arguments` (`Bucket`, optional `Prefix`),
+    /// `writer_config` its `WriterConfig` (`Transformation`, `OutputType`).
+    pub fn new(
+        resource: &str,
+        arguments: &Value,
+        writer_config: Option<&Value>,
+    ) -> Result<Self, ItemsError> {
+        if s3_action(resource) != Some("putObject") {
+            return Err(ItemsError::UnsupportedResource {
+                resource: resource.to_string(),
+            });
+        }
+        let args = arguments_of(resource, arguments)?;
+        let bucket = string_argument(resource, args, "Bucket")?;
+        let prefix = optional_string_argument(resource, args, "Prefix")?.unwrap_or_default();
+        let mut transformation = Transformation::None;
+        let mut output_type = OutputType::Json;
+        match writer_config {
+            None => {}
+            Some(Value::Object(config)) => {
+                if let Some(value) = config.get("Transformation") {
+                    transformation = match value.as_str() {
+                        Some("NONE") => Transformation::None,
+                        Some("COMPACT") => Transformation::Compact,
+                        Some("FLATTEN") => Transformation::Flatten,
+                        _ => {
+                            return Err(ItemsError::InvalidConfig {
+                                config: "WriterConfig",
+                                field: "Transformation",
+                                expected: "NONE, COMPACT or FLATTEN",
+                            })
+                        }
+                    };
+                }
+                if let Some(value) = config.get("OutputType") {
+                    output_type = match value.as_str() {
+                        Some("JSON") => OutputType::Json,
+                        Some("JSONL") => OutputType::Jsonl,
+                        _ => {
+                            return Err(ItemsError::InvalidConfig {
+                                config: "WriterConfig",
+                                field: "OutputType",
+                                expected: "JSON or JSONL",
+                            })
+                        }
+                    };
+                }
+            }
+            Some(_) => {
+                return Err(ItemsError::InvalidConfig {
+                    config: "WriterConfig",
+                    field: "WriterConfig",
+                    expected: "an object",
+                })
+            }
+        }
+        Ok(ResultWriterSpec {
+            bucket,
+            prefix,
+            transformation,
+            output_type,
+            file_size_bytes_max: RESULT_FILE_SIZE_BYTES_MAX,
+        })
+    }
+
+    /// Cuts results files at `size_bytes` instead of AWS's 5 GB (tests, small deployments).
+    /// A file holds at least one result, however large.
+    pub fn with_file_size_bytes_max(mut self, size_bytes: u64) -> Self {
+        assert!(size_bytes > 0, "a results file's size limit is positive");
+        self.file_size_bytes_max = size_bytes;
+        self
+    }
+
+    /// The bucket written to.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The key prefix (`Prefix`; empty when absent).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// `WriterConfig.Transformation` (`None` by default).
+    pub fn transformation(&self) -> Transformation {
+        self.transformation
+    }
+
+    /// `WriterConfig.OutputType` (`Json` by default).
+    pub fn output_type(&self) -> OutputType {
+        self.output_type
+    }
+
+    /// Where results files are cut.
+    pub fn file_size_bytes_max(&self) -> u64 {
+        self.file_size_bytes_max
+    }
+}
+
+/// The S3 action of `arn:<partition>:states:::s3:<action>`, or `None` for another resource.
+fn s3_action(resource: &str) -> Option<&str> {
+    let rest = resource.strip_prefix("arn:")?;
+    let (_partition, rest) = rest.split_once(':')?;
+    rest.strip_prefix("states:::s3:")
+}
+
+fn arguments_of<'a>(
+    resource: &str,
+    arguments: &'a Value,
+) -> Result<&'a Map<String, Value>, ItemsError> {
+    arguments
+        .as_object()
+        .ok_or_else(|| ItemsError::InvalidArgument {
+            resource: resource.to_string(),
+            field: "Parameters",
+            expected: "an object",
+        })
+}
+
+fn string_argument(
+    resource: &str,
+    args: &Map<String, Value>,
+    field: &'static str,
+) -> Result<String, ItemsError> {
+    optional_string_argument(resource, args, field)?.ok_or_else(|| ItemsError::InvalidArgument {
+        resource: resource.to_string(),
+        field,
+        expected: "a string",
+    })
+}
+
+fn optional_string_argument(
+    resource: &str,
+    args: &Map<String, Value>,
+    field: &'static str,
+) -> Result<Option<String>, ItemsError> {
+    match args.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ItemsError::InvalidArgument {
+            resource: resource.to_string(),
+            field,
+            expected: "a string",
+        }),
+    }
+}
+
+fn max_items_of(value: &Value) -> Result<Option<u64>, ItemsError> {
+    if let Some(n) = value.as_u64() {
+        return Ok(Some(n));
+    }
+    if let Some(n) = value.as_i64() {
+        return Err(ItemsError::MaxItemsNegative { value: n });
+    }
+    // A string (a JSONata expression as written) is the caller's to evaluate.
+    if value.is_string() {
+        return Ok(None);
+    }
+    Err(ItemsError::InvalidConfig {
+        config: "ReaderConfig",
+        field: "MaxItems",
+        expected: "a non-negative integer",
+    })
+}
+
+fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
+    let input_type = config.get("InputType").and_then(Value::as_str);
+    match input_type {
+        Some("JSON") => {
+            let items_pointer = match config.get("ItemsPointer") {
+                None => None,
+                Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p.clone()),
+                Some(_) => {
+                    return Err(ItemsError::InvalidConfig {
+                        config: "ReaderConfig",
+                        field: "ItemsPointer",
+                        expected: "a JSON Pointer (empty or starting with '/')",
+                    })
+                }
+            };
+            Ok(InputType::Json { items_pointer })
+        }
+        Some("JSONL") => Ok(InputType::Jsonl),
+        Some("CSV") => csv_input_type(config),
+        Some("MANIFEST") => match config.get("ManifestType").and_then(Value::as_str) {
+            None | Some("S3_INVENTORY") => Ok(InputType::Manifest),
+            Some("ATHENA_DATA") => Err(ItemsError::Unsupported {
+                feature: "ReaderConfig.ManifestType ATHENA_DATA",
+            }),
+            Some(_) => Err(ItemsError::InvalidConfig {
+                config: "ReaderConfig",
+                field: "ManifestType",
+                expected: "S3_INVENTORY or ATHENA_DATA",
+            }),
+        },
+        Some("PARQUET") => Err(ItemsError::Unsupported {
+            feature: "ReaderConfig.InputType PARQUET",
+        }),
+        _ => Err(ItemsError::InvalidConfig {
+            config: "ReaderConfig",
+            field: "InputType",
+            expected: "one of CSV, JSON, JSONL, MANIFEST, PARQUET",
+        }),
+    }
+}
+
+fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
+    let delimiter = match config.get("CSVDelimiter").and_then(Value::as_str) {
+        None if config.get("CSVDelimiter").is_none() => CsvDelimiter::Comma,
+        Some("COMMA") => CsvDelimiter::Comma,
+        Some("PIPE") => CsvDelimiter::Pipe,
+        Some("SEMICOLON") => CsvDelimiter::Semicolon,
+        Some("SPACE") => CsvDelimiter::Space,
+        Some("TAB") => CsvDelimiter::Tab,
+        _ => {
+            return Err(ItemsError::InvalidConfig {
+                config: "ReaderConfig",
+                field: "CSVDelimiter",
+                expected: "one of COMMA, PIPE, SEMICOLON, SPACE, TAB",
+            })
+        }
+    };
+    let headers = match config.get("CSVHeaderLocation").and_then(Value::as_str) {
+        None if config.get("CSVHeaderLocation").is_none() => CsvHeaders::FirstRow,
+        Some("FIRST_ROW") => CsvHeaders::FirstRow,
+        Some("GIVEN") => {
+            let given = config.get("CSVHeaders").and_then(Value::as_array).ok_or(
+                ItemsError::InvalidConfig {
+                    config: "ReaderConfig",
+                    field: "CSVHeaders",
+                    expected: "an array of strings with CSVHeaderLocation GIVEN",
+                },
+            )?;
+            let mut headers = Vec::with_capacity(given.len());
+            for header in given {
+                let header = header.as_str().ok_or(ItemsError::InvalidConfig {
+                    config: "ReaderConfig",
+                    field: "CSVHeaders",
+                    expected: "an array of strings",
+                })?;
+                headers.push(header.to_string());
+            }
+            check_csv_headers(&headers)?;
+            CsvHeaders::Given(headers)
+        }
+        _ => {
+            return Err(ItemsError::InvalidConfig {
+                config: "ReaderConfig",
+                field: "CSVHeaderLocation",
+                expected: "FIRST_ROW or GIVEN",
+            })
+        }
+    };
+    Ok(InputType::Csv { headers, delimiter })
+}
+
+/// Checks CSV headers as AWS does: no duplicates, at most `CSV_HEADER_SIZE_BYTES_MAX` bytes.
+pub(crate) fn check_csv_headers(headers: &[String]) -> Result<(), ItemsError> {
+    let size_bytes: usize = headers.iter().map(|h| h.len() + 1).sum();
+    if size_bytes > CSV_HEADER_SIZE_BYTES_MAX {
+        return Err(ItemsError::CsvHeaderTooLarge {
+            size_bytes,
+            limit_bytes: CSV_HEADER_SIZE_BYTES_MAX,
+        });
+    }
+    let mut seen = std::collections::HashSet::with_capacity(headers.len());
+    for header in headers {
+        if !seen.insert(header.as_str()) {
+            return Err(ItemsError::CsvHeadersDuplicate {
+                header: header.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_csv_reader_with_given_headers() {
+        let spec = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "k.csv"}),
+            Some(&json!({"InputType": "CSV", "CSVHeaderLocation": "GIVEN",
+                "CSVHeaders": ["a", "b"], "CSVDelimiter": "PIPE", "MaxItems": 2})),
+        )
+        .expect("valid");
+        assert_eq!(spec.max_items(), Some(2));
+        let ReaderTarget::Object { input_type, .. } = spec.target() else {
+            panic!("an object reader: {spec:?}");
+        };
+        assert_eq!(
+            input_type,
+            &InputType::Csv {
+                headers: CsvHeaders::Given(vec!["a".into(), "b".into()]),
+                delimiter: CsvDelimiter::Pipe
+            }
+        );
+    }
+
+    #[test]
+    fn max_items_zero_means_all_and_negative_is_refused() {
+        let args = json!({"Bucket": "b", "Key": "k"});
+        let spec = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &args,
+            Some(&json!({"InputType": "JSON", "MaxItems": 0})),
+        )
+        .expect("valid");
+        assert_eq!(spec.max_items(), None);
+        assert_eq!(spec.clone().with_max_items(Some(3)).max_items(), Some(3));
+        assert_eq!(
+            spec.with_max_items(Some(MAX_ITEMS_MAX + 1)).max_items(),
+            Some(MAX_ITEMS_MAX)
+        );
+        let negative = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &args,
+            Some(&json!({"InputType": "JSON", "MaxItems": -1})),
+        )
+        .expect_err("negative");
+        assert!(matches!(
+            negative,
+            ItemsError::MaxItemsNegative { value: -1 }
+        ));
+    }
+
+    #[test]
+    fn bad_readers_name_the_field() {
+        let no_key = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b"}),
+            Some(&json!({"InputType": "JSON"})),
+        )
+        .expect_err("no key");
+        assert!(matches!(
+            no_key,
+            ItemsError::InvalidArgument { field: "Key", .. }
+        ));
+        let no_input_type =
+            ItemReaderSpec::new(S3_GET_OBJECT, &json!({"Bucket": "b", "Key": "k"}), None)
+                .expect_err("no input type");
+        assert!(matches!(
+            no_input_type,
+            ItemsError::InvalidConfig {
+                field: "InputType",
+                ..
+            }
+        ));
+        let duplicates = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "k"}),
+            Some(&json!({"InputType": "CSV", "CSVHeaderLocation": "GIVEN", "CSVHeaders": ["a", "a"]})),
+        )
+        .expect_err("duplicates");
+        assert_eq!(duplicates.cause(), "CSV headers cannot contain duplicates.");
+        let parquet = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "k"}),
+            Some(&json!({"InputType": "PARQUET"})),
+        )
+        .expect_err("parquet");
+        assert!(matches!(parquet, ItemsError::Unsupported { .. }));
+    }
+
+    #[test]
+    fn another_resource_keeps_its_arguments_for_an_embedder() {
+        let spec = ItemReaderSpec::new("arn:aws:states:::my:items", &json!({"Table": "t"}), None)
+            .expect("kept");
+        assert_eq!(spec.target(), &ReaderTarget::Other);
+        assert_eq!(spec.arguments(), &json!({"Table": "t"}));
+    }
+
+    #[test]
+    fn a_result_writer() {
+        let spec = ResultWriterSpec::new(
+            S3_PUT_OBJECT,
+            &json!({"Bucket": "results", "Prefix": "jobs"}),
+            Some(&json!({"Transformation": "COMPACT", "OutputType": "JSONL"})),
+        )
+        .expect("valid");
+        assert_eq!(spec.bucket(), "results");
+        assert_eq!(spec.prefix(), "jobs");
+        assert_eq!(spec.transformation(), Transformation::Compact);
+        assert_eq!(spec.output_type(), OutputType::Jsonl);
+        let wrong = ResultWriterSpec::new(S3_GET_OBJECT, &json!({"Bucket": "b"}), None)
+            .expect_err("not putObject");
+        assert!(matches!(wrong, ItemsError::UnsupportedResource { .. }));
+    }
+}

@@ -1,0 +1,491 @@
+//! Items and results over a local root directory (a bucket is a directory): each input type
+//! end to end, resuming at `from`, MaxItems, bounded memory over a million items, and the
+//! result writer's layout, manifest and file cutting.
+
+use serde_json::{json, Value};
+use statelog_items::limits::ITEM_SIZE_BYTES_MAX;
+use statelog_items::{
+    ChildStatus, ExecutionStatus, ItemReaderSpec, ItemSource, ItemsError, ObjectStoreConfig,
+    ObjectStores, ResultWriterSpec, S3_GET_OBJECT, S3_LIST_OBJECTS_V2, S3_PUT_OBJECT,
+};
+
+use crate::common::{child, read_all, MAP_RUN_ARN, MAP_RUN_ID};
+
+fn stores_with_bucket(bucket: &str) -> (tempfile::TempDir, ObjectStores) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(bucket)).expect("bucket directory");
+    let stores = ObjectStores::open(ObjectStoreConfig::Local {
+        root: dir.path().to_path_buf(),
+    })
+    .expect("open");
+    (dir, stores)
+}
+
+fn get_object(key: &str, config: Value) -> ItemReaderSpec {
+    ItemReaderSpec::new(
+        S3_GET_OBJECT,
+        &json!({"Bucket": "data", "Key": key}),
+        Some(&config),
+    )
+    .expect("a valid reader")
+}
+
+#[tokio::test]
+async fn json_jsonl_and_csv_objects_yield_their_items() {
+    let (_dir, stores) = stores_with_bucket("data");
+    stores
+        .put_object(
+            "data",
+            "a.json",
+            br#"[{"x": 1}, {"x": 2}, {"x": 3}]"#.to_vec(),
+        )
+        .await
+        .expect("put");
+    stores
+        .put_object(
+            "data",
+            "a.jsonl",
+            b"{\"x\": 1}\n{\"x\": 2}\n{\"x\": 3}\n".to_vec(),
+        )
+        .await
+        .expect("put");
+    stores
+        .put_object("data", "a.csv", b"x;y\n1;a\n2;b\n3;c\n".to_vec())
+        .await
+        .expect("put");
+    let json_items = read_all(
+        &stores,
+        &get_object("a.json", json!({"InputType": "JSON"})),
+        0,
+        2,
+    )
+    .await
+    .expect("json");
+    assert_eq!(
+        json_items,
+        vec![json!({"x": 1}), json!({"x": 2}), json!({"x": 3})]
+    );
+    let jsonl_items = read_all(
+        &stores,
+        &get_object("a.jsonl", json!({"InputType": "JSONL"})),
+        0,
+        2,
+    )
+    .await
+    .expect("jsonl");
+    assert_eq!(jsonl_items, json_items);
+    let csv = get_object(
+        "a.csv",
+        json!({"InputType": "CSV", "CSVHeaderLocation": "FIRST_ROW", "CSVDelimiter": "SEMICOLON"}),
+    );
+    let csv_items = read_all(&stores, &csv, 0, 10).await.expect("csv");
+    assert_eq!(
+        csv_items,
+        vec![
+            json!({"x": "1", "y": "a"}),
+            json!({"x": "2", "y": "b"}),
+            json!({"x": "3", "y": "c"})
+        ]
+    );
+    // A recovering Map Run resumes at item 1; MaxItems counts from item 0.
+    let resumed = read_all(&stores, &csv, 1, 10).await.expect("resumed");
+    assert_eq!(resumed, csv_items[1..]);
+    let limited = read_all(&stores, &csv.clone().with_max_items(Some(2)), 1, 10)
+        .await
+        .expect("limited");
+    assert_eq!(limited, csv_items[1..2]);
+    let past_the_end = read_all(&stores, &csv.with_max_items(Some(2)), 5, 10)
+        .await
+        .expect("past the end");
+    assert!(past_the_end.is_empty());
+}
+
+#[tokio::test]
+async fn json_items_behind_an_items_pointer() {
+    let (_dir, stores) = stores_with_bucket("data");
+    stores
+        .put_object("data", "o.json", br#"{"data": {"rows": [1, 2]}}"#.to_vec())
+        .await
+        .expect("put");
+    let spec = get_object(
+        "o.json",
+        json!({"InputType": "JSON", "ItemsPointer": "/data/rows"}),
+    );
+    assert_eq!(
+        read_all(&stores, &spec, 0, 5).await.expect("items"),
+        vec![json!(1), json!(2)]
+    );
+    let object = get_object("o.json", json!({"InputType": "JSON"}));
+    let error = read_all(&stores, &object, 0, 5)
+        .await
+        .expect_err("an object");
+    assert_eq!(error.error_name(), "States.ItemReaderFailed");
+    assert_eq!(error.cause(), "Attempting to map over non-iterable node.");
+}
+
+#[tokio::test]
+async fn missing_objects_and_buckets_fail_the_reader() {
+    let (_dir, stores) = stores_with_bucket("data");
+    let missing = read_all(
+        &stores,
+        &get_object("none.json", json!({"InputType": "JSON"})),
+        0,
+        5,
+    )
+    .await
+    .expect_err("no such key");
+    assert!(matches!(missing, ItemsError::NoSuchKey { .. }), "{missing}");
+    assert_eq!(missing.error_name(), "States.ItemReaderFailed");
+    let spec = ItemReaderSpec::new(S3_LIST_OBJECTS_V2, &json!({"Bucket": "nobucket"}), None)
+        .expect("valid");
+    let no_bucket = read_all(&stores, &spec, 0, 5)
+        .await
+        .expect_err("no such bucket");
+    assert!(
+        matches!(no_bucket, ItemsError::NoSuchBucket { .. }),
+        "{no_bucket}"
+    );
+    let other =
+        ItemReaderSpec::new("arn:aws:states:::dynamodb:scan", &json!({}), None).expect("kept");
+    let unsupported = read_all(&stores, &other, 0, 5).await.expect_err("not ours");
+    assert!(matches!(
+        unsupported,
+        ItemsError::UnsupportedResource { .. }
+    ));
+}
+
+#[tokio::test]
+async fn list_objects_v2_gives_each_object_as_aws_does() {
+    let (_dir, stores) = stores_with_bucket("data");
+    for key in ["in/b.txt", "in/a.txt", "other/c.txt", "in/sub/d.txt"] {
+        stores
+            .put_object("data", key, b"hello world!".to_vec())
+            .await
+            .expect("put");
+    }
+    let spec = ItemReaderSpec::new(
+        S3_LIST_OBJECTS_V2,
+        &json!({"Bucket": "data", "Prefix": "in/"}),
+        None,
+    )
+    .expect("valid");
+    let items = read_all(&stores, &spec, 0, 2).await.expect("items");
+    let keys: Vec<&str> = items
+        .iter()
+        .map(|i| i["Key"].as_str().expect("Key"))
+        .collect();
+    assert_eq!(keys, ["in/a.txt", "in/b.txt", "in/sub/d.txt"]);
+    for item in &items {
+        let fields: Vec<&str> = item
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            fields,
+            ["Etag", "Key", "LastModified", "Size", "StorageClass"]
+        );
+        assert_eq!(item["Size"], 12);
+        assert_eq!(item["StorageClass"], "STANDARD");
+        assert!(item["LastModified"].as_i64().expect("seconds") > 1_600_000_000);
+        assert!(item["Etag"].as_str().expect("Etag").starts_with('"'));
+    }
+    let resumed = read_all(&stores, &spec, 2, 2).await.expect("resumed");
+    assert_eq!(resumed, items[2..]);
+}
+
+#[tokio::test]
+async fn an_s3_inventory_manifest_yields_the_rows_of_its_gzipped_csv_files() {
+    use std::io::Write;
+    let (_dir, stores) = stores_with_bucket("inventory");
+    let gzip = |text: &str| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(text.as_bytes()).expect("gzip");
+        encoder.finish().expect("gzip")
+    };
+    stores
+        .put_object(
+            "inventory",
+            "data/1.csv.gz",
+            gzip("\"src\",\"a.jpg\",\"10\"\n\"src\",\"b.jpg\",\"20\"\n"),
+        )
+        .await
+        .expect("put");
+    stores
+        .put_object(
+            "inventory",
+            "data/2.csv.gz",
+            gzip("\"src\",\"c.jpg\",\"30\"\n"),
+        )
+        .await
+        .expect("put");
+    let manifest = json!({
+        "sourceBucket": "src",
+        "destinationBucket": "arn:aws:s3:::inventory",
+        "fileFormat": "CSV",
+        "fileSchema": "Bucket, Key, Size",
+        "files": [{"key": "data/1.csv.gz", "size": 1}, {"key": "data/2.csv.gz", "size": 1}],
+    });
+    stores
+        .put_object(
+            "inventory",
+            "manifest.json",
+            serde_json::to_vec(&manifest).expect("json"),
+        )
+        .await
+        .expect("put");
+    let spec = ItemReaderSpec::new(
+        S3_GET_OBJECT,
+        &json!({"Bucket": "inventory", "Key": "manifest.json"}),
+        Some(&json!({"InputType": "MANIFEST"})),
+    )
+    .expect("valid");
+    let items = read_all(&stores, &spec, 0, 2).await.expect("items");
+    assert_eq!(
+        items,
+        vec![
+            json!({"Bucket": "src", "Key": "a.jpg", "Size": "10"}),
+            json!({"Bucket": "src", "Key": "b.jpg", "Size": "20"}),
+            json!({"Bucket": "src", "Key": "c.jpg", "Size": "30"}),
+        ]
+    );
+    assert_eq!(
+        read_all(&stores, &spec, 2, 2).await.expect("resumed"),
+        items[2..]
+    );
+}
+
+/// A million JSONL items read in slices of 1,000: the cursor never holds more than one item
+/// and one chunk between slices, whatever the item count.
+#[tokio::test]
+async fn a_million_jsonl_items_are_read_in_bounded_slices() {
+    let (_dir, stores) = stores_with_bucket("data");
+    let count: u64 = 1_000_000;
+    let mut text = String::with_capacity(count as usize * 12);
+    for n in 0..count {
+        text.push_str(&format!("{{\"n\":{n}}}\n"));
+    }
+    stores
+        .put_object("data", "big.jsonl", text.into_bytes())
+        .await
+        .expect("put");
+    let spec = get_object("big.jsonl", json!({"InputType": "JSONL"}));
+    let mut cursor = stores.open(&spec, 0).await.expect("open");
+    let mut next_n = 0u64;
+    let mut held_bytes_max = 0;
+    loop {
+        let slice = cursor.next_slice(1000).await.expect("slice");
+        if slice.is_empty() {
+            break;
+        }
+        assert!(slice.len() <= 1000);
+        for item in slice {
+            assert_eq!(item["n"], next_n, "items in order, none lost or repeated");
+            next_n += 1;
+        }
+        held_bytes_max = held_bytes_max.max(cursor.held_bytes());
+    }
+    assert_eq!(next_n, count);
+    // One object chunk (8 KiB locally) plus at most one item's partial line.
+    assert!(
+        held_bytes_max <= ITEM_SIZE_BYTES_MAX + 64 * 1024,
+        "the cursor held {held_bytes_max} bytes"
+    );
+}
+
+fn writer_spec(config: Option<Value>) -> ResultWriterSpec {
+    ResultWriterSpec::new(
+        S3_PUT_OBJECT,
+        &json!({"Bucket": "results", "Prefix": "jobs/"}),
+        config.as_ref(),
+    )
+    .expect("a valid writer")
+}
+
+#[tokio::test]
+async fn the_result_writer_lays_files_out_as_aws_does() {
+    let (dir, stores) = stores_with_bucket("results");
+    let mut sink = stores
+        .result_writer(&writer_spec(None), MAP_RUN_ARN)
+        .await
+        .expect("sink");
+    sink.write(
+        ChildStatus::Succeeded,
+        vec![
+            child(0, ExecutionStatus::Succeeded),
+            child(1, ExecutionStatus::Succeeded),
+        ],
+    )
+    .await
+    .expect("write");
+    sink.write(ChildStatus::Failed, vec![child(2, ExecutionStatus::Failed)])
+        .await
+        .expect("write");
+    let output = sink.finish().await.expect("finish");
+    let manifest_key = format!("jobs/{MAP_RUN_ID}/manifest.json");
+    assert_eq!(
+        output,
+        json!({"MapRunArn": MAP_RUN_ARN, "ResultWriterDetails": {"Bucket": "results", "Key": manifest_key}})
+    );
+    let manifest: Value = serde_json::from_slice(
+        &stores
+            .get_object("results", &manifest_key)
+            .await
+            .expect("manifest"),
+    )
+    .expect("json");
+    let succeeded_key = format!("jobs/{MAP_RUN_ID}/SUCCEEDED_0.json");
+    let failed_key = format!("jobs/{MAP_RUN_ID}/FAILED_0.json");
+    let succeeded = stores
+        .get_object("results", &succeeded_key)
+        .await
+        .expect("succeeded");
+    let failed = stores
+        .get_object("results", &failed_key)
+        .await
+        .expect("failed");
+    assert_eq!(
+        manifest,
+        json!({
+            "DestinationBucket": "results",
+            "MapRunArn": MAP_RUN_ARN,
+            "ResultFiles": {
+                "FAILED": [{"Key": failed_key, "Size": failed.len()}],
+                "PENDING": [],
+                "SUCCEEDED": [{"Key": succeeded_key, "Size": succeeded.len()}],
+            },
+        })
+    );
+    let succeeded: Value = serde_json::from_slice(&succeeded).expect("a JSON array");
+    assert_eq!(succeeded.as_array().expect("array").len(), 2);
+    assert_eq!(succeeded[1]["Name"], "1");
+    assert_eq!(succeeded[1]["Output"], "{\"n\":1}");
+    assert_eq!(succeeded[1]["OutputDetails"], json!({"Included": true}));
+    assert_eq!(succeeded[1]["Status"], "SUCCEEDED");
+    assert_eq!(succeeded[0]["StartDate"], "2023-11-14T22:13:20.000Z");
+    let failed: Value = serde_json::from_slice(&failed).expect("a JSON array");
+    assert_eq!(failed[0]["Error"], "States.TaskFailed");
+    assert_eq!(failed[0]["RedriveStatus"], "REDRIVABLE_BY_MAP_RUN");
+    assert!(failed[0].get("Output").is_none());
+    // The bucket directory holds exactly these files: no staging file is left behind.
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.path().join("results/jobs").join(MAP_RUN_ID))
+            .expect("directory")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["FAILED_0.json", "SUCCEEDED_0.json", "manifest.json"]
+    );
+}
+
+#[tokio::test]
+async fn results_files_are_cut_at_the_size_limit() {
+    let (_dir, stores) = stores_with_bucket("results");
+    let one = serde_json::to_vec(&child(0, ExecutionStatus::Succeeded).to_json()).expect("json");
+    // Room for two results per file (brackets and a comma included), not three.
+    let limit = (2 * one.len() + 3) as u64 + 4;
+    let spec = writer_spec(None).with_file_size_bytes_max(limit);
+    let mut sink = stores
+        .result_writer(&spec, MAP_RUN_ARN)
+        .await
+        .expect("sink");
+    let children: Vec<_> = (0..5)
+        .map(|n| child(n, ExecutionStatus::Succeeded))
+        .collect();
+    sink.write(ChildStatus::Succeeded, children)
+        .await
+        .expect("write");
+    let output = sink.finish().await.expect("finish");
+    let manifest_key = output["ResultWriterDetails"]["Key"].as_str().expect("key");
+    let manifest: Value = serde_json::from_slice(
+        &stores
+            .get_object("results", manifest_key)
+            .await
+            .expect("manifest"),
+    )
+    .expect("json");
+    let files = manifest["ResultFiles"]["SUCCEEDED"]
+        .as_array()
+        .expect("files");
+    assert_eq!(files.len(), 3, "{manifest}");
+    let mut names = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let key = file["Key"].as_str().expect("key");
+        assert_eq!(key, format!("jobs/{MAP_RUN_ID}/SUCCEEDED_{index}.json"));
+        let bytes = stores.get_object("results", key).await.expect("file");
+        assert_eq!(file["Size"], bytes.len());
+        assert!(bytes.len() as u64 <= limit, "{} > {limit}", bytes.len());
+        let results: Value = serde_json::from_slice(&bytes).expect("each file is a JSON array");
+        names.extend(
+            results
+                .as_array()
+                .expect("array")
+                .iter()
+                .map(|r| r["Name"].clone()),
+        );
+    }
+    assert_eq!(
+        names,
+        vec![json!("0"), json!("1"), json!("2"), json!("3"), json!("4")]
+    );
+}
+
+#[tokio::test]
+async fn compact_and_flatten_jsonl_results() {
+    let (_dir, stores) = stores_with_bucket("results");
+    let spec = writer_spec(Some(
+        json!({"Transformation": "FLATTEN", "OutputType": "JSONL"}),
+    ));
+    let mut sink = stores
+        .result_writer(&spec, MAP_RUN_ARN)
+        .await
+        .expect("sink");
+    let mut listed = child(0, ExecutionStatus::Succeeded);
+    listed.output = Some("[1, 2]".into());
+    sink.write(
+        ChildStatus::Succeeded,
+        vec![listed, child(1, ExecutionStatus::Succeeded)],
+    )
+    .await
+    .expect("write");
+    sink.write(ChildStatus::Failed, vec![child(2, ExecutionStatus::Failed)])
+        .await
+        .expect("write");
+    sink.finish().await.expect("finish");
+    let succeeded = stores
+        .get_object("results", &format!("jobs/{MAP_RUN_ID}/SUCCEEDED_0.jsonl"))
+        .await
+        .expect("succeeded");
+    assert_eq!(
+        String::from_utf8(succeeded).expect("utf-8"),
+        "1\n2\n{\"n\":1}\n"
+    );
+    let failed = stores
+        .get_object("results", &format!("jobs/{MAP_RUN_ID}/FAILED_0.jsonl"))
+        .await
+        .expect("failed");
+    let failed: Value = serde_json::from_slice(failed.trim_ascii_end()).expect("one line");
+    assert_eq!(
+        failed["Status"], "FAILED",
+        "a failed child is written whole"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_results_bucket_fails_the_writer() {
+    let (_dir, stores) = stores_with_bucket("data");
+    let error = stores
+        .result_writer(&writer_spec(None), MAP_RUN_ARN)
+        .await
+        .expect_err("no bucket");
+    assert_eq!(error.error_name(), "States.ResultWriterFailed");
+    let (_dir, stores) = stores_with_bucket("results");
+    let error = stores
+        .result_writer(&writer_spec(None), "not-an-arn")
+        .await
+        .expect_err("bad arn");
+    assert!(matches!(error, ItemsError::InvalidMapRunArn { .. }));
+}
