@@ -35,6 +35,24 @@ impl Access {
     }
 }
 
+/// Which configuration object a field belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// An ItemReader's `ReaderConfig`.
+    ReaderConfig,
+    /// A ResultWriter's `WriterConfig`.
+    WriterConfig,
+}
+
+impl std::fmt::Display for ConfigKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConfigKind::ReaderConfig => "ReaderConfig",
+            ConfigKind::WriterConfig => "WriterConfig",
+        })
+    }
+}
+
 /// What is wrong with an S3 inventory manifest (`InputType: MANIFEST`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ManifestProblem {
@@ -88,10 +106,12 @@ pub enum ItemsError {
         field: &'static str,
     },
     /// The resource is neither S3 action this crate serves nor one an embedder registered.
-    #[error("no item source serves resource {resource:?}")]
+    #[error("no item source or result writer serves resource {resource:?}")]
     UnsupportedResource {
         /// The ItemReader's or ResultWriter's `Resource`.
         resource: String,
+        /// An ItemReader's (`Read`) or a ResultWriter's (`Write`).
+        access: Access,
     },
     /// An argument (`Parameters`/`Arguments`) is missing or has the wrong type.
     #[error("the {resource} argument {field} must be {expected}")]
@@ -102,13 +122,15 @@ pub enum ItemsError {
         field: &'static str,
         /// What it must be.
         expected: &'static str,
+        /// An ItemReader's (`Read`) or a ResultWriter's (`Write`).
+        access: Access,
     },
     /// A `ReaderConfig` or `WriterConfig` field is missing or has a value this crate does not
     /// know.
     #[error("{config}.{field} must be {expected}")]
     InvalidConfig {
         /// `ReaderConfig` or `WriterConfig`.
-        config: &'static str,
+        config: ConfigKind,
         /// The field.
         field: &'static str,
         /// What it must be.
@@ -328,17 +350,14 @@ impl ItemsError {
             ItemsError::RootNotADirectory { .. } | ItemsError::S3ConfigEmpty { .. } => RUNTIME,
             ItemsError::NoSuchBucket { access, .. }
             | ItemsError::NoSuchKey { access, .. }
-            | ItemsError::Store { access, .. } => access.error_name(),
-            ItemsError::InvalidConfig { config, .. } if *config == "WriterConfig" => {
-                RESULT_WRITER_FAILED
+            | ItemsError::Store { access, .. }
+            | ItemsError::UnsupportedResource { access, .. }
+            | ItemsError::InvalidArgument { access, .. } => access.error_name(),
+            ItemsError::InvalidConfig {
+                config: ConfigKind::WriterConfig,
+                ..
             }
-            ItemsError::InvalidMapRunArn { .. } => RESULT_WRITER_FAILED,
-            ItemsError::UnsupportedResource { resource }
-            | ItemsError::InvalidArgument { resource, .. }
-                if resource.ends_with(":s3:putObject") =>
-            {
-                RESULT_WRITER_FAILED
-            }
+            | ItemsError::InvalidMapRunArn { .. } => RESULT_WRITER_FAILED,
             _ => ITEM_READER_FAILED,
         }
     }
@@ -392,6 +411,7 @@ mod tests {
             resource: "arn:aws:states:::s3:putObject".into(),
             field: "Bucket",
             expected: "a string",
+            access: Access::Write,
         };
         assert_eq!(writer.error_name(), "States.ResultWriterFailed");
     }

@@ -26,11 +26,12 @@ pub mod spec;
 mod stores;
 mod writer;
 
-pub use error::{Access, ItemsError, ManifestProblem};
+pub use error::{Access, ConfigKind, ItemsError, ManifestProblem};
 pub use source::{ItemCursor, ItemSource};
 pub use spec::{
     CsvDelimiter, CsvHeaders, InputType, ItemReaderSpec, OutputType, ReaderTarget,
-    ResultWriterSpec, Transformation, S3_GET_OBJECT, S3_LIST_OBJECTS_V2, S3_PUT_OBJECT,
+    ResultWriterSpec, Transformation, WriterConfig, S3_GET_OBJECT, S3_LIST_OBJECTS_V2,
+    S3_PUT_OBJECT,
 };
 pub use stores::{ObjectStoreConfig, ObjectStores};
 pub use writer::{

@@ -78,6 +78,7 @@ impl ItemSource for ObjectStores {
             ReaderTarget::Other => {
                 return Err(ItemsError::UnsupportedResource {
                     resource: spec.resource().to_string(),
+                    access: Access::Read,
                 })
             }
         };

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ItemsError;
+use crate::error::{Access, ConfigKind, ItemsError};
 use crate::limits::{CSV_HEADER_SIZE_BYTES_MAX, MAX_ITEMS_MAX, RESULT_FILE_SIZE_BYTES_MAX};
 
 /// The ItemReader resource that reads one object's items.
@@ -127,7 +127,7 @@ impl ItemReaderSpec {
             Some(Value::Object(map)) => Some(map),
             Some(_) => {
                 return Err(ItemsError::InvalidConfig {
-                    config: "ReaderConfig",
+                    config: ConfigKind::ReaderConfig,
                     field: "ReaderConfig",
                     expected: "an object",
                 })
@@ -139,12 +139,13 @@ impl ItemReaderSpec {
         };
         let target = match s3_action(resource) {
             Some("getObject") => {
-                let args = arguments_of(resource, arguments)?;
-                let bucket = string_argument(resource, args, "Bucket")?;
-                let key = string_argument(resource, args, "Key")?;
-                let version_id = optional_string_argument(resource, args, "VersionId")?;
+                let args = arguments_of(resource, arguments, Access::Read)?;
+                let bucket = string_argument(resource, args, "Bucket", Access::Read)?;
+                let key = string_argument(resource, args, "Key", Access::Read)?;
+                let version_id =
+                    optional_string_argument(resource, args, "VersionId", Access::Read)?;
                 let config = config.ok_or(ItemsError::InvalidConfig {
-                    config: "ReaderConfig",
+                    config: ConfigKind::ReaderConfig,
                     field: "InputType",
                     expected: "given for s3:getObject",
                 })?;
@@ -156,10 +157,10 @@ impl ItemReaderSpec {
                 }
             }
             Some("listObjectsV2") => {
-                let args = arguments_of(resource, arguments)?;
-                let bucket = string_argument(resource, args, "Bucket")?;
-                let prefix =
-                    optional_string_argument(resource, args, "Prefix")?.unwrap_or_default();
+                let args = arguments_of(resource, arguments, Access::Read)?;
+                let bucket = string_argument(resource, args, "Bucket", Access::Read)?;
+                let prefix = optional_string_argument(resource, args, "Prefix", Access::Read)?
+                    .unwrap_or_default();
                 if let Some(config) = config {
                     if let Some(transformation) = config.get("Transformation") {
                         if transformation != "NONE" {
@@ -244,9 +245,84 @@ pub enum OutputType {
 pub struct ResultWriterSpec {
     bucket: String,
     prefix: String,
+    writer_config: WriterConfig,
+    file_size_bytes_max: u64,
+}
+
+/// A ResultWriter's `WriterConfig`: how each child's result is shaped. It applies to results
+/// written to S3 and, for a ResultWriter with only a `WriterConfig` (AWS's preview), to the
+/// Map state's output (`WriterConfig::records`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterConfig {
     transformation: Transformation,
     output_type: OutputType,
-    file_size_bytes_max: u64,
+}
+
+impl Default for WriterConfig {
+    /// `NONE` and `JSON`: AWS's defaults when results are written to S3.
+    fn default() -> Self {
+        WriterConfig {
+            transformation: Transformation::None,
+            output_type: OutputType::Json,
+        }
+    }
+}
+
+impl WriterConfig {
+    /// Checks a `WriterConfig` object (`Transformation`, `OutputType`); `None` gives the
+    /// defaults.
+    pub fn new(writer_config: Option<&Value>) -> Result<Self, ItemsError> {
+        let mut config = WriterConfig::default();
+        let fields = match writer_config {
+            None => return Ok(config),
+            Some(Value::Object(fields)) => fields,
+            Some(_) => {
+                return Err(ItemsError::InvalidConfig {
+                    config: ConfigKind::WriterConfig,
+                    field: "WriterConfig",
+                    expected: "an object",
+                })
+            }
+        };
+        if let Some(value) = fields.get("Transformation") {
+            config.transformation = match value.as_str() {
+                Some("NONE") => Transformation::None,
+                Some("COMPACT") => Transformation::Compact,
+                Some("FLATTEN") => Transformation::Flatten,
+                _ => {
+                    return Err(ItemsError::InvalidConfig {
+                        config: ConfigKind::WriterConfig,
+                        field: "Transformation",
+                        expected: "NONE, COMPACT or FLATTEN",
+                    })
+                }
+            };
+        }
+        if let Some(value) = fields.get("OutputType") {
+            config.output_type = match value.as_str() {
+                Some("JSON") => OutputType::Json,
+                Some("JSONL") => OutputType::Jsonl,
+                _ => {
+                    return Err(ItemsError::InvalidConfig {
+                        config: ConfigKind::WriterConfig,
+                        field: "OutputType",
+                        expected: "JSON or JSONL",
+                    })
+                }
+            };
+        }
+        Ok(config)
+    }
+
+    /// `Transformation`.
+    pub fn transformation(&self) -> Transformation {
+        self.transformation
+    }
+
+    /// `OutputType`.
+    pub fn output_type(&self) -> OutputType {
+        self.output_type
+    }
 }
 
 impl ResultWriterSpec {
@@ -261,57 +337,17 @@ impl ResultWriterSpec {
         if s3_action(resource) != Some("putObject") {
             return Err(ItemsError::UnsupportedResource {
                 resource: resource.to_string(),
+                access: Access::Write,
             });
         }
-        let args = arguments_of(resource, arguments)?;
-        let bucket = string_argument(resource, args, "Bucket")?;
-        let prefix = optional_string_argument(resource, args, "Prefix")?.unwrap_or_default();
-        let mut transformation = Transformation::None;
-        let mut output_type = OutputType::Json;
-        match writer_config {
-            None => {}
-            Some(Value::Object(config)) => {
-                if let Some(value) = config.get("Transformation") {
-                    transformation = match value.as_str() {
-                        Some("NONE") => Transformation::None,
-                        Some("COMPACT") => Transformation::Compact,
-                        Some("FLATTEN") => Transformation::Flatten,
-                        _ => {
-                            return Err(ItemsError::InvalidConfig {
-                                config: "WriterConfig",
-                                field: "Transformation",
-                                expected: "NONE, COMPACT or FLATTEN",
-                            })
-                        }
-                    };
-                }
-                if let Some(value) = config.get("OutputType") {
-                    output_type = match value.as_str() {
-                        Some("JSON") => OutputType::Json,
-                        Some("JSONL") => OutputType::Jsonl,
-                        _ => {
-                            return Err(ItemsError::InvalidConfig {
-                                config: "WriterConfig",
-                                field: "OutputType",
-                                expected: "JSON or JSONL",
-                            })
-                        }
-                    };
-                }
-            }
-            Some(_) => {
-                return Err(ItemsError::InvalidConfig {
-                    config: "WriterConfig",
-                    field: "WriterConfig",
-                    expected: "an object",
-                })
-            }
-        }
+        let args = arguments_of(resource, arguments, Access::Write)?;
+        let bucket = string_argument(resource, args, "Bucket", Access::Write)?;
+        let prefix =
+            optional_string_argument(resource, args, "Prefix", Access::Write)?.unwrap_or_default();
         Ok(ResultWriterSpec {
             bucket,
             prefix,
-            transformation,
-            output_type,
+            writer_config: WriterConfig::new(writer_config)?,
             file_size_bytes_max: RESULT_FILE_SIZE_BYTES_MAX,
         })
     }
@@ -334,14 +370,19 @@ impl ResultWriterSpec {
         &self.prefix
     }
 
+    /// The `WriterConfig`.
+    pub fn writer_config(&self) -> WriterConfig {
+        self.writer_config
+    }
+
     /// `WriterConfig.Transformation` (`None` by default).
     pub fn transformation(&self) -> Transformation {
-        self.transformation
+        self.writer_config.transformation()
     }
 
     /// `WriterConfig.OutputType` (`Json` by default).
     pub fn output_type(&self) -> OutputType {
-        self.output_type
+        self.writer_config.output_type()
     }
 
     /// Where results files are cut.
@@ -360,6 +401,7 @@ fn s3_action(resource: &str) -> Option<&str> {
 fn arguments_of<'a>(
     resource: &str,
     arguments: &'a Value,
+    access: Access,
 ) -> Result<&'a Map<String, Value>, ItemsError> {
     arguments
         .as_object()
@@ -367,6 +409,7 @@ fn arguments_of<'a>(
             resource: resource.to_string(),
             field: "Parameters",
             expected: "an object",
+            access,
         })
 }
 
@@ -374,11 +417,15 @@ fn string_argument(
     resource: &str,
     args: &Map<String, Value>,
     field: &'static str,
+    access: Access,
 ) -> Result<String, ItemsError> {
-    optional_string_argument(resource, args, field)?.ok_or_else(|| ItemsError::InvalidArgument {
-        resource: resource.to_string(),
-        field,
-        expected: "a string",
+    optional_string_argument(resource, args, field, access)?.ok_or_else(|| {
+        ItemsError::InvalidArgument {
+            resource: resource.to_string(),
+            field,
+            expected: "a string",
+            access,
+        }
     })
 }
 
@@ -386,6 +433,7 @@ fn optional_string_argument(
     resource: &str,
     args: &Map<String, Value>,
     field: &'static str,
+    access: Access,
 ) -> Result<Option<String>, ItemsError> {
     match args.get(field) {
         None | Some(Value::Null) => Ok(None),
@@ -394,6 +442,7 @@ fn optional_string_argument(
             resource: resource.to_string(),
             field,
             expected: "a string",
+            access,
         }),
     }
 }
@@ -410,7 +459,7 @@ fn max_items_of(value: &Value) -> Result<Option<u64>, ItemsError> {
         return Ok(None);
     }
     Err(ItemsError::InvalidConfig {
-        config: "ReaderConfig",
+        config: ConfigKind::ReaderConfig,
         field: "MaxItems",
         expected: "a non-negative integer",
     })
@@ -425,7 +474,7 @@ fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
                 Some(Value::String(p)) if p.is_empty() || p.starts_with('/') => Some(p.clone()),
                 Some(_) => {
                     return Err(ItemsError::InvalidConfig {
-                        config: "ReaderConfig",
+                        config: ConfigKind::ReaderConfig,
                         field: "ItemsPointer",
                         expected: "a JSON Pointer (empty or starting with '/')",
                     })
@@ -441,7 +490,7 @@ fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
                 feature: "ReaderConfig.ManifestType ATHENA_DATA",
             }),
             Some(_) => Err(ItemsError::InvalidConfig {
-                config: "ReaderConfig",
+                config: ConfigKind::ReaderConfig,
                 field: "ManifestType",
                 expected: "S3_INVENTORY or ATHENA_DATA",
             }),
@@ -450,7 +499,7 @@ fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
             feature: "ReaderConfig.InputType PARQUET",
         }),
         _ => Err(ItemsError::InvalidConfig {
-            config: "ReaderConfig",
+            config: ConfigKind::ReaderConfig,
             field: "InputType",
             expected: "one of CSV, JSON, JSONL, MANIFEST, PARQUET",
         }),
@@ -467,7 +516,7 @@ fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> 
         Some("TAB") => CsvDelimiter::Tab,
         _ => {
             return Err(ItemsError::InvalidConfig {
-                config: "ReaderConfig",
+                config: ConfigKind::ReaderConfig,
                 field: "CSVDelimiter",
                 expected: "one of COMMA, PIPE, SEMICOLON, SPACE, TAB",
             })
@@ -479,7 +528,7 @@ fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> 
         Some("GIVEN") => {
             let given = config.get("CSVHeaders").and_then(Value::as_array).ok_or(
                 ItemsError::InvalidConfig {
-                    config: "ReaderConfig",
+                    config: ConfigKind::ReaderConfig,
                     field: "CSVHeaders",
                     expected: "an array of strings with CSVHeaderLocation GIVEN",
                 },
@@ -487,7 +536,7 @@ fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> 
             let mut headers = Vec::with_capacity(given.len());
             for header in given {
                 let header = header.as_str().ok_or(ItemsError::InvalidConfig {
-                    config: "ReaderConfig",
+                    config: ConfigKind::ReaderConfig,
                     field: "CSVHeaders",
                     expected: "an array of strings",
                 })?;
@@ -498,7 +547,7 @@ fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> 
         }
         _ => {
             return Err(ItemsError::InvalidConfig {
-                config: "ReaderConfig",
+                config: ConfigKind::ReaderConfig,
                 field: "CSVHeaderLocation",
                 expected: "FIRST_ROW or GIVEN",
             })

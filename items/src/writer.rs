@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use crate::error::{Access, ItemsError};
 use crate::limits::{RESULT_PARTS_IN_FLIGHT_MAX, RESULT_PART_SIZE_BYTES};
-use crate::spec::{OutputType, ResultWriterSpec, Transformation};
+use crate::spec::{OutputType, ResultWriterSpec, Transformation, WriterConfig};
 use crate::stores::{parse_key, store_error, ObjectStores};
 
 /// A results file's class: which file a child's result goes to.
@@ -197,6 +197,29 @@ fn date(ms: u64) -> String {
         .to_string()
 }
 
+impl WriterConfig {
+    /// What one child's result becomes under this configuration: its record
+    /// (`Transformation: NONE`), its output (`COMPACT`), or its output's elements when that is
+    /// an array (`FLATTEN`). A failed or pending child's result is its whole record whatever
+    /// the transformation, as AWS writes it.
+    pub fn records(&self, status: ChildStatus, result: &ChildResult) -> Vec<Value> {
+        let transformation = self.transformation();
+        if status != ChildStatus::Succeeded || transformation == Transformation::None {
+            return vec![result.to_json()];
+        }
+        let output = match &result.output {
+            None => Value::Null,
+            Some(text) => {
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+            }
+        };
+        match (transformation, output) {
+            (Transformation::Flatten, Value::Array(items)) => items,
+            (_, output) => vec![output],
+        }
+    }
+}
+
 /// One results file written so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultFile {
@@ -281,7 +304,7 @@ impl ResultSink {
         results: Vec<ChildResult>,
     ) -> Result<(), ItemsError> {
         for result in results {
-            for record in self.records(status, &result) {
+            for record in self.spec.writer_config().records(status, &result) {
                 let bytes = serde_json::to_vec(&record).expect("a JSON value serializes");
                 self.append(status, &bytes).await?;
             }
@@ -339,25 +362,6 @@ impl ResultSink {
     /// The files completed so far of a class.
     pub fn files(&self, status: ChildStatus) -> &[ResultFile] {
         &self.classes[status.slot()].done
-    }
-
-    /// What one result becomes in a file under the spec's transformation. A failed or
-    /// pending child's result is written whole whatever the transformation (as AWS does).
-    fn records(&self, status: ChildStatus, result: &ChildResult) -> Vec<Value> {
-        let transformation = self.spec.transformation();
-        if status != ChildStatus::Succeeded || transformation == Transformation::None {
-            return vec![result.to_json()];
-        }
-        let output = match &result.output {
-            None => Value::Null,
-            Some(text) => {
-                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-            }
-        };
-        match (transformation, output) {
-            (Transformation::Flatten, Value::Array(items)) => items,
-            (_, output) => vec![output],
-        }
     }
 
     async fn append(&mut self, status: ChildStatus, record: &[u8]) -> Result<(), ItemsError> {
@@ -457,5 +461,84 @@ impl ResultSink {
             size_bytes: open.size_bytes,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn succeeded(output: &str) -> ChildResult {
+        ChildResult {
+            execution_arn: "arn:aws:states:us-east-1:1:execution:m/l:a".into(),
+            name: "a".into(),
+            state_machine_arn: "arn:aws:states:us-east-1:1:stateMachine:m/l".into(),
+            status: ExecutionStatus::Succeeded,
+            input: "{}".into(),
+            output: Some(output.into()),
+            error: None,
+            cause: None,
+            start_date_ms: 0,
+            stop_date_ms: Some(1_500),
+            redrive_count: 0,
+            redrive_status: RedriveStatus::NotRedrivable,
+            redrive_status_reason: Some("Execution is SUCCEEDED and cannot be redriven".into()),
+        }
+    }
+
+    #[test]
+    fn a_record_has_aws_fields_in_order_and_dates_in_milliseconds() {
+        let record = succeeded("[1]").to_json();
+        let fields: Vec<&str> = record
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "ExecutionArn",
+                "Input",
+                "InputDetails",
+                "Name",
+                "Output",
+                "OutputDetails",
+                "RedriveCount",
+                "RedriveStatus",
+                "RedriveStatusReason",
+                "StartDate",
+                "StateMachineArn",
+                "Status",
+                "StopDate"
+            ]
+        );
+        assert_eq!(record["StartDate"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(record["StopDate"], "1970-01-01T00:00:01.500Z");
+    }
+
+    #[test]
+    fn transformations_shape_succeeded_results_only() {
+        let config =
+            |t: &str| WriterConfig::new(Some(&json!({"Transformation": t}))).expect("valid");
+        let result = succeeded("[1, [2]]");
+        assert_eq!(
+            config("NONE").records(ChildStatus::Succeeded, &result),
+            vec![result.to_json()]
+        );
+        assert_eq!(
+            config("COMPACT").records(ChildStatus::Succeeded, &result),
+            vec![json!([1, [2]])]
+        );
+        assert_eq!(
+            config("FLATTEN").records(ChildStatus::Succeeded, &result),
+            vec![json!(1), json!([2])]
+        );
+        assert_eq!(
+            config("FLATTEN").records(ChildStatus::Failed, &result),
+            vec![result.to_json()]
+        );
+        let bad = WriterConfig::new(Some(&json!({"OutputType": "CSV"}))).expect_err("bad");
+        assert_eq!(bad.error_name(), "States.ResultWriterFailed");
     }
 }
