@@ -41,7 +41,7 @@ pub trait ItemSource: Send + Sync {
 #[async_trait]
 pub trait ItemCursor: Send {
     /// The next items in order, at most `max`; empty = no more. CSV rows are objects of
-    /// strings; listObjectsV2 entries are `{Etag, Key, LastModified, Size, StorageClass}`;
+    /// strings; listObjectsV2 entries are `{Etag, LastModified, Key, Size, StorageClass}`;
     /// S3 inventory rows are objects keyed by the inventory's `fileSchema`.
     async fn next_slice(&mut self, max: usize) -> Result<Vec<Value>, ItemsError>;
 
@@ -311,13 +311,14 @@ impl ItemStream for ListStream {
             Some(tag) => format!("\"{tag}\""),
             None => String::new(),
         };
+        // The field order of AWS's recorded answers.
         let mut item = serde_json::Map::new();
         item.insert("Etag".into(), Value::String(etag));
-        item.insert("Key".into(), Value::String(meta.location.to_string()));
         item.insert(
             "LastModified".into(),
             Value::from(meta.last_modified.timestamp()),
         );
+        item.insert("Key".into(), Value::String(meta.location.to_string()));
         item.insert("Size".into(), Value::from(meta.size));
         item.insert("StorageClass".into(), Value::String("STANDARD".into()));
         Ok(Some(Value::Object(item)))

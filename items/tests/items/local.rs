@@ -184,7 +184,7 @@ async fn list_objects_v2_gives_each_object_as_aws_does() {
             .collect();
         assert_eq!(
             fields,
-            ["Etag", "Key", "LastModified", "Size", "StorageClass"]
+            ["Etag", "LastModified", "Key", "Size", "StorageClass"]
         );
         assert_eq!(item["Size"], 12);
         assert_eq!(item["StorageClass"], "STANDARD");
