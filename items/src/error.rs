@@ -201,6 +201,17 @@ pub enum ItemsError {
         #[source]
         source: Box<object_store::Error>,
     },
+    /// The object is not the one a resuming Map Run read: its ETag changed, so item indexes
+    /// no longer name the same items.
+    #[error("object {key:?} in bucket {bucket:?} changed since the Map Run began (ETag {etag} expected)")]
+    ObjectChanged {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The ETag expected.
+        etag: String,
+    },
     /// A JSON item file's top level is not an array.
     #[error("object {key:?} in bucket {bucket:?} is not a JSON array")]
     NotAnArray {

@@ -21,7 +21,7 @@ use crate::decode::{Csv, Decoder, JsonArray, JsonLines, Location, Step};
 use crate::error::{Access, ItemsError, ManifestProblem};
 use crate::limits::GZIP_STEP_SIZE_BYTES_MAX;
 use crate::spec::{CsvHeaders, InputType, ItemReaderSpec, ReaderTarget};
-use crate::stores::{Chunks, Listing, ObjectStores};
+use crate::stores::{Chunks, Listing, ObjectStores, Pin};
 
 /// Where a Map Run's items come from. `ObjectStores` implements it for the S3 resources; an
 /// embedder may implement it for a resource of its own (the engine keeps a map
@@ -49,6 +49,13 @@ pub trait ItemCursor: Send {
     fn held_bytes(&self) -> usize {
         0
     }
+
+    /// The ETag of the object read (`s3:getObject`; for MANIFEST, the manifest's), to pin
+    /// with `ItemReaderSpec::with_expected_etag` when the Map Run resumes; `None` for a
+    /// listing or a source without one.
+    fn object_etag(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// One item at a time; the cursors below build on it.
@@ -56,6 +63,7 @@ pub trait ItemCursor: Send {
 trait ItemStream: Send {
     async fn next_item(&mut self) -> Result<Option<Value>, ItemsError>;
     fn held_bytes(&self) -> usize;
+    fn object_etag(&self) -> Option<&str>;
 }
 
 #[async_trait]
@@ -71,7 +79,13 @@ impl ItemSource for ObjectStores {
                 key,
                 version_id,
                 input_type,
-            } => open_object(self, bucket, key, version_id.as_deref(), input_type).await?,
+            } => {
+                let pin = Pin {
+                    version_id: version_id.as_deref(),
+                    etag: spec.expected_etag(),
+                };
+                open_object(self, bucket, key, pin, input_type).await?
+            }
             ReaderTarget::List { bucket, prefix } => Box::new(ListStream {
                 listing: self.list(bucket, prefix)?,
             }),
@@ -130,13 +144,17 @@ impl ItemCursor for Limited {
     fn held_bytes(&self) -> usize {
         self.stream.held_bytes()
     }
+
+    fn object_etag(&self) -> Option<&str> {
+        self.stream.object_etag()
+    }
 }
 
 async fn open_object(
     stores: &ObjectStores,
     bucket: &str,
     key: &str,
-    version_id: Option<&str>,
+    pin: Pin<'_>,
     input_type: &InputType,
 ) -> Result<Box<dyn ItemStream>, ItemsError> {
     let location = Location {
@@ -147,9 +165,7 @@ async fn open_object(
         InputType::Json {
             items_pointer: Some(pointer),
         } => {
-            let bytes = stores
-                .read_whole(bucket, key, version_id, Access::Read)
-                .await?;
+            let (bytes, etag) = stores.read_whole(bucket, key, pin, Access::Read).await?;
             let document: Value =
                 serde_json::from_slice(&bytes).map_err(|source| ItemsError::BadJson {
                     bucket: bucket.to_string(),
@@ -162,6 +178,7 @@ async fn open_object(
             match document.pointer_mut(pointer).map(Value::take) {
                 Some(Value::Array(items)) => Box::new(VecStream {
                     items: items.into_iter(),
+                    etag,
                 }),
                 _ => {
                     return Err(ItemsError::NotAnArray {
@@ -174,15 +191,15 @@ async fn open_object(
         InputType::Json {
             items_pointer: None,
         } => {
-            let chunks = stores.chunks(bucket, key, version_id, Access::Read).await?;
+            let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
             Box::new(ObjectStream::new(chunks, JsonArray::new(location), false))
         }
         InputType::Jsonl => {
-            let chunks = stores.chunks(bucket, key, version_id, Access::Read).await?;
+            let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
             Box::new(ObjectStream::new(chunks, JsonLines::new(location), false))
         }
         InputType::Csv { headers, delimiter } => {
-            let chunks = stores.chunks(bucket, key, version_id, Access::Read).await?;
+            let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
             let given = match headers {
                 CsvHeaders::FirstRow => None,
                 CsvHeaders::Given(given) => Some(given.clone()),
@@ -194,10 +211,14 @@ async fn open_object(
             ))
         }
         InputType::Manifest => {
-            let manifest = stores
-                .read_whole(bucket, key, version_id, Access::Read)
-                .await?;
-            Box::new(ManifestStream::new(stores.clone(), bucket, key, &manifest)?)
+            let (manifest, etag) = stores.read_whole(bucket, key, pin, Access::Read).await?;
+            Box::new(ManifestStream::new(
+                stores.clone(),
+                bucket,
+                key,
+                &manifest,
+                etag,
+            )?)
         }
     })
 }
@@ -277,11 +298,16 @@ impl<D: Decoder> ItemStream for ObjectStream<D> {
     fn held_bytes(&self) -> usize {
         self.decoder.held_bytes()
     }
+
+    fn object_etag(&self) -> Option<&str> {
+        self.chunks.etag.as_deref()
+    }
 }
 
 /// Items already in memory (a JSON file read whole for its `ItemsPointer`).
 struct VecStream {
     items: std::vec::IntoIter<Value>,
+    etag: Option<String>,
 }
 
 #[async_trait]
@@ -292,6 +318,10 @@ impl ItemStream for VecStream {
 
     fn held_bytes(&self) -> usize {
         0 // bounded by WHOLE_OBJECT_SIZE_BYTES_MAX when read
+    }
+
+    fn object_etag(&self) -> Option<&str> {
+        self.etag.as_deref()
     }
 }
 
@@ -327,6 +357,10 @@ impl ItemStream for ListStream {
     fn held_bytes(&self) -> usize {
         0
     }
+
+    fn object_etag(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// `InputType: MANIFEST` (S3 inventory): the rows of the CSV files the manifest lists, in
@@ -338,6 +372,7 @@ struct ManifestStream {
     files: VecDeque<String>,
     schema: Vec<String>,
     current: Option<ObjectStream<Csv>>,
+    manifest_etag: Option<String>,
 }
 
 impl ManifestStream {
@@ -346,6 +381,7 @@ impl ManifestStream {
         bucket: &str,
         key: &str,
         manifest: &[u8],
+        manifest_etag: Option<String>,
     ) -> Result<Self, ItemsError> {
         let bad = |problem| ItemsError::BadManifest {
             bucket: bucket.to_string(),
@@ -415,6 +451,7 @@ impl ManifestStream {
             files: keys,
             schema,
             current: None,
+            manifest_etag,
         })
     }
 }
@@ -434,7 +471,7 @@ impl ItemStream for ManifestStream {
             };
             let chunks = self
                 .stores
-                .chunks(&self.bucket, &key, None, Access::Read)
+                .chunks(&self.bucket, &key, Pin::default(), Access::Read)
                 .await?;
             let location = Location {
                 bucket: self.bucket.clone(),
@@ -447,5 +484,9 @@ impl ItemStream for ManifestStream {
 
     fn held_bytes(&self) -> usize {
         self.current.as_ref().map_or(0, ItemStream::held_bytes)
+    }
+
+    fn object_etag(&self) -> Option<&str> {
+        self.manifest_etag.as_deref()
     }
 }

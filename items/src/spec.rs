@@ -111,6 +111,7 @@ pub struct ItemReaderSpec {
     reader_config: Option<Value>,
     target: ReaderTarget,
     max_items: Option<u64>,
+    expected_etag: Option<String>,
 }
 
 impl ItemReaderSpec {
@@ -180,6 +181,7 @@ impl ItemReaderSpec {
             reader_config: reader_config.cloned(),
             target,
             max_items,
+            expected_etag: None,
         })
     }
 
@@ -188,6 +190,20 @@ impl ItemReaderSpec {
     pub fn with_max_items(mut self, max_items: Option<u64>) -> Self {
         self.max_items = max_items;
         self
+    }
+
+    /// Pins the object read (`s3:getObject`; for MANIFEST, the manifest) to the ETag a
+    /// cursor reported when the Map Run began (`ItemCursor::object_etag`): a Map Run that
+    /// resumes at an item index then fails with `ObjectChanged` instead of reading other items
+    /// under the same indexes.
+    pub fn with_expected_etag(mut self, etag: Option<String>) -> Self {
+        self.expected_etag = etag;
+        self
+    }
+
+    /// The ETag the object must have (`with_expected_etag`).
+    pub fn expected_etag(&self) -> Option<&str> {
+        self.expected_etag.as_deref()
     }
 
     /// The resource as written.

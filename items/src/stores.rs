@@ -125,7 +125,10 @@ impl ObjectStores {
 
     /// Reads object `key` of `bucket` whole; at most `WHOLE_OBJECT_SIZE_BYTES_MAX` bytes.
     pub async fn get_object(&self, bucket: &str, key: &str) -> Result<Vec<u8>, ItemsError> {
-        self.read_whole(bucket, key, None, Access::Read).await
+        let (bytes, _etag) = self
+            .read_whole(bucket, key, Pin::default(), Access::Read)
+            .await?;
+        Ok(bytes)
     }
 
     /// The client of `bucket`, made on first use. A local bucket must be an existing
@@ -177,30 +180,41 @@ impl ObjectStores {
         Ok(store)
     }
 
-    /// The bytes of object `key`, as they stream in.
+    /// The bytes of object `key`, as they stream in. `pin` names the version read and, for a
+    /// Map Run that resumes, the ETag the object must still have.
     pub(crate) async fn chunks(
         &self,
         bucket: &str,
         key: &str,
-        version_id: Option<&str>,
+        pin: Pin<'_>,
         access: Access,
     ) -> Result<Chunks, ItemsError> {
         let store = self.bucket(bucket, access)?;
         let path = parse_key(bucket, key)?;
-        if version_id.is_some() && matches!(self.inner.config, ObjectStoreConfig::Local { .. }) {
+        if pin.version_id.is_some() && matches!(self.inner.config, ObjectStoreConfig::Local { .. })
+        {
             return Err(ItemsError::Unsupported {
                 feature: "VersionId on a local bucket",
             });
         }
         let options = GetOptions {
-            version: version_id.map(str::to_string),
+            version: pin.version_id.map(str::to_string),
+            if_match: pin.etag.map(str::to_string),
             ..GetOptions::default()
         };
-        let result = store
-            .get_opts(&path, options)
-            .await
-            .map_err(|e| store_error(e, bucket, key, "get", access))?;
+        let result = match store.get_opts(&path, options).await {
+            Ok(result) => result,
+            Err(object_store::Error::Precondition { .. }) => {
+                return Err(ItemsError::ObjectChanged {
+                    bucket: bucket.to_string(),
+                    key: key.to_string(),
+                    etag: pin.etag.unwrap_or_default().to_string(),
+                })
+            }
+            Err(e) => return Err(store_error(e, bucket, key, "get", access)),
+        };
         Ok(Chunks {
+            etag: result.meta.e_tag.clone(),
             stream: result.into_stream(),
             bucket: bucket.to_string(),
             key: key.to_string(),
@@ -208,15 +222,16 @@ impl ObjectStores {
         })
     }
 
-    /// Reads object `key` whole, refusing one larger than `WHOLE_OBJECT_SIZE_BYTES_MAX`.
+    /// Reads object `key` whole, refusing one larger than `WHOLE_OBJECT_SIZE_BYTES_MAX`;
+    /// answers its bytes and its ETag.
     pub(crate) async fn read_whole(
         &self,
         bucket: &str,
         key: &str,
-        version_id: Option<&str>,
+        pin: Pin<'_>,
         access: Access,
-    ) -> Result<Vec<u8>, ItemsError> {
-        let mut chunks = self.chunks(bucket, key, version_id, access).await?;
+    ) -> Result<(Vec<u8>, Option<String>), ItemsError> {
+        let mut chunks = self.chunks(bucket, key, pin, access).await?;
         let mut bytes = Vec::new();
         while let Some(chunk) = chunks.next().await? {
             if bytes.len() + chunk.len() > WHOLE_OBJECT_SIZE_BYTES_MAX {
@@ -229,7 +244,7 @@ impl ObjectStores {
             }
             bytes.extend_from_slice(&chunk);
         }
-        Ok(bytes)
+        Ok((bytes, chunks.etag))
     }
 
     /// The objects of `bucket` whose keys start with `prefix`, in key order.
@@ -262,8 +277,17 @@ impl ObjectStores {
     }
 }
 
+/// Which state of an object to read: a version (S3), and the ETag it must have.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Pin<'a> {
+    pub(crate) version_id: Option<&'a str>,
+    pub(crate) etag: Option<&'a str>,
+}
+
 /// An object's bytes as they stream in.
 pub(crate) struct Chunks {
+    /// The object's ETag, as the store gave it.
+    pub(crate) etag: Option<String>,
     stream: BoxStream<'static, object_store::Result<Bytes>>,
     bucket: String,
     key: String,

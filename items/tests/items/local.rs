@@ -489,3 +489,98 @@ async fn a_missing_results_bucket_fails_the_writer() {
         .expect_err("bad arn");
     assert!(matches!(error, ItemsError::InvalidMapRunArn { .. }));
 }
+
+/// A sink given up midway (as a crash would leave it) and a second one for the same Map Run:
+/// the second writes the whole layout under the same keys, and what the first left behind
+/// (an unfinished upload's staging file) is not listed as an object.
+#[tokio::test]
+async fn results_written_again_after_an_unfinished_sink_replace_it() {
+    let (dir, stores) = stores_with_bucket("results");
+    let mut first = stores
+        .result_writer(&writer_spec(None), MAP_RUN_ARN)
+        .await
+        .expect("sink");
+    first
+        .write(
+            ChildStatus::Succeeded,
+            vec![child(0, ExecutionStatus::Succeeded)],
+        )
+        .await
+        .expect("write");
+    drop(first);
+    let staging: Vec<String> = std::fs::read_dir(dir.path().join("results/jobs").join(MAP_RUN_ID))
+        .expect("directory")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    assert!(
+        staging.iter().all(|name| name.contains('#')) && !staging.is_empty(),
+        "the unfinished upload left only its staging file: {staging:?}"
+    );
+    let mut second = stores
+        .result_writer(&writer_spec(None), MAP_RUN_ARN)
+        .await
+        .expect("sink");
+    let children: Vec<_> = (0..3)
+        .map(|n| child(n, ExecutionStatus::Succeeded))
+        .collect();
+    second
+        .write(ChildStatus::Succeeded, children)
+        .await
+        .expect("write");
+    second.finish().await.expect("finish");
+    let list = ItemReaderSpec::new(S3_LIST_OBJECTS_V2, &json!({"Bucket": "results"}), None)
+        .expect("valid");
+    let listed = read_all(&stores, &list, 0, 10).await.expect("list");
+    let keys: Vec<&str> = listed
+        .iter()
+        .map(|i| i["Key"].as_str().expect("Key"))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            format!("jobs/{MAP_RUN_ID}/SUCCEEDED_0.json"),
+            format!("jobs/{MAP_RUN_ID}/manifest.json")
+        ]
+    );
+    let results: Value = serde_json::from_slice(
+        &stores
+            .get_object("results", &format!("jobs/{MAP_RUN_ID}/SUCCEEDED_0.json"))
+            .await
+            .expect("file"),
+    )
+    .expect("json");
+    assert_eq!(results.as_array().map(Vec::len), Some(3));
+}
+
+/// A Map Run pins the object it began reading to its ETag: resuming over the same object
+/// works, resuming over a changed one fails instead of reading other items under the same
+/// indexes.
+#[tokio::test]
+async fn a_resumed_reader_pinned_to_an_etag_refuses_a_changed_object() {
+    let (_dir, stores) = stores_with_bucket("data");
+    stores
+        .put_object("data", "a.jsonl", b"1\n2\n3\n".to_vec())
+        .await
+        .expect("put");
+    let spec = get_object("a.jsonl", json!({"InputType": "JSONL"}));
+    let cursor = stores.open(&spec, 0).await.expect("open");
+    let etag = cursor.object_etag().map(str::to_string);
+    assert!(etag.is_some(), "a local object has an ETag");
+    let pinned = spec.with_expected_etag(etag);
+    assert_eq!(
+        read_all(&stores, &pinned, 1, 10)
+            .await
+            .expect("same object"),
+        vec![json!(2), json!(3)]
+    );
+    // A different size, so the local ETag (inode, mtime, size) differs whatever the clock.
+    stores
+        .put_object("data", "a.jsonl", b"10\n20\n30\n40\n".to_vec())
+        .await
+        .expect("put");
+    let error = read_all(&stores, &pinned, 1, 10)
+        .await
+        .expect_err("changed");
+    assert!(matches!(error, ItemsError::ObjectChanged { .. }), "{error}");
+    assert_eq!(error.error_name(), "States.ItemReaderFailed");
+}

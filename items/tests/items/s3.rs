@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use statelog_items::{
-    ChildStatus, ExecutionStatus, ItemReaderSpec, ItemsError, ObjectStoreConfig, ObjectStores,
-    ResultWriterSpec, S3_GET_OBJECT, S3_LIST_OBJECTS_V2, S3_PUT_OBJECT,
+    ChildStatus, ExecutionStatus, ItemReaderSpec, ItemSource, ItemsError, ObjectStoreConfig,
+    ObjectStores, ResultWriterSpec, S3_GET_OBJECT, S3_LIST_OBJECTS_V2, S3_PUT_OBJECT,
 };
 
 use crate::common::{child, read_all, MAP_RUN_ARN, MAP_RUN_ID};
@@ -167,6 +167,30 @@ async fn items_and_results_over_moto_s3() {
         read_all(&stores, &csv, 0, 10).await.expect("csv"),
         vec![json!({"a": "1", "b": "2"}), json!({"a": "3", "b": "4"})]
     );
+    // Pinned to its ETag, the object reads while unchanged and is refused once replaced.
+    let etag = stores
+        .open(&csv, 0)
+        .await
+        .expect("open")
+        .object_etag()
+        .map(str::to_string);
+    let pinned = csv.clone().with_expected_etag(etag);
+    assert_eq!(
+        read_all(&stores, &pinned, 1, 10).await.expect("same").len(),
+        1
+    );
+    stores
+        .put_object("data", "in/rows.csv", b"5\t6\n".to_vec())
+        .await
+        .expect("put");
+    let error = read_all(&stores, &pinned, 1, 10)
+        .await
+        .expect_err("changed");
+    assert!(matches!(error, ItemsError::ObjectChanged { .. }), "{error}");
+    stores
+        .put_object("data", "in/rows.csv", b"1\t2\n3\t4\n".to_vec())
+        .await
+        .expect("put");
     let missing = ItemReaderSpec::new(
         S3_GET_OBJECT,
         &json!({"Bucket": "data", "Key": "in/none.json"}),
