@@ -5,7 +5,7 @@
 //! - `ItemReaderSpec` + `ItemSource::open` -> an `ItemCursor` that reads items in slices:
 //!   `s3:getObject` with `InputType` JSON, JSONL, CSV (FIRST_ROW or GIVEN headers, the five
 //!   delimiters) or MANIFEST (an S3 inventory), and `s3:listObjectsV2`. An embedder may
-//!   implement `ItemSource` for a resource of its own.
+//!   implement `ItemSource` for a resource of its own and register it in `ItemSources`.
 //! - `ResultWriterSpec` + `ObjectStores::result_writer` -> a `ResultSink` that writes AWS's
 //!   layout (`SUCCEEDED_0.json`, ..., `manifest.json`).
 //! - `ItemsError`, whose `error_name` is the AWS error the Map state fails with.
@@ -27,7 +27,7 @@ mod stores;
 mod writer;
 
 pub use error::{Access, ConfigKind, ItemsError, ManifestProblem};
-pub use source::{ItemCursor, ItemSource};
+pub use source::{ItemCursor, ItemSource, ItemSources};
 pub use spec::{
     CsvDelimiter, CsvHeaders, InputType, ItemReaderSpec, OutputType, ReaderTarget,
     ResultWriterSpec, Transformation, WriterConfig, S3_GET_OBJECT, S3_LIST_OBJECTS_V2,

@@ -40,7 +40,8 @@ pub trait ItemSource: Send + Sync {
 /// A Map Run's items, read in slices.
 #[async_trait]
 pub trait ItemCursor: Send {
-    /// The next items in order, at most `max`; empty = no more. CSV rows are objects of
+    /// The next items in order, at most `max` (at least 1: asking for 0 answers an empty
+    /// slice, which reads as the end); empty = no more. CSV rows are objects of
     /// strings; listObjectsV2 entries are `{Etag, LastModified, Key, Size, StorageClass}`;
     /// S3 inventory rows are objects keyed by the inventory's `fileSchema`.
     async fn next_slice(&mut self, max: usize) -> Result<Vec<Value>, ItemsError>;
@@ -110,6 +111,58 @@ impl ItemSource for ObjectStores {
     }
 }
 
+/// The item sources of an engine: `ObjectStores` for the S3 resources, and those an embedder
+/// registered for resources of its own (which take precedence). Cheap to clone.
+#[derive(Clone)]
+pub struct ItemSources {
+    stores: ObjectStores,
+    registered: std::collections::HashMap<String, std::sync::Arc<dyn ItemSource>>,
+}
+
+impl std::fmt::Debug for ItemSources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemSources")
+            .field("stores", &self.stores)
+            .field("registered", &self.registered.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl ItemSources {
+    /// The S3 resources over `stores`, nothing registered.
+    pub fn new(stores: ObjectStores) -> Self {
+        ItemSources {
+            stores,
+            registered: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Serves `resource` (an ItemReader's `Resource`, exactly as written) with `source`,
+    /// replacing what served it before.
+    pub fn register(&mut self, resource: &str, source: std::sync::Arc<dyn ItemSource>) {
+        self.registered.insert(resource.to_string(), source);
+    }
+
+    /// The object stores (for result writers).
+    pub fn stores(&self) -> &ObjectStores {
+        &self.stores
+    }
+}
+
+#[async_trait]
+impl ItemSource for ItemSources {
+    async fn open(
+        &self,
+        spec: &ItemReaderSpec,
+        from: u64,
+    ) -> Result<Box<dyn ItemCursor>, ItemsError> {
+        match self.registered.get(spec.resource()) {
+            Some(source) => source.open(spec, from).await,
+            None => self.stores.open(spec, from).await,
+        }
+    }
+}
+
 /// A stream cut at MaxItems.
 struct Limited {
     stream: Box<dyn ItemStream>,
@@ -120,6 +173,7 @@ struct Limited {
 #[async_trait]
 impl ItemCursor for Limited {
     async fn next_slice(&mut self, max: usize) -> Result<Vec<Value>, ItemsError> {
+        debug_assert!(max > 0, "a slice of 0 items reads as the end of the items");
         let mut want = max;
         if let Some(remaining) = self.remaining {
             want = want.min(usize::try_from(remaining).unwrap_or(usize::MAX));

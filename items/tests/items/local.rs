@@ -584,3 +584,63 @@ async fn a_resumed_reader_pinned_to_an_etag_refuses_a_changed_object() {
     assert!(matches!(error, ItemsError::ObjectChanged { .. }), "{error}");
     assert_eq!(error.error_name(), "States.ItemReaderFailed");
 }
+
+/// An embedder's item source for a resource of its own, registered beside the S3 ones.
+struct Numbers;
+
+#[async_trait::async_trait]
+impl statelog_items::ItemSource for Numbers {
+    async fn open(
+        &self,
+        spec: &ItemReaderSpec,
+        from: u64,
+    ) -> Result<Box<dyn statelog_items::ItemCursor>, ItemsError> {
+        let count = spec.arguments()["Count"].as_u64().unwrap_or(0);
+        Ok(Box::new(NumberCursor { next: from, count }))
+    }
+}
+
+struct NumberCursor {
+    next: u64,
+    count: u64,
+}
+
+#[async_trait::async_trait]
+impl statelog_items::ItemCursor for NumberCursor {
+    async fn next_slice(&mut self, max: usize) -> Result<Vec<Value>, ItemsError> {
+        let end = self.count.min(self.next + max as u64);
+        let slice = (self.next..end).map(Value::from).collect();
+        self.next = end;
+        Ok(slice)
+    }
+}
+
+#[tokio::test]
+async fn an_embedders_source_serves_its_resource_beside_the_s3_ones() {
+    let (_dir, stores) = stores_with_bucket("data");
+    stores
+        .put_object("data", "a.json", b"[\"s3\"]".to_vec())
+        .await
+        .expect("put");
+    let mut sources = statelog_items::ItemSources::new(stores.clone());
+    sources.register("arn:aws:states:::my:numbers", std::sync::Arc::new(Numbers));
+    let numbers = ItemReaderSpec::new("arn:aws:states:::my:numbers", &json!({"Count": 5}), None)
+        .expect("kept for the embedder");
+    let mut cursor = sources.open(&numbers, 2).await.expect("open");
+    assert_eq!(
+        cursor.next_slice(10).await.expect("slice"),
+        vec![json!(2), json!(3), json!(4)]
+    );
+    let s3 = get_object("a.json", json!({"InputType": "JSON"}));
+    let mut cursor = sources.open(&s3, 0).await.expect("open");
+    assert_eq!(
+        cursor.next_slice(10).await.expect("slice"),
+        vec![json!("s3")]
+    );
+    let unknown = ItemReaderSpec::new("arn:aws:states:::other:x", &json!({}), None).expect("kept");
+    let error = sources.open(&unknown, 0).await.err().expect("no source");
+    assert!(
+        matches!(error, ItemsError::UnsupportedResource { .. }),
+        "{error}"
+    );
+}
