@@ -204,7 +204,7 @@ impl Decoder for JsonArray {
                                     delimiter = Some(b',');
                                     break;
                                 }
-                                b']' | b'}' => self.depth -= 1,
+                                b']' | b'}' => self.depth = self.depth.saturating_sub(1), // malformed: serde says so
                                 _ => {}
                             }
                         }
@@ -660,5 +660,56 @@ mod tests {
         )
         .expect_err("wide header");
         assert!(matches!(wide, ItemsError::CsvHeaderTooLarge { .. }));
+    }
+
+    /// Arbitrary JSON values: scalars, strings with quotes, escapes and brackets, nesting.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[\\[\\]{},\"\\\\a-z \\n]{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z,\\]\"]{0,4}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// A JSON array, however chunked, yields its elements; JSON Lines of the same values
+        /// too.
+        #[test]
+        fn any_array_in_any_chunking(items in proptest::collection::vec(json_value(), 0..8), chunk in 1usize..40) {
+            let array = serde_json::to_vec(&items).expect("json");
+            let decoded = decode(&mut JsonArray::new(location()), &array, chunk).expect("decodes");
+            proptest::prop_assert_eq!(&decoded, &items);
+            let mut lines = Vec::new();
+            for item in &items {
+                lines.extend(serde_json::to_vec(item).expect("json"));
+                lines.push(b'\n');
+            }
+            let decoded = decode(&mut JsonLines::new(location()), &lines, chunk).expect("decodes");
+            proptest::prop_assert_eq!(&decoded, &items);
+        }
+
+        /// No input panics a decoder: every one ends in items, the end, or a typed error.
+        #[test]
+        fn no_input_panics_a_decoder(input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200), chunk in 1usize..20) {
+            let _ = decode(&mut JsonArray::new(location()), &input, chunk);
+            let _ = decode(&mut JsonLines::new(location()), &input, chunk);
+            let _ = decode(&mut Csv::new(location(), b',', None), &input, chunk);
+            let _ = decode(&mut Csv::new(location(), b';', Some(vec!["a".into()])), &input, chunk);
+        }
+
+        /// Bytes made of JSON's structural characters, the likeliest to confuse the scanner.
+        #[test]
+        fn no_structural_soup_panics_the_array_decoder(input in "[\\[\\]{},\" \\\\0-9]{0,60}", chunk in 1usize..10) {
+            let _ = decode(&mut JsonArray::new(location()), input.as_bytes(), chunk);
+        }
     }
 }

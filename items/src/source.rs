@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
-use flate2::write::GzDecoder;
+use flate2::write::MultiGzDecoder;
 use serde_json::Value;
 use std::io::Write;
 
@@ -281,7 +281,7 @@ async fn open_object(
 struct ObjectStream<D> {
     chunks: Chunks,
     decoder: D,
-    gzip: Option<GzDecoder<Vec<u8>>>,
+    gzip: Option<MultiGzDecoder<Vec<u8>>>,
     ended: bool,
 }
 
@@ -290,7 +290,7 @@ impl<D: Decoder> ObjectStream<D> {
         ObjectStream {
             chunks,
             decoder,
-            gzip: gzip.then(|| GzDecoder::new(Vec::new())),
+            gzip: gzip.then(|| MultiGzDecoder::new(Vec::new())),
             ended: false,
         }
     }
