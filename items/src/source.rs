@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use flate2::write::MultiGzDecoder;
 use serde_json::Value;
 use std::io::Write;
@@ -281,8 +282,16 @@ async fn open_object(
 struct ObjectStream<D> {
     chunks: Chunks,
     decoder: D,
-    gzip: Option<MultiGzDecoder<Vec<u8>>>,
+    gzip: Option<Gunzip>,
     ended: bool,
+}
+
+/// Gunzipping as compressed chunks come: one step of at most `GZIP_STEP_SIZE_BYTES_MAX`
+/// compressed bytes per pull, so what a step inflates to is all the decoder gets at once.
+struct Gunzip {
+    decoder: MultiGzDecoder<Vec<u8>>,
+    /// The compressed bytes of the last chunk not yet inflated.
+    pending: Bytes,
 }
 
 impl<D: Decoder> ObjectStream<D> {
@@ -290,7 +299,10 @@ impl<D: Decoder> ObjectStream<D> {
         ObjectStream {
             chunks,
             decoder,
-            gzip: gzip.then(|| MultiGzDecoder::new(Vec::new())),
+            gzip: gzip.then(|| Gunzip {
+                decoder: MultiGzDecoder::new(Vec::new()),
+                pending: Bytes::new(),
+            }),
             ended: false,
         }
     }
@@ -304,27 +316,33 @@ impl<D: Decoder> ObjectStream<D> {
         }
     }
 
+    /// Gives the decoder more bytes, or marks the end of the object.
     async fn pull(&mut self) -> Result<(), ItemsError> {
+        if let Some(gzip) = &mut self.gzip {
+            if !gzip.pending.is_empty() {
+                let step_size_bytes = gzip.pending.len().min(GZIP_STEP_SIZE_BYTES_MAX);
+                let step = gzip.pending.split_to(step_size_bytes);
+                let written = gzip.decoder.write_all(&step);
+                let inflated = std::mem::take(gzip.decoder.get_mut());
+                if let Err(e) = written {
+                    return Err(self.gzip_error(e));
+                }
+                self.decoder.push(&inflated);
+                return Ok(());
+            }
+        }
         match self.chunks.next().await? {
             Some(chunk) => match &mut self.gzip {
                 None => self.decoder.push(&chunk),
-                Some(_) => {
-                    for step in chunk.chunks(GZIP_STEP_SIZE_BYTES_MAX) {
-                        let gzip = self.gzip.as_mut().expect("gzip is set in this arm");
-                        if let Err(e) = gzip.write_all(step) {
-                            return Err(self.gzip_error(e));
-                        }
-                        let inflated = std::mem::take(gzip.get_mut());
-                        self.decoder.push(&inflated);
-                    }
-                }
+                Some(gzip) => gzip.pending = chunk,
             },
             None => {
                 if let Some(mut gzip) = self.gzip.take() {
-                    if let Err(e) = gzip.try_finish() {
+                    let finished = gzip.decoder.try_finish();
+                    let inflated = std::mem::take(gzip.decoder.get_mut());
+                    if let Err(e) = finished {
                         return Err(self.gzip_error(e));
                     }
-                    let inflated = std::mem::take(gzip.get_mut());
                     self.decoder.push(&inflated);
                 }
                 self.ended = true;

@@ -644,3 +644,59 @@ async fn an_embedders_source_serves_its_resource_beside_the_s3_ones() {
         "{error}"
     );
 }
+
+/// A highly compressed inventory file (deflate's ratio reaches about 1000:1) is inflated one
+/// small step at a time: the cursor holds at most what one step inflates to, not a whole
+/// chunk's worth, and every row comes out.
+#[tokio::test]
+async fn a_highly_compressed_inventory_file_inflates_in_bounded_steps() {
+    use std::io::Write;
+    let (_dir, stores) = stores_with_bucket("inventory");
+    let rows: u64 = 1_000_000;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    for _ in 0..rows {
+        encoder.write_all(b"src,k,1\n").expect("gzip");
+    }
+    let compressed = encoder.finish().expect("gzip");
+    assert!(compressed.len() < 64 * 1024, "{} bytes", compressed.len());
+    stores
+        .put_object("inventory", "data/1.csv.gz", compressed)
+        .await
+        .expect("put");
+    let manifest = json!({
+        "fileFormat": "CSV",
+        "fileSchema": "Bucket, Key, Size",
+        "files": [{"key": "data/1.csv.gz"}],
+    });
+    stores
+        .put_object(
+            "inventory",
+            "manifest.json",
+            serde_json::to_vec(&manifest).expect("json"),
+        )
+        .await
+        .expect("put");
+    let spec = ItemReaderSpec::new(
+        S3_GET_OBJECT,
+        &json!({"Bucket": "inventory", "Key": "manifest.json"}),
+        Some(&json!({"InputType": "MANIFEST"})),
+    )
+    .expect("valid");
+    let mut cursor = stores.open(&spec, 0).await.expect("open");
+    let mut count = 0u64;
+    let mut held_bytes_max = 0;
+    loop {
+        let slice = cursor.next_slice(1000).await.expect("slice");
+        if slice.is_empty() {
+            break;
+        }
+        count += slice.len() as u64;
+        held_bytes_max = held_bytes_max.max(cursor.held_bytes());
+    }
+    assert_eq!(count, rows);
+    // One inflated step: GZIP_STEP_SIZE_BYTES_MAX (4 KiB) at deflate's ratio, about 4 MiB.
+    assert!(
+        held_bytes_max <= 4 * 1024 * 1024 + ITEM_SIZE_BYTES_MAX,
+        "the cursor held {held_bytes_max} bytes"
+    );
+}
