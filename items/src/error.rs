@@ -53,7 +53,7 @@ impl std::fmt::Display for ConfigKind {
     }
 }
 
-/// What is wrong with an S3 inventory manifest (`InputType: MANIFEST`).
+/// What is wrong with a manifest (an S3 inventory's `manifest.json`, an Athena manifest).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ManifestProblem {
     /// The manifest is not a JSON object.
@@ -62,6 +62,13 @@ pub enum ManifestProblem {
     Field {
         /// The field, as S3 inventory spells it (`fileSchema`, `files`, `key`).
         name: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// A line of an Athena manifest is not what it must be.
+    Line {
+        /// The line's index (0-based).
+        line_index: u64,
         /// What it must be.
         expected: &'static str,
     },
@@ -79,6 +86,10 @@ impl std::fmt::Display for ManifestProblem {
             ManifestProblem::Field { name, expected } => {
                 write!(f, "field {name} must be {expected}")
             }
+            ManifestProblem::Line {
+                line_index,
+                expected,
+            } => write!(f, "line {line_index} must be {expected}"),
             ManifestProblem::FileFormat { format } => {
                 write!(
                     f,
@@ -307,8 +318,8 @@ pub enum ItemsError {
         /// The key.
         key: String,
     },
-    /// An S3 inventory manifest is malformed.
-    #[error("S3 inventory manifest {key:?} in bucket {bucket:?} is invalid: {problem}")]
+    /// A manifest (S3 inventory, Athena) is malformed.
+    #[error("manifest {key:?} in bucket {bucket:?} is invalid: {problem}")]
     BadManifest {
         /// The bucket.
         bucket: String,

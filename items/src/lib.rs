@@ -4,7 +4,8 @@
 //!   is a directory) or at an S3-compatible endpoint, through the `object_store` crate.
 //! - `ItemReaderSpec` + `ItemSource::open` -> an `ItemCursor` that reads items in slices:
 //!   `s3:getObject` with `InputType` JSON, JSONL, CSV (FIRST_ROW or GIVEN headers, the five
-//!   delimiters) or MANIFEST (an S3 inventory), and `s3:listObjectsV2`. An embedder may
+//!   delimiters), MANIFEST (an S3 inventory) or an Athena manifest (`ATHENA_DATA`), and
+//!   `s3:listObjectsV2` (the objects, or with `LOAD_AND_FLATTEN` their items). An embedder may
 //!   implement `ItemSource` for a resource of its own and register it in `ItemSources`.
 //! - `ResultWriterSpec` + `ObjectStores::result_writer` -> a `ResultSink` that writes AWS's
 //!   layout (`SUCCEEDED_0.json`, ..., `manifest.json`).

@@ -21,7 +21,7 @@ use std::io::Write;
 use crate::decode::{Csv, Decoder, JsonArray, JsonLines, Location, Step};
 use crate::error::{Access, ItemsError, ManifestProblem};
 use crate::limits::GZIP_STEP_SIZE_BYTES_MAX;
-use crate::spec::{CsvHeaders, InputType, ItemReaderSpec, ReaderTarget};
+use crate::spec::{CsvDelimiter, CsvHeaders, InputType, ItemReaderSpec, ReaderTarget};
 use crate::stores::{Chunks, Listing, ObjectStores, Pin};
 
 /// Where a Map Run's items come from. `ObjectStores` implements it for the S3 resources; an
@@ -86,11 +86,24 @@ impl ItemSource for ObjectStores {
                     version_id: version_id.as_deref(),
                     etag: spec.expected_etag(),
                 };
-                open_object(self, bucket, key, pin, input_type).await?
+                open_object(self, bucket, key, pin, input_type, false).await?
             }
-            ReaderTarget::List { bucket, prefix } => Box::new(ListStream {
+            ReaderTarget::List {
+                bucket,
+                prefix,
+                load: None,
+            } => Box::new(ListStream {
                 listing: self.list(bucket, prefix)?,
             }),
+            ReaderTarget::List {
+                bucket,
+                prefix,
+                load: Some(data),
+            } => Box::new(ObjectsStream::listed(
+                self.clone(),
+                self.list(bucket, prefix)?,
+                data,
+            )),
             ReaderTarget::Other => {
                 return Err(ItemsError::UnsupportedResource {
                     resource: spec.resource().to_string(),
@@ -211,6 +224,7 @@ async fn open_object(
     key: &str,
     pin: Pin<'_>,
     input_type: &InputType,
+    gzip: bool,
 ) -> Result<Box<dyn ItemStream>, ItemsError> {
     let location = Location {
         bucket: bucket.to_string(),
@@ -247,11 +261,11 @@ async fn open_object(
             items_pointer: None,
         } => {
             let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
-            Box::new(ObjectStream::new(chunks, JsonArray::new(location), false))
+            Box::new(ObjectStream::new(chunks, JsonArray::new(location), gzip))
         }
         InputType::Jsonl => {
             let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
-            Box::new(ObjectStream::new(chunks, JsonLines::new(location), false))
+            Box::new(ObjectStream::new(chunks, JsonLines::new(location), gzip))
         }
         InputType::Csv { headers, delimiter } => {
             let chunks = stores.chunks(bucket, key, pin, Access::Read).await?;
@@ -262,17 +276,28 @@ async fn open_object(
             Box::new(ObjectStream::new(
                 chunks,
                 Csv::new(location, delimiter.byte(), given),
-                false,
+                gzip,
             ))
         }
         InputType::Manifest => {
             let (manifest, etag) = stores.read_whole(bucket, key, pin, Access::Read).await?;
-            Box::new(ManifestStream::new(
+            Box::new(ObjectsStream::s3_inventory(
                 stores.clone(),
                 bucket,
                 key,
                 &manifest,
                 etag,
+            )?)
+        }
+        InputType::AthenaManifest { data } => {
+            let (manifest, etag) = stores.read_whole(bucket, key, pin, Access::Read).await?;
+            Box::new(ObjectsStream::athena(
+                stores.clone(),
+                bucket,
+                key,
+                &manifest,
+                etag,
+                data,
             )?)
         }
     })
@@ -435,20 +460,42 @@ impl ItemStream for ListStream {
     }
 }
 
-/// `InputType: MANIFEST` (S3 inventory): the rows of the CSV files the manifest lists, in
-/// its order, keyed by its `fileSchema`. Files ending in `.gz` are gunzipped as they stream.
-struct ManifestStream {
-    stores: ObjectStores,
-    /// Where the files are: the manifest's `destinationBucket`, else the manifest's bucket.
+/// An object a multi-object stream reads next.
+struct ObjectKey {
     bucket: String,
-    files: VecDeque<String>,
-    schema: Vec<String>,
-    current: Option<ObjectStream<Csv>>,
+    key: String,
+}
+
+/// Where a multi-object stream's objects come from.
+enum ObjectQueue {
+    /// Named by a manifest, read whole when the stream opened (at most
+    /// `WHOLE_OBJECT_SIZE_BYTES_MAX`, so the queue is bounded too).
+    Named(VecDeque<ObjectKey>),
+    /// Listed as the stream goes (`listObjectsV2` with `LOAD_AND_FLATTEN`).
+    Listed(Listing),
+}
+
+/// The items of several objects, one object after the other: an S3 inventory's files, an
+/// Athena manifest's objects, or a listing's objects (`LOAD_AND_FLATTEN`). Only the object
+/// being read is open.
+struct ObjectsStream {
+    stores: ObjectStores,
+    queue: ObjectQueue,
+    /// How each object's bytes become items.
+    input_type: InputType,
+    /// Whether a key ending in `.gz` is gunzipped (manifests' files; a listing's are read as
+    /// they are).
+    gunzip_gz: bool,
+    current: Option<Box<dyn ItemStream>>,
+    /// The ETag of the manifest that named the objects.
     manifest_etag: Option<String>,
 }
 
-impl ManifestStream {
-    fn new(
+impl ObjectsStream {
+    /// `InputType: MANIFEST` (S3 inventory): the rows of the CSV files the manifest lists,
+    /// in its order, keyed by its `fileSchema`, read from its `destinationBucket` (else the
+    /// manifest's bucket).
+    fn s3_inventory(
         stores: ObjectStores,
         bucket: &str,
         key: &str,
@@ -503,6 +550,10 @@ impl ManifestStream {
                     expected: "an array",
                 })
             })?;
+        let destination = match manifest.get("destinationBucket").and_then(Value::as_str) {
+            Some(arn) => arn.rsplit(':').next().unwrap_or(arn).to_string(),
+            None => bucket.to_string(),
+        };
         let mut keys = VecDeque::with_capacity(files.len());
         for file in files {
             let file_key = file.get("key").and_then(Value::as_str).ok_or_else(|| {
@@ -511,25 +562,97 @@ impl ManifestStream {
                     expected: "a string in each of files",
                 })
             })?;
-            keys.push_back(file_key.to_string());
+            keys.push_back(ObjectKey {
+                bucket: destination.clone(),
+                key: file_key.to_string(),
+            });
         }
-        let destination = match manifest.get("destinationBucket").and_then(Value::as_str) {
-            Some(arn) => arn.rsplit(':').next().unwrap_or(arn).to_string(),
-            None => bucket.to_string(),
-        };
-        Ok(ManifestStream {
+        Ok(ObjectsStream {
             stores,
-            bucket: destination,
-            files: keys,
-            schema,
+            queue: ObjectQueue::Named(keys),
+            input_type: InputType::Csv {
+                headers: CsvHeaders::Given(schema),
+                delimiter: CsvDelimiter::Comma,
+            },
+            gunzip_gz: true,
             current: None,
             manifest_etag,
         })
     }
+
+    /// `ManifestType: ATHENA_DATA`: the items of the objects the manifest lists, one
+    /// `s3://bucket/key` per line (blank lines skipped), each read as `data`.
+    fn athena(
+        stores: ObjectStores,
+        bucket: &str,
+        key: &str,
+        manifest: &[u8],
+        manifest_etag: Option<String>,
+        data: &InputType,
+    ) -> Result<Self, ItemsError> {
+        let text = std::str::from_utf8(manifest).map_err(|_| ItemsError::NotUtf8 {
+            bucket: bucket.to_string(),
+            key: key.to_string(),
+            item_index: 0,
+        })?;
+        let mut keys = VecDeque::new();
+        for (line_index, line) in text.lines().enumerate() {
+            let line = line.trim().trim_matches('"');
+            if line.is_empty() {
+                continue;
+            }
+            let object = line
+                .strip_prefix("s3://")
+                .and_then(|rest| rest.split_once('/'))
+                .filter(|(b, k)| !b.is_empty() && !k.is_empty())
+                .ok_or_else(|| ItemsError::BadManifest {
+                    bucket: bucket.to_string(),
+                    key: key.to_string(),
+                    problem: ManifestProblem::Line {
+                        line_index: line_index as u64,
+                        expected: "an s3://bucket/key URI",
+                    },
+                })?;
+            keys.push_back(ObjectKey {
+                bucket: object.0.to_string(),
+                key: object.1.to_string(),
+            });
+        }
+        Ok(ObjectsStream {
+            stores,
+            queue: ObjectQueue::Named(keys),
+            input_type: data.clone(),
+            gunzip_gz: true,
+            current: None,
+            manifest_etag,
+        })
+    }
+
+    /// `listObjectsV2` with `LOAD_AND_FLATTEN`: each listed object's items, read as `data`.
+    fn listed(stores: ObjectStores, listing: Listing, data: &InputType) -> Self {
+        ObjectsStream {
+            stores,
+            queue: ObjectQueue::Listed(listing),
+            input_type: data.clone(),
+            gunzip_gz: false,
+            current: None,
+            manifest_etag: None,
+        }
+    }
+
+    async fn next_object(&mut self) -> Result<Option<ObjectKey>, ItemsError> {
+        match &mut self.queue {
+            ObjectQueue::Named(keys) => Ok(keys.pop_front()),
+            ObjectQueue::Listed(listing) => Ok(listing.next().await?.map(|meta| ObjectKey {
+                bucket: listing.bucket().to_string(),
+                key: meta.location.to_string(),
+            })),
+        }
+    }
 }
 
 #[async_trait]
-impl ItemStream for ManifestStream {
+impl ItemStream for ObjectsStream {
     async fn next_item(&mut self) -> Result<Option<Value>, ItemsError> {
         loop {
             if let Some(current) = &mut self.current {
@@ -538,24 +661,27 @@ impl ItemStream for ManifestStream {
                 }
                 self.current = None;
             }
-            let Some(key) = self.files.pop_front() else {
+            let Some(object) = self.next_object().await? else {
                 return Ok(None);
             };
-            let chunks = self
-                .stores
-                .chunks(&self.bucket, &key, Pin::default(), Access::Read)
-                .await?;
-            let location = Location {
-                bucket: self.bucket.clone(),
-                key: key.clone(),
-            };
-            let csv = Csv::new(location, b',', Some(self.schema.clone()));
-            self.current = Some(ObjectStream::new(chunks, csv, key.ends_with(".gz")));
+            let gzip = self.gunzip_gz && object.key.ends_with(".gz");
+            let stream = open_object(
+                &self.stores,
+                &object.bucket,
+                &object.key,
+                Pin::default(),
+                &self.input_type,
+                gzip,
+            )
+            .await?;
+            self.current = Some(stream);
         }
     }
 
     fn held_bytes(&self) -> usize {
-        self.current.as_ref().map_or(0, ItemStream::held_bytes)
+        self.current
+            .as_ref()
+            .map_or(0, |current| current.held_bytes())
     }
 
     fn object_etag(&self) -> Option<&str> {

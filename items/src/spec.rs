@@ -74,8 +74,15 @@ pub enum InputType {
         /// The field delimiter.
         delimiter: CsvDelimiter,
     },
-    /// An S3 inventory `manifest.json`; the items are its CSV files' rows.
+    /// An S3 inventory `manifest.json` (`InputType: MANIFEST`); the items are its CSV files'
+    /// rows.
     Manifest,
+    /// An Athena manifest (`ManifestType: ATHENA_DATA`): one `s3://bucket/key` per line; the
+    /// items are those objects' items, each read as `data` (the `InputType` given).
+    AthenaManifest {
+        /// How each listed object's bytes become items.
+        data: Box<InputType>,
+    },
 }
 
 /// What a reader spec reads.
@@ -98,6 +105,9 @@ pub enum ReaderTarget {
         bucket: String,
         /// `Prefix` (empty: every object).
         prefix: String,
+        /// `Transformation: LOAD_AND_FLATTEN`: the items are each listed object's items, read
+        /// as this `InputType`; `None`: the items are the objects' descriptions.
+        load: Option<InputType>,
     },
     /// A resource this crate does not serve: for an embedder's `ItemSource`.
     Other,
@@ -162,16 +172,26 @@ impl ItemReaderSpec {
                 let bucket = string_argument(resource, args, "Bucket", Access::Read)?;
                 let prefix = optional_string_argument(resource, args, "Prefix", Access::Read)?
                     .unwrap_or_default();
-                if let Some(config) = config {
-                    if let Some(transformation) = config.get("Transformation") {
-                        if transformation != "NONE" {
-                            return Err(ItemsError::Unsupported {
-                                feature: "ReaderConfig.Transformation LOAD_AND_FLATTEN",
-                            });
-                        }
+                let transformation = config.and_then(|c| c.get("Transformation"));
+                let load = match transformation.map(|t| t.as_str()) {
+                    None | Some(Some("NONE")) => None,
+                    Some(Some("LOAD_AND_FLATTEN")) => {
+                        let config = config.expect("a Transformation is in a ReaderConfig");
+                        Some(object_input_type_of(config, "LOAD_AND_FLATTEN")?)
                     }
+                    Some(_) => {
+                        return Err(ItemsError::InvalidConfig {
+                            config: ConfigKind::ReaderConfig,
+                            field: "Transformation",
+                            expected: "NONE or LOAD_AND_FLATTEN",
+                        })
+                    }
+                };
+                ReaderTarget::List {
+                    bucket,
+                    prefix,
+                    load,
                 }
-                ReaderTarget::List { bucket, prefix }
             }
             _ => ReaderTarget::Other,
         };
@@ -482,6 +502,32 @@ fn max_items_of(value: &Value) -> Result<Option<u64>, ItemsError> {
 }
 
 fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
+    match config.get("ManifestType").and_then(Value::as_str) {
+        None => {}
+        Some("S3_INVENTORY")
+            if config.get("InputType").and_then(Value::as_str) != Some("MANIFEST") =>
+        {
+            return Err(ItemsError::InvalidConfig {
+                config: ConfigKind::ReaderConfig,
+                field: "InputType",
+                expected: "MANIFEST with ManifestType S3_INVENTORY",
+            });
+        }
+        Some("S3_INVENTORY") => {}
+        Some("ATHENA_DATA") => {
+            let data = object_input_type_of(config, "ATHENA_DATA")?;
+            return Ok(InputType::AthenaManifest {
+                data: Box::new(data),
+            });
+        }
+        Some(_) => {
+            return Err(ItemsError::InvalidConfig {
+                config: ConfigKind::ReaderConfig,
+                field: "ManifestType",
+                expected: "S3_INVENTORY or ATHENA_DATA",
+            })
+        }
+    }
     let input_type = config.get("InputType").and_then(Value::as_str);
     match input_type {
         Some("JSON") => {
@@ -500,17 +546,7 @@ fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
         }
         Some("JSONL") => Ok(InputType::Jsonl),
         Some("CSV") => csv_input_type(config),
-        Some("MANIFEST") => match config.get("ManifestType").and_then(Value::as_str) {
-            None | Some("S3_INVENTORY") => Ok(InputType::Manifest),
-            Some("ATHENA_DATA") => Err(ItemsError::Unsupported {
-                feature: "ReaderConfig.ManifestType ATHENA_DATA",
-            }),
-            Some(_) => Err(ItemsError::InvalidConfig {
-                config: ConfigKind::ReaderConfig,
-                field: "ManifestType",
-                expected: "S3_INVENTORY or ATHENA_DATA",
-            }),
-        },
+        Some("MANIFEST") => Ok(InputType::Manifest),
         Some("PARQUET") => Err(ItemsError::Unsupported {
             feature: "ReaderConfig.InputType PARQUET",
         }),
@@ -520,6 +556,44 @@ fn input_type_of(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
             expected: "one of CSV, JSON, JSONL, MANIFEST, PARQUET",
         }),
     }
+}
+
+/// The `InputType` of objects a listing or an Athena manifest names: one that reads a single
+/// object (JSON, JSONL, CSV; PARQUET is not read yet), not another manifest.
+fn object_input_type_of(
+    config: &Map<String, Value>,
+    by: &'static str,
+) -> Result<InputType, ItemsError> {
+    let expected = match by {
+        "ATHENA_DATA" => "CSV, JSONL or PARQUET with ManifestType ATHENA_DATA",
+        _ => "JSON, JSONL, CSV or PARQUET with Transformation LOAD_AND_FLATTEN",
+    };
+    match config.get("InputType").and_then(Value::as_str) {
+        Some("PARQUET") => Err(ItemsError::Unsupported {
+            feature: "ReaderConfig.InputType PARQUET",
+        }),
+        Some("JSON") if by == "ATHENA_DATA" => Err(ItemsError::InvalidConfig {
+            config: ConfigKind::ReaderConfig,
+            field: "InputType",
+            expected,
+        }),
+        Some("JSON" | "JSONL" | "CSV") => {
+            let input_type = input_type_of(&without_manifest_type(config))?;
+            Ok(input_type)
+        }
+        _ => Err(ItemsError::InvalidConfig {
+            config: ConfigKind::ReaderConfig,
+            field: "InputType",
+            expected,
+        }),
+    }
+}
+
+/// `config` without its `ManifestType`, to read the data's `InputType` alone.
+fn without_manifest_type(config: &Map<String, Value>) -> Map<String, Value> {
+    let mut config = config.clone();
+    config.remove("ManifestType");
+    config
 }
 
 fn csv_input_type(config: &Map<String, Value>) -> Result<InputType, ItemsError> {
@@ -683,6 +757,79 @@ mod tests {
         )
         .expect_err("parquet");
         assert!(matches!(parquet, ItemsError::Unsupported { .. }));
+    }
+
+    #[test]
+    fn load_and_flatten_and_athena_manifests_name_the_data_input_type() {
+        let list = ItemReaderSpec::new(
+            S3_LIST_OBJECTS_V2,
+            &json!({"Bucket": "b", "Prefix": "p/"}),
+            Some(&json!({"Transformation": "LOAD_AND_FLATTEN", "InputType": "JSONL"})),
+        )
+        .expect("valid");
+        assert_eq!(
+            list.target(),
+            &ReaderTarget::List {
+                bucket: "b".into(),
+                prefix: "p/".into(),
+                load: Some(InputType::Jsonl)
+            }
+        );
+        let no_input_type = ItemReaderSpec::new(
+            S3_LIST_OBJECTS_V2,
+            &json!({"Bucket": "b"}),
+            Some(&json!({"Transformation": "LOAD_AND_FLATTEN"})),
+        )
+        .expect_err("no InputType");
+        assert!(matches!(
+            no_input_type,
+            ItemsError::InvalidConfig {
+                field: "InputType",
+                ..
+            }
+        ));
+        let athena = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "manifest.csv"}),
+            Some(&json!({"ManifestType": "ATHENA_DATA", "InputType": "CSV",
+                "CSVHeaderLocation": "GIVEN", "CSVHeaders": ["a"]})),
+        )
+        .expect("valid");
+        let ReaderTarget::Object { input_type, .. } = athena.target() else {
+            panic!("an object reader: {athena:?}");
+        };
+        assert_eq!(
+            input_type,
+            &InputType::AthenaManifest {
+                data: Box::new(InputType::Csv {
+                    headers: CsvHeaders::Given(vec!["a".into()]),
+                    delimiter: CsvDelimiter::Comma
+                })
+            }
+        );
+        let athena_json = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "m"}),
+            Some(&json!({"ManifestType": "ATHENA_DATA", "InputType": "JSON"})),
+        )
+        .expect_err("JSON is no Athena data format");
+        assert!(matches!(
+            athena_json,
+            ItemsError::InvalidConfig {
+                field: "InputType",
+                ..
+            }
+        ));
+        let inventory_not_manifest = ItemReaderSpec::new(
+            S3_GET_OBJECT,
+            &json!({"Bucket": "b", "Key": "m"}),
+            Some(&json!({"ManifestType": "S3_INVENTORY", "InputType": "CSV"})),
+        )
+        .expect_err("S3_INVENTORY is read with InputType MANIFEST");
+        assert!(matches!(
+            inventory_not_manifest,
+            ItemsError::InvalidConfig { .. }
+        ));
     }
 
     #[test]

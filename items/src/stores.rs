@@ -326,6 +326,11 @@ enum ListSource {
 }
 
 impl Listing {
+    /// The bucket listed.
+    pub(crate) fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
     /// The next object, or `None` after the last.
     pub(crate) async fn next(&mut self) -> Result<Option<ObjectMeta>, ItemsError> {
         loop {

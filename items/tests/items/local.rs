@@ -700,3 +700,99 @@ async fn a_highly_compressed_inventory_file_inflates_in_bounded_steps() {
         "the cursor held {held_bytes_max} bytes"
     );
 }
+
+/// `listObjectsV2` with `LOAD_AND_FLATTEN`: the items of every listed object, in key order,
+/// resuming across an object boundary.
+#[tokio::test]
+async fn load_and_flatten_reads_each_listed_objects_items() {
+    let (_dir, stores) = stores_with_bucket("data");
+    stores
+        .put_object("data", "in/b.jsonl", b"3\n4\n".to_vec())
+        .await
+        .expect("put");
+    stores
+        .put_object("data", "in/a.jsonl", b"1\n2\n".to_vec())
+        .await
+        .expect("put");
+    stores
+        .put_object("data", "out/c.jsonl", b"5\n".to_vec())
+        .await
+        .expect("put");
+    let spec = ItemReaderSpec::new(
+        S3_LIST_OBJECTS_V2,
+        &json!({"Bucket": "data", "Prefix": "in/"}),
+        Some(&json!({"Transformation": "LOAD_AND_FLATTEN", "InputType": "JSONL"})),
+    )
+    .expect("valid");
+    let items = read_all(&stores, &spec, 0, 3).await.expect("items");
+    assert_eq!(items, vec![json!(1), json!(2), json!(3), json!(4)]);
+    assert_eq!(
+        read_all(&stores, &spec, 1, 3).await.expect("resumed"),
+        items[1..]
+    );
+}
+
+/// `ManifestType: ATHENA_DATA`: the items of the objects an Athena manifest lists (one
+/// `s3://` URI a line), gzipped or not, in the manifest's order.
+#[tokio::test]
+async fn an_athena_manifest_yields_its_objects_items() {
+    use std::io::Write;
+    let (dir, stores) = stores_with_bucket("athena");
+    std::fs::create_dir(dir.path().join("results")).expect("second bucket");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(b"3,c\n").expect("gzip");
+    stores
+        .put_object(
+            "results",
+            "q/part-2.csv.gz",
+            encoder.finish().expect("gzip"),
+        )
+        .await
+        .expect("put");
+    stores
+        .put_object("results", "q/part-1.csv", b"1,a\n2,b\n".to_vec())
+        .await
+        .expect("put");
+    stores
+        .put_object(
+            "athena",
+            "q-manifest.csv",
+            b"s3://results/q/part-1.csv\n\ns3://results/q/part-2.csv.gz\n".to_vec(),
+        )
+        .await
+        .expect("put");
+    let spec = ItemReaderSpec::new(
+        S3_GET_OBJECT,
+        &json!({"Bucket": "athena", "Key": "q-manifest.csv"}),
+        Some(&json!({"ManifestType": "ATHENA_DATA", "InputType": "CSV",
+            "CSVHeaderLocation": "GIVEN", "CSVHeaders": ["n", "letter"]})),
+    )
+    .expect("valid");
+    let items = read_all(&stores, &spec, 0, 2).await.expect("items");
+    assert_eq!(
+        items,
+        vec![
+            json!({"n": "1", "letter": "a"}),
+            json!({"n": "2", "letter": "b"}),
+            json!({"n": "3", "letter": "c"}),
+        ]
+    );
+    stores
+        .put_object(
+            "athena",
+            "bad-manifest.csv",
+            b"results/q/part-1.csv\n".to_vec(),
+        )
+        .await
+        .expect("put");
+    let bad = ItemReaderSpec::new(
+        S3_GET_OBJECT,
+        &json!({"Bucket": "athena", "Key": "bad-manifest.csv"}),
+        Some(&json!({"ManifestType": "ATHENA_DATA", "InputType": "JSONL"})),
+    )
+    .expect("valid");
+    let error = read_all(&stores, &bad, 0, 2)
+        .await
+        .expect_err("no s3:// URI");
+    assert!(matches!(error, ItemsError::BadManifest { .. }), "{error}");
+}
