@@ -23,9 +23,19 @@ function pathOf(edge) {
   if (edge.loop) {
     return `M${x1},${y1} ` + rest.map(([x, y]) => `L${x},${y}`).join(" ");
   }
-  const [x2, y2] = rest[rest.length - 1];
-  const dy = Math.max(16, (y2 - y1) / 2);
-  return `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}`;
+  // Straight down a lane, curves between ranks (vertical at both ends).
+  let d = `M${x1},${y1}`;
+  let [px, py] = [x1, y1];
+  for (const [x, y] of rest) {
+    if (x === px) {
+      d += ` L${x},${y}`;
+    } else {
+      const dy = Math.max(12, (y - py) / 2);
+      d += ` C${px},${py + dy} ${x},${y - dy} ${x},${y}`;
+    }
+    [px, py] = [x, y];
+  }
+  return d;
 }
 
 /**
@@ -106,10 +116,11 @@ export function graphFigure(definition, statuses, caption = "Graph of the state 
   for (const edge of layout.edges) {
     edgeLayer.append(h("svg:path", { d: pathOf(edge), class: `edge edge-${edge.kind}`, "marker-end": `url(#${marker})` }));
     if (edge.label) {
-      const [x1, y1] = edge.points[0];
-      const [x2, y2] = edge.points[edge.points.length - 1];
-      const x = edge.loop ? edge.points[1][0] + 4 : (x1 + x2) / 2 + 4;
-      const y = (y1 + y2) / 2;
+      // On the first stretch of the edge (a lane's own, when it has lanes).
+      const [ax, ay] = edge.points[edge.loop ? 1 : 0];
+      const [bx, by] = edge.points[edge.loop ? 2 : 1];
+      const x = edge.loop ? ax + 4 : (ax + bx) / 2 + 4;
+      const y = (ay + by) / 2 + (edge.loop ? 0 : 4);
       edgeLayer.append(h("svg:text", { x, y, class: `edge-label edge-${edge.kind}` }, edge.label));
     }
   }

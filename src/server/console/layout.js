@@ -3,7 +3,8 @@
 // branches and a Map's ItemProcessor (or Iterator) are laid out recursively inside their
 // state's box. Within one scope: back edges (loops) are found by a depth-first walk from
 // StartAt and set aside; each state's rank is its longest forward path from StartAt; the order
-// within a rank comes from barycenter sweeps (down, then up) that lessen crossings; x places
+// within a rank comes from barycenter sweeps (down, then up) that lessen crossings, with an
+// edge over several ranks given a lane (a placeholder node) in each rank it passes; x places
 // each node over the mean of its predecessors, then pushes overlapping ones apart. Pure: no DOM.
 
 const NODE_H = 40;
@@ -17,6 +18,7 @@ const BOX_HEAD = 30;
 const BRANCH_GAP = 18;
 const SWEEPS = 4;
 const LOOP_MARGIN = 22;
+const LANE_W = 14;
 
 /** The states of a Map's processor (ItemProcessor, or the older Iterator). */
 export function processorOf(state) {
@@ -153,9 +155,33 @@ function layoutScope(scope, terminals, prefix) {
   const layers = Array.from({ length: rankCount }, () => []);
   for (const name of discovery) layers[rank.get(name)].push(name);
 
+  // A forward edge over more than one rank passes through a small placeholder node in each
+  // rank between, so it gets a lane of its own instead of crossing the states there.
+  const segments = [];
+  let dummies = 0;
+  for (const edge of edges) {
+    if (edge.back) continue;
+    edge.via = [];
+    let from = edge.from;
+    for (let r = rank.get(edge.from) + 1; r < rank.get(edge.to); r += 1) {
+      const name = `${prefix}⟨lane ${dummies += 1}⟩`;
+      nodes.set(name, { name, type: "", w: LANE_W, h: 0, dummy: true });
+      rank.set(name, r);
+      layers[r].push(name);
+      edge.via.push(name);
+      segments.push({ from, to: name });
+      from = name;
+    }
+    segments.push({ from, to: edge.to });
+  }
+
   // Barycenter sweeps.
   const preds = new Map([...nodes.keys()].map((n) => [n, []]));
-  for (const edge of edges) if (!edge.back) preds.get(edge.to).push(edge.from);
+  const down = new Map([...nodes.keys()].map((n) => [n, []]));
+  for (const segment of segments) {
+    preds.get(segment.to).push(segment.from);
+    down.get(segment.from).push(segment.to);
+  }
   const index = new Map();
   const reindex = () => layers.forEach((layer) => layer.forEach((n, i) => index.set(n, i / Math.max(1, layer.length))));
   reindex();
@@ -172,7 +198,7 @@ function layoutScope(scope, terminals, prefix) {
       reindex();
     }
     for (let r = rankCount - 2; r >= 0; r -= 1) {
-      sweep(layers[r], (n) => succ.get(n).filter((e) => !e.back).map((e) => e.to));
+      sweep(layers[r], (n) => down.get(n));
       reindex();
     }
   }
@@ -184,6 +210,8 @@ function layoutScope(scope, terminals, prefix) {
     for (const name of layer) {
       const node = nodes.get(name);
       node.y = y + (height - node.h) / 2;
+      node.rankTop = y;
+      node.rankBottom = y + height;
     }
     y += height + GAP_Y;
   }
@@ -219,10 +247,15 @@ function layoutScope(scope, terminals, prefix) {
       edge.loop = true;
       edge.points = [[a.x + a.w, a.y + a.h / 2], [side, a.y + a.h / 2], [side, b.y + b.h / 2], [b.x + b.w, b.y + b.h / 2]];
     } else {
-      edge.points = [[a.x + a.w / 2, a.y + a.h], [b.x + b.w / 2, b.y]];
+      edge.points = [[a.x + a.w / 2, a.y + a.h]];
+      for (const name of edge.via ?? []) {
+        const lane = nodes.get(name);
+        edge.points.push([lane.x + lane.w / 2, lane.rankTop], [lane.x + lane.w / 2, lane.rankBottom]);
+      }
+      edge.points.push([b.x + b.w / 2, b.y]);
     }
   }
-  return { w: width, h: height, nodes: [...nodes.values()], edges };
+  return { w: width, h: height, nodes: [...nodes.values()].filter((n) => !n.dummy), edges };
 }
 
 /**
