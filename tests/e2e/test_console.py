@@ -8,7 +8,8 @@ one waiting on a task token, and a loop of Pass and Choice states whose one exec
 2,006 events. In the browser: the lists show them; the graphs mark the failed state, the
 caught Parallel and the running Task; the Events table shows failures in red with a text
 marker; page 2 of the long history shows events 26-50 (newest first starts at the last);
-the Start execution form checks its JSON and starts; Redrive works. Screenshots go to
+the Start execution form checks its JSON and starts; Redrive works; an activity shows its pending
+task; an SWF domain lists its open workflow execution. Screenshots go to
 STATELOG_CONSOLE_ARTIFACTS (default target/ci-artifacts/console/).
 
 `test_first_events_page_of_25000_events` prints (does not assert) the time from navigation to
@@ -373,6 +374,43 @@ def test_start_execution_from_the_form(world, browser):
     wait_status(sfn, arn, {"SUCCEEDED"})
     assert json.loads(sfn.describe_execution(executionArn=arn)["input"]) == {"from": "console", "n": 7}
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#page-title").text == name)
+
+
+def test_activities_show_their_pending_tasks(world, browser):
+    sfn = world["sfn"]
+    activity = sfn.create_activity(name=f"console-activity-{world['tag']}")["activityArn"]
+    machine = sfn.create_state_machine(
+        name=f"console-activity-{world['tag']}",
+        definition=json.dumps({"StartAt": "Work", "States": {"Work": {"Type": "Task", "Resource": activity, "End": True}}}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=machine)["executionArn"]
+    try:
+        wait = open_page(browser, "activities")
+        row = f"//table[@id='activities-table']//tr[th[normalize-space()='console-activity-{world['tag']}']]"
+        wait.until(lambda d: d.find_element(By.XPATH, f"{row}/td[2]").text == "1")
+        shot(browser, "activities")
+    finally:
+        sfn.stop_execution(executionArn=execution)
+
+
+def test_swf_domains_and_their_executions(world, browser):
+    swf = boto3.client("swf", endpoint_url=ENDPOINT, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+    domain = f"console-domain-{world['tag']}"
+    swf.register_domain(name=domain, workflowExecutionRetentionPeriodInDays="1")
+    swf.register_workflow_type(
+        domain=domain, name="ship", version="1", defaultTaskStartToCloseTimeout="30",
+        defaultExecutionStartToCloseTimeout="300", defaultChildPolicy="TERMINATE", defaultTaskList={"name": "console"},
+    )
+    swf.start_workflow_execution(domain=domain, workflowId="order-1", workflowType={"name": "ship", "version": "1"})
+    try:
+        wait = open_page(browser, "swf")
+        wait.until(lambda d: domain in d.find_element(By.ID, "swf-domains").text)
+        browser.find_element(By.LINK_TEXT, domain).click()
+        wait.until(lambda d: "order-1" in d.find_element(By.ID, "swf-executions").text)
+        assert "Open" in browser.find_element(By.ID, "swf-executions").text
+    finally:
+        swf.terminate_workflow_execution(domain=domain, workflowId="order-1")
 
 
 @pytest.fixture(scope="module")
