@@ -1083,38 +1083,36 @@ impl Engine {
             (offset + 1, end)
         };
         let id = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        // Rendering a page needs the execution's input (event 1) and the first
-        // `MapStateExited` before the page, if any. Without a Map state in the definition there
-        // is none, and only the page's records and event 1's are read; with one, every event
-        // from the first to the page's highest.
-        let may_map = self
-            .definition_at(summary.machine_lsn)
-            .map_or(true, |definition| may_have_map_state(&definition.source));
-        let (mut page, input_text, first_map_exit_id) = if may_map {
+        // Rendering a page needs the execution's input text (event 1's, kept when the caller
+        // wrote it otherwise than compactly) and, when there is one, the first
+        // `MapStateExited` before the page: from there on the input renders compactly. Only a
+        // definition with a Map state has one; then every event from the first to the page's
+        // highest is read, else only the page's records.
+        let started = self.inner.store.event(execution_arn, EventId(1))?;
+        let input_text = started
+            .as_ref()
+            .and_then(|started| input_text_of(std::slice::from_ref(started)));
+        let may_map = input_text.is_some()
+            && self
+                .definition_at(summary.machine_lsn)
+                .map_or(true, |definition| may_have_map_state(&definition.source));
+        let (mut page, first_map_exit_id) = if may_map {
             let mut events = self
                 .inner
                 .store
                 .history_range(execution_arn, 1..=id(high))?;
-            let input_text = input_text_of(&events);
             let first_map_exit_id = events
                 .iter()
                 .find(|e| matches!(e.details, EventDetails::MapStateExited(_)))
                 .map(|e| e.id.0);
             events.drain(..(low - 1).min(events.len()));
-            (events, input_text, first_map_exit_id)
+            (events, first_map_exit_id)
         } else {
             let events = self
                 .inner
                 .store
                 .history_range(execution_arn, id(low)..=id(high))?;
-            let input_text = match events.first() {
-                Some(first) if first.id.0 == 1 => input_text_of(&events),
-                _ => match self.inner.store.event(execution_arn, EventId(1))? {
-                    Some(started) => input_text_of(std::slice::from_ref(&started)),
-                    None => None,
-                },
-            };
-            (events, input_text, None)
+            (events, None)
         };
         if query.reverse_order {
             page.reverse();

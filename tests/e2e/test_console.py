@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 import uuid
@@ -31,6 +30,9 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.config import Config
+
+from swf_helpers import wait_for
+from test_cli import start_server
 
 ENDPOINT = os.environ.get("STATELOG_ENDPOINT")
 BIN = os.environ.get("STATELOG_BIN")
@@ -139,13 +141,13 @@ def boto(endpoint, key="test", secret="test"):
 
 
 def wait_status(sfn, arn, wanted, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while True:
+    """Waits until the execution's status is one of `wanted`; returns it."""
+
+    def reached():
         status = sfn.describe_execution(executionArn=arn)["status"]
-        if status in wanted:
-            return status
-        assert time.monotonic() < deadline, f"{arn} still {status}, wanted {wanted}"
-        time.sleep(0.05)
+        return status if status in wanted else None
+
+    return wait_for(f"{arn} to reach {wanted}", reached, timeout)
 
 
 @pytest.fixture(scope="module")
@@ -172,18 +174,11 @@ def world():
     assert wait_status(sfn, w["caught"], {"SUCCEEDED"}) == "SUCCEEDED"
     assert wait_status(sfn, w["failed"], {"FAILED"}) == "FAILED"
     assert wait_status(sfn, w["large"], {"SUCCEEDED"}) == "SUCCEEDED"
-    wait_until(lambda: any(e["type"] == "TaskStarted" for e in sfn.get_execution_history(executionArn=w["waiting"])["events"]), "the callback task started")
+    wait_for("the callback task to start", lambda: any(e["type"] == "TaskStarted" for e in sfn.get_execution_history(executionArn=w["waiting"])["events"]))
     w["large_events"] = count_events(sfn, w["large"])
     assert w["large_events"] >= 2000
     yield w
     sfn.stop_execution(executionArn=w["waiting"])
-
-
-def wait_until(predicate, what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def count_events(sfn, arn):
@@ -421,14 +416,9 @@ def secured():
     with tempfile.TemporaryDirectory() as data:
         creds = Path(data) / "credentials.json"
         creds.write_text(json.dumps({"AKIDCONSOLE": {"secret_access_key": "console-secret/+", "account_id": "123456789012"}}))
-        process = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(Path(data) / "data"), "--credentials", str(creds), "--metrics-listen", "off"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-        line = process.stdout.readline()
-        assert line.startswith("listening on "), f"server did not start: {line!r}"
+        process, endpoint = start_server(["--data-dir", str(Path(data) / "data"), "--credentials", str(creds), "--metrics-listen", "off"])
         try:
-            yield line.split("listening on ", 1)[1].strip()
+            yield endpoint
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
@@ -456,7 +446,7 @@ def test_sign_in_signs_with_sigv4(secured, browser):
     browser.execute_script("sessionStorage.clear()")
 
 
-def test_first_events_page_of_25000_events(world, browser):
+def test_first_events_page_of_25000_events(world, browser, capsys):
     """Reports (does not assert) the time to the first Events page of a 25,000-event history:
     a loop that would run longer stops at the history limit with exactly 25,000 events."""
     sfn = world["sfn"]
@@ -472,5 +462,9 @@ def test_first_events_page_of_25000_events(world, browser):
         wait_events(wait, browser, 1)
         figures.append(browser.execute_script("return performance.getEntriesByName('statelog-events-first-page')[0].startTime"))
     shot(browser, "execution-25000-events")
-    print(f"\nconsole figures: first Events page of a {total}-event execution: "
-          f"{', '.join(f'{ms:.0f}' for ms in figures)} ms from navigation (3 loads)")
+    figure = (f"console figures: first Events page of a {total}-event execution: "
+              f"{', '.join(f'{ms:.0f}' for ms in figures)} ms from navigation (3 loads)")
+    (ARTIFACTS / "figures.txt").write_text(figure + "\n")
+    # Printed past pytest's capture, so run.sh's quiet run shows it too.
+    with capsys.disabled():
+        print(f"\n{figure}")
