@@ -178,7 +178,8 @@ def world():
     w["large_events"] = count_events(sfn, w["large"])
     assert w["large_events"] >= 2000
     yield w
-    sfn.stop_execution(executionArn=w["waiting"])
+    if sfn.describe_execution(executionArn=w["waiting"])["status"] == "RUNNING":
+        sfn.stop_execution(executionArn=w["waiting"])
 
 
 def count_events(sfn, arn):
@@ -304,6 +305,10 @@ def test_failed_execution_graph_events_in_red_and_redrive(world, browser):
     assert red != plain, "failed rows are drawn in another colour"
     assert "failure" in failed[-1].text.lower()
     shot(browser, "execution-failed")
+    # Map Runs: none here, or (a server without Distributed Map) a notice saying so.
+    wait.until(lambda d: "Loading" not in d.find_element(By.ID, "map-runs").text)
+    map_runs = browser.find_element(By.ID, "map-runs").text
+    assert "no Distributed Map runs" in map_runs or "not available on this server" in map_runs, map_runs
     browser.execute_script("document.getElementById('events').scrollIntoView()")
     shot(browser, "events-failed")
 
@@ -324,8 +329,22 @@ def test_waiting_execution_is_running(world, browser):
     assert graph_outcome(browser, "Prepare") == "succeeded"
     assert graph_outcome(browser, "After") == "not-reached"
     assert browser.find_element(By.ID, "execution-status").text == "Running"
-    assert browser.find_element(By.ID, "stop-execution").is_displayed()
     shot(browser, "execution-waiting")
+    # The page's heading has the focus (a screen reader announces the page).
+    assert browser.switch_to.active_element.get_attribute("id") == "page-title"
+    # Stop, with an error and cause typed into the confirmation dialog; Cancel first does nothing.
+    browser.find_element(By.ID, "stop-execution").click()
+    dialog = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog.confirm")))
+    dialog.find_element(By.XPATH, ".//button[normalize-space()='Cancel']").click()
+    assert world["sfn"].describe_execution(executionArn=world["waiting"])["status"] == "RUNNING"
+    browser.find_element(By.ID, "stop-execution").click()
+    dialog = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog.confirm")))
+    dialog.find_element(By.ID, "stop-error").send_keys("Console.Stop")
+    dialog.find_element(By.ID, "stop-cause").send_keys("stopped from the console test")
+    dialog.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait.until(lambda d: d.find_element(By.ID, "execution-status").text == "Aborted")
+    described = world["sfn"].describe_execution(executionArn=world["waiting"])
+    assert (described["status"], described["error"], described["cause"]) == ("ABORTED", "Console.Stop", "stopped from the console test")
 
 
 def test_large_history_pages_of_25(world, browser):

@@ -32,6 +32,7 @@ export async function mapRunPage(main, arn) {
         ["Started", formatDate(run.startDate)], ["Stopped", run.stopDate ? formatDate(run.stopDate) : "—"],
         ["Max concurrency", String(run.maxConcurrency ?? "—")],
         ["Tolerated failures", `${run.toleratedFailureCount ?? 0} (${run.toleratedFailurePercentage ?? 0}%)`],
+        ["Redrives", String(run.redriveCount ?? 0)],
         ["ARN", h("code", {}, arn)],
       ]),
       countsTable("Items", run.itemCounts), countsTable("Child executions", run.executionCounts)),
