@@ -427,6 +427,81 @@ def test_swf_domains_and_their_executions(world, browser):
         swf.terminate_workflow_execution(domain=domain, workflowId="order-1")
 
 
+LAYOUT_CHECK = """
+const [done] = [arguments[arguments.length - 1]];
+const base = document.querySelector('script[type=module]').src.replace(/app\\.js$/, '');
+Promise.all([import(base + 'layout.js'), import(base + 'history.js')]).then(([layout, history]) => {
+  const definition = {
+    StartAt: 'Route',
+    States: {
+      Route: {Type: 'Choice', Choices: [{Variable: '$.k', StringEquals: 'a', Next: 'Fan'}], Default: 'Reject'},
+      Fan: {Type: 'Parallel', Branches: [
+        {StartAt: 'L1', States: {L1: {Type: 'Pass', Next: 'L2'}, L2: {Type: 'Pass', End: true}}},
+        {StartAt: 'R1', States: {R1: {Type: 'Fail', Error: 'E'}}}],
+        Catch: [{ErrorEquals: ['States.ALL'], Next: 'Reject'}], Next: 'Each'},
+      Each: {Type: 'Map', ItemProcessor: {ProcessorConfig: {Mode: 'DISTRIBUTED'}, StartAt: 'I', States: {I: {Type: 'Pass', End: true}}}, Next: 'Again'},
+      Again: {Type: 'Choice', Choices: [{Variable: '$.again', BooleanEquals: true, Next: 'Route'}], Default: 'Done'},
+      Reject: {Type: 'Fail', Error: 'Rejected'},
+      Done: {Type: 'Succeed'},
+    },
+  };
+  const placed = layout.layoutDefinition(definition);
+  const events = [
+    {id: 1, previousEventId: 0, type: 'ExecutionStarted'},
+    {id: 2, previousEventId: 1, type: 'ChoiceStateEntered', stateEnteredEventDetails: {name: 'Route'}},
+    {id: 3, previousEventId: 2, type: 'ChoiceStateExited', stateExitedEventDetails: {name: 'Route'}},
+    {id: 4, previousEventId: 3, type: 'ParallelStateEntered', stateEnteredEventDetails: {name: 'Fan'}},
+    {id: 5, previousEventId: 4, type: 'ParallelStateStarted'},
+    {id: 6, previousEventId: 5, type: 'PassStateEntered', stateEnteredEventDetails: {name: 'L1'}},
+    {id: 7, previousEventId: 5, type: 'FailStateEntered', stateEnteredEventDetails: {name: 'R1'}},
+    {id: 8, previousEventId: 6, type: 'PassStateExited', stateExitedEventDetails: {name: 'L1'}},
+    {id: 9, previousEventId: 7, type: 'ParallelStateFailed'},
+    {id: 10, previousEventId: 9, type: 'ParallelStateExited', stateExitedEventDetails: {name: 'Fan'}},
+    {id: 11, previousEventId: 10, type: 'FailStateEntered', stateEnteredEventDetails: {name: 'Reject'}},
+    {id: 12, previousEventId: 11, type: 'ExecutionFailed'},
+  ];
+  const statuses = Object.fromEntries(history.foldStatuses(events, 'FAILED'));
+  const running = Object.fromEntries(history.foldStatuses(events.slice(0, 6), 'RUNNING'));
+  done({nodes: placed.nodes, edges: placed.edges, width: placed.width, height: placed.height, statuses, running,
+        failure: ['TaskFailed', 'ExecutionTimedOut', 'MapRunAborted', 'TaskSucceeded'].map(history.isFailure)});
+}).catch((error) => done({error: String(error)}));
+"""
+
+
+def test_layout_and_history_fold_in_the_browser(world, browser):
+    """The console's own layout and fold, run in the browser on a definition with a Choice loop,
+    a Parallel whose branch fails and is caught, and a Distributed Map."""
+    open_page(browser, "machines").until(EC.presence_of_element_located((By.ID, "machines-table")))
+    result = browser.execute_async_script(LAYOUT_CHECK)
+    assert "error" not in result, result
+    nodes = {n["name"]: n for n in result["nodes"] if not n.get("terminal")}
+    assert set(nodes) == {"Route", "Fan", "L1", "L2", "R1", "Each", "I", "Again", "Reject", "Done"}
+
+    def inside(inner, outer):
+        return (outer["x"] <= inner["x"] and inner["x"] + inner["w"] <= outer["x"] + outer["w"]
+                and outer["y"] <= inner["y"] and inner["y"] + inner["h"] <= outer["y"] + outer["h"])
+
+    for child, parent in [("L1", "Fan"), ("L2", "Fan"), ("R1", "Fan"), ("I", "Each")]:
+        assert inside(nodes[child], nodes[parent]), (child, parent)
+    leaves = [n for n in nodes.values() if not n.get("compound")]
+    for i, a in enumerate(leaves):
+        for b in leaves[i + 1:]:
+            apart = a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"] or a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"]
+            assert apart, (a["name"], b["name"])
+    for n in result["nodes"]:
+        assert 0 <= n["x"] and n["x"] + n["w"] <= result["width"] and 0 <= n["y"] and n["y"] + n["h"] <= result["height"], n["name"]
+    assert nodes["Route"]["y"] < nodes["Fan"]["y"] < nodes["Each"]["y"] < nodes["Again"]["y"]
+    assert "distributed" in nodes["Each"]["typeLabel"]
+    kinds = {(e["from"], e["to"]): e for e in result["edges"]}
+    assert kinds[("Again", "Route")]["loop"], "the loop back to Route goes around"
+    assert kinds[("Fan", "Reject")]["kind"] == "catch"
+    assert kinds[("Route", "Reject")]["kind"] == "default"
+    assert all(len(e["points"]) >= 2 for e in result["edges"])
+    assert result["statuses"] == {"Route": "succeeded", "Fan": "caught", "L1": "succeeded", "R1": "failed", "Reject": "failed"}
+    assert result["running"] == {"Route": "succeeded", "Fan": "running", "L1": "running"}
+    assert result["failure"] == [True, True, True, False]
+
+
 @pytest.fixture(scope="module")
 def secured():
     """A second server, with a credentials file: the console must sign with a typed key."""

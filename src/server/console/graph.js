@@ -101,7 +101,8 @@ export function graphFigure(definition, statuses, caption = "Graph of the state 
       group.append(
         h("svg:rect", { x: node.x, y: node.y, width: node.w, height: node.h, rx: 8, class: "box" }),
         h("svg:text", { x: node.x + 12, y: node.y + 19, class: "box-title" },
-          `${mark} ${node.name}`.trim(), h("svg:tspan", { class: "type" }, `  ${node.type}`)));
+          `${mark} ${node.name}`.trim(),
+          h("svg:tspan", { class: "type" }, `  ${node.typeLabel ?? node.type}`)));
       boxes.append(group);
     } else {
       group.append(

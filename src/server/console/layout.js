@@ -76,11 +76,16 @@ function layoutScope(scope, terminals, prefix) {
         x += sub.w + BRANCH_GAP;
         h = Math.max(h, sub.h);
       }
-      const w = Math.max(leafSize(name, type).w, x - BRANCH_GAP + BOX_PAD);
+      // A Distributed Map runs its processor in child executions, whose states are not in
+      // this history: the box's title says so.
+      const distributed = type === "Map" && processorOf(state)?.ProcessorConfig?.Mode === "DISTRIBUTED";
+      const typeLabel = distributed ? "Map · distributed: see its Map Runs" : type;
+      const titleW = Math.round((name.length + typeLabel.length + 6) * CHAR_W) + 2 * BOX_PAD;
+      const w = Math.max(leafSize(name, type).w, titleW, x - BRANCH_GAP + BOX_PAD);
       // Centre the branches when the title is wider than they are.
       const spare = w - (x - BRANCH_GAP + BOX_PAD);
       if (spare > 0) for (const sub of scopes) sub.dx += spare / 2;
-      node = { name, type, w, h: BOX_HEAD + h + BOX_PAD, scopes, compound: true };
+      node = { name, type, typeLabel, w, h: BOX_HEAD + h + BOX_PAD, scopes, compound: true };
     } else {
       node = { name, type, ...leafSize(name, type) };
     }
