@@ -17,9 +17,9 @@ const KNOWN_EVENTS_MAX = 50000;
 
 /**
  * The Events table of `executionArn`, whose start is `startSeconds` (AWS JSON). Returns a
- * section that loads its first page at once.
+ * section that loads its first page at once, then calls `afterFirstPage` (answered or not).
  */
-export function eventsTable(executionArn, startSeconds) {
+export function eventsTable(executionArn, startSeconds, afterFirstPage = () => {}) {
   const known = new Map();
   const view = { reverse: false, type: "", page: 0, tokens: [null], matches: [], scanToken: null, scanDone: false };
   let generation = 0;
@@ -149,7 +149,7 @@ export function eventsTable(executionArn, startSeconds) {
     view.page += 1;
     load();
   });
-  load();
+  load().finally(afterFirstPage);
 
   return h("section", { class: "card", "aria-labelledby": "events-heading", id: "events" },
     h("div", { class: "card-head" },

@@ -1,7 +1,7 @@
 // execution: one execution's page: status, dates, input, output, error and cause; Stop and
 // Redrive with confirmation; the graph of its definition coloured by its history; the Events
-// table; its Map Runs. The Events table's first page is asked for first, before the graph's
-// read of the whole history, so a long history shows its events at once.
+// table; its Map Runs. The Events table's first page is asked for first and the graph's read of
+// the whole history waits for it, so a long history shows its events at once.
 
 import { sfn } from "./api.js";
 import {
@@ -25,8 +25,10 @@ export async function executionPage(main, arn, refresh) {
     replace(main, pageTitle("Execution"), errorBox(error, "DescribeExecution"));
     return;
   }
-  // The events first: their first page must not wait for anything else.
-  const events = eventsTable(arn, execution.startDate);
+  // The events first: their first page must not wait for anything else, and the graph's read
+  // of the whole history starts once it is shown.
+  const graphSlot = h("div", { class: "graph-slot" }, h("p", { class: "muted", role: "status" }, "Drawing the graph…"));
+  const events = eventsTable(arn, execution.startDate, () => drawGraph(arn, execution.status, graphSlot));
 
   const actions = h("div", { class: "actions" });
   const notice = h("div", { "aria-live": "polite" });
@@ -67,7 +69,6 @@ export async function executionPage(main, arn, refresh) {
     h("div", {}, h("h2", {}, "Output"), execution.output !== undefined
       ? jsonBlock("Execution output", execution.output)
       : h("p", { class: "muted" }, execution.status === "RUNNING" ? "Not yet: the execution is running." : "None.")));
-  const graphSlot = h("div", { class: "graph-slot" }, h("p", { class: "muted", role: "status" }, "Drawing the graph…"));
   const graph = h("section", { class: "card", "aria-labelledby": "graph-heading", id: "graph" },
     h("h2", { id: "graph-heading" }, "Graph"), graphSlot);
   const mapRuns = h("section", { class: "card", "aria-labelledby": "mapruns-heading", id: "map-runs" },
@@ -79,7 +80,6 @@ export async function executionPage(main, arn, refresh) {
       link(`executions?machine=${enc(execution.stateMachineArn)}`, nameOf(execution.stateMachineArn)), " / ", execution.name),
     notice, problem, summary, graph, io, events, mapRuns);
 
-  drawGraph(arn, execution.status, graphSlot);
   listMapRuns(arn, mapRuns);
 }
 
