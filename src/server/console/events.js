@@ -162,12 +162,18 @@ export function eventsTable(executionArn, startSeconds, afterFirstPage = () => {
     h("nav", { class: "pager", "aria-label": "Pages of events" }, prev, pageLabel, next));
 }
 
-/** A one-line summary of an event's details for its `<summary>`. */
+/** Text of at most `SUMMARY_CHARS_MAX` characters. */
+const SUMMARY_CHARS_MAX = 100;
+function clip(text) {
+  const line = String(text).replace(/\s+/g, " ");
+  return line.length > SUMMARY_CHARS_MAX ? `${line.slice(0, SUMMARY_CHARS_MAX - 1)}…` : line;
+}
+
+/** A one-line summary of an event's details for its `<summary>`: what a reader looks for first. */
 function summaryOf(event, details) {
-  if (details.error || details.cause) {
-    return [details.error, details.cause].filter(Boolean).join(": ").slice(0, 120);
-  }
-  if (details.resourceType || details.resource) return `${details.resourceType ?? ""} ${details.resource ?? ""}`.trim();
-  if (details.name) return details.name;
+  if (details.error || details.cause) return clip([details.error, details.cause].filter(Boolean).join(": "));
+  if (details.resource) return clip(`${details.resourceType ?? ""} ${details.resource}`.trim());
+  if (details.output !== undefined) return clip(`Output ${details.output}`);
+  if (details.input !== undefined) return clip(`Input ${details.input}`);
   return "Details";
 }
