@@ -72,7 +72,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
-use statelog_core::history::{split_test_case, EventDetails, HistoryEvent, TestCaseArn};
+use statelog_core::history::{split_test_case, EventDetails, EventId, HistoryEvent, TestCaseArn};
 use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
@@ -1062,31 +1062,61 @@ impl Engine {
             HISTORY_PAGE_EVENTS_DEFAULT,
             HISTORY_PAGE_EVENTS_MAX,
         )?;
-        self.requested_summary(execution_arn)?;
-        let mut events = self.inner.store.history(execution_arn)?;
+        let summary = self.requested_summary(execution_arn)?;
+        let total = summary.event_count as usize;
         let direction = if query.reverse_order { "r" } else { "f" };
         let offset = match &query.next_token {
             Some(token) => token
                 .strip_prefix(direction)
                 .and_then(|n| n.parse::<usize>().ok())
-                .filter(|&n| n <= events.len())
+                .filter(|&n| n <= total)
                 .ok_or_else(|| Error::InvalidToken {
                     token: token.clone(),
                 })?,
             None => 0,
         };
-        let input_text = statelog_core::history::aws_json::input_text(&events)
-            .map(|(value, text)| (value.clone(), text.to_string()));
-        let first_map_exit_id = events
-            .iter()
-            .find(|e| matches!(e.details, EventDetails::MapStateExited(_)))
-            .map(|e| e.id.0);
-        if query.reverse_order {
-            events.reverse();
-        }
-        let total = events.len();
         let end = offset.saturating_add(limit).min(total);
-        let page: Vec<HistoryEvent> = events.drain(offset..end).collect();
+        // The ids the page shows, lowest first.
+        let (low, high) = if query.reverse_order {
+            (total - end + 1, total - offset)
+        } else {
+            (offset + 1, end)
+        };
+        let id = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        // Rendering a page needs the execution's input text (event 1's, kept when the caller
+        // wrote it otherwise than compactly) and, when there is one, the first
+        // `MapStateExited` before the page: from there on the input renders compactly. Only a
+        // definition with a Map state has one; then every event from the first to the page's
+        // highest is read, else only the page's records.
+        let started = self.inner.store.event(execution_arn, EventId(1))?;
+        let input_text = started
+            .as_ref()
+            .and_then(|started| input_text_of(std::slice::from_ref(started)));
+        let may_map = input_text.is_some()
+            && self
+                .definition_at(summary.machine_lsn)
+                .map_or(true, |definition| may_have_map_state(&definition.source));
+        let (mut page, first_map_exit_id) = if may_map {
+            let mut events = self
+                .inner
+                .store
+                .history_range(execution_arn, 1..=id(high))?;
+            let first_map_exit_id = events
+                .iter()
+                .find(|e| matches!(e.details, EventDetails::MapStateExited(_)))
+                .map(|e| e.id.0);
+            events.drain(..(low - 1).min(events.len()));
+            (events, first_map_exit_id)
+        } else {
+            let events = self
+                .inner
+                .store
+                .history_range(execution_arn, id(low)..=id(high))?;
+            (events, None)
+        };
+        if query.reverse_order {
+            page.reverse();
+        }
         Ok(HistoryPage {
             events: page,
             next_token: (end < total).then(|| format!("{direction}{end}")),
@@ -1308,6 +1338,26 @@ impl Engine {
             .lock()
             .insert(machine_lsn, compiled.clone());
         Ok(compiled)
+    }
+}
+
+/// The execution input and the text its caller wrote, from the `ExecutionStarted` in `events`.
+fn input_text_of(events: &[HistoryEvent]) -> Option<(Value, String)> {
+    statelog_core::history::aws_json::input_text(events)
+        .map(|(value, text)| (value.clone(), text.to_string()))
+}
+
+/// Whether a definition may hold a Map state: some object, at any depth, has `"Type": "Map"`.
+/// A Parameters template that happens to hold that pair answers true too, which only costs a
+/// history read a page could have skipped.
+fn may_have_map_state(source: &Value) -> bool {
+    match source {
+        Value::Object(object) => {
+            object.get("Type").and_then(Value::as_str) == Some("Map")
+                || object.values().any(may_have_map_state)
+        }
+        Value::Array(items) => items.iter().any(may_have_map_state),
+        _ => false,
     }
 }
 

@@ -1,6 +1,6 @@
 //! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
 //! [--swf-open-executions-max N] [--swf-task-list-pending-max N] [--mock-config FILE]
-//! [--connections FILE]`:
+//! [--connections FILE] [--no-console]`:
 //! the AWS Step Functions API over HTTP (see `statelog::server`). With `--nats URLS --node
 //! NAME` (feature `cluster`) the server is one node of a cluster over NATS JetStream
 //! (`statelog::cluster::serve`): its partitions' logs are JetStream streams, and any call is
@@ -73,6 +73,9 @@ pub struct ServeArgs {
     /// segment. Read once at startup; a malformed file stops the server.
     #[arg(long)]
     connections: Option<PathBuf>,
+    /// Do not serve the web console at /console/ (its paths then answer 404).
+    #[arg(long)]
+    no_console: bool,
     /// Run as one node of a cluster over these NATS servers (comma-separated
     /// nats://HOST:PORT; `statelog cluster init` first). A cluster serves one account: the
     /// development account, or the one account of --credentials.
@@ -143,6 +146,7 @@ impl Bound {
         self,
         state: Arc<ServerState<B>>,
         development_mode: bool,
+        console: bool,
     ) -> Result<(), String> {
         self.announce()?;
         if development_mode {
@@ -152,7 +156,10 @@ impl Bound {
             state,
             self.listener,
             self.metrics_listener,
-            ServeOptions::default(),
+            ServeOptions {
+                console,
+                ..ServeOptions::default()
+            },
             shutdown_signal(),
         )
         .await
@@ -262,10 +269,11 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         )
     })?;
     let state = ServerState::new(backend, credentials, clock);
+    let console = !args.no_console;
     let runtime = serve_runtime()?;
     let served = runtime.block_on(async move {
         let bound = Bound::bind(addr, metrics_addr).await?;
-        bound.serve(state, development_mode).await
+        bound.serve(state, development_mode, console).await
     });
     // Requests are answered or closed and the engines closed by now; the SWF polls were stopped
     // before (`Swf::stop_polls`: they answer empty and claim nothing), so what may still run on
@@ -306,6 +314,7 @@ fn run_node(
         }
     };
     let development_mode = credentials.is_none();
+    let console = !args.no_console;
     let runtime = serve_runtime()?;
     let served = runtime.block_on(async move {
         let bound = Bound::bind(addr, metrics_addr).await?;
@@ -323,7 +332,7 @@ fn run_node(
             .await
             .map_err(|e| format!("cannot join the cluster: {e}"))?;
         tracing::info!(node = %node, "joined the cluster");
-        bound.serve(state, development_mode).await
+        bound.serve(state, development_mode, console).await
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served

@@ -61,6 +61,8 @@ pub struct ServeOptions {
     pub request_body_timeout_ms: u64,
     /// How long a shutdown waits for requests in progress ([`limits::SHUTDOWN_GRACE_MS`]).
     pub shutdown_grace_ms: u64,
+    /// Whether the web console is served at `/console/` (`serve --no-console` turns it off).
+    pub console: bool,
 }
 
 impl Default for ServeOptions {
@@ -72,6 +74,7 @@ impl Default for ServeOptions {
             header_read_timeout_ms: limits::HEADER_READ_TIMEOUT_MS,
             request_body_timeout_ms: limits::REQUEST_BODY_TIMEOUT_MS,
             shutdown_grace_ms: limits::SHUTDOWN_GRACE_MS,
+            console: true,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - [`router`]: request -> authenticated, decoded call -> AWS-shaped answer.
 //! - [`swf`]: the Amazon SWF operations: routing, and the activity-worker operations over Step
 //!   Functions task lists; [`swf_service`]: every SWF operation on the engine's SWF service.
+//! - [`console`]: the web console's compiled-in assets at `/console/`.
 //! - [`health`]: `GET /health` (poisoned log) and the start-up disk-room check.
 //! - [`connection`]: the accept loop and each connection's time limits; [`listener`]: which
 //!   connections are admitted (server-wide and per-peer caps, eviction of slow ones).
@@ -29,6 +30,7 @@ use crate::clock::Clock;
 
 pub mod backend;
 pub mod connection;
+pub mod console;
 pub mod credentials;
 pub mod engine_backend;
 pub mod error;
@@ -149,7 +151,7 @@ pub async fn serve_with<B: Backend>(
     tracing::info!(%local_addr, ?metrics_addr, development_mode, "statelog serve listening");
     let api = connection::serve_listener(
         listener,
-        router::router(state.clone()),
+        router::router_with_console(state.clone(), options.console),
         options.clone(),
         state.clone(),
         stopping.clone(),

@@ -14,7 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{json, Map, Value};
@@ -46,14 +46,40 @@ use crate::engine::{ExpressOutcome, MachineType};
 /// The scope service of Step Functions signatures.
 const SIGNING_SERVICE: &str = "states";
 
-/// Builds the API router: `POST /` for the API, `GET /health` for a supervisor; in development
-/// mode (no credentials) also `GET /metrics` for Prometheus. With credentials `/metrics` is only
+/// Builds the API router: `POST /` for the API, `GET /health` for a supervisor, `GET /console/`
+/// for people; in development mode (no credentials) also `GET /metrics` for Prometheus. With credentials `/metrics` is only
 /// on [`metrics_router`]. Every other method or path is answered with an AWS-shaped error.
 pub fn router<B: Backend>(state: Arc<ServerState<B>>) -> Router {
-    let routes = Router::new().route(
-        "/health",
-        get(super::health::health::<B>).fallback(api::<B>),
-    );
+    router_with_console(state, true)
+}
+
+/// [`router`], with the web console at `/console/` when `console` is on; off, its paths answer
+/// 404 naming `--no-console` ([`super::console`]).
+pub fn router_with_console<B: Backend>(state: Arc<ServerState<B>>, console: bool) -> Router {
+    let console = console.then(|| {
+        Arc::new(super::console::Console::new(
+            state.backend.region(),
+            state.credentials.is_none(),
+        ))
+    });
+    let answer_console = move |request: Request| {
+        let console = console.clone();
+        async move {
+            let path = request.uri().path();
+            match &console {
+                Some(console) => console.answer(request.method(), path, request.headers()),
+                None => super::console::turned_off(path),
+            }
+        }
+    };
+    let routes = Router::new()
+        .route(
+            "/health",
+            get(super::health::health::<B>).fallback(api::<B>),
+        )
+        .route(super::console::MOUNT, any(answer_console.clone()))
+        .route("/console/", any(answer_console.clone()))
+        .route("/console/{*rest}", any(answer_console));
     let routes = if state.credentials.is_none() {
         routes.route("/metrics", get(metrics::<B>).fallback(api::<B>))
     } else {

@@ -1355,6 +1355,57 @@ impl Store {
         Ok(events)
     }
 
+    /// The events of one execution with ids in `ids` (as many of them as it has), read from the
+    /// log and checked: only the records holding them are read, so a page of a long history
+    /// costs the page, not the history.
+    pub fn history_range(
+        &self,
+        execution_arn: &str,
+        ids: std::ops::RangeInclusive<u32>,
+    ) -> Result<Vec<HistoryEvent>, Error> {
+        let first = (*ids.start()).max(1);
+        let last = *ids.end();
+        let _reading = self.reads.read();
+        let lsns: Vec<Lsn> = {
+            let index = self.index.read();
+            if let Some(damage) = index.damaged.get(execution_arn) {
+                return Err(damage.error(execution_arn));
+            }
+            let entry =
+                index
+                    .executions
+                    .get(execution_arn)
+                    .ok_or_else(|| Error::UnknownExecution {
+                        execution_arn: execution_arn.to_string(),
+                    })?;
+            // Records hold dense, ascending ids: from the last one starting at or before
+            // `first` to the last one starting at or before `last`.
+            let from = entry
+                .records
+                .partition_point(|record| record.first_event_id <= first)
+                .saturating_sub(1);
+            entry.records[from..]
+                .iter()
+                .take_while(|record| record.first_event_id <= last)
+                .map(|record| record.lsn)
+                .collect()
+        };
+        let mut events = Vec::new();
+        for lsn in lsns {
+            events.extend(
+                self.read_batch(execution_arn, lsn)?
+                    .events
+                    .into_iter()
+                    .filter(|e| (first..=last).contains(&e.id.0)),
+            );
+        }
+        check_sequence(first - 1, &events).map_err(|e| Error::BadSequence {
+            execution_arn: execution_arn.to_string(),
+            reason: SequenceReason::ReadBack(e),
+        })?;
+        Ok(events)
+    }
+
     /// One event of one execution, read from the log: only the record holding it is read
     /// (found in the index), whatever the length of the history. `None` when the execution has
     /// no event with this id.

@@ -115,6 +115,50 @@ fn appends_index_and_rebuild_agree() {
     assert_eq!(again.machine("orders").expect("live").lsn, machine.lsn);
 }
 
+#[test]
+fn history_range_reads_the_events_asked_for() {
+    let store = open_store(Arc::new(MemoryLog::new()));
+    store
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
+        .expect("creates");
+    let arn = exec_arn("long");
+    store
+        .append_events(&arn, &[started("long"), entered(2), entered(3)])
+        .expect("appends");
+    for id in 4..=10 {
+        store.append_events(&arn, &[entered(id)]).expect("appends");
+    }
+    let whole = store.history(&arn).expect("reads");
+    for (first, last) in [
+        (1, 0),
+        (1, 1),
+        (1, 3),
+        (2, 2),
+        (2, 5),
+        (3, 4),
+        (4, 10),
+        (0, 10),
+        (7, 10),
+    ] {
+        let range = store.history_range(&arn, first..=last).expect("reads");
+        let expected: Vec<_> = whole
+            .iter()
+            .filter(|e| (first..=last).contains(&e.id.0))
+            .cloned()
+            .collect();
+        assert_eq!(range, expected, "{first}..={last}");
+    }
+    assert_eq!(store.history_range(&arn, 1..=99).expect("reads"), whole);
+    assert_eq!(
+        store.history_range(&arn, 9..=99).expect("reads"),
+        whole[8..]
+    );
+    assert!(matches!(
+        store.history_range(&exec_arn("nobody"), 1..=3),
+        Err(Error::UnknownExecution { .. })
+    ));
+}
+
 /// A read of a durable record does not sync the log because a newer record is unsynced; a
 /// read of the unsynced one does.
 #[test]

@@ -3,7 +3,8 @@
 #
 # Builds the binary, starts `statelog serve` in development mode on a free loopback port with a
 # temporary data directory, runs tests/e2e (pytest + boto3 + awscli; the Amazon SWF tests with
-# boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf), then the official
+# boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf; the web console in
+# headless Chromium through selenium, screenshots in target/ci-artifacts/console/), then the official
 # conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
 # --needs variables`), then the lambda/sqs/sns/dynamodb cases against a second server with
 # `--mock-config` (tests/conformance_mocks.py), and stops the servers. Exit status: pytest's, or 1
@@ -13,8 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 
-if ! python3 -c "import boto3, pytest, requests, simpleflow, py_swf" 2>/dev/null || ! command -v aws >/dev/null; then
-    python3 -m pip install --quiet boto3 awscli pytest requests simpleflow py-swf
+if ! python3 -c "import boto3, pytest, requests, simpleflow, py_swf, selenium" 2>/dev/null || ! command -v aws >/dev/null; then
+    python3 -m pip install --quiet boto3 awscli pytest requests simpleflow py-swf selenium
 fi
 
 cargo build --quiet --bin statelog

@@ -54,6 +54,7 @@ mod retention_crash;
 mod retention_kill;
 mod serve_auth;
 mod serve_catalog;
+mod serve_console;
 mod serve_disk;
 mod serve_engine;
 mod serve_express;

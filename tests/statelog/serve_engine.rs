@@ -566,3 +566,87 @@ async fn variables_show_in_history_and_in_both_machine_descriptions_as_aws_shows
     .await;
     assert!(described.get("variableReferences").is_none(), "{described}");
 }
+
+/// GetExecutionHistory read a page at a time, oldest first and newest first, gives exactly the
+/// events of one whole read, rendered the same: with a Map state (whose exit changes how later
+/// events render, so pages read from the first event) and without one (pages read only their
+/// own records and the first event's, whose input text the states' inputs are written in).
+#[tokio::test]
+async fn history_pages_in_either_order_are_the_whole_history() {
+    let s = server(None);
+    let with_map = json!({
+        "StartAt": "Before",
+        "States": {
+            "Before": {"Type": "Pass", "Next": "Each"},
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemProcessor": {"StartAt": "Item", "States": {"Item": {"Type": "Pass", "End": true}}},
+                "ResultPath": "$.done",
+                "Next": "After1"
+            },
+            "After1": {"Type": "Pass", "Next": "After2"},
+            "After2": {"Type": "Pass", "Next": "After3"},
+            "After3": {"Type": "Pass", "End": true}
+        }
+    });
+    let states: serde_json::Map<String, serde_json::Value> = (1..=12)
+        .map(|i| {
+            let next = if i == 12 {
+                json!({"Type": "Pass", "End": true})
+            } else {
+                json!({"Type": "Pass", "Next": format!("P{}", i + 1)})
+            };
+            (format!("P{i}"), next)
+        })
+        .collect();
+    let without_map = json!({"StartAt": "P1", "States": states});
+    for (name, definition) in [("paged-map", with_map), ("paged-chain", without_map)] {
+        let machine = create_machine(&s, name, &definition.to_string()).await;
+        let execution = start_with_input(&s, &machine, r#"{ "items" : [1,  2, 3] }"#).await;
+        let whole = ok(
+            &s,
+            "GetExecutionHistory",
+            json!({"executionArn": execution, "maxResults": 1000}),
+        )
+        .await["events"]
+            .as_array()
+            .expect("events")
+            .clone();
+        assert_eq!(whole.last().expect("events")["type"], "ExecutionSucceeded");
+        assert!(whole.len() > 20, "{name}: {} events", whole.len());
+        // The first state's input is the execution's, shown as its caller wrote it.
+        assert_eq!(
+            whole[1]["stateEnteredEventDetails"]["input"], r#"{ "items" : [1,  2, 3] }"#,
+            "{name}"
+        );
+        for reverse in [false, true] {
+            for page_size in [1, 4, 7] {
+                let mut paged = Vec::new();
+                let mut token: Option<String> = None;
+                loop {
+                    let mut input = json!({"executionArn": execution, "maxResults": page_size, "reverseOrder": reverse});
+                    if let Some(token) = &token {
+                        input["nextToken"] = json!(token);
+                    }
+                    let page = ok(&s, "GetExecutionHistory", input).await;
+                    let events = page["events"].as_array().expect("events");
+                    assert!(events.len() <= page_size);
+                    paged.extend(events.iter().cloned());
+                    match page["nextToken"].as_str() {
+                        Some(next) => token = Some(next.to_owned()),
+                        None => break,
+                    }
+                }
+                let mut expected = whole.clone();
+                if reverse {
+                    expected.reverse();
+                }
+                assert_eq!(
+                    paged, expected,
+                    "{name}: reverse {reverse}, pages of {page_size}"
+                );
+            }
+        }
+    }
+}
