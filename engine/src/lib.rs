@@ -45,6 +45,7 @@ mod jobs;
 mod kernel;
 pub mod limits;
 mod log_health;
+mod map_runs;
 mod metrics;
 pub mod mocks;
 mod naming;
@@ -97,6 +98,10 @@ pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
+pub use map_runs::{
+    MapRunCounts, MapRunDescription, MapRunListItem, MapRunStatus,
+    EXCEED_TOLERATED_FAILURE_THRESHOLD,
+};
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use mocks::{MockConfig, MockConfigError};
 pub use random::{OsRandom, RandomSource};
@@ -457,6 +462,8 @@ struct Inner {
     express_options: interpreter::Options,
     /// The running Express executions and their timers (see `express`).
     express: express::ExpressRuns,
+    /// Distributed Map runs (see `map_runs`).
+    map_runs: map_runs::MapRunTable,
     /// Task handlers by resource, and the tasks whose resource had no handler when they were
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
@@ -612,6 +619,7 @@ impl Engine {
                 interpreter_options,
                 express_options,
                 express: express::ExpressRuns::default(),
+                map_runs: map_runs::MapRunTable::default(),
                 options,
                 handlers: handlers::TaskHandlers::default(),
                 attempts: attempts::Attempts::default(),
@@ -731,6 +739,8 @@ impl Engine {
             .store
             .machines()
             .iter()
+            // A Distributed Map's child machine (`<machine>/<label>`) is not listed.
+            .filter(|m| !m.name.contains('/'))
             .map(|m| self.machine_description(m))
             .collect()
     }
@@ -1212,7 +1222,7 @@ impl Engine {
         .concat()
     }
 
-    fn default_role_arn(&self) -> String {
+    pub(crate) fn default_role_arn(&self) -> String {
         self.inner
             .options
             .role_arn_default
@@ -1291,7 +1301,7 @@ impl Engine {
             })
     }
 
-    fn definition_at(&self, machine_lsn: Lsn) -> Result<Arc<StateMachine>, Error> {
+    pub(crate) fn definition_at(&self, machine_lsn: Lsn) -> Result<Arc<StateMachine>, Error> {
         if let Some(definition) = self.inner.definitions.lock().get(&machine_lsn) {
             return Ok(definition.clone());
         }
@@ -1325,7 +1335,7 @@ fn parse_input(input: &str) -> Result<Value, Error> {
     })
 }
 
-fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
+pub(crate) fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
     match asked {
         0 => Ok(default),
         n if n <= max => Ok(n),

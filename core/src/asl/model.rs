@@ -709,6 +709,51 @@ pub struct MapState {
     pub catch: Vec<Catcher>,
     /// `Next` or `End`.
     pub next: Transition,
+    /// `ProcessorConfig.Mode: DISTRIBUTED`: the Map Run's own fields; `None` for an inline Map.
+    pub distributed: Option<Box<Distributed>>,
+}
+
+/// A Distributed Map's fields: its items run as child executions of their own (a Map Run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distributed {
+    /// `ProcessorConfig.ExecutionType`.
+    pub execution_type: ChildExecutionType,
+    /// `Label`, when given (at most 40 characters, AWS's name rules).
+    pub label: Option<String>,
+    /// `ItemBatcher`, when given.
+    pub item_batcher: Option<ItemBatcher>,
+    /// The child executions' definition: the `ItemProcessor` (or `Iterator`) as a state
+    /// machine of its own (`StartAt`, `States`, the inherited `QueryLanguage`), as JSON.
+    pub child_definition: Value,
+}
+
+/// A Distributed Map's `ProcessorConfig.ExecutionType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildExecutionType {
+    /// Durable child executions, listed and describable.
+    Standard,
+    /// In-memory child executions (nothing written per child).
+    Express,
+}
+
+/// A Distributed Map's `ItemBatcher`: a child's input is `{"Items": [...], "BatchInput": ...}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemBatcher {
+    /// `MaxItemsPerBatch` or `MaxItemsPerBatchPath`.
+    pub max_items_per_batch: Option<CountField>,
+    /// `MaxInputBytesPerBatch` or `MaxInputBytesPerBatchPath`.
+    pub max_input_bytes_per_batch: Option<CountField>,
+    /// `BatchInput`: a payload template over the effective input (JSONPath) or a literal.
+    pub batch_input: Option<BatchInput>,
+}
+
+/// An `ItemBatcher`'s `BatchInput`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchInput {
+    /// A JSONPath payload template over the Map's effective input.
+    Template(Template),
+    /// A literal (a JSONata state's `BatchInput` without expressions).
+    Literal(Value),
 }
 
 /// A count given literally or read from the input.
