@@ -125,9 +125,10 @@ conformance_mocks() {
 }
 if [ -f "$CONFORMANCE_DIR/run.py" ]; then
     conformance needs-none "${STATELOG_CONFORMANCE_FLOOR:-0}" --needs-none
-    # The JSONata and variables cases (each case's needs within those two).
-    conformance jsonata-variables "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
-        --needs jsonata --needs variables
+    # The JSONata, variables and Distributed Map cases (each case's needs within those three;
+    # the Distributed Map cases that read S3 data or call Lambda are outside).
+    conformance jsonata-variables-distributed-map "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
+        --needs jsonata --needs variables --needs distributed-map
     conformance_mocks "${STATELOG_CONFORMANCE_MOCKS_FLOOR:-0}"
 else
     echo "skip: conformance runner not found at $CONFORMANCE_DIR/run.py"

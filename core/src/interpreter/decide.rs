@@ -172,6 +172,7 @@ pub fn decide_owned(
         fired: None,
         within_limits: None,
         map_run_answer: None,
+        exited_links_to: None,
     };
     let answered = match decider.run(trigger) {
         Ok(answered) => answered,
@@ -231,6 +232,7 @@ pub fn map_run_plan(
         fired: None,
         within_limits: None,
         map_run_answer: None,
+        exited_links_to: None,
     };
     match decider.map_run_plan(task_id.0) {
         Ok(plan) => Ok(plan),
@@ -295,6 +297,9 @@ struct Decider<'d, 'e> {
     /// The Map Run outcome this decision handles: the run's attempt (its `MapRunStarted` id)
     /// and its results or error (taken by the Map's step, as `fired` by a timer's).
     map_run_answer: Option<(u32, Result<Value, ErrorCause>)>,
+    /// The `previousEventId` of the next `MapStateExited`, when AWS links it elsewhere than
+    /// the cursor (a Distributed Map's exit, see `states::map`).
+    exited_links_to: Option<u32>,
     /// The payload a state's exit last found within the size and depth limits. A Pass or
     /// Choice hands its input on unchanged, so the next entered and exited events carry the
     /// same payload: checked once, not at every event (both walks were a measurable share of
@@ -656,6 +661,9 @@ impl<'d> Decider<'d, '_> {
         let previous_event_id = match &details {
             // AWS links an evaluation failure to what its state's entered event links to.
             EventDetails::EvaluationFailed(_) => self.entered_previous_event_id(scope),
+            EventDetails::MapStateExited(_) if self.exited_links_to.is_some() => {
+                self.exited_links_to.take().unwrap_or_default()
+            }
             _ => self.state.previous_event_id_for(&details),
         };
         let event = HistoryEvent {

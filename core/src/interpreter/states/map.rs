@@ -154,7 +154,15 @@ impl Decider<'_, '_> {
                 }
                 self.emit(scope, EventDetails::MapStateSucceeded, None)?;
                 let run = self.run_info(scope)?;
-                self.finish_with_result(scope, state, &run, results)
+                // Recorded: the exit links to `MapRunSucceeded` when the Map is the
+                // execution's first state, else to its `MapRunStarted`.
+                let first_state = scope.is_empty() && run.entered_event_id == 2;
+                if !first_state {
+                    self.exited_links_to = Some(task_id);
+                }
+                let finished = self.finish_with_result(scope, state, &run, results);
+                self.exited_links_to = None;
+                finished
             }
             Err(error) => {
                 self.emit(scope, EventDetails::MapRunFailed(error.clone()), None)?;
@@ -256,7 +264,10 @@ impl Decider<'_, '_> {
                 }
                 Some(PercentageField::Path(path)) => {
                     let value = select_required(path, &effective, &run.context, variables)?;
-                    let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
+                    // AWS reads a number written as a string too (recorded: a variable
+                    // holding "1").
+                    let parsed = value.as_str().and_then(|text| text.parse::<f64>().ok());
+                    let p = value.as_f64().filter(|_| value.is_number()).or(parsed).ok_or_else(|| {
                     runtime(format!(
                         "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
                         quoted_value(&value),
