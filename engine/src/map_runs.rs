@@ -1028,7 +1028,16 @@ impl Engine {
                 status_filter: None,
                 max_results: 0,
                 next_token: token,
-            })?;
+            });
+            let page = match page {
+                Ok(page) => page,
+                Err(Error::StateMachineDoesNotExist { .. }) => {
+                    return Err(Error::ResourceNotFound {
+                        resource_arn: map_run_arn.to_string(),
+                    })
+                }
+                Err(error) => return Err(error),
+            };
             for execution in &page.executions {
                 if self
                     .map_runs_of(&execution.execution_arn)?
