@@ -274,6 +274,17 @@ impl Ctx<'_> {
             fields.extend(["MaxItemsPerBatchPath", "MaxInputBytesPerBatchPath"]);
         }
         self.check_fields(batcher, &[&fields], "'ItemBatcher'");
+        if jsonata {
+            for key in ["MaxItemsPerBatch", "MaxInputBytesPerBatch"] {
+                if batcher.get(key).is_some_and(Value::is_string) {
+                    self.unsupported(
+                        &batcher.ptr(key),
+                        &format!("a JSONata expression in '{key}'"),
+                    );
+                    return None;
+                }
+            }
+        }
         let max_items = self.count_pair(batcher, "MaxItemsPerBatch", "MaxItemsPerBatchPath");
         let max_bytes = self.count_pair(
             batcher,
