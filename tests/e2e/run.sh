@@ -5,7 +5,7 @@
 # temporary data directory, runs tests/e2e (pytest + boto3 + awscli; the Amazon SWF tests with
 # boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf), then the official
 # conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
-# --needs variables`), then the lambda/sqs/sns/dynamodb cases against a second server with
+# --needs variables --needs distributed-map`), then the lambda/sqs/sns/dynamodb cases against a second server with
 # `--mock-config` (tests/conformance_mocks.py), and stops the servers. Exit status: pytest's, or 1
 # when a conformance count drops below its floor (STATELOG_CONFORMANCE_FLOOR,
 # STATELOG_CONFORMANCE_JSONATA_FLOOR, STATELOG_CONFORMANCE_MOCKS_FLOOR).
