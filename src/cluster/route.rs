@@ -628,6 +628,14 @@ mod tests {
     }
 
     #[test]
+    fn listing_a_map_runs_children_is_refused_typed() {
+        let map_run = "arn:aws:states:us-east-1:123456789012:mapRun:orders/L:1";
+        let (name, message) = refusal(Operation::ListExecutions, json!({"mapRunArn": map_run}));
+        assert_eq!(name, "UnsupportedOperation");
+        assert!(message.contains(MAP_RUNS_NOT_ROUTED), "{message}");
+    }
+
+    #[test]
     fn spanning_operations_go_to_every_partition() {
         assert_eq!(
             routed(
@@ -667,6 +675,19 @@ mod tests {
                     }
                     other => panic!("{}: {other:?}", operation.name()),
                 },
+                // Served by a single node, not routed by a cluster yet.
+                None if matches!(
+                    operation,
+                    Operation::DescribeMapRun | Operation::ListMapRuns | Operation::UpdateMapRun
+                ) =>
+                {
+                    match result {
+                        Err(RouteError::Input(Error::NotSupported { reason, .. })) => {
+                            assert_eq!(reason, MAP_RUNS_NOT_ROUTED);
+                        }
+                        other => panic!("{}: {other:?}", operation.name()),
+                    }
+                }
                 // An empty body is refused for its missing members or routed; never anything
                 // else.
                 None => match result {
