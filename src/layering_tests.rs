@@ -10,7 +10,7 @@
 //!   (the JSONata evaluator is above it), and libc only under `stacker`
 //!   (and `cpufeatures` on targets where it reads the CPU's features); its source names no
 //!   `std::fs`, `std::net`, `std::process`, `SystemTime` or `Instant::now`.
-//! - The WAL depends on no workspace crate.
+//! - The WAL depends on no workspace crate; nor do the cluster crate and the items crate.
 //! - The SWF model stays pure: `statelog-swf` depends directly on serde, serde_json, thiserror
 //!   and postcard only, reaches no crate the core may not reach, no libc and no workspace
 //!   crate; its source names no `std::fs`, `std::net`, `std::process`, `SystemTime`,
@@ -533,6 +533,21 @@ fn the_cluster_crate_depends_on_no_workspace_crate() {
         .reachable(cluster)
         .into_iter()
         .filter(|(id, _)| id != cluster && graph.name(id).starts_with("statelog"))
+        .map(|(_, path)| path.join(" -> "))
+        .collect();
+    assert!(workspace.is_empty(), "{workspace:?}");
+}
+
+/// The item readers and result writer (Distributed Map) sit beside the engine, which will
+/// depend on them: they depend on no workspace crate.
+#[test]
+fn the_items_crate_depends_on_no_workspace_crate() {
+    let graph = graph();
+    let items = graph.id_of("statelog-items");
+    let workspace: BTreeSet<String> = graph
+        .reachable(items)
+        .into_iter()
+        .filter(|(id, _)| id != items && graph.name(id).starts_with("statelog"))
         .map(|(_, path)| path.join(" -> "))
         .collect();
     assert!(workspace.is_empty(), "{workspace:?}");
