@@ -108,6 +108,8 @@ pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
+/// A Distributed Map's item readers and result writers (`EngineOptions::item_sources`).
+pub use statelog_items as items;
 pub use statelog_store::{ExecutionStatus, MachineType};
 pub use versions::{
     AliasDescription, AliasPage, PublishedVersion, RoutingEntry, VersionPage, INITIAL_REVISION_ID,
@@ -173,6 +175,10 @@ pub struct EngineOptions {
     /// `open` before recovery dispatches anything (`None`: not registered; HTTP Tasks wait for
     /// [`Engine::register_http_task`] like any resource without a handler).
     pub http_task: Option<HttpTask>,
+    /// Where a Distributed Map's `ItemReader` reads and its `ResultWriter` writes (object
+    /// stores, and item sources an embedder registered); `None`: a Map Run with either fails
+    /// with `States.ItemReaderFailed` / `States.ResultWriterFailed` naming the missing store.
+    pub item_sources: Option<statelog_items::ItemSources>,
 }
 
 impl Default for EngineOptions {
@@ -198,6 +204,7 @@ impl Default for EngineOptions {
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
             mock_config: None,
             http_task: None,
+            item_sources: None,
         }
     }
 }

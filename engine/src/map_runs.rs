@@ -41,6 +41,16 @@ use statelog_core::asl::ChildExecutionType;
 use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_core::interpreter::{self, MapRunPlan, TaskInvocation, Trigger};
 use statelog_core::limits::{MAP_RUN_CONCURRENCY_MAX, PAYLOAD_SIZE_BYTES_MAX};
+use statelog_items::{
+    ChildResult, ChildStatus, ItemReaderSpec, ItemSource, ItemSources, ItemsError, ResultWriterSpec,
+};
+
+use crate::limits::MAP_RUN_READ_SLICE_ITEMS_MAX;
+
+/// The error a Map state fails with when its ItemReader does (AWS).
+const ITEM_READER_FAILED: &str = "States.ItemReaderFailed";
+/// The error a Map state fails with when its ResultWriter does (AWS).
+const RESULT_WRITER_FAILED: &str = "States.ResultWriterFailed";
 
 /// The error a Map Run fails with when its failures pass the tolerated threshold (AWS).
 pub const EXCEED_TOLERATED_FAILURE_THRESHOLD: &str = "States.ExceedToleratedFailureThreshold";
@@ -240,12 +250,27 @@ enum ChildOutcome {
     Aborted,
 }
 
+/// One child's end: its outcome, and its result as a `ResultWriter` writes it.
+struct ChildEnd {
+    outcome: ChildOutcome,
+    result: Option<ChildResult>,
+}
+
+impl ChildEnd {
+    fn without_result(outcome: ChildOutcome) -> Self {
+        ChildEnd {
+            outcome,
+            result: None,
+        }
+    }
+}
+
 /// What the driver needs to start children, fixed at the run's start.
 struct Children {
     plan: MapRunPlan,
-    batches: Vec<Range<usize>>,
     machine: Arc<statelog_store::Machine>,
     definition: Arc<statelog_core::asl::StateMachine>,
+    map_run_arn: Arc<str>,
 }
 
 /// Runs one Map Run to its end and answers its parent (nothing when the attempt was cancelled
@@ -277,7 +302,7 @@ async fn run(weak: Weak<Inner>, attempt: AttemptKey, map_run_arn: String) {
         }
         Ok(None) | Err(_) => return,
     };
-    let outcome = drive(&weak, &run, &children).await;
+    let outcome = drive(&weak, &run, Arc::new(children)).await;
     let Some(trigger) = outcome else { return };
     {
         let mut state = run.state.lock();
@@ -322,12 +347,11 @@ fn prepare(
         .ok_or_else(|| Error::ExecutionDoesNotExist {
             execution_arn: attempt.execution.to_string(),
         })?;
-    let (plan, start_ms) = {
+    let plan = {
         let guard = slot.state.lock();
-        let plan = interpreter::map_run_plan(&guard.definition, &guard.execution, attempt.task)?;
-        let start_ms = engine.inner.options.clock.now_ms();
-        (plan, start_ms)
+        interpreter::map_run_plan(&guard.definition, &guard.execution, attempt.task)?
     };
+    let start_ms = engine.inner.options.clock.now_ms();
     let machine_name = child_machine_name(map_run_arn)
         .ok_or_else(|| Error::InvalidArn {
             arn: map_run_arn.to_string(),
@@ -336,9 +360,11 @@ fn prepare(
         .to_string();
     let machine = ensure_child_machine(engine, &machine_name, &plan)?;
     let definition = engine.definition_at(machine.lsn)?;
-    let batches = batches(&plan);
-    let total = batches.len() as u64;
-    let items_total = plan.items.len() as u64;
+    // Items from the input are counted now; read ones as they are read.
+    let (items_total, total) = match plan.item_reader {
+        Some(_) => (0, 0),
+        None => (plan.items.len() as u64, batches(&plan).len() as u64),
+    };
     let run = Arc::new(MapRun {
         arn: Arc::from(map_run_arn),
         attempt: attempt.clone(),
@@ -367,13 +393,14 @@ fn prepare(
     let table = &engine.inner.map_runs;
     table.runs.lock().insert(run.arn.clone(), run.clone());
     table.by_attempt.lock().insert(attempt.clone(), run.clone());
+    let map_run_arn = run.arn.clone();
     Ok((
         run,
         Children {
             plan,
-            batches,
             machine,
             definition,
+            map_run_arn,
         },
     ))
 }
@@ -424,83 +451,262 @@ fn ensure_child_machine(
     }
 }
 
-/// The children's item ranges: one item each, or the `ItemBatcher`'s batches (at most
-/// `MaxItemsPerBatch` items and `MaxInputBytesPerBatch` bytes of items each, at least one item).
+/// The children's item ranges of items from the input: one item each, or the `ItemBatcher`'s
+/// batches (see [`BatchRule`]).
 fn batches(plan: &MapRunPlan) -> Vec<Range<usize>> {
-    let count = plan.items.len();
-    if !plan.batched {
-        return (0..count).map(|i| i..i + 1).collect();
-    }
-    let max_items = plan
-        .max_items_per_batch
-        .filter(|&n| n > 0)
-        .map_or(usize::MAX, |n| n as usize);
-    let max_bytes = plan.max_input_bytes_per_batch.filter(|&n| n > 0);
+    let rule = BatchRule::of(plan);
     let mut out = Vec::new();
     let mut start = 0;
     let mut bytes = 0u64;
-    for index in 0..count {
-        let size = max_bytes
-            .map(|_| serde_json::to_vec(&plan.items[index]).map_or(0, |v| v.len() as u64 + 1))
-            .unwrap_or(0);
-        let full_items = index - start >= max_items;
-        let full_bytes = max_bytes.is_some_and(|max| index > start && bytes + size > max);
-        if full_items || full_bytes {
+    for (index, item) in plan.items.iter().enumerate() {
+        let size = rule.size_of(item);
+        if rule.full(index - start, bytes, size) {
             out.push(start..index);
             start = index;
             bytes = 0;
         }
         bytes += size;
     }
-    if start < count {
-        out.push(start..count);
+    if start < plan.items.len() {
+        out.push(start..plan.items.len());
     }
     out
 }
 
-/// The input of the child over `range`: the selected item, or `{"Items": [...],
-/// "BatchInput": ...}` for a batch.
-fn child_input(plan: &MapRunPlan, range: &Range<usize>) -> Result<Value, ChildOutcome> {
-    let selected = |index: usize| {
-        plan.item_input(index)
-            .map_err(|error| ChildOutcome::Failed {
-                error: error.error.unwrap_or_default(),
-                cause: error.cause.unwrap_or_default(),
-            })
-    };
-    if !plan.batched {
-        return selected(range.start);
+/// How items are grouped into children: one each without an `ItemBatcher`, else at most
+/// `MaxItemsPerBatch` items and `MaxInputBytesPerBatch` bytes of items (at least one item).
+#[derive(Clone, Copy)]
+struct BatchRule {
+    max_items: usize,
+    max_bytes: Option<u64>,
+}
+
+impl BatchRule {
+    fn of(plan: &MapRunPlan) -> Self {
+        BatchRule {
+            max_items: match plan.batched {
+                false => 1,
+                true => plan
+                    .max_items_per_batch
+                    .filter(|&n| n > 0)
+                    .map_or(usize::MAX, |n| n as usize),
+            },
+            max_bytes: plan.max_input_bytes_per_batch.filter(|&n| n > 0),
+        }
     }
-    let mut items = Vec::with_capacity(range.len());
-    for index in range.clone() {
-        items.push(selected(index)?);
+
+    /// The bytes an item counts for (only measured under a byte limit).
+    fn size_of(&self, item: &Value) -> u64 {
+        match self.max_bytes {
+            Some(_) => serde_json::to_vec(item).map_or(0, |v| v.len() as u64 + 1),
+            None => 0,
+        }
+    }
+
+    /// Whether a batch of `items` items and `bytes` bytes is full before an item of `size`.
+    fn full(&self, items: usize, bytes: u64, size: u64) -> bool {
+        items >= self.max_items
+            || self
+                .max_bytes
+                .is_some_and(|max| items > 0 && bytes + size > max)
+    }
+}
+
+/// The input of a child over `items` (the first at item index `first`): the selected item, or
+/// `{"Items": [...], "BatchInput": ...}` for a batch.
+fn child_input(plan: &MapRunPlan, first: usize, items: Vec<Value>) -> Result<Value, ChildOutcome> {
+    let mut selected = Vec::with_capacity(items.len());
+    for (offset, item) in items.into_iter().enumerate() {
+        let input =
+            plan.selected_input(item, first + offset)
+                .map_err(|error| ChildOutcome::Failed {
+                    error: error.error.unwrap_or_default(),
+                    cause: error.cause.unwrap_or_default(),
+                })?;
+        selected.push(input);
+    }
+    if !plan.batched {
+        return Ok(selected.pop().unwrap_or(Value::Null));
     }
     let mut input = serde_json::Map::new();
-    input.insert("Items".into(), Value::Array(items));
+    input.insert("Items".into(), Value::Array(selected));
     if let Some(batch_input) = &plan.batch_input {
         input.insert("BatchInput".into(), batch_input.clone());
     }
     Ok(Value::Object(input))
 }
 
+/// Where the children's items come from, one child's at a time: the input's items (batched
+/// up front), or an `ItemReader`'s cursor read in slices (memory: one slice).
+enum Feed {
+    Input {
+        batches: Vec<Range<usize>>,
+        next: usize,
+    },
+    Reader {
+        cursor: Box<dyn statelog_items::ItemCursor>,
+        buffer: std::collections::VecDeque<Value>,
+        next_item: usize,
+        next_child: usize,
+        done: bool,
+    },
+}
+
+/// One child to start: its index, its input, how many items it covers.
+struct NextChild {
+    index: usize,
+    input: Result<Value, ChildOutcome>,
+    items: u64,
+}
+
+impl Feed {
+    /// The next child, reading at most `slice` items when the buffer runs dry; `None` at the end.
+    async fn next(
+        &mut self,
+        plan: &MapRunPlan,
+        slice: usize,
+    ) -> Result<Option<NextChild>, ItemsError> {
+        match self {
+            Feed::Input { batches, next } => {
+                let Some(range) = batches.get(*next).cloned() else {
+                    return Ok(None);
+                };
+                let index = *next;
+                *next += 1;
+                let items = plan.items[range.clone()].to_vec();
+                Ok(Some(NextChild {
+                    index,
+                    items: range.len() as u64,
+                    input: child_input(plan, range.start, items),
+                }))
+            }
+            Feed::Reader {
+                cursor,
+                buffer,
+                next_item,
+                next_child,
+                done,
+            } => {
+                let rule = BatchRule::of(plan);
+                let mut items = Vec::new();
+                let mut bytes = 0u64;
+                loop {
+                    if buffer.is_empty() && !*done {
+                        let read = cursor.next_slice(slice.max(1)).await?;
+                        *done = read.is_empty();
+                        buffer.extend(read);
+                    }
+                    let Some(item) = buffer.front() else { break };
+                    let size = rule.size_of(item);
+                    if rule.full(items.len(), bytes, size) {
+                        break;
+                    }
+                    bytes += size;
+                    items.extend(buffer.pop_front());
+                }
+                if items.is_empty() {
+                    return Ok(None);
+                }
+                let first = *next_item;
+                *next_item += items.len();
+                let index = *next_child;
+                *next_child += 1;
+                Ok(Some(NextChild {
+                    index,
+                    items: items.len() as u64,
+                    input: child_input(plan, first, items),
+                }))
+            }
+        }
+    }
+}
+
+/// The run's item feed: the input's batches, or the `ItemReader` opened at its first item.
+async fn open_feed(weak: &Weak<Inner>, plan: &MapRunPlan) -> Result<Feed, ItemsError> {
+    let Some(reader) = &plan.item_reader else {
+        return Ok(Feed::Input {
+            batches: batches(plan),
+            next: 0,
+        });
+    };
+    let spec = ItemReaderSpec::new(&reader.resource, &reader.arguments, reader.config.as_ref())?;
+    let spec = match reader.max_items {
+        Some(max_items) => spec.with_max_items(Some(max_items)),
+        None => spec,
+    };
+    let sources = item_sources(weak, ITEM_READER_FAILED)?;
+    let cursor = sources.open(&spec, 0).await?;
+    Ok(Feed::Reader {
+        cursor,
+        buffer: std::collections::VecDeque::new(),
+        next_item: 0,
+        next_child: 0,
+        done: false,
+    })
+}
+
+/// The engine's item sources, or the typed error of a Map Run that needs them without any
+/// (`error`: the reader's or the writer's).
+fn item_sources(weak: &Weak<Inner>, error: &'static str) -> Result<ItemSources, ItemsError> {
+    let (resource, access) = match error {
+        ITEM_READER_FAILED => ("ItemReader", statelog_items::Access::Read),
+        _ => ("ResultWriter", statelog_items::Access::Write),
+    };
+    weak.upgrade()
+        .and_then(|inner| inner.options.item_sources.clone())
+        .ok_or_else(|| ItemsError::InvalidArgument {
+            resource: resource.to_string(),
+            field: "EngineOptions::item_sources",
+            expected:
+                "an object store of the engine (statelog serve --objects-dir or --s3-endpoint)",
+            access,
+        })
+}
+
+/// The Map state's failure for an item or result error.
+fn items_failure(task_id: statelog_core::history::EventId, error: &ItemsError) -> Trigger {
+    Trigger::TaskFailed {
+        task_id,
+        error: error.error_name().to_string(),
+        cause: error.cause(),
+    }
+}
+
 /// Starts the children, at most `MaxConcurrency` at once, until all ended or the failures pass
 /// the threshold; the parent's answer (`None`: aborted, or the engine closed).
-async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: &Children) -> Option<Trigger> {
-    let total = children.batches.len();
-    let items_total = children.plan.items.len() as u64;
+async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -> Option<Trigger> {
+    let plan = &children.plan;
+    let task_id = run.attempt.task;
+    let mut feed = match open_feed(weak, plan).await {
+        Ok(feed) => feed,
+        Err(error) => return Some(items_failure(task_id, &error)),
+    };
+    let mut sink = match &plan.result_writer {
+        None => None,
+        Some(writer) => {
+            let opened = async {
+                let spec = ResultWriterSpec::new(
+                    &writer.resource,
+                    &writer.arguments,
+                    writer.config.as_ref(),
+                )?;
+                let sources = item_sources(weak, RESULT_WRITER_FAILED)?;
+                sources.stores().result_writer(&spec, &run.arn).await
+            }
+            .await;
+            match opened {
+                Ok(sink) => Some(sink),
+                Err(error) => return Some(items_failure(task_id, &error)),
+            }
+        }
+    };
+    let reads = plan.item_reader.is_some();
     let mut results: Vec<Value> = Vec::new();
     let mut results_bytes = 0usize;
     let mut too_large = false;
-    let mut next = 0usize;
+    let mut exhausted = false;
     let mut failed_items = 0u64;
     let mut in_flight = tokio::task::JoinSet::new();
-    let children = Arc::new(ChildrenShared {
-        plan: children.plan.clone(),
-        batches: children.batches.clone(),
-        machine: children.machine.clone(),
-        definition: children.definition.clone(),
-        map_run_arn: run.arn.clone(),
-    });
     loop {
         let (limit, aborting) = {
             let state = run.state.lock();
@@ -512,25 +718,49 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: &Children) -> Op
         };
         if aborting {
             in_flight.abort_all();
+            if let Some(sink) = sink {
+                let _ = sink.abort().await;
+            }
             return None;
         }
-        while next < total && in_flight.len() < limit {
-            let index = next;
-            next += 1;
+        while !exhausted && in_flight.len() < limit {
+            let room = limit - in_flight.len();
+            let next = match feed
+                .next(plan, room.min(MAP_RUN_READ_SLICE_ITEMS_MAX))
+                .await
+            {
+                Ok(next) => next,
+                Err(error) => {
+                    in_flight.abort_all();
+                    stop_running(weak, run, "the Map Run's ItemReader failed");
+                    return Some(items_failure(task_id, &error));
+                }
+            };
+            let Some(next) = next else {
+                exhausted = true;
+                break;
+            };
             {
                 let mut state = run.state.lock();
-                let items = children.batches[index].len() as u64;
-                state.executions.pending -= 1;
+                if reads {
+                    state.items.total += next.items;
+                    state.executions.total += 1;
+                } else {
+                    state.items.pending -= next.items;
+                    state.executions.pending -= 1;
+                }
                 state.executions.running += 1;
-                state.items.pending -= items;
-                state.items.running += items;
+                state.items.running += next.items;
             }
             let weak = weak.clone();
             let children = children.clone();
             let run = run.clone();
             in_flight.spawn(async move {
-                let outcome = run_child(&weak, &run, &children, index).await;
-                (index, outcome)
+                let end = match next.input {
+                    Ok(input) => run_child(&weak, &run, &children, next.index, input).await,
+                    Err(outcome) => Some(ChildEnd::without_result(outcome)),
+                };
+                (next.index, next.items, end)
             });
         }
         if in_flight.is_empty() {
@@ -540,75 +770,90 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: &Children) -> Op
             joined = in_flight.join_next() => joined,
             _ = run.changed.notified() => continue,
         };
-        let Some(Ok((index, outcome))) = joined else {
+        let Some(Ok((index, items, end))) = joined else {
             // A child's task panicked or was cancelled: the engine is closing.
             return None;
         };
-        let items = children.batches[index].len() as u64;
-        let mut state = run.state.lock();
-        state.executions.running -= 1;
-        state.items.running -= items;
-        let result = match outcome {
-            Some(ChildOutcome::Succeeded(output)) => {
-                state.executions.succeeded += 1;
-                state.items.succeeded += items;
-                output
-            }
-            Some(other) => {
-                let (executions, items_counted) = match &other {
-                    ChildOutcome::TimedOut => {
-                        state.executions.timed_out += 1;
-                        state.items.timed_out += items;
-                        (1, items)
-                    }
-                    ChildOutcome::Aborted => {
-                        state.executions.aborted += 1;
-                        state.items.aborted += items;
-                        (1, items)
-                    }
-                    ChildOutcome::Failed { .. } | ChildOutcome::Succeeded(_) => {
-                        state.executions.failed += 1;
-                        state.items.failed += items;
-                        (1, items)
-                    }
-                };
-                let _ = executions;
-                failed_items += items_counted;
-                if exceeds_tolerance(&state, failed_items, items_total) {
-                    state.aborting = true;
-                    state.status = MapRunStatus::Failed;
-                    let running: Vec<Arc<str>> = state.running_children.iter().cloned().collect();
-                    drop(state);
-                    in_flight.abort_all();
-                    if let Some(inner) = weak.upgrade() {
-                        stop_children(
-                            &Engine { inner },
-                            running,
-                            "the Map Run's tolerated failure threshold was exceeded",
-                        );
-                    }
-                    return Some(Trigger::TaskFailed {
-                        task_id: run.attempt.task,
-                        error: EXCEED_TOLERATED_FAILURE_THRESHOLD.to_string(),
-                        cause: "The specified tolerated failure threshold was exceeded".to_string(),
-                    });
+        let Some(end) = end else { return None };
+        let ended = {
+            let mut state = run.state.lock();
+            state.executions.running -= 1;
+            state.items.running -= items;
+            match end.outcome {
+                ChildOutcome::Succeeded(output) => {
+                    state.executions.succeeded += 1;
+                    state.items.succeeded += items;
+                    Some((ChildStatus::Succeeded, output))
                 }
-                // A tolerated failure's place in the output holds its error and cause.
-                match other {
-                    ChildOutcome::Failed { error, cause } => {
-                        serde_json::json!({ "Error": error, "Cause": cause })
+                failure => {
+                    let place = match failure {
+                        ChildOutcome::TimedOut => {
+                            state.executions.timed_out += 1;
+                            state.items.timed_out += items;
+                            Value::Null
+                        }
+                        ChildOutcome::Aborted => {
+                            state.executions.aborted += 1;
+                            state.items.aborted += items;
+                            Value::Null
+                        }
+                        ChildOutcome::Failed { error, cause } => {
+                            state.executions.failed += 1;
+                            state.items.failed += items;
+                            // A tolerated failure's place in the output holds its error.
+                            serde_json::json!({ "Error": error, "Cause": cause })
+                        }
+                        ChildOutcome::Succeeded(_) => Value::Null,
+                    };
+                    failed_items += items;
+                    // Items read so far count as the total: a reader's is not known before.
+                    let total = state.items.total;
+                    if exceeds_tolerance(&state, failed_items, total) {
+                        state.aborting = true;
+                        state.status = MapRunStatus::Failed;
+                        None
+                    } else {
+                        Some((ChildStatus::Failed, place))
                     }
-                    _ => Value::Null,
                 }
             }
-            None => return None,
         };
+        let Some((status, result)) = ended else {
+            in_flight.abort_all();
+            stop_running(
+                weak,
+                run,
+                "the Map Run's tolerated failure threshold was exceeded",
+            );
+            if let Some(sink) = sink {
+                let _ = sink.abort().await;
+            }
+            return Some(Trigger::TaskFailed {
+                task_id,
+                error: EXCEED_TOLERATED_FAILURE_THRESHOLD.to_string(),
+                cause: "The specified tolerated failure threshold was exceeded".to_string(),
+            });
+        };
+        if let Some(sink) = sink.as_mut() {
+            if let Some(child) = end.result {
+                if let Err(error) = sink.write(status, vec![child]).await {
+                    in_flight.abort_all();
+                    stop_running(weak, run, "the Map Run's ResultWriter failed");
+                    return Some(items_failure(task_id, &error));
+                }
+                let mut state = run.state.lock();
+                state.items.results_written += items;
+                state.executions.results_written += 1;
+            }
+            continue;
+        }
         if !too_large {
             results_bytes += serde_json::to_vec(&result).map_or(0, |v| v.len()) + 1;
             if results.len() < index + 1 {
                 results.resize(index + 1, Value::Null);
             }
             results[index] = result;
+            let mut state = run.state.lock();
             state.items.results_written += items;
             state.executions.results_written += 1;
             if results_bytes > PAYLOAD_SIZE_BYTES_MAX {
@@ -617,48 +862,52 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: &Children) -> Op
             }
         }
     }
+    if let Some(sink) = sink {
+        return Some(match sink.finish().await {
+            Ok(output) => Trigger::TaskSucceeded { task_id, output },
+            Err(error) => items_failure(task_id, &error),
+        });
+    }
     if too_large {
         return Some(Trigger::TaskFailed {
-            task_id: run.attempt.task,
+            task_id,
             error: "States.DataLimitExceeded".to_string(),
             cause: format!(
                 "The Map Run's results exceed the maximum number of bytes service limit ({PAYLOAD_SIZE_BYTES_MAX}); write them with a ResultWriter."
             ),
         });
     }
+    let total = run.state.lock().executions.total as usize;
     results.resize(total, Value::Null);
     Some(Trigger::TaskSucceeded {
-        task_id: run.attempt.task,
+        task_id,
         output: Value::Array(results),
     })
+}
+
+/// Stops the run's running STANDARD children (best effort, in the background).
+fn stop_running(weak: &Weak<Inner>, run: &Arc<MapRun>, cause: &'static str) {
+    let running: Vec<Arc<str>> = run.state.lock().running_children.iter().cloned().collect();
+    if let Some(inner) = weak.upgrade() {
+        stop_children(&Engine { inner }, running, cause);
+    }
 }
 
 /// Whether `failed` failed items out of `total` pass the run's tolerance (checked as each
 /// child ends, as AWS does). With no tolerance set, any failure does.
 fn exceeds_tolerance(state: &RunState, failed: u64, total: u64) -> bool {
-    let count = state.tolerated_failure_count.unwrap_or(0);
-    let over_count = failed > count;
-    let over_percentage = match state.tolerated_failure_percentage {
-        Some(percentage) => total > 0 && (failed as f64 * 100.0 / total as f64) > percentage,
-        None => true,
-    };
+    let over_count = |count: u64| failed > count;
+    let over_percentage =
+        |percentage: f64| total > 0 && (failed as f64 * 100.0 / total as f64) > percentage;
     match (
         state.tolerated_failure_count,
         state.tolerated_failure_percentage,
     ) {
         (None, None) => failed > 0,
-        (Some(_), None) => over_count,
-        (None, Some(_)) => over_percentage,
-        (Some(_), Some(_)) => over_count && over_percentage,
+        (Some(count), None) => over_count(count),
+        (None, Some(percentage)) => over_percentage(percentage),
+        (Some(count), Some(percentage)) => over_count(count) && over_percentage(percentage),
     }
-}
-
-struct ChildrenShared {
-    plan: MapRunPlan,
-    batches: Vec<Range<usize>>,
-    machine: Arc<statelog_store::Machine>,
-    definition: Arc<statelog_core::asl::StateMachine>,
-    map_run_arn: Arc<str>,
 }
 
 /// The derived name of the run's child `index`.
@@ -666,40 +915,64 @@ pub(crate) fn child_name(map_run_arn: &str, index: usize) -> String {
     super::naming::derived_name(&format!("{map_run_arn}/{index}"))
 }
 
+/// The items crate's name of an execution status.
+fn result_status(status: super::ExecutionStatus) -> statelog_items::ExecutionStatus {
+    match status {
+        super::ExecutionStatus::Running => statelog_items::ExecutionStatus::Running,
+        super::ExecutionStatus::Succeeded => statelog_items::ExecutionStatus::Succeeded,
+        super::ExecutionStatus::Failed => statelog_items::ExecutionStatus::Failed,
+        super::ExecutionStatus::TimedOut => statelog_items::ExecutionStatus::TimedOut,
+        super::ExecutionStatus::Aborted => statelog_items::ExecutionStatus::Aborted,
+    }
+}
+
 /// Runs child `index` to its end (`None`: the engine closed).
 async fn run_child(
     weak: &Weak<Inner>,
     run: &Arc<MapRun>,
-    children: &Arc<ChildrenShared>,
+    children: &Arc<Children>,
     index: usize,
-) -> Option<ChildOutcome> {
-    let input = match child_input(&children.plan, &children.batches[index]) {
-        Ok(input) => input,
-        Err(outcome) => return Some(outcome),
-    };
+    input: Value,
+) -> Option<ChildEnd> {
     let name = child_name(&children.map_run_arn, index);
     match children.plan.execution_type {
         ChildExecutionType::Express => {
-            let started = {
+            let (started, machine_arn) = {
                 let inner = weak.upgrade()?;
                 let engine = Engine { inner };
                 let text = input.to_string();
-                super::express::start(
+                let started = super::express::start(
                     &engine,
                     &children.machine,
                     children.definition.clone(),
-                    name,
+                    name.clone(),
                     input,
                     &text,
                     true,
-                )
+                );
+                (started, engine.state_machine_arn(&children.machine.name))
             };
             let execution = match started {
                 Ok(execution) => execution,
-                Err(error) => return Some(start_failure(error)),
+                Err(error) => return Some(ChildEnd::without_result(start_failure(error))),
             };
             let outcome = execution.outcome().await.ok()?;
-            Some(match outcome.status {
+            let result = ChildResult {
+                execution_arn: outcome.execution_arn.clone(),
+                name,
+                state_machine_arn: machine_arn,
+                status: result_status(outcome.status),
+                input: outcome.input_text.clone(),
+                output: outcome.output_text.clone(),
+                error: outcome.error.clone(),
+                cause: outcome.cause.clone(),
+                start_date_ms: outcome.start_ms,
+                stop_date_ms: Some(outcome.stop_ms),
+                redrive_count: 0,
+                redrive_status: statelog_items::RedriveStatus::NotRedrivable,
+                redrive_status_reason: None,
+            };
+            let outcome = match outcome.status {
                 super::ExecutionStatus::Succeeded => ChildOutcome::Succeeded(
                     outcome
                         .output_text
@@ -713,6 +986,10 @@ async fn run_child(
                     error: outcome.error.unwrap_or_default(),
                     cause: outcome.cause.unwrap_or_default(),
                 },
+            };
+            Some(ChildEnd {
+                outcome,
+                result: Some(result),
             })
         }
         ChildExecutionType::Standard => {
@@ -724,12 +1001,9 @@ async fn run_child(
                 .execution_arn(&children.machine.name, &name)
                 .as_str(),
             );
-            drop(inner);
             let (closed, on_close) = tokio::sync::oneshot::channel();
-            {
-                let inner = weak.upgrade()?;
-                inner.map_runs.children.lock().insert(arn.clone(), closed);
-            }
+            inner.map_runs.children.lock().insert(arn.clone(), closed);
+            drop(inner);
             run.state.lock().running_children.insert(arn.clone());
             let outcome = standard_child(weak, children, arn.clone(), input, on_close).await;
             run.state.lock().running_children.remove(&arn);
@@ -752,11 +1026,11 @@ fn start_failure(error: Error) -> ChildOutcome {
 /// Starts (or finds again) a STANDARD child and waits for its close.
 async fn standard_child(
     weak: &Weak<Inner>,
-    children: &Arc<ChildrenShared>,
+    children: &Arc<Children>,
     arn: Arc<str>,
     input: Value,
     on_close: tokio::sync::oneshot::Receiver<()>,
-) -> Option<ChildOutcome> {
+) -> Option<ChildEnd> {
     let started = {
         let weak = weak.clone();
         let children = children.clone();
@@ -787,7 +1061,7 @@ async fn standard_child(
     match started {
         // Started now, or before a crash (its name is derived from the run and its index).
         Ok(_) | Err(Error::ExecutionAlreadyExists { .. }) => {}
-        Err(error) => return Some(start_failure(error)),
+        Err(error) => return Some(ChildEnd::without_result(start_failure(error))),
     }
     let mut on_close = Some(on_close);
     loop {
@@ -803,10 +1077,25 @@ async fn standard_child(
         };
         let described = match described {
             Ok(described) => described,
-            Err(error) => return Some(start_failure(error)),
+            Err(error) => return Some(ChildEnd::without_result(start_failure(error))),
         };
         if described.status.is_closed() {
-            return Some(match described.status {
+            let result = ChildResult {
+                execution_arn: described.execution_arn.clone(),
+                name: described.name.clone(),
+                state_machine_arn: described.state_machine_arn.clone(),
+                status: result_status(described.status),
+                input: described.input_text.clone(),
+                output: described.output_text.clone(),
+                error: described.error.clone(),
+                cause: described.cause.clone(),
+                start_date_ms: described.start_ms,
+                stop_date_ms: described.stop_ms,
+                redrive_count: described.redrive.redrive_count,
+                redrive_status: statelog_items::RedriveStatus::NotRedrivable,
+                redrive_status_reason: None,
+            };
+            let outcome = match described.status {
                 super::ExecutionStatus::Succeeded => {
                     ChildOutcome::Succeeded(described.output.unwrap_or(Value::Null))
                 }
@@ -816,6 +1105,10 @@ async fn standard_child(
                     error: described.error.unwrap_or_default(),
                     cause: described.cause.unwrap_or_default(),
                 },
+            };
+            return Some(ChildEnd {
+                outcome,
+                result: Some(result),
             });
         }
         match on_close.take() {
@@ -1156,6 +1449,7 @@ mod map_run_tests {
     use super::*;
     use crate::clock::ManualClock;
     use crate::{EngineOptions, ExecutionStatus, HistoryQuery, TaskError};
+    use statelog_core::history::EventDetails;
 
     const NOW_MS: u64 = 1_704_067_200_000;
 
@@ -1399,6 +1693,125 @@ mod map_run_tests {
         assert_eq!(described.output, Some(json!(items)));
         let peak = peak.load(Ordering::SeqCst);
         assert!((1..=3).contains(&peak), "peak {peak}");
+    }
+
+    fn engine_with_objects(root: &std::path::Path) -> Engine {
+        let stores = statelog_items::ObjectStores::open(statelog_items::ObjectStoreConfig::Local {
+            root: root.to_path_buf(),
+        })
+        .expect("a local object store");
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let options = EngineOptions {
+            background_timers: false,
+            clock: Arc::new(ManualClock::new(NOW_MS)),
+            item_sources: Some(ItemSources::new(stores)),
+            ..EngineOptions::default()
+        };
+        Engine::open_with_log(log, options).expect("opens")
+    }
+
+    /// An `ItemReader` (JSONL in a local bucket, `MaxItemsPath`) feeds the children in slices,
+    /// batched; `MapStateStarted` says 0 (recorded); a `ResultWriter` writes the results and
+    /// the Map's output is its manifest's place.
+    #[test]
+    fn item_reader_feeds_children_and_result_writer_writes_their_results() {
+        let root = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(root.path().join("data")).expect("a bucket");
+        let lines: String = (0..25).map(|n| format!("{{\"n\":{n}}}\n")).collect();
+        std::fs::write(root.path().join("data/in.jsonl"), lines).expect("items");
+        let engine = engine_with_objects(root.path());
+        let definition = r#"{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":4,
+            "ItemReader":{"Resource":"arn:aws:states:::s3:getObject",
+              "Parameters":{"Bucket":"data","Key.$":"$.key"},
+              "ReaderConfig":{"InputType":"JSONL","MaxItemsPath":"$.max"}},
+            "ItemBatcher":{"MaxItemsPerBatch":3},
+            "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"},
+              "StartAt":"P","States":{"P":{"Type":"Pass","OutputPath":"$.Items","End":true}}},
+            "End":true}}}"#;
+        let described = run(&engine, definition, r#"{"key":"in.jsonl","max":20}"#);
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        let batches: Vec<Value> = (0..20)
+            .collect::<Vec<u32>>()
+            .chunks(3)
+            .map(|chunk| json!(chunk.iter().map(|n| json!({"n": n})).collect::<Vec<_>>()))
+            .collect();
+        assert_eq!(described.output, Some(Value::Array(batches)));
+        let history = engine
+            .get_execution_history(&described.execution_arn, &HistoryQuery::default())
+            .expect("history");
+        let started = history.events.iter().find_map(|e| match &e.details {
+            EventDetails::MapStateStarted(started) => Some(started.length),
+            _ => None,
+        });
+        assert_eq!(started, Some(0));
+        let run = &engine
+            .list_map_runs(&described.execution_arn)
+            .expect("runs")[0];
+        let counts = engine
+            .describe_map_run(&run.map_run_arn)
+            .expect("describes");
+        assert_eq!(counts.item_counts.total, 20);
+        assert_eq!(counts.execution_counts.total, 7);
+
+        let writer = r#"{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items",
+            "ResultWriter":{"Resource":"arn:aws:states:::s3:putObject",
+              "Parameters":{"Bucket":"data","Prefix":"out"}},
+            "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+              "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},
+            "End":true}}}"#;
+        engine
+            .create_state_machine("writer", writer, None)
+            .expect("valid");
+        let started = engine
+            .start_execution("writer", Some("w1"), r#"{"items":[1,2]}"#)
+            .expect("starts");
+        let described = engine
+            .wait_until_closed(&started.execution_arn)
+            .expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        let output = described.output.expect("output");
+        let key = output["ResultWriterDetails"]["Key"]
+            .as_str()
+            .expect("a key");
+        assert!(
+            key.starts_with("out/") && key.ends_with("/manifest.json"),
+            "{key}"
+        );
+        let manifest: Value = serde_json::from_slice(
+            &std::fs::read(root.path().join("data").join(key)).expect("the manifest"),
+        )
+        .expect("json");
+        let succeeded = manifest["ResultFiles"]["SUCCEEDED"][0]["Key"]
+            .as_str()
+            .expect("a results file");
+        let results: Value = serde_json::from_slice(
+            &std::fs::read(root.path().join("data").join(succeeded)).expect("results"),
+        )
+        .expect("json");
+        assert_eq!(results.as_array().map(Vec::len), Some(2), "{results}");
+    }
+
+    /// Without an object store, an `ItemReader` fails the Map with `States.ItemReaderFailed`.
+    #[test]
+    fn an_item_reader_without_an_object_store_fails_the_map() {
+        let engine = engine();
+        let definition = r#"{"StartAt":"M","States":{"M":{"Type":"Map",
+            "ItemReader":{"Resource":"arn:aws:states:::s3:getObject",
+              "Parameters":{"Bucket":"data","Key":"k"},"ReaderConfig":{"InputType":"JSON"}},
+            "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
+              "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},
+            "End":true}}}"#;
+        let described = run(&engine, definition, "{}");
+        assert_eq!(described.status, ExecutionStatus::Failed);
+        assert_eq!(described.error.as_deref(), Some("States.ItemReaderFailed"));
     }
 
     /// Stopping the parent aborts its Map Run: `MapRunAborted` before `ExecutionAborted`, and

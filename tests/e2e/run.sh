@@ -55,7 +55,7 @@ echo "== statelog serve at $ENDPOINT (data $DATA/data)"
 status=0
 # --durations: the slowest tests' times, so the suite's cost stays visible (the SWF empty poll
 # holds its 60 s in the background while the other SWF tests run).
-STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider --durations=8 tests/e2e || status=$?
+STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" STATELOG_OBJECTS_DIR="$DATA/data/objects" python3 -m pytest -q -p no:cacheprovider --durations=8 tests/e2e || status=$?
 
 CONFORMANCE_DIR="${STATELOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}"
 # One run of the official runner over HTTP: $1 names the selection in the output, $2 is its

@@ -13,6 +13,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 ENDPOINT = os.environ.get("STATELOG_ENDPOINT")
+# The server's --objects-dir (a bucket is a directory under it); run.sh sets it.
+OBJECTS_DIR = os.environ.get("STATELOG_OBJECTS_DIR")
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::000000000000:role/statelog-e2e"
 
@@ -159,3 +161,55 @@ def test_map_run_errors_are_aws_names():
     with pytest.raises(ClientError) as invalid:
         sfn.describe_map_run(mapRunArn="arn:aws:states:us-east-1:000000000000:mapRun:nolabel")
     assert invalid.value.response["Error"]["Code"] == "InvalidArn"
+
+
+@pytest.mark.skipif(not OBJECTS_DIR, reason="STATELOG_OBJECTS_DIR not set (run tests/e2e/run.sh)")
+def test_item_reader_and_result_writer_over_the_servers_object_store():
+    sfn = client()
+    bucket = unique("bucket")
+    os.makedirs(os.path.join(OBJECTS_DIR, bucket))
+    with open(os.path.join(OBJECTS_DIR, bucket, "items.jsonl"), "w") as items:
+        for n in range(40):
+            items.write(json.dumps({"n": n}) + "\n")
+    definition = {
+        "StartAt": "M",
+        "States": {
+            "M": {
+                "Type": "Map",
+                "MaxConcurrency": 8,
+                "ItemReader": {
+                    "Resource": "arn:aws:states:::s3:getObject",
+                    "Parameters": {"Bucket": bucket, "Key": "items.jsonl"},
+                    "ReaderConfig": {"InputType": "JSONL"},
+                },
+                "ResultWriter": {
+                    "Resource": "arn:aws:states:::s3:putObject",
+                    "Parameters": {"Bucket": bucket, "Prefix": "results"},
+                },
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS"},
+                    "StartAt": "P",
+                    "States": {"P": {"Type": "Pass", "End": True}},
+                },
+                "End": True,
+            }
+        },
+    }
+    machine = sfn.create_state_machine(name=unique("dmap-s3"), definition=json.dumps(definition), roleArn=ROLE)
+    started = sfn.start_execution(stateMachineArn=machine["stateMachineArn"], input="{}")
+    described = wait_closed(sfn, started["executionArn"])
+    assert described["status"] == "SUCCEEDED", described
+    output = json.loads(described["output"])
+    details = output["ResultWriterDetails"]
+    assert details["Bucket"] == bucket
+    with open(os.path.join(OBJECTS_DIR, bucket, details["Key"])) as manifest_file:
+        manifest = json.load(manifest_file)
+    assert manifest["MapRunArn"] == output["MapRunArn"]
+    written = 0
+    for entry in manifest["ResultFiles"]["SUCCEEDED"]:
+        with open(os.path.join(OBJECTS_DIR, bucket, entry["Key"])) as results:
+            written += len(json.load(results))
+    assert written == 40
+    run = sfn.describe_map_run(mapRunArn=output["MapRunArn"])
+    assert run["itemCounts"]["total"] == 40
+    assert run["itemCounts"]["resultsWritten"] == 40

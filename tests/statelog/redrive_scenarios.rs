@@ -733,8 +733,8 @@ fn after_data_limit_exceeded_a_parallel_reruns_whole() {
     assert_eq!(handlers.calls(&lambda("big")), 2);
 }
 
-/// A Distributed Map whose items come from an `ItemReader` is refused when created or updated
-/// (the readers are not wired in yet), with `InvalidDefinition` naming the field; one over its
+/// A Distributed Map whose `ItemReader` is combined with an `ItemsPath` (not built yet) is
+/// refused when created or updated, with `InvalidDefinition` naming the field; one over its
 /// input's items is accepted.
 #[test]
 fn a_distributed_map_with_an_item_reader_is_refused() {
@@ -744,7 +744,7 @@ fn a_distributed_map_with_an_item_reader_is_refused() {
     let distributed = r#"{"StartAt":"M","States":{"M":{"Type":"Map","End":true,
         "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
           "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}"#;
-    let reader = r#"{"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+    let reader = r#"{"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemsPath":"$.items",
         "ItemReader":{"Resource":"arn:aws:states:::s3:getObject","Parameters":{"Bucket":"b","Key":"k"}},
         "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},
           "StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}}}}"#;

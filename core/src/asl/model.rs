@@ -725,6 +725,24 @@ pub struct Distributed {
     /// The child executions' definition: the `ItemProcessor` (or `Iterator`) as a state
     /// machine of its own (`StartAt`, `States`, the inherited `QueryLanguage`), as JSON.
     pub child_definition: Value,
+    /// `ItemReader`: where the items come from instead of the state input.
+    pub item_reader: Option<ObjectAccess>,
+    /// `ResultWriter`: where the children's results go instead of the state output.
+    pub result_writer: Option<ObjectAccess>,
+}
+
+/// An `ItemReader` or `ResultWriter`: a resource, its arguments and its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectAccess {
+    /// `Resource`, as written (e.g. `arn:aws:states:::s3:getObject`).
+    pub resource: String,
+    /// `Parameters` (JSONPath, a payload template over the Map's effective input) or
+    /// `Arguments` (JSONata, a literal).
+    pub arguments: Option<BatchInput>,
+    /// `ReaderConfig` / `WriterConfig`, as written (checked by the reader or writer).
+    pub config: Option<Value>,
+    /// `ReaderConfig.MaxItemsPath` (JSONPath).
+    pub max_items_path: Option<Path>,
 }
 
 /// A Distributed Map's `ProcessorConfig.ExecutionType`.

@@ -700,20 +700,12 @@ fn unsupported_features_are_typed_and_located() {
             "/States/S/Credentials",
         ),
         (
-            one(
-                json!({"Type": "Map", "End": true, "ItemReader": {}, "ItemProcessor": {
-            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
-            ),
+            one(json!({"Type": "Map", "End": true, "ItemsPath": "$.items",
+                "ItemReader": {"Resource": "arn:aws:states:::s3:getObject"},
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}})),
             "/States/S/ItemReader",
-        ),
-        (
-            one(
-                json!({"Type": "Map", "End": true, "ResultWriter": {}, "ItemProcessor": {
-            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS"},
-            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
-            ),
-            "/States/S/ResultWriter",
         ),
         (
             one(json!({"Type": "Pass", "Arguments": {}, "End": true})),
@@ -1551,6 +1543,28 @@ fn distributed_map_fields_parse_and_refusals_are_located() {
     );
     let batcher = distributed.item_batcher.as_ref().expect("a batcher");
     assert_eq!(batcher.max_items_per_batch, Some(CountField::Literal(2)));
+
+    let reader = one(json!({"Type": "Map", "End": true,
+        "ItemReader": {"Resource": "arn:aws:states:::s3:getObject",
+            "Parameters": {"Bucket": "b", "Key.$": "$.key"},
+            "ReaderConfig": {"InputType": "JSONL", "MaxItemsPath": "$.max"}},
+        "ResultWriter": {"Resource": "arn:aws:states:::s3:putObject",
+            "Parameters": {"Bucket": "b", "Prefix": "out"}},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}));
+    let machine = parse_definition(&reader.to_string(), &ValidationOptions::default())
+        .expect("a valid ItemReader and ResultWriter");
+    let StateKind::Map(map) = &machine.states.get("S").expect("S").kind else {
+        panic!("a Map")
+    };
+    let distributed = map.distributed.as_ref().expect("distributed");
+    let item_reader = distributed.item_reader.as_ref().expect("a reader");
+    assert_eq!(item_reader.resource, "arn:aws:states:::s3:getObject");
+    assert_eq!(
+        item_reader.max_items_path.as_ref().map(|p| p.as_str()),
+        Some("$.max")
+    );
+    assert!(distributed.result_writer.is_some());
 
     let processor = json!({"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
         "StartAt": "P", "States": {"P": {"Type": "Succeed"}}});

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 #[path = "states/mod.rs"]
 pub(super) mod states;
-pub use states::map::MapRunPlan;
+pub use states::map::{EvaluatedAccess, MapRunPlan};
 
 use super::effects::{decision_effects, Keys};
 use super::io::*;

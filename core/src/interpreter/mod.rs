@@ -66,7 +66,7 @@ pub mod test_state;
 mod variables;
 mod waiting;
 
-pub use decide::{decide, decide_owned, map_run_plan, recycle_events, MapRunPlan};
+pub use decide::{decide, decide_owned, map_run_plan, recycle_events, EvaluatedAccess, MapRunPlan};
 
 /// The reserved resource of a Distributed Map's Map Run in [`Effect::InvokeTask`]: the engine's
 /// Map Run backend serves it and answers with `TaskSucceeded` (the results, in item order) or

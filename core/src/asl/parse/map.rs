@@ -1,4 +1,5 @@
-//! The Map state's fields: `ItemProcessor` (or the legacy `Iterator`), `ItemsPath`,
+//! The Map state's fields: `ItemProcessor` (or the legacy `Iterator`), `ItemsPath`, the
+//! Distributed Map's (`ProcessorConfig`, `ItemReader`, `ItemBatcher`, `ResultWriter`, `Label`),
 //! `ItemSelector`, `MaxConcurrency[Path]`, the failure tolerance, its data flow, Retry and Catch.
 
 use super::*;
@@ -221,11 +222,30 @@ impl Ctx<'_> {
         execution_type: ChildExecutionType,
         jsonata: bool,
     ) -> Option<Box<Distributed>> {
-        for field in ["ItemReader", "ResultWriter"] {
-            if obj.get(field).is_some() {
-                self.unsupported(&obj.ptr(field), &format!("Distributed Map's '{field}'"));
+        let item_reader = match obj.get("ItemReader") {
+            None => Some(None),
+            Some(value) => {
+                let at = obj.ptr("ItemReader");
+                if obj.get("ItemsPath").is_some() || obj.get("Items").is_some() {
+                    self.unsupported(
+                        &at,
+                        "Distributed Map's 'ItemReader' with 'ItemsPath' or 'Items'",
+                    );
+                    None
+                } else {
+                    self.object_access(value, &at, "ItemReader", "ReaderConfig", jsonata)
+                        .map(Some)
+                }
             }
-        }
+        };
+        let result_writer = match obj.get("ResultWriter") {
+            None => Some(None),
+            Some(value) => {
+                let at = obj.ptr("ResultWriter");
+                self.object_access(value, &at, "ResultWriter", "WriterConfig", jsonata)
+                    .map(Some)
+            }
+        };
         let label = match obj.get("Label") {
             None => Some(None),
             Some(_) => self
@@ -256,15 +276,92 @@ impl Ctx<'_> {
                 fields.insert("QueryLanguage".into(), Value::String("JSONata".into()));
             }
         }
-        if obj.get("ItemReader").is_some() || obj.get("ResultWriter").is_some() {
-            return None;
-        }
         Some(Box::new(Distributed {
             execution_type,
             label: label?,
             item_batcher: item_batcher?,
             child_definition,
+            item_reader: item_reader?,
+            result_writer: result_writer?,
         }))
+    }
+
+    /// An `ItemReader` or `ResultWriter` (`what`) with its `config_key` (`ReaderConfig`,
+    /// `WriterConfig`): `Resource` required, `Parameters` (JSONPath) or `Arguments` (JSONata,
+    /// without expressions), the configuration kept as written for the reader or writer to
+    /// check; `ReaderConfig.MaxItemsPath` read here.
+    fn object_access(
+        &mut self,
+        value: &Value,
+        at: &str,
+        what: &str,
+        config_key: &str,
+        jsonata: bool,
+    ) -> Option<ObjectAccess> {
+        let access = self.object(value, at, &format!("'{what}'"))?;
+        let arguments_key = if jsonata { "Arguments" } else { "Parameters" };
+        self.check_fields(
+            access,
+            &[&["Resource", arguments_key, config_key]],
+            &format!("'{what}'"),
+        );
+        let resource = self.required(access, "Resource", &format!("'{what}'"))?;
+        let Some(resource) = resource.as_str().map(str::to_string) else {
+            self.schema(&access.ptr("Resource"), "'Resource' must be a string");
+            return None;
+        };
+        let arguments = match access.get(arguments_key) {
+            None => Some(None),
+            Some(value) if jsonata => {
+                if value.to_string().contains("{%") {
+                    self.unsupported(
+                        &access.ptr(arguments_key),
+                        &format!("a JSONata expression in the {what}'s 'Arguments'"),
+                    );
+                    None
+                } else {
+                    Some(Some(BatchInput::Literal(value.clone())))
+                }
+            }
+            Some(_) => self
+                .template(access, arguments_key, true)
+                .map(|t| Some(BatchInput::Template(t))),
+        };
+        let config = access.get(config_key).cloned();
+        let max_items_path = match config.as_ref().and_then(|c| c.get("MaxItemsPath")) {
+            None => Some(None),
+            Some(_) if jsonata => {
+                self.schema(
+                    &pointer_child(&access.ptr(config_key), "MaxItemsPath"),
+                    "'MaxItemsPath' is not supported in a JSONata state (use MaxItems)",
+                );
+                None
+            }
+            Some(Value::String(text)) => {
+                let at = pointer_child(&access.ptr(config_key), "MaxItemsPath");
+                self.reference_text(&at, "MaxItemsPath", text).map(Some)
+            }
+            Some(_) => {
+                self.schema(
+                    &pointer_child(&access.ptr(config_key), "MaxItemsPath"),
+                    "'MaxItemsPath' must be a string",
+                );
+                None
+            }
+        };
+        if config.as_ref().is_some_and(|c| !c.is_object()) {
+            self.schema(
+                &access.ptr(config_key),
+                format!("'{config_key}' must be an object"),
+            );
+            return None;
+        }
+        Some(ObjectAccess {
+            resource,
+            arguments: arguments?,
+            config,
+            max_items_path: max_items_path?,
+        })
     }
 
     fn item_batcher(&mut self, value: &Value, at: &str, jsonata: bool) -> Option<ItemBatcher> {

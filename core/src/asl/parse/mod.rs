@@ -31,7 +31,8 @@ use super::data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 use super::diagnostic::{pointer_child, pointer_index, Diagnostic, DiagnosticCode};
 use super::json::parse_checked;
 use super::model::{
-    BatchInput, ChildExecutionType, Distributed, IntegrationPattern, ItemBatcher, ResourceKind,
+    BatchInput, ChildExecutionType, Distributed, IntegrationPattern, ItemBatcher, ObjectAccess,
+    ResourceKind,
 };
 use super::model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,

@@ -211,10 +211,18 @@ impl Decider<'_, '_> {
             .effective_input(&run.input, &run.context, variables)
             .map_err(before_items)?
             .into_owned();
-        let items = flow
-            .items(&effective, &run.context, &mut env)
-            .map_err(before_items)?
-            .into_owned();
+        let reads_items = map
+            .distributed
+            .as_ref()
+            .is_some_and(|d| d.item_reader.is_some());
+        // With an ItemReader the items are the run's to read (`MapStateStarted` says 0).
+        let items = match reads_items {
+            true => Value::Array(Vec::new()),
+            false => flow
+                .items(&effective, &run.context, &mut env)
+                .map_err(before_items)?
+                .into_owned(),
+        };
         let items = match items {
             Value::Array(items) => items,
             other => return Err(before_items(items_not_array(flow, &other))),
@@ -478,6 +486,41 @@ impl Decider<'_, '_> {
                 (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
             })
             .unwrap_or((self.now_ms, 0));
+        let access = |field: Option<&crate::asl::ObjectAccess>| -> Step<Option<EvaluatedAccess>> {
+            let Some(field) = field else { return Ok(None) };
+            let mut entropy = statelog_rng::Rng::new(seed ^ 0x2545_f491);
+            let arguments = match &field.arguments {
+                None => Value::Object(serde_json::Map::new()),
+                Some(crate::asl::BatchInput::Literal(value)) => value.clone(),
+                Some(crate::asl::BatchInput::Template(template)) => template
+                    .evaluate_in(
+                        &params.effective,
+                        &run.context,
+                        &run.variables,
+                        &mut entropy,
+                    )
+                    .map_err(changed)?,
+            };
+            let max_items = match &field.max_items_path {
+                None => None,
+                Some(path) => count_field(
+                    Some(&CountField::Path(path.clone())),
+                    &params.effective,
+                    &run.context,
+                    &run.variables,
+                    "MaxItemsPath",
+                )
+                .map_err(changed)?,
+            };
+            Ok(Some(EvaluatedAccess {
+                resource: field.resource.clone(),
+                arguments,
+                config: field.config.clone(),
+                max_items,
+            }))
+        };
+        let item_reader = access(distributed.item_reader.as_ref())?;
+        let result_writer = access(distributed.result_writer.as_ref())?;
         let batch_input = match distributed
             .item_batcher
             .as_ref()
@@ -513,6 +556,8 @@ impl Decider<'_, '_> {
             max_input_bytes_per_batch,
             batch_input,
             batched: distributed.item_batcher.is_some(),
+            item_reader,
+            result_writer,
             state: state.clone(),
             effective: params.effective,
             context: run.context.clone(),
@@ -656,6 +701,10 @@ pub struct MapRunPlan {
     pub batch_input: Option<Value>,
     /// Whether the Map has an `ItemBatcher` (a child's input is then `{"Items": [...]}`).
     pub batched: bool,
+    /// The `ItemReader`, its arguments evaluated: the items are read from it, not `items`.
+    pub item_reader: Option<EvaluatedAccess>,
+    /// The `ResultWriter`, its arguments evaluated.
+    pub result_writer: Option<EvaluatedAccess>,
     state: State,
     effective: Value,
     context: Value,
@@ -666,11 +715,31 @@ pub struct MapRunPlan {
     jsonata: Option<crate::asl::JsonataRuntime>,
 }
 
+/// An `ItemReader` or `ResultWriter` with its arguments evaluated against the Map's effective
+/// input (and `MaxItemsPath` read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluatedAccess {
+    /// `Resource`, as written.
+    pub resource: String,
+    /// The evaluated `Parameters` / `Arguments` (`{}` when absent).
+    pub arguments: Value,
+    /// `ReaderConfig` / `WriterConfig`, as written.
+    pub config: Option<Value>,
+    /// `MaxItems` as `MaxItemsPath` gave it.
+    pub max_items: Option<u64>,
+}
+
 impl MapRunPlan {
-    /// The input of item `index` after the `ItemSelector` (the item itself without one); a
-    /// failure is worded as the Map state's own.
+    /// The input of item `index` (of `items`) after the `ItemSelector` (the item itself
+    /// without one); a failure is worded as the Map state's own.
     pub fn item_input(&self, index: usize) -> Result<Value, ErrorCause> {
         let item = self.items.get(index).cloned().unwrap_or(Value::Null);
+        self.selected_input(item, index)
+    }
+
+    /// The input of `item`, the item at `index` (read from the `ItemReader`), after the
+    /// `ItemSelector`.
+    pub fn selected_input(&self, item: Value, index: usize) -> Result<Value, ErrorCause> {
         let mut entropy = statelog_rng::Rng::new(self.seed ^ (index as u64).rotate_left(32));
         let mut env = crate::asl::Env {
             now_ms: self.entered_ms,
