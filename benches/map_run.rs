@@ -25,8 +25,9 @@ fn items_count(default: u64) -> u64 {
 /// A bucket `data` under `root` holding `items.jsonl` with `count` items.
 fn write_items(root: &std::path::Path, count: u64) {
     std::fs::create_dir_all(root.join("data")).expect("bucket");
-    let mut file =
-        std::io::BufWriter::new(std::fs::File::create(root.join("data/items.jsonl")).expect("file"));
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(root.join("data/items.jsonl")).expect("file"),
+    );
     for n in 0..count {
         writeln!(file, "{{\"n\":{n}}}").expect("write");
     }

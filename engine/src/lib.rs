@@ -695,6 +695,7 @@ impl Engine {
                 }
             })?;
         self.check_job_patterns(&compiled)?;
+        express::check_express_children(&compiled)?;
         if machine_type == MachineType::Express {
             express::check_definition(&compiled)?;
         }

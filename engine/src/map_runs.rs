@@ -1695,6 +1695,35 @@ mod map_run_tests {
         assert!((1..=3).contains(&peak), "peak {peak}");
     }
 
+    /// An EXPRESS item processor follows the Express rules (no `.sync`, `.waitForTaskToken` or
+    /// activity), in a STANDARD machine too: refused at creation naming the `Resource`.
+    #[test]
+    fn express_children_may_not_wait() {
+        let engine = engine();
+        let definition = distributed(
+            "EXPRESS",
+            "",
+            r#"{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync","Parameters":{"StateMachineArn":"x"},"End":true}"#,
+        );
+        match engine.create_state_machine("parent", &definition, None) {
+            Err(Error::InvalidDefinition { diagnostics }) => assert!(
+                diagnostics
+                    .iter()
+                    .any(|d| d.path == "/States/M/ItemProcessor/States/C/Resource"),
+                "{diagnostics:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let standard = distributed(
+            "STANDARD",
+            "",
+            r#"{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync","Parameters":{"StateMachineArn":"x"},"End":true}"#,
+        );
+        engine
+            .create_state_machine("parent", &standard, None)
+            .expect("STANDARD children may wait");
+    }
+
     fn engine_with_objects(root: &std::path::Path) -> Engine {
         let stores = statelog_items::ObjectStores::open(statelog_items::ObjectStoreConfig::Local {
             root: root.to_path_buf(),
