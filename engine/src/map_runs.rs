@@ -774,7 +774,7 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
             // A child's task panicked or was cancelled: the engine is closing.
             return None;
         };
-        let Some(end) = end else { return None };
+        let end = end?;
         let ended = {
             let mut state = run.state.lock();
             state.executions.running -= 1;
