@@ -446,7 +446,16 @@ fn ensure_child_machine(
         }
         None => {
             let role = engine.default_role_arn();
-            Ok(store.create_machine(name, &definition, &role, machine_type, now_ms)?)
+            match store.create_machine(name, &definition, &role, machine_type, now_ms) {
+                Ok(machine) => Ok(machine),
+                // Another run of the same Map made it first.
+                Err(statelog_store::Error::MachineExists { .. }) => {
+                    store.machine(name).ok_or_else(|| Error::StateMachineDoesNotExist {
+                        state_machine: name.to_string(),
+                    })
+                }
+                Err(error) => Err(error.into()),
+            }
         }
     }
 }
