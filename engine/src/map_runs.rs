@@ -450,9 +450,11 @@ fn ensure_child_machine(
                 Ok(machine) => Ok(machine),
                 // Another run of the same Map made it first.
                 Err(statelog_store::Error::MachineExists { .. }) => {
-                    store.machine(name).ok_or_else(|| Error::StateMachineDoesNotExist {
-                        state_machine: name.to_string(),
-                    })
+                    store
+                        .machine(name)
+                        .ok_or_else(|| Error::StateMachineDoesNotExist {
+                            state_machine: name.to_string(),
+                        })
                 }
                 Err(error) => Err(error.into()),
             }
