@@ -102,3 +102,10 @@ pub const JSON_READER_DEPTH_DEFAULT: usize = 128;
 const _: () = assert!(JSON_READER_DEPTH_DEFAULT + TEMPLATE_DEPTH_MAX <= PAYLOAD_JSON_DEPTH_MAX);
 
 const _: () = assert!(DEFINITION_JSON_DEPTH_MAX <= PAYLOAD_JSON_DEPTH_MAX);
+
+/// The longest Distributed Map `Label`, in characters (AWS).
+pub const MAP_LABEL_CHARS_MAX: usize = 40;
+
+/// The most child executions a Distributed Map runs at once (AWS: `MaxConcurrency` 0 means
+/// "as many as the service allows", up to 10,000).
+pub const MAP_RUN_CONCURRENCY_MAX: u64 = 10_000;

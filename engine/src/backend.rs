@@ -106,6 +106,8 @@ impl Backends {
     /// kept for attempts of any backend (heartbeats, `.sync` children, embedder jobs).
     pub(crate) fn standard() -> Self {
         Backends::of(vec![
+            // Serves only the reserved Map Run resource, which no handler may take.
+            Box::new(super::map_runs::MapRunBackend),
             Box::new(super::mocks::MockedTasks),
             Box::new(super::activities::ActivityLists),
             Box::new(super::handlers::HandlerCalls),
@@ -306,6 +308,7 @@ mod tests {
         assert_eq!(
             standard.names(),
             vec![
+                "map runs",
                 "mocked responses",
                 "activity task lists",
                 "handler calls",

@@ -170,6 +170,9 @@ impl Engine {
         if let (Some(compiled), MachineType::Express) = (&compiled, current.machine_type) {
             crate::express::check_definition(compiled)?;
         }
+        if let Some(compiled) = &compiled {
+            crate::express::check_express_children(compiled)?;
+        }
         let definition = definition.unwrap_or(&current.definition);
         let role_arn = role_arn.unwrap_or(&current.role_arn);
         if definition == &*current.definition && role_arn == current.role_arn {

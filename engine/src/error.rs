@@ -488,6 +488,9 @@ pub enum ArnReason {
         /// The type it names.
         found: ResourceType,
     },
+    /// Not `arn:...:mapRun:<machine>/<label>:<id>` where a Map Run ARN is expected.
+    #[error("not a Map Run ARN (arn:<partition>:states:<region>:<account>:mapRun:<machine>/<label>:<id>)")]
+    NotAMapRun,
     /// `stateMachineArn#Case` while no mock configuration is loaded.
     #[error(
         "'#{test_case}' names a test case, but no mock configuration is loaded (statelog serve --mock-config FILE)"
@@ -648,6 +651,20 @@ pub enum ConflictReason {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ValidationReason {
+    /// An `UpdateMapRun` value out of its range.
+    #[error("1 validation error detected: Value at '{member}' failed to satisfy constraint: {constraint}")]
+    MapRunUpdateRange {
+        /// `maxConcurrency` or `toleratedFailurePercentage`.
+        member: &'static str,
+        /// The allowed range, as AWS words it.
+        constraint: &'static str,
+    },
+    /// `UpdateMapRun` of a Map Run that is no longer running.
+    #[error("Map Run {map_run_arn} is not running")]
+    MapRunNotRunning {
+        /// The run's ARN.
+        map_run_arn: String,
+    },
     /// `versionDescription` without `publish: true`.
     #[error("Version description can only be set when publish is true")]
     DescriptionWithoutPublish,

@@ -155,6 +155,43 @@ pub(crate) fn diagnostics(definition: &StateMachine) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// The Express rules on the item processors of Distributed Maps with EXPRESS children, in a
+/// machine of either type (AWS's validation): each problem at the offending `Resource`.
+pub(crate) fn check_express_children(definition: &StateMachine) -> Result<(), Error> {
+    let mut diagnostics = Vec::new();
+    express_children(&definition.states, "", &mut diagnostics);
+    if diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InvalidDefinition { diagnostics })
+    }
+}
+
+fn express_children(states: &StateMap, pointer: &str, found: &mut Vec<Diagnostic>) {
+    for state in states {
+        let here = format!("{pointer}/States/{}", state.name);
+        match &state.kind {
+            StateKind::Parallel(parallel) => {
+                for (index, branch) in parallel.branches.iter().enumerate() {
+                    express_children(&branch.states, &format!("{here}/Branches/{index}"), found);
+                }
+            }
+            StateKind::Map(map) => {
+                let processor = format!("{here}/ItemProcessor");
+                let express = map.distributed.as_ref().is_some_and(|d| {
+                    d.execution_type == statelog_core::asl::ChildExecutionType::Express
+                });
+                if express {
+                    check_states(&map.item_processor.states, &processor, found);
+                } else {
+                    express_children(&map.item_processor.states, &processor, found);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn check_states(states: &StateMap, pointer: &str, found: &mut Vec<Diagnostic>) {
     for state in states {
         let here = format!("{pointer}/States/{}", state.name);

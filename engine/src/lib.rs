@@ -45,6 +45,7 @@ mod jobs;
 mod kernel;
 pub mod limits;
 mod log_health;
+mod map_runs;
 mod metrics;
 pub mod mocks;
 mod naming;
@@ -97,12 +98,18 @@ pub use http_task::{Connections, HttpTask};
 pub use jobs::{Job, JobFuture, JobIntegration, JobKey, JobStart, JobStatus};
 use kernel::{Slot, TimerEntry, TimerSignal};
 pub use log_health::LogRefusal;
+pub use map_runs::{
+    MapRunCounts, MapRunDescription, MapRunListItem, MapRunStatus,
+    EXCEED_TOLERATED_FAILURE_THRESHOLD,
+};
 pub use metrics::{EngineMetrics, CLOSED_STATUSES, COMMIT_LATENCY_BUCKETS_MICROS};
 pub use mocks::{MockConfig, MockConfigError};
 pub use random::{OsRandom, RandomSource};
 pub use redrive::{RedriveInfo, RedriveOutcome, RedriveStatus};
 pub use retention::CompactionProgress;
 pub use retention::CompactionSummary;
+/// A Distributed Map's item readers and result writers (`EngineOptions::item_sources`).
+pub use statelog_items as items;
 pub use statelog_store::{ExecutionStatus, MachineType};
 pub use versions::{
     AliasDescription, AliasPage, PublishedVersion, RoutingEntry, VersionPage, INITIAL_REVISION_ID,
@@ -168,6 +175,10 @@ pub struct EngineOptions {
     /// `open` before recovery dispatches anything (`None`: not registered; HTTP Tasks wait for
     /// [`Engine::register_http_task`] like any resource without a handler).
     pub http_task: Option<HttpTask>,
+    /// Where a Distributed Map's `ItemReader` reads and its `ResultWriter` writes (object
+    /// stores, and item sources an embedder registered); `None`: a Map Run with either fails
+    /// with `States.ItemReaderFailed` / `States.ResultWriterFailed` naming the missing store.
+    pub item_sources: Option<statelog_items::ItemSources>,
 }
 
 impl Default for EngineOptions {
@@ -193,6 +204,7 @@ impl Default for EngineOptions {
             swf_task_list_pending_max: crate::limits::SWF_TASK_LIST_PENDING_MAX,
             mock_config: None,
             http_task: None,
+            item_sources: None,
         }
     }
 }
@@ -457,6 +469,8 @@ struct Inner {
     express_options: interpreter::Options,
     /// The running Express executions and their timers (see `express`).
     express: express::ExpressRuns,
+    /// Distributed Map runs (see `map_runs`).
+    map_runs: map_runs::MapRunTable,
     /// Task handlers by resource, and the tasks whose resource had no handler when they were
     /// due, waiting for one (see `handlers`).
     handlers: handlers::TaskHandlers,
@@ -612,6 +626,7 @@ impl Engine {
                 interpreter_options,
                 express_options,
                 express: express::ExpressRuns::default(),
+                map_runs: map_runs::MapRunTable::default(),
                 options,
                 handlers: handlers::TaskHandlers::default(),
                 attempts: attempts::Attempts::default(),
@@ -680,6 +695,7 @@ impl Engine {
                 }
             })?;
         self.check_job_patterns(&compiled)?;
+        express::check_express_children(&compiled)?;
         if machine_type == MachineType::Express {
             express::check_definition(&compiled)?;
         }
@@ -731,6 +747,8 @@ impl Engine {
             .store
             .machines()
             .iter()
+            // A Distributed Map's child machine (`<machine>/<label>`) is not listed.
+            .filter(|m| !m.name.contains('/'))
             .map(|m| self.machine_description(m))
             .collect()
     }
@@ -1242,7 +1260,7 @@ impl Engine {
         .concat()
     }
 
-    fn default_role_arn(&self) -> String {
+    pub(crate) fn default_role_arn(&self) -> String {
         self.inner
             .options
             .role_arn_default
@@ -1321,7 +1339,7 @@ impl Engine {
             })
     }
 
-    fn definition_at(&self, machine_lsn: Lsn) -> Result<Arc<StateMachine>, Error> {
+    pub(crate) fn definition_at(&self, machine_lsn: Lsn) -> Result<Arc<StateMachine>, Error> {
         if let Some(definition) = self.inner.definitions.lock().get(&machine_lsn) {
             return Ok(definition.clone());
         }
@@ -1375,7 +1393,7 @@ fn parse_input(input: &str) -> Result<Value, Error> {
     })
 }
 
-fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
+pub(crate) fn page_size(asked: usize, default: usize, max: usize) -> Result<usize, Error> {
     match asked {
         0 => Ok(default),
         n if n <= max => Ok(n),

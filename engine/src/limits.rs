@@ -180,3 +180,7 @@ pub const TEST_SKIP_AHEAD_JUMPS_MAX: usize = 10_000;
 /// The longest a `TestState` of a Task without a mock waits for its handler's answer, in ms
 /// (AWS runs a test for up to five minutes, then answers `States.Timeout`).
 pub const TEST_STATE_TASK_TIMEOUT_MS: u64 = 5 * 60 * 1000;
+
+/// The most items a Distributed Map's run reads from its ItemReader at once (it asks for what
+/// its free concurrency can start, at most this): the run's item memory is one such slice.
+pub const MAP_RUN_READ_SLICE_ITEMS_MAX: usize = 1_000;

@@ -12,8 +12,9 @@
 //!
 //! Client tokens are persisted: the token's catalog record is the last record of the batch that
 //! appends `ExecutionRedriven`, so a crash keeps both or neither and a repeated token answers
-//! the same after a restart. Not built: Distributed Map (the validator rejects it), so
-//! `REDRIVABLE_BY_MAP_RUN` is never reported.
+//! the same after a restart. Not built: the redrive of a Distributed Map's run (a redriven
+//! parent starts a new Map Run, `docs/distributed-map.md`), so `REDRIVABLE_BY_MAP_RUN` is never
+//! reported.
 
 use std::sync::Arc;
 
@@ -31,8 +32,8 @@ pub enum RedriveStatus {
     Redrivable,
     /// It cannot (see the reason).
     NotRedrivable,
-    /// Only its Distributed Map run can be redriven. Never reported: the validator refuses a
-    /// Distributed Map, so no execution is a map run's child.
+    /// Only its Distributed Map run can be redriven. Never reported: a Map Run is not redriven
+    /// as a run yet (a redriven parent starts a new one).
     RedrivableByMapRun,
 }
 

@@ -1,6 +1,6 @@
 //! `statelog serve --data-dir DIR --listen ADDR [--credentials FILE] [--metrics-listen ADDR]
 //! [--swf-open-executions-max N] [--swf-task-list-pending-max N] [--mock-config FILE]
-//! [--connections FILE] [--no-console]`:
+//! [--connections FILE] [--objects-dir DIR | --s3-endpoint URL] [--no-console]`:
 //! the AWS Step Functions API over HTTP (see `statelog::server`). With `--nats URLS --node
 //! NAME` (feature `cluster`) the server is one node of a cluster over NATS JetStream
 //! (`statelog::cluster::serve`): its partitions' logs are JetStream streams, and any call is
@@ -21,6 +21,7 @@ use clap::Args;
 
 use statelog::clock::{Clock, SystemClock};
 use statelog::engine::http_task::{Connections, HttpTask};
+use statelog::engine::items::{ItemSources, ObjectStoreConfig, ObjectStores};
 use statelog::engine::{EngineOptions, MockConfig};
 use statelog::server::credentials::{Credentials, DEV_ACCOUNT_ID};
 use statelog::server::engine_backend::{AccountLayout, EngineBackend};
@@ -76,6 +77,15 @@ pub struct ServeArgs {
     /// Do not serve the web console at /console/ (its paths then answer 404).
     #[arg(long)]
     no_console: bool,
+    /// Where a Distributed Map's `ItemReader` reads and its `ResultWriter` writes: a bucket is
+    /// a directory under DIR (default `DATA_DIR/objects`, created when missing).
+    #[arg(long, value_name = "DIR", conflicts_with = "s3_endpoint")]
+    objects_dir: Option<PathBuf>,
+    /// Read and write a Distributed Map's items and results at this S3-compatible endpoint
+    /// instead (path-style; signed for --region with AWS_ACCESS_KEY_ID and
+    /// AWS_SECRET_ACCESS_KEY; `http://` allowed).
+    #[arg(long, value_name = "URL")]
+    s3_endpoint: Option<String>,
     /// Run as one node of a cluster over these NATS servers (comma-separated
     /// nats://HOST:PORT; `statelog cluster init` first). A cluster serves one account: the
     /// development account, or the one account of --credentials.
@@ -234,8 +244,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         Some(path) => Connections::load(path).map_err(|e| format!("--connections: {e}"))?,
         None => Connections::new(),
     };
+    let item_sources = object_stores(&args)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let options = EngineOptions {
+        item_sources: Some(item_sources),
         mock_config,
         clock: clock.clone(),
         region: args.region.clone(),
@@ -336,4 +348,32 @@ fn run_node(
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(RUNTIME_SHUTDOWN_MS));
     served
+}
+
+/// The object stores a Distributed Map's `ItemReader` and `ResultWriter` use: `--s3-endpoint`,
+/// else `--objects-dir` (default `DATA_DIR/objects`, created when missing).
+fn object_stores(args: &ServeArgs) -> Result<ItemSources, String> {
+    let config = match &args.s3_endpoint {
+        Some(endpoint) => {
+            let key = |name: &str| std::env::var(name).unwrap_or_default();
+            ObjectStoreConfig::S3 {
+                endpoint: endpoint.clone(),
+                region: args.region.clone(),
+                access_key_id: key("AWS_ACCESS_KEY_ID"),
+                secret_access_key: key("AWS_SECRET_ACCESS_KEY"),
+                allow_http: endpoint.starts_with("http://"),
+            }
+        }
+        None => {
+            let root = args
+                .objects_dir
+                .clone()
+                .unwrap_or_else(|| args.data_dir.join("objects"));
+            std::fs::create_dir_all(&root)
+                .map_err(|e| format!("--objects-dir {}: {e}", root.display()))?;
+            ObjectStoreConfig::Local { root }
+        }
+    };
+    let stores = ObjectStores::open(config).map_err(|e| format!("object store: {e}"))?;
+    Ok(ItemSources::new(stores))
 }

@@ -614,17 +614,31 @@ impl Backend for EngineBackend {
             if let Some(arn) = &input.state_machine_arn {
                 require_machine_arn(arn)?;
             }
-            let request = ListExecutions {
-                state_machine: input.state_machine_arn,
-                status_filter,
-                max_results: max_results as usize,
-                next_token: input.next_token,
+            let page = match &input.map_run_arn {
+                Some(map_run_arn) => engine
+                    .list_map_run_executions(
+                        map_run_arn,
+                        status_filter,
+                        max_results as usize,
+                        input.next_token.as_deref(),
+                    )
+                    .map_err(engine_error)?,
+                None => {
+                    let request = ListExecutions {
+                        state_machine: input.state_machine_arn,
+                        status_filter,
+                        max_results: max_results as usize,
+                        next_token: input.next_token,
+                    };
+                    match input.redrive_filter.as_deref() {
+                        None => engine.list_executions(&request),
+                        Some(filter) => {
+                            engine.list_executions_by_redrive(&request, filter == "REDRIVEN")
+                        }
+                    }
+                    .map_err(engine_error)?
+                }
             };
-            let page = match input.redrive_filter.as_deref() {
-                None => engine.list_executions(&request),
-                Some(filter) => engine.list_executions_by_redrive(&request, filter == "REDRIVEN"),
-            }
-            .map_err(engine_error)?;
             Ok(Page {
                 items: page
                     .executions

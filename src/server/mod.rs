@@ -38,6 +38,7 @@ pub mod health;
 pub mod limits;
 pub mod listener;
 pub mod long_polls;
+mod map_runs;
 pub mod metrics;
 pub mod protocol;
 pub mod router;

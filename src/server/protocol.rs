@@ -87,12 +87,9 @@ operations! {
         PublishStateMachineVersion, ListStateMachineVersions, DeleteStateMachineVersion,
         CreateStateMachineAlias, DescribeStateMachineAlias, ListStateMachineAliases,
         UpdateStateMachineAlias, DeleteStateMachineAlias, TestState,
+        DescribeMapRun, ListMapRuns, UpdateMapRun,
     ],
-    later: [
-        DescribeMapRun => "Distributed Map is not supported",
-        ListMapRuns => "Distributed Map is not supported",
-        UpdateMapRun => "Distributed Map is not supported",
-    ]
+    later: []
 }
 
 /// Resolves an `X-Amz-Target` header value to a served operation.
@@ -196,6 +193,7 @@ const MEMBERS: &[&str] = &[
     "stateMachineVersionArn",
     "stateMachineAliasArn",
     "routingConfiguration",
+    "mapRunArn",
 ];
 
 /// Milliseconds since the epoch, written as epoch seconds with a fraction (AWS `timestamp`).
@@ -316,6 +314,90 @@ impl ExecutionArnInput {
     /// Checks the service model's constraints.
     pub fn validate(&self) -> Result<(), Error> {
         check_arn("executionArn", &self.execution_arn)
+    }
+}
+
+/// `DescribeMapRun` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MapRunArnInput {
+    /// The Map Run's ARN.
+    pub map_run_arn: String,
+}
+
+impl MapRunArnInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("mapRunArn", &self.map_run_arn)
+    }
+}
+
+/// `ListMapRuns` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListMapRunsInput {
+    /// The execution whose Map Runs are listed.
+    pub execution_arn: String,
+    /// Page size; 0 or absent for the default.
+    pub max_results: Option<i64>,
+    /// The token of the previous page.
+    pub next_token: Option<String>,
+}
+
+impl ListMapRunsInput {
+    /// Checks the service model's constraints; returns the page size (0 = default).
+    pub fn validate(&self) -> Result<u32, Error> {
+        check_arn("executionArn", &self.execution_arn)?;
+        if let Some(token) = &self.next_token {
+            check_len("nextToken", token, NEXT_TOKEN_CHARS_MAX)?;
+        }
+        check_max_results(self.max_results)
+    }
+}
+
+/// `UpdateMapRun` input.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateMapRunInput {
+    /// The Map Run's ARN.
+    pub map_run_arn: String,
+    /// The new `maxConcurrency` (0: as many as allowed).
+    pub max_concurrency: Option<i64>,
+    /// The new `toleratedFailurePercentage` (0 to 100).
+    pub tolerated_failure_percentage: Option<f64>,
+    /// The new `toleratedFailureCount`.
+    pub tolerated_failure_count: Option<i64>,
+}
+
+impl UpdateMapRunInput {
+    /// Checks the service model's constraints.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_arn("mapRunArn", &self.map_run_arn)?;
+        if self
+            .max_concurrency
+            .is_some_and(|n| !(0..=10_000).contains(&n))
+        {
+            return Err(Error::Validation {
+                member: "maxConcurrency",
+                constraint: "Member must have value between 0 and 10000".into(),
+            });
+        }
+        if self
+            .tolerated_failure_percentage
+            .is_some_and(|p| !(0.0..=100.0).contains(&p))
+        {
+            return Err(Error::Validation {
+                member: "toleratedFailurePercentage",
+                constraint: "Member must have value between 0 and 100".into(),
+            });
+        }
+        if self.tolerated_failure_count.is_some_and(|n| n < 0) {
+            return Err(Error::Validation {
+                member: "toleratedFailureCount",
+                constraint: "Member must have value greater than or equal to 0".into(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -710,7 +792,7 @@ pub struct ListExecutionsInput {
     pub max_results: Option<i64>,
     /// The token of the previous page.
     pub next_token: Option<String>,
-    /// Map runs are not supported; giving one is refused.
+    /// The Map Run whose child executions are listed (instead of `stateMachineArn`).
     pub map_run_arn: Option<String>,
     /// `REDRIVEN`/`NOT_REDRIVEN`: only executions redriven at least once, or never.
     pub redrive_filter: Option<String>,
@@ -729,19 +811,23 @@ pub const EXECUTION_STATUSES: &[&str] = &[
 impl ListExecutionsInput {
     /// Checks the service model's constraints; returns the page size (0 = default).
     pub fn validate(&self) -> Result<u32, Error> {
-        if self.map_run_arn.is_some() {
-            return Err(Error::Validation {
-                member: "mapRunArn",
-                constraint: "Distributed Map runs are not supported".into(),
-            });
+        match (&self.state_machine_arn, &self.map_run_arn) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Validation {
+                    member: "mapRunArn",
+                    constraint: "Give either stateMachineArn or mapRunArn, not both".into(),
+                })
+            }
+            (None, None) => {
+                return Err(Error::Validation {
+                    member: "stateMachineArn",
+                    constraint: "Member must not be null (give stateMachineArn or mapRunArn)"
+                        .into(),
+                })
+            }
+            (Some(arn), None) => check_arn("stateMachineArn", arn)?,
+            (None, Some(arn)) => check_arn("mapRunArn", arn)?,
         }
-        let Some(arn) = &self.state_machine_arn else {
-            return Err(Error::Validation {
-                member: "stateMachineArn",
-                constraint: "Member must not be null (give stateMachineArn)".into(),
-            });
-        };
-        check_arn("stateMachineArn", arn)?;
         if let Some(status) = &self.status_filter {
             if !EXECUTION_STATUSES.contains(&status.as_str()) {
                 return Err(Error::Validation {
@@ -1024,10 +1110,10 @@ mod tests {
         assert!(unknown.to_string().contains("Frobnicate"));
         let missing = operation_of_target(None).expect_err("missing");
         assert_eq!(missing.aws_name(), "UnknownOperationException");
-        let later =
-            operation_of_target(Some("AWSStepFunctions.DescribeMapRun")).expect_err("later");
-        assert_eq!(later.aws_name(), "UnsupportedOperation");
-        assert!(later.to_string().contains("DescribeMapRun"));
+        assert_eq!(
+            operation_of_target(Some("AWSStepFunctions.DescribeMapRun")).ok(),
+            Some(Operation::DescribeMapRun)
+        );
         assert_eq!(
             operation_of_target(Some("AWSStepFunctions.PublishStateMachineVersion")).ok(),
             Some(Operation::PublishStateMachineVersion)

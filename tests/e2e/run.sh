@@ -6,7 +6,7 @@
 # boto3's `swf` client and the PyPI SWF libraries simpleflow and py-swf; the web console in
 # headless Chromium through selenium, screenshots in target/ci-artifacts/console/), then the official
 # conformance runner twice when ../shared/conformance exists (`--needs-none`, and `--needs jsonata
-# --needs variables`), then the lambda/sqs/sns/dynamodb cases against a second server with
+# --needs variables --needs distributed-map`), then the lambda/sqs/sns/dynamodb cases against a second server with
 # `--mock-config` (tests/conformance_mocks.py), and stops the servers. Exit status: pytest's, or 1
 # when a conformance count drops below its floor (STATELOG_CONFORMANCE_FLOOR,
 # STATELOG_CONFORMANCE_JSONATA_FLOOR, STATELOG_CONFORMANCE_MOCKS_FLOOR).
@@ -56,7 +56,7 @@ echo "== statelog serve at $ENDPOINT (data $DATA/data)"
 status=0
 # --durations: the slowest tests' times, so the suite's cost stays visible (the SWF empty poll
 # holds its 60 s in the background while the other SWF tests run).
-STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" python3 -m pytest -q -p no:cacheprovider --durations=8 tests/e2e || status=$?
+STATELOG_ENDPOINT="$ENDPOINT" STATELOG_BIN="$BIN" STATELOG_OBJECTS_DIR="$DATA/data/objects" python3 -m pytest -q -p no:cacheprovider --durations=8 tests/e2e || status=$?
 
 CONFORMANCE_DIR="${STATELOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}"
 # One run of the official runner over HTTP: $1 names the selection in the output, $2 is its
@@ -126,9 +126,10 @@ conformance_mocks() {
 }
 if [ -f "$CONFORMANCE_DIR/run.py" ]; then
     conformance needs-none "${STATELOG_CONFORMANCE_FLOOR:-0}" --needs-none
-    # The JSONata and variables cases (each case's needs within those two).
-    conformance jsonata-variables "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
-        --needs jsonata --needs variables
+    # The JSONata, variables and Distributed Map cases (each case's needs within those three;
+    # the Distributed Map cases that read S3 data or call Lambda are outside).
+    conformance jsonata-variables-distributed-map "${STATELOG_CONFORMANCE_JSONATA_FLOOR:-0}" \
+        --needs jsonata --needs variables --needs distributed-map
     conformance_mocks "${STATELOG_CONFORMANCE_MOCKS_FLOOR:-0}"
 else
     echo "skip: conformance runner not found at $CONFORMANCE_DIR/run.py"

@@ -120,7 +120,7 @@ struct Tally {
 
 /// Templates AWS ran that must validate here (with the engine's JSONata evaluator); raise it
 /// when more do, never lower it.
-const VALID_FLOOR: usize = 239;
+const VALID_FLOOR: usize = 264;
 
 /// Parses `definition` as the engine does (with its JSONata evaluator) and counts the verdict.
 fn classify(definition: &Value, tally: &mut Tally, label: &str) {

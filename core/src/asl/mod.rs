@@ -42,11 +42,12 @@ pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use error::Error;
 pub use jsonata::{Expression, Jsonata, JsonataRuntime, JsonataTemplate};
 pub use model::{
-    Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
-    FailField, FailState, IntegrationPattern, JitterStrategy, MapState, Operand, ParallelState,
-    PassState, PatternPiece, PercentageField, QueryLanguage, Resource, ResourceKind, Retrier,
-    SecondsField, State, StateKind, StateMachine, StateMap, StringPattern, TaskListField,
-    TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
+    BatchInput, Branch, Catcher, ChildExecutionType, ChoiceRule, ChoiceState, CompareFamily,
+    CompareOp, Condition, CountField, Distributed, FailField, FailState, IntegrationPattern,
+    ItemBatcher, JitterStrategy, MapState, ObjectAccess, Operand, ParallelState, PassState,
+    PatternPiece, PercentageField, QueryLanguage, Resource, ResourceKind, Retrier, SecondsField,
+    State, StateKind, StateMachine, StateMap, StringPattern, TaskListField, TaskState, Test,
+    Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL, ERROR_RUNTIME,
 };
 pub use parse::{parse_definition, MachineType, ValidationOptions};
 pub use resource::{parse_resource, RegistryRefusal, ResourceError, ResourceRegistry};

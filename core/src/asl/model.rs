@@ -709,6 +709,69 @@ pub struct MapState {
     pub catch: Vec<Catcher>,
     /// `Next` or `End`.
     pub next: Transition,
+    /// `ProcessorConfig.Mode: DISTRIBUTED`: the Map Run's own fields; `None` for an inline Map.
+    pub distributed: Option<Box<Distributed>>,
+}
+
+/// A Distributed Map's fields: its items run as child executions of their own (a Map Run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distributed {
+    /// `ProcessorConfig.ExecutionType`.
+    pub execution_type: ChildExecutionType,
+    /// `Label`, when given (at most 40 characters, AWS's name rules).
+    pub label: Option<String>,
+    /// `ItemBatcher`, when given.
+    pub item_batcher: Option<ItemBatcher>,
+    /// The child executions' definition: the `ItemProcessor` (or `Iterator`) as a state
+    /// machine of its own (`StartAt`, `States`, the inherited `QueryLanguage`), as JSON.
+    pub child_definition: Value,
+    /// `ItemReader`: where the items come from instead of the state input.
+    pub item_reader: Option<ObjectAccess>,
+    /// `ResultWriter`: where the children's results go instead of the state output.
+    pub result_writer: Option<ObjectAccess>,
+}
+
+/// An `ItemReader` or `ResultWriter`: a resource, its arguments and its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectAccess {
+    /// `Resource`, as written (e.g. `arn:aws:states:::s3:getObject`).
+    pub resource: String,
+    /// `Parameters` (JSONPath, a payload template over the Map's effective input) or
+    /// `Arguments` (JSONata, a literal).
+    pub arguments: Option<BatchInput>,
+    /// `ReaderConfig` / `WriterConfig`, as written (checked by the reader or writer).
+    pub config: Option<Value>,
+    /// `ReaderConfig.MaxItemsPath` (JSONPath).
+    pub max_items_path: Option<Path>,
+}
+
+/// A Distributed Map's `ProcessorConfig.ExecutionType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildExecutionType {
+    /// Durable child executions, listed and describable.
+    Standard,
+    /// In-memory child executions (nothing written per child).
+    Express,
+}
+
+/// A Distributed Map's `ItemBatcher`: a child's input is `{"Items": [...], "BatchInput": ...}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemBatcher {
+    /// `MaxItemsPerBatch` or `MaxItemsPerBatchPath`.
+    pub max_items_per_batch: Option<CountField>,
+    /// `MaxInputBytesPerBatch` or `MaxInputBytesPerBatchPath`.
+    pub max_input_bytes_per_batch: Option<CountField>,
+    /// `BatchInput`: a payload template over the effective input (JSONPath) or a literal.
+    pub batch_input: Option<BatchInput>,
+}
+
+/// An `ItemBatcher`'s `BatchInput`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchInput {
+    /// A JSONPath payload template over the Map's effective input.
+    Template(Template),
+    /// A literal (a JSONata state's `BatchInput` without expressions).
+    Literal(Value),
 }
 
 /// A count given literally or read from the input.

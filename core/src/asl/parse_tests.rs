@@ -700,24 +700,12 @@ fn unsupported_features_are_typed_and_located() {
             "/States/S/Credentials",
         ),
         (
-            one(
-                json!({"Type": "Map", "End": true, "ItemReader": {}, "ItemProcessor": {
-            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
-            ),
-            "/States/S/ItemProcessor/ProcessorConfig/Mode",
-        ),
-        (
-            one(
-                json!({"Type": "Map", "End": true, "ItemBatcher": {}, "Iterator": {"StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
-            ),
-            "/States/S/ItemBatcher",
-        ),
-        (
-            one(
-                json!({"Type": "Map", "End": true, "ResultWriter": {}, "Iterator": {"StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
-            ),
-            "/States/S/ResultWriter",
+            one(json!({"Type": "Map", "End": true, "ItemsPath": "$.items",
+                "ItemReader": {"Resource": "arn:aws:states:::s3:getObject"},
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}})),
+            "/States/S/ItemReader",
         ),
         (
             one(json!({"Type": "Pass", "Arguments": {}, "End": true})),
@@ -1527,4 +1515,98 @@ fn the_http_task_refuses_every_pattern_but_request_response() {
     let plain =
         one(json!({"Type": "Task", "Resource": "arn:aws:states:::http:invoke", "End": true}));
     assert!(parse_definition(&plain.to_string(), &ValidationOptions::default()).is_ok());
+}
+
+/// Distributed Map: its fields parse into `MapState::distributed` (the child definition is the
+/// processor without its ProcessorConfig); each refusal names its JSON pointer.
+#[test]
+fn distributed_map_fields_parse_and_refusals_are_located() {
+    let ok = one(json!({"Type": "Map", "End": true, "Label": "Lab",
+        "ToleratedFailurePercentage": 5, "MaxConcurrency": 10,
+        "ItemBatcher": {"MaxItemsPerBatch": 2, "BatchInput": {"k.$": "$.k"}},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS"},
+            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}));
+    let machine = parse_definition(&ok.to_string(), &ValidationOptions::default())
+        .expect("a valid Distributed Map");
+    let StateKind::Map(map) = &machine.states.get("S").expect("S").kind else {
+        panic!("a Map")
+    };
+    let distributed = map.distributed.as_ref().expect("distributed");
+    assert_eq!(distributed.label.as_deref(), Some("Lab"));
+    assert_eq!(
+        distributed.execution_type,
+        crate::asl::ChildExecutionType::Express
+    );
+    assert_eq!(
+        distributed.child_definition,
+        json!({"StartAt": "P", "States": {"P": {"Type": "Succeed"}}})
+    );
+    let batcher = distributed.item_batcher.as_ref().expect("a batcher");
+    assert_eq!(batcher.max_items_per_batch, Some(CountField::Literal(2)));
+
+    let reader = one(json!({"Type": "Map", "End": true,
+        "ItemReader": {"Resource": "arn:aws:states:::s3:getObject",
+            "Parameters": {"Bucket": "b", "Key.$": "$.key"},
+            "ReaderConfig": {"InputType": "JSONL", "MaxItemsPath": "$.max"}},
+        "ResultWriter": {"Resource": "arn:aws:states:::s3:putObject",
+            "Parameters": {"Bucket": "b", "Prefix": "out"}},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}));
+    let machine = parse_definition(&reader.to_string(), &ValidationOptions::default())
+        .expect("a valid ItemReader and ResultWriter");
+    let StateKind::Map(map) = &machine.states.get("S").expect("S").kind else {
+        panic!("a Map")
+    };
+    let distributed = map.distributed.as_ref().expect("distributed");
+    let item_reader = distributed.item_reader.as_ref().expect("a reader");
+    assert_eq!(item_reader.resource, "arn:aws:states:::s3:getObject");
+    assert_eq!(
+        item_reader.max_items_path.as_ref().map(|p| p.as_str()),
+        Some("$.max")
+    );
+    assert!(distributed.result_writer.is_some());
+
+    let processor = json!({"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+        "StartAt": "P", "States": {"P": {"Type": "Succeed"}}});
+    let refused = [
+        (
+            json!({"Type": "Map", "End": true, "Label": "a b", "ItemProcessor": processor}),
+            "/States/S/Label",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "Label": "x".repeat(41), "ItemProcessor": processor}),
+            "/States/S/Label",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "ItemBatcher": {}, "ItemProcessor": processor}),
+            "/States/S/ItemBatcher",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "ItemBatcher": {"MaxItemsPerBatch": 1, "Other": 1}, "ItemProcessor": processor}),
+            "/States/S/ItemBatcher/Other",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "Label": "L", "Iterator": {"StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
+            "/States/S/Label",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED"},
+            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
+            "/States/S/ItemProcessor/ProcessorConfig",
+        ),
+        (
+            json!({"Type": "Map", "End": true, "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "FAST"},
+            "StartAt": "P", "States": {"P": {"Type": "Succeed"}}}}),
+            "/States/S/ItemProcessor/ProcessorConfig/ExecutionType",
+        ),
+    ];
+    for (state, path) in refused {
+        let found = problems(&one(state));
+        assert!(
+            found
+                .iter()
+                .any(|(p, c)| p == path && *c == C::SchemaValidationFailed),
+            "expected SCHEMA_VALIDATION_FAILED at {path}, got {found:?}"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 #[path = "states/mod.rs"]
 pub(super) mod states;
+pub use states::map::{EvaluatedAccess, MapRunPlan};
 
 use super::effects::{decision_effects, Keys};
 use super::io::*;
@@ -170,6 +171,8 @@ pub fn decide_owned(
         entropy,
         fired: None,
         within_limits: None,
+        map_run_answer: None,
+        exited_links_to: None,
     };
     let answered = match decider.run(trigger) {
         Ok(answered) => answered,
@@ -206,6 +209,40 @@ pub fn decide_owned(
         effects,
         next_state: decider.state,
     })
+}
+
+/// The plan of the Map Run whose attempt (its `MapRunStarted` id) is `task_id` in the
+/// execution `state` of `definition`: what the engine's Map Run backend runs (see
+/// [`MapRunPlan`]). Pure, like `decide`: the same state gives the same plan.
+pub fn map_run_plan(
+    definition: &StateMachine,
+    state: &ExecutionState,
+    task_id: EventId,
+) -> Result<MapRunPlan, Error> {
+    let options = Options::default();
+    // The plan draws nothing from it: its values come from generators seeded by the Map's entry.
+    let mut entropy = statelog_rng::Rng::new(0);
+    let mut decider = Decider {
+        def: definition,
+        state: state.clone(),
+        events: Vec::new(),
+        now_ms: 0,
+        options: &options,
+        entropy: &mut entropy,
+        fired: None,
+        within_limits: None,
+        map_run_answer: None,
+        exited_links_to: None,
+    };
+    match decider.map_run_plan(task_id.0) {
+        Ok(plan) => Ok(plan),
+        Err(Interrupt::Fail(error)) => Err(error),
+        Err(Interrupt::Closed) => Err(Error::Inconsistent {
+            event_id: task_id.0,
+            event_type: "MapRunStarted",
+            reason: Inconsistency::Decider("the Map Run's plan closed the execution"),
+        }),
+    }
 }
 
 /// Why a decision stopped early.
@@ -257,6 +294,12 @@ struct Decider<'d, 'e> {
     entropy: &'e mut dyn Entropy,
     /// The timer whose firing this decision handles.
     fired: Option<u32>,
+    /// The Map Run outcome this decision handles: the run's attempt (its `MapRunStarted` id)
+    /// and its results or error (taken by the Map's step, as `fired` by a timer's).
+    map_run_answer: Option<(u32, Result<Value, ErrorCause>)>,
+    /// The `previousEventId` of the next `MapStateExited`, when AWS links it elsewhere than
+    /// the cursor (a Distributed Map's exit, see `states::map`).
+    exited_links_to: Option<u32>,
     /// The payload a state's exit last found within the size and depth limits. A Pass or
     /// Choice hands its input on unchanged, so the next entered and exited events carry the
     /// same payload: checked once, not at every event (both walks were a measurable share of
@@ -618,6 +661,9 @@ impl<'d> Decider<'d, '_> {
         let previous_event_id = match &details {
             // AWS links an evaluation failure to what its state's entered event links to.
             EventDetails::EvaluationFailed(_) => self.entered_previous_event_id(scope),
+            EventDetails::MapStateExited(_) if self.exited_links_to.is_some() => {
+                self.exited_links_to.take().unwrap_or_default()
+            }
             _ => self.state.previous_event_id_for(&details),
         };
         let event = HistoryEvent {
@@ -824,6 +870,11 @@ impl<'d> Decider<'d, '_> {
                 let Some(scope) = self.find_task(task_id.0) else {
                     return Ok(None);
                 };
+                if self.is_map_run(&scope) {
+                    self.map_run_answer = Some((task_id.0, Ok(output)));
+                    self.advance_root()?;
+                    return Ok(Some(task_id));
+                }
                 let (resource_type, resource) = self.task_resource(&scope)?;
                 if json_size_bytes(&output) > PAYLOAD_SIZE_BYTES_MAX {
                     let cause = format!(
@@ -862,6 +913,15 @@ impl<'d> Decider<'d, '_> {
                 let Some(scope) = self.find_task(task_id.0) else {
                     return Ok(None);
                 };
+                if self.is_map_run(&scope) {
+                    let error = ErrorCause {
+                        error: Some(error),
+                        cause: Some(cause),
+                    };
+                    self.map_run_answer = Some((task_id.0, Err(error)));
+                    self.advance_root()?;
+                    return Ok(Some(task_id));
+                }
                 self.task_failure(&scope, false, error, Some(cause))?;
                 self.advance_root()?;
                 Ok(Some(task_id))
@@ -941,6 +1001,11 @@ impl<'d> Decider<'d, '_> {
                 Ok(Some(task_id))
             }
             Trigger::Stop { error, cause } => {
+                // A running Map Run is aborted with its execution (its children are stopped by
+                // the engine when the run's attempt is cancelled).
+                for scope in self.map_runs() {
+                    self.emit(&scope, EventDetails::MapRunAborted, None)?;
+                }
                 self.emit(
                     &[],
                     EventDetails::ExecutionAborted(ErrorCause { error, cause }),
@@ -1024,13 +1089,39 @@ impl<'d> Decider<'d, '_> {
         }
     }
 
+    /// The scope of the task (or Map Run) whose attempt is `task_id`.
     fn find_task(&self, task_id: u32) -> Option<Vec<u32>> {
         let mut found = None;
         walk(&self.state.root, &mut Vec::new(), &mut |scope, phase| {
-            if let Phase::Task(task) = phase {
-                if task.task_id == task_id {
-                    found = Some(scope.to_vec());
-                }
+            let id = match phase {
+                Phase::Task(task) => task.task_id,
+                Phase::MapRun { task_id, .. } => *task_id,
+                _ => return,
+            };
+            if id == task_id {
+                found = Some(scope.to_vec());
+            }
+        });
+        found
+    }
+
+    /// Whether the thread at `scope` waits for a Map Run.
+    fn is_map_run(&self, scope: &[u32]) -> bool {
+        matches!(
+            self.state
+                .thread(scope)
+                .and_then(Thread::run)
+                .map(|r| &r.phase),
+            Some(Phase::MapRun { .. })
+        )
+    }
+
+    /// The scopes of the running Map Runs, depth-first.
+    fn map_runs(&self) -> Vec<Vec<u32>> {
+        let mut found = Vec::new();
+        walk(&self.state.root, &mut Vec::new(), &mut |scope, phase| {
+            if matches!(phase, Phase::MapRun { .. }) {
+                found.push(scope.to_vec());
             }
         });
         found
@@ -1210,6 +1301,7 @@ impl<'d> Decider<'d, '_> {
             | Shallow::TaskSucceeded
             | Shallow::Parallel
             | Shallow::Map
+            | Shallow::MapRun(_)
             | Shallow::Finishing => Err(inconsistent(Inconsistency::ImpossiblePhase {
                 state: state.name.clone(),
                 state_type: state.kind.type_name(),
@@ -1395,6 +1487,9 @@ impl<'d> Decider<'d, '_> {
                     .unwrap_or_default();
                 self.abort_map_iterations(scope, state, running)?;
             }
+            Shallow::MapRun(_) => {
+                self.emit(scope, EventDetails::MapRunAborted, None)?;
+            }
             _ => {}
         }
         if let Some(details) = aborted_details(state) {
@@ -1415,6 +1510,7 @@ enum Shallow {
     Failed,
     Parallel,
     Map,
+    MapRun(u32),
     Finishing,
 }
 
@@ -1429,6 +1525,7 @@ impl Shallow {
             Phase::Failed { .. } => Shallow::Failed,
             Phase::Parallel { .. } => Shallow::Parallel,
             Phase::Map { .. } => Shallow::Map,
+            Phase::MapRun { task_id, .. } => Shallow::MapRun(*task_id),
             Phase::Finishing => Shallow::Finishing,
         }
     }

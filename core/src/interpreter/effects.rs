@@ -69,6 +69,14 @@ fn collect(state: &ExecutionState, build: Build<'_>) -> (Keys, Vec<Effect>) {
                 effects.push(Effect::InvokeTask(invocation(state, run, task)));
             }
         }
+        Pending::MapRun { run, task_id } => {
+            let key = (KEY_TASK, EventId(task_id));
+            keys.tasks.push(EventId(task_id));
+            keys.all.insert(key);
+            if builds(key) {
+                effects.push(Effect::InvokeTask(map_run_invocation(state, run, task_id)));
+            }
+        }
     });
     (keys, effects)
 }
@@ -90,8 +98,37 @@ fn invocation(state: &ExecutionState, run: &StateRun, task: &TaskRun) -> TaskInv
     }
 }
 
+/// A Map Run as its backend is to be called: the reserved resource
+/// [`super::MAP_RUN_RESOURCE`], the Map's input as the state received it, the Map Run's ARN in
+/// the Context object (`MapRun.Arn`); the backend reads the rest with
+/// [`super::map_run_plan`].
+fn map_run_invocation(state: &ExecutionState, run: &StateRun, task_id: u32) -> TaskInvocation {
+    let mut context = match &state.info {
+        Some(info) => context_object(info, run, true),
+        None => serde_json::Value::Null,
+    };
+    if let (serde_json::Value::Object(fields), Phase::MapRun { map_run_arn, .. }) =
+        (&mut context, &run.phase)
+    {
+        fields.insert("MapRun".into(), serde_json::json!({ "Arn": map_run_arn }));
+    }
+    TaskInvocation {
+        task_id: EventId(task_id),
+        attempt: run.retried_errors.len() as u32,
+        state_name: run.name.clone(),
+        resource: super::MAP_RUN_RESOURCE.to_string(),
+        input: serde_json::Value::clone(&run.input),
+        context,
+        heartbeat_seconds: None,
+    }
+}
+
 /// One thing an open execution waits on, as [`visit`] finds it.
 enum Pending<'a> {
+    MapRun {
+        run: &'a StateRun,
+        task_id: u32,
+    },
     Timer {
         timer: Timer,
         kind: TimerKind,
@@ -149,6 +186,10 @@ fn visit_thread<'a>(thread: &'a Thread, found: &mut dyn FnMut(Pending<'a>)) {
                 visit_thread(branch, found);
             }
         }
+        Phase::MapRun { task_id, .. } => found(Pending::MapRun {
+            run,
+            task_id: *task_id,
+        }),
         Phase::Map { iterations, .. } => {
             for iteration in iterations {
                 if iteration.outcome == IterationOutcome::Running {

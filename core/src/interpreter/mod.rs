@@ -66,7 +66,13 @@ pub mod test_state;
 mod variables;
 mod waiting;
 
-pub use decide::{decide, decide_owned, recycle_events};
+pub use decide::{decide, decide_owned, map_run_plan, recycle_events, EvaluatedAccess, MapRunPlan};
+
+/// The reserved resource of a Distributed Map's Map Run in [`Effect::InvokeTask`]: the engine's
+/// Map Run backend serves it and answers with `TaskSucceeded` (the results, in item order) or
+/// `TaskFailed` (the run's error), which the interpreter records as `MapRunSucceeded` /
+/// `MapRunFailed`. A `CancelTask` of it (the execution stopped, the Map aborted) stops the run.
+pub const MAP_RUN_RESOURCE: &str = "statelog:mapRun";
 pub use effects::pending_effects;
 pub use state::{apply, ApplyError, ExecutionState, ExecutionStatus};
 pub use waiting::{

@@ -162,6 +162,7 @@ fn rerun(
         | Phase::Backoff { .. }
         | Phase::TaskSucceeded { .. }
         | Phase::Failed { error: Some(_) }
+        | Phase::MapRun { .. }
         | Phase::Finishing => Phase::Entered,
         Phase::Failed { error: None } => {
             let kept = stash
@@ -169,6 +170,8 @@ fn rerun(
                 .and_then(Thread::run)
                 .map(|kept| kept.phase.clone());
             match kept {
+                // A Distributed Map (no iteration in the parent): a new Map Run.
+                Some(Phase::Map { iterations, .. }) if iterations.is_empty() => Phase::Entered,
                 Some(children @ (Phase::Parallel { .. } | Phase::Map { .. })) if !whole => {
                     rerun_children(children, scope, stash, whole).unwrap_or(Phase::Entered)
                 }

@@ -29,7 +29,7 @@
 //! Entered | Backoff --(MapStateFailed: a JSONata Map whose `Items` failed)--> Failed
 //! Running --(EvaluationFailed: a JSONata expression of the state failed)--> Running (the
 //!   failure that follows it is what changes the state)
-//! any --(Lambda*, MapRun*: never written here)--> ApplyError::NotProduced
+//! any --(Lambda*, MapRunRedriven: never written here)--> ApplyError::NotProduced
 //! ```
 //!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
@@ -337,6 +337,16 @@ pub(crate) enum Phase {
     Map {
         length: u32,
         iterations: Vec<Iteration>,
+    },
+    /// A Distributed Map waiting for its Map Run (`MapRunStarted`): the engine runs the
+    /// children and answers with the run's outcome, as a task's backend answers a task.
+    MapRun {
+        /// The Map's length (its `MapStateStarted`).
+        length: u32,
+        /// The id of the `MapRunStarted` event: the Map Run's attempt, as a task's id.
+        task_id: u32,
+        /// The Map Run's ARN.
+        map_run_arn: String,
     },
     /// `ParallelStateSucceeded` / `MapStateSucceeded` seen (transient): output processing next.
     Finishing,
@@ -709,13 +719,13 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::LambdaFunctionStarted
         | E::LambdaFunctionSucceeded(_)
         | E::LambdaFunctionTimedOut(_)
-        | E::MapRunAborted
-        | E::MapRunFailed(_)
-        | E::MapRunRedriven(_)
-        | E::MapRunStarted(_)
-        | E::MapRunSucceeded => Err(ApplyError::NotProduced {
+        | E::MapRunRedriven(_) => Err(ApplyError::NotProduced {
             event_type: event.details.type_name(),
         }),
+        E::MapRunStarted(d) => map::fold_map_run_started(state, scope, event.id.0, d),
+        E::MapRunSucceeded | E::MapRunFailed(_) | E::MapRunAborted => {
+            map::fold_map_run_ended(state, scope)
+        }
     }
 }
 
@@ -1101,11 +1111,7 @@ mod tests {
             "LambdaFunctionStarted",
             "LambdaFunctionSucceeded",
             "LambdaFunctionTimedOut",
-            "MapRunAborted",
-            "MapRunFailed",
             "MapRunRedriven",
-            "MapRunStarted",
-            "MapRunSucceeded",
         ];
         let input = Payload::new(json!({}));
         let running = ExecutionState::replay([&started(&input)]).expect("folds");

@@ -352,6 +352,10 @@ pub enum Refusal {
     /// A Parallel's or Map's mocked result that is not an array.
     #[error("Mocked result must be an array.")]
     MockResultNotArray,
+    /// A Distributed Map whose items come from an `ItemReader` (AWS takes them from
+    /// `mapItemReaderData`, which statelog does not read yet).
+    #[error("TestState does not read a Distributed Map's ItemReader (mapItemReaderData is not supported yet)")]
+    ItemReaderNotRead,
     /// A Parallel's mocked result with another count of entries than it has branches.
     #[error("Mocked result must contain the same number of items as number of Parallel branches ({branches}, not {results}).")]
     MockBranchCountMismatch {
@@ -497,6 +501,13 @@ pub fn test_state(
             run.parallel(&parallel.next, mock)
         }
         StateKind::Map(map) => {
+            if map
+                .distributed
+                .as_ref()
+                .is_some_and(|d| d.item_reader.is_some())
+            {
+                return Err(Refusal::ItemReaderNotRead);
+            }
             let Some(mock) = test.mock else {
                 return Err(Refusal::MockRequired {
                     state_type: "Map",

@@ -301,3 +301,184 @@ fn passing_states_share_one_payload_and_a_thread_reuses_its_events_vector() {
     recycle_events(Vec::with_capacity(100_000));
     assert_eq!(start().events.as_ptr(), reused);
 }
+
+/// A Distributed Map's decisions: its entry records `MapStateStarted` and `MapRunStarted` and
+/// asks for the run (the reserved resource, its plan readable from the state); the run's
+/// answer records `MapRunSucceeded` then the Map's result (its exit linked to its
+/// `MapRunStarted` when it is not the first state), a failure `MapRunFailed` then the Catch, a
+/// stop `MapRunAborted`; every decision replays to its state.
+#[test]
+fn a_distributed_map_records_its_map_run_and_takes_its_answer() {
+    let definition = crate::asl::parse_definition(
+        &json!({
+            "StartAt": "Prepare",
+            "States": {
+                "Prepare": {"Type": "Pass", "Next": "M"},
+                "M": {"Type": "Map", "ItemsPath": "$.items", "Label": "L",
+                      "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+                      "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Caught"}],
+                      "ItemProcessor": {
+                          "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS"},
+                          "StartAt": "P", "States": {"P": {"Type": "Pass", "End": true}}},
+                      "End": true},
+                "Caught": {"Type": "Pass", "End": true}
+            }
+        })
+        .to_string(),
+        &crate::asl::ValidationOptions::default(),
+    )
+    .expect("valid definition");
+    let request = StartRequest {
+        input: json!({"items": [1, 2]}),
+        input_text: None,
+        execution_arn: "arn:aws:states:us-east-1:000000000000:execution:sm:e".into(),
+        state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
+        role_arn: "r".into(),
+        through: None,
+    };
+    let started = decide(
+        &definition,
+        &ExecutionState::new(),
+        Trigger::Start(request),
+        0,
+        &Options::default(),
+        &mut Zero,
+    )
+    .expect("decides");
+    let types: Vec<&str> = started
+        .events
+        .iter()
+        .map(|e| e.details.type_name())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "ExecutionStarted",
+            "PassStateEntered",
+            "PassStateExited",
+            "MapStateEntered",
+            "MapStateStarted",
+            "MapRunStarted"
+        ]
+    );
+    let map_run_started = started.events.last().expect("an event");
+    let EventDetails::MapRunStarted(run) = &map_run_started.details else {
+        panic!("MapRunStarted")
+    };
+    assert_eq!(
+        run.map_run_arn,
+        "arn:aws:states:us-east-1:000000000000:mapRun:sm/L:00000000-0000-4000-8000-000000000000"
+    );
+    let task_id = map_run_started.id;
+    let invocation = started
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::InvokeTask(invocation) => Some(invocation.clone()),
+            _ => None,
+        })
+        .expect("the run is asked for");
+    assert_eq!(invocation.resource, MAP_RUN_RESOURCE);
+    assert_eq!(invocation.task_id, task_id);
+    assert_eq!(
+        ExecutionState::replay(&started.events).expect("replays"),
+        started.next_state
+    );
+    let plan = map_run_plan(&definition, &started.next_state, task_id).expect("a plan");
+    assert_eq!(plan.items, vec![json!(1), json!(2)]);
+    assert_eq!(plan.label, "L");
+    assert_eq!(plan.item_input(1).expect("selected"), json!({"v": 2}));
+
+    // The run's answer.
+    let succeeded = decide(
+        &definition,
+        &started.next_state,
+        Trigger::TaskSucceeded {
+            task_id,
+            output: json!([{"v": 1}, {"v": 2}]),
+        },
+        0,
+        &Options::default(),
+        &mut Zero,
+    )
+    .expect("decides");
+    let links: Vec<(&str, u32)> = succeeded
+        .events
+        .iter()
+        .map(|e| (e.details.type_name(), e.previous_event_id))
+        .collect();
+    let map_run_succeeded = task_id.0 + 1;
+    assert_eq!(
+        links,
+        [
+            ("MapRunSucceeded", task_id.0),
+            ("MapStateSucceeded", map_run_succeeded),
+            ("MapStateExited", task_id.0),
+            ("ExecutionSucceeded", map_run_succeeded + 2)
+        ]
+    );
+    assert_eq!(
+        succeeded.next_state.output(),
+        Some(&json!([{"v": 1}, {"v": 2}]))
+    );
+
+    // A failed run: MapRunFailed, MapStateFailed, then the Catch.
+    let failed = decide(
+        &definition,
+        &started.next_state,
+        Trigger::TaskFailed {
+            task_id,
+            error: "States.ExceedToleratedFailureThreshold".into(),
+            cause: "over".into(),
+        },
+        0,
+        &Options::default(),
+        &mut Zero,
+    )
+    .expect("decides");
+    let types: Vec<&str> = failed
+        .events
+        .iter()
+        .map(|e| e.details.type_name())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "MapRunFailed",
+            "MapStateFailed",
+            "MapStateExited",
+            "PassStateEntered",
+            "PassStateExited",
+            "ExecutionSucceeded"
+        ]
+    );
+
+    // A stop aborts the run first.
+    let stopped = decide(
+        &definition,
+        &started.next_state,
+        Trigger::Stop {
+            error: None,
+            cause: None,
+        },
+        0,
+        &Options::default(),
+        &mut Zero,
+    )
+    .expect("decides");
+    let types: Vec<&str> = stopped
+        .events
+        .iter()
+        .map(|e| e.details.type_name())
+        .collect();
+    assert_eq!(types, ["MapRunAborted", "ExecutionAborted"]);
+    assert!(stopped.effects.contains(&Effect::CancelTask { task_id }));
+    for decision in [&succeeded, &failed, &stopped] {
+        let mut events = started.events.clone();
+        events.extend(decision.events.iter().cloned());
+        assert_eq!(
+            ExecutionState::replay(&events).expect("replays"),
+            decision.next_state
+        );
+    }
+}

@@ -647,7 +647,7 @@ impl Ctx<'_> {
         flow: &mut JsonataFlow,
         reads: &mut Reads,
     ) -> Option<MapState> {
-        let item_processor = self.item_processor(obj, depth);
+        let item_processor = self.item_processor(obj, depth, true);
         let items = match obj.get("Items") {
             Some(Value::Array(_)) | Some(Value::String(_)) => {
                 let items = self.jsonata_template(obj, "Items", reads);
@@ -697,8 +697,10 @@ impl Ctx<'_> {
         let retry = self.retriers(obj);
         let catch = self.jsonata_catchers(obj, node, reads);
         let next = self.transition(obj, node);
+        let (item_processor, distributed) = item_processor?;
         let map = MapState {
-            item_processor: item_processor?,
+            item_processor,
+            distributed,
             max_concurrency: max_concurrency?,
             tolerated_failure_count: tolerated_failure_count?,
             tolerated_failure_percentage: tolerated_failure_percentage?,

@@ -1,4 +1,5 @@
-//! The Map state's fields: `ItemProcessor` (or the legacy `Iterator`), `ItemsPath`,
+//! The Map state's fields: `ItemProcessor` (or the legacy `Iterator`), `ItemsPath`, the
+//! Distributed Map's (`ProcessorConfig`, `ItemReader`, `ItemBatcher`, `ResultWriter`, `Label`),
 //! `ItemSelector`, `MaxConcurrency[Path]`, the failure tolerance, its data flow, Retry and Catch.
 
 use super::*;
@@ -35,7 +36,7 @@ impl Ctx<'_> {
         depth: usize,
         flow: &mut JsonPathFlow,
     ) -> Option<MapState> {
-        let item_processor = self.item_processor(obj, depth);
+        let item_processor = self.item_processor(obj, depth, false);
         let selector_key = match (obj.get("ItemSelector"), obj.get("Parameters")) {
             (Some(_), Some(_)) => {
                 self.schema(
@@ -88,8 +89,10 @@ impl Ctx<'_> {
         let retry = self.retriers(obj);
         let catch = self.catchers(obj, node);
         let next = self.transition(obj, node);
+        let (item_processor, distributed) = item_processor?;
         let map = MapState {
-            item_processor: item_processor?,
+            item_processor,
+            distributed,
             max_concurrency: max_concurrency?,
             tolerated_failure_count: tolerated_failure_count?,
             tolerated_failure_percentage: tolerated_failure_percentage?,
@@ -110,13 +113,15 @@ impl Ctx<'_> {
         Some(map)
     }
 
-    /// A Map's `ItemProcessor` (or legacy `Iterator`); Distributed Map's fields refused.
-    pub(super) fn item_processor(&mut self, obj: Obj<'_>, depth: usize) -> Option<Branch> {
-        for key in ["ItemReader", "ItemBatcher", "ResultWriter", "Label"] {
-            if obj.get(key).is_some() {
-                self.unsupported(&obj.ptr(key), &format!("Distributed Map's '{key}'"));
-            }
-        }
+    /// A Map's `ItemProcessor` (or legacy `Iterator`), and its Distributed Map fields when
+    /// its `ProcessorConfig.Mode` is `DISTRIBUTED` (`ItemReader` and `ResultWriter` are
+    /// refused as not supported yet; the other Distributed fields on an inline Map are refused).
+    pub(super) fn item_processor(
+        &mut self,
+        obj: Obj<'_>,
+        depth: usize,
+        jsonata: bool,
+    ) -> Option<(Branch, Option<Box<Distributed>>)> {
         let processor_key = match (obj.get("ItemProcessor"), obj.get("Iterator")) {
             (Some(_), Some(_)) => {
                 self.schema(
@@ -132,20 +137,43 @@ impl Ctx<'_> {
                 None
             }
         };
-        processor_key.and_then(|key| {
-            let at = obj.ptr(key);
-            let value = obj.get(key)?;
-            if let Some(config) = value.get("ProcessorConfig") {
-                self.processor_config(config, &pointer_child(&at, "ProcessorConfig"));
+        let key = processor_key?;
+        let at = obj.ptr(key);
+        let value = obj.get(key)?;
+        let mode = match value.get("ProcessorConfig") {
+            Some(config) => {
+                self.processor_config(config, &pointer_child(&at, "ProcessorConfig"))?
             }
-            self.branch(value, &at, depth + 1, &format!("'{key}'"))
-        })
+            None => None,
+        };
+        let distributed = match mode {
+            None => {
+                for field in ["ItemReader", "ItemBatcher", "ResultWriter", "Label"] {
+                    if obj.get(field).is_some() {
+                        self.schema(
+                            &obj.ptr(field),
+                            format!("'{field}' applies only to a Map whose ProcessorConfig.Mode is DISTRIBUTED"),
+                        );
+                    }
+                }
+                Some(None)
+            }
+            Some(execution_type) => self
+                .distributed(obj, value, execution_type, jsonata)
+                .map(Some),
+        };
+        let branch = self.branch(value, &at, depth + 1, &format!("'{key}'"));
+        Some((branch?, distributed?))
     }
 
-    pub(super) fn processor_config(&mut self, value: &Value, at: &str) {
-        let Some(config) = self.object(value, at, "'ProcessorConfig'") else {
-            return;
-        };
+    /// `ProcessorConfig`: `None` for INLINE (or no `Mode`), the child execution type for
+    /// DISTRIBUTED; `None` outside when invalid (reported).
+    pub(super) fn processor_config(
+        &mut self,
+        value: &Value,
+        at: &str,
+    ) -> Option<Option<ChildExecutionType>> {
+        let config = self.object(value, at, "'ProcessorConfig'")?;
         self.check_fields(config, &[&["Mode", "ExecutionType"]], "'ProcessorConfig'");
         match self.string(config, "Mode").as_deref() {
             None | Some("INLINE") => {
@@ -154,15 +182,262 @@ impl Ctx<'_> {
                         &config.ptr("ExecutionType"),
                         "'ExecutionType' applies only to Mode DISTRIBUTED",
                     );
+                    return None;
                 }
+                Some(None)
             }
-            Some("DISTRIBUTED") => {
-                self.unsupported(&config.ptr("Mode"), "Distributed Map (Mode DISTRIBUTED)")
+            Some("DISTRIBUTED") => match self.string(config, "ExecutionType").as_deref() {
+                Some("STANDARD") => Some(Some(ChildExecutionType::Standard)),
+                Some("EXPRESS") => Some(Some(ChildExecutionType::Express)),
+                None => {
+                    self.schema(
+                        config.at,
+                        "Mode DISTRIBUTED requires the field 'ExecutionType' (STANDARD or EXPRESS)",
+                    );
+                    None
+                }
+                Some(other) => {
+                    self.schema(
+                        &config.ptr("ExecutionType"),
+                        format!("'ExecutionType' must be STANDARD or EXPRESS, not '{other}'"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                self.schema(
+                    &config.ptr("Mode"),
+                    format!("'Mode' must be INLINE or DISTRIBUTED, not '{other}'"),
+                );
+                None
             }
-            Some(other) => self.schema(
-                &config.ptr("Mode"),
-                format!("'Mode' must be INLINE or DISTRIBUTED, not '{other}'"),
-            ),
         }
     }
+
+    /// The Distributed Map's own fields of the Map `obj` whose processor is `processor`.
+    fn distributed(
+        &mut self,
+        obj: Obj<'_>,
+        processor: &Value,
+        execution_type: ChildExecutionType,
+        jsonata: bool,
+    ) -> Option<Box<Distributed>> {
+        let item_reader = match obj.get("ItemReader") {
+            None => Some(None),
+            Some(value) => {
+                let at = obj.ptr("ItemReader");
+                if obj.get("ItemsPath").is_some() || obj.get("Items").is_some() {
+                    self.unsupported(
+                        &at,
+                        "Distributed Map's 'ItemReader' with 'ItemsPath' or 'Items'",
+                    );
+                    None
+                } else {
+                    self.object_access(value, &at, "ItemReader", "ReaderConfig", jsonata)
+                        .map(Some)
+                }
+            }
+        };
+        let result_writer = match obj.get("ResultWriter") {
+            None => Some(None),
+            Some(value) => {
+                let at = obj.ptr("ResultWriter");
+                self.object_access(value, &at, "ResultWriter", "WriterConfig", jsonata)
+                    .map(Some)
+            }
+        };
+        let label = match obj.get("Label") {
+            None => Some(None),
+            Some(_) => self
+                .string(obj, "Label")
+                .and_then(|label| match label_problem(&label) {
+                    None => Some(Some(label)),
+                    Some(problem) => {
+                        self.schema(&obj.ptr("Label"), problem);
+                        None
+                    }
+                }),
+        };
+        let item_batcher = match obj.get("ItemBatcher") {
+            None => Some(None),
+            Some(value) => {
+                let at = obj.ptr("ItemBatcher");
+                self.item_batcher(value, &at, jsonata).map(Some)
+            }
+        };
+        // The child's definition: the processor without its ProcessorConfig, and the query
+        // language it inherits from the machine when it names none.
+        let mut child_definition = processor.clone();
+        if let Value::Object(fields) = &mut child_definition {
+            fields.remove("ProcessorConfig");
+            if !fields.contains_key("QueryLanguage")
+                && self.machine_language == QueryLanguage::Jsonata
+            {
+                fields.insert("QueryLanguage".into(), Value::String("JSONata".into()));
+            }
+        }
+        Some(Box::new(Distributed {
+            execution_type,
+            label: label?,
+            item_batcher: item_batcher?,
+            child_definition,
+            item_reader: item_reader?,
+            result_writer: result_writer?,
+        }))
+    }
+
+    /// An `ItemReader` or `ResultWriter` (`what`) with its `config_key` (`ReaderConfig`,
+    /// `WriterConfig`): `Resource` required, `Parameters` (JSONPath) or `Arguments` (JSONata,
+    /// without expressions), the configuration kept as written for the reader or writer to
+    /// check; `ReaderConfig.MaxItemsPath` read here.
+    fn object_access(
+        &mut self,
+        value: &Value,
+        at: &str,
+        what: &str,
+        config_key: &str,
+        jsonata: bool,
+    ) -> Option<ObjectAccess> {
+        let access = self.object(value, at, &format!("'{what}'"))?;
+        let arguments_key = if jsonata { "Arguments" } else { "Parameters" };
+        self.check_fields(
+            access,
+            &[&["Resource", arguments_key, config_key]],
+            &format!("'{what}'"),
+        );
+        let resource = self.required(access, "Resource", &format!("'{what}'"))?;
+        let Some(resource) = resource.as_str().map(str::to_string) else {
+            self.schema(&access.ptr("Resource"), "'Resource' must be a string");
+            return None;
+        };
+        let arguments = match access.get(arguments_key) {
+            None => Some(None),
+            Some(value) if jsonata => {
+                if value.to_string().contains("{%") {
+                    self.unsupported(
+                        &access.ptr(arguments_key),
+                        &format!("a JSONata expression in the {what}'s 'Arguments'"),
+                    );
+                    None
+                } else {
+                    Some(Some(BatchInput::Literal(value.clone())))
+                }
+            }
+            Some(_) => self
+                .template(access, arguments_key, true)
+                .map(|t| Some(BatchInput::Template(t))),
+        };
+        let config = access.get(config_key).cloned();
+        let max_items_path = match config.as_ref().and_then(|c| c.get("MaxItemsPath")) {
+            None => Some(None),
+            Some(_) if jsonata => {
+                self.schema(
+                    &pointer_child(&access.ptr(config_key), "MaxItemsPath"),
+                    "'MaxItemsPath' is not supported in a JSONata state (use MaxItems)",
+                );
+                None
+            }
+            Some(Value::String(text)) => {
+                let at = pointer_child(&access.ptr(config_key), "MaxItemsPath");
+                self.reference_text(&at, "MaxItemsPath", text).map(Some)
+            }
+            Some(_) => {
+                self.schema(
+                    &pointer_child(&access.ptr(config_key), "MaxItemsPath"),
+                    "'MaxItemsPath' must be a string",
+                );
+                None
+            }
+        };
+        if config.as_ref().is_some_and(|c| !c.is_object()) {
+            self.schema(
+                &access.ptr(config_key),
+                format!("'{config_key}' must be an object"),
+            );
+            return None;
+        }
+        Some(ObjectAccess {
+            resource,
+            arguments: arguments?,
+            config,
+            max_items_path: max_items_path?,
+        })
+    }
+
+    fn item_batcher(&mut self, value: &Value, at: &str, jsonata: bool) -> Option<ItemBatcher> {
+        let batcher = self.object(value, at, "'ItemBatcher'")?;
+        let mut fields: Vec<&str> = vec!["MaxItemsPerBatch", "MaxInputBytesPerBatch", "BatchInput"];
+        if !jsonata {
+            fields.extend(["MaxItemsPerBatchPath", "MaxInputBytesPerBatchPath"]);
+        }
+        self.check_fields(batcher, &[&fields], "'ItemBatcher'");
+        if jsonata {
+            for key in ["MaxItemsPerBatch", "MaxInputBytesPerBatch"] {
+                if batcher.get(key).is_some_and(Value::is_string) {
+                    self.unsupported(
+                        &batcher.ptr(key),
+                        &format!("a JSONata expression in '{key}'"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let max_items = self.count_pair(batcher, "MaxItemsPerBatch", "MaxItemsPerBatchPath");
+        let max_bytes = self.count_pair(
+            batcher,
+            "MaxInputBytesPerBatch",
+            "MaxInputBytesPerBatchPath",
+        );
+        let batch_input = match batcher.get("BatchInput") {
+            None => Some(None),
+            Some(value) if jsonata => {
+                if value.to_string().contains("{%") {
+                    self.unsupported(
+                        &batcher.ptr("BatchInput"),
+                        "a JSONata expression in 'BatchInput'",
+                    );
+                    None
+                } else if !value.is_object() {
+                    self.schema(&batcher.ptr("BatchInput"), "'BatchInput' must be an object");
+                    None
+                } else {
+                    Some(Some(BatchInput::Literal(value.clone())))
+                }
+            }
+            Some(_) => self
+                .template(batcher, "BatchInput", true)
+                .map(|t| Some(BatchInput::Template(t))),
+        };
+        let (max_items, max_bytes) = (max_items?, max_bytes?);
+        if max_items.is_none() && max_bytes.is_none() {
+            self.schema(
+                at,
+                "'ItemBatcher' requires 'MaxItemsPerBatch' or 'MaxInputBytesPerBatch' (or their Path)",
+            );
+            return None;
+        }
+        Some(ItemBatcher {
+            max_items_per_batch: max_items,
+            max_input_bytes_per_batch: max_bytes,
+            batch_input: batch_input?,
+        })
+    }
+}
+
+/// Why `label` is not a valid Distributed Map `Label` (AWS: at most 40 characters, none of
+/// whitespace, brackets, wildcards, `"#%\^|~`$&,;:/` or control characters); `None` when valid.
+pub(super) fn label_problem(label: &str) -> Option<String> {
+    let chars = label.chars().count();
+    if chars > MAP_LABEL_CHARS_MAX {
+        return Some(format!(
+            "'Label' is {chars} characters long; the limit is {MAP_LABEL_CHARS_MAX}"
+        ));
+    }
+    label
+        .chars()
+        .find(|&c| {
+            let control = ('\u{0}'..='\u{1f}').contains(&c) || ('\u{7f}'..='\u{9f}').contains(&c);
+            c.is_whitespace() || control || "<>{}[]?*\"#%\\^|~`$&,;:/".contains(c)
+        })
+        .map(|c| format!("'Label' may not contain {c:?}"))
 }

@@ -31,16 +31,20 @@ use super::data_flow::{CatchFlow, DataFlow, JsonPathFlow};
 use super::diagnostic::{pointer_child, pointer_index, Diagnostic, DiagnosticCode};
 use super::json::parse_checked;
 use super::model::{
+    BatchInput, ChildExecutionType, Distributed, IntegrationPattern, ItemBatcher, ObjectAccess,
+    ResourceKind,
+};
+use super::model::{
     Branch, Catcher, ChoiceRule, ChoiceState, CompareFamily, CompareOp, Condition, CountField,
     FailField, FailState, JitterStrategy, MapState, Operand, ParallelState, PassState,
     PercentageField, QueryLanguage, Retrier, SecondsField, State, StateKind, StateMachine,
     StateMap, TaskState, Test, Transition, TypeCheck, WaitFor, WaitState, ERROR_ALL,
 };
-use super::model::{IntegrationPattern, ResourceKind};
 use super::resource::{parse_resource, ResourceRegistry};
 use super::timestamp::parse_timestamp;
 use crate::limits::{
-    DEFINITION_SIZE_BYTES_MAX, DEFINITION_STATE_NESTING_MAX, STATE_NAME_CHARS_MAX,
+    DEFINITION_SIZE_BYTES_MAX, DEFINITION_STATE_NESTING_MAX, MAP_LABEL_CHARS_MAX,
+    STATE_NAME_CHARS_MAX,
 };
 use crate::paths::{
     FieldExpression, InputOutputPath, Path, ReferencePath, ResultPathField, Template,

@@ -39,13 +39,141 @@ impl Decider<'_, '_> {
         phase: Shallow,
     ) -> Step<Option<Outcome>> {
         match phase {
+            Shallow::Entered if map.distributed.is_some() => self.begin_map_run(scope, state, map),
             Shallow::Entered => self.begin_map(scope, state, map),
             Shallow::Backoff(timer) if self.fired == Some(timer) => {
                 self.fired = None;
-                self.begin_map(scope, state, map)
+                match map.distributed {
+                    Some(_) => self.begin_map_run(scope, state, map),
+                    None => self.begin_map(scope, state, map),
+                }
             }
             Shallow::Map => self.step_map(scope, state, map, None),
+            Shallow::MapRun(task_id) => self.step_map_run(scope, state, task_id),
             _ => self.step_shared(scope, state, phase),
+        }
+    }
+
+    /// A Distributed Map begins: its items (a failure there is the state's, before
+    /// `MapStateStarted`), `MapStateStarted`, its counts (a failure there follows
+    /// `MapStateStarted`, as recorded), then `MapRunStarted` with a new Map Run ARN: the
+    /// engine runs the children and answers (`map_run_answer`).
+    fn begin_map_run(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        map: &MapState,
+    ) -> Step<Option<Outcome>> {
+        let run = self.run_info(scope)?;
+        let params = self.map_params(scope, state, map, &run);
+        let items_len = match &params {
+            Ok(params) => Some(params.items.len()),
+            Err(failed) => failed.items_len,
+        };
+        let Some(length) = items_len else {
+            let error = match params {
+                Err(failed) => failed.error,
+                Ok(_) => return Err(inconsistent("Map items vanished")),
+            };
+            let error = self.step_failure(scope, &run.name, run.entered_event_id, error)?;
+            let failed = state
+                .data_flow
+                .as_jsonata()
+                .map(|_| EventDetails::MapStateFailed);
+            return self.handle_failure(scope, state, error, true, failed);
+        };
+        let length = u32::try_from(length).unwrap_or(u32::MAX);
+        self.emit(
+            scope,
+            EventDetails::MapStateStarted(MapStateStarted { length }),
+            None,
+        )?;
+        let checked = params.and_then(|params| {
+            let plan_counts = batch_counts(map, &params, &run).map_err(|error| MapParamsError {
+                error,
+                items_len: Some(params.items.len()),
+            })?;
+            Ok((params, plan_counts))
+        });
+        if let Err(failed) = checked {
+            let error = self.step_failure(scope, &run.name, run.entered_event_id, failed.error)?;
+            let failed = state
+                .data_flow
+                .as_jsonata()
+                .map(|_| EventDetails::MapStateFailed);
+            return self.handle_failure(scope, state, error, true, failed);
+        }
+        let execution_arn = self
+            .state
+            .info
+            .as_ref()
+            .map(|info| info.execution_arn.clone())
+            .unwrap_or_default();
+        let id = crate::paths::intrinsic::uuid_v4(self.entropy.next_u64(), self.entropy.next_u64());
+        let label = map_run_label(map, &state.name);
+        let map_run_arn = map_run_arn(&execution_arn, &label, &id);
+        let started = crate::history::MapRunStarted { map_run_arn };
+        self.emit(scope, EventDetails::MapRunStarted(started), None)?;
+        Ok(Some(Outcome::Waiting))
+    }
+
+    /// A Distributed Map waiting for its Map Run: the run's answer, when this decision
+    /// carries it, ends the run (`MapRunSucceeded` then the Map's result, or `MapRunFailed`
+    /// then the Map's failure, retried or caught); else it waits.
+    fn step_map_run(
+        &mut self,
+        scope: &[u32],
+        state: &State,
+        task_id: u32,
+    ) -> Step<Option<Outcome>> {
+        let answer = match self.map_run_answer.take() {
+            Some((id, answer)) if id == task_id => answer,
+            other => {
+                self.map_run_answer = other;
+                return Ok(Some(Outcome::Waiting));
+            }
+        };
+        match answer {
+            Ok(results) => {
+                self.emit(scope, EventDetails::MapRunSucceeded, None)?;
+                if json_size_bytes(&results) > PAYLOAD_SIZE_BYTES_MAX {
+                    let error = failure(
+                        STATES_DATA_LIMIT_EXCEEDED,
+                        format!(
+                            "The Map Run of state '{}' produced a result with a size exceeding the maximum number of bytes service limit.",
+                            state.name
+                        ),
+                    );
+                    return self.handle_failure(
+                        scope,
+                        state,
+                        error,
+                        true,
+                        Some(EventDetails::MapStateFailed),
+                    );
+                }
+                self.emit(scope, EventDetails::MapStateSucceeded, None)?;
+                let run = self.run_info(scope)?;
+                // Recorded: the exit links to `MapRunSucceeded` when the Map is the
+                // execution's first state, else to its `MapRunStarted`.
+                let first_state = scope.is_empty() && run.entered_event_id == 2;
+                if !first_state {
+                    self.exited_links_to = Some(task_id);
+                }
+                let finished = self.finish_with_result(scope, state, &run, results);
+                self.exited_links_to = None;
+                finished
+            }
+            Err(error) => {
+                self.emit(scope, EventDetails::MapRunFailed(error.clone()), None)?;
+                self.handle_failure(
+                    scope,
+                    state,
+                    error,
+                    true,
+                    Some(EventDetails::MapStateFailed),
+                )
+            }
         }
     }
 
@@ -55,7 +183,7 @@ impl Decider<'_, '_> {
         state: &State,
         map: &MapState,
         run: &RunInfo,
-    ) -> Result<MapParams, StatesError> {
+    ) -> Result<MapParams, MapParamsError> {
         let flow = &state.data_flow;
         let variables = &run.variables;
         // The parameters are computed again on every later step of the Map (its items are not
@@ -75,61 +203,99 @@ impl Decider<'_, '_> {
             variables,
             jsonata: self.def.jsonata.as_ref(),
         };
+        let before_items = |error: StatesError| MapParamsError {
+            error,
+            items_len: None,
+        };
         let effective = flow
-            .effective_input(&run.input, &run.context, variables)?
+            .effective_input(&run.input, &run.context, variables)
+            .map_err(before_items)?
             .into_owned();
-        let items = flow.items(&effective, &run.context, &mut env)?.into_owned();
+        let reads_items = map
+            .distributed
+            .as_ref()
+            .is_some_and(|d| d.item_reader.is_some());
+        // With an ItemReader the items are the run's to read (`MapStateStarted` says 0).
+        let items = match reads_items {
+            true => Value::Array(Vec::new()),
+            false => flow
+                .items(&effective, &run.context, &mut env)
+                .map_err(before_items)?
+                .into_owned(),
+        };
         let items = match items {
             Value::Array(items) => items,
-            other => return Err(items_not_array(flow, &other)),
+            other => return Err(before_items(items_not_array(flow, &other))),
         };
-        let mut count = |field: Option<&CountField>, name: &str| match field {
-            Some(CountField::Expression(expression)) => {
-                let field = name.trim_end_matches("Path");
-                let value =
-                    state_expression(state, expression, field, &run.input, &run.context, &mut env)?;
-                jsonata_count(expression, field, &value, 0).map(Some)
-            }
-            other => count_field(other, &effective, &run.context, variables, name),
-        };
-        let max_concurrency =
-            count(map.max_concurrency.as_ref(), "MaxConcurrencyPath")?.unwrap_or(0);
-        let tolerated_count = count(
-            map.tolerated_failure_count.as_ref(),
-            "ToleratedFailureCountPath",
-        )?;
-        let tolerated_percentage = match &map.tolerated_failure_percentage {
-            None => None,
-            Some(PercentageField::Literal(p)) => Some(*p),
-            Some(PercentageField::Expression(expression)) => {
-                let field = "ToleratedFailurePercentage";
-                let value =
-                    state_expression(state, expression, field, &run.input, &run.context, &mut env)?;
-                Some(
-                    value
-                        .as_f64()
-                        .ok_or_else(|| expression.wrong_type(field, "number", &value))?,
-                )
-            }
-            Some(PercentageField::Path(path)) => {
-                let value = select_required(path, &effective, &run.context, variables)?;
-                let p = value.as_f64().filter(|_| value.is_number()).ok_or_else(|| {
+        let items_len = Some(items.len());
+        let after_items = |error: StatesError| MapParamsError { error, items_len };
+        let counts = (|| {
+            let mut count = |field: Option<&CountField>, name: &str| match field {
+                Some(CountField::Expression(expression)) => {
+                    let field = name.trim_end_matches("Path");
+                    let value = state_expression(
+                        state,
+                        expression,
+                        field,
+                        &run.input,
+                        &run.context,
+                        &mut env,
+                    )?;
+                    jsonata_count(expression, field, &value, 0).map(Some)
+                }
+                other => count_field(other, &effective, &run.context, variables, name),
+            };
+            let max_concurrency =
+                count(map.max_concurrency.as_ref(), "MaxConcurrencyPath")?.unwrap_or(0);
+            let tolerated_count = count(
+                map.tolerated_failure_count.as_ref(),
+                "ToleratedFailureCountPath",
+            )?;
+            let tolerated_percentage = match &map.tolerated_failure_percentage {
+                None => None,
+                Some(PercentageField::Literal(p)) => Some(*p),
+                Some(PercentageField::Expression(expression)) => {
+                    let field = "ToleratedFailurePercentage";
+                    let value = state_expression(
+                        state,
+                        expression,
+                        field,
+                        &run.input,
+                        &run.context,
+                        &mut env,
+                    )?;
+                    Some(
+                        value
+                            .as_f64()
+                            .ok_or_else(|| expression.wrong_type(field, "number", &value))?,
+                    )
+                }
+                Some(PercentageField::Path(path)) => {
+                    let value = select_required(path, &effective, &run.context, variables)?;
+                    // AWS reads a number written as a string too (recorded: a variable
+                    // holding "1").
+                    let parsed = value.as_str().and_then(|text| text.parse::<f64>().ok());
+                    let p = value.as_f64().filter(|_| value.is_number()).or(parsed).ok_or_else(|| {
                     runtime(format!(
                         "The ToleratedFailurePercentagePath field refers to value \"{}\" which is not a valid float: {}",
                         quoted_value(&value),
                         path.as_str()
                     ))
                 })?;
-                Some(p)
+                    Some(p)
+                }
+            };
+            if let Some(p) = tolerated_percentage {
+                if !(0.0..=100.0).contains(&p) {
+                    return Err(runtime(
+                        "ToleratedFailurePercentage must be between 0 and 100.",
+                    ));
+                }
             }
-        };
-        if let Some(p) = tolerated_percentage {
-            if !(0.0..=100.0).contains(&p) {
-                return Err(runtime(
-                    "ToleratedFailurePercentage must be between 0 and 100.",
-                ));
-            }
-        }
+            Ok((max_concurrency, tolerated_count, tolerated_percentage))
+        })();
+        let (max_concurrency, tolerated_count, tolerated_percentage) =
+            counts.map_err(after_items)?;
         Ok(MapParams {
             effective,
             items,
@@ -149,7 +315,7 @@ impl Decider<'_, '_> {
         let params = match self.map_params(scope, state, map, &run) {
             Ok(params) => params,
             Err(e) => {
-                let error = self.step_failure(scope, &run.name, run.entered_event_id, e)?;
+                let error = self.step_failure(scope, &run.name, run.entered_event_id, e.error)?;
                 // A JSONata Map records its failure before it is retried or caught (AWS).
                 let failed = state
                     .data_flow
@@ -181,7 +347,7 @@ impl Decider<'_, '_> {
                 Ok(params) => params,
                 Err(e) => {
                     return Err(inconsistent(Inconsistency::MapParametersChanged {
-                        cause: e.cause,
+                        cause: e.error.cause,
                     }))
                 }
             },
@@ -278,6 +444,129 @@ impl Decider<'_, '_> {
         };
         self.emit(scope, EventDetails::MapStateSucceeded, None)?;
         self.finish_with_result(scope, state, &run, Value::Array(results))
+    }
+
+    /// The plan of the Map Run whose attempt is `task_id` (see [`MapRunPlan`]).
+    pub(in crate::interpreter::decide) fn map_run_plan(
+        &mut self,
+        task_id: u32,
+    ) -> Step<MapRunPlan> {
+        let scope = self
+            .find_task(task_id)
+            .filter(|scope| self.is_map_run(scope))
+            .ok_or_else(|| inconsistent("no Map Run with this attempt"))?;
+        let state = self.state_def(&scope)?;
+        let StateKind::Map(map) = &state.kind else {
+            return Err(inconsistent("a Map Run outside a Map state"));
+        };
+        let Some(distributed) = map.distributed.as_ref() else {
+            return Err(inconsistent("a Map Run of an inline Map"));
+        };
+        let map_run_arn = match self
+            .state
+            .thread(&scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::MapRun { map_run_arn, .. }) => map_run_arn.clone(),
+            _ => return Err(inconsistent("no Map Run with this attempt")),
+        };
+        let run = self.run_info(&scope)?;
+        let changed = |error: StatesError| {
+            inconsistent(Inconsistency::MapParametersChanged { cause: error.cause })
+        };
+        let params = self
+            .map_params(&scope, state, map, &run)
+            .map_err(|failed| changed(failed.error))?;
+        let (max_items_per_batch, max_input_bytes_per_batch) =
+            batch_counts(map, &params, &run).map_err(changed)?;
+        let (now_ms, seed) = running_in(&self.state, &scope)
+            .map(|r| {
+                let attempt = r.retried_errors.len() as u64;
+                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
+            })
+            .unwrap_or((self.now_ms, 0));
+        let access = |field: Option<&crate::asl::ObjectAccess>| -> Step<Option<EvaluatedAccess>> {
+            let Some(field) = field else { return Ok(None) };
+            let mut entropy = statelog_rng::Rng::new(seed ^ 0x2545_f491);
+            let arguments = match &field.arguments {
+                None => Value::Object(serde_json::Map::new()),
+                Some(crate::asl::BatchInput::Literal(value)) => value.clone(),
+                Some(crate::asl::BatchInput::Template(template)) => template
+                    .evaluate_in(
+                        &params.effective,
+                        &run.context,
+                        &run.variables,
+                        &mut entropy,
+                    )
+                    .map_err(changed)?,
+            };
+            let max_items = match &field.max_items_path {
+                None => None,
+                Some(path) => count_field(
+                    Some(&CountField::Path(path.clone())),
+                    &params.effective,
+                    &run.context,
+                    &run.variables,
+                    "MaxItemsPath",
+                )
+                .map_err(changed)?,
+            };
+            Ok(Some(EvaluatedAccess {
+                resource: field.resource.clone(),
+                arguments,
+                config: field.config.clone(),
+                max_items,
+            }))
+        };
+        let item_reader = access(distributed.item_reader.as_ref())?;
+        let result_writer = access(distributed.result_writer.as_ref())?;
+        let batch_input = match distributed
+            .item_batcher
+            .as_ref()
+            .and_then(|b| b.batch_input.as_ref())
+        {
+            None => None,
+            Some(crate::asl::BatchInput::Literal(value)) => Some(value.clone()),
+            Some(crate::asl::BatchInput::Template(template)) => {
+                let mut entropy = statelog_rng::Rng::new(seed ^ 0x5bd1_e995);
+                Some(
+                    template
+                        .evaluate_in(
+                            &params.effective,
+                            &run.context,
+                            &run.variables,
+                            &mut entropy,
+                        )
+                        .map_err(changed)?,
+                )
+            }
+        };
+        Ok(MapRunPlan {
+            map_run_arn,
+            state_name: state.name.clone(),
+            label: map_run_label(map, &state.name),
+            execution_type: distributed.execution_type,
+            child_definition: distributed.child_definition.clone(),
+            items: params.items,
+            max_concurrency: params.max_concurrency,
+            tolerated_failure_count: params.tolerated_count,
+            tolerated_failure_percentage: params.tolerated_percentage,
+            max_items_per_batch,
+            max_input_bytes_per_batch,
+            batch_input,
+            batched: distributed.item_batcher.is_some(),
+            item_reader,
+            result_writer,
+            state: state.clone(),
+            effective: params.effective,
+            context: run.context.clone(),
+            variables: run.variables.clone(),
+            entered_ms: now_ms,
+            entered_event_id: run.entered_event_id,
+            seed,
+            jsonata: self.def.jsonata.clone(),
+        })
     }
 
     /// Reports an iteration that ended; returns its error when it failed.
@@ -380,13 +669,162 @@ impl Decider<'_, '_> {
     }
 }
 
+/// What the engine needs to run one Map Run (see [`crate::interpreter::map_run_plan`]): the
+/// items, the evaluated counts, the child definition and how to build each child's input.
+/// Evaluated again from the folded state whenever the run (re)starts: the same values as at
+/// the Map's start (its entry time and a generator seeded from its entry and attempt).
+#[derive(Debug, Clone)]
+pub struct MapRunPlan {
+    /// The Map Run's ARN (its `MapRunStarted`).
+    pub map_run_arn: String,
+    /// The Map state's name.
+    pub state_name: String,
+    /// The run's label (the Map's `Label`, else a name fixed by the state's name).
+    pub label: String,
+    /// STANDARD or EXPRESS children.
+    pub execution_type: crate::asl::ChildExecutionType,
+    /// The children's definition, as JSON.
+    pub child_definition: Value,
+    /// The items, in order.
+    pub items: Vec<Value>,
+    /// `MaxConcurrency` (0: as many as the engine allows).
+    pub max_concurrency: u64,
+    /// `ToleratedFailureCount`, when set.
+    pub tolerated_failure_count: Option<u64>,
+    /// `ToleratedFailurePercentage`, when set.
+    pub tolerated_failure_percentage: Option<f64>,
+    /// `ItemBatcher.MaxItemsPerBatch`, when set.
+    pub max_items_per_batch: Option<u64>,
+    /// `ItemBatcher.MaxInputBytesPerBatch`, when set.
+    pub max_input_bytes_per_batch: Option<u64>,
+    /// `ItemBatcher.BatchInput`, evaluated.
+    pub batch_input: Option<Value>,
+    /// Whether the Map has an `ItemBatcher` (a child's input is then `{"Items": [...]}`).
+    pub batched: bool,
+    /// The `ItemReader`, its arguments evaluated: the items are read from it, not `items`.
+    pub item_reader: Option<EvaluatedAccess>,
+    /// The `ResultWriter`, its arguments evaluated.
+    pub result_writer: Option<EvaluatedAccess>,
+    state: State,
+    effective: Value,
+    context: Value,
+    variables: std::sync::Arc<Variables>,
+    entered_ms: u64,
+    entered_event_id: u32,
+    seed: u64,
+    jsonata: Option<crate::asl::JsonataRuntime>,
+}
+
+/// An `ItemReader` or `ResultWriter` with its arguments evaluated against the Map's effective
+/// input (and `MaxItemsPath` read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluatedAccess {
+    /// `Resource`, as written.
+    pub resource: String,
+    /// The evaluated `Parameters` / `Arguments` (`{}` when absent).
+    pub arguments: Value,
+    /// `ReaderConfig` / `WriterConfig`, as written.
+    pub config: Option<Value>,
+    /// `MaxItems` as `MaxItemsPath` gave it.
+    pub max_items: Option<u64>,
+}
+
+impl MapRunPlan {
+    /// The input of item `index` (of `items`) after the `ItemSelector` (the item itself
+    /// without one); a failure is worded as the Map state's own.
+    pub fn item_input(&self, index: usize) -> Result<Value, ErrorCause> {
+        let item = self.items.get(index).cloned().unwrap_or(Value::Null);
+        self.selected_input(item, index)
+    }
+
+    /// The input of `item`, the item at `index` (read from the `ItemReader`), after the
+    /// `ItemSelector`.
+    pub fn selected_input(&self, item: Value, index: usize) -> Result<Value, ErrorCause> {
+        let mut entropy = statelog_rng::Rng::new(self.seed ^ (index as u64).rotate_left(32));
+        let mut env = crate::asl::Env {
+            now_ms: self.entered_ms,
+            entropy: &mut entropy,
+            variables: &self.variables,
+            jsonata: self.jsonata.as_ref(),
+        };
+        self.state
+            .data_flow
+            .item_input(&self.effective, item, index, &self.context, &mut env)
+            .map_err(|error| with_prefix(&self.state_name, self.entered_event_id, error))
+    }
+}
+
 /// The Map parameters evaluated from its effective input.
 pub(in crate::interpreter::decide) struct MapParams {
-    effective: Value,
-    items: Vec<Value>,
-    max_concurrency: u64,
-    tolerated_count: Option<u64>,
-    tolerated_percentage: Option<f64>,
+    pub(in crate::interpreter::decide) effective: Value,
+    pub(in crate::interpreter::decide) items: Vec<Value>,
+    pub(in crate::interpreter::decide) max_concurrency: u64,
+    pub(in crate::interpreter::decide) tolerated_count: Option<u64>,
+    pub(in crate::interpreter::decide) tolerated_percentage: Option<f64>,
+}
+
+/// Why the Map parameters did not evaluate, and how many items there were when the failure
+/// came after the items (a Distributed Map records `MapStateStarted` first).
+pub(in crate::interpreter::decide) struct MapParamsError {
+    pub(in crate::interpreter::decide) error: StatesError,
+    pub(in crate::interpreter::decide) items_len: Option<usize>,
+}
+
+/// A Distributed Map's `ItemBatcher` counts: (`MaxItemsPerBatch`, `MaxInputBytesPerBatch`).
+pub(in crate::interpreter::decide) fn batch_counts(
+    map: &MapState,
+    params: &MapParams,
+    run: &RunInfo,
+) -> Result<(Option<u64>, Option<u64>), StatesError> {
+    let Some(batcher) = map
+        .distributed
+        .as_ref()
+        .and_then(|d| d.item_batcher.as_ref())
+    else {
+        return Ok((None, None));
+    };
+    let items = count_field(
+        batcher.max_items_per_batch.as_ref(),
+        &params.effective,
+        &run.context,
+        &run.variables,
+        "MaxItemsPerBatchPath",
+    )?;
+    let bytes = count_field(
+        batcher.max_input_bytes_per_batch.as_ref(),
+        &params.effective,
+        &run.context,
+        &run.variables,
+        "MaxInputBytesPerBatchPath",
+    )?;
+    Ok((items, bytes))
+}
+
+/// A Map Run's label: the Map's `Label`, else a UUID-form name fixed by the state's name (so
+/// every run of one Map state shares its child machine).
+pub(in crate::interpreter) fn map_run_label(map: &MapState, state_name: &str) -> String {
+    if let Some(label) = map.distributed.as_ref().and_then(|d| d.label.clone()) {
+        return label;
+    }
+    // Two FNV-1a 64 hashes of the name (different offsets): pure and stable across versions.
+    let fnv = |offset: u64| {
+        state_name.bytes().fold(offset, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    crate::paths::intrinsic::uuid_v4(fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4))
+}
+
+/// `arn:<partition>:states:<region>:<account>:mapRun:<machine>/<label>:<id>` for a Map Run of
+/// the execution `execution_arn` (`arn:...:execution:<machine>:<name>`).
+pub(in crate::interpreter) fn map_run_arn(execution_arn: &str, label: &str, id: &str) -> String {
+    let parts: Vec<&str> = execution_arn.splitn(8, ':').collect();
+    match parts.as_slice() {
+        [_, partition, service, region, account, _, machine, _] => {
+            format!("arn:{partition}:{service}:{region}:{account}:mapRun:{machine}/{label}:{id}")
+        }
+        _ => format!("{execution_arn}/mapRun/{label}:{id}"),
+    }
 }
 
 /// `MaxConcurrency[Path]` / `ToleratedFailureCount[Path]`.
@@ -554,4 +992,47 @@ pub(in crate::interpreter) fn fold_iteration_ended(
         _ => return Err(ApplyError::Misplaced("no Map running")),
     }
     Ok(())
+}
+
+/// `MapRunStarted`: a Distributed Map that started (`MapStateStarted`) waits for its Map Run,
+/// the event's id naming the run's attempt.
+pub(in crate::interpreter) fn fold_map_run_started(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    event_id: u32,
+    started: &crate::history::MapRunStarted,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapRunStarted")?;
+    match &run.phase {
+        Phase::Map { length, iterations } if iterations.is_empty() => {
+            run.phase = Phase::MapRun {
+                length: *length,
+                task_id: event_id,
+                map_run_arn: started.map_run_arn.clone(),
+            };
+            Ok(())
+        }
+        _ => Err(ApplyError::Misplaced(
+            "MapRunStarted outside a started Map with no iteration",
+        )),
+    }
+}
+
+/// `MapRunSucceeded` / `MapRunFailed` / `MapRunAborted`: the Map Run is over; the Map's own
+/// `MapStateSucceeded` / `MapStateFailed` / `MapStateAborted` follows.
+pub(in crate::interpreter) fn fold_map_run_ended(
+    state: &mut ExecutionState,
+    scope: &[u32],
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "a Map Run's end")?;
+    match &run.phase {
+        Phase::MapRun { length, .. } => {
+            run.phase = Phase::Map {
+                length: *length,
+                iterations: Vec::new(),
+            };
+            Ok(())
+        }
+        _ => Err(ApplyError::Misplaced("no Map Run running")),
+    }
 }

@@ -1,0 +1,185 @@
+//! Crash test of a running Distributed Map with SIGKILL: the first process starts one parent
+//! execution whose Distributed Map runs `ITEMS` items as STANDARD child executions
+//! (MaxConcurrency 16); each child's Task calls a handler that appends `<index> <child ARN>` to
+//! a file opened with O_APPEND and answers after a few milliseconds. The test SIGKILLs each
+//! process after a seeded random number of its progress lines and opens the next one on the
+//! same directory: recovery re-dispatches the parent's Map Run, which finds every child it
+//! started before by its derived name. A last process takes the run to its end. Then the parent
+//! succeeded with every item's result exactly once, in item order; the Map Run has exactly one
+//! child per item; and no item ran in two children (each index in the file names one child
+//! ARN only: a handler call repeated after a crash is the same child's task, at least once).
+//!
+//! `STATELOG_CRASH_CYCLES` (default 12) and `STATELOG_CRASH_SEED` (default printed) tune it.
+
+use crate::kill_common;
+use kill_common::{kill_points, run_to_end, run_until_killed, seed_and_cycles, spawn_child};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
+
+const CHILD_ENV: &str = "STATELOG_MAP_RUN_KILL_DIR";
+const MODE_ENV: &str = "STATELOG_MAP_RUN_KILL_MODE";
+const START_MS: u64 = 1_704_067_200_000;
+/// Items of the Map Run.
+const ITEMS: u64 = 300;
+const RESOURCE: &str = "arn:aws:lambda:us-east-1:000000000000:function:map-item";
+
+fn definition() -> String {
+    format!(
+        r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":16,
+        "ItemSelector":{{"n.$":"$$.Map.Item.Value"}},
+        "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"}},
+          "StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{RESOURCE}",
+            "Parameters":{{"n.$":"$.n","child.$":"$$.Execution.Id"}},"End":true}}}}}},
+        "End":true}}}}}}"#
+    )
+}
+
+fn open_engine(dir: &str, read_only: bool) -> Engine {
+    let options = EngineOptions {
+        clock: Arc::new(ManualClock::new(START_MS)),
+        background_timers: false,
+        entropy_seed: Some(17),
+        read_only,
+        ..EngineOptions::default()
+    };
+    let engine = Engine::open(dir, options).expect("opens the engine");
+    if !read_only {
+        let calls = format!("{dir}/calls");
+        engine.register_integration(RESOURCE, move |input: Value, _context: Value| {
+            let calls = calls.clone();
+            async move {
+                let n = input["n"]
+                    .as_u64()
+                    .ok_or_else(|| TaskError::new("Bad", "no n"))?;
+                let child = input["child"].as_str().unwrap_or_default().to_string();
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&calls)
+                    .map_err(|e| TaskError::new("Io", e.to_string()))?;
+                // One write(2) of the whole line: a kill cannot tear it.
+                file.write_all(format!("{n} {child}\n").as_bytes())
+                    .map_err(|e| TaskError::new("Io", e.to_string()))?;
+                tokio::time::sleep(Duration::from_millis(n % 3 + 1)).await;
+                println!("call {n}");
+                Ok(json!({"n": n, "squared": n * n}))
+            }
+        });
+    }
+    engine
+}
+
+/// Child mode: does nothing unless the parent set `STATELOG_MAP_RUN_KILL_DIR`.
+#[test]
+fn map_run_kill_child() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let engine = open_engine(&dir, false);
+    engine
+        .create_state_machine("parent", &definition(), None)
+        .expect("creates (or finds) the machine");
+    let arn = engine.execution_arn("parent", "p");
+    if engine.describe_execution(&arn).is_err() {
+        let items: Vec<u64> = (0..ITEMS).collect();
+        engine
+            .start_execution("parent", Some("p"), &json!({ "items": items }).to_string())
+            .expect("starts");
+        println!("ack");
+    }
+    let closed = engine.wait_until_closed(&arn).expect("closes");
+    println!("closed {:?}", closed.status);
+    println!("done");
+}
+
+fn spawn(dir: &str, finish: bool) -> std::process::Child {
+    let mode = if finish { "finish" } else { "crash" };
+    spawn_child(
+        module_path!(),
+        "map_run_kill_child",
+        &[(CHILD_ENV, dir.to_string()), (MODE_ENV, mode.to_string())],
+    )
+}
+
+#[test]
+fn killed_engines_finish_a_map_run_with_every_item_once() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let (seed, cycles) = seed_and_cycles("map run kill test", 0x3a9_2c1d_5eed, 12);
+    let mut rng = kill_points(seed);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().to_str().expect("utf-8 path").to_string();
+    let mut kills = 0u64;
+    for _ in 0..cycles {
+        let lines_before_kill = 1 + rng.below(ITEMS / 4);
+        let killed = run_until_killed(spawn(&dir, false), lines_before_kill, |line| {
+            line.starts_with("call ")
+        });
+        kills += u64::from(killed);
+    }
+    let mut done = false;
+    run_to_end(spawn(&dir, true), |line| done |= line == "done");
+    assert!(done, "the last process saw the parent close");
+    println!("map run kill test: {kills} kills");
+
+    let engine = open_engine(&dir, true);
+    let arn = engine.execution_arn("parent", "p");
+    let parent = engine.describe_execution(&arn).expect("the parent exists");
+    assert_eq!(parent.status, ExecutionStatus::Succeeded, "{parent:?}");
+    let expected: Vec<Value> = (0..ITEMS)
+        .map(|n| json!({"n": n, "squared": n * n}))
+        .collect();
+    assert_eq!(
+        parent.output,
+        Some(Value::Array(expected)),
+        "every item once, in order"
+    );
+
+    let runs = engine.list_map_runs(&arn).expect("map runs");
+    assert_eq!(runs.len(), 1, "one Map Run");
+    let mut children = BTreeSet::new();
+    let mut token: Option<String> = None;
+    loop {
+        let page = engine
+            .list_map_run_executions(&runs[0].map_run_arn, None, 1000, token.as_deref())
+            .expect("children");
+        for child in &page.executions {
+            assert_eq!(child.status, ExecutionStatus::Succeeded, "{child:?}");
+            children.insert(child.execution_arn.clone());
+        }
+        token = page.next_token;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(children.len() as u64, ITEMS, "one child per item");
+
+    let calls = std::fs::read_to_string(format!("{dir}/calls")).expect("the calls file");
+    let mut ran_in: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
+    for line in calls.lines() {
+        let (n, child) = line.split_once(' ').expect("<index> <child>");
+        let n: u64 = n.parse().expect("an index");
+        ran_in.entry(n).or_default().insert(child.to_string());
+    }
+    assert_eq!(ran_in.len() as u64, ITEMS, "every item ran");
+    for (n, kids) in &ran_in {
+        assert_eq!(kids.len(), 1, "item {n} ran in two children: {kids:?}");
+        let kid = kids.iter().next().expect("one");
+        assert!(
+            children.contains(kid),
+            "item {n} ran in {kid}, not a child of the run"
+        );
+    }
+    println!(
+        "map run kill test: {} calls for {ITEMS} items",
+        calls.lines().count()
+    );
+}
