@@ -172,6 +172,8 @@ struct RunState {
 /// parent's attempt (running), and the STANDARD children whose close a run waits for.
 #[derive(Default)]
 pub(crate) struct MapRunTable {
+    /// Wakes the EXPRESS runs waiting for a handler (`Engine::register_integration`).
+    pub(crate) handlers_changed: Arc<tokio::sync::Notify>,
     runs: Mutex<HashMap<Arc<str>, Arc<MapRun>>>,
     by_attempt: Mutex<HashMap<AttemptKey, Arc<MapRun>>>,
     children: Mutex<HashMap<Arc<str>, tokio::sync::oneshot::Sender<()>>>,
@@ -270,9 +272,58 @@ impl ChildEnd {
 /// What the driver needs to start children, fixed at the run's start.
 struct Children {
     plan: MapRunPlan,
-    machine: Arc<statelog_store::Machine>,
-    definition: Arc<statelog_core::asl::StateMachine>,
+    machine: Arc<statelog_core::asl::StateMachine>,
     map_run_arn: Arc<str>,
+    /// The child machine's record.
+    record: Arc<statelog_store::Machine>,
+    /// The Task resources of the children's definition (outside nested Distributed Maps).
+    resources: Vec<String>,
+}
+
+/// The Task resources of `states` and of their Parallel branches and inline Map processors.
+fn task_resources(states: &statelog_core::asl::StateMap, out: &mut Vec<String>) {
+    use statelog_core::asl::StateKind;
+    for state in states {
+        match &state.kind {
+            StateKind::Task(task) => {
+                if !out.contains(&task.resource.raw) {
+                    out.push(task.resource.raw.clone());
+                }
+            }
+            StateKind::Parallel(parallel) => {
+                for branch in &parallel.branches {
+                    task_resources(&branch.states, out);
+                }
+            }
+            StateKind::Map(map) if map.distributed.is_none() => {
+                task_resources(&map.item_processor.states, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Waits until every Task resource of the EXPRESS children has a handler: a run dispatched by
+/// recovery starts before the embedder registers its handlers, and an Express task with no
+/// handler fails at once (`None`: the engine closed).
+async fn handlers_ready(weak: &Weak<Inner>, children: &Children) -> Option<()> {
+    loop {
+        let inner = weak.upgrade()?;
+        // Held without the engine: a wait never keeps a dropped engine alive.
+        let changed = inner.map_runs.handlers_changed.clone();
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let missing = children
+            .resources
+            .iter()
+            .any(|resource| inner.handlers.get(resource).is_none());
+        drop(inner);
+        if !missing {
+            return Some(());
+        }
+        notified.await;
+    }
 }
 
 /// Runs one Map Run to its end and answers its parent (nothing when the attempt was cancelled
@@ -397,13 +448,18 @@ fn prepare(
     table.runs.lock().insert(run.arn.clone(), run.clone());
     table.by_attempt.lock().insert(attempt.clone(), run.clone());
     let map_run_arn = run.arn.clone();
+    let mut resources = Vec::new();
+    if plan.execution_type == ChildExecutionType::Express {
+        task_resources(&definition.states, &mut resources);
+    }
     Ok((
         run,
         Children {
             plan,
-            machine,
-            definition,
+            machine: definition,
             map_run_arn,
+            record: machine,
+            resources,
         },
     ))
 }
@@ -951,20 +1007,21 @@ async fn run_child(
     let name = child_name(&children.map_run_arn, index);
     match children.plan.execution_type {
         ChildExecutionType::Express => {
+            handlers_ready(weak, children).await?;
             let (started, machine_arn) = {
                 let inner = weak.upgrade()?;
                 let engine = Engine { inner };
                 let text = input.to_string();
                 let started = super::express::start(
                     &engine,
-                    &children.machine,
-                    children.definition.clone(),
+                    &children.record,
+                    children.machine.clone(),
                     name.clone(),
                     input,
                     &text,
                     true,
                 );
-                (started, engine.state_machine_arn(&children.machine.name))
+                (started, engine.state_machine_arn(&children.record.name))
             };
             let execution = match started {
                 Ok(execution) => execution,
@@ -1012,7 +1069,7 @@ async fn run_child(
                 Engine {
                     inner: inner.clone(),
                 }
-                .execution_arn(&children.machine.name, &name)
+                .execution_arn(&children.record.name, &name)
                 .as_str(),
             );
             let (closed, on_close) = tokio::sync::oneshot::channel();
@@ -1053,7 +1110,7 @@ async fn standard_child(
             let inner = weak.upgrade()?;
             let engine = Engine { inner };
             let target = StartTarget {
-                machine: children.machine.clone(),
+                machine: children.record.clone(),
                 version_arn: None,
                 alias_arn: None,
             };
@@ -1062,7 +1119,7 @@ async fn standard_child(
             Some(super::runtime::start(
                 &engine,
                 &target,
-                children.definition.clone(),
+                children.machine.clone(),
                 arn.to_string(),
                 input,
                 &text,
