@@ -285,10 +285,8 @@ fn task_resources(states: &statelog_core::asl::StateMap, out: &mut Vec<String>) 
     use statelog_core::asl::StateKind;
     for state in states {
         match &state.kind {
-            StateKind::Task(task) => {
-                if !out.contains(&task.resource.raw) {
-                    out.push(task.resource.raw.clone());
-                }
+            StateKind::Task(task) if !out.contains(&task.resource.raw) => {
+                out.push(task.resource.raw.clone());
             }
             StateKind::Parallel(parallel) => {
                 for branch in &parallel.branches {
