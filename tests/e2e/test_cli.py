@@ -202,10 +202,11 @@ def test_oversized_members_and_bodies_are_refused(sfn):
 
 
 def test_unsupported_and_unknown_operations_are_named(sfn):
+    # Every Step Functions operation is served now: a Map Run nobody started is not found.
     with pytest.raises(ClientError) as excinfo:
         sfn.describe_map_run(mapRunArn="arn:aws:states:us-east-1:000000000000:mapRun:x/y:z")
-    assert error_code(excinfo) == "UnsupportedOperation"
-    assert "DescribeMapRun" in str(excinfo.value)
+    assert error_code(excinfo) == "ResourceNotFound"
+    assert "mapRun:x/y:z" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"
