@@ -661,6 +661,8 @@ impl Engine {
         for task in waiting {
             self.dispatch(&task.attempt.execution, task.invocation);
         }
+        // A Distributed Map's EXPRESS children wait for their handlers (see `map_runs`).
+        self.inner.map_runs.handlers_changed.notify_waiters();
     }
 
     /// Creates a STANDARD state machine. The same name with the same definition and role

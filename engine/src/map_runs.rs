@@ -146,6 +146,8 @@ pub struct MapRunListItem {
 /// One Map Run this engine runs or ran since it opened.
 pub(crate) struct MapRun {
     arn: Arc<str>,
+    /// How many times the run was redriven (`MapRunRedriven`).
+    redrive_count: u32,
     attempt: AttemptKey,
     start_ms: u64,
     state: Mutex<RunState>,
@@ -170,6 +172,8 @@ struct RunState {
 /// parent's attempt (running), and the STANDARD children whose close a run waits for.
 #[derive(Default)]
 pub(crate) struct MapRunTable {
+    /// Wakes the EXPRESS runs waiting for a handler (`Engine::register_integration`).
+    pub(crate) handlers_changed: Arc<tokio::sync::Notify>,
     runs: Mutex<HashMap<Arc<str>, Arc<MapRun>>>,
     by_attempt: Mutex<HashMap<AttemptKey, Arc<MapRun>>>,
     children: Mutex<HashMap<Arc<str>, tokio::sync::oneshot::Sender<()>>>,
@@ -268,9 +272,56 @@ impl ChildEnd {
 /// What the driver needs to start children, fixed at the run's start.
 struct Children {
     plan: MapRunPlan,
-    machine: Arc<statelog_store::Machine>,
-    definition: Arc<statelog_core::asl::StateMachine>,
+    machine: Arc<statelog_core::asl::StateMachine>,
     map_run_arn: Arc<str>,
+    /// The child machine's record.
+    record: Arc<statelog_store::Machine>,
+    /// The Task resources of the children's definition (outside nested Distributed Maps).
+    resources: Vec<String>,
+}
+
+/// The Task resources of `states` and of their Parallel branches and inline Map processors.
+fn task_resources(states: &statelog_core::asl::StateMap, out: &mut Vec<String>) {
+    use statelog_core::asl::StateKind;
+    for state in states {
+        match &state.kind {
+            StateKind::Task(task) if !out.contains(&task.resource.raw) => {
+                out.push(task.resource.raw.clone());
+            }
+            StateKind::Parallel(parallel) => {
+                for branch in &parallel.branches {
+                    task_resources(&branch.states, out);
+                }
+            }
+            StateKind::Map(map) if map.distributed.is_none() => {
+                task_resources(&map.item_processor.states, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Waits until every Task resource of the EXPRESS children has a handler: a run dispatched by
+/// recovery starts before the embedder registers its handlers, and an Express task with no
+/// handler fails at once (`None`: the engine closed).
+async fn handlers_ready(weak: &Weak<Inner>, children: &Children) -> Option<()> {
+    loop {
+        let inner = weak.upgrade()?;
+        // Held without the engine: a wait never keeps a dropped engine alive.
+        let changed = inner.map_runs.handlers_changed.clone();
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let missing = children
+            .resources
+            .iter()
+            .any(|resource| inner.handlers.get(resource).is_none());
+        drop(inner);
+        if !missing {
+            return Some(());
+        }
+        notified.await;
+    }
 }
 
 /// Runs one Map Run to its end and answers its parent (nothing when the attempt was cancelled
@@ -367,6 +418,7 @@ fn prepare(
     };
     let run = Arc::new(MapRun {
         arn: Arc::from(map_run_arn),
+        redrive_count: plan.redrive_count,
         attempt: attempt.clone(),
         start_ms,
         state: Mutex::new(RunState {
@@ -394,13 +446,18 @@ fn prepare(
     table.runs.lock().insert(run.arn.clone(), run.clone());
     table.by_attempt.lock().insert(attempt.clone(), run.clone());
     let map_run_arn = run.arn.clone();
+    let mut resources = Vec::new();
+    if plan.execution_type == ChildExecutionType::Express {
+        task_resources(&definition.states, &mut resources);
+    }
     Ok((
         run,
         Children {
             plan,
-            machine,
-            definition,
+            machine: definition,
             map_run_arn,
+            record: machine,
+            resources,
         },
     ))
 }
@@ -948,20 +1005,21 @@ async fn run_child(
     let name = child_name(&children.map_run_arn, index);
     match children.plan.execution_type {
         ChildExecutionType::Express => {
+            handlers_ready(weak, children).await?;
             let (started, machine_arn) = {
                 let inner = weak.upgrade()?;
                 let engine = Engine { inner };
                 let text = input.to_string();
                 let started = super::express::start(
                     &engine,
-                    &children.machine,
-                    children.definition.clone(),
+                    &children.record,
+                    children.machine.clone(),
                     name.clone(),
                     input,
                     &text,
                     true,
                 );
-                (started, engine.state_machine_arn(&children.machine.name))
+                (started, engine.state_machine_arn(&children.record.name))
             };
             let execution = match started {
                 Ok(execution) => execution,
@@ -1009,7 +1067,7 @@ async fn run_child(
                 Engine {
                     inner: inner.clone(),
                 }
-                .execution_arn(&children.machine.name, &name)
+                .execution_arn(&children.record.name, &name)
                 .as_str(),
             );
             let (closed, on_close) = tokio::sync::oneshot::channel();
@@ -1050,7 +1108,7 @@ async fn standard_child(
             let inner = weak.upgrade()?;
             let engine = Engine { inner };
             let target = StartTarget {
-                machine: children.machine.clone(),
+                machine: children.record.clone(),
                 version_arn: None,
                 alias_arn: None,
             };
@@ -1059,7 +1117,7 @@ async fn standard_child(
             Some(super::runtime::start(
                 &engine,
                 &target,
-                children.definition.clone(),
+                children.machine.clone(),
                 arn.to_string(),
                 input,
                 &text,
@@ -1069,11 +1127,15 @@ async fn standard_child(
         .await
         .ok()??
     };
-    match started {
-        // Started now, or before a crash (its name is derived from the run and its index).
-        Ok(_) | Err(Error::ExecutionAlreadyExists { .. }) => {}
+    // A redriven run redrives a child found closed without success (it keeps its history and
+    // counts the redrive); a run started again after a crash only waits for what it finds.
+    let mut may_redrive = match started {
+        Ok(_) => false,
+        // Started before (a crash, or the run's earlier run): its name is derived from the run
+        // and its index.
+        Err(Error::ExecutionAlreadyExists { .. }) => children.plan.redrive_count > 0,
         Err(error) => return Some(ChildEnd::without_result(start_failure(error))),
-    }
+    };
     let mut on_close = Some(on_close);
     loop {
         let described = {
@@ -1090,6 +1152,22 @@ async fn standard_child(
             Ok(described) => described,
             Err(error) => return Some(ChildEnd::without_result(start_failure(error))),
         };
+        if described.status.is_closed()
+            && described.status != super::ExecutionStatus::Succeeded
+            && std::mem::take(&mut may_redrive)
+        {
+            let weak = weak.clone();
+            let arn = arn.clone();
+            let redriven = tokio::task::spawn_blocking(move || {
+                let inner = weak.upgrade()?;
+                Some(Engine { inner }.redrive_execution(&arn, None).is_ok())
+            })
+            .await
+            .ok()??;
+            if redriven {
+                continue;
+            }
+        }
         if described.status.is_closed() {
             let result = ChildResult {
                 execution_arn: described.execution_arn.clone(),
@@ -1156,7 +1234,7 @@ impl Engine {
                 tolerated_failure_count: state.tolerated_failure_count.unwrap_or(0),
                 item_counts: state.items,
                 execution_counts: state.executions,
-                redrive_count: 0,
+                redrive_count: run.redrive_count,
             });
         }
         let parent = self.map_run_parent(map_run_arn)?;
@@ -1401,6 +1479,19 @@ impl Engine {
                         redrive_count: 0,
                     });
                 }
+                // A redriven run runs again under its ARN.
+                EventDetails::MapRunRedriven(redriven) => {
+                    if let Some(index) = runs
+                        .iter()
+                        .position(|r| r.map_run_arn == redriven.map_run_arn)
+                    {
+                        let run = &mut runs[index];
+                        run.status = MapRunStatus::Running;
+                        run.stop_ms = None;
+                        run.redrive_count = redriven.redrive_count;
+                        open.insert(scope.clone(), index);
+                    }
+                }
                 EventDetails::MapRunSucceeded
                 | EventDetails::MapRunFailed(_)
                 | EventDetails::MapRunAborted => {
@@ -1440,6 +1531,7 @@ impl Engine {
                     state.tolerated_failure_percentage.unwrap_or(0.0);
                 run.item_counts = state.items;
                 run.execution_counts = state.executions;
+                run.redrive_count = live.redrive_count;
             } else if closed && run.status == MapRunStatus::Running {
                 run.status = MapRunStatus::Aborted;
                 run.stop_ms = events.last().map(|e| e.timestamp_ms);
@@ -1704,6 +1796,98 @@ mod map_run_tests {
         assert_eq!(described.output, Some(json!(items)));
         let peak = peak.load(Ordering::SeqCst);
         assert!((1..=3).contains(&peak), "peak {peak}");
+    }
+
+    /// Redriving a parent whose Map Run failed redrives the run (`MapRunRedriven`, same ARN,
+    /// `redriveCount` 1): the child that succeeded is not run again, the failed one is redriven
+    /// (its own redrive count 1), the one never started starts.
+    #[test]
+    fn a_redriven_parent_redrives_its_map_run_and_only_the_failed_children() {
+        let engine = engine();
+        let broken = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        {
+            let (broken, calls) = (broken.clone(), calls.clone());
+            engine.register_integration(
+                "arn:aws:lambda:us-east-1:000000000000:function:item",
+                move |input: Value, _context: Value| {
+                    let n = input.as_u64().unwrap_or_default();
+                    calls.lock().push(n);
+                    let fail = n == 1 && broken.load(Ordering::SeqCst);
+                    async move {
+                        if fail {
+                            Err(TaskError::new("Broken", "item 1 fails once"))
+                        } else {
+                            Ok(json!(n * 10))
+                        }
+                    }
+                },
+            );
+        }
+        let definition = distributed(
+            "STANDARD",
+            r#""MaxConcurrency":1,"#,
+            r#"{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:000000000000:function:item","End":true}"#,
+        );
+        let described = run(&engine, &definition, r#"{"items":[0,1,2]}"#);
+        assert_eq!(described.status, ExecutionStatus::Failed, "{described:?}");
+        assert_eq!(
+            described.error.as_deref(),
+            Some(EXCEED_TOLERATED_FAILURE_THRESHOLD)
+        );
+        let arn = described.execution_arn.clone();
+        let map_run_arn = engine.list_map_runs(&arn).expect("runs")[0]
+            .map_run_arn
+            .clone();
+        let failed_child = engine
+            .list_map_run_executions(&map_run_arn, None, 0, None)
+            .expect("children")
+            .executions[1]
+            .execution_arn
+            .clone();
+        assert_eq!(
+            engine
+                .describe_execution(&failed_child)
+                .expect("describes")
+                .redrive
+                .redrive_status,
+            crate::RedriveStatus::RedrivableByMapRun
+        );
+        broken.store(false, Ordering::SeqCst);
+        engine.redrive_execution(&arn, None).expect("redrives");
+        let described = engine.wait_until_closed(&arn).expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        assert_eq!(described.output, Some(json!([0, 10, 20])));
+        let history = types(&engine, &arn);
+        assert!(
+            history.contains(&"MapRunRedriven".to_string()),
+            "{history:?}"
+        );
+        assert_eq!(
+            history.iter().filter(|t| *t == "MapRunStarted").count(),
+            1,
+            "the same run: {history:?}"
+        );
+        let mut ran = calls.lock().clone();
+        ran.sort_unstable();
+        assert_eq!(ran, [0, 1, 1, 2], "item 0 is not run again");
+        let run = engine.describe_map_run(&map_run_arn).expect("describes");
+        assert_eq!(run.redrive_count, 1);
+        assert_eq!(run.status, MapRunStatus::Succeeded);
+        let children = engine
+            .list_map_run_executions(&map_run_arn, None, 0, None)
+            .expect("children");
+        assert_eq!(children.executions.len(), 3);
+        let redriven: Vec<u32> = children
+            .executions
+            .iter()
+            .map(|c| c.redrive_count)
+            .collect();
+        assert_eq!(redriven, [0, 1, 0]);
     }
 
     /// An EXPRESS item processor follows the Express rules (no `.sync`, `.waitForTaskToken` or

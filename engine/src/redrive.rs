@@ -12,9 +12,8 @@
 //!
 //! Client tokens are persisted: the token's catalog record is the last record of the batch that
 //! appends `ExecutionRedriven`, so a crash keeps both or neither and a repeated token answers
-//! the same after a restart. Not built: the redrive of a Distributed Map's run (a redriven
-//! parent starts a new Map Run, `docs/distributed-map.md`), so `REDRIVABLE_BY_MAP_RUN` is never
-//! reported.
+//! the same after a restart. A parent whose Distributed Map run failed redrives that run
+//! (`MapRunRedriven`, `map_runs`); its failed children report `REDRIVABLE_BY_MAP_RUN`.
 
 use std::sync::Arc;
 
@@ -32,8 +31,8 @@ pub enum RedriveStatus {
     Redrivable,
     /// It cannot (see the reason).
     NotRedrivable,
-    /// Only its Distributed Map run can be redriven. Never reported: a Map Run is not redriven
-    /// as a run yet (a redriven parent starts a new one).
+    /// A failed child of a Distributed Map's run: its parent's redrive redrives it (with the
+    /// run, `MapRunRedriven`).
     RedrivableByMapRun,
 }
 
@@ -226,6 +225,9 @@ impl Engine {
             redrive_ms: summary.redrive_ms,
             redrive_status: if reason.is_some() {
                 RedriveStatus::NotRedrivable
+            } else if is_map_run_child(&summary.execution_arn) {
+                // A Distributed Map's child: its parent's redrive redrives it.
+                RedriveStatus::RedrivableByMapRun
             } else {
                 RedriveStatus::Redrivable
             },
@@ -264,4 +266,13 @@ impl Engine {
         }
         None
     }
+}
+
+/// Whether `execution_arn` is a STANDARD child of a Distributed Map's run: an execution of a
+/// machine named `<machine>/<label>` (`arn:...:execution:<machine>/<label>:<name>`).
+fn is_map_run_child(execution_arn: &str) -> bool {
+    execution_arn
+        .split_once(":execution:")
+        .and_then(|(_, rest)| rest.rsplit_once(':'))
+        .is_some_and(|(machine, _)| machine.contains('/'))
 }

@@ -202,11 +202,11 @@ def test_oversized_members_and_bodies_are_refused(sfn):
 
 
 def test_every_operation_is_served_and_unknown_ones_are_named(sfn):
-    # The Map Run operations were the last ones answered UnsupportedOperation; an unknown Map
-    # Run is now the API's own error.
+    # Every Step Functions operation is served now: a Map Run nobody started is not found.
     with pytest.raises(ClientError) as excinfo:
         sfn.describe_map_run(mapRunArn="arn:aws:states:us-east-1:000000000000:mapRun:x/y:z")
     assert error_code(excinfo) == "ResourceNotFound"
+    assert "mapRun:x/y:z" in str(excinfo.value)
     answer = signed_post(ENDPOINT, "AWSStepFunctions.Frobnicate", b"{}", "test", "test")
     assert answer.status_code == 400
     assert answer.json()["__type"] == "UnknownOperationException"

@@ -9,6 +9,9 @@
 //! child per item; and no item ran in two children (each index in the file names one child
 //! ARN only: a handler call repeated after a crash is the same child's task, at least once).
 //!
+//! The same with EXPRESS children: they keep nothing durable, so a crash reruns the run's
+//! items (at least once); every item's result is still in the output exactly once, in order.
+//!
 //! `STATELOG_CRASH_CYCLES` (default 12) and `STATELOG_CRASH_SEED` (default printed) tune it.
 
 use crate::kill_common;
@@ -25,16 +28,17 @@ use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
 
 const CHILD_ENV: &str = "STATELOG_MAP_RUN_KILL_DIR";
 const MODE_ENV: &str = "STATELOG_MAP_RUN_KILL_MODE";
+const TYPE_ENV: &str = "STATELOG_MAP_RUN_KILL_TYPE";
 const START_MS: u64 = 1_704_067_200_000;
 /// Items of the Map Run.
 const ITEMS: u64 = 300;
 const RESOURCE: &str = "arn:aws:lambda:us-east-1:000000000000:function:map-item";
 
-fn definition() -> String {
+fn definition(execution_type: &str) -> String {
     format!(
         r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":16,
         "ItemSelector":{{"n.$":"$$.Map.Item.Value"}},
-        "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"}},
+        "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"{execution_type}"}},
           "StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{RESOURCE}",
             "Parameters":{{"n.$":"$.n","child.$":"$$.Execution.Id"}},"End":true}}}}}},
         "End":true}}}}}}"#
@@ -83,8 +87,9 @@ fn map_run_kill_child() {
         return;
     };
     let engine = open_engine(&dir, false);
+    let execution_type = std::env::var(TYPE_ENV).unwrap_or_else(|_| "STANDARD".to_string());
     engine
-        .create_state_machine("parent", &definition(), None)
+        .create_state_machine("parent", &definition(&execution_type), None)
         .expect("creates (or finds) the machine");
     let arn = engine.execution_arn("parent", "p");
     if engine.describe_execution(&arn).is_err() {
@@ -99,38 +104,45 @@ fn map_run_kill_child() {
     println!("done");
 }
 
-fn spawn(dir: &str, finish: bool) -> std::process::Child {
+fn spawn(dir: &str, finish: bool, execution_type: &str) -> std::process::Child {
     let mode = if finish { "finish" } else { "crash" };
     spawn_child(
         module_path!(),
         "map_run_kill_child",
-        &[(CHILD_ENV, dir.to_string()), (MODE_ENV, mode.to_string())],
+        &[
+            (CHILD_ENV, dir.to_string()),
+            (MODE_ENV, mode.to_string()),
+            (TYPE_ENV, execution_type.to_string()),
+        ],
     )
 }
 
-#[test]
-fn killed_engines_finish_a_map_run_with_every_item_once() {
-    if std::env::var(CHILD_ENV).is_ok() {
-        return;
-    }
-    let (seed, cycles) = seed_and_cycles("map run kill test", 0x3a9_2c1d_5eed, 12);
+/// Runs the kill cycles over a fresh directory with children of `execution_type`, then a last
+/// process to the end; the directory (kept by the returned guard) holds the log and the calls.
+fn kill_and_finish(execution_type: &str, default_seed: u64) -> tempfile::TempDir {
+    let name = format!("map run kill test ({execution_type})");
+    let (seed, cycles) = seed_and_cycles(&name, default_seed, 12);
     let mut rng = kill_points(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_str().expect("utf-8 path").to_string();
     let mut kills = 0u64;
     for _ in 0..cycles {
         let lines_before_kill = 1 + rng.below(ITEMS / 4);
-        let killed = run_until_killed(spawn(&dir, false), lines_before_kill, |line| {
-            line.starts_with("call ")
-        });
+        let child = spawn(&dir, false, execution_type);
+        let killed = run_until_killed(child, lines_before_kill, |line| line.starts_with("call "));
         kills += u64::from(killed);
     }
     let mut done = false;
-    run_to_end(spawn(&dir, true), |line| done |= line == "done");
+    run_to_end(spawn(&dir, true, execution_type), |line| {
+        done |= line == "done"
+    });
     assert!(done, "the last process saw the parent close");
-    println!("map run kill test: {kills} kills");
+    println!("{name}: {kills} kills");
+    tmp
+}
 
-    let engine = open_engine(&dir, true);
+/// The parent succeeded with every item's result exactly once, in item order; its ARN.
+fn assert_every_item_once(engine: &Engine) -> String {
     let arn = engine.execution_arn("parent", "p");
     let parent = engine.describe_execution(&arn).expect("the parent exists");
     assert_eq!(parent.status, ExecutionStatus::Succeeded, "{parent:?}");
@@ -142,6 +154,37 @@ fn killed_engines_finish_a_map_run_with_every_item_once() {
         Some(Value::Array(expected)),
         "every item once, in order"
     );
+    arn
+}
+
+/// EXPRESS children keep nothing durable: a crash reruns the items of the run (at least once,
+/// as AWS's Express children), but no item is lost and each result is in the output once.
+#[test]
+fn killed_engines_finish_an_express_map_run_with_every_item_once() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let tmp = kill_and_finish("EXPRESS", 0x5e4_7c1d_5eed);
+    let dir = tmp.path().to_str().expect("utf-8 path").to_string();
+    let engine = open_engine(&dir, true);
+    assert_every_item_once(&engine);
+    let calls = std::fs::read_to_string(format!("{dir}/calls")).expect("the calls file");
+    let ran: BTreeSet<u64> = calls
+        .lines()
+        .filter_map(|line| line.split_once(' ')?.0.parse().ok())
+        .collect();
+    assert_eq!(ran.len() as u64, ITEMS, "every item ran");
+}
+
+#[test]
+fn killed_engines_finish_a_map_run_with_every_item_once() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let tmp = kill_and_finish("STANDARD", 0x3a9_2c1d_5eed);
+    let dir = tmp.path().to_str().expect("utf-8 path").to_string();
+    let engine = open_engine(&dir, true);
+    let arn = assert_every_item_once(&engine);
 
     let runs = engine.list_map_runs(&arn).expect("map runs");
     assert_eq!(runs.len(), 1, "one Map Run");

@@ -1302,6 +1302,7 @@ impl<'d> Decider<'d, '_> {
             | Shallow::Parallel
             | Shallow::Map
             | Shallow::MapRun(_)
+            | Shallow::MapRunEnded
             | Shallow::Finishing => Err(inconsistent(Inconsistency::ImpossiblePhase {
                 state: state.name.clone(),
                 state_type: state.kind.type_name(),
@@ -1511,6 +1512,7 @@ enum Shallow {
     Parallel,
     Map,
     MapRun(u32),
+    MapRunEnded,
     Finishing,
 }
 
@@ -1526,6 +1528,7 @@ impl Shallow {
             Phase::Parallel { .. } => Shallow::Parallel,
             Phase::Map { .. } => Shallow::Map,
             Phase::MapRun { task_id, .. } => Shallow::MapRun(*task_id),
+            Phase::MapRunEnded { .. } => Shallow::MapRunEnded,
             Phase::Finishing => Shallow::Finishing,
         }
     }

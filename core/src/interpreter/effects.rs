@@ -197,7 +197,11 @@ fn visit_thread<'a>(thread: &'a Thread, found: &mut dyn FnMut(Pending<'a>)) {
                 }
             }
         }
-        Phase::Entered | Phase::TaskSucceeded { .. } | Phase::Failed { .. } | Phase::Finishing => {}
+        Phase::Entered
+        | Phase::TaskSucceeded { .. }
+        | Phase::Failed { .. }
+        | Phase::MapRunEnded { .. }
+        | Phase::Finishing => {}
     }
 }
 

@@ -162,16 +162,44 @@ fn rerun(
         | Phase::Backoff { .. }
         | Phase::TaskSucceeded { .. }
         | Phase::Failed { error: Some(_) }
-        | Phase::MapRun { .. }
         | Phase::Finishing => Phase::Entered,
+        // A Distributed Map's run is redriven as a run (`MapRunRedriven`), unless the failure
+        // asks for a whole rerun.
+        Phase::MapRun {
+            length,
+            map_run_arn,
+            redrive_count,
+            ..
+        }
+        | Phase::MapRunEnded {
+            length,
+            map_run_arn,
+            redrive_count,
+        } if !whole => Phase::MapRunEnded {
+            length,
+            map_run_arn,
+            redrive_count,
+        },
+        Phase::MapRun { .. } | Phase::MapRunEnded { .. } => Phase::Entered,
         Phase::Failed { error: None } => {
             let kept = stash
                 .get(scope.as_slice())
                 .and_then(Thread::run)
                 .map(|kept| kept.phase.clone());
             match kept {
-                // A Distributed Map (no iteration in the parent): a new Map Run.
+                // A Distributed Map whose run failed: the same run, redriven.
+                Some(Phase::MapRunEnded {
+                    length,
+                    map_run_arn,
+                    redrive_count,
+                }) if !whole => Phase::MapRunEnded {
+                    length,
+                    map_run_arn,
+                    redrive_count,
+                },
+                // One that failed before its run, or reruns whole: a new Map Run.
                 Some(Phase::Map { iterations, .. }) if iterations.is_empty() => Phase::Entered,
+                Some(Phase::MapRunEnded { .. }) => Phase::Entered,
                 Some(children @ (Phase::Parallel { .. } | Phase::Map { .. })) if !whole => {
                     rerun_children(children, scope, stash, whole).unwrap_or(Phase::Entered)
                 }

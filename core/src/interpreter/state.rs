@@ -29,7 +29,7 @@
 //! Entered | Backoff --(MapStateFailed: a JSONata Map whose `Items` failed)--> Failed
 //! Running --(EvaluationFailed: a JSONata expression of the state failed)--> Running (the
 //!   failure that follows it is what changes the state)
-//! any --(Lambda*, MapRunRedriven: never written here)--> ApplyError::NotProduced
+//! any --(Lambda*: never written here)--> ApplyError::NotProduced
 //! ```
 //!
 //! Invariants: `apply` is the only way the state changes (decide works on a clone through it);
@@ -347,6 +347,18 @@ pub(crate) enum Phase {
         task_id: u32,
         /// The Map Run's ARN.
         map_run_arn: String,
+        /// How many times the run was redriven (its `MapRunRedriven`'s count; 0 when started).
+        redrive_count: u32,
+    },
+    /// A Distributed Map whose Map Run ended (`MapRunSucceeded`/`Failed`/`Aborted`): the Map's
+    /// own end follows; kept for a redrive, which redrives the same run (`MapRunRedriven`).
+    MapRunEnded {
+        /// The Map's length.
+        length: u32,
+        /// The Map Run's ARN.
+        map_run_arn: String,
+        /// How many times the run was redriven so far.
+        redrive_count: u32,
     },
     /// `ParallelStateSucceeded` / `MapStateSucceeded` seen (transient): output processing next.
     Finishing,
@@ -718,10 +730,10 @@ fn apply_details(state: &mut ExecutionState, event: &HistoryEvent) -> Result<(),
         | E::LambdaFunctionStartFailed(_)
         | E::LambdaFunctionStarted
         | E::LambdaFunctionSucceeded(_)
-        | E::LambdaFunctionTimedOut(_)
-        | E::MapRunRedriven(_) => Err(ApplyError::NotProduced {
+        | E::LambdaFunctionTimedOut(_) => Err(ApplyError::NotProduced {
             event_type: event.details.type_name(),
         }),
+        E::MapRunRedriven(d) => map::fold_map_run_redriven(state, scope, event.id.0, d),
         E::MapRunStarted(d) => map::fold_map_run_started(state, scope, event.id.0, d),
         E::MapRunSucceeded | E::MapRunFailed(_) | E::MapRunAborted => {
             map::fold_map_run_ended(state, scope)
@@ -842,7 +854,10 @@ fn abort(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
 /// processing comes next. Shared by Parallel and Map: either event ends either kind's children.
 fn children_succeeded(state: &mut ExecutionState, scope: &[u32]) -> Result<(), ApplyError> {
     let run = running(state.thread_mut(scope)?, "a Parallel/Map success")?;
-    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) {
+    if !matches!(
+        run.phase,
+        Phase::Parallel { .. } | Phase::Map { .. } | Phase::MapRunEnded { .. }
+    ) {
         return Err(ApplyError::Misplaced("no branches or iterations running"));
     }
     run.phase = Phase::Finishing;
@@ -857,7 +872,11 @@ fn children_failed(state: &mut ExecutionState, scope: &[u32]) -> Result<(), Appl
     let run = running(state.thread_mut(scope)?, "a Parallel/Map failure")?;
     // A JSONata Map records its failure also when it fails before it starts (its `Items`).
     let before_start = matches!(run.phase, Phase::Entered | Phase::Backoff { .. });
-    if !matches!(run.phase, Phase::Parallel { .. } | Phase::Map { .. }) && !before_start {
+    let children = matches!(
+        run.phase,
+        Phase::Parallel { .. } | Phase::Map { .. } | Phase::MapRunEnded { .. }
+    );
+    if !children && !before_start {
         return Err(ApplyError::Misplaced("no branches or iterations running"));
     }
     run.phase = Phase::Failed { error: None };
@@ -1111,7 +1130,6 @@ mod tests {
             "LambdaFunctionStarted",
             "LambdaFunctionSucceeded",
             "LambdaFunctionTimedOut",
-            "MapRunRedriven",
         ];
         let input = Payload::new(json!({}));
         let running = ExecutionState::replay([&started(&input)]).expect("folds");

@@ -50,6 +50,8 @@ impl Decider<'_, '_> {
             }
             Shallow::Map => self.step_map(scope, state, map, None),
             Shallow::MapRun(task_id) => self.step_map_run(scope, state, task_id),
+            // Only a redrive steps a Map whose run ended (the run's own end steps on at once).
+            Shallow::MapRunEnded => self.redrive_map_run(scope),
             _ => self.step_shared(scope, state, phase),
         }
     }
@@ -114,6 +116,30 @@ impl Decider<'_, '_> {
         let map_run_arn = map_run_arn(&execution_arn, &label, &id);
         let started = crate::history::MapRunStarted { map_run_arn };
         self.emit(scope, EventDetails::MapRunStarted(started), None)?;
+        Ok(Some(Outcome::Waiting))
+    }
+
+    /// A redriven execution redrives the Map Run that ended: `MapRunRedriven` (same ARN, its
+    /// redrive count), then the run waits for the engine again.
+    fn redrive_map_run(&mut self, scope: &[u32]) -> Step<Option<Outcome>> {
+        let (map_run_arn, redrive_count) = match self
+            .state
+            .thread(scope)
+            .and_then(Thread::run)
+            .map(|r| &r.phase)
+        {
+            Some(Phase::MapRunEnded {
+                map_run_arn,
+                redrive_count,
+                ..
+            }) => (map_run_arn.clone(), *redrive_count + 1),
+            _ => return Err(inconsistent("no Map Run ended here")),
+        };
+        let redriven = crate::history::MapRunRedriven {
+            map_run_arn,
+            redrive_count,
+        };
+        self.emit(scope, EventDetails::MapRunRedriven(redriven), None)?;
         Ok(Some(Outcome::Waiting))
     }
 
@@ -462,13 +488,17 @@ impl Decider<'_, '_> {
         let Some(distributed) = map.distributed.as_ref() else {
             return Err(inconsistent("a Map Run of an inline Map"));
         };
-        let map_run_arn = match self
+        let (map_run_arn, redrive_count) = match self
             .state
             .thread(&scope)
             .and_then(Thread::run)
             .map(|r| &r.phase)
         {
-            Some(Phase::MapRun { map_run_arn, .. }) => map_run_arn.clone(),
+            Some(Phase::MapRun {
+                map_run_arn,
+                redrive_count,
+                ..
+            }) => (map_run_arn.clone(), *redrive_count),
             _ => return Err(inconsistent("no Map Run with this attempt")),
         };
         let run = self.run_info(&scope)?;
@@ -556,6 +586,7 @@ impl Decider<'_, '_> {
             max_input_bytes_per_batch,
             batch_input,
             batched: distributed.item_batcher.is_some(),
+            redrive_count,
             item_reader,
             result_writer,
             state: state.clone(),
@@ -701,6 +732,9 @@ pub struct MapRunPlan {
     pub batch_input: Option<Value>,
     /// Whether the Map has an `ItemBatcher` (a child's input is then `{"Items": [...]}`).
     pub batched: bool,
+    /// How many times the run was redriven (0: a first run); a redriven run reruns only the
+    /// children that did not succeed.
+    pub redrive_count: u32,
     /// The `ItemReader`, its arguments evaluated: the items are read from it, not `items`.
     pub item_reader: Option<EvaluatedAccess>,
     /// The `ResultWriter`, its arguments evaluated.
@@ -1009,6 +1043,7 @@ pub(in crate::interpreter) fn fold_map_run_started(
                 length: *length,
                 task_id: event_id,
                 map_run_arn: started.map_run_arn.clone(),
+                redrive_count: 0,
             };
             Ok(())
         }
@@ -1026,13 +1061,48 @@ pub(in crate::interpreter) fn fold_map_run_ended(
 ) -> Result<(), ApplyError> {
     let run = running(state.thread_mut(scope)?, "a Map Run's end")?;
     match &run.phase {
-        Phase::MapRun { length, .. } => {
-            run.phase = Phase::Map {
+        Phase::MapRun {
+            length,
+            map_run_arn,
+            redrive_count,
+            ..
+        } => {
+            run.phase = Phase::MapRunEnded {
                 length: *length,
-                iterations: Vec::new(),
+                map_run_arn: map_run_arn.clone(),
+                redrive_count: *redrive_count,
             };
             Ok(())
         }
         _ => Err(ApplyError::Misplaced("no Map Run running")),
+    }
+}
+
+/// `MapRunRedriven`: a redriven execution redrives the Map Run that ended (same ARN); the
+/// event's id names the run's new attempt.
+pub(in crate::interpreter) fn fold_map_run_redriven(
+    state: &mut ExecutionState,
+    scope: &[u32],
+    event_id: u32,
+    redriven: &crate::history::MapRunRedriven,
+) -> Result<(), ApplyError> {
+    let run = running(state.thread_mut(scope)?, "MapRunRedriven")?;
+    match &run.phase {
+        Phase::MapRunEnded {
+            length,
+            map_run_arn,
+            ..
+        } if *map_run_arn == redriven.map_run_arn => {
+            run.phase = Phase::MapRun {
+                length: *length,
+                task_id: event_id,
+                map_run_arn: map_run_arn.clone(),
+                redrive_count: redriven.redrive_count,
+            };
+            Ok(())
+        }
+        _ => Err(ApplyError::Misplaced(
+            "MapRunRedriven outside a Distributed Map whose run ended",
+        )),
     }
 }
