@@ -9,7 +9,8 @@ one waiting on a task token, and a loop of Pass and Choice states whose one exec
 caught Parallel and the running Task; the Events table shows failures in red with a text
 marker; page 2 of the long history shows events 26-50 (newest first starts at the last);
 the Start execution form checks its JSON and starts; Redrive works; an activity shows its pending
-task; an SWF domain lists its open workflow execution. Screenshots go to
+task; an SWF domain lists its open workflow execution; a Distributed Map's run opens from its
+execution's page with its counts and child executions. Screenshots go to
 STATELOG_CONSOLE_ARTIFACTS (default target/ci-artifacts/console/).
 
 `test_first_events_page_of_25000_events` prints (does not assert) the time from navigation to
@@ -466,6 +467,46 @@ Promise.all([import(base + 'layout.js'), import(base + 'history.js')]).then(([la
         failure: ['TaskFailed', 'ExecutionTimedOut', 'MapRunAborted', 'TaskSucceeded'].map(history.isFailure)});
 }).catch((error) => done({error: String(error)}));
 """
+
+
+DISTRIBUTED = {
+    "StartAt": "Fan",
+    "States": {
+        "Fan": {
+            "Type": "Map",
+            "ItemsPath": "$.items",
+            "Label": "console",
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                "StartAt": "Echo",
+                "States": {"Echo": {"Type": "Pass", "End": True}},
+            },
+            "End": True,
+        }
+    },
+}
+
+
+def test_map_run_page_shows_its_counts_and_children(world, browser):
+    sfn, tag = world["sfn"], world["tag"]
+    machine = sfn.create_state_machine(name=f"console-dmap-{tag}", definition=json.dumps(DISTRIBUTED), roleArn=ROLE)["stateMachineArn"]
+    arn = sfn.start_execution(stateMachineArn=machine, name=f"dmap-{tag}", input=json.dumps({"items": [1, 2, 3]}))["executionArn"]
+    assert wait_status(sfn, arn, {"SUCCEEDED"}) == "SUCCEEDED"
+    (run,) = sfn.list_map_runs(executionArn=arn)["mapRuns"]
+    # The parent's page links its Map Run.
+    wait = open_page(browser, f"execution/{enc(arn)}")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#map-runs a"))
+    browser.find_element(By.CSS_SELECTOR, "#map-runs a").click()
+    # The Map Run's page: its status, its counts and its three children.
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#executions-table tbody tr[data-status]")) == 3)
+    assert run["mapRunArn"].split(":")[-1] in browser.find_element(By.TAG_NAME, "h1").text
+    assert browser.find_element(By.CSS_SELECTOR, ".page-head .badge").get_attribute("class").endswith("status-succeeded")
+    statuses = {row.get_attribute("data-status") for row in browser.find_elements(By.CSS_SELECTOR, "#executions-table tbody tr[data-status]")}
+    assert statuses == {"SUCCEEDED"}
+    counts = browser.find_elements(By.CSS_SELECTOR, "table.counts")
+    assert len(counts) == 2
+    assert "3" in counts[1].text
+    shot(browser, "map-run")
 
 
 def test_layout_and_history_fold_in_the_browser(world, browser):
