@@ -491,8 +491,8 @@ async fn a_missing_results_bucket_fails_the_writer() {
 }
 
 /// A sink given up midway (as a crash would leave it) and a second one for the same Map Run:
-/// the second writes the whole layout under the same keys, and what the first left behind
-/// (an unfinished upload's staging file) is not listed as an object.
+/// the second writes the whole layout under the same keys, and what the first may have left
+/// behind (an unfinished upload's staging file) is not listed as an object.
 #[tokio::test]
 async fn results_written_again_after_an_unfinished_sink_replace_it() {
     let (dir, stores) = stores_with_bucket("results");
@@ -512,9 +512,12 @@ async fn results_written_again_after_an_unfinished_sink_replace_it() {
         .expect("directory")
         .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
         .collect();
+    // object_store removes an abandoned upload's staging file from a task of its own when the
+    // upload is dropped, so whether it is still there depends on timing (it was gone in a CI
+    // run): what may be left is only a staging file, never a results file.
     assert!(
-        staging.iter().all(|name| name.contains('#')) && !staging.is_empty(),
-        "the unfinished upload left only its staging file: {staging:?}"
+        staging.iter().all(|name| name.contains('#')),
+        "the unfinished upload left at most its staging file: {staging:?}"
     );
     let mut second = stores
         .result_writer(&writer_spec(None), MAP_RUN_ARN)
