@@ -1431,12 +1431,14 @@ impl Backend for ClusterBackend {
         self.local(CATALOG_PARTITION)?.swf(caller, kind, call).await
     }
 
-    async fn versions<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    async fn catalog_engine<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
     where
         T: Send + 'static,
         F: FnOnce(&Engine) -> Result<T, crate::engine::Error> + Send + 'static,
     {
-        self.local(CATALOG_PARTITION)?.versions(caller, call).await
+        self.local(CATALOG_PARTITION)?
+            .catalog_engine(caller, call)
+            .await
     }
 
     async fn swf_domain_registered(&self, caller: &Caller, name: String) -> Result<bool, Error> {

@@ -495,9 +495,11 @@ pub trait Backend: Send + Sync + 'static {
         T: Send + 'static,
         F: FnOnce(&Engine) -> Result<T, SwfError> + Send + 'static;
 
-    /// Runs one call of state machine versions or aliases on the engine that holds the
-    /// caller's state machines; the engine's error becomes the server's.
-    fn versions<T, F>(
+    /// Runs one call on the engine that holds the caller's state machines (in a cluster, the
+    /// catalog partition's): state machine versions and aliases, and the Map Run operations
+    /// (which a cluster refuses before this, `route::MAP_RUNS_NOT_ROUTED`); the engine's error
+    /// becomes the server's.
+    fn catalog_engine<T, F>(
         &self,
         caller: &Caller,
         call: F,

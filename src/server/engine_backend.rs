@@ -901,7 +901,7 @@ impl Backend for EngineBackend {
         }
     }
 
-    async fn versions<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
+    async fn catalog_engine<T, F>(&self, caller: &Caller, call: F) -> Result<T, Error>
     where
         T: Send + 'static,
         F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,

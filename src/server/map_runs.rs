@@ -66,7 +66,7 @@ pub(super) async fn dispatch<B: Backend>(
             let input: MapRunArnInput = decode(operation, body)?;
             input.validate()?;
             let run = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.describe_map_run(&input.map_run_arn)
                 })
                 .await?;
@@ -77,7 +77,7 @@ pub(super) async fn dispatch<B: Backend>(
             let max_results = input.validate()?;
             let execution_arn = input.execution_arn.clone();
             let runs = backend
-                .versions(caller, move |engine| engine.list_map_runs(&execution_arn))
+                .catalog_engine(caller, move |engine| engine.list_map_runs(&execution_arn))
                 .await?;
             let limit = match max_results {
                 0 => 100,
@@ -117,7 +117,7 @@ pub(super) async fn dispatch<B: Backend>(
             let input: UpdateMapRunInput = decode(operation, body)?;
             input.validate()?;
             backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.update_map_run(
                         &input.map_run_arn,
                         input.max_concurrency.map(|n| n as u64),

@@ -364,7 +364,7 @@ impl Backend for FakeBackend {
         Err(unsupported("UpdateStateMachine"))
     }
 
-    async fn versions<T, F>(&self, _: &Caller, _: F) -> Result<T, Error>
+    async fn catalog_engine<T, F>(&self, _: &Caller, _: F) -> Result<T, Error>
     where
         T: Send + 'static,
         F: FnOnce(&crate::engine::Engine) -> Result<T, crate::engine::Error> + Send + 'static,

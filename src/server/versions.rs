@@ -76,7 +76,7 @@ pub(super) async fn dispatch<B: Backend>(
             input.validate()?;
             require_machine_arn(&input.state_machine_arn)?;
             let version = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.publish_state_machine_version(
                         &input.state_machine_arn,
                         input.revision_id.as_deref(),
@@ -94,7 +94,7 @@ pub(super) async fn dispatch<B: Backend>(
             let max_results = input.validate()?;
             require_machine_arn(&input.state_machine_arn)?;
             let page = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.list_state_machine_versions(
                         &input.state_machine_arn,
                         max_results as usize,
@@ -119,7 +119,7 @@ pub(super) async fn dispatch<B: Backend>(
             input.validate()?;
             require_machine_arn(&input.state_machine_version_arn)?;
             backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.delete_state_machine_version(&input.state_machine_version_arn)
                 })
                 .await?;
@@ -130,7 +130,7 @@ pub(super) async fn dispatch<B: Backend>(
             input.validate()?;
             let routing = routing_entries(&input.routing_configuration);
             let alias = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.create_state_machine_alias(
                         &input.name,
                         input.description.as_deref(),
@@ -148,7 +148,7 @@ pub(super) async fn dispatch<B: Backend>(
             input.validate()?;
             require_machine_arn(&input.state_machine_alias_arn)?;
             let alias = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.describe_state_machine_alias(&input.state_machine_alias_arn)
                 })
                 .await?;
@@ -160,7 +160,7 @@ pub(super) async fn dispatch<B: Backend>(
             require_machine_arn(&input.state_machine_alias_arn)?;
             let routing = input.routing_configuration.as_deref().map(routing_entries);
             let updated_ms = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.update_state_machine_alias(
                         &input.state_machine_alias_arn,
                         input.description.as_deref(),
@@ -175,7 +175,7 @@ pub(super) async fn dispatch<B: Backend>(
             input.validate()?;
             require_machine_arn(&input.state_machine_alias_arn)?;
             backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.delete_state_machine_alias(&input.state_machine_alias_arn)
                 })
                 .await?;
@@ -186,7 +186,7 @@ pub(super) async fn dispatch<B: Backend>(
             let max_results = input.validate()?;
             require_machine_arn(&input.state_machine_arn)?;
             let page = backend
-                .versions(caller, move |engine| {
+                .catalog_engine(caller, move |engine| {
                     engine.list_state_machine_aliases(
                         &input.state_machine_arn,
                         max_results as usize,
