@@ -184,3 +184,8 @@ pub const TEST_STATE_TASK_TIMEOUT_MS: u64 = 5 * 60 * 1000;
 /// The most items a Distributed Map's run reads from its ItemReader at once (it asks for what
 /// its free concurrency can start, at most this): the run's item memory is one such slice.
 pub const MAP_RUN_READ_SLICE_ITEMS_MAX: usize = 1_000;
+
+/// How many Map Runs the engine keeps in memory with their live counts before it drops the
+/// ended ones (`map_runs::MapRunTable`): a dropped run is described from its parent's history
+/// (status, times, item total), as one that ended before the engine opened.
+pub const MAP_RUNS_KEPT_MAX: usize = 10_000;

@@ -45,7 +45,7 @@ use statelog_items::{
     ChildResult, ChildStatus, ItemReaderSpec, ItemSource, ItemSources, ItemsError, ResultWriterSpec,
 };
 
-use crate::limits::MAP_RUN_READ_SLICE_ITEMS_MAX;
+use crate::limits::{MAP_RUNS_KEPT_MAX, MAP_RUN_READ_SLICE_ITEMS_MAX};
 
 /// The error a Map state fails with when its ItemReader does (AWS).
 const ITEM_READER_FAILED: &str = "States.ItemReaderFailed";
@@ -168,7 +168,8 @@ struct RunState {
     aborting: bool,
 }
 
-/// The engine's Map Runs: by ARN (running, and those ended since the engine opened), by the
+/// The engine's Map Runs: by ARN (running, and those ended since the engine opened, up to
+/// `MAP_RUNS_KEPT_MAX`), by the
 /// parent's attempt (running), and the STANDARD children whose close a run waits for.
 #[derive(Default)]
 pub(crate) struct MapRunTable {
@@ -371,6 +372,16 @@ async fn run(weak: Weak<Inner>, attempt: AttemptKey, map_run_arn: String) {
     answer(&weak, &attempt, trigger).await;
 }
 
+/// Puts `run` in the table of runs by ARN; with `kept_max` runs there already, the ended ones
+/// are dropped first, so the table holds the running runs and at most `kept_max` in all
+/// otherwise (a dropped run is described from its parent's history).
+fn admit(runs: &mut HashMap<Arc<str>, Arc<MapRun>>, run: Arc<MapRun>, kept_max: usize) {
+    if runs.len() >= kept_max {
+        runs.retain(|_, kept| kept.state.lock().status == MapRunStatus::Running);
+    }
+    runs.insert(run.arn.clone(), run);
+}
+
 /// Drives the parent with the run's answer, off the runtime's workers.
 async fn answer(weak: &Weak<Inner>, attempt: &AttemptKey, trigger: Trigger) {
     let weak = weak.clone();
@@ -443,7 +454,7 @@ fn prepare(
         changed: tokio::sync::Notify::new(),
     });
     let table = &engine.inner.map_runs;
-    table.runs.lock().insert(run.arn.clone(), run.clone());
+    admit(&mut table.runs.lock(), run.clone(), MAP_RUNS_KEPT_MAX);
     table.by_attempt.lock().insert(attempt.clone(), run.clone());
     let map_run_arn = run.arn.clone();
     let mut resources = Vec::new();
@@ -1555,6 +1566,47 @@ mod map_run_tests {
     use statelog_core::history::EventDetails;
 
     const NOW_MS: u64 = 1_704_067_200_000;
+
+    /// A run in the table of runs by ARN, with `status`.
+    fn table_run(arn: &str, status: MapRunStatus) -> Arc<MapRun> {
+        Arc::new(MapRun {
+            arn: Arc::from(arn),
+            redrive_count: 0,
+            attempt: AttemptKey::new(Arc::from("parent"), statelog_core::history::EventId(3)),
+            start_ms: NOW_MS,
+            state: Mutex::new(RunState {
+                status,
+                stop_ms: None,
+                max_concurrency: 0,
+                tolerated_failure_count: None,
+                tolerated_failure_percentage: None,
+                items: MapRunCounts::default(),
+                executions: MapRunCounts::default(),
+                running_children: HashSet::new(),
+                aborting: false,
+            }),
+            changed: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// The table of runs stays bounded: once it holds `kept_max` runs, admitting another drops
+    /// the ended ones and keeps every running one.
+    #[test]
+    fn the_table_of_runs_drops_ended_runs_past_its_bound() {
+        let mut runs = HashMap::new();
+        admit(&mut runs, table_run("a", MapRunStatus::Succeeded), 3);
+        admit(&mut runs, table_run("b", MapRunStatus::Running), 3);
+        admit(&mut runs, table_run("c", MapRunStatus::Failed), 3);
+        assert_eq!(runs.len(), 3, "below the bound nothing is dropped");
+        admit(&mut runs, table_run("d", MapRunStatus::Running), 3);
+        let mut kept: Vec<&str> = runs.keys().map(|k| &**k).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, ["b", "d"]);
+        admit(&mut runs, table_run("e", MapRunStatus::Running), 3);
+        assert_eq!(runs.len(), 3);
+        admit(&mut runs, table_run("f", MapRunStatus::Running), 3);
+        assert_eq!(runs.len(), 4, "running runs are never dropped");
+    }
 
     fn engine() -> Engine {
         let log = Arc::new(statelog_store::MemoryLog::new());
