@@ -1366,30 +1366,7 @@ impl Store {
         let first = (*ids.start()).max(1);
         let last = *ids.end();
         let _reading = self.reads.read();
-        let lsns: Vec<Lsn> = {
-            let index = self.index.read();
-            if let Some(damage) = index.damaged.get(execution_arn) {
-                return Err(damage.error(execution_arn));
-            }
-            let entry =
-                index
-                    .executions
-                    .get(execution_arn)
-                    .ok_or_else(|| Error::UnknownExecution {
-                        execution_arn: execution_arn.to_string(),
-                    })?;
-            // Records hold dense, ascending ids: from the last one starting at or before
-            // `first` to the last one starting at or before `last`.
-            let from = entry
-                .records
-                .partition_point(|record| record.first_event_id <= first)
-                .saturating_sub(1);
-            entry.records[from..]
-                .iter()
-                .take_while(|record| record.first_event_id <= last)
-                .map(|record| record.lsn)
-                .collect()
-        };
+        let lsns = self.record_lsns_holding(execution_arn, first..=last)?;
         let mut events = Vec::new();
         for lsn in lsns {
             events.extend(
@@ -1525,6 +1502,15 @@ impl Store {
     }
 
     fn record_lsns(&self, execution_arn: &str) -> Result<Vec<Lsn>, Error> {
+        self.record_lsns_holding(execution_arn, 1..=u32::MAX)
+    }
+
+    /// The LSNs of the execution's records that hold events with ids in `ids`, in order.
+    fn record_lsns_holding(
+        &self,
+        execution_arn: &str,
+        ids: std::ops::RangeInclusive<u32>,
+    ) -> Result<Vec<Lsn>, Error> {
         let index = self.index.read();
         if let Some(damage) = index.damaged.get(execution_arn) {
             return Err(damage.error(execution_arn));
@@ -1535,7 +1521,17 @@ impl Store {
             .ok_or_else(|| Error::UnknownExecution {
                 execution_arn: execution_arn.to_string(),
             })?;
-        Ok(entry.records.iter().map(|record| record.lsn).collect())
+        // Records hold dense, ascending ids: from the last one starting at or before the first
+        // id asked for to the last one starting at or before the last.
+        let from = entry
+            .records
+            .partition_point(|record| record.first_event_id <= *ids.start())
+            .saturating_sub(1);
+        Ok(entry.records[from..]
+            .iter()
+            .take_while(|record| record.first_event_id <= *ids.end())
+            .map(|record| record.lsn)
+            .collect())
     }
 
     fn read_batch(&self, execution_arn: &str, lsn: Lsn) -> Result<EventBatch, Error> {
