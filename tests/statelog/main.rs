@@ -40,6 +40,7 @@ mod interpreter_replay;
 mod interpreter_scenarios;
 mod interpreter_throughput;
 mod interpreter_variables;
+mod map_run_jsonata;
 mod map_run_kill;
 mod paths_conformance;
 mod paths_fuzz_corpus;

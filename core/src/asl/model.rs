@@ -737,10 +737,13 @@ pub struct ObjectAccess {
     /// `Resource`, as written (e.g. `arn:aws:states:::s3:getObject`).
     pub resource: String,
     /// `Parameters` (JSONPath, a payload template over the Map's effective input) or
-    /// `Arguments` (JSONata, a literal).
+    /// `Arguments` (JSONata, a template with `{% %}` expressions at any depth).
     pub arguments: Option<BatchInput>,
     /// `ReaderConfig` / `WriterConfig`, as written (checked by the reader or writer).
     pub config: Option<Value>,
+    /// A JSONata state's `ReaderConfig` / `WriterConfig` when it holds `{% %}` expressions
+    /// (e.g. `MaxItems`): evaluated when the run starts, its value then replaces `config`.
+    pub config_expressions: Option<JsonataTemplate>,
     /// `ReaderConfig.MaxItemsPath` (JSONPath).
     pub max_items_path: Option<Path>,
 }
@@ -761,17 +764,19 @@ pub struct ItemBatcher {
     pub max_items_per_batch: Option<CountField>,
     /// `MaxInputBytesPerBatch` or `MaxInputBytesPerBatchPath`.
     pub max_input_bytes_per_batch: Option<CountField>,
-    /// `BatchInput`: a payload template over the effective input (JSONPath) or a literal.
+    /// `BatchInput`: a payload template over the effective input (JSONPath) or a JSONata
+    /// template.
     pub batch_input: Option<BatchInput>,
 }
 
-/// An `ItemBatcher`'s `BatchInput`.
+/// An `ItemBatcher`'s `BatchInput`, or an `ItemReader`'s / `ResultWriter`'s arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchInput {
     /// A JSONPath payload template over the Map's effective input.
     Template(Template),
-    /// A literal (a JSONata state's `BatchInput` without expressions).
-    Literal(Value),
+    /// A JSONata state's template: a literal, or `{% %}` expressions at any depth over
+    /// `$states.input`, `$states.context` and the variables in scope.
+    Jsonata(JsonataTemplate),
 }
 
 /// A count given literally or read from the input.

@@ -602,6 +602,33 @@ fn state_expression(
     crate::asl::data_flow::evaluate_expression(expression, field, &states, variables, env)
 }
 
+/// [`state_expression`] for a template (`{% %}` expressions at any depth) of `state`.
+fn state_template(
+    state: &State,
+    template: &crate::asl::JsonataTemplate,
+    field: &str,
+    input: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<Value, StatesError> {
+    let (variables, reads_context, paths) = match state.data_flow.as_jsonata() {
+        Some(flow) => (
+            flow.variables.as_slice(),
+            flow.reads_context,
+            flow.states_paths.as_deref(),
+        ),
+        None => (&[][..], false, None),
+    };
+    let states = crate::asl::jsonata::States {
+        input,
+        result: None,
+        error_output: None,
+        context: reads_context.then_some(context),
+        paths,
+    };
+    crate::asl::data_flow::evaluate(template, field, &states, variables, env)
+}
+
 /// A JSONata number field's value as a whole number of at least `min` (`TimeoutSeconds`,
 /// `MaxConcurrency`, `Seconds`, ...).
 fn jsonata_count(

@@ -626,8 +626,9 @@ impl Ctx<'_> {
         Some(parallel)
     }
 
-    /// `MaxConcurrency` / `ToleratedFailureCount`: a literal or an expression.
-    fn jsonata_count(
+    /// `MaxConcurrency` / `ToleratedFailureCount` (and an `ItemBatcher`'s counts): a literal
+    /// or an expression.
+    pub(super) fn jsonata_count(
         &mut self,
         obj: Obj<'_>,
         key: &str,
@@ -647,7 +648,7 @@ impl Ctx<'_> {
         flow: &mut JsonataFlow,
         reads: &mut Reads,
     ) -> Option<MapState> {
-        let item_processor = self.item_processor(obj, depth, true);
+        let item_processor = self.item_processor(obj, depth, Some(&mut *reads));
         let items = match obj.get("Items") {
             Some(Value::Array(_)) | Some(Value::String(_)) => {
                 let items = self.jsonata_template(obj, "Items", reads);

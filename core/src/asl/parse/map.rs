@@ -2,6 +2,7 @@
 //! Distributed Map's (`ProcessorConfig`, `ItemReader`, `ItemBatcher`, `ResultWriter`, `Label`),
 //! `ItemSelector`, `MaxConcurrency[Path]`, the failure tolerance, its data flow, Retry and Catch.
 
+use super::jsonata::Reads;
 use super::*;
 
 impl Ctx<'_> {
@@ -36,7 +37,7 @@ impl Ctx<'_> {
         depth: usize,
         flow: &mut JsonPathFlow,
     ) -> Option<MapState> {
-        let item_processor = self.item_processor(obj, depth, false);
+        let item_processor = self.item_processor(obj, depth, None);
         let selector_key = match (obj.get("ItemSelector"), obj.get("Parameters")) {
             (Some(_), Some(_)) => {
                 self.schema(
@@ -114,13 +115,15 @@ impl Ctx<'_> {
     }
 
     /// A Map's `ItemProcessor` (or legacy `Iterator`), and its Distributed Map fields when
-    /// its `ProcessorConfig.Mode` is `DISTRIBUTED` (`ItemReader` and `ResultWriter` are
-    /// refused as not supported yet; the other Distributed fields on an inline Map are refused).
+    /// its `ProcessorConfig.Mode` is `DISTRIBUTED` (the Distributed fields on an inline Map
+    /// are refused).
+    /// `reads` is the JSONata state's (`None` for a JSONPath state): the expressions of its
+    /// Distributed fields note what they read there.
     pub(super) fn item_processor(
         &mut self,
         obj: Obj<'_>,
         depth: usize,
-        jsonata: bool,
+        reads: Option<&mut Reads>,
     ) -> Option<(Branch, Option<Box<Distributed>>)> {
         let processor_key = match (obj.get("ItemProcessor"), obj.get("Iterator")) {
             (Some(_), Some(_)) => {
@@ -159,7 +162,7 @@ impl Ctx<'_> {
                 Some(None)
             }
             Some(execution_type) => self
-                .distributed(obj, value, execution_type, jsonata)
+                .distributed(obj, value, execution_type, reads)
                 .map(Some),
         };
         let branch = self.branch(value, &at, depth + 1, &format!("'{key}'"));
@@ -220,7 +223,7 @@ impl Ctx<'_> {
         obj: Obj<'_>,
         processor: &Value,
         execution_type: ChildExecutionType,
-        jsonata: bool,
+        mut reads: Option<&mut Reads>,
     ) -> Option<Box<Distributed>> {
         let item_reader = match obj.get("ItemReader") {
             None => Some(None),
@@ -233,7 +236,8 @@ impl Ctx<'_> {
                     );
                     None
                 } else {
-                    self.object_access(value, &at, "ItemReader", "ReaderConfig", jsonata)
+                    let reads = reads.as_deref_mut();
+                    self.object_access(value, &at, "ItemReader", "ReaderConfig", reads)
                         .map(Some)
                 }
             }
@@ -242,7 +246,8 @@ impl Ctx<'_> {
             None => Some(None),
             Some(value) => {
                 let at = obj.ptr("ResultWriter");
-                self.object_access(value, &at, "ResultWriter", "WriterConfig", jsonata)
+                let reads = reads.as_deref_mut();
+                self.object_access(value, &at, "ResultWriter", "WriterConfig", reads)
                     .map(Some)
             }
         };
@@ -262,7 +267,7 @@ impl Ctx<'_> {
             None => Some(None),
             Some(value) => {
                 let at = obj.ptr("ItemBatcher");
-                self.item_batcher(value, &at, jsonata).map(Some)
+                self.item_batcher(value, &at, reads).map(Some)
             }
         };
         // The child's definition: the processor without its ProcessorConfig, and the query
@@ -288,16 +293,18 @@ impl Ctx<'_> {
 
     /// An `ItemReader` or `ResultWriter` (`what`) with its `config_key` (`ReaderConfig`,
     /// `WriterConfig`): `Resource` required, `Parameters` (JSONPath) or `Arguments` (JSONata,
-    /// without expressions), the configuration kept as written for the reader or writer to
-    /// check; `ReaderConfig.MaxItemsPath` read here.
+    /// a template noting its reads in `reads`), the configuration kept as written for the
+    /// reader or writer to check (a JSONata one's expressions compiled beside it);
+    /// `ReaderConfig.MaxItemsPath` read here.
     fn object_access(
         &mut self,
         value: &Value,
         at: &str,
         what: &str,
         config_key: &str,
-        jsonata: bool,
+        mut reads: Option<&mut Reads>,
     ) -> Option<ObjectAccess> {
+        let jsonata = reads.is_some();
         let access = self.object(value, at, &format!("'{what}'"))?;
         let arguments_key = if jsonata { "Arguments" } else { "Parameters" };
         self.check_fields(
@@ -310,24 +317,22 @@ impl Ctx<'_> {
             self.schema(&access.ptr("Resource"), "'Resource' must be a string");
             return None;
         };
-        let arguments = match access.get(arguments_key) {
-            None => Some(None),
-            Some(value) if jsonata => {
-                if value.to_string().contains("{%") {
-                    self.unsupported(
-                        &access.ptr(arguments_key),
-                        &format!("a JSONata expression in the {what}'s 'Arguments'"),
-                    );
-                    None
-                } else {
-                    Some(Some(BatchInput::Literal(value.clone())))
-                }
-            }
-            Some(_) => self
+        let arguments = match (access.get(arguments_key), reads.as_deref_mut()) {
+            (None, _) => Some(None),
+            (Some(_), Some(reads)) => self
+                .jsonata_template(access, arguments_key, reads)
+                .map(|t| t.map(BatchInput::Jsonata)),
+            (Some(_), None) => self
                 .template(access, arguments_key, true)
                 .map(|t| Some(BatchInput::Template(t))),
         };
         let config = access.get(config_key).cloned();
+        let config_expressions = match (&config, reads) {
+            (Some(written), Some(reads)) if written.to_string().contains("{%") => {
+                self.jsonata_template(access, config_key, reads)
+            }
+            _ => Some(None),
+        };
         let max_items_path = match config.as_ref().and_then(|c| c.get("MaxItemsPath")) {
             None => Some(None),
             Some(_) if jsonata => {
@@ -360,51 +365,54 @@ impl Ctx<'_> {
             resource,
             arguments: arguments?,
             config,
+            config_expressions: config_expressions?,
             max_items_path: max_items_path?,
         })
     }
 
-    fn item_batcher(&mut self, value: &Value, at: &str, jsonata: bool) -> Option<ItemBatcher> {
+    /// An `ItemBatcher`; a JSONata state's (`reads` given) takes literals or `{% %}`
+    /// expressions for its counts and a template for `BatchInput`, and no `…Path` fields.
+    fn item_batcher(
+        &mut self,
+        value: &Value,
+        at: &str,
+        mut reads: Option<&mut Reads>,
+    ) -> Option<ItemBatcher> {
         let batcher = self.object(value, at, "'ItemBatcher'")?;
         let mut fields: Vec<&str> = vec!["MaxItemsPerBatch", "MaxInputBytesPerBatch", "BatchInput"];
-        if !jsonata {
+        if reads.is_none() {
             fields.extend(["MaxItemsPerBatchPath", "MaxInputBytesPerBatchPath"]);
         }
         self.check_fields(batcher, &[&fields], "'ItemBatcher'");
-        if jsonata {
-            for key in ["MaxItemsPerBatch", "MaxInputBytesPerBatch"] {
-                if batcher.get(key).is_some_and(Value::is_string) {
-                    self.unsupported(
-                        &batcher.ptr(key),
-                        &format!("a JSONata expression in '{key}'"),
-                    );
-                    return None;
-                }
-            }
-        }
-        let max_items = self.count_pair(batcher, "MaxItemsPerBatch", "MaxItemsPerBatchPath");
-        let max_bytes = self.count_pair(
-            batcher,
-            "MaxInputBytesPerBatch",
-            "MaxInputBytesPerBatchPath",
-        );
-        let batch_input = match batcher.get("BatchInput") {
-            None => Some(None),
-            Some(value) if jsonata => {
-                if value.to_string().contains("{%") {
-                    self.unsupported(
+        let (max_items, max_bytes) = match reads.as_deref_mut() {
+            Some(reads) => (
+                self.jsonata_count(batcher, "MaxItemsPerBatch", reads),
+                self.jsonata_count(batcher, "MaxInputBytesPerBatch", reads),
+            ),
+            None => (
+                self.count_pair(batcher, "MaxItemsPerBatch", "MaxItemsPerBatchPath"),
+                self.count_pair(
+                    batcher,
+                    "MaxInputBytesPerBatch",
+                    "MaxInputBytesPerBatchPath",
+                ),
+            ),
+        };
+        let batch_input = match (batcher.get("BatchInput"), reads) {
+            (None, _) => Some(None),
+            (Some(value), Some(reads)) => {
+                if !value.is_object() && !value.as_str().is_some_and(|t| t.contains("{%")) {
+                    self.schema(
                         &batcher.ptr("BatchInput"),
-                        "a JSONata expression in 'BatchInput'",
+                        "'BatchInput' must be an object or a {% %} expression",
                     );
-                    None
-                } else if !value.is_object() {
-                    self.schema(&batcher.ptr("BatchInput"), "'BatchInput' must be an object");
                     None
                 } else {
-                    Some(Some(BatchInput::Literal(value.clone())))
+                    self.jsonata_template(batcher, "BatchInput", reads)
+                        .map(|t| t.map(BatchInput::Jsonata))
                 }
             }
-            Some(_) => self
+            (Some(_), None) => self
                 .template(batcher, "BatchInput", true)
                 .map(|t| Some(BatchInput::Template(t))),
         };

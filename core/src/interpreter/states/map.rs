@@ -28,6 +28,7 @@
 //! `state::apply`, except the two shared with Parallel; any other phase is an `ApplyError`.
 
 use super::super::*;
+use crate::asl::BatchInput;
 
 impl Decider<'_, '_> {
     /// One step of the Map running at `scope` in `phase`.
@@ -90,12 +91,20 @@ impl Decider<'_, '_> {
             EventDetails::MapStateStarted(MapStateStarted { length }),
             None,
         )?;
+        let (now_ms, seed) = running_in(&self.state, scope)
+            .map(|r| {
+                let attempt = r.retried_errors.len() as u64;
+                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
+            })
+            .unwrap_or((self.now_ms, 0));
         let checked = params.and_then(|params| {
-            let plan_counts = batch_counts(map, &params, &run).map_err(|error| MapParamsError {
-                error,
-                items_len: Some(params.items.len()),
-            })?;
-            Ok((params, plan_counts))
+            let fields = self
+                .run_fields(state, map, &params, &run, now_ms, seed)
+                .map_err(|error| MapParamsError {
+                    error,
+                    items_len: Some(params.items.len()),
+                })?;
+            Ok((params, fields))
         });
         if let Err(failed) = checked {
             let error = self.step_failure(scope, &run.name, run.entered_event_id, failed.error)?;
@@ -508,70 +517,15 @@ impl Decider<'_, '_> {
         let params = self
             .map_params(&scope, state, map, &run)
             .map_err(|failed| changed(failed.error))?;
-        let (max_items_per_batch, max_input_bytes_per_batch) =
-            batch_counts(map, &params, &run).map_err(changed)?;
         let (now_ms, seed) = running_in(&self.state, &scope)
             .map(|r| {
                 let attempt = r.retried_errors.len() as u64;
                 (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
             })
             .unwrap_or((self.now_ms, 0));
-        let access = |field: Option<&crate::asl::ObjectAccess>| -> Step<Option<EvaluatedAccess>> {
-            let Some(field) = field else { return Ok(None) };
-            let mut entropy = statelog_rng::Rng::new(seed ^ 0x2545_f491);
-            let arguments = match &field.arguments {
-                None => Value::Object(serde_json::Map::new()),
-                Some(crate::asl::BatchInput::Literal(value)) => value.clone(),
-                Some(crate::asl::BatchInput::Template(template)) => template
-                    .evaluate_in(
-                        &params.effective,
-                        &run.context,
-                        &run.variables,
-                        &mut entropy,
-                    )
-                    .map_err(changed)?,
-            };
-            let max_items = match &field.max_items_path {
-                None => None,
-                Some(path) => count_field(
-                    Some(&CountField::Path(path.clone())),
-                    &params.effective,
-                    &run.context,
-                    &run.variables,
-                    "MaxItemsPath",
-                )
-                .map_err(changed)?,
-            };
-            Ok(Some(EvaluatedAccess {
-                resource: field.resource.clone(),
-                arguments,
-                config: field.config.clone(),
-                max_items,
-            }))
-        };
-        let item_reader = access(distributed.item_reader.as_ref())?;
-        let result_writer = access(distributed.result_writer.as_ref())?;
-        let batch_input = match distributed
-            .item_batcher
-            .as_ref()
-            .and_then(|b| b.batch_input.as_ref())
-        {
-            None => None,
-            Some(crate::asl::BatchInput::Literal(value)) => Some(value.clone()),
-            Some(crate::asl::BatchInput::Template(template)) => {
-                let mut entropy = statelog_rng::Rng::new(seed ^ 0x5bd1_e995);
-                Some(
-                    template
-                        .evaluate_in(
-                            &params.effective,
-                            &run.context,
-                            &run.variables,
-                            &mut entropy,
-                        )
-                        .map_err(changed)?,
-                )
-            }
-        };
+        let fields = self
+            .run_fields(state, map, &params, &run, now_ms, seed)
+            .map_err(changed)?;
         Ok(MapRunPlan {
             map_run_arn,
             state_name: state.name.clone(),
@@ -582,13 +536,13 @@ impl Decider<'_, '_> {
             max_concurrency: params.max_concurrency,
             tolerated_failure_count: params.tolerated_count,
             tolerated_failure_percentage: params.tolerated_percentage,
-            max_items_per_batch,
-            max_input_bytes_per_batch,
-            batch_input,
+            max_items_per_batch: fields.max_items_per_batch,
+            max_input_bytes_per_batch: fields.max_input_bytes_per_batch,
+            batch_input: fields.batch_input,
             batched: distributed.item_batcher.is_some(),
             redrive_count,
-            item_reader,
-            result_writer,
+            item_reader: fields.item_reader,
+            result_writer: fields.result_writer,
             state: state.clone(),
             effective: params.effective,
             context: run.context.clone(),
@@ -597,6 +551,105 @@ impl Decider<'_, '_> {
             entered_event_id: run.entered_event_id,
             seed,
             jsonata: self.def.jsonata.clone(),
+        })
+    }
+
+    /// The Distributed Map's own fields evaluated for a run: the `ItemBatcher` counts and
+    /// `BatchInput`, the `ItemReader` and `ResultWriter` arguments and configuration. They are
+    /// evaluated again whenever the run's plan is made (also when it resumes), so a JSONata
+    /// expression among them sees the Map's entry time `now_ms` and a generator seeded from
+    /// its entry (`seed`), as in `map_params`; checked before `MapRunStarted`, so a failure
+    /// fails the Map as the state's own.
+    pub(in crate::interpreter::decide) fn run_fields(
+        &self,
+        state: &State,
+        map: &MapState,
+        params: &MapParams,
+        run: &RunInfo,
+        now_ms: u64,
+        seed: u64,
+    ) -> Result<RunFields, StatesError> {
+        let jsonata = self.def.jsonata.as_ref();
+        let evaluate = |input: &BatchInput, field: &str, salt: u64| {
+            let mut entropy = statelog_rng::Rng::new(seed ^ salt);
+            match input {
+                BatchInput::Template(template) => template.evaluate_in(
+                    &params.effective,
+                    &run.context,
+                    &run.variables,
+                    &mut entropy,
+                ),
+                BatchInput::Jsonata(template) => {
+                    let mut env = crate::asl::Env {
+                        now_ms,
+                        entropy: &mut entropy,
+                        variables: &run.variables,
+                        jsonata,
+                    };
+                    state_template(state, template, field, &run.input, &run.context, &mut env)
+                }
+            }
+        };
+        let Some(distributed) = map.distributed.as_ref() else {
+            return Ok(RunFields::default());
+        };
+        let (max_items_per_batch, max_input_bytes_per_batch) = {
+            let mut entropy = statelog_rng::Rng::new(seed ^ 0x6a09_e667);
+            let mut env = crate::asl::Env {
+                now_ms,
+                entropy: &mut entropy,
+                variables: &run.variables,
+                jsonata,
+            };
+            batch_counts(state, map, params, run, &mut env)?
+        };
+        let access = |field: Option<&crate::asl::ObjectAccess>, config_field: &str| {
+            let Some(field) = field else {
+                return Ok::<_, StatesError>(None);
+            };
+            let arguments = match &field.arguments {
+                None => Value::Object(serde_json::Map::new()),
+                Some(arguments) => evaluate(arguments, "Arguments", 0x2545_f491)?,
+            };
+            let config = match &field.config_expressions {
+                None => field.config.clone(),
+                Some(template) => Some(evaluate(
+                    &BatchInput::Jsonata(template.clone()),
+                    config_field,
+                    0x2545_f492,
+                )?),
+            };
+            let max_items = match &field.max_items_path {
+                None => None,
+                Some(path) => count_field(
+                    Some(&CountField::Path(path.clone())),
+                    &params.effective,
+                    &run.context,
+                    &run.variables,
+                    "MaxItemsPath",
+                )?,
+            };
+            Ok(Some(EvaluatedAccess {
+                resource: field.resource.clone(),
+                arguments,
+                config,
+                max_items,
+            }))
+        };
+        let batch_input = match distributed
+            .item_batcher
+            .as_ref()
+            .and_then(|b| b.batch_input.as_ref())
+        {
+            None => None,
+            Some(batch_input) => Some(evaluate(batch_input, "BatchInput", 0x5bd1_e995)?),
+        };
+        Ok(RunFields {
+            max_items_per_batch,
+            max_input_bytes_per_batch,
+            batch_input,
+            item_reader: access(distributed.item_reader.as_ref(), "ReaderConfig")?,
+            result_writer: access(distributed.result_writer.as_ref(), "WriterConfig")?,
         })
     }
 
@@ -698,6 +751,16 @@ impl Decider<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// A Distributed Map's fields evaluated for one run (see `Decider::run_fields`).
+#[derive(Default)]
+pub(in crate::interpreter::decide) struct RunFields {
+    max_items_per_batch: Option<u64>,
+    max_input_bytes_per_batch: Option<u64>,
+    batch_input: Option<Value>,
+    item_reader: Option<EvaluatedAccess>,
+    result_writer: Option<EvaluatedAccess>,
 }
 
 /// What the engine needs to run one Map Run (see [`crate::interpreter::map_run_plan`]): the
@@ -806,9 +869,11 @@ pub(in crate::interpreter::decide) struct MapParamsError {
 
 /// A Distributed Map's `ItemBatcher` counts: (`MaxItemsPerBatch`, `MaxInputBytesPerBatch`).
 pub(in crate::interpreter::decide) fn batch_counts(
+    state: &State,
     map: &MapState,
     params: &MapParams,
     run: &RunInfo,
+    env: &mut crate::asl::Env<'_>,
 ) -> Result<(Option<u64>, Option<u64>), StatesError> {
     let Some(batcher) = map
         .distributed
@@ -817,18 +882,17 @@ pub(in crate::interpreter::decide) fn batch_counts(
     else {
         return Ok((None, None));
     };
-    let items = count_field(
-        batcher.max_items_per_batch.as_ref(),
-        &params.effective,
-        &run.context,
-        &run.variables,
-        "MaxItemsPerBatchPath",
-    )?;
-    let bytes = count_field(
+    let mut count = |field: Option<&CountField>, name: &str| match field {
+        Some(CountField::Expression(expression)) => {
+            let field = name.trim_end_matches("Path");
+            let value = state_expression(state, expression, field, &run.input, &run.context, env)?;
+            jsonata_count(expression, field, &value, 0).map(Some)
+        }
+        other => count_field(other, &params.effective, &run.context, &run.variables, name),
+    };
+    let items = count(batcher.max_items_per_batch.as_ref(), "MaxItemsPerBatchPath")?;
+    let bytes = count(
         batcher.max_input_bytes_per_batch.as_ref(),
-        &params.effective,
-        &run.context,
-        &run.variables,
         "MaxInputBytesPerBatchPath",
     )?;
     Ok((items, bytes))
