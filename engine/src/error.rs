@@ -617,6 +617,10 @@ pub enum RedriveRefusal {
     /// It is open already: a redrive is in progress.
     #[error("the execution is running (a redrive is in progress)")]
     Running,
+    /// It is a Distributed Map's child execution (`REDRIVABLE_BY_MAP_RUN`): its Map Run
+    /// redrives it when its parent execution is redriven.
+    #[error("a child execution of a Map Run is redriven through its parent execution; redrive the parent")]
+    MapRunChild,
 }
 
 /// What a call conflicts with (`Error::Conflict`). The words are AWS's.
@@ -1029,6 +1033,12 @@ mod tests {
                 not_redrivable(RedriveRefusal::Running),
                 "execution arn:e is not redrivable: the execution is running (a redrive is in \
                  progress)"
+                    .to_string(),
+            ),
+            (
+                not_redrivable(RedriveRefusal::MapRunChild),
+                "execution arn:e is not redrivable: a child execution of a Map Run is redriven \
+                 through its parent execution; redrive the parent"
                     .to_string(),
             ),
             (

@@ -1171,7 +1171,7 @@ async fn standard_child(
             let arn = arn.clone();
             let redriven = tokio::task::spawn_blocking(move || {
                 let inner = weak.upgrade()?;
-                Some(Engine { inner }.redrive_execution(&arn, None).is_ok())
+                Some(Engine { inner }.redrive_map_run_child(&arn).is_ok())
             })
             .await
             .ok()??;
@@ -1904,6 +1904,17 @@ mod map_run_tests {
                 .redrive
                 .redrive_status,
             crate::RedriveStatus::RedrivableByMapRun
+        );
+        // Its parent redrives it, never a caller (AWS's `REDRIVABLE_BY_MAP_RUN`).
+        assert!(
+            matches!(
+                engine.redrive_execution(&failed_child, None),
+                Err(Error::ExecutionNotRedrivable {
+                    reason: crate::RedriveRefusal::MapRunChild,
+                    ..
+                })
+            ),
+            "a child is not redriven directly"
         );
         broken.store(false, Ordering::SeqCst);
         engine.redrive_execution(&arn, None).expect("redrives");

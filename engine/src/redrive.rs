@@ -78,6 +78,24 @@ impl Engine {
         execution_arn: &str,
         client_token: Option<&str>,
     ) -> Result<RedriveOutcome, Error> {
+        self.redrive(execution_arn, client_token, false)
+    }
+
+    /// Redrives a Distributed Map's child on behalf of its Map Run (which
+    /// [`Engine::redrive_execution`] refuses to do for a caller: `REDRIVABLE_BY_MAP_RUN`).
+    pub(crate) fn redrive_map_run_child(
+        &self,
+        execution_arn: &str,
+    ) -> Result<RedriveOutcome, Error> {
+        self.redrive(execution_arn, None, true)
+    }
+
+    fn redrive(
+        &self,
+        execution_arn: &str,
+        client_token: Option<&str>,
+        by_map_run: bool,
+    ) -> Result<RedriveOutcome, Error> {
         let key: Arc<str> = Arc::from(execution_arn);
         let not = |reason: RedriveRefusal| Error::ExecutionNotRedrivable {
             execution_arn: execution_arn.to_string(),
@@ -103,6 +121,9 @@ impl Engine {
             }
             if let Some(reason) = self.not_redrivable_reason(&summary) {
                 return Err(not(reason));
+            }
+            if !by_map_run && is_map_run_child(execution_arn) {
+                return Err(not(RedriveRefusal::MapRunChild));
             }
             let definition = self.definition_at(summary.machine_lsn)?;
             let events = self.inner.store.history(execution_arn)?;
