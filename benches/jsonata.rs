@@ -162,6 +162,7 @@ fn start_request() -> Trigger {
         state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
         role_arn: "arn:aws:iam::000000000000:role/r".into(),
         through: None,
+        map_run_arn: None,
     })
 }
 

@@ -286,6 +286,7 @@ pub(crate) fn start(
         role_arn: machine.role_arn.clone(),
         // An Express execution keeps no history to name a version in.
         through: None,
+        map_run_arn: None,
     };
     let now_ms = inner.options.clock.now_ms();
     let mut draws = inner.entropy.draws();

@@ -323,6 +323,8 @@ pub struct ExecutionDescription {
     pub state_machine_version_arn: Option<String>,
     /// `stateMachineAliasArn`: the alias it was started through.
     pub state_machine_alias_arn: Option<String>,
+    /// `mapRunArn`: the Map Run that started it, for a Distributed Map's child.
+    pub map_run_arn: Option<String>,
 }
 
 /// One execution in a `ListExecutions` page.
@@ -952,6 +954,7 @@ impl Engine {
             redrive: self.redrive_info(&summary),
             state_machine_version_arn: started.state_machine_version_arn.clone(),
             state_machine_alias_arn: started.state_machine_alias_arn.clone(),
+            map_run_arn: started.map_run_arn.clone(),
         })
     }
 

@@ -1122,6 +1122,7 @@ async fn standard_child(
                 machine: children.record.clone(),
                 version_arn: None,
                 alias_arn: None,
+                map_run_arn: Some(children.map_run_arn.to_string()),
             };
             let text = input.to_string();
             let _revision = engine.inner.machine_changes.read_recursive();
@@ -1703,7 +1704,12 @@ mod map_run_tests {
         for child in &children.executions {
             assert!(child.execution_arn.contains(":execution:parent/Lab:"));
             assert_eq!(child.status, ExecutionStatus::Succeeded);
+            let described = engine
+                .describe_execution(&child.execution_arn)
+                .expect("describes a child");
+            assert_eq!(described.map_run_arn.as_deref(), Some(map_run_arn.as_str()));
         }
+        assert_eq!(described.map_run_arn, None, "the parent has no Map Run");
         let page = engine
             .list_map_run_executions(map_run_arn, None, 2, None)
             .expect("a page");

@@ -68,6 +68,7 @@ pub(crate) fn start(
                                 alias_arn: target.alias_arn.clone(),
                             })
                         }),
+                        map_run_arn: target.map_run_arn.clone(),
                     };
                     let result = engine.commit_decision(
                         &key,

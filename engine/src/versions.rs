@@ -91,6 +91,8 @@ pub(crate) struct StartTarget {
     pub(crate) version_arn: Option<String>,
     /// The alias's ARN, when started through an alias.
     pub(crate) alias_arn: Option<String>,
+    /// The Map Run starting it, for a Distributed Map's child.
+    pub(crate) map_run_arn: Option<String>,
 }
 
 /// Which executions of a machine a listing keeps.
@@ -282,6 +284,7 @@ impl Engine {
                     machine,
                     version_arn: None,
                     alias_arn: None,
+                    map_run_arn: None,
                 });
             }
             Some(Qualifier::Version(number)) => (number, None),
@@ -297,6 +300,7 @@ impl Engine {
             machine,
             version_arn: Some(self.version_arn(name, number)),
             alias_arn,
+            map_run_arn: None,
         })
     }
 

@@ -462,6 +462,9 @@ impl ClusterBackend {
                 }
             })?,
             description: None,
+            // A cluster runs no Distributed Map (`route::MAP_RUNS_NOT_ROUTED`).
+            map_run_arn: None,
+            label: None,
         })
     }
 

@@ -95,6 +95,11 @@ pub struct StateMachineInfo {
     pub machine_type: MachineType,
     /// A version's `description` (`DescribeStateMachine` of a version ARN).
     pub description: Option<String>,
+    /// DescribeStateMachineForExecution of a Distributed Map's child: the Map Run that
+    /// started it (`mapRunArn`).
+    pub map_run_arn: Option<String>,
+    /// ... and its Map's `label`.
+    pub label: Option<String>,
 }
 
 /// What `UpdateStateMachine` answers: the new revision.
@@ -176,6 +181,8 @@ pub struct ExecutionInfo {
     pub version_arn: Option<String>,
     /// `stateMachineAliasArn`: the alias it was started through.
     pub alias_arn: Option<String>,
+    /// `mapRunArn`: the Map Run that started it, for a Distributed Map's child.
+    pub map_run_arn: Option<String>,
 }
 
 /// An execution as ListExecutions shows it.

@@ -134,6 +134,8 @@ fn machine_info(m: MachineDescription) -> StateMachineInfo {
         variable_references: m.variable_references,
         machine_type: m.machine_type,
         description: m.description,
+        map_run_arn: None,
+        label: None,
     }
 }
 
@@ -570,6 +572,7 @@ impl Backend for EngineBackend {
                     .map(|reason| reason.to_string()),
                 version_arn: d.state_machine_version_arn,
                 alias_arn: d.state_machine_alias_arn,
+                map_run_arn: d.map_run_arn,
             })
         })
         .await
@@ -583,10 +586,24 @@ impl Backend for EngineBackend {
         let arn = execution_arn.to_owned();
         self.read_engine(caller, move |engine| {
             require_arn(&arn, ResourceType::Execution)?;
-            engine
+            let mut info = engine
                 .describe_state_machine_for_execution(&arn)
                 .map(machine_info)
-                .map_err(engine_error)
+                .map_err(engine_error)?;
+            // A Distributed Map's child names its Map Run and the Map's label (the part of
+            // its machine's name, `MACHINE/LABEL`, after the slash).
+            if arn.split_once(":execution:").is_some_and(|(_, rest)| {
+                rest.rsplit_once(':')
+                    .is_some_and(|(machine, _)| machine.contains('/'))
+            }) {
+                let described = engine.describe_execution(&arn).map_err(engine_error)?;
+                info.label = info
+                    .name
+                    .split_once('/')
+                    .map(|(_, label)| label.to_string());
+                info.map_run_arn = described.map_run_arn;
+            }
+            Ok(info)
         })
         .await
     }

@@ -687,6 +687,7 @@ async fn dispatch<B: Backend>(
                 "stateMachineAliasArn",
                 info.alias_arn.map(Value::String),
             );
+            insert_some(&mut out, "mapRunArn", info.map_run_arn.map(Value::String));
             out.insert("name".into(), json!(info.name));
             out.insert("status".into(), json!(info.status));
             out.insert("startDate".into(), json!(Timestamp(info.start_ms)));
@@ -740,11 +741,19 @@ async fn dispatch<B: Backend>(
             });
             insert_revision_id(&mut out, info.revision_id.as_deref());
             insert_variable_references(&mut out, &info);
+            if let Some(map_run_arn) = &info.map_run_arn {
+                out["mapRunArn"] = json!(map_run_arn);
+            }
+            if let Some(label) = &info.label {
+                out["label"] = json!(label);
+            }
             Ok(out)
         }
         Operation::ListExecutions => {
             let input: ListExecutionsInput = decode(operation, body)?;
             let max_results = input.validate()?;
+            // AWS names the Map Run in each item only when the listing is of one.
+            let map_run_arn = input.map_run_arn.clone();
             let page = backend.list_executions(caller, input, max_results).await?;
             let items: Vec<Value> = page
                 .items
@@ -762,6 +771,11 @@ async fn dispatch<B: Backend>(
                         &mut item,
                         "stateMachineAliasArn",
                         e.alias_arn.clone().map(Value::String),
+                    );
+                    insert_some(
+                        &mut item,
+                        "mapRunArn",
+                        map_run_arn.clone().map(Value::String),
                     );
                     item.insert("name".into(), json!(e.name));
                     item.insert("status".into(), json!(e.status));

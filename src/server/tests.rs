@@ -107,6 +107,8 @@ impl Backend for FakeBackend {
                 variable_references: Default::default(),
                 machine_type,
                 description: None,
+                map_run_arn: None,
+                label: None,
             },
         );
         Ok(StateMachineCreated {
@@ -198,6 +200,7 @@ impl Backend for FakeBackend {
                 redrive_status_reason: None,
                 version_arn: None,
                 alias_arn: None,
+                map_run_arn: None,
             },
         );
         Ok(ExecutionStarted {

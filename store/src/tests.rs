@@ -28,6 +28,7 @@ fn started(name: &str) -> HistoryEvent {
         EventDetails::ExecutionStarted(ExecutionStarted {
             input: json!({"n": name}).into(),
             input_text: None,
+            map_run_arn: None,
             input_truncated: false,
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             state_machine_alias_arn: None,

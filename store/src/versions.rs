@@ -536,6 +536,7 @@ mod tests {
             details: EventDetails::ExecutionStarted(ExecutionStarted {
                 input: json!({}).into(),
                 input_text: None,
+                map_run_arn: None,
                 input_truncated: false,
                 role_arn: "role".into(),
                 state_machine_alias_arn: None,

@@ -93,8 +93,21 @@ def test_a_map_run_is_listed_described_and_its_children_are_executions():
     assert len(children) == 5
     for child in children:
         assert child["status"] == "SUCCEEDED"
+        assert child["mapRunArn"] == map_run_arn
         assert ":execution:" in child["executionArn"] and "/Lab:" in child["executionArn"]
-        assert sfn.describe_execution(executionArn=child["executionArn"])["status"] == "SUCCEEDED"
+        described_child = sfn.describe_execution(executionArn=child["executionArn"])
+        assert described_child["status"] == "SUCCEEDED"
+        assert described_child["mapRunArn"] == map_run_arn
+    # A child's machine names its Map Run and the Map's label; a parent's names neither.
+    child_machine = sfn.describe_state_machine_for_execution(executionArn=children[0]["executionArn"])
+    assert child_machine["mapRunArn"] == map_run_arn
+    assert child_machine["label"] == "Lab"
+    assert child_machine["stateMachineArn"].endswith("/Lab")
+    parent_machine = sfn.describe_state_machine_for_execution(executionArn=started["executionArn"])
+    assert "mapRunArn" not in parent_machine and "label" not in parent_machine
+    assert "mapRunArn" not in sfn.describe_execution(executionArn=started["executionArn"])
+    listed = sfn.list_executions(stateMachineArn=machine["stateMachineArn"])["executions"]
+    assert listed and all("mapRunArn" not in item for item in listed)
     page = sfn.list_executions(mapRunArn=map_run_arn, maxResults=2)
     assert len(page["executions"]) == 2 and "nextToken" in page
 

@@ -49,11 +49,6 @@ const NOT_PRODUCIBLE: &[(&str, &str)] = &[
         "a task of an unknown or deleted activity still queues in its task list",
     ),
     (
-        "EvaluationFailed",
-        "written since JSONata runs (issue 17), by no fixture yet: the next fixture written \
-         by a build with JSONata must hold one (a failing JSONata expression)",
-    ),
-    (
         "LambdaFunctionFailed",
         "the legacy Lambda events: a Lambda ARN resource runs as a Task (Task* events)",
     ),
@@ -707,6 +702,33 @@ fn check_engine(fixture: &Path) {
             express["output"],
             "{fixture:?}"
         );
+    }
+
+    // The Distributed Map of `fixture_writer_map_run`: each child still names its Map Run
+    // (history format 3), shows the output it had, and the run is found from its ARN.
+    let map_run = &expected["map_run"];
+    if !map_run.is_null() {
+        let map_run_arn = text(map_run, "map_run_arn");
+        for child in map_run["children"].as_array().expect("children") {
+            let described = engine
+                .describe_execution(text(child, "arn"))
+                .expect("describes a child");
+            assert_eq!(
+                described.map_run_arn.as_deref(),
+                Some(map_run_arn),
+                "{fixture:?}"
+            );
+            assert_eq!(
+                Value::from(described.output_text),
+                child["output"],
+                "{fixture:?}"
+            );
+        }
+        let run = engine
+            .describe_map_run(map_run_arn)
+            .expect("describes the Map Run");
+        assert_eq!(run.execution_arn, text(map_run, "parent"), "{fixture:?}");
+        assert_eq!(run.status.aws_name(), "SUCCEEDED", "{fixture:?}");
     }
 
     // New work appends to the old log; a restart shows it; compaction runs over old segments.

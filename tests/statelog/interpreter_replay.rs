@@ -114,6 +114,7 @@ fn run_walk(def: &StateMachine, items: usize, seed: u64, actions: &[Action]) -> 
         state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
         role_arn: "arn:aws:iam::000000000000:role/r".into(),
         through: None,
+        map_run_arn: None,
     });
     let mut next = Some(start);
     let mut actions = actions.iter();

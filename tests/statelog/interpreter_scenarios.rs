@@ -73,6 +73,7 @@ impl Run {
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             through: None,
+            map_run_arn: None,
         }))
     }
 
@@ -770,6 +771,7 @@ fn default_cap_is_25000_events_with_the_aws_cause() {
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             through: None,
+            map_run_arn: None,
         }),
         run.now_ms,
         &run.options,
@@ -827,6 +829,7 @@ fn an_oversized_execution_input_is_refused() {
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             through: None,
+            map_run_arn: None,
         }),
         run.now_ms,
         &run.options,

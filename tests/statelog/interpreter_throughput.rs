@@ -36,6 +36,7 @@ fn pass_chain_transitions_per_second() {
             state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
             role_arn: "arn:aws:iam::000000000000:role/r".into(),
             through: None,
+            map_run_arn: None,
         };
         let decision = decide_owned(
             &def,

@@ -409,6 +409,7 @@ mod tests {
                 execution_arn: "exec".into(),
                 state_machine_arn: "sm".into(),
                 input_text: Some("[1, 2]".into()),
+                map_run_arn: None,
             }),
         );
         assert_eq!(

@@ -320,6 +320,9 @@ pub struct ExecutionStarted {
     /// shows a passed-through input in its original text (`[1, 2]` stays `[1, 2]`), so the
     /// renderer uses it wherever the value appears unchanged.
     pub input_text: Option<String>,
+    /// The Map Run that started it, for a Distributed Map's child (statelog bookkeeping:
+    /// `DescribeExecution.mapRunArn`; AWS's event shows nothing of it). History format 3.
+    pub map_run_arn: Option<String>,
 }
 
 /// An `output` with its `outputDetails` (`executionSucceededEventDetails`,

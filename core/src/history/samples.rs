@@ -74,6 +74,7 @@ impl Sample for ExecutionStarted {
             execution_arn: text("execution"),
             state_machine_arn: text("machine"),
             input_text: Some(text("input-text")),
+            map_run_arn: Some(text("map-run")),
         }
     }
 }

@@ -1086,6 +1086,7 @@ impl<'d> Decider<'d, '_> {
             execution_arn: request.execution_arn,
             state_machine_arn: request.state_machine_arn,
             input_text,
+            map_run_arn: request.map_run_arn,
         };
         self.emit(&[], EventDetails::ExecutionStarted(details), Some(timer))?;
         let start_at = self.def.start_at.clone();

@@ -253,6 +253,8 @@ pub struct StartRequest {
     /// The version (and alias) it was started through; `None` for an unqualified start.
     /// Boxed: most starts have none, and a trigger stays small.
     pub through: Option<Box<StartedThrough>>,
+    /// The Map Run starting it, for a Distributed Map's child (`ExecutionStarted.map_run_arn`).
+    pub map_run_arn: Option<String>,
 }
 
 /// The version a start runs, and the alias that chose it, as `ExecutionStarted` records them.

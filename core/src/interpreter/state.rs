@@ -954,6 +954,7 @@ mod tests {
                 execution_arn: "exec".into(),
                 state_machine_arn: "machine".into(),
                 input_text: None,
+                map_run_arn: None,
             }),
         )
     }
@@ -1163,6 +1164,7 @@ mod tests {
                     execution_arn: "exec".into(),
                     state_machine_arn: "machine".into(),
                     input_text: None,
+                    map_run_arn: None,
                 }),
             ),
             event(2, entered("A rather long first state name", &first)),

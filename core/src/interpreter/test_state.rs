@@ -1518,6 +1518,7 @@ mod tests {
             state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:m".into(),
             role_arn: "arn:aws:iam::0:role/r".into(),
             through: None,
+            map_run_arn: None,
         };
         let decision = decide(
             &machine,

@@ -78,6 +78,7 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
         execution_arn: "arn:aws:states:us-east-1:0:execution:sm:e".into(),
         state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
         input_text: None,
+        map_run_arn: None,
     };
     apply(
         &mut state,
@@ -180,6 +181,7 @@ fn values_taken_over_keep_their_key_order_and_replay_to_the_same_state() {
         state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
         role_arn: "r".into(),
         through: None,
+        map_run_arn: None,
     };
     let decision = decide(
         &definition,
@@ -256,6 +258,7 @@ fn passing_states_share_one_payload_and_a_thread_reuses_its_events_vector() {
             state_machine_arn: "arn:aws:states:us-east-1:0:stateMachine:sm".into(),
             role_arn: "r".into(),
             through: None,
+            map_run_arn: None,
         };
         decide(
             &definition,
@@ -335,6 +338,7 @@ fn a_distributed_map_records_its_map_run_and_takes_its_answer() {
         state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm".into(),
         role_arn: "r".into(),
         through: None,
+        map_run_arn: None,
     };
     let started = decide(
         &definition,

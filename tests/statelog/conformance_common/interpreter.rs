@@ -30,6 +30,7 @@ pub fn case_request(n: usize, case: &Value) -> StartRequest {
         state_machine_arn: format!("arn:aws:states:us-east-1:000000000000:stateMachine:{sm_name}"),
         role_arn: case["role_arn"].as_str().unwrap_or_default().to_string(),
         through: None,
+        map_run_arn: None,
     }
 }
 

@@ -23,9 +23,10 @@ use serde::{Deserialize, Serialize};
 use super::{Error, HistoryEvent};
 
 mod v1;
+mod v2;
 
 /// The format version this build writes: the newest it reads.
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = 3;
 
 /// The oldest format version this build reads.
 pub const OLDEST_READ_VERSION: u8 = 1;
@@ -71,7 +72,9 @@ pub fn decode_ends(bytes: &[u8]) -> Result<(String, Option<(HistoryEvent, Histor
     match version {
         1 => take_whole_with(Ends::<v1::HistoryEvent>::new(), body)
             .map(|(arn, ends)| (arn, ends.map(|(first, last)| (first.into(), last.into())))),
-        2 => take_whole_with(Ends::<HistoryEvent>::new(), body),
+        2 => take_whole_with(Ends::<v2::HistoryEvent>::new(), body)
+            .map(|(arn, ends)| (arn, ends.map(|(first, last)| (first.into(), last.into())))),
+        3 => take_whole_with(Ends::<HistoryEvent>::new(), body),
         // `check_version` admits only the versions above.
         found => Err(Error::UnsupportedVersion {
             found,
@@ -216,11 +219,13 @@ pub fn check_version(version: u8) -> Result<(), Error> {
 }
 
 /// The one place that reads each version into today's types: an arm per version in
-/// [`READ_VERSIONS`]. Version 2 is today's types; version 1 had no `StateExited::assigned`.
+/// [`READ_VERSIONS`]. Version 3 is today's types; version 2 had no
+/// `ExecutionStarted::map_run_arn`, version 1 neither, nor `StateExited::assigned`.
 fn decode_body(version: u8, body: &[u8]) -> Result<EventBatch, Error> {
     match version {
         1 => take_whole::<v1::EventBatch>(body).map(EventBatch::from),
-        2 => take_whole(body),
+        2 => take_whole::<v2::EventBatch>(body).map(EventBatch::from),
+        3 => take_whole(body),
         // `check_version` admits only the versions above.
         found => Err(Error::UnsupportedVersion {
             found,
@@ -335,6 +340,7 @@ mod tests {
                     state_machine_arn: "arn:aws:states:us-east-1:000000000000:stateMachine:sm"
                         .into(),
                     input_text: Some("{\"a\": [1, 2.5, \"x\", null, {\"b\": true}]}".into()),
+                    map_run_arn: None,
                 }),
                 scope: vec![],
                 timer: Some(TimerArm {

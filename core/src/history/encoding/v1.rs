@@ -3,17 +3,18 @@
 //! Version 2 appended `assigned` to [`StateExited`](crate::history::StateExited); postcard
 //! encodes fields by position, so version 1 bytes are read with these copies of the types whose
 //! bytes changed and of every type that holds them, then upcast (`From`): an old exited event
-//! assigned no variable. Every other detail type is today's, unchanged.
+//! assigned no variable. Every other detail type is today's, unchanged, but `ExecutionStarted`,
+//! which version 3 changed: version 1 holds version 2's (`v2::ExecutionStarted`).
 //!
 //! Must not: change. These types are the bytes of every version 1 record ever written.
 
 use serde::{Deserialize, Serialize};
 
+use super::v2::ExecutionStarted;
 use crate::history::{
     ActivityScheduled, ActivityStarted, ErrorCause, EvaluationFailed, EventId, ExecutionRedriven,
-    ExecutionStarted, LambdaFunctionScheduled, MapIteration, MapRunRedriven, MapRunStarted,
-    MapStateStarted, Output, Payload, StateEntered, TaskError, TaskOutput, TaskResource,
-    TaskScheduled, TimerArm,
+    LambdaFunctionScheduled, MapIteration, MapRunRedriven, MapRunStarted, MapStateStarted, Output,
+    Payload, StateEntered, TaskError, TaskOutput, TaskResource, TaskScheduled, TimerArm,
 };
 
 /// `stateExitedEventDetails` as version 1 wrote it: no `assigned`.
