@@ -12,7 +12,8 @@
 //! claimed activity task takes a heartbeat, an embedder's `.sync` job takes its pushed outcome,
 //! and when the manual clock moves the Wait timers, the task timeout, the retry backoff, the
 //! heartbeat clock and a `.sync` child fire and every one of them closes as expected. Its
-//! deleted machine and activity stay deleted.
+//! deleted machine and activity stay deleted. One written by `examples/fixture_writer_map_run.rs`
+//! (a `map_run` section) shows its Distributed Map's children naming their Map Run.
 //!
 //! `fixtures_cover_every_event_type` and `fixtures_cover_every_record_variant` hold the corpus
 //! to its promise: every history event type the engine can produce, and every machine and
@@ -76,11 +77,6 @@ const NOT_PRODUCIBLE: &[(&str, &str)] = &[
         "LambdaFunctionTimedOut",
         "the legacy Lambda events: a Lambda ARN resource runs as a Task (Task* events)",
     ),
-    ("MapRunAborted", "Distributed Map is not supported"),
-    ("MapRunFailed", "Distributed Map is not supported"),
-    ("MapRunRedriven", "Distributed Map is not supported"),
-    ("MapRunStarted", "Distributed Map is not supported"),
-    ("MapRunSucceeded", "Distributed Map is not supported"),
     (
         "TaskStartFailed",
         "a handler that fails records TaskFailed; a resource with no handler waits for one",
