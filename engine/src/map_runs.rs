@@ -18,13 +18,20 @@
 //! (`naming::derived_name`), and children start in index order; a Map Run dispatched again
 //! after a crash (recovery re-dispatches the parent's pending effects) finds each STANDARD child
 //! it started before (`ExecutionAlreadyExists`) and waits for it or reads its outcome, so no
-//! item's STANDARD child runs twice. EXPRESS children leave nothing: a Map Run over them runs
-//! again from its first item after a crash (at-least-once, as AWS's Express children are).
+//! item's STANDARD child runs twice. EXPRESS children leave nothing of their own: the run
+//! records their ends (`statelog_store::map_runs`, `ChildrenEnded`, grouped and unsynced,
+//! `EndsBuffer`) and a run dispatched again takes the recorded ends instead of running those
+//! children (`replay_recorded_ends`); a child holds its concurrency slot until its end is
+//! appended, so a crash reruns at most `MaxConcurrency` of them (at-least-once, as AWS's
+//! Express children are). The run's opening and each `UpdateMapRun` are records too (synced):
+//! the parent of a run is found through the store's index, and a resumed run uses the latest
+//! settings.
 //!
 //! Invariants: at most `MaxConcurrency` children run at once (0: `MAP_RUN_CONCURRENCY_MAX`);
 //! what the run keeps per child is the running ones and the outputs needed for the result
 //! (dropped once they exceed the payload limit: the run then fails with
-//! `States.DataLimitExceeded`). Must not: write to the parent's history (the parent's events
+//! `States.DataLimitExceeded`); which children ended is one bit per index (`ChildSet`), never
+//! a per-child entry. Must not: write to the parent's history (the parent's events
 //! are its own decisions through `commit_decision`), hold a slot lock across a child's start.
 
 use std::collections::{HashMap, HashSet};
