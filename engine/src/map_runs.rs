@@ -2794,6 +2794,50 @@ mod map_run_tests {
         );
     }
 
+    /// A Map Run an older build ran has no `Opened` record: its parent is still found, by the
+    /// scan of the parent machine's executions (here the same log without its kind 5 records).
+    #[test]
+    fn a_map_run_without_records_is_found_by_the_scan_of_the_parent_machine() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = engine_on(&log);
+        let definition = distributed("STANDARD", "", r#"{"Type":"Pass","End":true}"#);
+        let described = run(&engine, &definition, r#"{"items":[1,2]}"#);
+        let parent = described.execution_arn;
+        let map_run_arn = engine.list_map_runs(&parent).expect("runs")[0]
+            .map_run_arn
+            .clone();
+        drop(engine);
+        let older = Arc::new(statelog_store::MemoryLog::new());
+        let mut kept = 0;
+        statelog_store::Log::scan(&*log, &mut |_, kind, payload| {
+            if kind != statelog_store::map_runs::KIND_MAP_RUN {
+                statelog_store::Log::append_batch(&*older, &[(kind, payload)])?;
+                kept += 1;
+            }
+            Ok(())
+        })
+        .expect("copies");
+        assert!(kept > 0);
+        let engine = engine_on(&older);
+        assert!(engine.inner.store.map_run(&map_run_arn).is_none());
+        let run = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(run.execution_arn, parent);
+        assert_eq!(run.status, MapRunStatus::Succeeded);
+        assert_eq!(
+            engine
+                .inner
+                .map_runs
+                .parent_scans
+                .load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "found by the scan"
+        );
+        let page = engine
+            .list_map_run_executions(&map_run_arn, None, 0, None)
+            .expect("lists");
+        assert_eq!(page.executions.len(), 2);
+    }
+
     /// A redriven EXPRESS run keeps its recorded successes (their children do not run again,
     /// their outputs stay) and reruns the failed child and the ones never started.
     #[test]
