@@ -2838,6 +2838,109 @@ mod map_run_tests {
         assert_eq!(page.executions.len(), 2);
     }
 
+    /// An EXPRESS run with an ItemReader and a ResultWriter, stopped by a restart mid-run: the
+    /// reopened engine writes the recorded results to its new sink first and runs only the
+    /// unrecorded items; the manifest's result files hold every item's result exactly once.
+    #[test]
+    fn a_resumed_express_run_writes_every_result_once_through_its_result_writer() {
+        let root = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(root.path().join("data")).expect("a bucket");
+        let lines: String = (0..12).map(|n| format!("{{\"n\":{n}}}\n")).collect();
+        std::fs::write(root.path().join("data/in.jsonl"), lines).expect("items");
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let open = || {
+            let stores =
+                statelog_items::ObjectStores::open(statelog_items::ObjectStoreConfig::Local {
+                    root: root.path().to_path_buf(),
+                })
+                .expect("a local object store");
+            let options = EngineOptions {
+                background_timers: false,
+                clock: Arc::new(ManualClock::new(NOW_MS)),
+                item_sources: Some(ItemSources::new(stores)),
+                ..EngineOptions::default()
+            };
+            Engine::open_with_log(log.clone(), options).expect("opens")
+        };
+        let handler = |engine: &Engine, calls: &Arc<Mutex<Vec<u64>>>, hold_from: u64| {
+            let calls = calls.clone();
+            engine.register_integration(ITEM_RESOURCE, move |input: Value, _context: Value| {
+                let n = input["n"].as_u64().unwrap_or_default();
+                calls.lock().push(n);
+                async move {
+                    if n >= hold_from {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok::<Value, TaskError>(json!(n * 10))
+                }
+            });
+        };
+        let engine = open();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        handler(&engine, &calls, 6);
+        let definition = format!(
+            r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","MaxConcurrency":2,
+            "ItemReader":{{"Resource":"arn:aws:states:::s3:getObject",
+              "Parameters":{{"Bucket":"data","Key":"in.jsonl"}},"ReaderConfig":{{"InputType":"JSONL"}}}},
+            "ResultWriter":{{"Resource":"arn:aws:states:::s3:putObject",
+              "Parameters":{{"Bucket":"data","Prefix":"out"}}}},
+            "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"}},
+              "StartAt":"C","States":{{"C":{{"Type":"Task","Resource":"{ITEM_RESOURCE}","End":true}}}}}},
+            "End":true}}}}}}"#
+        );
+        let (arn, map_run_arn) = start_parent(&engine, &definition, &[]);
+        wait_for("items 6 and 7 in flight", || calls.lock().len() == 8);
+        engine.inner.store.sync_unsynced().expect("syncs");
+        drop(engine);
+
+        let engine = open();
+        let again = Arc::new(Mutex::new(Vec::new()));
+        handler(&engine, &again, u64::MAX);
+        let described = engine.wait_until_closed(&arn).expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        let mut rerun = again.lock().clone();
+        rerun.sort_unstable();
+        assert_eq!(
+            rerun,
+            (6..12).collect::<Vec<u64>>(),
+            "only unrecorded items run"
+        );
+        let output = described.output.expect("output");
+        let key = output["ResultWriterDetails"]["Key"]
+            .as_str()
+            .expect("a key");
+        let read = |key: &str| -> Value {
+            serde_json::from_slice(
+                &std::fs::read(root.path().join("data").join(key)).expect("a file"),
+            )
+            .expect("json")
+        };
+        let manifest = read(key);
+        let mut outputs = Vec::new();
+        for file in manifest["ResultFiles"]["SUCCEEDED"]
+            .as_array()
+            .expect("succeeded files")
+        {
+            for result in read(file["Key"].as_str().expect("a key"))
+                .as_array()
+                .expect("results")
+            {
+                let text = result["Output"].as_str().expect("an output");
+                outputs.push(serde_json::from_str::<u64>(text).expect("a number"));
+            }
+        }
+        outputs.sort_unstable();
+        assert_eq!(outputs, (0..12).map(|n| n * 10).collect::<Vec<u64>>());
+        let counts = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(counts.item_counts.total, 12);
+        assert_eq!(counts.item_counts.succeeded, 12);
+        assert_eq!(counts.item_counts.results_written, 12);
+    }
+
     /// A redriven EXPRESS run keeps its recorded successes (their children do not run again,
     /// their outputs stay) and reruns the failed child and the ones never started.
     #[test]
