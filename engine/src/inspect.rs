@@ -31,14 +31,15 @@ pub fn open_read_only(dir: &Path) -> Result<(Wal, RecoveryReport), WalError> {
 }
 
 /// Whether a record of `kind` shows that the log is a statelog store's: one with a state
-/// machine, a catalog or an SWF record. Every execution needs its machine, and machine records
-/// are never compacted, so a store's log always holds one; an SWF run needs its domain, whose
-/// registration (or deletion) record is kept as long as the run.
+/// machine, a catalog, an SWF or a Map Run record. Every execution needs its machine, and
+/// machine records are never compacted, so a store's log always holds one; an SWF run needs
+/// its domain, whose registration (or deletion) record is kept as long as the run.
 pub fn is_store_marker(kind: RecordKind) -> bool {
     let kind = kind.get();
     kind == statelog_store::KIND_MACHINE
         || kind == statelog_store::KIND_CATALOG
         || kind == statelog_store::swf::KIND_SWF
+        || kind == statelog_store::map_runs::KIND_MAP_RUN
 }
 
 /// Reads `record` whole with the store's decoders, as a history read would.
@@ -92,5 +93,42 @@ mod tests {
             ..machine(&[1])
         };
         assert_eq!(check_record(&unknown), RecordCheck::UnknownKind);
+    }
+
+    /// A Map Run record (kind 5) reads whole, as `statelog wal verify` checks it: never damage
+    /// or an unknown kind; a newer version of it is a newer build's.
+    #[test]
+    fn map_run_records_are_store_records_that_read() {
+        use statelog_store::map_runs::{
+            encode_map_run, MapRunRecord, MapRunSettings, KIND_MAP_RUN,
+        };
+        assert!(is_store_marker(kind(KIND_MAP_RUN)));
+        let mut payload = encode_map_run(&MapRunRecord::Updated {
+            map_run_arn: "run".into(),
+            execution_arn: "parent".into(),
+            settings: MapRunSettings {
+                max_concurrency: 4,
+                tolerated_failure_count: None,
+                tolerated_failure_percentage: Some(10.0),
+            },
+            updated_ms: 1,
+        })
+        .expect("encodes");
+        let record = |payload: &[u8]| {
+            check_record(&Record {
+                lsn: Lsn(1),
+                kind: kind(KIND_MAP_RUN),
+                payload,
+                copied_from: None,
+            })
+        };
+        assert_eq!(
+            record(&payload),
+            RecordCheck::Readable {
+                execution_arn: None
+            }
+        );
+        payload[0] = statelog_store::map_runs::MAP_RUN_FORMAT_VERSION + 1;
+        assert!(matches!(record(&payload), RecordCheck::Newer(_)));
     }
 }

@@ -189,3 +189,23 @@ pub const MAP_RUN_READ_SLICE_ITEMS_MAX: usize = 1_000;
 /// ended ones (`map_runs::MapRunTable`): a dropped run is described from its parent's history
 /// (status, times, item total), as one that ended before the engine opened.
 pub const MAP_RUNS_KEPT_MAX: usize = 10_000;
+
+/// The most EXPRESS children's ends one Map Run record holds (`MapRunRecord::ChildrenEnded`):
+/// ends are grouped into one unsynced append per this many (fewer when the run's concurrency
+/// is small, see `map_runs::EndsBuffer`), never one append per child.
+pub const MAP_RUN_ENDS_PER_RECORD_MAX: usize = 256;
+
+/// The most bytes of EXPRESS children's ends (inputs, outputs, errors) one Map Run record
+/// gathers before it is appended; one end more may pass it.
+pub const MAP_RUN_ENDS_RECORD_SIZE_BYTES_MAX: usize = 1024 * 1024;
+
+/// The longest an EXPRESS child's end waits in memory for its Map Run record, in ms (the ends
+/// of a slow run are appended at least this often).
+pub const MAP_RUN_ENDS_FLUSH_INTERVAL_MS: u64 = 10;
+
+// A record of ends, plus one end of at most an input and an output at the payload limit (and
+// their error and cause), fits in one log record.
+const _: () = assert!(
+    MAP_RUN_ENDS_RECORD_SIZE_BYTES_MAX + 4 * statelog_core::limits::PAYLOAD_SIZE_BYTES_MAX
+        <= statelog_wal::limits::RECORD_SIZE_BYTES_MAX
+);

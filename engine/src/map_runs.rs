@@ -18,13 +18,20 @@
 //! (`naming::derived_name`), and children start in index order; a Map Run dispatched again
 //! after a crash (recovery re-dispatches the parent's pending effects) finds each STANDARD child
 //! it started before (`ExecutionAlreadyExists`) and waits for it or reads its outcome, so no
-//! item's STANDARD child runs twice. EXPRESS children leave nothing: a Map Run over them runs
-//! again from its first item after a crash (at-least-once, as AWS's Express children are).
+//! item's STANDARD child runs twice. EXPRESS children leave nothing of their own: the run
+//! records their ends (`statelog_store::map_runs`, `ChildrenEnded`, grouped and unsynced,
+//! `EndsBuffer`) and a run dispatched again takes the recorded ends instead of running those
+//! children (`replay_recorded_ends`); a child holds its concurrency slot until its end is
+//! appended, so a crash reruns at most `MaxConcurrency` of them (at-least-once, as AWS's
+//! Express children are). The run's opening and each `UpdateMapRun` are records too (synced):
+//! the parent of a run is found through the store's index, and a resumed run uses the latest
+//! settings.
 //!
 //! Invariants: at most `MaxConcurrency` children run at once (0: `MAP_RUN_CONCURRENCY_MAX`);
 //! what the run keeps per child is the running ones and the outputs needed for the result
 //! (dropped once they exceed the payload limit: the run then fails with
-//! `States.DataLimitExceeded`). Must not: write to the parent's history (the parent's events
+//! `States.DataLimitExceeded`); which children ended is one bit per index (`ChildSet`), never
+//! a per-child entry. Must not: write to the parent's history (the parent's events
 //! are its own decisions through `commit_decision`), hold a slot lock across a child's start.
 
 use std::collections::{HashMap, HashSet};
@@ -45,7 +52,14 @@ use statelog_items::{
     ChildResult, ChildStatus, ItemReaderSpec, ItemSource, ItemSources, ItemsError, ResultWriterSpec,
 };
 
-use crate::limits::{MAP_RUNS_KEPT_MAX, MAP_RUN_READ_SLICE_ITEMS_MAX};
+use statelog_store::map_runs::{
+    ChildEnd as RecordedEnd, ChildEndStatus, MapRunRecord, MapRunSettings,
+};
+
+use crate::limits::{
+    MAP_RUNS_KEPT_MAX, MAP_RUN_ENDS_FLUSH_INTERVAL_MS, MAP_RUN_ENDS_PER_RECORD_MAX,
+    MAP_RUN_ENDS_RECORD_SIZE_BYTES_MAX, MAP_RUN_READ_SLICE_ITEMS_MAX,
+};
 
 /// The error a Map state fails with when its ItemReader does (AWS).
 const ITEM_READER_FAILED: &str = "States.ItemReaderFailed";
@@ -178,6 +192,11 @@ pub(crate) struct MapRunTable {
     runs: Mutex<HashMap<Arc<str>, Arc<MapRun>>>,
     by_attempt: Mutex<HashMap<AttemptKey, Arc<MapRun>>>,
     children: Mutex<HashMap<Arc<str>, tokio::sync::oneshot::Sender<()>>>,
+    /// Serializes `UpdateMapRun`s, so the latest record is the settings in memory.
+    updates: Mutex<()>,
+    /// How many times a Map Run's parent was looked for by reading the parent machine's
+    /// executions (a run the log has no `Opened` record of: an older build's).
+    pub(crate) parent_scans: std::sync::atomic::AtomicU64,
 }
 
 /// The Map Runs as a task backend (see the module docs).
@@ -422,6 +441,32 @@ fn prepare(
         .to_string();
     let machine = ensure_child_machine(engine, &machine_name, &plan)?;
     let definition = engine.definition_at(machine.lsn)?;
+    // The run's record: written at its first dispatch (synced: DescribeMapRun finds its parent
+    // by it), read again at a later one (a restart, a redrive) for the latest UpdateMapRun.
+    let store = &engine.inner.store;
+    let defined = MapRunSettings {
+        max_concurrency: plan.max_concurrency,
+        tolerated_failure_count: plan.tolerated_failure_count,
+        tolerated_failure_percentage: plan.tolerated_failure_percentage,
+    };
+    let (start_ms, settings) = match store.map_run(map_run_arn) {
+        Some(entry) => (
+            entry.start_ms.unwrap_or(start_ms),
+            entry.settings.unwrap_or(defined),
+        ),
+        None => {
+            store.append_map_run(
+                MapRunRecord::Opened {
+                    map_run_arn: map_run_arn.to_string(),
+                    execution_arn: attempt.execution.to_string(),
+                    start_ms,
+                    settings: defined,
+                },
+                true,
+            )?;
+            (start_ms, defined)
+        }
+    };
     // Items from the input are counted now; read ones as they are read.
     let (items_total, total) = match plan.item_reader {
         Some(_) => (0, 0),
@@ -435,9 +480,9 @@ fn prepare(
         state: Mutex::new(RunState {
             status: MapRunStatus::Running,
             stop_ms: None,
-            max_concurrency: plan.max_concurrency,
-            tolerated_failure_count: plan.tolerated_failure_count,
-            tolerated_failure_percentage: plan.tolerated_failure_percentage,
+            max_concurrency: settings.max_concurrency,
+            tolerated_failure_count: settings.tolerated_failure_count,
+            tolerated_failure_percentage: settings.tolerated_failure_percentage,
             items: MapRunCounts {
                 pending: items_total,
                 total: items_total,
@@ -751,8 +796,381 @@ fn items_failure(task_id: statelog_core::history::EventId, error: &ItemsError) -
     }
 }
 
+/// The children a resumed run does not start again: those whose end its records hold. One bit
+/// per child index (125 KB per million children), never a per-child entry.
+#[derive(Default)]
+struct ChildSet {
+    words: Vec<u64>,
+}
+
+impl ChildSet {
+    /// Adds `index`; false when it was there already.
+    fn insert(&mut self, index: usize) -> bool {
+        let (word, bit) = (index / 64, index % 64);
+        if self.words.len() <= word {
+            self.words.resize(word + 1, 0);
+        }
+        let had = self.words[word] & (1 << bit) != 0;
+        self.words[word] |= 1 << bit;
+        !had
+    }
+
+    fn contains(&self, index: usize) -> bool {
+        self.words
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+}
+
+/// What the run collects of its children's ends for its answer: the ResultWriter's sink, or
+/// the outputs in item order (dropped once past the payload limit), and its failed items.
+struct Collected {
+    sink: Option<statelog_items::ResultSink>,
+    results: Vec<Value>,
+    results_bytes: usize,
+    too_large: bool,
+    failed_items: u64,
+}
+
+/// One child's end as the run counts it.
+enum Counted {
+    /// Within the tolerance: its status and its place in the output.
+    Kept(ChildStatus, Value),
+    /// The failures passed the threshold.
+    OverThreshold,
+}
+
+impl Collected {
+    /// Counts one child's end in the run's state and, within the tolerance, puts its result in
+    /// the output (`result`: the ResultWriter's record of it).
+    async fn collect(
+        &mut self,
+        run: &Arc<MapRun>,
+        index: usize,
+        items: u64,
+        outcome: ChildOutcome,
+        result: Option<ChildResult>,
+    ) -> Result<Counted, ItemsError> {
+        let counted = {
+            let mut state = run.state.lock();
+            match outcome {
+                ChildOutcome::Succeeded(output) => {
+                    state.executions.succeeded += 1;
+                    state.items.succeeded += items;
+                    Counted::Kept(ChildStatus::Succeeded, output)
+                }
+                failure => {
+                    let place = match failure {
+                        ChildOutcome::TimedOut => {
+                            state.executions.timed_out += 1;
+                            state.items.timed_out += items;
+                            Value::Null
+                        }
+                        ChildOutcome::Aborted => {
+                            state.executions.aborted += 1;
+                            state.items.aborted += items;
+                            Value::Null
+                        }
+                        ChildOutcome::Failed { error, cause } => {
+                            state.executions.failed += 1;
+                            state.items.failed += items;
+                            // A tolerated failure's place in the output holds its error.
+                            serde_json::json!({ "Error": error, "Cause": cause })
+                        }
+                        ChildOutcome::Succeeded(_) => Value::Null,
+                    };
+                    self.failed_items += items;
+                    // Items read so far count as the total: a reader's is not known before.
+                    let total = state.items.total;
+                    if exceeds_tolerance(&state, self.failed_items, total) {
+                        state.aborting = true;
+                        state.status = MapRunStatus::Failed;
+                        Counted::OverThreshold
+                    } else {
+                        Counted::Kept(ChildStatus::Failed, place)
+                    }
+                }
+            }
+        };
+        let Counted::Kept(status, place) = &counted else {
+            return Ok(counted);
+        };
+        if let Some(sink) = self.sink.as_mut() {
+            if let Some(child) = result {
+                sink.write(*status, vec![child]).await?;
+                let mut state = run.state.lock();
+                state.items.results_written += items;
+                state.executions.results_written += 1;
+            }
+            return Ok(counted);
+        }
+        if !self.too_large {
+            self.results_bytes += serde_json::to_vec(place).map_or(0, |v| v.len()) + 1;
+            if self.results.len() < index + 1 {
+                self.results.resize(index + 1, Value::Null);
+            }
+            self.results[index] = place.clone();
+            let mut state = run.state.lock();
+            state.items.results_written += items;
+            state.executions.results_written += 1;
+            if self.results_bytes > PAYLOAD_SIZE_BYTES_MAX {
+                self.too_large = true;
+                self.results = Vec::new();
+            }
+        }
+        Ok(counted)
+    }
+}
+
+/// The EXPRESS children's ends not appended yet. A child counts against the run's concurrency
+/// until its end is in the log (`EndsBuffer::len` + running <= MaxConcurrency), so a crash
+/// reruns at most MaxConcurrency items whose end was written; the buffer is appended (unsynced)
+/// once it holds `batch` ends or [`MAP_RUN_ENDS_RECORD_SIZE_BYTES_MAX`] bytes, after
+/// [`MAP_RUN_ENDS_FLUSH_INTERVAL_MS`], and before the run answers.
+struct EndsBuffer {
+    ends: Vec<RecordedEnd>,
+    size_bytes: usize,
+    /// When the oldest end waiting must be appended.
+    due: Option<tokio::time::Instant>,
+}
+
+impl EndsBuffer {
+    fn new() -> Self {
+        EndsBuffer {
+            ends: Vec::new(),
+            size_bytes: 0,
+            due: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// How many ends make a record for a run of concurrency `limit`: a quarter of it (at least
+    /// one, at most [`MAP_RUN_ENDS_PER_RECORD_MAX`]), so waiting ends never hold back more than
+    /// a quarter of the run's concurrency.
+    fn batch(limit: usize) -> usize {
+        (limit / 4).clamp(1, MAP_RUN_ENDS_PER_RECORD_MAX)
+    }
+
+    fn push(&mut self, end: RecordedEnd) {
+        self.size_bytes += end.execution_arn.len()
+            + [&end.input, &end.output, &end.error, &end.cause]
+                .iter()
+                .map(|text| text.as_ref().map_or(0, String::len))
+                .sum::<usize>();
+        self.ends.push(end);
+        self.due.get_or_insert_with(|| {
+            tokio::time::Instant::now()
+                + std::time::Duration::from_millis(MAP_RUN_ENDS_FLUSH_INTERVAL_MS)
+        });
+    }
+
+    fn full(&self, limit: usize) -> bool {
+        self.ends.len() >= Self::batch(limit)
+            || self.size_bytes >= MAP_RUN_ENDS_RECORD_SIZE_BYTES_MAX
+    }
+
+    /// Appends the waiting ends as one unsynced record (the parent's answer, a synced commit,
+    /// makes it durable at the latest). A failed append is kept in `background_errors`: its
+    /// children only run again after a crash, as Express children may.
+    async fn flush(&mut self, weak: &Weak<Inner>, run: &Arc<MapRun>) {
+        if self.ends.is_empty() {
+            return;
+        }
+        let record = MapRunRecord::ChildrenEnded {
+            map_run_arn: run.arn.to_string(),
+            execution_arn: run.attempt.execution.to_string(),
+            redrive_count: run.redrive_count,
+            ends: std::mem::take(&mut self.ends),
+        };
+        self.size_bytes = 0;
+        self.due = None;
+        let weak = weak.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            let Some(inner) = weak.upgrade() else { return };
+            if let Err(error) = inner.store.append_map_run(record, false) {
+                inner.background_errors.lock().push(format!(
+                    "recording a Map Run's children's ends failed: {error}"
+                ));
+            }
+        })
+        .await;
+    }
+}
+
+/// The record of an EXPRESS child's end.
+fn recorded_end(index: usize, items: u64, end: &ChildEnd) -> RecordedEnd {
+    let status = match &end.outcome {
+        ChildOutcome::Succeeded(_) => ChildEndStatus::Succeeded,
+        ChildOutcome::Failed { .. } => ChildEndStatus::Failed,
+        ChildOutcome::TimedOut => ChildEndStatus::TimedOut,
+        ChildOutcome::Aborted => ChildEndStatus::Aborted,
+    };
+    match &end.result {
+        Some(result) => RecordedEnd {
+            child_index: index as u64,
+            item_count: items,
+            status,
+            execution_arn: result.execution_arn.clone(),
+            input: Some(result.input.clone()),
+            output: result.output.clone(),
+            error: result.error.clone(),
+            cause: result.cause.clone(),
+            start_ms: result.start_date_ms,
+            stop_ms: result.stop_date_ms.unwrap_or(result.start_date_ms),
+        },
+        // It never started (its input or its start failed).
+        None => {
+            let (error, cause) = match &end.outcome {
+                ChildOutcome::Failed { error, cause } => (Some(error.clone()), Some(cause.clone())),
+                _ => (None, None),
+            };
+            RecordedEnd {
+                child_index: index as u64,
+                item_count: items,
+                status,
+                execution_arn: String::new(),
+                input: None,
+                output: None,
+                error,
+                cause,
+                start_ms: 0,
+                stop_ms: 0,
+            }
+        }
+    }
+}
+
+/// A recorded end as the run's outcome and ResultWriter record of the child.
+fn recorded_child(children: &Children, machine_arn: &str, end: RecordedEnd) -> ChildEnd {
+    let outcome = match end.status {
+        ChildEndStatus::Succeeded => ChildOutcome::Succeeded(
+            end.output
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .unwrap_or(Value::Null),
+        ),
+        ChildEndStatus::Failed => ChildOutcome::Failed {
+            error: end.error.clone().unwrap_or_default(),
+            cause: end.cause.clone().unwrap_or_default(),
+        },
+        ChildEndStatus::TimedOut => ChildOutcome::TimedOut,
+        ChildEndStatus::Aborted => ChildOutcome::Aborted,
+    };
+    let result = (!end.execution_arn.is_empty()).then(|| ChildResult {
+        execution_arn: end.execution_arn,
+        name: child_name(&children.map_run_arn, end.child_index as usize),
+        state_machine_arn: machine_arn.to_string(),
+        status: match end.status {
+            ChildEndStatus::Succeeded => statelog_items::ExecutionStatus::Succeeded,
+            ChildEndStatus::Failed => statelog_items::ExecutionStatus::Failed,
+            ChildEndStatus::TimedOut => statelog_items::ExecutionStatus::TimedOut,
+            ChildEndStatus::Aborted => statelog_items::ExecutionStatus::Aborted,
+        },
+        input: end.input.unwrap_or_default(),
+        output: end.output,
+        error: end.error,
+        cause: end.cause,
+        start_date_ms: end.start_ms,
+        stop_date_ms: Some(end.stop_ms),
+        redrive_count: 0,
+        redrive_status: statelog_items::RedriveStatus::NotRedrivable,
+        redrive_status_reason: None,
+    });
+    ChildEnd { outcome, result }
+}
+
+/// Takes the EXPRESS children's ends the run's records hold (a run dispatched again after a
+/// restart, or redriven) as if they had just ended: counted, and their results in the output.
+/// A redriven run keeps only the succeeded ends of earlier runs (the others run again) and
+/// every end of its own redrive; the first end of an index wins. One record in memory at a
+/// time. `Err`: the parent's answer (the failures passed the threshold, a ResultWriter or the
+/// log failed).
+async fn replay_recorded_ends(
+    weak: &Weak<Inner>,
+    run: &Arc<MapRun>,
+    children: &Children,
+    collected: &mut Collected,
+    recorded: &mut ChildSet,
+) -> Result<(), Option<Trigger>> {
+    let task_id = run.attempt.task;
+    let reads = children.plan.item_reader.is_some();
+    let machine_arn = {
+        let inner = weak.upgrade().ok_or(None)?;
+        Engine { inner }.state_machine_arn(&children.record.name)
+    };
+    let mut position = 0;
+    loop {
+        let read = {
+            let weak = weak.clone();
+            let arn = run.arn.clone();
+            tokio::task::spawn_blocking(move || {
+                let inner = weak.upgrade()?;
+                Some(inner.store.map_run_children_ended(&arn, position))
+            })
+            .await
+            .ok()
+            .flatten()
+            .ok_or(None)?
+        };
+        let (redrive_count, ends) = match read {
+            Ok(Some(record)) => record,
+            Ok(None) => return Ok(()),
+            Err(error) => {
+                return Err(Some(Trigger::TaskFailed {
+                    task_id,
+                    error: "States.Runtime".to_string(),
+                    cause: format!("the Map Run's recorded children do not read: {error}"),
+                }))
+            }
+        };
+        position += 1;
+        for end in ends {
+            let counts =
+                redrive_count == run.redrive_count || end.status == ChildEndStatus::Succeeded;
+            let index = end.child_index as usize;
+            if !counts || !recorded.insert(index) {
+                continue;
+            }
+            let items = end.item_count;
+            {
+                let mut state = run.state.lock();
+                if reads {
+                    state.items.total += items;
+                    state.executions.total += 1;
+                } else {
+                    state.items.pending = state.items.pending.saturating_sub(items);
+                    state.executions.pending = state.executions.pending.saturating_sub(1);
+                }
+            }
+            let child = recorded_child(children, &machine_arn, end);
+            match collected
+                .collect(run, index, items, child.outcome, child.result)
+                .await
+            {
+                Ok(Counted::Kept(..)) => {}
+                Ok(Counted::OverThreshold) => return Err(Some(over_threshold(task_id))),
+                Err(error) => return Err(Some(items_failure(task_id, &error))),
+            }
+        }
+    }
+}
+
+/// The parent's answer when the run's failures passed its tolerated threshold.
+fn over_threshold(task_id: statelog_core::history::EventId) -> Trigger {
+    Trigger::TaskFailed {
+        task_id,
+        error: EXCEED_TOLERATED_FAILURE_THRESHOLD.to_string(),
+        cause: "The specified tolerated failure threshold was exceeded".to_string(),
+    }
+}
+
 /// Starts the children, at most `MaxConcurrency` at once, until all ended or the failures pass
-/// the threshold; the parent's answer (`None`: aborted, or the engine closed).
+/// the threshold; the parent's answer (`None`: aborted, or the engine closed). EXPRESS
+/// children's ends are recorded (`EndsBuffer`) and, when the run is dispatched again, taken
+/// from the records instead of run again (`replay_recorded_ends`).
 async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -> Option<Trigger> {
     let plan = &children.plan;
     let task_id = run.attempt.task;
@@ -760,7 +1178,7 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
         Ok(feed) => feed,
         Err(error) => return Some(items_failure(task_id, &error)),
     };
-    let mut sink = match &plan.result_writer {
+    let sink = match &plan.result_writer {
         None => None,
         Some(writer) => {
             let opened = async {
@@ -779,12 +1197,29 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
             }
         }
     };
+    let mut collected = Collected {
+        sink,
+        results: Vec::new(),
+        results_bytes: 0,
+        too_large: false,
+        failed_items: 0,
+    };
+    let express = plan.execution_type == ChildExecutionType::Express;
+    let mut recorded = ChildSet::default();
+    if express {
+        if let Err(answer) =
+            replay_recorded_ends(weak, run, &children, &mut collected, &mut recorded).await
+        {
+            stop_running(weak, run, "the Map Run could not resume");
+            if let Some(sink) = collected.sink.take() {
+                let _ = sink.abort().await;
+            }
+            return answer;
+        }
+    }
+    let mut ends = EndsBuffer::new();
     let reads = plan.item_reader.is_some();
-    let mut results: Vec<Value> = Vec::new();
-    let mut results_bytes = 0usize;
-    let mut too_large = false;
     let mut exhausted = false;
-    let mut failed_items = 0u64;
     let mut in_flight = tokio::task::JoinSet::new();
     loop {
         let (limit, aborting) = {
@@ -797,13 +1232,23 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
         };
         if aborting {
             in_flight.abort_all();
-            if let Some(sink) = sink {
+            ends.flush(weak, run).await;
+            if let Some(sink) = collected.sink.take() {
                 let _ = sink.abort().await;
             }
             return None;
         }
-        while !exhausted && in_flight.len() < limit {
-            let room = limit - in_flight.len();
+        if !ends.ends.is_empty()
+            && (ends.full(limit)
+                || in_flight.is_empty()
+                || ends
+                    .due
+                    .is_some_and(|due| due <= tokio::time::Instant::now()))
+        {
+            ends.flush(weak, run).await;
+        }
+        while !exhausted && in_flight.len() + ends.len() < limit {
+            let room = limit - in_flight.len() - ends.len();
             let next = match feed
                 .next(plan, room.min(MAP_RUN_READ_SLICE_ITEMS_MAX))
                 .await
@@ -811,6 +1256,7 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
                 Ok(next) => next,
                 Err(error) => {
                     in_flight.abort_all();
+                    ends.flush(weak, run).await;
                     stop_running(weak, run, "the Map Run's ItemReader failed");
                     return Some(items_failure(task_id, &error));
                 }
@@ -819,6 +1265,10 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
                 exhausted = true;
                 break;
             };
+            // Its end is recorded: its result is in the output already.
+            if recorded.contains(next.index) {
+                continue;
+            }
             {
                 let mut state = run.state.lock();
                 if reads {
@@ -845,109 +1295,64 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
         if in_flight.is_empty() {
             break;
         }
+        let flush_due = ends.due;
         let joined = tokio::select! {
             joined = in_flight.join_next() => joined,
             _ = run.changed.notified() => continue,
+            _ = async {
+                match flush_due {
+                    Some(due) => tokio::time::sleep_until(due).await,
+                    None => std::future::pending().await,
+                }
+            } => continue,
         };
         let Some(Ok((index, items, end))) = joined else {
             // A child's task panicked or was cancelled: the engine is closing.
             return None;
         };
         let end = end?;
-        let ended = {
+        if express {
+            ends.push(recorded_end(index, items, &end));
+        }
+        {
             let mut state = run.state.lock();
             state.executions.running -= 1;
             state.items.running -= items;
-            match end.outcome {
-                ChildOutcome::Succeeded(output) => {
-                    state.executions.succeeded += 1;
-                    state.items.succeeded += items;
-                    Some((ChildStatus::Succeeded, output))
-                }
-                failure => {
-                    let place = match failure {
-                        ChildOutcome::TimedOut => {
-                            state.executions.timed_out += 1;
-                            state.items.timed_out += items;
-                            Value::Null
-                        }
-                        ChildOutcome::Aborted => {
-                            state.executions.aborted += 1;
-                            state.items.aborted += items;
-                            Value::Null
-                        }
-                        ChildOutcome::Failed { error, cause } => {
-                            state.executions.failed += 1;
-                            state.items.failed += items;
-                            // A tolerated failure's place in the output holds its error.
-                            serde_json::json!({ "Error": error, "Cause": cause })
-                        }
-                        ChildOutcome::Succeeded(_) => Value::Null,
-                    };
-                    failed_items += items;
-                    // Items read so far count as the total: a reader's is not known before.
-                    let total = state.items.total;
-                    if exceeds_tolerance(&state, failed_items, total) {
-                        state.aborting = true;
-                        state.status = MapRunStatus::Failed;
-                        None
-                    } else {
-                        Some((ChildStatus::Failed, place))
-                    }
-                }
-            }
-        };
-        let Some((status, result)) = ended else {
-            in_flight.abort_all();
-            stop_running(
-                weak,
-                run,
-                "the Map Run's tolerated failure threshold was exceeded",
-            );
-            if let Some(sink) = sink {
-                let _ = sink.abort().await;
-            }
-            return Some(Trigger::TaskFailed {
-                task_id,
-                error: EXCEED_TOLERATED_FAILURE_THRESHOLD.to_string(),
-                cause: "The specified tolerated failure threshold was exceeded".to_string(),
-            });
-        };
-        if let Some(sink) = sink.as_mut() {
-            if let Some(child) = end.result {
-                if let Err(error) = sink.write(status, vec![child]).await {
-                    in_flight.abort_all();
-                    stop_running(weak, run, "the Map Run's ResultWriter failed");
-                    return Some(items_failure(task_id, &error));
-                }
-                let mut state = run.state.lock();
-                state.items.results_written += items;
-                state.executions.results_written += 1;
-            }
-            continue;
         }
-        if !too_large {
-            results_bytes += serde_json::to_vec(&result).map_or(0, |v| v.len()) + 1;
-            if results.len() < index + 1 {
-                results.resize(index + 1, Value::Null);
+        match collected
+            .collect(run, index, items, end.outcome, end.result)
+            .await
+        {
+            Ok(Counted::Kept(..)) => {}
+            Ok(Counted::OverThreshold) => {
+                in_flight.abort_all();
+                ends.flush(weak, run).await;
+                stop_running(
+                    weak,
+                    run,
+                    "the Map Run's tolerated failure threshold was exceeded",
+                );
+                if let Some(sink) = collected.sink.take() {
+                    let _ = sink.abort().await;
+                }
+                return Some(over_threshold(task_id));
             }
-            results[index] = result;
-            let mut state = run.state.lock();
-            state.items.results_written += items;
-            state.executions.results_written += 1;
-            if results_bytes > PAYLOAD_SIZE_BYTES_MAX {
-                too_large = true;
-                results = Vec::new();
+            Err(error) => {
+                in_flight.abort_all();
+                ends.flush(weak, run).await;
+                stop_running(weak, run, "the Map Run's ResultWriter failed");
+                return Some(items_failure(task_id, &error));
             }
         }
     }
-    if let Some(sink) = sink {
+    ends.flush(weak, run).await;
+    if let Some(sink) = collected.sink {
         return Some(match sink.finish().await {
             Ok(output) => Trigger::TaskSucceeded { task_id, output },
             Err(error) => items_failure(task_id, &error),
         });
     }
-    if too_large {
+    if collected.too_large {
         return Some(Trigger::TaskFailed {
             task_id,
             error: "States.DataLimitExceeded".to_string(),
@@ -956,6 +1361,7 @@ async fn drive(weak: &Weak<Inner>, run: &Arc<MapRun>, children: Arc<Children>) -
             ),
         });
     }
+    let mut results = collected.results;
     let total = run.state.lock().executions.total as usize;
     results.resize(total, Value::Null);
     Some(Trigger::TaskSucceeded {
@@ -1317,8 +1723,11 @@ impl Engine {
                 },
             });
         };
-        {
-            let mut state = run.state.lock();
+        // Recorded (synced) before it answers, and applied in the order recorded: a run resumed
+        // after a restart, and DescribeMapRun, use the latest record.
+        let _serial = self.inner.map_runs.updates.lock();
+        let settings = {
+            let state = run.state.lock();
             if state.status != MapRunStatus::Running {
                 return Err(Error::Validation {
                     reason: ValidationReason::MapRunNotRunning {
@@ -1326,15 +1735,27 @@ impl Engine {
                     },
                 });
             }
-            if let Some(n) = max_concurrency {
-                state.max_concurrency = n;
+            MapRunSettings {
+                max_concurrency: max_concurrency.unwrap_or(state.max_concurrency),
+                tolerated_failure_count: tolerated_failure_count.or(state.tolerated_failure_count),
+                tolerated_failure_percentage: tolerated_failure_percentage
+                    .or(state.tolerated_failure_percentage),
             }
-            if let Some(p) = tolerated_failure_percentage {
-                state.tolerated_failure_percentage = Some(p);
-            }
-            if let Some(n) = tolerated_failure_count {
-                state.tolerated_failure_count = Some(n);
-            }
+        };
+        self.inner.store.append_map_run(
+            MapRunRecord::Updated {
+                map_run_arn: map_run_arn.to_string(),
+                execution_arn: run.attempt.execution.to_string(),
+                settings,
+                updated_ms: self.inner.options.clock.now_ms(),
+            },
+            true,
+        )?;
+        {
+            let mut state = run.state.lock();
+            state.max_concurrency = settings.max_concurrency;
+            state.tolerated_failure_count = settings.tolerated_failure_count;
+            state.tolerated_failure_percentage = settings.tolerated_failure_percentage;
         }
         run.changed.notify_one();
         Ok(())
@@ -1403,14 +1824,23 @@ impl Engine {
         }
     }
 
-    /// The execution that started the Map Run `map_run_arn`, by the ARN's shape; checked by
-    /// the caller against that execution's history.
+    /// The execution that started the Map Run `map_run_arn`: the one its `Opened` record
+    /// names (the store's index), else (a run an older build opened) found by the ARN's shape
+    /// among the parent machine's executions. Checked by the caller against that execution's
+    /// history.
     fn map_run_parent(&self, map_run_arn: &str) -> Result<String, Error> {
         let invalid = || Error::InvalidArn {
             arn: map_run_arn.to_string(),
             reason: super::ArnReason::NotAMapRun,
         };
         let machine = child_machine_name(map_run_arn).ok_or_else(invalid)?;
+        if let Some(recorded) = self.inner.store.map_run(map_run_arn) {
+            return Ok(recorded.execution_arn.to_string());
+        }
+        self.inner
+            .map_runs
+            .parent_scans
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // The parent is any execution of the parent machine whose history holds the run: the
         // runs this engine knows name it; otherwise the parent machine's executions are read.
         let (parent_machine, _label) = machine.rsplit_once('/').ok_or_else(invalid)?;
@@ -1544,9 +1974,23 @@ impl Engine {
                 run.item_counts = state.items;
                 run.execution_counts = state.executions;
                 run.redrive_count = live.redrive_count;
-            } else if closed && run.status == MapRunStatus::Running {
-                run.status = MapRunStatus::Aborted;
-                run.stop_ms = events.last().map(|e| e.timestamp_ms);
+            } else {
+                // The latest recorded settings (the definition's, or an UpdateMapRun's).
+                if let Some(settings) = self
+                    .inner
+                    .store
+                    .map_run(&run.map_run_arn)
+                    .and_then(|recorded| recorded.settings)
+                {
+                    run.max_concurrency = settings.max_concurrency;
+                    run.tolerated_failure_count = settings.tolerated_failure_count.unwrap_or(0);
+                    run.tolerated_failure_percentage =
+                        settings.tolerated_failure_percentage.unwrap_or(0.0);
+                }
+                if closed && run.status == MapRunStatus::Running {
+                    run.status = MapRunStatus::Aborted;
+                    run.stop_ms = events.last().map(|e| e.timestamp_ms);
+                }
             }
         }
         Ok(runs)
@@ -2163,5 +2607,402 @@ mod map_run_tests {
             }
             std::thread::yield_now();
         }
+    }
+
+    const ITEM_RESOURCE: &str = "arn:aws:lambda:us-east-1:000000000000:function:item";
+
+    /// An engine over `log` (a reopen is a restart of the same log).
+    fn engine_on(log: &Arc<statelog_store::MemoryLog>) -> Engine {
+        let options = EngineOptions {
+            background_timers: false,
+            clock: Arc::new(ManualClock::new(NOW_MS)),
+            ..EngineOptions::default()
+        };
+        Engine::open_with_log(log.clone(), options).expect("opens")
+    }
+
+    /// Registers the item handler: it notes each item it is called with in `calls` and answers
+    /// `item * 10`, except that an item for which `hold` says so never answers.
+    fn item_handler(
+        engine: &Engine,
+        calls: &Arc<Mutex<Vec<u64>>>,
+        hold: impl Fn(u64) -> bool + Send + Sync + 'static,
+    ) {
+        let calls = calls.clone();
+        let hold = Arc::new(hold);
+        engine.register_integration(ITEM_RESOURCE, move |input: Value, _context: Value| {
+            let n = input.as_u64().unwrap_or_default();
+            calls.lock().push(n);
+            let held = hold(n);
+            async move {
+                if held {
+                    std::future::pending::<()>().await;
+                }
+                Ok::<Value, TaskError>(json!(n * 10))
+            }
+        });
+    }
+
+    /// Waits (yielding) until `done` holds, for at most `attempts` looks.
+    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+        for _ in 0..200_000 {
+            if done() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    fn start_parent(engine: &Engine, definition: &str, items: &[u64]) -> (String, String) {
+        engine
+            .create_state_machine("parent", definition, None)
+            .expect("valid");
+        let started = engine
+            .start_execution("parent", Some("p1"), &json!({ "items": items }).to_string())
+            .expect("starts");
+        let arn = started.execution_arn;
+        let mut map_run_arn = String::new();
+        wait_for("the Map Run", || {
+            match engine.list_map_runs(&arn).expect("runs").first() {
+                Some(run) => {
+                    map_run_arn = run.map_run_arn.clone();
+                    true
+                }
+                None => false,
+            }
+        });
+        (arn, map_run_arn)
+    }
+
+    /// An EXPRESS run stopped by a restart mid-run: the reopened engine runs only the items
+    /// whose end was not recorded (here the two held in flight and the ones never started),
+    /// and the output holds every item's result once, in item order.
+    #[test]
+    fn a_reopened_engine_resumes_an_express_run_without_the_children_whose_end_was_recorded() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = engine_on(&log);
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        // Items 6 and up never answer in the first engine.
+        item_handler(&engine, &calls, |n| n >= 6);
+        let definition = distributed(
+            "EXPRESS",
+            r#""MaxConcurrency":2,"#,
+            &format!(r#"{{"Type":"Task","Resource":"{ITEM_RESOURCE}","End":true}}"#),
+        );
+        let items: Vec<u64> = (0..12).collect();
+        let (arn, map_run_arn) = start_parent(&engine, &definition, &items);
+        // Both slots held by items 6 and 7: every end before them was appended (an end holds
+        // its slot until it is).
+        wait_for("items 6 and 7 in flight", || calls.lock().len() == 8);
+        let recorded = engine.inner.store.map_run(&map_run_arn).expect("opened");
+        assert!(recorded.ends_record_count() >= 1);
+        // The synced commit that makes them durable (any would; the test has none).
+        engine.inner.store.sync_unsynced().expect("syncs");
+        drop(engine);
+
+        let engine = engine_on(&log);
+        let again = Arc::new(Mutex::new(Vec::new()));
+        item_handler(&engine, &again, |_| false);
+        let described = engine.wait_until_closed(&arn).expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        let expected: Vec<u64> = items.iter().map(|n| n * 10).collect();
+        assert_eq!(described.output, Some(json!(expected)));
+        let mut rerun = again.lock().clone();
+        rerun.sort_unstable();
+        assert_eq!(
+            rerun,
+            (6..12).collect::<Vec<u64>>(),
+            "only unrecorded items run"
+        );
+        let counts = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(counts.item_counts.succeeded, 12);
+        assert_eq!(counts.item_counts.results_written, 12);
+    }
+
+    /// UpdateMapRun is recorded: after a restart DescribeMapRun shows the updated settings and
+    /// the resumed run runs as many children as the update allows (the definition said 2).
+    #[test]
+    fn update_map_run_survives_a_reopen_and_the_resumed_run_uses_it() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = engine_on(&log);
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        item_handler(&engine, &calls, |_| true);
+        let definition = distributed(
+            "EXPRESS",
+            r#""MaxConcurrency":2,"ToleratedFailureCount":1,"#,
+            &format!(r#"{{"Type":"Task","Resource":"{ITEM_RESOURCE}","End":true}}"#),
+        );
+        let items: Vec<u64> = (0..10).collect();
+        let (_arn, map_run_arn) = start_parent(&engine, &definition, &items);
+        wait_for("two children", || calls.lock().len() == 2);
+        engine
+            .update_map_run(&map_run_arn, Some(5), Some(40.0), None)
+            .expect("updates");
+        drop(engine);
+
+        let engine = engine_on(&log);
+        let again = Arc::new(Mutex::new(Vec::new()));
+        item_handler(&engine, &again, |_| true);
+        wait_for("five children", || again.lock().len() == 5);
+        let described = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(described.max_concurrency, 5);
+        assert_eq!(described.tolerated_failure_percentage, 40.0);
+        assert_eq!(
+            described.tolerated_failure_count, 1,
+            "kept from the definition"
+        );
+        assert_eq!(described.execution_counts.running, 5);
+        assert_eq!(
+            again.lock().len(),
+            5,
+            "no more than the updated concurrency"
+        );
+    }
+
+    /// A Map Run not in the engine's table (ended before a restart) is found through the
+    /// store's index of runs, never by reading the parent machine's executions, and keeps its
+    /// recorded settings.
+    #[test]
+    fn describe_map_run_after_a_reopen_finds_the_parent_through_the_index() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = engine_on(&log);
+        let definition = distributed(
+            "EXPRESS",
+            r#""MaxConcurrency":7,"#,
+            r#"{"Type":"Pass","End":true}"#,
+        );
+        let described = run(&engine, &definition, r#"{"items":[1,2,3]}"#);
+        assert_eq!(described.status, ExecutionStatus::Succeeded);
+        let parent = described.execution_arn;
+        let map_run_arn = engine.list_map_runs(&parent).expect("runs")[0]
+            .map_run_arn
+            .clone();
+        drop(engine);
+
+        let engine = engine_on(&log);
+        let run = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(run.execution_arn, parent);
+        assert_eq!(run.status, MapRunStatus::Succeeded);
+        assert_eq!(run.max_concurrency, 7, "the recorded settings");
+        let page = engine
+            .list_map_run_executions(&map_run_arn, None, 0, None)
+            .expect("lists");
+        assert!(
+            page.executions.is_empty(),
+            "EXPRESS children are not listed"
+        );
+        assert!(matches!(
+            engine.update_map_run(&map_run_arn, Some(1), None, None),
+            Err(Error::Validation { .. })
+        ));
+        assert_eq!(
+            engine
+                .inner
+                .map_runs
+                .parent_scans
+                .load(std::sync::atomic::Ordering::Relaxed),
+            0,
+            "no scan of the parent machine's executions"
+        );
+    }
+
+    /// A Map Run an older build ran has no `Opened` record: its parent is still found, by the
+    /// scan of the parent machine's executions (here the same log without its kind 5 records).
+    #[test]
+    fn a_map_run_without_records_is_found_by_the_scan_of_the_parent_machine() {
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = engine_on(&log);
+        let definition = distributed("STANDARD", "", r#"{"Type":"Pass","End":true}"#);
+        let described = run(&engine, &definition, r#"{"items":[1,2]}"#);
+        let parent = described.execution_arn;
+        let map_run_arn = engine.list_map_runs(&parent).expect("runs")[0]
+            .map_run_arn
+            .clone();
+        drop(engine);
+        let older = Arc::new(statelog_store::MemoryLog::new());
+        let mut kept = 0;
+        statelog_store::Log::scan(&*log, &mut |_, kind, payload| {
+            if kind != statelog_store::map_runs::KIND_MAP_RUN {
+                statelog_store::Log::append_batch(&*older, &[(kind, payload)])?;
+                kept += 1;
+            }
+            Ok(())
+        })
+        .expect("copies");
+        assert!(kept > 0);
+        let engine = engine_on(&older);
+        assert!(engine.inner.store.map_run(&map_run_arn).is_none());
+        let run = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(run.execution_arn, parent);
+        assert_eq!(run.status, MapRunStatus::Succeeded);
+        assert_eq!(
+            engine
+                .inner
+                .map_runs
+                .parent_scans
+                .load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "found by the scan"
+        );
+        let page = engine
+            .list_map_run_executions(&map_run_arn, None, 0, None)
+            .expect("lists");
+        assert_eq!(page.executions.len(), 2);
+    }
+
+    /// An EXPRESS run with an ItemReader and a ResultWriter, stopped by a restart mid-run: the
+    /// reopened engine writes the recorded results to its new sink first and runs only the
+    /// unrecorded items; the manifest's result files hold every item's result exactly once.
+    #[test]
+    fn a_resumed_express_run_writes_every_result_once_through_its_result_writer() {
+        let root = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(root.path().join("data")).expect("a bucket");
+        let lines: String = (0..12).map(|n| format!("{{\"n\":{n}}}\n")).collect();
+        std::fs::write(root.path().join("data/in.jsonl"), lines).expect("items");
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let open = || {
+            let stores =
+                statelog_items::ObjectStores::open(statelog_items::ObjectStoreConfig::Local {
+                    root: root.path().to_path_buf(),
+                })
+                .expect("a local object store");
+            let options = EngineOptions {
+                background_timers: false,
+                clock: Arc::new(ManualClock::new(NOW_MS)),
+                item_sources: Some(ItemSources::new(stores)),
+                ..EngineOptions::default()
+            };
+            Engine::open_with_log(log.clone(), options).expect("opens")
+        };
+        let handler = |engine: &Engine, calls: &Arc<Mutex<Vec<u64>>>, hold_from: u64| {
+            let calls = calls.clone();
+            engine.register_integration(ITEM_RESOURCE, move |input: Value, _context: Value| {
+                let n = input["n"].as_u64().unwrap_or_default();
+                calls.lock().push(n);
+                async move {
+                    if n >= hold_from {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok::<Value, TaskError>(json!(n * 10))
+                }
+            });
+        };
+        let engine = open();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        handler(&engine, &calls, 6);
+        let definition = format!(
+            r#"{{"StartAt":"M","States":{{"M":{{"Type":"Map","MaxConcurrency":2,
+            "ItemReader":{{"Resource":"arn:aws:states:::s3:getObject",
+              "Parameters":{{"Bucket":"data","Key":"in.jsonl"}},"ReaderConfig":{{"InputType":"JSONL"}}}},
+            "ResultWriter":{{"Resource":"arn:aws:states:::s3:putObject",
+              "Parameters":{{"Bucket":"data","Prefix":"out"}}}},
+            "ItemProcessor":{{"ProcessorConfig":{{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"}},
+              "StartAt":"C","States":{{"C":{{"Type":"Task","Resource":"{ITEM_RESOURCE}","End":true}}}}}},
+            "End":true}}}}}}"#
+        );
+        let (arn, map_run_arn) = start_parent(&engine, &definition, &[]);
+        wait_for("items 6 and 7 in flight", || calls.lock().len() == 8);
+        engine.inner.store.sync_unsynced().expect("syncs");
+        drop(engine);
+
+        let engine = open();
+        let again = Arc::new(Mutex::new(Vec::new()));
+        handler(&engine, &again, u64::MAX);
+        let described = engine.wait_until_closed(&arn).expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        let mut rerun = again.lock().clone();
+        rerun.sort_unstable();
+        assert_eq!(
+            rerun,
+            (6..12).collect::<Vec<u64>>(),
+            "only unrecorded items run"
+        );
+        let output = described.output.expect("output");
+        let key = output["ResultWriterDetails"]["Key"]
+            .as_str()
+            .expect("a key");
+        let read = |key: &str| -> Value {
+            serde_json::from_slice(
+                &std::fs::read(root.path().join("data").join(key)).expect("a file"),
+            )
+            .expect("json")
+        };
+        let manifest = read(key);
+        let mut outputs = Vec::new();
+        for file in manifest["ResultFiles"]["SUCCEEDED"]
+            .as_array()
+            .expect("succeeded files")
+        {
+            for result in read(file["Key"].as_str().expect("a key"))
+                .as_array()
+                .expect("results")
+            {
+                let text = result["Output"].as_str().expect("an output");
+                outputs.push(serde_json::from_str::<u64>(text).expect("a number"));
+            }
+        }
+        outputs.sort_unstable();
+        assert_eq!(outputs, (0..12).map(|n| n * 10).collect::<Vec<u64>>());
+        let counts = engine.describe_map_run(&map_run_arn).expect("described");
+        assert_eq!(counts.item_counts.total, 12);
+        assert_eq!(counts.item_counts.succeeded, 12);
+        assert_eq!(counts.item_counts.results_written, 12);
+    }
+
+    /// A redriven EXPRESS run keeps its recorded successes (their children do not run again,
+    /// their outputs stay) and reruns the failed child and the ones never started.
+    #[test]
+    fn a_redriven_express_run_reruns_only_the_children_that_did_not_succeed() {
+        let engine = engine();
+        let broken = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        {
+            let (broken, calls) = (broken.clone(), calls.clone());
+            engine.register_integration(ITEM_RESOURCE, move |input: Value, _context: Value| {
+                let n = input.as_u64().unwrap_or_default();
+                calls.lock().push(n);
+                let fail = n == 2 && broken.load(Ordering::SeqCst);
+                async move {
+                    if fail {
+                        Err(TaskError::new("Broken", "item 2 fails once"))
+                    } else {
+                        Ok(json!(n * 10))
+                    }
+                }
+            });
+        }
+        let definition = distributed(
+            "EXPRESS",
+            r#""MaxConcurrency":1,"#,
+            &format!(r#"{{"Type":"Task","Resource":"{ITEM_RESOURCE}","End":true}}"#),
+        );
+        let described = run(&engine, &definition, r#"{"items":[0,1,2,3,4]}"#);
+        assert_eq!(described.status, ExecutionStatus::Failed, "{described:?}");
+        assert_eq!(calls.lock().clone(), vec![0, 1, 2]);
+        broken.store(false, Ordering::SeqCst);
+        calls.lock().clear();
+        let arn = described.execution_arn;
+        engine.redrive_execution(&arn, None).expect("redrives");
+        let described = engine.wait_until_closed(&arn).expect("closes");
+        assert_eq!(
+            described.status,
+            ExecutionStatus::Succeeded,
+            "{described:?}"
+        );
+        assert_eq!(described.output, Some(json!([0, 10, 20, 30, 40])));
+        assert_eq!(
+            calls.lock().clone(),
+            vec![2, 3, 4],
+            "the successes are kept"
+        );
     }
 }

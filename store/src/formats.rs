@@ -62,6 +62,10 @@ variant_names!(swf_name, SWF_RECORDS, SwfRecord:
 variant_names!(close_status_name, CLOSE_STATUSES, CloseStatus:
     Completed, Failed, Canceled, Terminated, ContinuedAsNew, TimedOut);
 variant_names!(type_kind_name, TYPE_KINDS, TypeKind: Workflow, Activity);
+use super::map_runs::{ChildEndStatus, MapRunRecord};
+variant_names!(map_run_name, MAP_RUN_RECORDS, MapRunRecord: Opened, Updated, ChildrenEnded);
+variant_names!(child_end_status_name, CHILD_END_STATUSES, ChildEndStatus:
+    Succeeded, Failed, TimedOut, Aborted);
 
 /// The file stem of a format's golden files.
 fn stem(format: &Format) -> &'static str {
@@ -71,6 +75,7 @@ fn stem(format: &Format) -> &'static str {
         "state machine" => "machine",
         "catalog" => "catalog",
         "swf" => "swf",
+        "map run" => "maprun",
         other => panic!("no golden file stem for format {other}: add one here"),
     }
 }
@@ -217,6 +222,7 @@ fn samples_of(format: &Format) -> Samples {
             })
             .collect(),
         "swf" => super::swf::samples(),
+        "maprun" => super::map_runs::samples(),
         other => panic!("no samples for {other}"),
     }
 }
@@ -249,6 +255,10 @@ fn decode_and_encode(format: &Format, bytes: &[u8]) -> Result<Vec<u8>, String> {
                 }
                 other => super::swf::encode_swf(other).map_err(|e| e.to_string()),
             }
+        }
+        "maprun" => {
+            let record = super::map_runs::decode_map_run(bytes).map_err(|e| e.to_string())?;
+            super::map_runs::encode_map_run(&record).map_err(|e| e.to_string())
         }
         other => panic!("no decoder for {other}"),
     }
@@ -356,6 +366,23 @@ fn the_samples_cover_every_variant() {
         })
         .collect();
     assert_eq!(closes, CLOSE_STATUSES.iter().copied().collect());
+    // Map Runs: every record variant and every child end status has a sample.
+    let map_runs: Vec<MapRunRecord> = super::map_runs::records()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    let names: Vec<&str> = map_runs.iter().map(map_run_name).collect();
+    assert_eq!(names, MAP_RUN_RECORDS);
+    let statuses: BTreeSet<&str> = map_runs
+        .iter()
+        .filter_map(|r| match r {
+            MapRunRecord::ChildrenEnded { ends, .. } => Some(ends),
+            _ => None,
+        })
+        .flatten()
+        .map(|end| child_end_status_name(&end.status))
+        .collect();
+    assert_eq!(statuses, CHILD_END_STATUSES.iter().copied().collect());
 }
 
 #[test]
@@ -500,6 +527,7 @@ fn fixture_records_at_todays_versions_encode_to_their_own_bytes() {
                 super::KIND_MACHINE => check(&MACHINE_FORMAT, &payload),
                 super::KIND_CATALOG => check(&CATALOG_FORMAT, &payload),
                 super::swf::KIND_SWF => check(&super::swf::SWF_FORMAT, &payload),
+                super::map_runs::KIND_MAP_RUN => check(&super::map_runs::MAP_RUN_FORMAT, &payload),
                 super::KIND_EVENTS => match record::decode_batch_header(&payload) {
                     Ok((_, history)) => {
                         let envelope_len = payload.len() - history.len();

@@ -23,6 +23,7 @@
 mod catalog;
 pub mod limits;
 mod log;
+pub mod map_runs;
 mod record;
 mod retention;
 pub mod swf;
@@ -521,6 +522,8 @@ struct Index {
     damaged_records: Vec<DamagedRecord>,
     /// SWF domains, types, tags and runs (see `swf`).
     swf: swf::SwfIndex,
+    /// Map Runs: parent, settings, the LSNs of their children's ends (see `map_runs`).
+    map_runs: map_runs::MapRunIndex,
 }
 
 impl Index {
@@ -783,6 +786,7 @@ impl Store {
                 Ok(record::Decoded::Batch(header)) => retention::Found::Batch(header),
                 Ok(record::Decoded::Catalog(record)) => retention::Found::Catalog(record),
                 Ok(record::Decoded::Swf(record)) => retention::Found::Swf(record),
+                Ok(record::Decoded::MapRun(record)) => retention::Found::MapRun(record),
                 Err(record::Undecodable::UnknownKind) => {
                     return Err(Error::UnknownKind { lsn: lsn.0, kind })
                 }
@@ -846,6 +850,7 @@ impl Store {
                 }
                 Ok(retention::Found::Catalog(record)) => index.apply_catalog(origin, record),
                 Ok(retention::Found::Swf(record)) => index.apply_swf(lsn, *record),
+                Ok(retention::Found::MapRun(record)) => index.map_runs.apply(lsn, *record),
             }
         }
         Ok(Store {

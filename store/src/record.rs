@@ -114,12 +114,13 @@ pub const CATALOG_FORMAT: Format = Format {
 };
 
 /// Every record format of the store's log.
-pub const FORMATS: [Format; 5] = [
+pub const FORMATS: [Format; 6] = [
     BATCH_ENVELOPE_FORMAT,
     HISTORY_FORMAT,
     MACHINE_FORMAT,
     CATALOG_FORMAT,
     super::swf::SWF_FORMAT,
+    super::map_runs::MAP_RUN_FORMAT,
 ];
 
 const _: () = {
@@ -373,6 +374,8 @@ pub(crate) enum Decoded {
     Catalog(CatalogRecord),
     /// An SWF record (for an event batch, its header only).
     Swf(Box<super::swf::SwfRecord>),
+    /// A Map Run record.
+    MapRun(Box<super::map_runs::MapRunRecord>),
 }
 
 /// Why a record does not read.
@@ -409,6 +412,9 @@ pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Decoded, Undecodable> {
             .map_err(|e| undecodable(e, None)),
         super::swf::KIND_SWF => super::swf::decode_swf(payload)
             .map(|(record, _)| Decoded::Swf(Box::new(record)))
+            .map_err(|e| undecodable(e, None)),
+        super::map_runs::KIND_MAP_RUN => super::map_runs::decode_map_run(payload)
+            .map(|record| Decoded::MapRun(Box::new(record)))
             .map_err(|e| undecodable(e, None)),
         KIND_EVENTS => match decode_batch_header(payload) {
             Ok((header, history_bytes)) => {
@@ -470,9 +476,11 @@ pub fn decode_record(kind: u8, payload: &[u8]) -> RecordCheck {
             execution_arn,
             reason,
         },
-        Ok(Decoded::Machine(_) | Decoded::Catalog(_) | Decoded::Swf(_)) => RecordCheck::Readable {
-            execution_arn: None,
-        },
+        Ok(Decoded::Machine(_) | Decoded::Catalog(_) | Decoded::Swf(_) | Decoded::MapRun(_)) => {
+            RecordCheck::Readable {
+                execution_arn: None,
+            }
+        }
         Ok(Decoded::Batch(header)) => {
             let check = check_batch_events(&header, payload);
             let execution_arn = Some(header.execution_arn);

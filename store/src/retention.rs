@@ -6,7 +6,9 @@
 //! Invariants: open executions are never dropped, whatever their age; machine records are always
 //! kept (they identify machines by their original LSN, see `Store::open`); catalog records are
 //! kept when live (`Catalog::is_live`: live activities, current tag sets, redrive tokens of
-//! executions kept) and only then; readers by LSN are held off
+//! executions kept) and only then; Map Run records (`map_runs`) are kept while their parent
+//! execution's records are and dropped with them (or once an earlier compaction forgot the
+//! parent); readers by LSN are held off
 //! (the store's `reads` lock) from the start of the copy until the index follows the mapping, so
 //! no reader ever sees an LSN that the compaction removed; appends are not held off. Must not: read a clock or decide what is expired beyond
 //! comparing close times with the cutoff it is given.
@@ -36,6 +38,8 @@ pub(super) enum Found {
     Catalog(CatalogRecord),
     /// An SWF record (an event batch's header only).
     Swf(Box<crate::swf::SwfRecord>),
+    /// A Map Run record.
+    MapRun(Box<crate::map_runs::MapRunRecord>),
 }
 
 /// What one [`Store::compact`] did.
@@ -74,6 +78,17 @@ fn batch_execution_arn(payload: &[u8]) -> Option<&str> {
     // `BatchHeader` starts with the ARN; postcard reads a `&str` in place.
     let (arn, _): (&str, _) = postcard::take_from_bytes(body).ok()?;
     Some(arn)
+}
+
+/// The parent execution ARN of a Map Run record, read in place: every variant begins with the
+/// run's ARN and then its parent's (postcard: the variant's tag, then the fields in order).
+fn map_run_parent(payload: &[u8]) -> Option<&str> {
+    let (&version, body) = payload.split_first()?;
+    if version != crate::map_runs::MAP_RUN_FORMAT_VERSION {
+        return None;
+    }
+    let (fields, _): ((u32, &str, &str), _) = postcard::take_from_bytes(body).ok()?;
+    Some(fields.2)
 }
 
 /// The LSN that ends the sealed extents up to the one holding `newest`; never past the start of
@@ -207,6 +222,7 @@ impl Store {
             index
                 .catalog
                 .forget_redrive_tokens(|arn| gone.contains(arn));
+            index.map_runs.forget_parents(|arn| gone.contains(arn));
             report.executions_expired_count = expired.len() as u64;
             return Ok(report);
         }
@@ -276,6 +292,22 @@ impl Store {
                     ..Default::default()
                 }
             };
+            // Map Run records go with their parent: those of a parent dropped here, and those
+            // of a parent an earlier compaction forgot (the set is small: one per Map Run).
+            let forgotten_parents: ArnSet<Arc<str>> = {
+                let index = self.index.read();
+                index
+                    .map_runs
+                    .runs
+                    .values()
+                    .filter(|run| {
+                        !index.executions.contains_key(&run.execution_arn)
+                            && !index.damaged.contains_key(&run.execution_arn)
+                    })
+                    .map(|run| run.execution_arn.clone())
+                    .collect()
+            };
+            let mut dropped_parents: Option<ArnSet<&str>> = None;
             let mut cursor = 0usize;
             let mut droppable = |lsn: Lsn| {
                 while drop_lsns.get(cursor).is_some_and(|d| *d < lsn) {
@@ -327,6 +359,20 @@ impl Store {
                             Err(_) => true,
                         };
                     }
+                    if record.kind == crate::map_runs::KIND_MAP_RUN {
+                        // Keep what cannot be judged: open will report it.
+                        let Some(parent) = map_run_parent(record.payload) else {
+                            return true;
+                        };
+                        let dropped = dropped_parents.get_or_insert_with(|| {
+                            expired
+                                .iter()
+                                .filter(|e| wholly_below(e))
+                                .map(|e| e.arn.as_ref())
+                                .collect()
+                        });
+                        return !dropped.contains(parent) && !forgotten_parents.contains(parent);
+                    }
                     if record.kind != KIND_EVENTS {
                         return true;
                     }
@@ -361,6 +407,14 @@ impl Store {
                 !moved.contains(&e.arn)
             });
             let mapping: HashMap<Lsn, Lsn> = done.lsn_mapping.iter().copied().collect();
+            {
+                let mut index = self.index.write();
+                index.map_runs.remap(&mapping);
+                let gone: ArnSet<&str> = dropped.iter().map(|arn| arn.as_ref()).collect();
+                index
+                    .map_runs
+                    .forget_parents(|arn| gone.contains(arn) || forgotten_parents.contains(arn));
+            }
             // A bounded number of entries per hold of the index lock, so starts and other
             // index writers never wait behind the whole update (readers by LSN are still held
             // off by `reads`; the dropped executions are already invisible by their close time).

@@ -571,3 +571,139 @@ proptest::proptest! {
         );
     }
 }
+
+/// A Map Run record of `parent`'s run `run`: its opening, or one child's end.
+fn map_run_record(run: &str, parent: &str, ended: Option<u64>) -> map_runs::MapRunRecord {
+    use map_runs::{ChildEnd, ChildEndStatus, MapRunRecord, MapRunSettings};
+    match ended {
+        None => MapRunRecord::Opened {
+            map_run_arn: run.into(),
+            execution_arn: exec_arn(parent),
+            start_ms: 1_001,
+            settings: MapRunSettings {
+                max_concurrency: 2,
+                tolerated_failure_count: None,
+                tolerated_failure_percentage: None,
+            },
+        },
+        Some(index) => MapRunRecord::ChildrenEnded {
+            map_run_arn: run.into(),
+            execution_arn: exec_arn(parent),
+            redrive_count: 0,
+            ends: vec![ChildEnd {
+                child_index: index,
+                item_count: 1,
+                status: ChildEndStatus::Succeeded,
+                execution_arn: format!("{run}/{index}"),
+                input: Some("{}".into()),
+                output: Some("1".into()),
+                error: None,
+                cause: None,
+                start_ms: 1_001,
+                stop_ms: 1_002,
+            }],
+        },
+    }
+}
+
+fn succeeded(id: u32) -> HistoryEvent {
+    event(
+        id,
+        EventDetails::ExecutionSucceeded(Output {
+            output: json!(1).into(),
+            output_truncated: false,
+        }),
+    )
+}
+
+#[test]
+fn compaction_drops_map_run_records_with_their_parent_and_keeps_them_while_it_is_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wal_options = || statelog_wal::WalOptions {
+        segment_size_bytes: 16 * 1024,
+        background_preparation: false,
+        ..statelog_wal::WalOptions::default()
+    };
+    let open = || -> (Store, Arc<dyn Log>) {
+        let (wal, _) = statelog_wal::Wal::open(dir.path(), wal_options()).expect("opens");
+        let log: Arc<dyn Log> = Arc::new(wal);
+        (open_store(log.clone()), log)
+    };
+    let (store, first_log) = open();
+    store
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
+        .expect("creates");
+    // `done` runs a Map Run and closes; `open` runs one and stays open.
+    for parent in ["done", "open"] {
+        store
+            .append_events(&exec_arn(parent), &[started(parent), entered(2)])
+            .expect("appends");
+        let run = format!("run-{parent}");
+        store
+            .append_map_run(map_run_record(&run, parent, None), true)
+            .expect("appends");
+        for index in 0..3 {
+            store
+                .append_map_run(map_run_record(&run, parent, Some(index)), false)
+                .expect("appends");
+        }
+    }
+    store
+        .append_events(&exec_arn("done"), &[succeeded(3)])
+        .expect("appends");
+    // Closed padding fills sealed segments past both runs' records.
+    let pad = "p".repeat(2_000);
+    for i in 0..30 {
+        let name = format!("pad{i}");
+        let mut first = started(&name);
+        if let EventDetails::ExecutionStarted(s) = &mut first.details {
+            s.input = json!({ "pad": pad }).into();
+        }
+        store
+            .append_events(&exec_arn(&name), &[first, succeeded(2)])
+            .expect("appends");
+    }
+    // Kept while the parent's records are: a compaction that expires nothing keeps both.
+    store.compact(0).expect("compacts");
+    assert!(store.map_run("run-done").is_some());
+    let compacted = store.compact(u64::MAX).expect("compacts");
+    assert!(compacted.segments_deleted_count > 0, "{compacted:?}");
+    assert!(
+        store.execution(&exec_arn("done")).is_none(),
+        "the parent expired"
+    );
+    assert!(
+        store.map_run("run-done").is_none(),
+        "dropped with its parent"
+    );
+    let kept = store
+        .map_run("run-open")
+        .expect("kept with its open parent");
+    assert_eq!(kept.ends_record_count(), 3);
+    drop(store);
+    drop(first_log);
+    // The log agrees: the dropped run's records are gone, the open one's read back.
+    let (store, log) = open();
+    assert!(store.map_run("run-done").is_none());
+    let mut kinds = 0;
+    log.scan(&mut |_, kind, payload| {
+        if kind == map_runs::KIND_MAP_RUN {
+            kinds += 1;
+            let record = map_runs::decode_map_run(payload).expect("reads");
+            assert_eq!(record.map_run_arn(), "run-open");
+        }
+        Ok(())
+    })
+    .expect("scans");
+    assert_eq!(kinds, 4, "the open run's opening and its three ends");
+    let mut ends = Vec::new();
+    let mut position = 0;
+    while let Some((_, e)) = store
+        .map_run_children_ended("run-open", position)
+        .expect("reads")
+    {
+        ends.extend(e.iter().map(|e| e.child_index));
+        position += 1;
+    }
+    assert_eq!(ends, vec![0, 1, 2]);
+}

@@ -124,6 +124,9 @@ const SWF_VARIANTS: &[&str] = &[
 /// The machine and catalog format version whose layout is `[version, variant index, fields]`.
 const RECORD_FORMAT_VERSION_1: u8 = 1;
 
+/// `statelog_store::map_runs::MapRunRecord`'s variants in order (map run format 1).
+const MAP_RUN_VARIANTS: &[&str] = &["Opened", "Updated", "ChildrenEnded"];
+
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs")
 }
@@ -234,6 +237,10 @@ fn every_fixture_opens_and_shows_what_its_build_wrote() {
         }
         if read_expected(fixture)["writer"] == "fixture_writer_versions" {
             check_versions(fixture);
+            continue;
+        }
+        if read_expected(fixture)["writer"] == "fixture_writer_maprun" {
+            check_map_runs(fixture);
             continue;
         }
         check_cli(fixture);
@@ -365,6 +372,73 @@ fn check_swf(fixture: &Path) {
         "taskToken": token.trim(), "result": "shipped"
     })))
     .expect("the open run's started activity takes its token");
+}
+
+/// A Map Run fixture (`examples/fixture_writer_maprun.rs`, map run format 1): the log
+/// verifies (`statelog wal verify` reads every kind 5 record), the ended run is described
+/// through its recorded parent and settings, and the open run resumes with its updated
+/// MaxConcurrency, running only the items whose end was not recorded.
+fn check_map_runs(fixture: &Path) {
+    let expected = read_expected(fixture);
+    let pristine = copy_data(fixture);
+    let verify = statelog(&["wal", "verify"], pristine.path());
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{fixture:?}: {}",
+        stderr(&verify)
+    );
+    let copy = copy_data(fixture);
+    let clock = ManualClock::new(number(&expected, "now_ms"));
+    let engine = open(copy.path(), &clock, &expected);
+    assert!(engine.damaged_executions().is_empty(), "{fixture:?}");
+    let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let calls = calls.clone();
+        engine.register_integration(
+            text(&expected, "item_resource"),
+            move |input: Value, _context: Value| {
+                let n = input.as_u64().unwrap_or_default();
+                calls.lock().expect("calls").push(n);
+                async move { Ok::<Value, statelog::engine::TaskError>(json!(n * 10)) }
+            },
+        );
+    }
+    let fan = &expected["fan"];
+    let described = engine
+        .describe_map_run(text(fan, "map_run_arn"))
+        .expect("the ended run is described");
+    assert_eq!(described.execution_arn, text(fan, "execution_arn"));
+    assert_eq!(described.status.aws_name(), text(fan, "status"));
+    assert_eq!(described.max_concurrency, number(fan, "max_concurrency"));
+    let held = &expected["held"];
+    let described = engine
+        .describe_map_run(text(held, "map_run_arn"))
+        .expect("the open run is described");
+    assert_eq!(described.execution_arn, text(held, "execution_arn"));
+    assert_eq!(
+        described.max_concurrency,
+        number(held, "max_concurrency"),
+        "the UpdateMapRun record"
+    );
+    let closed = engine
+        .wait_until_closed(text(held, "execution_arn"))
+        .expect("the open run resumes and ends");
+    assert_eq!(closed.status.aws_name(), "SUCCEEDED", "{closed:?}");
+    assert_eq!(closed.output.as_ref(), Some(&held["output"]));
+    let recorded: Vec<u64> = held["recorded_items"]
+        .as_array()
+        .expect("recorded items")
+        .iter()
+        .map(|n| n.as_u64().expect("an index"))
+        .collect();
+    let mut rerun = calls.lock().expect("calls").clone();
+    rerun.sort_unstable();
+    assert!(
+        rerun.iter().all(|n| !recorded.contains(n)),
+        "a recorded item ran again: {rerun:?}"
+    );
+    assert_eq!(rerun, vec![2, 3], "{fixture:?}");
 }
 
 /// A versions fixture (`examples/fixture_writer_versions.rs`): the log verifies, the versions
@@ -1169,6 +1243,7 @@ fn fixtures_cover_every_record_variant() {
                 statelog::store::KIND_MACHINE => ("MachineRecord", MACHINE_VARIANTS),
                 statelog::store::KIND_CATALOG => ("CatalogRecord", CATALOG_VARIANTS),
                 statelog::store::swf::KIND_SWF => ("SwfRecord", SWF_VARIANTS),
+                statelog::store::map_runs::KIND_MAP_RUN => ("MapRunRecord", MAP_RUN_VARIANTS),
                 other => panic!("{fixture:?}: record kind {other}"),
             };
             // Only the layouts this test knows: a later format version may move the variant.
@@ -1200,6 +1275,11 @@ fn fixtures_cover_every_record_variant() {
             .map(|v| format!("CatalogRecord::{v}")),
     );
     wanted.extend(SWF_VARIANTS.iter().map(|v| format!("SwfRecord::{v}")));
+    wanted.extend(
+        MAP_RUN_VARIANTS
+            .iter()
+            .map(|v| format!("MapRunRecord::{v}")),
+    );
     let missing: Vec<&String> = wanted.iter().filter(|v| !seen.contains(*v)).collect();
     assert!(
         missing.is_empty(),
