@@ -307,20 +307,8 @@ fn main() {
         queued.execution_arn.clone(),
     ];
     // A Distributed Map with STANDARD children, and a JSONata expression that fails.
-    engine
-        .create_state_machine("fan", FAN, None)
-        .expect("creates fan");
-    let fan = engine
-        .start_execution("fan", Some("fan-out"), r#"{"items":[1,2,3]}"#)
-        .expect("starts fan");
-    let fanned = engine
-        .wait_until_closed(&fan.execution_arn)
-        .expect("fan closes");
-    assert_eq!(fanned.status.aws_name(), "SUCCEEDED", "{fanned:?}");
-    engine.wait_idle();
-    let runs = engine
-        .list_map_runs(&fan.execution_arn)
-        .expect("lists the Map Runs");
+    let fan = run_to_close(&engine, "fan", FAN, "fan-out", r#"{"items":[1,2,3]}"#);
+    let runs = engine.list_map_runs(&fan).expect("lists the Map Runs");
     let map_run_arn = runs[0].map_run_arn.clone();
     let children: Vec<Value> = engine
         .list_map_run_executions(&map_run_arn, None, 0, None)
@@ -339,21 +327,18 @@ fn main() {
         })
         .collect();
     // A failing Map Run, redriven (and failing again); a Map Run aborted by a stop.
+    let fails = run_to_close(
+        &engine,
+        "fan-fails",
+        FAN_FAILS,
+        "fan-failed",
+        r#"{"items":[1]}"#,
+    );
     engine
-        .create_state_machine("fan-fails", FAN_FAILS, None)
-        .expect("creates fan-fails");
-    let fails = engine
-        .start_execution("fan-fails", Some("fan-failed"), r#"{"items":[1]}"#)
-        .expect("starts fan-fails");
-    engine
-        .wait_until_closed(&fails.execution_arn)
-        .expect("fan-fails closes");
-    engine.wait_idle();
-    engine
-        .redrive_execution(&fails.execution_arn, None)
+        .redrive_execution(&fails, None)
         .expect("redrives fan-fails");
     engine
-        .wait_until_closed(&fails.execution_arn)
+        .wait_until_closed(&fails)
         .expect("fan-fails closes again");
     engine.wait_idle();
     engine
@@ -409,24 +394,16 @@ fn main() {
             .expect("the child closes");
     }
     engine.wait_idle();
-    engine
-        .create_state_machine("broken-jsonata", BROKEN_JSONATA, None)
-        .expect("creates broken-jsonata");
-    let broken_jsonata = engine
-        .start_execution("broken-jsonata", Some("evaluation-failed"), r#"{"n":1}"#)
-        .expect("starts broken-jsonata");
-    engine
-        .wait_until_closed(&broken_jsonata.execution_arn)
-        .expect("broken-jsonata closes");
-    engine.wait_idle();
+    let broken_jsonata = run_to_close(
+        &engine,
+        "broken-jsonata",
+        BROKEN_JSONATA,
+        "evaluation-failed",
+        r#"{"n":1}"#,
+    );
     let arns: Vec<String> = arns
         .into_iter()
-        .chain([
-            fan.execution_arn.clone(),
-            fails.execution_arn,
-            waits.execution_arn,
-            broken_jsonata.execution_arn,
-        ])
+        .chain([fan.clone(), fails, waits.execution_arn, broken_jsonata])
         .collect();
     let executions: Vec<Value> = arns.iter().map(|arn| execution(&engine, arn)).collect();
     // An EXPRESS machine, tagged, and a synchronous execution of it (nothing is written).
@@ -489,7 +466,7 @@ fn main() {
         "queued_activity": {"execution_arn": queued.execution_arn, "activity_arn": activity},
         "map_run": {
             "map_run_arn": map_run_arn,
-            "parent": fan.execution_arn,
+            "parent": fan,
             "children": children,
         },
         "express": {
@@ -508,6 +485,27 @@ fn main() {
     let text = serde_json::to_string_pretty(&expected).expect("serializes");
     std::fs::write(out.join("expected.json"), text + "\n").expect("writes expected.json");
     std::fs::write(out.join("token.txt"), format!("{token}\n")).expect("writes token.txt");
+}
+
+/// Creates `machine` from `definition`, starts `name` with `input` and waits until it closed
+/// and the engine is idle; its ARN.
+fn run_to_close(
+    engine: &Engine,
+    machine: &str,
+    definition: &str,
+    name: &str,
+    input: &str,
+) -> String {
+    engine
+        .create_state_machine(machine, definition, None)
+        .expect("creates the machine");
+    let arn = engine
+        .start_execution(machine, Some(name), input)
+        .expect("starts")
+        .execution_arn;
+    engine.wait_until_closed(&arn).expect("closes");
+    engine.wait_idle();
+    arn
 }
 
 fn clock_now(engine: &Engine) -> u64 {
