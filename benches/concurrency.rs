@@ -25,7 +25,9 @@
 //! `STATELOG_BENCH_WORKERS` (activity workers of `serve`; default the concurrency + 64, at most
 //! the server's long polls per account), `STATELOG_BENCH_SERVE_BINARY` (the `statelog` binary
 //! `serve` runs; default the one Cargo built), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (the
-//! in-process engines' `WalOptions::commit_spin_us_max`; default the WAL's). `benches/peers/README.md` explains each
+//! in-process engines' `WalOptions::commit_spin_us_max`; default the WAL's),
+//! `STATELOG_BENCH_COMMIT_GATHER_US_MAX` (their `WalOptions::commit_gather_us_max`; default the
+//! WAL's). `benches/peers/README.md` explains each
 //! figure.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -417,18 +419,22 @@ fn step_output(input: &Value) -> Value {
 }
 
 /// Opens statelog's engine (in process and under `serve`); with
-/// `STATELOG_BENCH_COMMIT_SPIN_US_MAX` set, over a WAL opened with that commit spin (the
-/// engine's options do not carry it).
+/// `STATELOG_BENCH_COMMIT_SPIN_US_MAX` or `STATELOG_BENCH_COMMIT_GATHER_US_MAX` set, over a WAL
+/// opened with that commit spin or gather (the engine's options do not carry them).
 fn open_engine(dir: &Path) -> Engine {
-    let Some(commit_spin_us_max) = env_parse("STATELOG_BENCH_COMMIT_SPIN_US_MAX") else {
+    let commit_spin_us_max: Option<u64> = env_parse("STATELOG_BENCH_COMMIT_SPIN_US_MAX");
+    let commit_gather_us_max: Option<u64> = env_parse("STATELOG_BENCH_COMMIT_GATHER_US_MAX");
+    if commit_spin_us_max.is_none() && commit_gather_us_max.is_none() {
         return Engine::open(dir, engine_options()).expect("engine opens");
-    };
+    }
     let options = engine_options();
+    let defaults = statelog_wal::WalOptions::default();
     let wal_options = statelog_wal::WalOptions {
         durability: options.durability,
         segment_size_bytes: options.segment_size_bytes,
-        commit_spin_us_max,
-        ..statelog_wal::WalOptions::default()
+        commit_spin_us_max: commit_spin_us_max.unwrap_or(defaults.commit_spin_us_max),
+        commit_gather_us_max: commit_gather_us_max.unwrap_or(defaults.commit_gather_us_max),
+        ..defaults
     };
     let (wal, _report) = statelog_wal::Wal::open(dir, wal_options).expect("wal opens");
     Engine::open_with_log(Arc::new(wal), options).expect("engine opens")

@@ -215,4 +215,67 @@ mod tests {
         drop(registration);
         assert_eq!(waiters.executions_count(), 0);
     }
+
+    /// `Engine::wait_until_closed` of an execution closed already (a Pass chain ends in its
+    /// start) describes it at once (without registering a waiter); one still running registers,
+    /// is woken by its close, and leaves no entry behind. The description's output text is the event's
+    /// rendering: the input's original text where it passed through unchanged, compact text
+    /// otherwise.
+    #[test]
+    fn wait_until_closed_describes_a_closed_execution_and_wakes_on_a_later_close() {
+        use crate::{Engine, EngineOptions, ExecutionStatus};
+        let options = EngineOptions {
+            background_timers: false,
+            ..EngineOptions::default()
+        };
+        let log = Arc::new(statelog_store::MemoryLog::new());
+        let engine = Engine::open_with_log(log, options).expect("opens");
+        let pass = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
+        engine
+            .create_state_machine("pass", pass, None)
+            .expect("machine");
+        let input = r#"{ "b": 1,  "a": [2, 3] }"#;
+        let started = engine
+            .start_execution("pass", Some("through"), input)
+            .expect("starts");
+        let described = engine
+            .wait_until_closed(&started.execution_arn)
+            .expect("described");
+        assert_eq!(described.status, ExecutionStatus::Succeeded);
+        assert_eq!(described.output_text.as_deref(), Some(input));
+        assert_eq!(engine.inner.close_waiters.executions_count(), 0);
+
+        let result =
+            r#"{"StartAt":"P","States":{"P":{"Type":"Pass","Result":{"x": [1, "y"]},"End":true}}}"#;
+        engine
+            .create_state_machine("result", result, None)
+            .expect("machine");
+        let started = engine
+            .start_execution("result", Some("changed"), input)
+            .expect("starts");
+        let described = engine
+            .wait_until_closed(&started.execution_arn)
+            .expect("described");
+        assert_eq!(described.output_text.as_deref(), Some(r#"{"x":[1,"y"]}"#));
+
+        let wait = r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"End":true}}}"#;
+        engine
+            .create_state_machine("wait", wait, None)
+            .expect("machine");
+        let started = engine
+            .start_execution("wait", Some("waiting"), "{}")
+            .expect("starts");
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| engine.wait_until_closed(&started.execution_arn));
+            while engine.inner.close_waiters.executions_count() == 0 {
+                std::thread::yield_now();
+            }
+            engine
+                .stop_execution(&started.execution_arn, None, None)
+                .expect("stops");
+            let described = waiter.join().expect("joins").expect("described");
+            assert_eq!(described.status, ExecutionStatus::Aborted);
+        });
+        assert_eq!(engine.inner.close_waiters.executions_count(), 0);
+    }
 }

@@ -918,14 +918,11 @@ impl Engine {
                 })?
             }
         };
+        // The text the event's rendering shows, without rendering the whole event.
         let output_text = match &last.details {
-            EventDetails::ExecutionSucceeded(_) => {
-                let rendered =
-                    statelog_core::history::aws_json::render_event_with(&last, true, raw_input);
-                rendered["executionSucceededEventDetails"]["output"]
-                    .as_str()
-                    .map(str::to_string)
-            }
+            EventDetails::ExecutionSucceeded(out) => Some(
+                statelog_core::history::aws_json::payload_text(&out.output, raw_input),
+            ),
             _ => None,
         };
         let (output, error, cause) = match &last.details {
@@ -1151,14 +1148,21 @@ impl Engine {
 
     /// Blocks until the execution is closed, then describes it.
     pub fn wait_until_closed(&self, execution_arn: &str) -> Result<ExecutionDescription, Error> {
+        // Closed in the log, and its close performed (the slot leaves `open` last): a redrive
+        // right after the return finds nothing of the closed run in the way.
+        let closed = || -> Result<bool, Error> {
+            Ok(self.requested_summary(execution_arn)?.status.is_closed()
+                && !self.inner.open.lock().contains_key(execution_arn))
+        };
+        // Closed already (a start that ran to its end): nothing to wait for, no registration
+        // (it takes the engine-wide waiters' lock twice).
+        if closed()? {
+            return self.describe_execution(execution_arn);
+        }
         // Registered before the check: a close between the check and the wait still wakes it.
         let registration = self.inner.close_waiters.register(execution_arn);
         loop {
-            // Closed in the log, and its close performed (the slot leaves `open` last): a
-            // redrive right after the return finds nothing of the closed run in the way.
-            if self.requested_summary(execution_arn)?.status.is_closed()
-                && !self.inner.open.lock().contains_key(execution_arn)
-            {
+            if closed()? {
                 drop(registration);
                 return self.describe_execution(execution_arn);
             }

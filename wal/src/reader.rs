@@ -2,9 +2,13 @@
 //!
 //! A `View` is a snapshot of the catalog (segment mappings, the visible LSN and the committed
 //! compactions) taken when a read starts. Within a segment it walks frames from the nearest
-//! sparse-index entry, checking every frame's CRC and exact LSN, up to the visible LSN or the
-//! next segment's first LSN. Sync marks (which repeat the LSN of the record before them) are
-//! checked and stepped over.
+//! sparse-index entry, up to the visible LSN or the next segment's first LSN. The frames before
+//! the first LSN asked for are stepped over by their headers (length, exact LSN, kind: no
+//! checksum), so a read of one record does not checksum the up to `INDEX_STRIDE_RECORDS` records
+//! before it; every frame from that LSN on has its CRC and exact LSN checked. Sync marks (which
+//! repeat the LSN of the record before them) are checked and stepped over. A header that does
+//! not step over (damage) restarts the walk of its segment with every frame checked in full, so
+//! the error names the frame it would have named.
 //!
 //! Invariants: a reader never returns bytes that failed their checksum (it returns
 //! `Error::Corrupt` instead), never returns a record past the acknowledged end, and hides the
@@ -50,6 +54,9 @@ pub(crate) struct View {
     position_offset: u64,
     position_lsn: u64,
     from: u64,
+    /// Every frame is checked in full, those before `from` too (set when a header did not
+    /// step over).
+    check_all: bool,
 }
 
 impl View {
@@ -132,6 +139,7 @@ impl View {
             position_offset,
             position_lsn,
             from,
+            check_all: false,
         })
     }
 
@@ -157,6 +165,23 @@ impl View {
             let offset = usize::try_from(self.position_offset).expect("offsets fit usize");
             // A sync mark may sit between two records (never first in a segment): stepped over.
             let mark_allowed = offset > crate::limits::SEGMENT_HEADER_SIZE_BYTES;
+            if lsn < self.from && !self.check_all {
+                match record::step_over(&segment.map, offset, lsn, mark_allowed) {
+                    Some((size_bytes, is_mark)) => {
+                        self.position_offset += size_bytes as u64;
+                        if !is_mark {
+                            self.position_lsn += 1;
+                        }
+                    }
+                    None => {
+                        // Damage, or a step over misled by it: walk this segment again from
+                        // its start, checking every frame, to report the frame as before.
+                        self.check_all = true;
+                        (self.position_lsn, self.position_offset) = segment.start;
+                    }
+                }
+                continue;
+            }
             let frame = record::decode_next(&segment.map, offset, segment.seed, lsn, mark_allowed)
                 .map_err(|invalid| Error::Corrupt {
                     segment_id: segment.id,
@@ -276,6 +301,131 @@ impl Iterator for RecordIter {
                     return Some(Err(error));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::error::{CorruptReason, Error};
+    use crate::limits::SEGMENT_HEADER_SIZE_BYTES;
+    use crate::record::{self, Invalid, KIND_MASK, KIND_SYNC_MARK};
+    use crate::storage::sim::SimStorage;
+    use crate::wal::{Wal, WalOptions};
+    use crate::{Lsn, RecordKind};
+
+    const RECORDS_COUNT: u64 = 12;
+
+    /// A log on the simulated disk with records 1..=RECORDS_COUNT, each its own synced batch
+    /// (so sync marks sit between them), all in the first segment; and the offset of each
+    /// record's frame in that segment's file, by LSN.
+    fn log_with_records() -> (SimStorage, Wal, std::path::PathBuf, Vec<u64>) {
+        let sim = SimStorage::new();
+        let options = WalOptions {
+            segment_size_bytes: 64 * 1024,
+            background_preparation: false,
+            ..WalOptions::default()
+        };
+        let (wal, _) =
+            Wal::open_with_storage(Arc::new(sim.clone()), Path::new("/r"), options).expect("open");
+        let kind = RecordKind::new(1).expect("kind");
+        for lsn in 1..=RECORDS_COUNT {
+            let payload = format!("record {lsn} of the reader's walk");
+            assert_eq!(
+                wal.append(kind, payload.as_bytes()).expect("append"),
+                Lsn(lsn)
+            );
+        }
+        let path = wal.inner.catalog.read().segments[0].path.clone();
+        let bytes = sim.file_bytes(&path).expect("segment bytes");
+        let mut offsets = vec![0u64];
+        let mut offset = SEGMENT_HEADER_SIZE_BYTES;
+        while let Some((len, lsn, kind_byte)) = record::peek_header(&bytes, offset) {
+            if lsn == 0 {
+                break;
+            }
+            if kind_byte & KIND_MASK != KIND_SYNC_MARK {
+                assert_eq!(lsn, offsets.len() as u64, "records in LSN order");
+                offsets.push(offset as u64);
+            }
+            offset += record::framed_size(len as usize);
+        }
+        assert_eq!(
+            offsets.len() as u64,
+            RECORDS_COUNT + 1,
+            "every record found"
+        );
+        (sim, wal, path, offsets)
+    }
+
+    fn payload_of(wal: &Wal, lsn: u64) -> Vec<u8> {
+        wal.read(Lsn(lsn))
+            .expect("reads")
+            .expect("the record is there")
+            .payload
+    }
+
+    /// A read of one record checks its own checksum, not those of the records the walk steps
+    /// over to reach it: a record damaged in its payload does not make a later one unreadable,
+    /// and is still refused when it is the one read.
+    #[test]
+    fn a_read_steps_over_earlier_frames_by_their_headers() {
+        let (sim, wal, path, offsets) = log_with_records();
+        let damaged_lsn = 3;
+        let payload_offset = offsets[damaged_lsn] + crate::limits::RECORD_HEADER_SIZE_BYTES as u64;
+        assert!(sim.flip_bit(&path, payload_offset + 2, 1));
+        assert_eq!(payload_of(&wal, 9), b"record 9 of the reader's walk");
+        match wal.read(Lsn(damaged_lsn as u64)) {
+            Err(Error::Corrupt {
+                offset_bytes,
+                reason: CorruptReason::AcknowledgedUnreadable { lsn, invalid },
+                ..
+            }) => {
+                assert_eq!(offset_bytes, offsets[damaged_lsn]);
+                assert_eq!(lsn, Lsn(damaged_lsn as u64));
+                assert!(matches!(invalid, Invalid::BadCrc { .. }), "{invalid:?}");
+            }
+            other => panic!("the damaged record read as {other:?}"),
+        }
+    }
+
+    /// A damaged header before the record read (its length: the walk would be misled) makes the
+    /// walk check every frame from the segment's start, so the error names the damaged frame, as
+    /// a walk that checksums every frame does.
+    #[test]
+    fn a_damaged_header_on_the_way_is_reported_at_its_own_offset() {
+        let (sim, wal, path, offsets) = log_with_records();
+        let damaged_lsn = 4;
+        // Bit 3 of the length field's low byte: 8 bytes more or less.
+        assert!(sim.flip_bit(&path, offsets[damaged_lsn] + 4, 3));
+        match wal.read(Lsn(10)) {
+            Err(Error::Corrupt {
+                offset_bytes,
+                reason: CorruptReason::AcknowledgedUnreadable { lsn, .. },
+                ..
+            }) => {
+                assert_eq!(offset_bytes, offsets[damaged_lsn]);
+                assert_eq!(lsn, Lsn(damaged_lsn as u64));
+            }
+            other => panic!("a read past the damaged header gave {other:?}"),
+        }
+        // The records before the damage are read as before.
+        assert_eq!(payload_of(&wal, 2), b"record 2 of the reader's walk");
+    }
+
+    /// Stepping over by headers and checking every frame find the same records: every LSN reads
+    /// back what was appended, sync marks and all.
+    #[test]
+    fn every_record_reads_back_through_the_step_over() {
+        let (_sim, wal, _path, _offsets) = log_with_records();
+        for lsn in 1..=RECORDS_COUNT {
+            assert_eq!(
+                payload_of(&wal, lsn),
+                format!("record {lsn} of the reader's walk").as_bytes()
+            );
         }
     }
 }

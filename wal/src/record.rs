@@ -148,6 +148,36 @@ pub(crate) fn peek_header(bytes: &[u8], offset: usize) -> Option<(u32, u64, u8)>
     Some((len, word & LSN_MAX, (word >> 56) as u8))
 }
 
+/// Steps over the frame at `bytes[offset..]` as the next frame of a walk, by its header alone
+/// (no checksum): the record `expected`, or, when `mark_allowed`, a sync mark closing record
+/// `expected - 1`. Returns the framed size and whether it is a sync mark, or `None` when the
+/// header is not that (a zeroed or short header, a length out of bounds, another LSN or kind):
+/// the caller then decodes the frame in full to learn why. For a walk to a later record, whose
+/// own checksum and LSN are checked in full: a damaged length sends the walk to a place where
+/// the expected LSN is (all but certainly) not found.
+pub(crate) fn step_over(
+    bytes: &[u8],
+    offset: usize,
+    expected: u64,
+    mark_allowed: bool,
+) -> Option<(usize, bool)> {
+    let (len, lsn, kind_byte) = peek_header(bytes, offset)?;
+    let len_usize = len as usize;
+    let remaining = bytes.len() - offset - RECORD_HEADER_SIZE_BYTES;
+    if len_usize > FRAME_PAYLOAD_SIZE_BYTES_MAX || len_usize > remaining || lsn == 0 {
+        return None;
+    }
+    let is_mark = kind_byte & KIND_MASK == KIND_SYNC_MARK;
+    if is_mark {
+        let closes_previous = mark_allowed
+            && lsn + 1 == expected
+            && kind_byte & FLAG_BATCH_END != 0
+            && len_usize == SYNC_MARK_PAYLOAD_SIZE_BYTES;
+        return closes_previous.then_some((framed_size(len_usize), true));
+    }
+    (lsn == expected).then_some((framed_size(len_usize), false))
+}
+
 /// Decodes and validates the frame at `bytes[offset..]`. `expected_lsn` of `None` accepts any
 /// LSN (used when hunting for valid data after damage).
 pub(crate) fn decode(

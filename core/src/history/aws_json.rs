@@ -68,9 +68,17 @@ pub fn render_history(events: &[HistoryEvent], include_execution_data: bool) -> 
 /// Compact JSON text of a payload (the form AWS shows), with the execution input in its
 /// original text where it appears unchanged.
 fn text(value: &Value, input: InputText<'_>) -> Value {
+    Value::String(payload_text(value, input))
+}
+
+/// The compact JSON text of a payload as an event renders it (its `input` or `output`), with
+/// the execution input in its original text where it appears unchanged: what a caller that
+/// needs one payload's text (DescribeExecution's `output`) would otherwise render a whole
+/// event for.
+pub fn payload_text(value: &Value, input: InputText<'_>) -> String {
     let mut out = String::new();
     write_text(value, input, &mut out);
-    Value::String(out)
+    out
 }
 
 fn write_text(value: &Value, input: InputText<'_>, out: &mut String) {

