@@ -590,18 +590,13 @@ impl Backend for EngineBackend {
                 .describe_state_machine_for_execution(&arn)
                 .map(machine_info)
                 .map_err(engine_error)?;
-            // A Distributed Map's child names its Map Run and the Map's label (the part of
-            // its machine's name, `MACHINE/LABEL`, after the slash).
-            if arn.split_once(":execution:").is_some_and(|(_, rest)| {
-                rest.rsplit_once(':')
-                    .is_some_and(|(machine, _)| machine.contains('/'))
-            }) {
+            // A Distributed Map's child runs on the hidden machine `MACHINE/LABEL` (no caller
+            // can name a machine with a slash): it names its Map Run and the Map's label.
+            if let Some((_, label)) = info.name.split_once('/') {
+                let label = label.to_string();
                 let described = engine.describe_execution(&arn).map_err(engine_error)?;
-                info.label = info
-                    .name
-                    .split_once('/')
-                    .map(|(_, label)| label.to_string());
                 info.map_run_arn = described.map_run_arn;
+                info.label = Some(label);
             }
             Ok(info)
         })
