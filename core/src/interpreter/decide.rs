@@ -574,16 +574,13 @@ macro_rules! step_env {
 }
 pub(super) use step_env;
 
-/// Evaluates one JSONata expression of `state`'s own fields (`TimeoutSeconds`, `Seconds`,
-/// `Error`, ...) with `$states.input` the state's `input`.
-fn state_expression(
-    state: &State,
-    expression: &crate::asl::Expression,
-    field: &str,
-    input: &Value,
-    context: &Value,
-    env: &mut crate::asl::Env<'_>,
-) -> Result<Value, StatesError> {
+/// What a JSONata expression of `state`'s own fields sees: `$states` with `input` as its
+/// input (and `context` when the state's expressions may read it), and the variables it reads.
+fn state_bindings<'a>(
+    state: &'a State,
+    input: &'a Value,
+    context: &'a Value,
+) -> (crate::asl::jsonata::States<'a>, &'a [String]) {
     let (variables, reads_context, paths) = match state.data_flow.as_jsonata() {
         Some(flow) => (
             flow.variables.as_slice(),
@@ -599,6 +596,20 @@ fn state_expression(
         context: reads_context.then_some(context),
         paths,
     };
+    (states, variables)
+}
+
+/// Evaluates one JSONata expression of `state`'s own fields (`TimeoutSeconds`, `Seconds`,
+/// `Error`, ...) with `$states.input` the state's `input`.
+fn state_expression(
+    state: &State,
+    expression: &crate::asl::Expression,
+    field: &str,
+    input: &Value,
+    context: &Value,
+    env: &mut crate::asl::Env<'_>,
+) -> Result<Value, StatesError> {
+    let (states, variables) = state_bindings(state, input, context);
     crate::asl::data_flow::evaluate_expression(expression, field, &states, variables, env)
 }
 
@@ -611,21 +622,7 @@ fn state_template(
     context: &Value,
     env: &mut crate::asl::Env<'_>,
 ) -> Result<Value, StatesError> {
-    let (variables, reads_context, paths) = match state.data_flow.as_jsonata() {
-        Some(flow) => (
-            flow.variables.as_slice(),
-            flow.reads_context,
-            flow.states_paths.as_deref(),
-        ),
-        None => (&[][..], false, None),
-    };
-    let states = crate::asl::jsonata::States {
-        input,
-        result: None,
-        error_output: None,
-        context: reads_context.then_some(context),
-        paths,
-    };
+    let (states, variables) = state_bindings(state, input, context);
     crate::asl::data_flow::evaluate(template, field, &states, variables, env)
 }
 

@@ -91,12 +91,7 @@ impl Decider<'_, '_> {
             EventDetails::MapStateStarted(MapStateStarted { length }),
             None,
         )?;
-        let (now_ms, seed) = running_in(&self.state, scope)
-            .map(|r| {
-                let attempt = r.retried_errors.len() as u64;
-                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
-            })
-            .unwrap_or((self.now_ms, 0));
+        let (now_ms, seed) = self.map_entry_clock(scope);
         let checked = params.and_then(|params| {
             let fields = self
                 .run_fields(state, map, &params, &run, now_ms, seed)
@@ -212,6 +207,18 @@ impl Decider<'_, '_> {
         }
     }
 
+    /// The Map's entry time and a seed from its entry and attempt: what its parameters'
+    /// JSONata expressions see, so they evaluate the same on every later step (they are not
+    /// recorded). Outside a running state (never for a Map), the decision's clock and 0.
+    fn map_entry_clock(&self, scope: &[u32]) -> (u64, u64) {
+        running_in(&self.state, scope)
+            .map(|r| {
+                let attempt = r.retried_errors.len() as u64;
+                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
+            })
+            .unwrap_or((self.now_ms, 0))
+    }
+
     pub(in crate::interpreter::decide) fn map_params(
         &mut self,
         scope: &[u32],
@@ -225,12 +232,7 @@ impl Decider<'_, '_> {
         // recorded), so a JSONata expression among them must give the same value each time:
         // it sees the Map's entry time and a generator seeded from its entry and attempt,
         // never the decision's clock or entropy.
-        let (now_ms, seed) = running_in(&self.state, scope)
-            .map(|r| {
-                let attempt = r.retried_errors.len() as u64;
-                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
-            })
-            .unwrap_or((self.now_ms, 0));
+        let (now_ms, seed) = self.map_entry_clock(scope);
         let mut entropy = statelog_rng::Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
         let mut env = crate::asl::Env {
             now_ms,
@@ -517,12 +519,7 @@ impl Decider<'_, '_> {
         let params = self
             .map_params(&scope, state, map, &run)
             .map_err(|failed| changed(failed.error))?;
-        let (now_ms, seed) = running_in(&self.state, &scope)
-            .map(|r| {
-                let attempt = r.retried_errors.len() as u64;
-                (r.entered_ms, u64::from(r.entered_event_id) << 16 | attempt)
-            })
-            .unwrap_or((self.now_ms, 0));
+        let (now_ms, seed) = self.map_entry_clock(&scope);
         let fields = self
             .run_fields(state, map, &params, &run, now_ms, seed)
             .map_err(changed)?;
