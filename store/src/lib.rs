@@ -24,6 +24,7 @@ mod catalog;
 pub mod limits;
 mod log;
 pub mod map_runs;
+mod recent_ends;
 mod record;
 mod retention;
 pub mod swf;
@@ -768,6 +769,9 @@ pub struct Store {
     /// The last LSN appended by [`Store::append_prepared_unsynced`] that may not be durable yet
     /// (0: none); a read at or below it syncs the log first.
     unsynced_lsn: std::sync::atomic::AtomicU64,
+    /// The first and last events of recently appended executions, so that a describe after a
+    /// close reads no record (`first_and_last_events`).
+    recent_ends: Mutex<recent_ends::RecentEnds>,
 }
 
 impl Store {
@@ -859,6 +863,7 @@ impl Store {
             machine_writes: Mutex::new(()),
             reads: RwLock::new(()),
             unsynced_lsn: std::sync::atomic::AtomicU64::new(0),
+            recent_ends: Mutex::new(recent_ends::RecentEnds::default()),
         })
     }
 
@@ -1023,8 +1028,10 @@ impl Store {
             machine,
             catalog: None,
             scratch: EncodeScratch::take(),
+            ends: None,
         };
         encode_chunks(execution_arn, events, &mut prepared.scratch)?;
+        prepared.ends = recent_ends::Ends::of(events, prepared.scratch.bytes.len());
         Ok(prepared)
     }
 
@@ -1140,6 +1147,13 @@ impl Store {
         }
         if let Some(catalog) = catalog {
             index.apply_catalog(Lsn(first.0 + scratch.records.len() as u64), catalog);
+        }
+        drop(index);
+        if let Some(ends) = prepared.ends.take() {
+            let last_lsn = Lsn(first.0 + scratch.records.len() as u64 - 1);
+            self.recent_ends
+                .lock()
+                .record(execution_arn, ends, last_lsn);
         }
         Ok(())
     }
@@ -1439,6 +1453,9 @@ impl Store {
         &self,
         execution_arn: &str,
     ) -> Result<(HistoryEvent, HistoryEvent), Error> {
+        if let Some(ends) = self.recent_ends_of(execution_arn)? {
+            return Ok(ends);
+        }
         let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let missing = || Error::UnknownExecution {
@@ -1452,6 +1469,34 @@ impl Store {
         }
         let (_, last) = self.read_ends(execution_arn, last_lsn)?;
         Ok((first, last))
+    }
+
+    /// [`Store::first_and_last_events`] from `recent_ends`, when it has seen the execution's
+    /// last record as the index knows it (and after the checks a read makes: damage, and the
+    /// sync of a record appended unsynced).
+    fn recent_ends_of(
+        &self,
+        execution_arn: &str,
+    ) -> Result<Option<(HistoryEvent, HistoryEvent)>, Error> {
+        let last_lsn = {
+            let index = self.index.read();
+            if let Some(damage) = index.damaged.get(execution_arn) {
+                return Err(damage.error(execution_arn));
+            }
+            match index.executions.get(execution_arn) {
+                Some(entry) => match entry.records.last() {
+                    Some(record) => record.lsn,
+                    None => return Ok(None),
+                },
+                None => return Ok(None),
+            }
+        };
+        let Some(ends) = self.recent_ends.lock().get(execution_arn, last_lsn) else {
+            return Ok(None);
+        };
+        // Nothing is read back before it is durable, from the log or from here.
+        self.sync_unsynced_upto(last_lsn)?;
+        Ok(Some(ends))
     }
 
     /// The log under the store.
@@ -1706,6 +1751,8 @@ pub struct PreparedEvents<'a> {
     /// A catalog record written as the batch's last record (a redrive's client token).
     catalog: Option<CatalogRecord>,
     scratch: EncodeScratch,
+    /// The batch's ends, for `Store::recent_ends` once appended.
+    ends: Option<recent_ends::Ends>,
 }
 
 impl Drop for PreparedEvents<'_> {

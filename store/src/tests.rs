@@ -114,6 +114,16 @@ fn appends_index_and_rebuild_agree() {
     assert_eq!(again.execution(&exec_arn("a")), Some(a));
     assert_eq!(again.history(&exec_arn("a")).expect("reads"), history);
     assert_eq!(again.machine("orders").expect("live").lsn, machine.lsn);
+    // The first store answered from the ends it kept at append; the second reads the log: the
+    // same events either way.
+    assert_eq!(
+        again.first_and_last_events(&exec_arn("a")).expect("reads"),
+        (first, last)
+    );
+    assert_eq!(
+        again.first_and_last_events(&exec_arn("b")).expect("reads"),
+        store.first_and_last_events(&exec_arn("b")).expect("reads")
+    );
 }
 
 #[test]
@@ -706,4 +716,29 @@ fn compaction_drops_map_run_records_with_their_parent_and_keeps_them_while_it_is
         position += 1;
     }
     assert_eq!(ends, vec![0, 1, 2]);
+}
+
+#[test]
+fn ends_kept_at_append_answer_nothing_for_a_damaged_execution() {
+    let store = open_store(Arc::new(MemoryLog::new()));
+    store
+        .create_machine("orders", "{}", "role", crate::MachineType::Standard, 5)
+        .expect("creates");
+    let arn = exec_arn("a");
+    store
+        .append_events(&arn, &[started("a"), entered(2)])
+        .expect("appends");
+    assert!(store.first_and_last_events(&arn).is_ok());
+    let lsn = store.last_record_lsn(&arn).expect("indexed");
+    store.mark_damaged(
+        &arn,
+        lsn,
+        DamageReason::FoldForeignEvents {
+            events_arn: exec_arn("b"),
+        },
+    );
+    assert!(matches!(
+        store.first_and_last_events(&arn),
+        Err(Error::Damaged { .. })
+    ));
 }

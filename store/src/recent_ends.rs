@@ -1,0 +1,253 @@
+//! The first and last events of recently appended executions, kept as appended, so that a
+//! describe right after a close (the common case: a caller waits for the execution it started)
+//! does not read its records back and decode every event between the two.
+//!
+//! An entry is made when the batch that starts an execution is appended (its first event is
+//! `ExecutionStarted`) and follows the execution's later batches while it lasts. It names the
+//! LSN of the last record it has seen; a reader uses it only when the index's last record for the
+//! execution has that LSN, so anything the cache did not see (a compaction that moved the
+//! records, an append that raced the lookup, an entry evicted and not made again) falls back to
+//! the log. Bounded by entries and by the encoded bytes of the batches that made them; the
+//! oldest entries go first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use statelog_core::history::{EventDetails, HistoryEvent};
+use statelog_wal::Lsn;
+
+/// Entries kept at most.
+pub(crate) const RECENT_ENDS_MAX: usize = 4096;
+
+/// Encoded bytes (of the batches whose events are kept) held at most; a batch larger than an
+/// eighth of it is not kept.
+pub(crate) const RECENT_ENDS_BYTES_MAX: usize = 8 * 1024 * 1024;
+
+/// What one append tells the cache: the batch's first event when it starts the execution, its
+/// last event, and the batch's encoded size.
+#[derive(Debug)]
+pub(crate) struct Ends {
+    started: Option<HistoryEvent>,
+    last: HistoryEvent,
+    bytes: usize,
+}
+
+impl Ends {
+    /// The ends of `events` (not empty), a batch of `bytes` encoded bytes; `None` when the batch
+    /// is too large to keep.
+    pub(crate) fn of(events: &[HistoryEvent], bytes: usize) -> Option<Ends> {
+        if bytes > RECENT_ENDS_BYTES_MAX / 8 {
+            return None;
+        }
+        let first = events.first()?;
+        let started =
+            matches!(first.details, EventDetails::ExecutionStarted(_)).then(|| first.clone());
+        Some(Ends {
+            started,
+            last: events.last()?.clone(),
+            bytes,
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    first: HistoryEvent,
+    last: HistoryEvent,
+    last_lsn: Lsn,
+    bytes: usize,
+    /// The insertion this entry was made by (an evicted key made again is a new insertion).
+    serial: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RecentEnds {
+    entries: HashMap<Arc<str>, Entry, foldhash::quality::RandomState>,
+    /// Keys in insertion order, with the insertion's serial.
+    order: VecDeque<(Arc<str>, u64)>,
+    bytes: usize,
+    serial: u64,
+}
+
+impl RecentEnds {
+    /// Takes the batch whose last record is at `last_lsn`.
+    pub(crate) fn record(&mut self, execution_arn: &str, ends: Ends, last_lsn: Lsn) {
+        match ends.started {
+            Some(first) => {
+                let key: Arc<str> = Arc::from(execution_arn);
+                self.serial += 1;
+                let entry = Entry {
+                    first,
+                    last: ends.last,
+                    last_lsn,
+                    bytes: ends.bytes,
+                    serial: self.serial,
+                };
+                self.bytes += entry.bytes;
+                if let Some(old) = self.entries.insert(Arc::clone(&key), entry) {
+                    self.bytes -= old.bytes;
+                }
+                self.order.push_back((key, self.serial));
+            }
+            None => {
+                let Some(entry) = self.entries.get_mut(execution_arn) else {
+                    return;
+                };
+                entry.last = ends.last;
+                entry.last_lsn = last_lsn;
+                self.bytes += ends.bytes;
+                entry.bytes += ends.bytes;
+            }
+        }
+        self.evict();
+    }
+
+    /// The first and last events of `execution_arn` when the cache has seen its record at
+    /// `last_lsn` last.
+    pub(crate) fn get(
+        &self,
+        execution_arn: &str,
+        last_lsn: Lsn,
+    ) -> Option<(HistoryEvent, HistoryEvent)> {
+        let entry = self.entries.get(execution_arn)?;
+        (entry.last_lsn == last_lsn).then(|| (entry.first.clone(), entry.last.clone()))
+    }
+
+    fn evict(&mut self) {
+        while self.entries.len() > RECENT_ENDS_MAX || self.bytes > RECENT_ENDS_BYTES_MAX {
+            let Some((key, serial)) = self.order.pop_front() else {
+                return;
+            };
+            if self.entries.get(&key).is_some_and(|e| e.serial == serial) {
+                if let Some(entry) = self.entries.remove(&key) {
+                    self.bytes -= entry.bytes;
+                }
+            }
+        }
+        // Keys made again leave stale queue entries behind: drop those at the front.
+        while let Some((key, serial)) = self.order.front() {
+            if self.entries.get(key).is_some_and(|e| e.serial == *serial) {
+                break;
+            }
+            self.order.pop_front();
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use statelog_core::history::{EventId, ExecutionStarted, Output, Payload};
+
+    fn started(arn: &str) -> HistoryEvent {
+        HistoryEvent {
+            id: EventId(1),
+            previous_event_id: 0,
+            timestamp_ms: 1,
+            details: EventDetails::ExecutionStarted(ExecutionStarted {
+                input: Payload::default(),
+                input_truncated: false,
+                role_arn: String::new(),
+                state_machine_alias_arn: None,
+                state_machine_version_arn: None,
+                execution_arn: arn.to_string(),
+                state_machine_arn: String::new(),
+                input_text: None,
+                map_run_arn: None,
+            }),
+            scope: Vec::new(),
+            timer: None,
+        }
+    }
+
+    fn succeeded(id: u32) -> HistoryEvent {
+        HistoryEvent {
+            id: EventId(id),
+            previous_event_id: id - 1,
+            timestamp_ms: 2,
+            details: EventDetails::ExecutionSucceeded(Output {
+                output: Payload::default(),
+                output_truncated: false,
+            }),
+            scope: Vec::new(),
+            timer: None,
+        }
+    }
+
+    #[test]
+    fn an_entry_follows_later_batches_and_answers_only_at_its_last_lsn() {
+        let mut cache = RecentEnds::default();
+        let start = [started("a")];
+        cache.record("a", Ends::of(&start, 100).expect("small"), Lsn(5));
+        let (first, last) = cache.get("a", Lsn(5)).expect("kept");
+        assert_eq!((first.id, last.id), (EventId(1), EventId(1)));
+        let close = [succeeded(2)];
+        cache.record("a", Ends::of(&close, 100).expect("small"), Lsn(9));
+        assert!(
+            cache.get("a", Lsn(5)).is_none(),
+            "an older LSN is not answered"
+        );
+        let (first, last) = cache.get("a", Lsn(9)).expect("kept");
+        assert_eq!((first.id, last.id), (EventId(1), EventId(2)));
+        // A batch of an execution the cache never saw start makes no entry.
+        cache.record("b", Ends::of(&close, 100).expect("small"), Lsn(10));
+        assert!(cache.get("b", Lsn(10)).is_none());
+    }
+
+    #[test]
+    fn the_oldest_entries_go_first_past_the_bounds() {
+        let mut cache = RecentEnds::default();
+        for i in 0..RECENT_ENDS_MAX + 3 {
+            let arn = format!("e{i}");
+            cache.record(
+                &arn,
+                Ends::of(&[started(&arn)], 10).expect("small"),
+                Lsn(i as u64 + 1),
+            );
+        }
+        assert_eq!(cache.len(), RECENT_ENDS_MAX);
+        assert!(cache.get("e0", Lsn(1)).is_none());
+        assert!(cache.get("e3", Lsn(4)).is_some());
+        // Bytes: batches of an eighth of the bound each keep at most eight entries.
+        let mut cache = RecentEnds::default();
+        let eighth = RECENT_ENDS_BYTES_MAX / 8;
+        for i in 0..10u64 {
+            let arn = format!("e{i}");
+            cache.record(
+                &arn,
+                Ends::of(&[started(&arn)], eighth).expect("fits"),
+                Lsn(i + 1),
+            );
+        }
+        assert_eq!(cache.len(), 8);
+        assert!(cache.get("e1", Lsn(2)).is_none());
+        assert!(cache.get("e2", Lsn(3)).is_some());
+        assert!(
+            Ends::of(&[started("big")], eighth + 1).is_none(),
+            "too large to keep"
+        );
+    }
+
+    #[test]
+    fn a_key_made_again_is_evicted_by_its_newest_insertion_only() {
+        let mut cache = RecentEnds::default();
+        cache.record("a", Ends::of(&[started("a")], 10).expect("small"), Lsn(1));
+        cache.record("a", Ends::of(&[started("a")], 10).expect("small"), Lsn(2));
+        for i in 0..RECENT_ENDS_MAX - 1 {
+            let arn = format!("e{i}");
+            cache.record(
+                &arn,
+                Ends::of(&[started(&arn)], 10).expect("small"),
+                Lsn(i as u64 + 3),
+            );
+        }
+        // The first insertion's queue entry went without taking the second's.
+        assert!(cache.get("a", Lsn(2)).is_some());
+        assert_eq!(cache.bytes, 10 * RECENT_ENDS_MAX);
+    }
+}
