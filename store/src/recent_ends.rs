@@ -16,12 +16,13 @@ use std::sync::Arc;
 use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_wal::Lsn;
 
-/// Entries kept at most.
-pub(crate) const RECENT_ENDS_MAX: usize = 4096;
+/// Entries kept at most: enough for the executions a caller waits on (it describes one soon after
+/// its close), few enough that an evicted entry is still in the CPU's caches when it is dropped.
+pub(crate) const RECENT_ENDS_MAX: usize = 1024;
 
 /// Encoded bytes (of the batches whose events are kept) held at most; a batch larger than an
 /// eighth of it is not kept.
-pub(crate) const RECENT_ENDS_BYTES_MAX: usize = 8 * 1024 * 1024;
+pub(crate) const RECENT_ENDS_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// What one append tells the cache: the batch's first event when it starts the execution, its
 /// last event, and the batch's encoded size.
@@ -114,22 +115,24 @@ impl RecentEnds {
     }
 
     fn evict(&mut self) {
+        use std::collections::hash_map::Entry as Slot;
         while self.entries.len() > RECENT_ENDS_MAX || self.bytes > RECENT_ENDS_BYTES_MAX {
             let Some((key, serial)) = self.order.pop_front() else {
                 return;
             };
-            if self.entries.get(&key).is_some_and(|e| e.serial == serial) {
-                if let Some(entry) = self.entries.remove(&key) {
-                    self.bytes -= entry.bytes;
+            // A key made again since this insertion is the newer insertion's to evict.
+            if let Slot::Occupied(slot) = self.entries.entry(key) {
+                if slot.get().serial == serial {
+                    self.bytes -= slot.remove().bytes;
                 }
             }
         }
-        // Keys made again leave stale queue entries behind: drop those at the front.
-        while let Some((key, serial)) = self.order.front() {
-            if self.entries.get(key).is_some_and(|e| e.serial == *serial) {
-                break;
-            }
-            self.order.pop_front();
+        // Keys made again leave their older insertions in the queue: drop those once they are
+        // most of it, so the queue stays within twice the entries.
+        if self.order.len() > 2 * RECENT_ENDS_MAX {
+            let entries = &self.entries;
+            self.order
+                .retain(|(key, serial)| entries.get(key).is_some_and(|e| e.serial == *serial));
         }
     }
 
