@@ -41,7 +41,8 @@
 //!   gather's ([`WalStats::gathers_count`], [`WalStats::gather_timeouts_count`]).
 //! - Group commit's gather: `WalOptions::commit_gather_us_max` (default 200 µs, 0 = off, only
 //!   with [`Durability::GroupCommit`]) bounds how long a commit leader waits for the committers
-//!   the previous sync released before it writes and syncs, so one sync covers them too.
+//!   the previous sync released before it writes and syncs, so one sync covers them too. The
+//!   log's own syncer thread (notified appends) never gathers.
 //! - Group commit's spin: `WalOptions::commit_spin_us_max` (default 200 µs, 0 = off, only with
 //!   [`Durability::GroupCommit`]): a committer whose records another thread's sync will cover
 //!   waits for it yielding the CPU, instead of sleeping, when syncs are that quick

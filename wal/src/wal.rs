@@ -53,8 +53,9 @@ pub struct WalOptions {
     /// the previous sync acknowledged to append again, so that one sync covers them too. The
     /// wait is also capped at half the running average sync duration, ends as soon as they
     /// have all appended, and never happens on an idle log (a lone writer is its own expected
-    /// committer). 0 turns the gather off. Default `COMMIT_GATHER_US_MAX_DEFAULT` (200 µs);
-    /// at most `COMMIT_GATHER_US_LIMIT`.
+    /// committer). The log's syncer thread, which commits for notified appends
+    /// (`append_batch_notify`), never gathers. 0 turns the gather off. Default
+    /// `COMMIT_GATHER_US_MAX_DEFAULT` (200 µs); at most `COMMIT_GATHER_US_LIMIT`.
     pub commit_gather_us_max: u64,
     /// Group commit only: the longest a committer whose records are buffered or being synced
     /// by another thread's commit spins for that sync (checking the durable LSN between

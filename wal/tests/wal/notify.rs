@@ -3,7 +3,7 @@
 //! crash image taken inside the answer holds it), with no other committer to drive the sync (the
 //! log's syncer does); concurrent notifying and waiting appenders are all answered and all
 //! survive a crash; a failed write answers the waiting batches with the poison; dropping the log
-//! answers what still waits. Nothing here depends on timing: a missing answer fails at a
+//! answers what still waits; the syncer never gathers. Nothing here depends on timing: a missing answer fails at a
 //! generous guard instead of hanging.
 
 use std::collections::BTreeMap;
@@ -212,4 +212,41 @@ fn without_sync_a_notified_batch_is_answered_once_written() {
         .read(Lsn(1))
         .expect("readable once acknowledged")
         .is_some());
+}
+
+#[test]
+fn the_syncer_never_gathers() {
+    // Only notified appends: every sync is the syncer's. Each round's batches are all answered
+    // before the next round appends one batch, fewer than the last sync covered: a leader that
+    // gathers would wait for the rest (and count it).
+    let sim = Arc::new(SimStorage::new());
+    let wal_options = WalOptions {
+        commit_gather_us_max: 10_000,
+        ..options(Durability::GroupCommit)
+    };
+    let storage: Arc<dyn Storage> = sim;
+    let (wal, _) = Wal::open_with_storage(storage, Path::new(DIR), wal_options).expect("open");
+    wal.prepare_segments().expect("prepare a ready segment");
+    for round in 0..30 {
+        let batches = if round % 2 == 0 { 4 } else { 1 };
+        let (sender, receiver) = mpsc::channel();
+        for index in 0..batches {
+            let sender = sender.clone();
+            let body = format!("round-{round}-batch-{index}").into_bytes();
+            wal.append_batch_notify(
+                &[(kind(), &body)],
+                Box::new(move |result| {
+                    let _ = sender.send(result);
+                }),
+            )
+            .expect("appended");
+        }
+        for _ in 0..batches {
+            let answer = receiver.recv_timeout(ANSWER_GUARD).expect("answered");
+            answer.expect("acknowledged");
+        }
+    }
+    let stats = wal.stats();
+    assert!(stats.syncs_count >= 1, "the syncer synced");
+    assert_eq!(stats.gathers_count, 0, "the syncer gathered: {stats:?}");
 }
