@@ -443,6 +443,32 @@ impl HistoryPage {
     }
 }
 
+/// An async start appended and not yet known durable ([`Engine::start_execution_async`]): a
+/// caller that drops it before the log's word leaves the wait and the start's effects to a task
+/// of its runtime.
+struct PendingStart<'a> {
+    engine: &'a Engine,
+    runtime: tokio::runtime::Handle,
+    awaited: Option<(
+        runtime::RecordedStart,
+        tokio::sync::oneshot::Receiver<Result<(), store::Error>>,
+    )>,
+}
+
+impl Drop for PendingStart<'_> {
+    fn drop(&mut self) {
+        let Some((recorded, told)) = self.awaited.take() else {
+            return;
+        };
+        let engine = self.engine.clone();
+        self.runtime.spawn(async move {
+            if let Ok(Ok(())) = told.await {
+                recorded.finish(&engine);
+            }
+        });
+    }
+}
+
 /// The engine handle: cheap to clone, `Send + Sync`.
 #[derive(Clone)]
 pub struct Engine {
@@ -786,6 +812,70 @@ impl Engine {
         name: Option<&str>,
         input: &str,
     ) -> Result<StartedExecution, Error> {
+        let recorded = self.record_start(state_machine, name, input, None)?;
+        debug_assert!(!recorded.awaits_log, "a synced start");
+        Ok(recorded.finish(self))
+    }
+
+    /// [`Engine::start_execution`] for a caller on a tokio runtime, without blocking its thread
+    /// on the log's fdatasync: the start is decided and appended on the calling thread
+    /// (`Commit::Notify`), and the future completes once the log says it is durable and its
+    /// effects are performed (a caller that stops waiting leaves that to a task spawned on its
+    /// runtime, so the execution goes on). Many starts in flight thus share the log's syncs on a few
+    /// threads. Off a runtime, on a log that does not notify, for an Express machine or a
+    /// mocked test case, it is [`Engine::start_execution`] (under `block_in_place` on a
+    /// multi-threaded runtime); a start whose name was started already answers once that start
+    /// is durable, as `start_execution` does.
+    pub async fn start_execution_async(
+        &self,
+        state_machine: &str,
+        name: Option<&str>,
+        input: &str,
+    ) -> Result<StartedExecution, Error> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|_| self.inner.store.log().notifies());
+        let Some(runtime) = runtime else {
+            return runtime::off_the_reactor(|| self.start_execution(state_machine, name, input));
+        };
+        let (durable, told) = tokio::sync::oneshot::channel();
+        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
+            let _ = durable.send(result);
+        });
+        let recorded = self.record_start(state_machine, name, input, Some(on_durable))?;
+        if !recorded.awaits_log {
+            return Ok(recorded.finish(self));
+        }
+        let mut pending = PendingStart {
+            engine: self,
+            runtime,
+            awaited: Some((recorded, told)),
+        };
+        let told = match pending.awaited.as_mut() {
+            Some((_, told)) => told.await,
+            None => unreachable!("set above"),
+        };
+        let Some((recorded, _)) = pending.awaited.take() else {
+            unreachable!("taken only here and on drop")
+        };
+        match told {
+            Ok(Ok(())) => Ok(recorded.finish(self)),
+            Ok(Err(error)) => Err(error.into()),
+            // The log always tells (poisoning tells the error): only a log dropped with the
+            // engine gets here.
+            Err(_) => Err(Error::Interrupted),
+        }
+    }
+
+    /// A start recorded: synced without `on_durable`, else appended with `Commit::Notify` where
+    /// the start path allows it (`runtime::RecordedStart::awaits_log`).
+    fn record_start(
+        &self,
+        state_machine: &str,
+        name: Option<&str>,
+        input: &str,
+        on_durable: Option<statelog_store::OnDurable>,
+    ) -> Result<runtime::RecordedStart, Error> {
         // The revision looked up here is the one the log will assign to this start (recursive:
         // a start may run inside another start's effects).
         let _revision = self.inner.machine_changes.read_recursive();
@@ -818,13 +908,15 @@ impl Engine {
                 input_text,
                 false,
             )?;
-            return Ok(StartedExecution {
+            return Ok(runtime::RecordedStart::done(StartedExecution {
                 execution_arn: started.execution_arn,
                 start_ms: started.start_ms,
-            });
+            }));
         }
         let execution_arn = self.execution_arn(&target.machine.name, &name);
-        runtime::start(
+        // A mocked test case's answers go through the synced task path: its start is synced.
+        let on_durable = on_durable.filter(|_| test_case.is_none());
+        runtime::record_start(
             self,
             &target,
             definition,
@@ -832,6 +924,7 @@ impl Engine {
             input,
             input_text,
             test_case,
+            on_durable,
         )
     }
 

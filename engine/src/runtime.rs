@@ -34,6 +34,65 @@ pub(crate) fn start(
     input_text: &str,
     test_case: Option<&str>,
 ) -> Result<StartedExecution, Error> {
+    let recorded = record_start(
+        engine,
+        target,
+        definition,
+        execution_arn,
+        input,
+        input_text,
+        test_case,
+        None,
+    )?;
+    debug_assert!(!recorded.awaits_log, "a synced start");
+    Ok(recorded.finish(engine))
+}
+
+/// A start recorded in the log: durable, or (`awaits_log`) appended with `Commit::Notify` and
+/// durable once the log calls its `on_durable`. Its effects are performed by
+/// [`RecordedStart::finish`] once it is durable.
+pub(crate) struct RecordedStart {
+    pub(crate) started: StartedExecution,
+    /// Whether the caller must wait for the log's word before `finish`.
+    pub(crate) awaits_log: bool,
+    /// The new execution's slot and the start's effects; `None` for a start that found the same
+    /// start made already (nothing to perform).
+    performs: Option<(Arc<str>, Arc<Slot>, Vec<Effect>)>,
+}
+
+impl RecordedStart {
+    /// A start with nothing left to perform (an Express execution ran already).
+    pub(crate) fn done(started: StartedExecution) -> Self {
+        RecordedStart {
+            started,
+            awaits_log: false,
+            performs: None,
+        }
+    }
+
+    /// Performs the start's effects (the start is durable) and answers the start.
+    pub(crate) fn finish(self, engine: &Engine) -> StartedExecution {
+        if let Some((key, slot, effects)) = self.performs {
+            engine.perform(&key, &slot, effects);
+        }
+        self.started
+    }
+}
+
+/// Records a start: synced when `on_durable` is `None`, else appended with `Commit::Notify` and
+/// `on_durable` told once it is durable (`RecordedStart::awaits_log`; dropped uncalled when the
+/// start was found made already, or on an error).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_start(
+    engine: &Engine,
+    target: &StartTarget,
+    definition: Arc<StateMachine>,
+    execution_arn: String,
+    input: Value,
+    input_text: &str,
+    test_case: Option<&str>,
+    mut on_durable: Option<statelog_store::OnDurable>,
+) -> Result<RecordedStart, Error> {
     let inner = &engine.inner;
     let key: Arc<str> = Arc::from(execution_arn.as_str());
     // A test case is recorded with the machine's ARN (see `mocks`).
@@ -70,13 +129,17 @@ pub(crate) fn start(
                         }),
                         map_run_arn: target.map_run_arn.clone(),
                     };
-                    let result = engine.commit_decision(
-                        &key,
-                        &mut guard,
-                        Commit::Trigger(Trigger::Start(request)),
-                    );
-                    let effects = match result {
-                        Ok(committed) => committed.effects,
+                    let trigger = Trigger::Start(request);
+                    let commit = match on_durable.take() {
+                        Some(on_durable) => Commit::Notify {
+                            trigger,
+                            on_durable,
+                        },
+                        None => Commit::Trigger(trigger),
+                    };
+                    let result = engine.commit_decision(&key, &mut guard, commit);
+                    let (effects, awaits_log) = match result {
+                        Ok(committed) => (committed.effects, committed.notified),
                         Err(error) => {
                             drop(guard);
                             let mut open = inner.open.lock();
@@ -88,10 +151,13 @@ pub(crate) fn start(
                     };
                     let start_ms = guard.execution.start_ms().unwrap_or_default();
                     drop(guard);
-                    engine.perform(&key, &slot, effects);
-                    return Ok(StartedExecution {
-                        execution_arn,
-                        start_ms,
+                    return Ok(RecordedStart {
+                        started: StartedExecution {
+                            execution_arn,
+                            start_ms,
+                        },
+                        awaits_log,
+                        performs: Some((key, slot, effects)),
                     });
                 }
             }
@@ -115,9 +181,13 @@ pub(crate) fn start(
         {
             return Err(Error::ExecutionAlreadyExists { execution_arn });
         }
-        return Ok(StartedExecution {
-            execution_arn,
-            start_ms: guard.execution.start_ms().unwrap_or_default(),
+        return Ok(RecordedStart {
+            started: StartedExecution {
+                execution_arn,
+                start_ms: guard.execution.start_ms().unwrap_or_default(),
+            },
+            awaits_log: false,
+            performs: None,
         });
     }
 }

@@ -28,6 +28,7 @@ mod engine_conformance;
 mod engine_crash;
 mod engine_damaged;
 mod engine_scenarios;
+mod engine_start_async;
 mod engine_test_state;
 mod engine_versions;
 mod fixture_logs;

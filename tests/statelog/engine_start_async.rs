@@ -1,0 +1,142 @@
+//! `Engine::start_execution_async`: starts awaited on a tokio runtime, none blocking a thread
+//! on the log's sync, each is durable when its future completes: on the
+//! WAL's simulated disk, a crash right after the futures complete (unsynced writes torn
+//! halfway) keeps every start that completed, closed as it ran. Off a runtime and for a
+//! same-name start it answers as `start_execution` does.
+
+use crate::engine_common;
+use engine_common::{checked_history, open_on_sim, Harness};
+
+use std::sync::Arc;
+
+use statelog::clock::ManualClock;
+use statelog::engine::{Engine, EngineOptions, Error, ExecutionStatus};
+use statelog_wal::storage::sim::{CrashMode, SimStorage};
+use statelog_wal::Durability;
+
+const START_MS: u64 = 1_704_067_200_000;
+const DIR: &str = "/data";
+const CHAIN: &str = r#"{"StartAt":"One","States":{
+    "One":{"Type":"Pass","Result":{"step":1},"ResultPath":"$.one","Next":"Two"},
+    "Two":{"Type":"Pass","End":true}}}"#;
+/// Open until stopped: the manual clock never reaches the Wait's end.
+const SLEEPER: &str =
+    r#"{"StartAt":"Sleep","States":{"Sleep":{"Type":"Wait","Seconds":86400,"End":true}}}"#;
+const STARTS: usize = 48;
+
+fn open(disk: &SimStorage, clock: &ManualClock) -> Engine {
+    let options = EngineOptions {
+        clock: Arc::new(clock.clone()),
+        background_timers: false,
+        entropy_seed: Some(11),
+        ..EngineOptions::default()
+    };
+    open_on_sim(disk, DIR, Durability::GroupCommit, 64 * 1024, options).expect("opens")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn async_starts_are_durable_when_they_complete_and_survive_a_crash() {
+    let disk = SimStorage::new();
+    let clock = ManualClock::new(START_MS);
+    let engine = open(&disk, &clock);
+    engine
+        .create_state_machine("chain", CHAIN, None)
+        .expect("machine");
+    let runtime = runtime();
+    // Each start's own crash, taken the moment its future completes: only what was synced
+    // by then survives (the unsynced stream torn halfway).
+    let crashes: Vec<(String, SimStorage)> = runtime.block_on(async {
+        let tasks: Vec<_> = (0..STARTS)
+            .map(|index| {
+                let engine = engine.clone();
+                let disk = disk.clone();
+                tokio::spawn(async move {
+                    let name = format!("e{index}");
+                    let input = format!(r#"{{"n": {index}}}"#);
+                    let started = engine
+                        .start_execution_async("chain", Some(&name), &input)
+                        .await
+                        .expect("starts");
+                    let cut_bytes = disk.pending_bytes() / 2;
+                    let crashed = disk.crash(CrashMode::TornTail { cut_bytes });
+                    (started.execution_arn, crashed)
+                })
+            })
+            .collect();
+        let mut crashes = Vec::new();
+        for task in tasks {
+            crashes.push(task.await.expect("task"));
+        }
+        crashes
+    });
+    drop(runtime);
+    for (index, (arn, crashed)) in crashes.iter().enumerate() {
+        let engine = open(crashed, &clock);
+        let described = engine.describe_execution(arn).expect("kept");
+        assert_eq!(described.status, ExecutionStatus::Succeeded, "{arn}");
+        assert_eq!(described.output.expect("output")["n"], index);
+        let history = checked_history(&engine, arn);
+        assert_eq!(
+            history.last().map(|e| e.details.type_name()),
+            Some("ExecutionSucceeded")
+        );
+    }
+    // And the engine that ran them describes them closed, without waiting.
+    for (arn, _) in &crashes {
+        let described = engine.describe_execution(arn).expect("describes");
+        assert_eq!(described.status, ExecutionStatus::Succeeded);
+    }
+}
+
+#[test]
+fn an_async_start_answers_as_the_blocking_one_off_a_runtime_and_for_a_same_name_start() {
+    let h = Harness::new();
+    h.engine
+        .create_state_machine("sleeper", SLEEPER, None)
+        .expect("machine");
+    // Off a runtime: the blocking start, inside a plain executor.
+    let first = engine_common::block_on(async {
+        h.engine
+            .start_execution_async("sleeper", Some("same"), "{}")
+            .await
+    })
+    .expect("starts");
+    let runtime = runtime();
+    runtime.block_on(async {
+        // The same name and input: the start made already (AWS answers it again).
+        let again = h
+            .engine
+            .start_execution_async("sleeper", Some("same"), "{}")
+            .await
+            .expect("the same start");
+        assert_eq!(again.execution_arn, first.execution_arn);
+        assert_eq!(again.start_ms, first.start_ms);
+        // Another input under the same name: refused, as `start_execution` refuses it.
+        let refused = h
+            .engine
+            .start_execution_async("sleeper", Some("same"), r#"{"other": 1}"#)
+            .await;
+        assert!(
+            matches!(refused, Err(Error::ExecutionAlreadyExists { .. })),
+            "{refused:?}"
+        );
+        // An unknown machine: the same typed error as the blocking call.
+        let unknown = h.engine.start_execution_async("nobody", None, "{}").await;
+        assert!(
+            matches!(unknown, Err(Error::StateMachineDoesNotExist { .. })),
+            "{unknown:?}"
+        );
+    });
+    let described = h
+        .engine
+        .describe_execution(&first.execution_arn)
+        .expect("describes");
+    assert_eq!(described.status, ExecutionStatus::Running);
+}
