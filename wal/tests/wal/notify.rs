@@ -3,8 +3,8 @@
 //! crash image taken inside the answer holds it), with no other committer to drive the sync (the
 //! log's syncer does); concurrent notifying and waiting appenders are all answered and all
 //! survive a crash; a failed write answers the waiting batches with the poison; dropping the log
-//! answers what still waits; the syncer never gathers. Nothing here depends on timing: a missing answer fails at a
-//! generous guard instead of hanging.
+//! answers what still waits; the syncer never gathers. Nothing here depends on timing: a missing
+//! answer fails at a generous guard instead of hanging.
 
 use std::collections::BTreeMap;
 use std::path::Path;
