@@ -12,6 +12,9 @@
 //!   (GetActivityTask + SendTaskSuccess, AWS JSON 1.0 signed with SigV4); clients start over
 //!   HTTP and learn of the durable success from the worker that answered the last step.
 //! - `pass`: statelog in process, 10 Pass states.
+//! - `pass_async`: the same machine, each client a tokio task on a multi-threaded runtime with
+//!   one worker per core, starting with `Engine::start_execution_async` (no thread blocks on
+//!   the log's sync) and describing the closed execution.
 //!
 //! Printed per workload and concurrency: executions/s, p50 and p99 start-to-success, CPU per
 //! execution (this process by getrusage; `statelog serve`, Restate's server and service from
@@ -27,7 +30,8 @@
 //! `serve` runs; default the one Cargo built), `STATELOG_BENCH_COMMIT_SPIN_US_MAX` (the
 //! in-process engines' `WalOptions::commit_spin_us_max`; default the WAL's),
 //! `STATELOG_BENCH_COMMIT_GATHER_US_MAX` (their `WalOptions::commit_gather_us_max`; default the
-//! WAL's). `benches/peers/README.md` explains each
+//! WAL's), `STATELOG_BENCH_ASYNC_WORKERS` (`pass_async`'s runtime workers; default one per
+//! core). `benches/peers/README.md` explains each
 //! figure.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -101,10 +105,17 @@ enum WorkloadKind {
     Task,
     Serve,
     Pass,
+    PassAsync,
 }
 
 impl WorkloadKind {
-    const ALL: [WorkloadKind; 4] = [Self::Restate, Self::Task, Self::Serve, Self::Pass];
+    const ALL: [WorkloadKind; 5] = [
+        Self::Restate,
+        Self::Task,
+        Self::Serve,
+        Self::Pass,
+        Self::PassAsync,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -112,6 +123,7 @@ impl WorkloadKind {
             Self::Task => "task",
             Self::Serve => "serve",
             Self::Pass => "pass",
+            Self::PassAsync => "pass_async",
         }
     }
 }
@@ -333,6 +345,85 @@ fn closed_loop<W: Workload>(
             .zip(first.cpu_peers.iter().zip(&last.cpu_peers))
             .map(|(peer, (before, after))| (peer.name, delta(*before, *after)))
             .collect(),
+        commits_count: delta(first.commits_count, last.commits_count),
+        syncs_count: delta(first.syncs_count, last.syncs_count),
+        transitions_count: delta(first.transitions_count, last.transitions_count),
+    }
+}
+
+/// [`closed_loop`] with each client a tokio task on a multi-threaded runtime of one worker per
+/// core, starting with `Engine::start_execution_async`; the machine (Pass states) closes in its
+/// start, so the describe that checks its success does not wait.
+fn closed_loop_async(
+    workload: &InProcess,
+    concurrency: usize,
+    warmup: Duration,
+    measured: Duration,
+) -> Report {
+    assert!(concurrency > 0, "at least one client");
+    let cores = std::env::var("STATELOG_BENCH_ASYNC_WORKERS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores)
+        .build()
+        .expect("runtime");
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..concurrency)
+        .map(|client_index| {
+            let engine = workload.engine.clone();
+            let machine_arn = workload.machine_arn.clone();
+            let stop = stop.clone();
+            runtime.spawn(async move {
+                let mut spans = Vec::new();
+                let mut sequence = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    let name = execution_name(client_index, sequence);
+                    let execution = engine
+                        .start_execution_async(&machine_arn, Some(&name), INPUT)
+                        .await
+                        .expect("starts");
+                    let closed = engine
+                        .describe_execution(&execution.execution_arn)
+                        .expect("the execution exists");
+                    assert_eq!(closed.status, ExecutionStatus::Succeeded, "{name}");
+                    spans.push(Span {
+                        started,
+                        succeeded: Instant::now(),
+                    });
+                    sequence += 1;
+                }
+                spans
+            })
+        })
+        .collect();
+    std::thread::sleep(warmup);
+    let first = sample(workload, &[]);
+    std::thread::sleep(measured);
+    let last = sample(workload, &[]);
+    stop.store(true, Ordering::Relaxed);
+    let spans: Vec<Span> = runtime.block_on(async {
+        let mut spans = Vec::new();
+        for client in clients {
+            spans.extend(client.await.expect("client task"));
+        }
+        spans
+    });
+    let inside = |at: Instant| at >= first.at && at <= last.at;
+    let mut latencies: Vec<Duration> = spans
+        .iter()
+        .filter(|s| inside(s.succeeded))
+        .map(|s| s.succeeded - s.started)
+        .collect();
+    latencies.sort();
+    Report {
+        executions_count: latencies.len(),
+        interval: last.at - first.at,
+        latencies,
+        cpu_self: delta(first.cpu_self, last.cpu_self),
+        cpu_peers: Vec::new(),
         commits_count: delta(first.commits_count, last.commits_count),
         syncs_count: delta(first.syncs_count, last.syncs_count),
         transitions_count: delta(first.transitions_count, last.transitions_count),
@@ -1393,6 +1484,12 @@ fn run_one(
             measured,
         ),
         WorkloadKind::Pass => closed_loop(
+            &InProcess::open(&pass_chain()),
+            concurrency,
+            warmup,
+            measured,
+        ),
+        WorkloadKind::PassAsync => closed_loop_async(
             &InProcess::open(&pass_chain()),
             concurrency,
             warmup,
