@@ -1031,7 +1031,12 @@ impl Store {
             ends: None,
         };
         encode_chunks(execution_arn, events, &mut prepared.scratch)?;
-        prepared.ends = recent_ends::Ends::of(events, prepared.scratch.bytes.len());
+        prepared.ends = recent_ends::Ends::of(execution_arn, events, prepared.scratch.bytes.len());
+        if let Some(ends) = &prepared.ends {
+            // Dropped here, before the append waits for its sync, not after it.
+            let evicted = self.recent_ends.lock().make_room(ends);
+            drop(evicted);
+        }
         Ok(prepared)
     }
 

@@ -28,21 +28,22 @@ pub(crate) const RECENT_ENDS_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// last event, and the batch's encoded size.
 #[derive(Debug)]
 pub(crate) struct Ends {
-    started: Option<HistoryEvent>,
+    /// The execution's key and its first event, when the batch starts it.
+    started: Option<(Arc<str>, HistoryEvent)>,
     last: HistoryEvent,
     bytes: usize,
 }
 
 impl Ends {
-    /// The ends of `events` (not empty), a batch of `bytes` encoded bytes; `None` when the batch
-    /// is too large to keep.
-    pub(crate) fn of(events: &[HistoryEvent], bytes: usize) -> Option<Ends> {
+    /// The ends of `events` (not empty) of `execution_arn`, a batch of `bytes` encoded bytes;
+    /// `None` when the batch is too large to keep.
+    pub(crate) fn of(execution_arn: &str, events: &[HistoryEvent], bytes: usize) -> Option<Ends> {
         if bytes > RECENT_ENDS_BYTES_MAX / 8 {
             return None;
         }
         let first = events.first()?;
-        let started =
-            matches!(first.details, EventDetails::ExecutionStarted(_)).then(|| first.clone());
+        let started = matches!(first.details, EventDetails::ExecutionStarted(_))
+            .then(|| (Arc::from(execution_arn), first.clone()));
         Some(Ends {
             started,
             last: events.last()?.clone(),
@@ -52,7 +53,7 @@ impl Ends {
 }
 
 #[derive(Debug)]
-struct Entry {
+pub(crate) struct Entry {
     first: HistoryEvent,
     last: HistoryEvent,
     last_lsn: Lsn,
@@ -74,8 +75,7 @@ impl RecentEnds {
     /// Takes the batch whose last record is at `last_lsn`.
     pub(crate) fn record(&mut self, execution_arn: &str, ends: Ends, last_lsn: Lsn) {
         match ends.started {
-            Some(first) => {
-                let key: Arc<str> = Arc::from(execution_arn);
+            Some((key, first)) => {
                 self.serial += 1;
                 let entry = Entry {
                     first,
@@ -103,6 +103,25 @@ impl RecentEnds {
         self.evict();
     }
 
+    /// Evicts what taking `ends` would evict, before its append: the entries go back to the
+    /// caller to drop outside the lock, and the append's wait for durability is not followed by
+    /// their drop (cold by then). Appends racing this one may still leave the cache over its
+    /// bounds at `record`, which evicts as well.
+    pub(crate) fn make_room(&mut self, ends: &Ends) -> Vec<Entry> {
+        let mut evicted = Vec::new();
+        let new_entry = usize::from(ends.started.is_some());
+        while self.entries.len() + new_entry > RECENT_ENDS_MAX
+            || self.bytes + ends.bytes > RECENT_ENDS_BYTES_MAX
+        {
+            match self.evict_oldest() {
+                Some(Some(entry)) => evicted.push(entry),
+                Some(None) => {}
+                None => break,
+            }
+        }
+        evicted
+    }
+
     /// The first and last events of `execution_arn` when the cache has seen its record at
     /// `last_lsn` last.
     pub(crate) fn get(
@@ -115,16 +134,9 @@ impl RecentEnds {
     }
 
     fn evict(&mut self) {
-        use std::collections::hash_map::Entry as Slot;
         while self.entries.len() > RECENT_ENDS_MAX || self.bytes > RECENT_ENDS_BYTES_MAX {
-            let Some((key, serial)) = self.order.pop_front() else {
-                return;
-            };
-            // A key made again since this insertion is the newer insertion's to evict.
-            if let Slot::Occupied(slot) = self.entries.entry(key) {
-                if slot.get().serial == serial {
-                    self.bytes -= slot.remove().bytes;
-                }
+            if self.evict_oldest().is_none() {
+                break;
             }
         }
         // Keys made again leave their older insertions in the queue: drop those once they are
@@ -133,6 +145,22 @@ impl RecentEnds {
             let entries = &self.entries;
             self.order
                 .retain(|(key, serial)| entries.get(key).is_some_and(|e| e.serial == *serial));
+        }
+    }
+
+    /// Takes the oldest insertion off the queue: `None` when the queue is empty, `Some(None)`
+    /// when a newer insertion of its key made it stale, else its entry (removed).
+    fn evict_oldest(&mut self) -> Option<Option<Entry>> {
+        use std::collections::hash_map::Entry as Slot;
+        let (key, serial) = self.order.pop_front()?;
+        // A key made again since this insertion is the newer insertion's to evict.
+        match self.entries.entry(key) {
+            Slot::Occupied(slot) if slot.get().serial == serial => {
+                let entry = slot.remove();
+                self.bytes -= entry.bytes;
+                Some(Some(entry))
+            }
+            _ => Some(None),
         }
     }
 
@@ -186,11 +214,11 @@ mod tests {
     fn an_entry_follows_later_batches_and_answers_only_at_its_last_lsn() {
         let mut cache = RecentEnds::default();
         let start = [started("a")];
-        cache.record("a", Ends::of(&start, 100).expect("small"), Lsn(5));
+        cache.record("a", Ends::of("a", &start, 100).expect("small"), Lsn(5));
         let (first, last) = cache.get("a", Lsn(5)).expect("kept");
         assert_eq!((first.id, last.id), (EventId(1), EventId(1)));
         let close = [succeeded(2)];
-        cache.record("a", Ends::of(&close, 100).expect("small"), Lsn(9));
+        cache.record("a", Ends::of("a", &close, 100).expect("small"), Lsn(9));
         assert!(
             cache.get("a", Lsn(5)).is_none(),
             "an older LSN is not answered"
@@ -198,7 +226,7 @@ mod tests {
         let (first, last) = cache.get("a", Lsn(9)).expect("kept");
         assert_eq!((first.id, last.id), (EventId(1), EventId(2)));
         // A batch of an execution the cache never saw start makes no entry.
-        cache.record("b", Ends::of(&close, 100).expect("small"), Lsn(10));
+        cache.record("b", Ends::of("b", &close, 100).expect("small"), Lsn(10));
         assert!(cache.get("b", Lsn(10)).is_none());
     }
 
@@ -209,7 +237,7 @@ mod tests {
             let arn = format!("e{i}");
             cache.record(
                 &arn,
-                Ends::of(&[started(&arn)], 10).expect("small"),
+                Ends::of(&arn, &[started(&arn)], 10).expect("small"),
                 Lsn(i as u64 + 1),
             );
         }
@@ -223,7 +251,7 @@ mod tests {
             let arn = format!("e{i}");
             cache.record(
                 &arn,
-                Ends::of(&[started(&arn)], eighth).expect("fits"),
+                Ends::of(&arn, &[started(&arn)], eighth).expect("fits"),
                 Lsn(i + 1),
             );
         }
@@ -231,21 +259,52 @@ mod tests {
         assert!(cache.get("e1", Lsn(2)).is_none());
         assert!(cache.get("e2", Lsn(3)).is_some());
         assert!(
-            Ends::of(&[started("big")], eighth + 1).is_none(),
+            Ends::of("big", &[started("big")], eighth + 1).is_none(),
             "too large to keep"
         );
     }
 
     #[test]
+    fn room_is_made_before_the_append_and_the_record_evicts_nothing_more() {
+        let mut cache = RecentEnds::default();
+        for i in 0..RECENT_ENDS_MAX {
+            let arn = format!("e{i}");
+            let ends = Ends::of(&arn, &[started(&arn)], 10).expect("small");
+            cache.record(&arn, ends, Lsn(i as u64 + 1));
+        }
+        let ends = Ends::of("new", &[started("new")], 10).expect("small");
+        let evicted = cache.make_room(&ends);
+        assert_eq!(evicted.len(), 1, "the oldest goes to the caller");
+        assert_eq!(evicted[0].first.id, EventId(1));
+        assert!(cache.get("e0", Lsn(1)).is_none());
+        // A later batch of a kept execution needs no room for a new entry.
+        let close = [succeeded(2)];
+        let later = Ends::of("e1", &close, 10).expect("small");
+        assert!(cache.make_room(&later).is_empty());
+        cache.record("new", ends, Lsn(5_000));
+        assert_eq!(cache.len(), RECENT_ENDS_MAX);
+        assert!(cache.get("e1", Lsn(2)).is_some(), "nothing more evicted");
+        assert!(cache.get("new", Lsn(5_000)).is_some());
+    }
+
+    #[test]
     fn a_key_made_again_is_evicted_by_its_newest_insertion_only() {
         let mut cache = RecentEnds::default();
-        cache.record("a", Ends::of(&[started("a")], 10).expect("small"), Lsn(1));
-        cache.record("a", Ends::of(&[started("a")], 10).expect("small"), Lsn(2));
+        cache.record(
+            "a",
+            Ends::of("a", &[started("a")], 10).expect("small"),
+            Lsn(1),
+        );
+        cache.record(
+            "a",
+            Ends::of("a", &[started("a")], 10).expect("small"),
+            Lsn(2),
+        );
         for i in 0..RECENT_ENDS_MAX - 1 {
             let arn = format!("e{i}");
             cache.record(
                 &arn,
-                Ends::of(&[started(&arn)], 10).expect("small"),
+                Ends::of(&arn, &[started(&arn)], 10).expect("small"),
                 Lsn(i as u64 + 3),
             );
         }
