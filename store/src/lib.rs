@@ -980,7 +980,8 @@ impl Store {
         if events.is_empty() {
             return Ok(());
         }
-        let prepared = self.prepare_events(execution_arn, events)?;
+        let mut prepared = self.prepare_events(execution_arn, events)?;
+        self.keep_ends(&mut prepared, &mut events.to_vec());
         self.append_prepared(prepared)
     }
 
@@ -1031,13 +1032,23 @@ impl Store {
             ends: None,
         };
         encode_chunks(execution_arn, events, &mut prepared.scratch)?;
-        prepared.ends = recent_ends::Ends::of(execution_arn, events, prepared.scratch.bytes.len());
-        if let Some(ends) = &prepared.ends {
-            // Dropped here, before the append waits for its sync, not after it.
-            let evicted = self.recent_ends.lock().make_room(ends);
-            drop(evicted);
-        }
         Ok(prepared)
+    }
+
+    /// Keeps the first and last events of `prepared`'s batch, taken out of `events` (the batch
+    /// given to [`Store::prepare_events`], whose caller is done with it: what is left of it, in
+    /// no order, is the caller's to drop), so that [`Store::first_and_last_events`] reads
+    /// nothing back once it is appended. Without this call the batch is appended all the same,
+    /// and a later describe reads the log.
+    pub fn keep_ends(&self, prepared: &mut PreparedEvents<'_>, events: &mut Vec<HistoryEvent>) {
+        let bytes = prepared.scratch.bytes.len();
+        let Some(ends) = recent_ends::Ends::take(prepared.execution_arn, events, bytes) else {
+            return;
+        };
+        // Dropped here, before the append waits for its sync, not after it.
+        let evicted = self.recent_ends.lock().make_room(&ends);
+        drop(evicted);
+        prepared.ends = Some(ends);
     }
 
     /// Appends a batch made by [`Store::prepare_events`] as one atomic log batch and indexes it;

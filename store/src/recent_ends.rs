@@ -35,20 +35,35 @@ pub(crate) struct Ends {
 }
 
 impl Ends {
-    /// The ends of `events` (not empty) of `execution_arn`, a batch of `bytes` encoded bytes;
-    /// `None` when the batch is too large to keep.
-    pub(crate) fn of(execution_arn: &str, events: &[HistoryEvent], bytes: usize) -> Option<Ends> {
+    /// The ends of the batch `events` (not empty) of `execution_arn`, `bytes` encoded bytes,
+    /// taken out of `events` (whose order is lost: the caller is done with them); `None`, and
+    /// `events` untouched, when the batch is too large to keep.
+    pub(crate) fn take(
+        execution_arn: &str,
+        events: &mut Vec<HistoryEvent>,
+        bytes: usize,
+    ) -> Option<Ends> {
         if bytes > RECENT_ENDS_BYTES_MAX / 8 {
             return None;
         }
-        let first = events.first()?;
-        let started = matches!(first.details, EventDetails::ExecutionStarted(_))
-            .then(|| (Arc::from(execution_arn), first.clone()));
+        let starts = matches!(events.first()?.details, EventDetails::ExecutionStarted(_));
+        let last = events.pop()?;
+        let started = match (starts, events.is_empty()) {
+            (false, _) => None,
+            // One event: the start is the last event too.
+            (true, true) => Some(last.clone()),
+            (true, false) => Some(events.swap_remove(0)),
+        };
         Some(Ends {
-            started,
-            last: events.last()?.clone(),
+            started: started.map(|first| (Arc::from(execution_arn), first)),
+            last,
             bytes,
         })
+    }
+
+    #[cfg(test)]
+    fn of(execution_arn: &str, events: &[HistoryEvent], bytes: usize) -> Option<Ends> {
+        Self::take(execution_arn, &mut events.to_vec(), bytes)
     }
 }
 
