@@ -79,7 +79,8 @@ pub(crate) struct Entry {
 
 #[derive(Debug, Default)]
 pub(crate) struct RecentEnds {
-    entries: HashMap<Arc<str>, Entry, foldhash::quality::RandomState>,
+    /// Boxed: the table stays small (a few cache lines per probe) and warm.
+    entries: HashMap<Arc<str>, Box<Entry>, foldhash::quality::RandomState>,
     /// Keys in insertion order, with the insertion's serial.
     order: VecDeque<(Arc<str>, u64)>,
     bytes: usize,
@@ -92,13 +93,13 @@ impl RecentEnds {
         match ends.started {
             Some((key, first)) => {
                 self.serial += 1;
-                let entry = Entry {
+                let entry = Box::new(Entry {
                     first,
                     last: ends.last,
                     last_lsn,
                     bytes: ends.bytes,
                     serial: self.serial,
-                };
+                });
                 self.bytes += entry.bytes;
                 if let Some(old) = self.entries.insert(Arc::clone(&key), entry) {
                     self.bytes -= old.bytes;
@@ -122,7 +123,7 @@ impl RecentEnds {
     /// caller to drop outside the lock, and the append's wait for durability is not followed by
     /// their drop (cold by then). Appends racing this one may still leave the cache over its
     /// bounds at `record`, which evicts as well.
-    pub(crate) fn make_room(&mut self, ends: &Ends) -> Vec<Entry> {
+    pub(crate) fn make_room(&mut self, ends: &Ends) -> Vec<Box<Entry>> {
         let mut evicted = Vec::new();
         let new_entry = usize::from(ends.started.is_some());
         while self.entries.len() + new_entry > RECENT_ENDS_MAX
@@ -165,7 +166,7 @@ impl RecentEnds {
 
     /// Takes the oldest insertion off the queue: `None` when the queue is empty, `Some(None)`
     /// when a newer insertion of its key made it stale, else its entry (removed).
-    fn evict_oldest(&mut self) -> Option<Option<Entry>> {
+    fn evict_oldest(&mut self) -> Option<Option<Box<Entry>>> {
         use std::collections::hash_map::Entry as Slot;
         let (key, serial) = self.order.pop_front()?;
         // A key made again since this insertion is the newer insertion's to evict.
