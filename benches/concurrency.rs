@@ -328,6 +328,11 @@ fn closed_loop<W: Workload>(
             .collect();
         (first, last, spans)
     });
+    report(&spans, &first, &last, &peers)
+}
+
+/// The report of the executions whose success came between the samples `first` and `last`.
+fn report(spans: &[Span], first: &Sample, last: &Sample, peers: &[PeerProcess]) -> Report {
     let inside = |at: Instant| at >= first.at && at <= last.at;
     let mut latencies: Vec<Duration> = spans
         .iter()
@@ -411,23 +416,7 @@ fn closed_loop_async(
         }
         spans
     });
-    let inside = |at: Instant| at >= first.at && at <= last.at;
-    let mut latencies: Vec<Duration> = spans
-        .iter()
-        .filter(|s| inside(s.succeeded))
-        .map(|s| s.succeeded - s.started)
-        .collect();
-    latencies.sort();
-    Report {
-        executions_count: latencies.len(),
-        interval: last.at - first.at,
-        latencies,
-        cpu_self: delta(first.cpu_self, last.cpu_self),
-        cpu_peers: Vec::new(),
-        commits_count: delta(first.commits_count, last.commits_count),
-        syncs_count: delta(first.syncs_count, last.syncs_count),
-        transitions_count: delta(first.transitions_count, last.transitions_count),
-    }
+    report(&spans, &first, &last, &[])
 }
 
 // ---------------------------------------------------------------------------------------------
