@@ -821,8 +821,8 @@ impl Engine {
     /// on the log's fdatasync: the start is decided and appended on the calling thread
     /// (`Commit::Notify`), and the future completes once the log says it is durable and its
     /// effects are performed (a caller that stops waiting leaves that to a task spawned on its
-    /// runtime, so the execution goes on). Many starts in flight thus share the log's syncs on a few
-    /// threads. Off a runtime, on a log that does not notify, for an Express machine or a
+    /// runtime, so the execution goes on). Many starts in flight thus share the log's syncs on
+    /// a few threads. Off a runtime, on a log that does not notify, for an Express machine or a
     /// mocked test case, it is [`Engine::start_execution`] (under `block_in_place` on a
     /// multi-threaded runtime); a start whose name was started already answers once that start
     /// is durable, as `start_execution` does.
