@@ -981,7 +981,13 @@ impl Store {
             return Ok(());
         }
         let mut prepared = self.prepare_events(execution_arn, events)?;
-        self.keep_ends(&mut prepared, &mut events.to_vec());
+        // The two ends are all `keep_ends` takes.
+        let mut ends: Vec<HistoryEvent> = match events {
+            [only] => vec![only.clone()],
+            [first, .., last] => vec![first.clone(), last.clone()],
+            [] => Vec::new(),
+        };
+        self.keep_ends(&mut prepared, &mut ends);
         self.append_prepared(prepared)
     }
 
