@@ -16,12 +16,12 @@ use std::sync::Arc;
 use statelog_core::history::{EventDetails, HistoryEvent};
 use statelog_wal::Lsn;
 
-/// Entries kept at most: enough for the executions a caller waits on (it describes one soon after
-/// its close), few enough that an evicted entry is still in the CPU's caches when it is dropped.
+/// Entries kept at most: enough for the executions callers wait on (each describes its own soon
+/// after its close, hundreds in flight), few enough to stay a megabyte or two.
 pub(crate) const RECENT_ENDS_MAX: usize = 1024;
 
-/// Encoded bytes (of the batches whose events are kept) held at most; a batch larger than an
-/// eighth of it is not kept.
+/// Encoded bytes held at most, counting for each entry the batches its two events came in; a
+/// batch larger than an eighth of it is not kept.
 pub(crate) const RECENT_ENDS_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// What one append tells the cache: the batch's first event when it starts the execution, its
@@ -72,9 +72,18 @@ pub(crate) struct Entry {
     first: HistoryEvent,
     last: HistoryEvent,
     last_lsn: Lsn,
-    bytes: usize,
+    /// The encoded bytes of the batch `first` came in, and of the one `last` came in when that
+    /// is a later batch (0 while it is the same).
+    first_bytes: usize,
+    last_bytes: usize,
     /// The insertion this entry was made by (an evicted key made again is a new insertion).
     serial: u64,
+}
+
+impl Entry {
+    fn bytes(&self) -> usize {
+        self.first_bytes + self.last_bytes
+    }
 }
 
 #[derive(Debug, Default)]
@@ -97,12 +106,13 @@ impl RecentEnds {
                     first,
                     last: ends.last,
                     last_lsn,
-                    bytes: ends.bytes,
+                    first_bytes: ends.bytes,
+                    last_bytes: 0,
                     serial: self.serial,
                 });
-                self.bytes += entry.bytes;
+                self.bytes += entry.bytes();
                 if let Some(old) = self.entries.insert(Arc::clone(&key), entry) {
-                    self.bytes -= old.bytes;
+                    self.bytes -= old.bytes();
                 }
                 self.order.push_back((key, self.serial));
             }
@@ -112,8 +122,8 @@ impl RecentEnds {
                 };
                 entry.last = ends.last;
                 entry.last_lsn = last_lsn;
-                self.bytes += ends.bytes;
-                entry.bytes += ends.bytes;
+                self.bytes = self.bytes - entry.last_bytes + ends.bytes;
+                entry.last_bytes = ends.bytes;
             }
         }
         self.evict();
@@ -175,7 +185,7 @@ impl RecentEnds {
         match self.entries.entry(key) {
             Slot::Occupied(slot) if slot.get().serial == serial => {
                 let entry = slot.remove();
-                self.bytes -= entry.bytes;
+                self.bytes -= entry.bytes();
                 Some(Some(entry))
             }
             _ => Some(None),
@@ -243,6 +253,11 @@ mod tests {
         );
         let (first, last) = cache.get("a", Lsn(9)).expect("kept");
         assert_eq!((first.id, last.id), (EventId(1), EventId(2)));
+        // The entry counts the batches its two events came in, not every batch since.
+        for lsn in 10..20 {
+            cache.record("a", Ends::of("a", &close, 100).expect("small"), Lsn(lsn));
+        }
+        assert_eq!(cache.bytes, 200);
         // A batch of an execution the cache never saw start makes no entry.
         cache.record("b", Ends::of("b", &close, 100).expect("small"), Lsn(10));
         assert!(cache.get("b", Lsn(10)).is_none());
