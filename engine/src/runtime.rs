@@ -58,6 +58,9 @@ pub(crate) struct RecordedStart {
     /// The new execution's slot and the start's effects; `None` for a start that found the same
     /// start made already (nothing to perform).
     performs: Option<(Arc<str>, Arc<Slot>, Vec<Effect>)>,
+    /// What backends hand over once the start is durable (a task claimed by a waiting poller in
+    /// the start's commit): left by a `Commit::Notify` start, empty after a synced one.
+    deliveries: Vec<super::backend::Delivery>,
 }
 
 impl RecordedStart {
@@ -67,11 +70,16 @@ impl RecordedStart {
             started,
             awaits_log: false,
             performs: None,
+            deliveries: Vec::new(),
         }
     }
 
-    /// Performs the start's effects (the start is durable) and answers the start.
+    /// Hands over what the start's commit scheduled and performs its effects (the start is
+    /// durable), and answers the start.
     pub(crate) fn finish(self, engine: &Engine) -> StartedExecution {
+        for delivery in self.deliveries {
+            delivery(engine);
+        }
         if let Some((key, slot, effects)) = self.performs {
             engine.perform(&key, &slot, effects);
         }
@@ -138,8 +146,10 @@ pub(crate) fn record_start(
                         None => Commit::Trigger(trigger),
                     };
                     let result = engine.commit_decision(&key, &mut guard, commit);
-                    let (effects, awaits_log) = match result {
-                        Ok(committed) => (committed.effects, committed.notified),
+                    let (effects, awaits_log, deliveries) = match result {
+                        Ok(committed) => {
+                            (committed.effects, committed.notified, committed.deliveries)
+                        }
                         Err(error) => {
                             drop(guard);
                             let mut open = inner.open.lock();
@@ -158,6 +168,7 @@ pub(crate) fn record_start(
                         },
                         awaits_log,
                         performs: Some((key, slot, effects)),
+                        deliveries,
                     });
                 }
             }
@@ -188,6 +199,7 @@ pub(crate) fn record_start(
             },
             awaits_log: false,
             performs: None,
+            deliveries: Vec::new(),
         });
     }
 }

@@ -1,7 +1,8 @@
 //! `Engine::start_execution_async`: starts awaited on a tokio runtime, none blocking a thread
 //! on the log's sync, each is durable when its future completes: on the
 //! WAL's simulated disk, a crash right after the futures complete (unsynced writes torn
-//! halfway) keeps every start that completed, closed as it ran. Off a runtime and for a
+//! halfway) keeps every start that completed, closed as it ran. A task its commit claimed for
+//! a waiting poller reaches that poller once the start is durable. Off a runtime and for a
 //! same-name start it answers as `start_execution` does.
 
 use crate::engine_common;
@@ -139,4 +140,57 @@ fn an_async_start_answers_as_the_blocking_one_off_a_runtime_and_for_a_same_name_
         .describe_execution(&first.execution_arn)
         .expect("describes");
     assert_eq!(described.status, ExecutionStatus::Running);
+}
+
+#[test]
+fn an_async_start_hands_its_first_task_to_a_waiting_poller() {
+    let h = Harness::new();
+    let activity = h
+        .engine
+        .create_activity("work")
+        .expect("activity")
+        .activity_arn;
+    let machine = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{activity}","End":true}}}}}}"#
+    );
+    h.engine
+        .create_state_machine("worker", &machine, None)
+        .expect("machine");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let task = runtime.block_on(async {
+        let engine = h.engine.clone();
+        let arn = activity.clone();
+        let poll = tokio::spawn(async move { engine.get_activity_task(&arn, Some("w")).await });
+        // The one thread runs the poll until it waits: it is registered before the start.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        let started = h
+            .engine
+            .start_execution_async("worker", Some("w1"), r#"{"job": 1}"#)
+            .await
+            .expect("starts");
+        // The start's commit claimed the task for the waiting poll; the poll gets it once the
+        // start is durable. The guard turns a lost hand-over into a failure, not a 60 s wait.
+        let task = tokio::time::timeout(std::time::Duration::from_secs(20), poll)
+            .await
+            .expect("the poll returns")
+            .expect("poll task")
+            .expect("polls")
+            .expect("a task");
+        assert_eq!(task.execution_arn, started.execution_arn);
+        task
+    });
+    assert_eq!(task.input, r#"{"job":1}"#);
+    h.engine
+        .send_task_success(&task.task_token, "{}")
+        .expect("answers");
+    let described = h
+        .engine
+        .wait_until_closed(&task.execution_arn)
+        .expect("closes");
+    assert_eq!(described.status, ExecutionStatus::Succeeded);
 }
