@@ -702,11 +702,8 @@ impl Engine {
         if !self.notify_pays() {
             return self.claim_off_the_reactor(task, worker_name);
         }
-        let (durable, receiver) = oneshot::channel();
-        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
-            // The poll may have stopped waiting; the claim stands either way.
-            let _ = durable.send(result);
-        });
+        // The poll may stop waiting; the claim stands either way.
+        let (on_durable, receiver) = super::kernel::log_word_channel();
         let Some(claim) = self.record_claim(task, worker_name, Some(on_durable))? else {
             return Ok(None);
         };

@@ -138,6 +138,34 @@ pub(crate) enum Commit<'a> {
     },
 }
 
+/// The receiver of the log's word on a `Commit::Notify` decision.
+pub(crate) type LogWord = tokio::sync::oneshot::Receiver<Result<(), statelog_store::Error>>;
+
+/// An `on_durable` for `Commit::Notify` and the receiver its word arrives on (a receiver dropped
+/// meanwhile changes nothing: the decision stands).
+pub(crate) fn log_word_channel() -> (statelog_store::OnDurable, LogWord) {
+    let (durable, told) = tokio::sync::oneshot::channel();
+    let on_durable: statelog_store::OnDurable = Box::new(move |result| {
+        let _ = durable.send(result);
+    });
+    (on_durable, told)
+}
+
+/// Waits for the log's word (a [`LogWord`], or a borrow of one): `Ok` once the decision is durable, the log's error if it never
+/// will be, `Interrupted` if the log was dropped without a word (only with the engine: the log
+/// always tells, poisoning tells the error).
+pub(crate) async fn log_word(
+    told: impl std::future::Future<
+        Output = Result<Result<(), statelog_store::Error>, tokio::sync::oneshot::error::RecvError>,
+    >,
+) -> Result<(), Error> {
+    match told.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(error.into()),
+        Err(_) => Err(Error::Interrupted),
+    }
+}
+
 /// What a commit leaves for its caller.
 #[must_use = "the effects of a durable decision must be performed"]
 pub(crate) struct Committed {

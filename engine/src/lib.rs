@@ -449,10 +449,7 @@ impl HistoryPage {
 struct PendingStart<'a> {
     engine: &'a Engine,
     runtime: tokio::runtime::Handle,
-    awaited: Option<(
-        runtime::RecordedStart,
-        tokio::sync::oneshot::Receiver<Result<(), store::Error>>,
-    )>,
+    awaited: Option<(runtime::RecordedStart, kernel::LogWord)>,
 }
 
 impl Drop for PendingStart<'_> {
@@ -838,10 +835,7 @@ impl Engine {
         let Some(runtime) = runtime else {
             return runtime::off_the_reactor(|| self.start_execution(state_machine, name, input));
         };
-        let (durable, told) = tokio::sync::oneshot::channel();
-        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
-            let _ = durable.send(result);
-        });
+        let (on_durable, told) = kernel::log_word_channel();
         let recorded = self.record_start(state_machine, name, input, Some(on_durable))?;
         if !recorded.awaits_log {
             return Ok(recorded.finish(self));
@@ -852,19 +846,14 @@ impl Engine {
             awaited: Some((recorded, told)),
         };
         let told = match pending.awaited.as_mut() {
-            Some((_, told)) => told.await,
+            Some((_, told)) => told,
             None => unreachable!("set above"),
         };
+        let word = kernel::log_word(told).await;
         let Some((recorded, _)) = pending.awaited.take() else {
             unreachable!("taken only here and on drop")
         };
-        match told {
-            Ok(Ok(())) => Ok(recorded.finish(self)),
-            Ok(Err(error)) => Err(error.into()),
-            // The log always tells (poisoning tells the error): only a log dropped with the
-            // engine gets here.
-            Err(_) => Err(Error::Interrupted),
-        }
+        word.map(|()| recorded.finish(self))
     }
 
     /// A start recorded: synced without `on_durable`, else appended with `Commit::Notify` where

@@ -279,10 +279,7 @@ impl Engine {
         attempt: &AttemptKey,
         done: impl FnOnce(&Engine, Result<(), Error>) + Send + 'static,
     ) {
-        let (durable, told) = tokio::sync::oneshot::channel();
-        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
-            let _ = durable.send(result);
-        });
+        let (on_durable, told) = super::kernel::log_word_channel();
         let recorded = match self.record_handler_answer(attempt, Some(on_durable)) {
             Ok(Some(recorded)) => recorded,
             Ok(None) => return done(self, Ok(())),
@@ -295,16 +292,10 @@ impl Engine {
         let engine = self.clone();
         let execution_arn = attempt.execution.clone();
         drop(self.inner.handle.spawn(async move {
-            let result = match told.await {
-                Ok(Ok(())) => {
-                    engine.finish_handler_answer(&execution_arn, recorded);
-                    Ok(())
-                }
-                Ok(Err(error)) => Err(error.into()),
-                // The log always tells (poisoning tells the error): only a log dropped with
-                // the engine gets here.
-                Err(_) => Err(Error::Interrupted),
-            };
+            let result = super::kernel::log_word(told).await;
+            if result.is_ok() {
+                engine.finish_handler_answer(&execution_arn, recorded);
+            }
             done(&engine, result);
         }));
     }

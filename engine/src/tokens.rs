@@ -279,23 +279,14 @@ impl Engine {
         let Some(runtime) = runtime else {
             return super::runtime::off_the_reactor(|| self.answer_token(namespace, token, answer));
         };
-        let (durable, told) = tokio::sync::oneshot::channel();
-        let on_durable: statelog_store::OnDurable = Box::new(move |result| {
-            let _ = durable.send(result);
-        });
+        let (on_durable, told) = super::kernel::log_word_channel();
         let Some(recorded) = self.record_answer(namespace, token, answer, Some(on_durable))? else {
             return Ok(());
         };
         let engine = self.clone();
         let finished = runtime.spawn(async move {
             if recorded.awaits_log {
-                match told.await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(error)) => return Err(error.into()),
-                    // The log always tells (poisoning tells the error): only a log dropped
-                    // with the engine gets here.
-                    Err(_) => return Err(Error::Interrupted),
-                }
+                super::kernel::log_word(told).await?;
             }
             engine.finish_answer(recorded)
         });
