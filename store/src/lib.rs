@@ -1475,9 +1475,6 @@ impl Store {
         &self,
         execution_arn: &str,
     ) -> Result<(HistoryEvent, HistoryEvent), Error> {
-        if let Some(ends) = self.recent_ends_of(execution_arn)? {
-            return Ok(ends);
-        }
         let _reading = self.reads.read();
         let lsns = self.record_lsns(execution_arn)?;
         let missing = || Error::UnknownExecution {
@@ -1485,40 +1482,19 @@ impl Store {
         };
         let first_lsn = *lsns.first().ok_or_else(missing)?;
         let last_lsn = *lsns.last().ok_or_else(missing)?;
+        // Kept at the append when that append made the record the index names last: nothing to
+        // read back (but nothing not durable is answered, as from the log).
+        let kept = self.recent_ends.lock().get(execution_arn, last_lsn);
+        if let Some(ends) = kept {
+            self.sync_unsynced_upto(last_lsn)?;
+            return Ok(ends);
+        }
         let (first, last) = self.read_ends(execution_arn, first_lsn)?;
         if last_lsn == first_lsn {
             return Ok((first, last));
         }
         let (_, last) = self.read_ends(execution_arn, last_lsn)?;
         Ok((first, last))
-    }
-
-    /// [`Store::first_and_last_events`] from `recent_ends`, when it has seen the execution's
-    /// last record as the index knows it (and after the checks a read makes: damage, and the
-    /// sync of a record appended unsynced).
-    fn recent_ends_of(
-        &self,
-        execution_arn: &str,
-    ) -> Result<Option<(HistoryEvent, HistoryEvent)>, Error> {
-        let last_lsn = {
-            let index = self.index.read();
-            if let Some(damage) = index.damaged.get(execution_arn) {
-                return Err(damage.error(execution_arn));
-            }
-            match index.executions.get(execution_arn) {
-                Some(entry) => match entry.records.last() {
-                    Some(record) => record.lsn,
-                    None => return Ok(None),
-                },
-                None => return Ok(None),
-            }
-        };
-        let Some(ends) = self.recent_ends.lock().get(execution_arn, last_lsn) else {
-            return Ok(None);
-        };
-        // Nothing is read back before it is durable, from the log or from here.
-        self.sync_unsynced_upto(last_lsn)?;
-        Ok(Some(ends))
     }
 
     /// The log under the store.
