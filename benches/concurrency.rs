@@ -47,9 +47,11 @@ use serde_json::{json, Value};
 
 use statelog::clock::{Clock, SystemClock};
 use statelog::engine::{Engine, EngineOptions, ExecutionStatus, TaskError};
-use statelog::server::limits::{CONNECTIONS_PER_PEER_MAX, LONG_POLLS_PER_ACCOUNT_MAX};
+use statelog::server::limits::{
+    CONNECTIONS_PER_PEER_MAX, KEEP_ALIVE_IDLE_TIMEOUT_MS, LONG_POLLS_PER_ACCOUNT_MAX,
+};
 use statelog::server::protocol::CONTENT_TYPE;
-use statelog::server::sigv4::{sign, SigningParams};
+use statelog::server::sigv4::{sign_with, SigningKeyCache, SigningParams};
 
 #[allow(dead_code)]
 #[path = "support/child.rs"]
@@ -795,6 +797,11 @@ impl Framing {
 // statelog serve with activity workers
 
 /// One signed AWS JSON 1.0 request to the statelog server at `host`, as bytes.
+/// The signing keys of the bench's requests: derived once a day, as a client that signs many
+/// requests does (four HMACs per request were a fifth of the activity workers' CPU).
+static SIGNING_KEYS: std::sync::LazyLock<SigningKeyCache> =
+    std::sync::LazyLock::new(SigningKeyCache::default);
+
 fn aws_request(host: &str, operation: &str, body: &Value) -> Vec<u8> {
     let body = body.to_string();
     let target = format!("AWSStepFunctions.{operation}");
@@ -808,7 +815,7 @@ fn aws_request(host: &str, operation: &str, body: &Value) -> Vec<u8> {
         "x-amz-target",
         HeaderValue::from_str(&target).expect("ascii"),
     );
-    let authorization = sign(
+    let authorization = sign_with(
         "POST",
         "/",
         "",
@@ -821,6 +828,7 @@ fn aws_request(host: &str, operation: &str, body: &Value) -> Vec<u8> {
             service: "states",
             now_ms: SystemClock.now_ms(),
         },
+        Some(&SIGNING_KEYS),
     )
     .expect("signs");
     let signed: Vec<(String, String)> = headers
@@ -891,6 +899,10 @@ fn serve_binary() -> PathBuf {
 
 /// The most connections the `serve` clients share (they hold one only while starting).
 const SERVE_CLIENT_CONNECTIONS_MAX: usize = 64;
+
+/// How long a `serve` client connection may stay idle in the pool: well inside the server's
+/// keep-alive idle timeout, after which the server closes it.
+const SERVE_CLIENT_IDLE_MS_MAX: u64 = KEEP_ALIVE_IDLE_TIMEOUT_MS / 2;
 
 /// Activity workers beyond the concurrency, by default: polls that wait when a task is
 /// scheduled claim it in the commit that schedules it (AWS advises at least 100 open polls per
@@ -1029,8 +1041,9 @@ fn metric_value(text: &str, name: &str) -> Option<u64> {
 /// [`SERVE_CLIENT_CONNECTIONS_MAX`] of them.
 struct ConnectionPool {
     addr: SocketAddr,
-    /// Idle connections, and how many exist (idle or taken).
-    idle: parking_lot::Mutex<(Vec<Http>, usize)>,
+    /// Idle connections with the moment each was given back, and how many exist (idle or
+    /// taken).
+    idle: parking_lot::Mutex<(Vec<(Http, Instant)>, usize)>,
     returned: parking_lot::Condvar,
 }
 
@@ -1044,11 +1057,17 @@ impl ConnectionPool {
     }
 
     /// An idle connection, a new one while fewer than the maximum exist, or the next one
-    /// given back.
+    /// given back. A connection idle for longer than [`SERVE_CLIENT_IDLE_MS_MAX`] is closed
+    /// instead: the server may have closed it (its keep-alive idle timeout), and a request
+    /// sent on it would find the connection gone.
     fn take(&self) -> Http {
         let mut idle = self.idle.lock();
+        let idle_max = Duration::from_millis(SERVE_CLIENT_IDLE_MS_MAX);
         loop {
-            if let Some(http) = idle.0.pop() {
+            let before = idle.0.len();
+            idle.0.retain(|(_, since)| since.elapsed() < idle_max);
+            idle.1 -= before - idle.0.len();
+            if let Some((http, _)) = idle.0.pop() {
                 return http;
             }
             if idle.1 < SERVE_CLIENT_CONNECTIONS_MAX {
@@ -1061,7 +1080,7 @@ impl ConnectionPool {
     }
 
     fn give_back(&self, http: Http) {
-        self.idle.lock().0.push(http);
+        self.idle.lock().0.push((http, Instant::now()));
         self.returned.notify_one();
     }
 }

@@ -673,6 +673,20 @@ pub fn sign(
     body: &[u8],
     params: &SigningParams<'_>,
 ) -> Result<String, Error> {
+    sign_with(method, path, query, headers, body, params, None)
+}
+
+/// [`sign`], taking the signing key from `cache` when given (a client signing many requests
+/// derives its key once a day instead of with four HMACs per request).
+pub fn sign_with(
+    method: &str,
+    path: &str,
+    query: &str,
+    headers: &mut HeaderMap,
+    body: &[u8],
+    params: &SigningParams<'_>,
+    cache: Option<&SigningKeyCache>,
+) -> Result<String, Error> {
     let amz_date = format_amz_date(params.now_ms);
     let value =
         axum::http::HeaderValue::from_str(&amz_date).map_err(|_| Error::IncompleteSignature {
@@ -696,12 +710,20 @@ pub fn sign(
         params.region, params.service
     );
     let to_sign = string_to_sign(&amz_date, &scope, &canonical);
-    let key = signing_key(
-        params.secret_access_key,
-        scope_date,
-        params.region,
-        params.service,
-    );
+    let key = match cache {
+        Some(cache) => cache.get(
+            params.secret_access_key,
+            scope_date,
+            params.region,
+            params.service,
+        ),
+        None => signing_key(
+            params.secret_access_key,
+            scope_date,
+            params.region,
+            params.service,
+        ),
+    };
     let signature = hex(&hmac(&key, to_sign.as_bytes()));
     Ok(format!(
         "{ALGORITHM} Credential={}/{scope}, SignedHeaders={}, Signature={signature}",
@@ -762,6 +784,34 @@ mod tests {
             Err(Error::IncompleteSignature { reason }) => reason.to_string(),
             other => panic!("{header}: {other:?}"),
         }
+    }
+
+    /// A signature made with a cached signing key is the one made with a key derived for the
+    /// request, and the cache derives each day's key once.
+    #[test]
+    fn a_cached_signing_key_signs_as_a_derived_one() {
+        let cache = SigningKeyCache::default();
+        let day_ms = 86_400_000;
+        for now_ms in [
+            1_440_892_800_000,
+            1_440_892_800_000 + 1_000,
+            1_440_892_800_000 + day_ms,
+        ] {
+            let params = SigningParams {
+                access_key_id: "AKID",
+                secret_access_key: "secret",
+                region: "us-east-1",
+                service: "states",
+                now_ms,
+            };
+            let signed = |cache: Option<&SigningKeyCache>| {
+                let mut headers = HeaderMap::new();
+                headers.insert("host", axum::http::HeaderValue::from_static("localhost"));
+                sign_with("POST", "/", "", &mut headers, b"{}", &params, cache).expect("signs")
+            };
+            assert_eq!(signed(Some(&cache)), signed(None), "at {now_ms}");
+        }
+        assert_eq!(cache.len(), 2, "one key per scope date");
     }
 
     /// Each malformed header is answered with the sentence the `reason: String` held before it
