@@ -145,10 +145,9 @@ pub fn decide_owned(
     let handed_over_before: Vec<EventId> = match trigger {
         Trigger::Redrive => Vec::new(),
         _ => state
-            .waiting_tokens()
+            .waiting_handed_over()
             .into_iter()
-            .filter(|t| t.submitted)
-            .map(|t| t.task_id)
+            .filter_map(|(task_id, handed_over)| handed_over.then_some(task_id))
             .collect(),
     };
     // Paired check (debug builds): the keys give what the difference of the full effects gave.
@@ -194,9 +193,9 @@ pub fn decide_owned(
     // by this trigger, is cancelled too (a `.sync` child is stopped).
     let still_waiting: Vec<EventId> = decider
         .state
-        .waiting_tokens()
+        .waiting_handed_over()
         .into_iter()
-        .map(|t| t.task_id)
+        .map(|(task_id, _)| task_id)
         .collect();
     for task_id in handed_over_before {
         if !still_waiting.contains(&task_id) && Some(task_id) != answered {

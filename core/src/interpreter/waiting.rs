@@ -210,11 +210,25 @@ impl ExecutionState {
     /// Every `.waitForTaskToken` task in flight, depth-first.
     pub fn waiting_tokens(&self) -> Vec<WaitingTask> {
         let mut found = Vec::new();
-        self.each_waiting(&mut |task| found.push(task));
+        self.each_waiting(&mut |task| found.extend(waiting_of(task)));
         found
     }
 
-    fn each_waiting(&self, visit: &mut dyn FnMut(WaitingTask)) {
+    /// The id of every token task in flight and whether it is handed over, in the order of
+    /// [`ExecutionState::waiting_tokens`], without copying the tasks (what `decide` compares
+    /// before and after a trigger).
+    pub(crate) fn waiting_handed_over(&self) -> Vec<(EventId, bool)> {
+        let mut found = Vec::new();
+        self.each_waiting(&mut |task| {
+            if task.token.is_some() {
+                found.push((EventId(task.task_id), handed_over(task)));
+            }
+        });
+        found
+    }
+
+    /// Visits every task in flight (with a token or not), depth-first.
+    fn each_waiting(&self, visit: &mut dyn FnMut(&TaskRun)) {
         if self.status().is_closed() {
             return;
         }
@@ -253,14 +267,10 @@ fn find_task(thread: &Thread, task_id: u32) -> Option<&TaskRun> {
     }
 }
 
-fn walk_tasks(thread: &Thread, visit: &mut dyn FnMut(WaitingTask)) {
+fn walk_tasks(thread: &Thread, visit: &mut dyn FnMut(&TaskRun)) {
     let Thread::Running(run) = thread else { return };
     match &run.phase {
-        Phase::Task(task) => {
-            if let Some(waiting) = waiting_of(task) {
-                visit(waiting);
-            }
-        }
+        Phase::Task(task) => visit(task),
         Phase::Parallel { branches } => {
             for branch in branches {
                 walk_tasks(branch, visit);
