@@ -81,11 +81,14 @@ fn collect(state: &ExecutionState, build: Build<'_>) -> (Keys, Vec<Effect>) {
     (keys, effects)
 }
 
-/// The task `task` of state `run` as its backend is to be called.
+/// The task `task` of state `run` as its backend is to be called. An activity task carries no
+/// Context object (`null`): its worker gets the input and the token (GetActivityTask), and
+/// building the object for every step it schedules was a sixth of a Task decision's
+/// instructions.
 fn invocation(state: &ExecutionState, run: &StateRun, task: &TaskRun) -> TaskInvocation {
     let context = match &state.info {
-        Some(info) => context_object(info, run, true),
-        None => serde_json::Value::Null,
+        Some(info) if task.activity.is_none() => context_object(info, run, true),
+        _ => serde_json::Value::Null,
     };
     TaskInvocation {
         task_id: EventId(task.task_id),

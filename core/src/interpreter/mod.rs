@@ -400,7 +400,8 @@ pub struct TaskInvocation {
     pub resource: String,
     /// The effective input (after InputPath and Parameters).
     pub input: Value,
-    /// The Context object as the task sees it.
+    /// The Context object as the task sees it; `null` for an activity task, whose worker gets
+    /// only its input and token.
     pub context: Value,
     /// The state's `HeartbeatSeconds` (resolved), when set: the runtime answers
     /// `TaskTimedOut { error: "States.HeartbeatTimeout" }` when no heartbeat comes in time.
