@@ -53,7 +53,9 @@ use crate::limits::{
 };
 use statelog_core::asl::StateMachine;
 use statelog_core::history::EventId;
-use statelog_core::interpreter::{decide, Decision, Effect, TaskInvocation, Trigger};
+use statelog_core::interpreter::{
+    decide_owned, Decision, Effect, ExecutionState, TaskInvocation, Trigger,
+};
 use statelog_core::limits::TASK_LIST_NAME_CHARS_MAX;
 
 /// An activity as `DescribeActivity` shows it.
@@ -878,9 +880,12 @@ pub(crate) fn claim_for_waiting_pollers(
             worker_name: reservation.worker_name.clone(),
         };
         let mut draws = engine.inner.entropy.draws();
-        let claim = decide(
+        // Decided on the decision's own state, not a copy: an error here fails the whole
+        // commit, and the decision goes with it.
+        let state = std::mem::replace(&mut decision.next_state, ExecutionState::new());
+        let claim = decide_owned(
             definition,
-            &decision.next_state,
+            state,
             trigger,
             now_ms,
             &engine.inner.interpreter_options,
