@@ -819,19 +819,22 @@ impl Engine {
     /// (`Commit::Notify`), and the future completes once the log says it is durable and its
     /// effects are performed (a caller that stops waiting leaves that to a task spawned on its
     /// runtime, so the execution goes on). Many starts in flight thus share the log's syncs on
-    /// a few threads. Off a runtime, on a log that does not notify, for an Express machine or a
-    /// mocked test case, it is [`Engine::start_execution`] (under `block_in_place` on a
-    /// multi-threaded runtime); a start whose name was started already answers once that start
-    /// is durable, as `start_execution` does.
+    /// a few threads. Off a runtime, on a log that does not notify or has no commit in flight
+    /// (an idle log syncs quicker in place), for an Express machine or a mocked test case, it
+    /// is [`Engine::start_execution`] (under `block_in_place` on a multi-threaded runtime); a
+    /// start whose name was started already answers once that start is durable, as
+    /// `start_execution` does.
     pub async fn start_execution_async(
         &self,
         state_machine: &str,
         name: Option<&str>,
         input: &str,
     ) -> Result<StartedExecution, Error> {
+        // On an idle log the synced start in place is quicker than waiting for the log's
+        // thread to be scheduled (`Engine::notify_pays`).
         let runtime = tokio::runtime::Handle::try_current()
             .ok()
-            .filter(|_| self.inner.store.log().notifies());
+            .filter(|_| self.notify_pays());
         let Some(runtime) = runtime else {
             return runtime::off_the_reactor(|| self.start_execution(state_machine, name, input));
         };

@@ -508,21 +508,32 @@ impl Backend for EngineBackend {
         caller: &Caller,
         input: StartExecutionInput,
     ) -> Result<ExecutionStarted, Error> {
-        self.with_engine(caller, move |engine| {
-            require_machine_arn(&input.state_machine_arn)?;
-            let started = engine
-                .start_execution(
+        require_machine_arn(&input.state_machine_arn)?;
+        let started = if self.shared.options.durability == Durability::NoSync {
+            self.read_engine(caller, move |engine| {
+                let input_text = input.input.as_deref().unwrap_or("{}");
+                engine
+                    .start_execution(&input.state_machine_arn, input.name.as_deref(), input_text)
+                    .map_err(engine_error)
+            })
+            .await?
+        } else {
+            // The start's commit does not block this worker while others are in flight: the
+            // engine awaits its durability (on an idle log it syncs in place).
+            let engine = self.read_engine(caller, Ok).await?;
+            engine
+                .start_execution_async(
                     &input.state_machine_arn,
                     input.name.as_deref(),
                     input.input.as_deref().unwrap_or("{}"),
                 )
-                .map_err(engine_error)?;
-            Ok(ExecutionStarted {
-                arn: started.execution_arn,
-                start_ms: started.start_ms,
-            })
+                .await
+                .map_err(engine_error)?
+        };
+        Ok(ExecutionStarted {
+            arn: started.execution_arn,
+            start_ms: started.start_ms,
         })
-        .await
     }
 
     async fn start_sync_execution(
