@@ -7,7 +7,9 @@
 //! mechanism the poll's claim would wait out the held sync on the runtime's thread (the test
 //! then fails at the hold's guard instead of hanging). The answer (`send_task_success_awaiting`)
 //! likewise returns only once durable, the next task waits for that, and a request dropped
-//! while it waits does not stop the execution.
+//! while it waits does not stop the execution. An async start (`start_execution_async`) on a
+//! busy log answers, and hands the task its commit claimed to a waiting poller, only once
+//! durable.
 
 use crate::engine_common;
 
@@ -383,4 +385,91 @@ fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
     assert_eq!(closed.status, statelog::engine::ExecutionStatus::Succeeded);
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
     other.join().expect("the other start returns");
+}
+
+/// An async start (`start_execution_async`, what the server's StartExecution calls) with a
+/// commit in flight rides on it: while its sync is held the start has not returned and the
+/// poller waiting for its first task (claimed in the start's commit) has nothing; once the
+/// sync is let through both complete, and a power loss right then keeps the start and the claim.
+#[test]
+fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
+    let disk = SimStorage::new();
+    let hold = Arc::new(Hold::default());
+    let (engine, log) = open_with_log(Arc::new(HeldStorage {
+        inner: disk.clone(),
+        hold: hold.clone(),
+    }));
+    engine
+        .create_state_machine("idle", IDLE, None)
+        .expect("machine");
+    let activity = engine.create_activity("work").expect("activity");
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
+        activity.activity_arn
+    );
+    engine
+        .create_state_machine("m", &definition, None)
+        .expect("machine");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let (started, task, other) = runtime.block_on(async {
+        let poller = engine.clone();
+        let arn = activity.activity_arn.clone();
+        let poll = tokio::spawn(async move { poller.get_activity_task(&arn, Some("w")).await });
+        // The one thread runs the poll until it waits: it is registered before the start.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
+        let appended = log.stats().next_lsn;
+        let starter = engine.clone();
+        let start = tokio::spawn(async move {
+            starter
+                .start_execution_async("m", Some("e"), r#"{"job": 1}"#)
+                .await
+        });
+        let mut turns = 0;
+        while log.stats().next_lsn == appended && turns < 100 {
+            tokio::task::yield_now().await;
+            turns += 1;
+        }
+        assert!(log.stats().next_lsn > appended, "the start is appended");
+        // Still this thread's turn, with the syncs held: the start did not block it, and
+        // neither it nor the poll completed before the start is durable.
+        assert!(
+            !start.is_finished(),
+            "no start answered before it is durable"
+        );
+        assert!(
+            !poll.is_finished(),
+            "no task before the start's claim is durable"
+        );
+        hold.set(false);
+        let started = start.await.expect("joined").expect("starts");
+        let task = tokio::time::timeout(Duration::from_secs(20), poll)
+            .await
+            .expect("the poll returns")
+            .expect("joined")
+            .expect("polls")
+            .expect("a task");
+        (started, task, other)
+    });
+    other.join().expect("the other start returns");
+    assert_eq!(task.execution_arn, started.execution_arn);
+    assert_eq!(task.input, r#"{"job":1}"#);
+    // A power loss right after both completed keeps the start and the claim.
+    drop(engine);
+    let image = disk.crash(CrashMode::DropUnsynced);
+    let reopened = open(Arc::new(image));
+    let history = checked_history(&reopened, &started.execution_arn);
+    let claimed: Vec<_> = history
+        .iter()
+        .filter_map(|e| match &e.details {
+            EventDetails::ActivityStarted(started) => Some(started.worker_name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claimed, vec![Some("w".to_string())]);
 }
