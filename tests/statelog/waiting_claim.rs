@@ -177,8 +177,9 @@ fn hold_with_a_commit_in_flight(
     other
 }
 
-#[test]
-fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durable() {
+/// An engine over the simulated disk with syncs the test can hold, with the [`IDLE`] machine
+/// that [`hold_with_a_commit_in_flight`] starts: the disk, the hold, the engine and its log.
+fn open_held() -> (SimStorage, Arc<Hold>, Engine, Arc<dyn Log>) {
     let disk = SimStorage::new();
     let hold = Arc::new(Hold::default());
     let (engine, log) = open_with_log(Arc::new(HeldStorage {
@@ -188,6 +189,12 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
     engine
         .create_state_machine("idle", IDLE, None)
         .expect("machine");
+    (disk, hold, engine, log)
+}
+
+#[test]
+fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durable() {
+    let (disk, hold, engine, log) = open_held();
     let activity = engine.create_activity("work").expect("activity");
     let definition = format!(
         r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","HeartbeatSeconds":30,"End":true}}}}}}"#,
@@ -261,15 +268,7 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
 /// next task is offered and a poll gets it, and the answer survives a power loss.
 #[test]
 fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_stop_the_run() {
-    let disk = SimStorage::new();
-    let hold = Arc::new(Hold::default());
-    let (engine, log) = open_with_log(Arc::new(HeldStorage {
-        inner: disk.clone(),
-        hold: hold.clone(),
-    }));
-    engine
-        .create_state_machine("idle", IDLE, None)
-        .expect("machine");
+    let (disk, hold, engine, log) = open_held();
     let activity = engine.create_activity("work").expect("activity");
     let arn = activity.activity_arn.clone();
     let definition = format!(
@@ -334,14 +333,7 @@ fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_s
 #[test]
 fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
     const STEP: &str = "arn:aws:lambda:us-east-1:123456789012:function:step";
-    let hold = Arc::new(Hold::default());
-    let (engine, log) = open_with_log(Arc::new(HeldStorage {
-        inner: SimStorage::new(),
-        hold: hold.clone(),
-    }));
-    engine
-        .create_state_machine("idle", IDLE, None)
-        .expect("machine");
+    let (_, hold, engine, log) = open_held();
     let definition = format!(
         r#"{{"StartAt":"One","States":{{"One":{{"Type":"Task","Resource":"{STEP}","Next":"Two"}},"Two":{{"Type":"Task","Resource":"{STEP}","End":true}}}}}}"#
     );
@@ -393,15 +385,7 @@ fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
 /// sync is let through both complete, and a power loss right then keeps the start and the claim.
 #[test]
 fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
-    let disk = SimStorage::new();
-    let hold = Arc::new(Hold::default());
-    let (engine, log) = open_with_log(Arc::new(HeldStorage {
-        inner: disk.clone(),
-        hold: hold.clone(),
-    }));
-    engine
-        .create_state_machine("idle", IDLE, None)
-        .expect("machine");
+    let (disk, hold, engine, log) = open_held();
     let activity = engine.create_activity("work").expect("activity");
     let definition = format!(
         r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
