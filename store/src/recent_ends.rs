@@ -208,7 +208,7 @@ mod tests {
             id: EventId(1),
             previous_event_id: 0,
             timestamp_ms: 1,
-            details: EventDetails::ExecutionStarted(ExecutionStarted {
+            details: EventDetails::ExecutionStarted(Box::new(ExecutionStarted {
                 input: Payload::default(),
                 input_truncated: false,
                 role_arn: String::new(),
@@ -218,7 +218,7 @@ mod tests {
                 state_machine_arn: String::new(),
                 input_text: None,
                 map_run_arn: None,
-            }),
+            })),
             scope: Vec::new(),
             timer: None,
         }

@@ -25,7 +25,7 @@ fn event(id: u32, details: EventDetails) -> HistoryEvent {
 fn started(name: &str) -> HistoryEvent {
     event(
         1,
-        EventDetails::ExecutionStarted(ExecutionStarted {
+        EventDetails::ExecutionStarted(Box::new(ExecutionStarted {
             input: json!({"n": name}).into(),
             input_text: None,
             map_run_arn: None,
@@ -35,7 +35,7 @@ fn started(name: &str) -> HistoryEvent {
             state_machine_version_arn: None,
             execution_arn: exec_arn(name),
             state_machine_arn: MACHINE_ARN.into(),
-        }),
+        })),
     )
 }
 

@@ -533,7 +533,7 @@ mod tests {
             id: EventId(1),
             previous_event_id: 0,
             timestamp_ms: 1,
-            details: EventDetails::ExecutionStarted(ExecutionStarted {
+            details: EventDetails::ExecutionStarted(Box::new(ExecutionStarted {
                 input: json!({}).into(),
                 input_text: None,
                 map_run_arn: None,
@@ -543,7 +543,7 @@ mod tests {
                 state_machine_version_arn: None,
                 execution_arn: arn.clone(),
                 state_machine_arn: state_machine_arn.to_string(),
-            }),
+            })),
             scope: Vec::new(),
             timer: None,
         };

@@ -408,7 +408,7 @@ mod tests {
         let e = event(
             1,
             0,
-            EventDetails::ExecutionStarted(ExecutionStarted {
+            EventDetails::ExecutionStarted(Box::new(ExecutionStarted {
                 input: json!([1, 2]).into(),
                 input_truncated: false,
                 role_arn: "role".into(),
@@ -418,7 +418,7 @@ mod tests {
                 state_machine_arn: "sm".into(),
                 input_text: Some("[1, 2]".into()),
                 map_run_arn: None,
-            }),
+            })),
         );
         assert_eq!(
             render_event(&e, true)["executionStartedEventDetails"],

@@ -17,6 +17,12 @@ pub trait Sample {
     fn sample() -> Self;
 }
 
+impl<T: Sample> Sample for Box<T> {
+    fn sample() -> Self {
+        Box::new(T::sample())
+    }
+}
+
 fn payload() -> Payload {
     Payload::new(json!({"k": [1, 2.5, "s", null, true, {"n": -3}]}))
 }

@@ -867,7 +867,11 @@ impl<'d> Decider<'d, '_> {
                 location,
                 state: name.to_string(),
             };
-            self.emit(scope, EventDetails::EvaluationFailed(details), None)?;
+            self.emit(
+                scope,
+                EventDetails::EvaluationFailed(Box::new(details)),
+                None,
+            )?;
         }
         Ok(failure)
     }
@@ -923,7 +927,7 @@ impl<'d> Decider<'d, '_> {
                         output,
                         output_truncated: false,
                     };
-                    self.emit(&scope, EventDetails::TaskSucceeded(details), None)?;
+                    self.emit(&scope, EventDetails::TaskSucceeded(Box::new(details)), None)?;
                 }
                 self.advance_root()?;
                 Ok(Some(task_id))
@@ -1084,7 +1088,11 @@ impl<'d> Decider<'d, '_> {
             input_text,
             map_run_arn: request.map_run_arn,
         };
-        self.emit(&[], EventDetails::ExecutionStarted(details), Some(timer))?;
+        self.emit(
+            &[],
+            EventDetails::ExecutionStarted(Box::new(details)),
+            Some(timer),
+        )?;
         let start_at = self.def.start_at.clone();
         let outcome = self.enter_and_advance(&[], &start_at, input)?;
         self.finish_root(outcome)

@@ -945,7 +945,7 @@ mod tests {
     fn started(input: &Payload) -> HistoryEvent {
         event(
             1,
-            EventDetails::ExecutionStarted(crate::history::ExecutionStarted {
+            EventDetails::ExecutionStarted(Box::new(crate::history::ExecutionStarted {
                 input: Payload::clone(input),
                 input_truncated: false,
                 role_arn: "role".into(),
@@ -955,7 +955,7 @@ mod tests {
                 state_machine_arn: "machine".into(),
                 input_text: None,
                 map_run_arn: None,
-            }),
+            })),
         )
     }
 
@@ -993,12 +993,12 @@ mod tests {
                     event(2, entered("A", &input)),
                     event(
                         3,
-                        EventDetails::TaskSucceeded(crate::history::TaskOutput {
+                        EventDetails::TaskSucceeded(Box::new(crate::history::TaskOutput {
                             resource_type: "lambda".into(),
                             resource: "invoke".into(),
                             output: json!(1),
                             output_truncated: false,
-                        }),
+                        })),
                     ),
                 ],
                 ApplyError::Misplaced("no task in flight"),
@@ -1155,7 +1155,7 @@ mod tests {
         let events = [
             event(
                 1,
-                EventDetails::ExecutionStarted(crate::history::ExecutionStarted {
+                EventDetails::ExecutionStarted(Box::new(crate::history::ExecutionStarted {
                     input: Payload::clone(&first),
                     input_truncated: false,
                     role_arn: "role".into(),
@@ -1165,7 +1165,7 @@ mod tests {
                     state_machine_arn: "machine".into(),
                     input_text: None,
                     map_run_arn: None,
-                }),
+                })),
             ),
             event(2, entered("A rather long first state name", &first)),
             event(3, exited("A rather long first state name", &second)),

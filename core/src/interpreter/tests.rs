@@ -82,7 +82,7 @@ fn the_cursor_skips_the_events_aws_does_not_link_to() {
     };
     apply(
         &mut state,
-        &event(1, 0, EventDetails::ExecutionStarted(started)),
+        &event(1, 0, EventDetails::ExecutionStarted(Box::new(started))),
     )
     .expect("started");
     let entered = |name: &str| StateEntered {

@@ -330,7 +330,7 @@ mod tests {
                 id: EventId(1),
                 previous_event_id: 0,
                 timestamp_ms: 1_700_000_000_123,
-                details: EventDetails::ExecutionStarted(ExecutionStarted {
+                details: EventDetails::ExecutionStarted(Box::new(ExecutionStarted {
                     input: json!({"a": [1, 2.5, "x", null, {"b": true}]}).into(),
                     input_truncated: false,
                     role_arn: "arn:aws:iam::000000000000:role/r".into(),
@@ -341,7 +341,7 @@ mod tests {
                         .into(),
                     input_text: Some("{\"a\": [1, 2.5, \"x\", null, {\"b\": true}]}".into()),
                     map_run_arn: None,
-                }),
+                })),
                 scope: vec![],
                 timer: Some(TimerArm {
                     due_ms: 99,
@@ -353,12 +353,12 @@ mod tests {
                 id: EventId(2),
                 previous_event_id: 0,
                 timestamp_ms: 1_700_000_000_124,
-                details: EventDetails::TaskFailed(TaskError {
+                details: EventDetails::TaskFailed(Box::new(TaskError {
                     resource_type: "lambda".into(),
                     resource: "invoke".into(),
                     error: Some("E".into()),
                     cause: None,
-                }),
+                })),
                 scope: vec![0, 3],
                 timer: None,
             },
@@ -489,7 +489,7 @@ mod tests {
                 output_truncated: false,
                 assigned: None,
             }),
-            EventDetails::TaskScheduled(TaskScheduled {
+            EventDetails::TaskScheduled(Box::new(TaskScheduled {
                 resource_type: "lambda".into(),
                 resource: "invoke".into(),
                 region: "us-east-1".into(),
@@ -499,13 +499,13 @@ mod tests {
                 task_credentials_role_arn: None,
                 resource_arn: "arn:aws:states:::lambda:invoke".into(),
                 task_token: None,
-            }),
-            EventDetails::TaskSucceeded(TaskOutput {
+            })),
+            EventDetails::TaskSucceeded(Box::new(TaskOutput {
                 resource_type: "lambda".into(),
                 resource: "invoke".into(),
                 output: value.clone(),
                 output_truncated: false,
-            }),
+            })),
             EventDetails::ExecutionSucceeded(Output {
                 output: payload(),
                 output_truncated: false,

@@ -48,6 +48,13 @@ impl From<ExecutionStarted> for crate::history::ExecutionStarted {
     }
 }
 
+/// Today's `EventDetails::ExecutionStarted` holds its details boxed.
+impl From<ExecutionStarted> for Box<crate::history::ExecutionStarted> {
+    fn from(old: ExecutionStarted) -> Self {
+        Box::new(old.into())
+    }
+}
+
 crate::history::frozen_event_details! {
     /// The event types of version 2, in their frozen order (the same as today's).
     EventDetails {

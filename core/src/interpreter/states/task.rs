@@ -120,8 +120,8 @@ impl Decider<'_, '_> {
                     EventDetails::ActivityFailed(details)
                 }
             }
-            (false, true) => EventDetails::TaskTimedOut(details),
-            (false, false) => EventDetails::TaskFailed(details),
+            (false, true) => EventDetails::TaskTimedOut(Box::new(details)),
+            (false, false) => EventDetails::TaskFailed(Box::new(details)),
         };
         self.emit(scope, details, timer).map(drop)
     }
@@ -151,7 +151,7 @@ impl Decider<'_, '_> {
             output,
             output_truncated: false,
         };
-        self.emit(&scope, EventDetails::TaskSubmitted(details), None)
+        self.emit(&scope, EventDetails::TaskSubmitted(Box::new(details)), None)
             .map(drop)
     }
 
@@ -283,7 +283,11 @@ impl Decider<'_, '_> {
                 task_token,
                 task_list,
             };
-            self.emit(scope, EventDetails::ActivityScheduled(scheduled), timer)?;
+            self.emit(
+                scope,
+                EventDetails::ActivityScheduled(Box::new(scheduled)),
+                timer,
+            )?;
             return Ok(Some(Outcome::Waiting));
         }
         let scheduled = TaskScheduled {
@@ -297,7 +301,11 @@ impl Decider<'_, '_> {
             resource_arn: task.resource.raw.clone(),
             task_token,
         };
-        self.emit(scope, EventDetails::TaskScheduled(scheduled), timer)?;
+        self.emit(
+            scope,
+            EventDetails::TaskScheduled(Box::new(scheduled)),
+            timer,
+        )?;
         self.emit(
             scope,
             EventDetails::TaskStarted(TaskResource {
