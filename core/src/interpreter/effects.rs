@@ -83,8 +83,8 @@ fn collect(state: &ExecutionState, build: Build<'_>) -> (Keys, Vec<Effect>) {
 
 /// The task `task` of state `run` as its backend is to be called. An activity task carries no
 /// Context object (`null`): its worker gets the input and the token (GetActivityTask), and
-/// building the object for every step it schedules was a sixth of a Task decision's
-/// instructions.
+/// building the object for every step it schedules was about 4,900 of the 19,700
+/// instructions of deciding an activity answer (issue 16).
 fn invocation(state: &ExecutionState, run: &StateRun, task: &TaskRun) -> TaskInvocation {
     let context = match &state.info {
         Some(info) if task.activity.is_none() => context_object(info, run, true),
