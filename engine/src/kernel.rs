@@ -151,9 +151,9 @@ pub(crate) fn log_word_channel() -> (statelog_store::OnDurable, LogWord) {
     (on_durable, told)
 }
 
-/// Waits for the log's word (a [`LogWord`], or a borrow of one): `Ok` once the decision is durable, the log's error if it never
-/// will be, `Interrupted` if the log was dropped without a word (only with the engine: the log
-/// always tells, poisoning tells the error).
+/// Waits for the log's word (a [`LogWord`], or a borrow of one): `Ok` once the decision is
+/// durable, the log's error if it never will be, `Interrupted` if the log was dropped without a
+/// word (only with the engine: the log always tells, poisoning tells the error).
 pub(crate) async fn log_word(
     told: impl std::future::Future<
         Output = Result<Result<(), statelog_store::Error>, tokio::sync::oneshot::error::RecvError>,

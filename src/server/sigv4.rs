@@ -562,6 +562,21 @@ impl SigningKeyCache {
     }
 }
 
+/// The signing key of the scope: from `cache` when given (derived there on first use), else
+/// derived now.
+fn signing_key_in(
+    cache: Option<&SigningKeyCache>,
+    secret_access_key: &str,
+    date: &str,
+    region: &str,
+    service: &str,
+) -> Vec<u8> {
+    match cache {
+        Some(cache) => cache.get(secret_access_key, date, region, service),
+        None => signing_key(secret_access_key, date, region, service),
+    }
+}
+
 /// [`verify`], taking the signing key from `cache` when given.
 pub fn verify_with(
     parts: &RequestParts<'_>,
@@ -626,20 +641,13 @@ pub fn verify_with(
         });
     }
     let to_sign = string_to_sign(amz_date, &scope_of(auth), &canonical);
-    let key = match cache {
-        Some(cache) => cache.get(
-            secret_access_key,
-            &auth.scope_date,
-            &auth.region,
-            &auth.service,
-        ),
-        None => signing_key(
-            secret_access_key,
-            &auth.scope_date,
-            &auth.region,
-            &auth.service,
-        ),
-    };
+    let key = signing_key_in(
+        cache,
+        secret_access_key,
+        &auth.scope_date,
+        &auth.region,
+        &auth.service,
+    );
     let mut mac = HmacSha256::new_from_slice(&key).expect("HMAC-SHA256 takes a key of any length");
     mac.update(to_sign.as_bytes());
     // `verify_slice` compares in constant time.
@@ -710,20 +718,13 @@ pub fn sign_with(
         params.region, params.service
     );
     let to_sign = string_to_sign(&amz_date, &scope, &canonical);
-    let key = match cache {
-        Some(cache) => cache.get(
-            params.secret_access_key,
-            scope_date,
-            params.region,
-            params.service,
-        ),
-        None => signing_key(
-            params.secret_access_key,
-            scope_date,
-            params.region,
-            params.service,
-        ),
-    };
+    let key = signing_key_in(
+        cache,
+        params.secret_access_key,
+        scope_date,
+        params.region,
+        params.service,
+    );
     let signature = hex(&hmac(&key, to_sign.as_bytes()));
     Ok(format!(
         "{ALGORITHM} Credential={}/{scope}, SignedHeaders={}, Signature={signature}",
