@@ -145,17 +145,7 @@ fn an_async_start_answers_as_the_blocking_one_off_a_runtime_and_for_a_same_name_
 #[test]
 fn an_async_start_hands_its_first_task_to_a_waiting_poller() {
     let h = Harness::new();
-    let activity = h
-        .engine
-        .create_activity("work")
-        .expect("activity")
-        .activity_arn;
-    let machine = format!(
-        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{activity}","End":true}}}}}}"#
-    );
-    h.engine
-        .create_state_machine("worker", &machine, None)
-        .expect("machine");
+    let activity = engine_common::one_activity_machine(&h.engine, "worker");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

@@ -192,6 +192,28 @@ fn open_held() -> (SimStorage, Arc<Hold>, Engine, Arc<dyn Log>) {
     (disk, hold, engine, log)
 }
 
+/// Drops `engine`, loses power (unsynced writes dropped), reopens, and checks that
+/// `execution_arn`'s history holds exactly one claim, by worker `w`; returns that history.
+fn claimed_by_w_after_a_power_loss(
+    engine: Engine,
+    disk: &SimStorage,
+    execution_arn: &str,
+) -> Vec<statelog::history::HistoryEvent> {
+    drop(engine);
+    let image = disk.crash(CrashMode::DropUnsynced);
+    let reopened = open(Arc::new(image));
+    let history = checked_history(&reopened, execution_arn);
+    let claimed: Vec<_> = history
+        .iter()
+        .filter_map(|e| match &e.details {
+            EventDetails::ActivityStarted(started) => Some(started.worker_name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claimed, vec![Some("w".to_string())]);
+    history
+}
+
 #[test]
 fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durable() {
     let (disk, hold, engine, log) = open_held();
@@ -240,18 +262,7 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
     let task = task.expect("polled").expect("a task");
     assert_eq!(task.execution_arn, started.execution_arn);
     // A power loss right after the hand-out keeps the claim.
-    drop(engine);
-    let image = disk.crash(CrashMode::DropUnsynced);
-    let reopened = open(Arc::new(image));
-    let history = checked_history(&reopened, &started.execution_arn);
-    let claimed: Vec<_> = history
-        .iter()
-        .filter_map(|e| match &e.details {
-            EventDetails::ActivityStarted(started) => Some(started.worker_name.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(claimed, vec![Some("w".to_string())]);
+    let history = claimed_by_w_after_a_power_loss(engine, &disk, &started.execution_arn);
     assert_eq!(
         history
             .iter()
@@ -386,21 +397,14 @@ fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
 #[test]
 fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
     let (disk, hold, engine, log) = open_held();
-    let activity = engine.create_activity("work").expect("activity");
-    let definition = format!(
-        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
-        activity.activity_arn
-    );
-    engine
-        .create_state_machine("m", &definition, None)
-        .expect("machine");
+    let activity_arn = engine_common::one_activity_machine(&engine, "m");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("runtime");
     let (started, task, other) = runtime.block_on(async {
         let poller = engine.clone();
-        let arn = activity.activity_arn.clone();
+        let arn = activity_arn.clone();
         let poll = tokio::spawn(async move { poller.get_activity_task(&arn, Some("w")).await });
         // The one thread runs the poll until it waits: it is registered before the start.
         for _ in 0..8 {
@@ -444,16 +448,5 @@ fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
     assert_eq!(task.execution_arn, started.execution_arn);
     assert_eq!(task.input, r#"{"job":1}"#);
     // A power loss right after both completed keeps the start and the claim.
-    drop(engine);
-    let image = disk.crash(CrashMode::DropUnsynced);
-    let reopened = open(Arc::new(image));
-    let history = checked_history(&reopened, &started.execution_arn);
-    let claimed: Vec<_> = history
-        .iter()
-        .filter_map(|e| match &e.details {
-            EventDetails::ActivityStarted(started) => Some(started.worker_name.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(claimed, vec![Some("w".to_string())]);
+    claimed_by_w_after_a_power_loss(engine, &disk, &started.execution_arn);
 }

@@ -134,16 +134,9 @@ fn the_round_trip_to_a_waiting_worker_takes_two_commits() {
         ..Default::default()
     };
     let engine = Engine::open_with_log(log.clone(), options).expect("opens");
-    let activity = engine.create_activity("work").expect("activity");
-    let definition = format!(
-        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{}","End":true}}}}}}"#,
-        activity.activity_arn
-    );
-    engine
-        .create_state_machine("m", &definition, None)
-        .expect("machine");
+    let activity_arn = engine_common::one_activity_machine(&engine, "m");
     let before = log.commits.load(Ordering::SeqCst);
-    let task = poll_then_start(&engine, &activity.activity_arn, "e1", "w");
+    let task = poll_then_start(&engine, &activity_arn, "e1", "w");
     assert_eq!(
         log.commits.load(Ordering::SeqCst) - before,
         1,

@@ -187,6 +187,22 @@ pub const ONE_TASK_SUCCEEDED: [&str; 8] = [
     "ExecutionSucceeded",
 ];
 
+/// Creates the activity `work` and the machine `machine` of one Task on it (`Work`, the end);
+/// returns the activity's ARN.
+pub fn one_activity_machine(engine: &Engine, machine: &str) -> String {
+    let activity = engine
+        .create_activity("work")
+        .expect("activity")
+        .activity_arn;
+    let definition = format!(
+        r#"{{"StartAt":"Work","States":{{"Work":{{"Type":"Task","Resource":"{activity}","End":true}}}}}}"#
+    );
+    engine
+        .create_state_machine(machine, &definition, None)
+        .expect("machine");
+    activity
+}
+
 /// The whole history of `execution_arn` (up to 1000 events), checked contiguous from 1.
 pub fn checked_history(
     engine: &Engine,
