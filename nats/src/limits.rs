@@ -46,6 +46,7 @@ pub const PIPELINE_MESSAGES_MAX: u64 = 256;
 /// atomic batch size limit (1000).
 pub const TAKEOVER_MESSAGES: u64 = PIPELINE_MESSAGES_MAX + 1;
 
-/// How often `open` asks to create or find its stream before it gives up (each ask waits up
-/// to the request timeout; a meta leader change times one out).
+/// How often `open` asks to create or find its stream, and a replay or scan to create its
+/// consumer, before it gives up (each ask waits up to the request timeout; a meta or stream
+/// leader change times one out).
 pub const STREAM_SETUP_ATTEMPTS: u32 = 3;

@@ -55,7 +55,9 @@
 //! [`JetStreamOptions::request_timeout_ms`]: each step of `open`, a read, a purge, and the gap
 //! between two messages of a replay or scan. A request sent while its stream (or the meta
 //! group) elects a leader is never answered, so `open` fails at the request timeout and its
-//! caller opens again, rather than waiting out an ack timeout per step.
+//! caller opens again, rather than waiting out an ack timeout per step. Creating or finding
+//! the stream, and creating a replay's or scan's consumer, are asked again a few times
+//! ([`STREAM_SETUP_ATTEMPTS`]) before they fail.
 //!
 //! Retention. Extents are runs of [`JetStreamOptions::extent_messages`] stream sequences.
 //! `compact_below` copies the records `keep` keeps forward (each `compaction` message names the
@@ -426,15 +428,26 @@ fn fetch_range(
             if last == 0 || first > last {
                 return Ok(());
             }
-            let consumer = stream
-                .create_consumer(pull::OrderedConfig {
-                    deliver_policy: DeliverPolicy::ByStartSequence {
-                        start_sequence: first.max(1),
-                    },
-                    ..Default::default()
-                })
-                .await
-                .map_err(|error| failed("creating a replay consumer", error.to_string()))?;
+            // Creating the consumer reads nothing yet: like the stream's setup, a failure (a
+            // timeout while the stream elects a leader) is asked again, a few times.
+            let mut attempt = 1;
+            let consumer = loop {
+                let created = stream
+                    .create_consumer(pull::OrderedConfig {
+                        deliver_policy: DeliverPolicy::ByStartSequence {
+                            start_sequence: first.max(1),
+                        },
+                        ..Default::default()
+                    })
+                    .await;
+                match created {
+                    Ok(consumer) => break consumer,
+                    Err(error) if attempt >= STREAM_SETUP_ATTEMPTS => {
+                        return Err(failed("creating a replay consumer", error.to_string()));
+                    }
+                    Err(_) => attempt += 1,
+                }
+            };
             let mut messages = consumer
                 .messages()
                 .await
