@@ -45,9 +45,9 @@ pub(crate) fn start_name(name: Option<&str>, entropy: &EntropySource) -> Result<
 /// A random UUID (version 4 form) from the engine's random source; when the source fails, so
 /// does the call (a fixed fallback would repeat names).
 pub(crate) fn random_name(entropy: &EntropySource) -> Result<String, Error> {
-    // One draw of 16 bytes: each call is a system call, a measurable share of a start.
+    // From the names' pool: a system call per start was a measurable share of a start.
     let mut bytes = [0u8; 16];
-    entropy.fill(&mut bytes, "a generated execution name")?;
+    entropy.fill_name(&mut bytes, "a generated execution name")?;
     Ok(uuid_form(bytes))
 }
 

@@ -35,6 +35,10 @@ impl RandomSource for OsRandom {
     }
 }
 
+/// How many bytes of the source a generated execution name's draw takes at once (32 names'
+/// worth): one `getrandom` call per start was a measurable share of a start's CPU at c=1.
+const NAME_POOL_SIZE_BYTES: usize = 512;
+
 /// The engine's random numbers: the source, and, for reproducible tests, a seeded generator
 /// that replaces it for decisions (`EngineOptions::entropy_seed`; names still come from the
 /// source).
@@ -42,6 +46,15 @@ impl RandomSource for OsRandom {
 pub(crate) struct EntropySource {
     source: Arc<dyn RandomSource>,
     seeded: Option<Mutex<u64>>,
+    /// Bytes drawn from the source for generated names, not handed out yet.
+    names: Mutex<NamePool>,
+}
+
+/// The source's bytes kept for names: `bytes[used..]` are unused, each handed out once.
+#[derive(Debug)]
+struct NamePool {
+    bytes: [u8; NAME_POOL_SIZE_BYTES],
+    used: usize,
 }
 
 impl EntropySource {
@@ -51,6 +64,10 @@ impl EntropySource {
             source,
             // xorshift needs a non-zero state.
             seeded: seed.map(|seed| Mutex::new(seed | 1)),
+            names: Mutex::new(NamePool {
+                bytes: [0; NAME_POOL_SIZE_BYTES],
+                used: NAME_POOL_SIZE_BYTES,
+            }),
         }
     }
 
@@ -67,6 +84,23 @@ impl EntropySource {
         self.source
             .fill(bytes)
             .map_err(|source| Error::RandomSourceFailed { what, source })
+    }
+
+    /// Fills `bytes` for a generated name from the source's bytes drawn `NAME_POOL_SIZE_BYTES`
+    /// at a time (never from the seed). Each byte drawn goes to one name only; a failed refill
+    /// is the call's error and hands out nothing.
+    pub(crate) fn fill_name(&self, bytes: &mut [u8; 16], what: &'static str) -> Result<(), Error> {
+        let mut pool = self.names.lock();
+        if pool.used + bytes.len() > NAME_POOL_SIZE_BYTES {
+            let mut fresh = [0u8; NAME_POOL_SIZE_BYTES];
+            self.fill(&mut fresh, what)?;
+            pool.bytes = fresh;
+            pool.used = 0;
+        }
+        let start = pool.used;
+        bytes.copy_from_slice(&pool.bytes[start..start + 16]);
+        pool.used = start + 16;
+        Ok(())
     }
 }
 
@@ -144,6 +178,64 @@ mod tests {
         let mut draws = os.draws();
         assert_ne!((draws.next_u64(), draws.next_u64()), (0, 0), "the OS draws");
         draws.finish().expect("the OS generator works");
+    }
+
+    /// Counts its fills and numbers the bytes it hands out (0, 1, 2, ... wrapping).
+    #[derive(Debug, Default)]
+    struct Counting {
+        fills: Mutex<(usize, u8)>,
+        broken: std::sync::atomic::AtomicBool,
+    }
+
+    impl RandomSource for Counting {
+        fn fill(&self, bytes: &mut [u8]) -> Result<(), std::io::Error> {
+            if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(std::io::Error::other("broken"));
+            }
+            let mut fills = self.fills.lock();
+            fills.0 += 1;
+            for byte in bytes.iter_mut() {
+                *byte = fills.1;
+                fills.1 = fills.1.wrapping_add(1);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn names_take_the_sources_bytes_a_pool_at_a_time_each_byte_once() {
+        let counting = Arc::new(Counting::default());
+        let entropy = EntropySource::new(counting.clone(), None);
+        let per_pool = NAME_POOL_SIZE_BYTES / 16;
+        let mut seen = Vec::new();
+        for _ in 0..per_pool {
+            let mut name = [0u8; 16];
+            entropy.fill_name(&mut name, "a name").expect("draws");
+            seen.push(name);
+        }
+        assert_eq!(counting.fills.lock().0, 1, "one fill for a pool's names");
+        let handed: Vec<u8> = seen.concat();
+        let expected: Vec<u8> = (0..NAME_POOL_SIZE_BYTES).map(|i| i as u8).collect();
+        assert_eq!(handed, expected, "every byte of the pool once, in order");
+        // The pool is spent: the next name refills it, and a refill that fails is the error.
+        counting
+            .broken
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut name = [0u8; 16];
+        let refused = entropy
+            .fill_name(&mut name, "a name")
+            .expect_err("no bytes left and the source fails");
+        assert!(
+            matches!(refused, Error::RandomSourceFailed { .. }),
+            "{refused}"
+        );
+        assert_eq!(name, [0u8; 16], "nothing handed out");
+        counting
+            .broken
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        entropy.fill_name(&mut name, "a name").expect("draws again");
+        assert_eq!(counting.fills.lock().0, 2);
+        assert_eq!(name[0], 0, "the second pool's first byte (512 wraps to 0)");
     }
 
     #[test]
