@@ -23,7 +23,7 @@
 //! method takes it once and returns).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -123,7 +123,7 @@ struct Table {
     /// Job poll deadlines; an entry may be of a job that is gone.
     poll_deadlines: BinaryHeap<Reverse<Deadline>>,
     /// `.sync` child execution ARN -> the attempt waiting for it.
-    children: HashMap<Arc<str>, AttemptKey>,
+    children: crate::ArnMap<AttemptKey>,
 }
 
 impl Table {

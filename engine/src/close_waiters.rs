@@ -15,7 +15,6 @@
 //!
 //! It must not decide what "closed" means: the caller re-checks the status after every wake.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -30,7 +29,7 @@ struct Waiter {
 /// The waiters of every execution somebody waits on (see the module docs).
 #[derive(Default)]
 pub(crate) struct CloseWaiters {
-    by_execution: Mutex<HashMap<Arc<str>, Vec<Arc<Waiter>>>>,
+    by_execution: Mutex<crate::ArnMap<Vec<Arc<Waiter>>>>,
 }
 
 /// A registration; dropping it unregisters the waiter.

@@ -107,7 +107,7 @@ impl ExpressExecution {
 /// The running Express executions of an engine, and their timers.
 #[derive(Default)]
 pub(crate) struct ExpressRuns {
-    running: Mutex<HashMap<Arc<str>, Arc<Run>>>,
+    running: Mutex<crate::ArnMap<Arc<Run>>>,
     timers: Mutex<BinaryHeap<Reverse<ExpressTimer>>>,
 }
 

@@ -189,9 +189,9 @@ struct RunState {
 pub(crate) struct MapRunTable {
     /// Wakes the EXPRESS runs waiting for a handler (`Engine::register_integration`).
     pub(crate) handlers_changed: Arc<tokio::sync::Notify>,
-    runs: Mutex<HashMap<Arc<str>, Arc<MapRun>>>,
+    runs: Mutex<crate::ArnMap<Arc<MapRun>>>,
     by_attempt: Mutex<HashMap<AttemptKey, Arc<MapRun>>>,
-    children: Mutex<HashMap<Arc<str>, tokio::sync::oneshot::Sender<()>>>,
+    children: Mutex<crate::ArnMap<tokio::sync::oneshot::Sender<()>>>,
     /// Serializes `UpdateMapRun`s, so the latest record is the settings in memory.
     updates: Mutex<()>,
     /// How many times a Map Run's parent was looked for by reading the parent machine's
@@ -394,7 +394,7 @@ async fn run(weak: Weak<Inner>, attempt: AttemptKey, map_run_arn: String) {
 /// Puts `run` in the table of runs by ARN; with `kept_max` runs there already, the ended ones
 /// are dropped first, so the table holds the running runs and at most `kept_max` in all
 /// otherwise (a dropped run is described from its parent's history).
-fn admit(runs: &mut HashMap<Arc<str>, Arc<MapRun>>, run: Arc<MapRun>, kept_max: usize) {
+fn admit(runs: &mut crate::ArnMap<Arc<MapRun>>, run: Arc<MapRun>, kept_max: usize) {
     if runs.len() >= kept_max {
         runs.retain(|_, kept| kept.state.lock().status == MapRunStatus::Running);
     }
@@ -2038,7 +2038,7 @@ mod map_run_tests {
     /// the ended ones and keeps every running one.
     #[test]
     fn the_table_of_runs_drops_ended_runs_past_its_bound() {
-        let mut runs = HashMap::new();
+        let mut runs = crate::ArnMap::default();
         admit(&mut runs, table_run("a", MapRunStatus::Succeeded), 3);
         admit(&mut runs, table_run("b", MapRunStatus::Running), 3);
         admit(&mut runs, table_run("c", MapRunStatus::Failed), 3);

@@ -502,17 +502,20 @@ struct RecordRef {
 /// SipHash over ~80-byte ARNs was half of the store's share of that compaction.
 type ArnMap<V> = HashMap<Arc<str>, V, foldhash::quality::RandomState>;
 
+/// A map the index looks up on every start (by machine LSN or name): foldhash too.
+type FoldMap<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
+
 #[derive(Debug, Default)]
 struct Index {
     executions: ArnMap<Entry>,
     /// Execution ARNs in start order.
     started: Vec<Arc<str>>,
     /// Per machine (creation LSN): start indexes of its executions, in start order.
-    by_machine: HashMap<Lsn, Vec<u64>>,
+    by_machine: FoldMap<Lsn, Vec<u64>>,
     /// Every machine revision ever made, by the LSN of its record.
-    machines: HashMap<Lsn, Arc<Machine>>,
+    machines: FoldMap<Lsn, Arc<Machine>>,
     /// Live machines by name: the LSN of their current revision.
-    live_machines: HashMap<String, Lsn>,
+    live_machines: FoldMap<String, Lsn>,
     /// Activities, tags and redrive client tokens.
     catalog: catalog::Catalog,
     /// Executions with a record that does not read, each with its first such record. Later

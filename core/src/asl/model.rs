@@ -14,7 +14,7 @@
 //!
 //! Must not: do I/O, read a clock, or parse text (parsing lives in `parse`).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -71,7 +71,9 @@ pub enum QueryLanguage {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StateMap {
     states: Vec<State>,
-    index: BTreeMap<String, usize>,
+    /// Positions by name, hashed (seeded per map): a decision looks a state up several times
+    /// per transition, and a search of sorted names compared several strings each time.
+    index: HashMap<String, usize, foldhash::quality::RandomState>,
 }
 
 impl StateMap {
