@@ -141,6 +141,72 @@ pub(crate) enum Commit<'a> {
 /// The receiver of the log's word on a `Commit::Notify` decision.
 pub(crate) type LogWord = tokio::sync::oneshot::Receiver<Result<(), statelog_store::Error>>;
 
+/// An `on_durable` for `Commit::Notify` whose word a blocked thread waits for
+/// ([`BlockingWord::wait`]).
+pub(crate) fn blocking_word() -> (statelog_store::OnDurable, BlockingWord) {
+    let word = Arc::new(WordSlot::default());
+    let teller = WordTeller(Some(word.clone()));
+    let on_durable: statelog_store::OnDurable =
+        Box::new(move |result| teller.tell(Told::Durable(result)));
+    (on_durable, BlockingWord(word))
+}
+
+/// The log's word on a `Commit::Notify` decision, for a thread that blocks until it comes.
+pub(crate) struct BlockingWord(Arc<WordSlot>);
+
+impl BlockingWord {
+    /// Blocks until the log tells: `Ok` once the decision is durable, the log's error if it
+    /// never will be, `Interrupted` if its `on_durable` was dropped untold (only with the log).
+    pub(crate) fn wait(self) -> Result<(), Error> {
+        let mut word = self.0.word.lock();
+        loop {
+            match word.take() {
+                Some(Told::Durable(result)) => return result.map_err(Error::from),
+                Some(Told::Dropped) => return Err(Error::Interrupted),
+                None => self.0.told.wait(&mut word),
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct WordSlot {
+    word: parking_lot::Mutex<Option<Told>>,
+    told: parking_lot::Condvar,
+}
+
+impl WordSlot {
+    fn put(&self, told: Told) {
+        *self.word.lock() = Some(told);
+        self.told.notify_one();
+    }
+}
+
+enum Told {
+    Durable(Result<(), statelog_store::Error>),
+    Dropped,
+}
+
+/// The telling side, inside `on_durable`: it tells once, and dropped untold it tells
+/// `Told::Dropped`.
+struct WordTeller(Option<Arc<WordSlot>>);
+
+impl WordTeller {
+    fn tell(mut self, told: Told) {
+        if let Some(slot) = self.0.take() {
+            slot.put(told);
+        }
+    }
+}
+
+impl Drop for WordTeller {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.put(Told::Dropped);
+        }
+    }
+}
+
 /// An `on_durable` for `Commit::Notify` and the receiver its word arrives on (a receiver dropped
 /// meanwhile changes nothing: the decision stands).
 pub(crate) fn log_word_channel() -> (statelog_store::OnDurable, LogWord) {
@@ -562,6 +628,28 @@ mod tests {
     use super::*;
     use crate::test_support::types;
     use crate::EngineOptions;
+
+    /// A blocked thread's word: durable, the log's error, or `Interrupted` when `on_durable`
+    /// is dropped untold; a word told from another thread wakes the waiter.
+    #[test]
+    fn a_blocking_word_is_what_the_log_told_or_interrupted_when_dropped_untold() {
+        let (on_durable, word) = blocking_word();
+        let teller = std::thread::spawn(move || on_durable(Ok(())));
+        word.wait().expect("told durable");
+        teller.join().expect("tells");
+
+        let (on_durable, word) = blocking_word();
+        on_durable(Err(statelog_store::Error::Fenced));
+        let refused = word.wait().expect_err("told the log's error");
+        assert!(
+            matches!(refused, Error::Store(statelog_store::Error::Fenced)),
+            "{refused}"
+        );
+
+        let (on_durable, word) = blocking_word();
+        drop(on_durable);
+        assert!(matches!(word.wait(), Err(Error::Interrupted)));
+    }
 
     /// The kernel's seam: a trigger that no longer matches the execution (a timer it never
     /// armed) commits nothing, and the timer it did arm commits once.

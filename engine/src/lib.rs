@@ -67,7 +67,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -491,6 +491,26 @@ struct HandlerCounts {
 /// these maps, and SipHash over ~80-byte ARNs was 1,800 of the start's 73,000 instructions.
 pub(crate) type ArnMap<V> = HashMap<Arc<str>, V, foldhash::quality::RandomState>;
 
+/// One blocking start counted in flight (`Inner::blocking_starts`) until dropped.
+struct BlockingStart<'a> {
+    starts: &'a AtomicUsize,
+    /// How many were in flight with this one when it entered.
+    count: usize,
+}
+
+impl<'a> BlockingStart<'a> {
+    fn enter(starts: &'a AtomicUsize) -> Self {
+        let count = starts.fetch_add(1, Ordering::Relaxed) + 1;
+        BlockingStart { starts, count }
+    }
+}
+
+impl Drop for BlockingStart<'_> {
+    fn drop(&mut self) {
+        self.starts.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 struct Inner {
     store: Store,
     options: EngineOptions,
@@ -534,6 +554,8 @@ struct Inner {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     shutdown: AtomicBool,
+    /// Blocking starts (`Engine::start_execution`) in flight now.
+    blocking_starts: AtomicUsize,
     /// Executions, transitions and commits counted (see `metrics`).
     counters: metrics::Counters,
     /// Amazon SWF: registry lock, open runs, task lists, timers (see `swf`).
@@ -676,6 +698,7 @@ impl Engine {
                 runtime: Mutex::new(Some(runtime)),
                 handle,
                 shutdown: AtomicBool::new(false),
+                blocking_starts: AtomicUsize::new(0),
                 counters: metrics::Counters::default(),
                 swf: swf::SwfService::default(),
             }),
@@ -805,6 +828,10 @@ impl Engine {
     /// same execution; otherwise an existing name is `ExecutionAlreadyExists`, as AWS does.
     /// Returns once the execution's first decision is durable.
     ///
+    /// While a commit is in flight (and at most `NOTIFIED_BLOCKING_STARTS_MAX` blocking starts
+    /// are), the start is appended for the log's own thread to make durable, and the calling
+    /// thread waits for its word (`Commit::Notify`); on an idle log it syncs in place.
+    ///
     /// An EXPRESS machine's execution starts in memory instead (see
     /// [`Engine::start_express_execution`]): its name need not be unique, nothing is written,
     /// and its outcome goes nowhere (AWS's asynchronous Express execution).
@@ -814,6 +841,15 @@ impl Engine {
         name: Option<&str>,
         input: &str,
     ) -> Result<StartedExecution, Error> {
+        let in_flight = BlockingStart::enter(&self.inner.blocking_starts);
+        if in_flight.count <= limits::NOTIFIED_BLOCKING_STARTS_MAX && self.notify_pays() {
+            let (on_durable, word) = kernel::blocking_word();
+            let recorded = self.record_start(state_machine, name, input, Some(on_durable))?;
+            if recorded.awaits_log {
+                word.wait()?;
+            }
+            return Ok(recorded.finish(self));
+        }
         let recorded = self.record_start(state_machine, name, input, None)?;
         debug_assert!(!recorded.awaits_log, "a synced start");
         Ok(recorded.finish(self))

@@ -9,7 +9,8 @@
 //! likewise returns only once durable, the next task waits for that, and a request dropped
 //! while it waits does not stop the execution. An async start (`start_execution_async`) on a
 //! busy log answers, and hands the task its commit claimed to a waiting poller, only once
-//! durable.
+//! durable; so does a blocking start (`start_execution`) on a busy log, whose commit the log's
+//! own thread makes while the start's thread waits for its word.
 
 use crate::engine_common;
 
@@ -32,11 +33,12 @@ const DIR: &str = "/data";
 /// against a hang, never a timing assertion.
 const HOLD_GUARD: Duration = Duration::from_secs(30);
 
-/// Syncs wait while `held` is set.
+/// Syncs wait while `held` is set. Each sync's thread is named in `syncers`, in order.
 #[derive(Debug, Default)]
 struct Hold {
     held: Mutex<bool>,
     released: Condvar,
+    syncers: Mutex<Vec<String>>,
 }
 
 impl Hold {
@@ -45,6 +47,11 @@ impl Hold {
         self.released.notify_all();
     }
     fn pass(&self) {
+        let thread = std::thread::current();
+        self.syncers
+            .lock()
+            .expect("syncers")
+            .push(thread.name().unwrap_or("unnamed").to_string());
         let held = self.held.lock().expect("hold");
         let _ = self
             .released
@@ -448,5 +455,73 @@ fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
     assert_eq!(task.execution_arn, started.execution_arn);
     assert_eq!(task.input, r#"{"job":1}"#);
     // A power loss right after both completed keeps the start and the claim.
+    claimed_by_w_after_a_power_loss(engine, &disk, &started.execution_arn);
+}
+
+/// A blocking start (`start_execution`) with a commit in flight is appended for the log's own
+/// thread to make durable, and its thread waits for the log's word: while the sync is held the
+/// start has not returned and the poller waiting for its first task has nothing; once the sync
+/// is let through both complete, the start's sync was made by the log's thread, and a power
+/// loss right then keeps the start and the claim.
+#[test]
+fn a_blocking_start_with_a_commit_in_flight_waits_for_the_logs_word() {
+    let (disk, hold, engine, log) = open_held();
+    let activity_arn = engine_common::one_activity_machine(&engine, "m");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let poller = engine.clone();
+    let poll =
+        runtime.spawn(async move { poller.get_activity_task(&activity_arn, Some("w")).await });
+    runtime.block_on(async {
+        // The one thread runs the poll until it waits: it is registered before the start.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    });
+    let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
+    let syncs_before = hold.syncers.lock().expect("syncers").len();
+    let appended = log.stats().next_lsn;
+    let starter = engine.clone();
+    let start = std::thread::Builder::new()
+        .name("blocking-start".to_string())
+        .spawn(move || starter.start_execution("m", Some("e"), r#"{"job": 1}"#))
+        .expect("spawns");
+    while log.stats().next_lsn == appended {
+        std::thread::yield_now();
+    }
+    // Appended, and its sync held: neither the start nor the poll completed.
+    for _ in 0..100 {
+        std::thread::yield_now();
+    }
+    assert!(
+        !start.is_finished(),
+        "no start answered before it is durable"
+    );
+    assert!(
+        !poll.is_finished(),
+        "no task before the start's claim is durable"
+    );
+    hold.set(false);
+    let started = start.join().expect("joined").expect("starts");
+    let task = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(20), poll).await })
+        .expect("the poll returns")
+        .expect("joined")
+        .expect("polls")
+        .expect("a task");
+    other.join().expect("the other start returns");
+    assert_eq!(task.execution_arn, started.execution_arn);
+    assert_eq!(task.input, r#"{"job":1}"#);
+    let syncers = hold.syncers.lock().expect("syncers")[syncs_before..].to_vec();
+    assert!(
+        syncers.iter().any(|name| name == "statelog-wal-sync"),
+        "the log's thread made the start durable: {syncers:?}"
+    );
+    assert!(
+        !syncers.iter().any(|name| name == "blocking-start"),
+        "the start's thread synced nothing: {syncers:?}"
+    );
     claimed_by_w_after_a_power_loss(engine, &disk, &started.execution_arn);
 }
