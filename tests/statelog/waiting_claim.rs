@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use engine_common::checked_history;
 use statelog::clock::ManualClock;
-use statelog::engine::{Engine, EngineOptions};
+use statelog::engine::{ActivityTask, Engine, EngineOptions};
 use statelog::history::EventDetails;
 use statelog::store::Log;
 use statelog_wal::storage::sim::{CrashMode, SimStorage};
@@ -197,6 +197,21 @@ fn open_held() -> (SimStorage, Arc<Hold>, Engine, Arc<dyn Log>) {
         .create_state_machine("idle", IDLE, None)
         .expect("machine");
     (disk, hold, engine, log)
+}
+
+/// With the start's sync held: neither the start nor the poll waiting for its first task is done.
+fn nothing_answered_before_durable(start_finished: bool, poll_finished: bool) {
+    assert!(!start_finished, "no start answered before it is durable");
+    assert!(
+        !poll_finished,
+        "no task before the start's claim is durable"
+    );
+}
+
+/// `task` is the first task of the start of `execution_arn` (input `{"job": 1}`).
+fn the_starts_first_task(task: &ActivityTask, execution_arn: &str) {
+    assert_eq!(task.execution_arn, execution_arn);
+    assert_eq!(task.input, r#"{"job":1}"#);
 }
 
 /// Drops `engine`, loses power (unsynced writes dropped), reopens, and checks that
@@ -433,14 +448,7 @@ fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
         assert!(log.stats().next_lsn > appended, "the start is appended");
         // Still this thread's turn, with the syncs held: the start did not block it, and
         // neither it nor the poll completed before the start is durable.
-        assert!(
-            !start.is_finished(),
-            "no start answered before it is durable"
-        );
-        assert!(
-            !poll.is_finished(),
-            "no task before the start's claim is durable"
-        );
+        nothing_answered_before_durable(start.is_finished(), poll.is_finished());
         hold.set(false);
         let started = start.await.expect("joined").expect("starts");
         let task = tokio::time::timeout(Duration::from_secs(20), poll)
@@ -452,8 +460,7 @@ fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
         (started, task, other)
     });
     other.join().expect("the other start returns");
-    assert_eq!(task.execution_arn, started.execution_arn);
-    assert_eq!(task.input, r#"{"job":1}"#);
+    the_starts_first_task(&task, &started.execution_arn);
     // A power loss right after both completed keeps the start and the claim.
     claimed_by_w_after_a_power_loss(engine, &disk, &started.execution_arn);
 }
@@ -495,14 +502,7 @@ fn a_blocking_start_with_a_commit_in_flight_waits_for_the_logs_word() {
     for _ in 0..100 {
         std::thread::yield_now();
     }
-    assert!(
-        !start.is_finished(),
-        "no start answered before it is durable"
-    );
-    assert!(
-        !poll.is_finished(),
-        "no task before the start's claim is durable"
-    );
+    nothing_answered_before_durable(start.is_finished(), poll.is_finished());
     hold.set(false);
     let started = start.join().expect("joined").expect("starts");
     let task = runtime
@@ -512,8 +512,7 @@ fn a_blocking_start_with_a_commit_in_flight_waits_for_the_logs_word() {
         .expect("polls")
         .expect("a task");
     other.join().expect("the other start returns");
-    assert_eq!(task.execution_arn, started.execution_arn);
-    assert_eq!(task.input, r#"{"job":1}"#);
+    the_starts_first_task(&task, &started.execution_arn);
     let syncers = hold.syncers.lock().expect("syncers")[syncs_before..].to_vec();
     assert!(
         syncers.iter().any(|name| name == "statelog-wal-sync"),
