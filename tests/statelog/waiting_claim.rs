@@ -199,6 +199,14 @@ fn open_held() -> (SimStorage, Arc<Hold>, Engine, Arc<dyn Log>) {
     (disk, hold, engine, log)
 }
 
+/// A runtime on the test's own thread (with time, for the polls' timeouts).
+fn one_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime")
+}
+
 /// With the start's sync held: neither the start nor the poll waiting for its first task is done.
 fn nothing_answered_before_durable(start_finished: bool, poll_finished: bool) {
     assert!(!start_finished, "no start answered before it is durable");
@@ -255,10 +263,7 @@ fn a_queued_task_is_claimed_without_blocking_the_poll_and_handed_out_once_durabl
         "no poller waited: the task is queued"
     );
     let other = hold_with_a_commit_in_flight(&engine, &log, &hold);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let runtime = one_thread_runtime();
     let task = runtime.block_on(async {
         let poller = engine.clone();
         let arn = activity.activity_arn.clone();
@@ -312,10 +317,7 @@ fn an_answer_awaits_durability_without_blocking_and_a_dropped_request_does_not_s
         .expect("machine");
     let started = engine.start_execution("m", Some("e"), "{}").expect("start");
     let account = arn.split(':').nth(4).expect("account").to_string();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let runtime = one_thread_runtime();
     let second = runtime.block_on(async {
         let first = engine
             .get_activity_task(&arn, Some("w"))
@@ -420,10 +422,7 @@ fn a_handler_answer_on_a_busy_log_acts_only_once_durable() {
 fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
     let (disk, hold, engine, log) = open_held();
     let activity_arn = engine_common::one_activity_machine(&engine, "m");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let runtime = one_thread_runtime();
     let (started, task, other) = runtime.block_on(async {
         let poller = engine.clone();
         let arn = activity_arn.clone();
@@ -474,10 +473,7 @@ fn an_async_start_with_a_commit_in_flight_hands_its_task_once_durable() {
 fn a_blocking_start_with_a_commit_in_flight_waits_for_the_logs_word() {
     let (disk, hold, engine, log) = open_held();
     let activity_arn = engine_common::one_activity_machine(&engine, "m");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
+    let runtime = one_thread_runtime();
     let poller = engine.clone();
     let poll =
         runtime.spawn(async move { poller.get_activity_task(&activity_arn, Some("w")).await });
