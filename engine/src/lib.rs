@@ -842,7 +842,10 @@ impl Engine {
         input: &str,
     ) -> Result<StartedExecution, Error> {
         let in_flight = BlockingStart::enter(&self.inner.blocking_starts);
-        if in_flight.count <= limits::NOTIFIED_BLOCKING_STARTS_MAX && self.notify_pays() {
+        if in_flight.count <= limits::NOTIFIED_BLOCKING_STARTS_MAX
+            && self.notify_pays()
+            && self.inner.store.log().notices_waiting() < limits::NOTIFIED_BLOCKING_STARTS_MAX
+        {
             let (on_durable, word) = kernel::blocking_word();
             let recorded = self.record_start(state_machine, name, input, Some(on_durable))?;
             if recorded.awaits_log {

@@ -502,6 +502,11 @@ impl Wal {
         self.inner.commit_in_flight()
     }
 
+    /// How many notifying appends wait for their acknowledgement now (a hint).
+    pub fn notices_waiting(&self) -> usize {
+        self.inner.notices_waiting()
+    }
+
     /// Starts the syncer thread of notifying appends; `None` when the thread cannot be started.
     fn start_syncer(&self) -> Option<std::thread::JoinHandle<()>> {
         let worker = Arc::clone(&self.inner);

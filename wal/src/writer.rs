@@ -700,6 +700,11 @@ impl Inner {
         state.leader_active || !state.notices.is_empty()
     }
 
+    /// How many notices wait for their acknowledgement.
+    pub(crate) fn notices_waiting(&self) -> usize {
+        self.state.lock().notices.len()
+    }
+
     /// Answers every notice the acknowledged LSN covers, the state lock released while they run.
     fn answer_notices(&self, state: &mut MutexGuard<'_, State>) {
         let acknowledged = self.acknowledged_lsn(state);

@@ -189,6 +189,12 @@ pub trait Log: Send + Sync + Debug {
         false
     }
 
+    /// How many notified batches wait for the log's word now (`append_notify`). A hint; the
+    /// default is 0.
+    fn notices_waiting(&self) -> usize {
+        0
+    }
+
     /// Makes every record up to `upto` durable (and may make more); returns the durable end.
     /// The default has nothing to do: its appends are all synced.
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {

@@ -88,6 +88,10 @@ impl Log for Wal {
         Wal::commit_in_flight(self)
     }
 
+    fn notices_waiting(&self) -> usize {
+        Wal::notices_waiting(self)
+    }
+
     fn sync(&self, upto: Lsn) -> Result<Lsn, Error> {
         let durable = Wal::sync(self)?;
         debug_assert!(durable >= upto || upto.0 >= Wal::stats(self).next_lsn.0);

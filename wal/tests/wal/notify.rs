@@ -3,7 +3,8 @@
 //! crash image taken inside the answer holds it), with no other committer to drive the sync (the
 //! log's syncer does); concurrent notifying and waiting appenders are all answered and all
 //! survive a crash; a failed write answers the waiting batches with the poison; dropping the log
-//! answers what still waits; the syncer never gathers. Nothing here depends on timing: a missing
+//! answers what still waits; the syncer never gathers; `notices_waiting` counts the batches not
+//! answered yet. Nothing here depends on timing: a missing
 //! answer fails at a generous guard instead of hanging.
 
 use std::collections::BTreeMap;
@@ -249,4 +250,45 @@ fn the_syncer_never_gathers() {
     let stats = wal.stats();
     assert!(stats.syncs_count >= 1, "the syncer synced");
     assert_eq!(stats.gathers_count, 0, "the syncer gathered: {stats:?}");
+}
+
+#[test]
+fn notices_waiting_counts_the_notified_batches_not_answered_yet() {
+    let sim = Arc::new(SimStorage::new());
+    let wal = open(sim, Durability::GroupCommit);
+    assert_eq!(wal.notices_waiting(), 0);
+    // The first batch's answer holds the syncer until the test lets it go: the batches
+    // appended meanwhile wait, unanswered.
+    let (answering, answered_first) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    wal.append_batch_notify(
+        &[(kind(), b"first")],
+        Box::new(move |result| {
+            let _ = answering.send(result);
+            let _ = released.recv_timeout(ANSWER_GUARD);
+        }),
+    )
+    .expect("appended");
+    answered_first
+        .recv_timeout(ANSWER_GUARD)
+        .expect("answered")
+        .expect("acknowledged");
+    let (sender, receiver) = mpsc::channel();
+    for body in [&b"second"[..], &b"third"[..]] {
+        let sender = sender.clone();
+        wal.append_batch_notify(
+            &[(kind(), body)],
+            Box::new(move |result| {
+                let _ = sender.send(result);
+            }),
+        )
+        .expect("appended");
+    }
+    assert_eq!(wal.notices_waiting(), 2, "two batches wait for their word");
+    release.send(()).expect("the first answer waits");
+    for _ in 0..2 {
+        let answer = receiver.recv_timeout(ANSWER_GUARD).expect("answered");
+        answer.expect("acknowledged");
+    }
+    assert_eq!(wal.notices_waiting(), 0, "every batch was answered");
 }
