@@ -430,24 +430,19 @@ fn fetch_range(
             }
             // Creating the consumer reads nothing yet: like the stream's setup, a failure (a
             // timeout while the stream elects a leader) is asked again, a few times.
-            let mut attempt = 1;
-            let consumer = loop {
-                let created = stream
+            let stream = &stream;
+            let consumer = asked_again(|| async move {
+                stream
                     .create_consumer(pull::OrderedConfig {
                         deliver_policy: DeliverPolicy::ByStartSequence {
                             start_sequence: first.max(1),
                         },
                         ..Default::default()
                     })
-                    .await;
-                match created {
-                    Ok(consumer) => break consumer,
-                    Err(error) if attempt >= STREAM_SETUP_ATTEMPTS => {
-                        return Err(failed("creating a replay consumer", error.to_string()));
-                    }
-                    Err(_) => attempt += 1,
-                }
-            };
+                    .await
+            })
+            .await
+            .map_err(|error| failed("creating a replay consumer", error.to_string()))?;
             let mut messages = consumer
                 .messages()
                 .await
@@ -997,6 +992,23 @@ struct Connected {
     max_payload_bytes: usize,
 }
 
+/// `ask`'s answer, asked up to [`STREAM_SETUP_ATTEMPTS`] times until it succeeds; the last
+/// failure is the error. For the setup steps that a stream's or the meta group's leader
+/// election times out (creating or finding the stream, creating a consumer).
+async fn asked_again<T, E, Asked>(mut ask: impl FnMut() -> Asked) -> Result<T, E>
+where
+    Asked: Future<Output = Result<T, E>>,
+{
+    let mut attempt = 1;
+    loop {
+        match ask().await {
+            Ok(answer) => return Ok(answer),
+            Err(error) if attempt >= STREAM_SETUP_ATTEMPTS => return Err(error),
+            Err(_) => attempt += 1,
+        }
+    }
+}
+
 async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
     let request_timeout = Duration::from_millis(options.request_timeout_ms);
     let client = async_nats::ConnectOptions::new()
@@ -1034,9 +1046,9 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
         allow_atomic_publish: true,
         ..Default::default()
     };
-    let mut attempt = 1;
-    let (stream, info) = loop {
-        let found = async {
+    let (stream, info) = {
+        let (requests, config, failed) = (&requests, &config, &failed);
+        asked_again(|| async move {
             let mut stream = requests
                 .get_or_create_stream(config.clone())
                 .await
@@ -1047,13 +1059,8 @@ async fn connect(options: JetStreamOptions) -> Result<Connected, Error> {
                 .map_err(|error| failed("asking its state", error.to_string()))?
                 .clone();
             Ok::<_, Error>((stream, info))
-        }
-        .await;
-        match found {
-            Ok(found) => break found,
-            Err(error) if attempt >= STREAM_SETUP_ATTEMPTS => return Err(error),
-            Err(_) => attempt += 1,
-        }
+        })
+        .await?
     };
     let (first_sequence, last_sequence) = (info.state.first_sequence, info.state.last_sequence);
     Ok(Connected {
