@@ -500,7 +500,7 @@ struct RecordRef {
 /// A map keyed by execution ARN. Hashed with foldhash's quality hasher (seeded per map) rather
 /// than SipHash: a compaction of 60,000 expired executions hashed every ARN four times, and
 /// SipHash over ~80-byte ARNs was half of the store's share of that compaction.
-type ArnMap<V> = HashMap<Arc<str>, V, foldhash::quality::RandomState>;
+type ArnMap<V> = FoldMap<Arc<str>, V>;
 
 /// A map the index looks up on every start (by machine LSN or name): foldhash too.
 type FoldMap<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
