@@ -11,9 +11,14 @@ Two more cases write as the log does, one commit after the other in a 64 MiB fil
 cache then fdatasync; and the same appends as O_DIRECT writes of the 4 KiB blocks they touch
 (the tail block written again with the new bytes), then fdatasync.
 
+Every file is zero-filled 16 KiB at a time, as the WAL fills its segments (`ZERO_FILL_CHUNK_BYTES`),
+but one more case appends into a segment filled 1 MiB at a time: the page cache keeps those pages
+in large folios, and each small append into them cost more, in its pwrite and in its fdatasync.
+
     python3 benches/probes/fdatasync_file_size.py [DIR] [ROUNDS]
 
-DIR defaults to a new temporary directory (on the filesystem under test), ROUNDS to 2500.
+DIR defaults to a new temporary directory, removed when done (give DIR on the filesystem under
+test; files written there stay), ROUNDS to 2500.
 """
 
 import mmap
@@ -27,9 +32,9 @@ MIB = 1024 * KIB
 BLOCK = 4 * KIB
 
 
-def zero_filled(path, size_bytes):
+def zero_filled(path, size_bytes, chunk_bytes=16 * KIB):
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
-    chunk = b"\0" * min(size_bytes, MIB)
+    chunk = b"\0" * min(size_bytes, chunk_bytes)
     for offset in range(0, size_bytes, len(chunk)):
         os.pwrite(fd, chunk, offset)
     os.fsync(fd)
@@ -37,8 +42,16 @@ def zero_filled(path, size_bytes):
 
 
 def main():
-    directory = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="fdatasync-probe-")
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 2500
+    if len(sys.argv) > 1 and sys.argv[1]:
+        measure(sys.argv[1], rounds)
+    else:
+        # A directory of our own goes when done: the files hold 200 MiB.
+        with tempfile.TemporaryDirectory(prefix="fdatasync-probe-") as directory:
+            measure(directory, rounds)
+
+
+def measure(directory, rounds):
     block = b"\7" * (4 * KIB)
     cases = [
         ("4 KiB file, block at 0", 4 * KIB, 0),
@@ -53,6 +66,7 @@ def main():
     ]
     times = {name: [] for name, _, _ in files}
     appended = zero_filled(os.path.join(directory, "appended"), 64 * MIB)
+    appended_1m = zero_filled(os.path.join(directory, "appended-1m"), 64 * MIB, MIB)
     direct_path = os.path.join(directory, "direct")
     os.close(zero_filled(direct_path, 64 * MIB))
     direct = os.open(direct_path, os.O_RDWR | os.O_DIRECT)
@@ -60,7 +74,11 @@ def main():
     # O_DIRECT needs an aligned buffer: an anonymous map is page-aligned. It holds the tail
     # blocks as they are on disk after each append.
     tail = mmap.mmap(-1, 2 * BLOCK)
-    appends = ("64 MiB file, 1013 B appends", "64 MiB file, O_DIRECT appends")
+    appends = (
+        "64 MiB file, 1013 B appends",
+        "64 MiB file, O_DIRECT appends",
+        "filled 1 MiB at a time, appends",
+    )
     for name in appends:
         times[name] = []
     offset = 0
@@ -74,6 +92,10 @@ def main():
         os.pwrite(appended, record, offset)
         os.fdatasync(appended)
         times[appends[0]].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        os.pwrite(appended_1m, record, offset)
+        os.fdatasync(appended_1m)
+        times[appends[2]].append(time.perf_counter() - started)
         block_start = offset // BLOCK * BLOCK
         end = offset + len(record)
         blocks = -(-(end - block_start) // BLOCK)
