@@ -588,6 +588,8 @@ std::thread_local! {
     /// The box of the last state that exited on this thread, reused by the next state entered
     /// (with its name's buffer): a chain of states then allocates no box and no name per state.
     static SPARE_RUN: std::cell::Cell<Option<Box<StateRun>>> = const { std::cell::Cell::new(None) };
+    /// The `null` a spare box holds instead of its last input (shared, not allocated per state).
+    static SPARE_INPUT: Payload = Payload::default();
 }
 
 /// The name length (bytes) beyond which a retired state's name buffer is not kept for reuse.
@@ -622,7 +624,11 @@ fn retire_run(mut run: Box<StateRun>) {
     if run.name.capacity() > SPARE_RUN_NAME_BYTES_MAX {
         return;
     }
-    run.input = Payload::default();
+    let Ok(null) = SPARE_INPUT.try_with(Payload::clone) else {
+        // This thread is exiting: no spare is kept.
+        return;
+    };
+    run.input = null;
     run.retried_errors = Vec::new();
     run.phase = Phase::Entered;
     let _ = SPARE_RUN.try_with(|spare| spare.set(Some(run)));
@@ -822,7 +828,7 @@ fn exit(state: &mut ExecutionState, scope: &[u32], exited: &StateExited) -> Resu
     let run = running(thread, "a state exit")?;
     if run.name != exited.name {
         return Err(ApplyError::ExitOfOther {
-            exited: exited.name.clone(),
+            exited: exited.name.to_string(),
             running: run.name.clone(),
         });
     }
@@ -927,7 +933,7 @@ mod tests {
 
     fn entered(name: &str, input: &Payload) -> EventDetails {
         EventDetails::PassStateEntered(crate::history::StateEntered {
-            name: name.to_string(),
+            name: name.into(),
             input: Payload::clone(input),
             input_truncated: false,
         })
@@ -935,7 +941,7 @@ mod tests {
 
     fn exited(name: &str, output: &Payload) -> EventDetails {
         EventDetails::PassStateExited(crate::history::StateExited {
-            name: name.to_string(),
+            name: name.into(),
             output: Payload::clone(output),
             output_truncated: false,
             assigned: None,
