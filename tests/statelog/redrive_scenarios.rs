@@ -199,7 +199,7 @@ fn failed_task_is_rerun_and_successful_steps_are_not() {
         .iter()
         .filter_map(|e| match &e.details {
             EventDetails::TaskStateEntered(d) => {
-                Some((d.name.clone(), serde_json::Value::clone(&d.input)))
+                Some((d.name.to_string(), serde_json::Value::clone(&d.input)))
             }
             _ => None,
         })

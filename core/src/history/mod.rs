@@ -261,11 +261,15 @@ impl ErrorCause {
 /// stored form is the value's compact JSON text, as for any payload (`json_text`).
 pub type Payload = std::sync::Arc<Value>;
 
+/// A state's name in an event: kept inline up to 24 bytes (most names), so that naming the state
+/// in its entered and exited events allocates nothing; stored and encoded as a string.
+pub type StateName = compact_str::CompactString;
+
 /// `stateEnteredEventDetails`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateEntered {
     /// The state's name.
-    pub name: String,
+    pub name: StateName,
     /// The state's raw input.
     #[serde(with = "json_text::shared")]
     pub input: Payload,
@@ -277,7 +281,7 @@ pub struct StateEntered {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateExited {
     /// The state's name.
-    pub name: String,
+    pub name: StateName,
     /// The state's output.
     #[serde(with = "json_text::shared")]
     pub output: Payload,

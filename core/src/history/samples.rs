@@ -43,7 +43,7 @@ impl Sample for ErrorCause {
 impl Sample for StateEntered {
     fn sample() -> Self {
         StateEntered {
-            name: text("state"),
+            name: text("state").into(),
             input: payload(),
             input_truncated: true,
         }
@@ -53,7 +53,7 @@ impl Sample for StateEntered {
 impl Sample for StateExited {
     fn sample() -> Self {
         StateExited {
-            name: text("state"),
+            name: text("state").into(),
             output: payload(),
             output_truncated: true,
             assigned: Some(AssignedVariables {

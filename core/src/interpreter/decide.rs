@@ -32,8 +32,8 @@ use crate::asl::{
 };
 use crate::history::{
     AssignedVariables, ErrorCause, EventDetails, EventId, ExecutionStarted, HistoryEvent,
-    MapIteration, MapStateStarted, Output, Payload, StateEntered, StateExited, TaskError,
-    TaskOutput, TaskResource, TaskScheduled, TimerArm, TimerPurpose,
+    MapIteration, MapStateStarted, Output, Payload, StateEntered, StateExited, StateName,
+    TaskError, TaskOutput, TaskResource, TaskScheduled, TimerArm, TimerPurpose,
 };
 use crate::limits::{
     ASSIGN_SIZE_BYTES_MAX, MAP_INLINE_CONCURRENCY_MAX, PAYLOAD_JSON_DEPTH_MAX,
@@ -429,7 +429,7 @@ fn child(scope: &[u32], index: usize) -> Vec<u32> {
 
 fn entered_details(state: &State, input: Payload) -> EventDetails {
     let d = StateEntered {
-        name: state.name.clone(),
+        name: StateName::from(state.name.as_str()),
         input,
         input_truncated: false,
     };
@@ -451,7 +451,7 @@ fn exited_details(
     assigned: Option<AssignedVariables>,
 ) -> Option<EventDetails> {
     let d = StateExited {
-        name: state.name.clone(),
+        name: StateName::from(state.name.as_str()),
         output,
         output_truncated: false,
         assigned,

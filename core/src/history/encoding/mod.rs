@@ -550,7 +550,7 @@ mod tests {
     fn pass_chain_batch(payloads: &[Payload]) -> EventBatch {
         let mut events = Vec::new();
         for (index, payload) in payloads.iter().enumerate() {
-            let name = format!("S{index}");
+            let name = crate::history::StateName::from(format!("S{index}"));
             events.push(EventDetails::PassStateEntered(StateEntered {
                 name: name.clone(),
                 input: payload.clone(),

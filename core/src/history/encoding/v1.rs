@@ -29,7 +29,7 @@ pub(crate) struct StateExited {
 impl From<StateExited> for crate::history::StateExited {
     fn from(old: StateExited) -> Self {
         crate::history::StateExited {
-            name: old.name,
+            name: old.name.into(),
             output: old.output,
             output_truncated: old.output_truncated,
             assigned: None,
