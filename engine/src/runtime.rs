@@ -123,11 +123,12 @@ pub(crate) fn record_start(
                     let mut guard = slot.state.lock();
                     open.insert(key.clone(), slot.clone());
                     drop(open);
+                    // This branch returns: the request takes what the loop holds.
                     let request = StartRequest {
-                        input: input.clone(),
+                        input,
                         input_text: Some(input_text.to_string()),
                         execution_arn: execution_arn.clone(),
-                        state_machine_arn: recorded_machine_arn.clone(),
+                        state_machine_arn: recorded_machine_arn,
                         role_arn: target.machine.role_arn.clone(),
                         through: target.version_arn.clone().map(|version_arn| {
                             Box::new(StartedThrough {
