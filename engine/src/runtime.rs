@@ -208,22 +208,28 @@ pub(crate) fn record_start(
 impl Engine {
     /// Performs the effects of a durable decision.
     pub(crate) fn perform(&self, execution_arn: &str, slot: &Arc<Slot>, effects: Vec<Effect>) {
-        let key: Arc<str> = Arc::from(execution_arn);
+        // Made once, when an effect keeps the ARN (a run that only closes needs none).
+        let mut shared: Option<Arc<str>> = None;
+        let mut key = || {
+            shared
+                .get_or_insert_with(|| Arc::from(execution_arn))
+                .clone()
+        };
         let mut closed = false;
         for effect in effects {
             match effect {
-                Effect::InvokeTask(invocation) => self.dispatch(&key, invocation),
+                Effect::InvokeTask(invocation) => self.dispatch(&key(), invocation),
                 Effect::ArmTimer {
                     timer_id, due_ms, ..
                 } => {
-                    self.arm_timer(&key, timer_id, due_ms);
+                    self.arm_timer(&key(), timer_id, due_ms);
                 }
                 // Every backend drops what waits for the attempt (see `backend`): a handler's
                 // future is dropped (had it answered already, that answer is a stale trigger),
                 // a heartbeat clock stops, an unclaimed task leaves its list, a `.sync` job or
                 // child is asked to stop in the background.
                 Effect::CancelTask { task_id } => {
-                    let attempt = AttemptKey::new(key.clone(), task_id);
+                    let attempt = AttemptKey::new(key(), task_id);
                     self.inner.backends.cancel(self, &attempt);
                 }
                 Effect::Closed { .. } => {
@@ -242,8 +248,11 @@ impl Engine {
             self.inner.attempts.execution_closed(execution_arn);
             {
                 let mut open = self.inner.open.lock();
-                if open.get(&key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
-                    open.remove(&key);
+                if open
+                    .get(execution_arn)
+                    .is_some_and(|s| Arc::ptr_eq(s, slot))
+                {
+                    open.remove(execution_arn);
                 }
             }
             self.inner.close_waiters.closed(execution_arn);
