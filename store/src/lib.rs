@@ -753,6 +753,13 @@ impl Indexed {
 /// the `#Case` a test case's start records (`history::split_test_case`).
 pub fn machine_name(state_machine_arn: &str) -> &str {
     let state_machine_arn = statelog_core::history::split_test_case(state_machine_arn).machine_arn;
+    // A name holds no ':', so the usual ARN's name follows its last one; the substring search
+    // (a tenth of a start's string work) is left for any other form.
+    if let Some((head, name)) = state_machine_arn.rsplit_once(':') {
+        if head.ends_with(":stateMachine") {
+            return name;
+        }
+    }
     state_machine_arn
         .rsplit_once(":stateMachine:")
         .map_or(state_machine_arn, |(_, name)| name)
@@ -1831,8 +1838,7 @@ fn encode_chunks(arn: &str, events: &[HistoryEvent], out: &mut EncodeScratch) ->
         execution_arn: arn,
         events,
     };
-    out.bytes =
-        postcard::to_extend(&batch, std::mem::take(&mut out.bytes)).map_err(encode_error)?;
+    record::postcard_append(&batch, &mut out.bytes).map_err(encode_error)?;
     let bytes = &out.bytes[start..];
     #[cfg(debug_assertions)]
     {

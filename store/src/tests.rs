@@ -742,3 +742,21 @@ fn ends_kept_at_append_answer_nothing_for_a_damaged_execution() {
         Err(Error::Damaged { .. })
     ));
 }
+
+#[test]
+fn machine_name_reads_the_name_of_every_arn_form() {
+    let arn = "arn:aws:states:us-east-1:123456789012:stateMachine:orders";
+    assert_eq!(super::machine_name(arn), "orders");
+    assert_eq!(super::machine_name(&format!("{arn}#Happy")), "orders");
+    // Not a machine ARN: returned whole, as the substring search did.
+    assert_eq!(super::machine_name("orders"), "orders");
+    assert_eq!(
+        super::machine_name("arn:aws:states:us-east-1:1:execution:orders:e1"),
+        "arn:aws:states:us-east-1:1:execution:orders:e1"
+    );
+    // Whatever follows the last ":stateMachine:" is the name, colons included.
+    assert_eq!(
+        super::machine_name("arn:aws:states:r:1:stateMachine:a:b"),
+        "a:b"
+    );
+}
