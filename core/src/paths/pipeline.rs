@@ -153,6 +153,22 @@ pub fn json_size_bytes(value: &Value) -> usize {
             Ok(())
         }
     }
+    /// The bytes of `n`'s JSON text: an integer's digits counted, a float's text formatted.
+    fn number_size_bytes(n: &serde_json::Number) -> usize {
+        if let Some(u) = n.as_u64() {
+            return u.checked_ilog10().map_or(1, |log| log as usize + 1);
+        }
+        if let Some(i) = n.as_i64() {
+            return 1 + i
+                .unsigned_abs()
+                .checked_ilog10()
+                .map_or(1, |log| log as usize + 1);
+        }
+        let mut count = Count(0);
+        // Writing into a counter cannot fail.
+        let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+        count.0
+    }
     fn string_size_bytes(s: &str) -> usize {
         let mut size = 2; // the quotes
         for b in s.bytes() {
@@ -193,12 +209,7 @@ pub fn json_size_bytes(value: &Value) -> usize {
                 Value::Null => 4,
                 Value::Bool(true) => 4,
                 Value::Bool(false) => 5,
-                Value::Number(n) => {
-                    let mut count = Count(0);
-                    // Writing into a counter cannot fail.
-                    let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
-                    count.0
-                }
+                Value::Number(n) => number_size_bytes(n),
                 Value::String(s) => string_size_bytes(s),
                 Value::Array(items) => {
                     stack.extend(items);

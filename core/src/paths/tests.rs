@@ -957,6 +957,30 @@ fn json_size_bytes_counts_deep_nesting_past_its_recursion_depth() {
 }
 
 #[test]
+fn json_size_bytes_counts_every_integer_digit_and_sign() {
+    // Integers are counted, not formatted: each edge of the digit counting against the text.
+    let numbers = [
+        json!(0),
+        json!(9),
+        json!(10),
+        json!(99),
+        json!(100),
+        json!(-1),
+        json!(-10),
+        json!(u64::MAX),
+        json!(i64::MAX),
+        json!(i64::MIN),
+        json!(-9_999_999_999i64),
+        json!(0.5),
+        json!(-1e300),
+    ];
+    for number in numbers {
+        let text = serde_json::to_string(&number).expect("serializes");
+        assert_eq!(json_size_bytes(&number), text.len(), "{text}");
+    }
+}
+
+#[test]
 fn ten_nested_calls_are_accepted_and_eleven_rejected() {
     let nested = |n: usize| format!("{}1{}", "States.Array(".repeat(n), ")".repeat(n));
     assert!(Call::parse(&nested(crate::limits::INTRINSIC_NESTING_DEPTH_MAX)).is_ok());
