@@ -28,7 +28,7 @@ use statelog_core::asl::{Diagnostic, DiagnosticCode};
 use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
 use statelog_core::history::EventId;
 use statelog_core::interpreter::{
-    decide, decide_owned, Effect, ExecutionState, StartRequest, TaskInvocation, Trigger,
+    decide, decide_owned, Effect, ExecutionState, InputText, StartRequest, TaskInvocation, Trigger,
 };
 use statelog_store::{ExecutionStatus, Machine};
 
@@ -240,6 +240,7 @@ fn check_states(states: &StateMap, pointer: &str, found: &mut Vec<Diagnostic>) {
 
 /// Starts an Express execution of `machine` and runs its first decision here. With `waiter`
 /// the outcome is sent there when it ends.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
     engine: &Engine,
     machine: &Machine,
@@ -247,6 +248,7 @@ pub(crate) fn start(
     name: String,
     input: Value,
     input_text: &str,
+    input_kept: Option<InputText>,
     waited: bool,
 ) -> Result<ExpressExecution, Error> {
     let inner = &engine.inner;
@@ -280,7 +282,7 @@ pub(crate) fn start(
     }
     let request = StartRequest {
         input,
-        input_text: Some(input_text.to_string()),
+        input_text: input_kept,
         execution_arn: arn.clone(),
         state_machine_arn: engine.state_machine_arn(&machine.name),
         role_arn: machine.role_arn.clone(),

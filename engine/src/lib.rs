@@ -74,7 +74,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
 use statelog_core::history::{split_test_case, EventDetails, EventId, HistoryEvent, TestCaseArn};
-use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState};
+use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState, InputText};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
 pub use statelog_wal::Durability;
@@ -924,7 +924,7 @@ impl Engine {
             self.check_test_case(state_machine, &target.machine.name, case)?;
         }
         let input_text = input;
-        let input = parse_input(input_text)?;
+        let (input, input_kept) = parse_input(input_text)?;
         let name = naming::start_name(name, &self.inner.entropy)?;
         let definition = self.definition_at(target.machine.lsn)?;
         if target.machine.machine_type == MachineType::Express {
@@ -942,6 +942,7 @@ impl Engine {
                 name,
                 input,
                 input_text,
+                input_kept,
                 false,
             )?;
             return Ok(runtime::RecordedStart::done(StartedExecution {
@@ -958,7 +959,7 @@ impl Engine {
             definition,
             execution_arn,
             input,
-            input_text,
+            input_kept,
             test_case,
             on_durable,
         )
@@ -1007,10 +1008,12 @@ impl Engine {
             });
         }
         let input_text = input;
-        let input = parse_input(input_text)?;
+        let (input, input_kept) = parse_input(input_text)?;
         let name = naming::start_name(name, &self.inner.entropy)?;
         let definition = self.definition_at(machine.lsn)?;
-        express::start(self, &machine, definition, name, input, input_text, true)
+        express::start(
+            self, &machine, definition, name, input, input_text, input_kept, true,
+        )
     }
 
     /// `StartSyncExecution`: runs an execution of the EXPRESS machine `state_machine` and
@@ -1517,7 +1520,8 @@ fn may_have_map_state(source: &Value) -> bool {
     }
 }
 
-fn parse_input(input: &str) -> Result<Value, Error> {
+/// Reads a start's input: the value, and its text where that is not the value's compact form.
+fn parse_input(input: &str) -> Result<(Value, Option<InputText>), Error> {
     if input.len() > PAYLOAD_SIZE_BYTES_MAX {
         return Err(Error::InvalidExecutionInput {
             reason: PayloadReason::TooLarge {
@@ -1526,7 +1530,7 @@ fn parse_input(input: &str) -> Result<Value, Error> {
             },
         });
     }
-    statelog_core::history::depth::parse_payload(input).map_err(|e| Error::InvalidExecutionInput {
+    InputText::parse(input).map_err(|e| Error::InvalidExecutionInput {
         reason: PayloadReason::Unreadable(e),
     })
 }

@@ -240,7 +240,13 @@ impl TaskBackend for MapRunBackend {
     }
 
     fn execution_closed(&self, engine: &Engine, execution_arn: &str) {
-        if let Some(waiter) = engine.inner.map_runs.children.lock().remove(execution_arn) {
+        let mut children = engine.inner.map_runs.children.lock();
+        // Most closes are of no Map Run's child: no hashing then.
+        if children.is_empty() {
+            return;
+        }
+        if let Some(waiter) = children.remove(execution_arn) {
+            drop(children);
             let _ = waiter.send(());
         }
     }
@@ -1434,6 +1440,7 @@ async fn run_child(
                     name.clone(),
                     input,
                     &text,
+                    None,
                     true,
                 );
                 (started, engine.state_machine_arn(&children.record.name))
@@ -1530,7 +1537,6 @@ async fn standard_child(
                 alias_arn: None,
                 map_run_arn: Some(children.map_run_arn.to_string()),
             };
-            let text = input.to_string();
             let _revision = engine.inner.machine_changes.read_recursive();
             Some(super::runtime::start(
                 &engine,
@@ -1538,7 +1544,6 @@ async fn standard_child(
                 children.machine.clone(),
                 arn.to_string(),
                 input,
-                &text,
                 None,
             ))
         })

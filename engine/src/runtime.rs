@@ -20,7 +20,8 @@ use super::versions::StartTarget;
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
 use statelog_core::interpreter::{
-    Effect, ExecutionState, ExecutionStatus, StartRequest, StartedThrough, TaskInvocation, Trigger,
+    Effect, ExecutionState, ExecutionStatus, InputText, StartRequest, StartedThrough,
+    TaskInvocation, Trigger,
 };
 
 /// Starts a new execution, or answers for an existing one with the same name (see
@@ -31,7 +32,6 @@ pub(crate) fn start(
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
-    input_text: &str,
     test_case: Option<&str>,
 ) -> Result<StartedExecution, Error> {
     let recorded = record_start(
@@ -40,7 +40,7 @@ pub(crate) fn start(
         definition,
         execution_arn,
         input,
-        input_text,
+        None,
         test_case,
         None,
     )?;
@@ -97,7 +97,7 @@ pub(crate) fn record_start(
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
-    input_text: &str,
+    input_text: Option<InputText>,
     test_case: Option<&str>,
     mut on_durable: Option<statelog_store::OnDurable>,
 ) -> Result<RecordedStart, Error> {
@@ -126,7 +126,7 @@ pub(crate) fn record_start(
                     // This branch returns: the request takes what the loop holds.
                     let request = StartRequest {
                         input,
-                        input_text: Some(input_text.to_string()),
+                        input_text,
                         execution_arn: execution_arn.clone(),
                         state_machine_arn: recorded_machine_arn,
                         role_arn: target.machine.role_arn.clone(),

@@ -279,7 +279,7 @@ fn run(
     let machine = compile(&request.definition, request.state_name.is_some())?;
     let state_name = request.state_name.as_deref().unwrap_or(SINGLE_STATE_NAME);
     let input = match &request.input {
-        Some(text) => crate::parse_input(text)?,
+        Some(text) => crate::parse_input(text)?.0,
         None => Value::Object(serde_json::Map::new()),
     };
     let variables = variables(request.variables.as_deref())?;

@@ -236,14 +236,69 @@ impl From<&'static str> for Inconsistency {
     }
 }
 
+/// The text a start's input was written as, kept where it is not the input's compact form: AWS
+/// shows a passed-through input as its caller wrote it (`[1, 2]` stays `[1, 2]`). Made only by
+/// [`InputText::parse`], from the text it parses, so it reads as the input it came with and
+/// the decider need not parse it again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputText(String);
+
+impl InputText {
+    /// Reads a start's input text (as [`crate::history::depth::parse_payload`] does): the
+    /// input, and the text itself where the input's compact form differs from it.
+    pub fn parse(
+        text: &str,
+    ) -> Result<(Value, Option<InputText>), crate::history::depth::PayloadTextError> {
+        let input = crate::history::depth::parse_payload(text)?;
+        let kept = (!is_compact_form(&input, text)).then(|| InputText(text.to_string()));
+        Ok((input, kept))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// Whether `text` is exactly `value`'s compact JSON form: the form is written into a writer
+/// that compares it with the text as it goes (no allocation, stops at the first difference).
+fn is_compact_form(value: &Value, text: &str) -> bool {
+    struct Compare<'a> {
+        rest: &'a [u8],
+    }
+    impl std::io::Write for Compare<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            match self.rest.strip_prefix(bytes) {
+                Some(rest) => {
+                    self.rest = rest;
+                    Ok(bytes.len())
+                }
+                None => Err(std::io::ErrorKind::InvalidData.into()),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut compare = Compare {
+        rest: text.as_bytes(),
+    };
+    serde_json::to_writer(&mut compare, value).is_ok() && compare.rest.is_empty()
+}
+
 /// What the execution is, for its `ExecutionStarted` event and `$$.Execution` / `$$.StateMachine`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StartRequest {
     /// The execution input.
     pub input: Value,
-    /// The input exactly as the caller wrote it, if known (kept for the history's display;
-    /// ignored when it does not parse to `input`).
-    pub input_text: Option<String>,
+    /// The input exactly as the caller wrote it, where that is not `input`'s compact form
+    /// (kept for the history's display; made by [`InputText::parse`] with `input`).
+    pub input_text: Option<InputText>,
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub execution_arn: String,
     /// `arn:aws:states:<region>:<account>:stateMachine:<machine>`.
