@@ -28,7 +28,8 @@ use statelog_core::asl::{Diagnostic, DiagnosticCode};
 use statelog_core::asl::{IntegrationPattern, StateKind, StateMachine, StateMap};
 use statelog_core::history::EventId;
 use statelog_core::interpreter::{
-    decide, decide_owned, Effect, ExecutionState, InputText, StartRequest, TaskInvocation, Trigger,
+    decide, decide_owned, Effect, ExecutionState, InputAsWritten, StartRequest, TaskInvocation,
+    Trigger,
 };
 use statelog_store::{ExecutionStatus, Machine};
 
@@ -248,7 +249,7 @@ pub(crate) fn start(
     name: String,
     input: Value,
     input_text: &str,
-    input_kept: Option<InputText>,
+    input_kept: Option<InputAsWritten>,
     waited: bool,
 ) -> Result<ExpressExecution, Error> {
     let inner = &engine.inner;

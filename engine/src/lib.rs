@@ -74,7 +74,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::Value;
 use statelog_core::asl::{parse_definition, StateMachine};
 use statelog_core::history::{split_test_case, EventDetails, EventId, HistoryEvent, TestCaseArn};
-use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState, InputText};
+use statelog_core::interpreter::{self, apply, pending_effects, ExecutionState, InputAsWritten};
 use statelog_core::limits::{HISTORY_EVENTS_MAX, PAYLOAD_SIZE_BYTES_MAX};
 use statelog_store::{self as store, ExecutionSummary, Log, Machine, Store};
 pub use statelog_wal::Durability;
@@ -1521,7 +1521,7 @@ fn may_have_map_state(source: &Value) -> bool {
 }
 
 /// Reads a start's input: the value, and its text where that is not the value's compact form.
-fn parse_input(input: &str) -> Result<(Value, Option<InputText>), Error> {
+fn parse_input(input: &str) -> Result<(Value, Option<InputAsWritten>), Error> {
     if input.len() > PAYLOAD_SIZE_BYTES_MAX {
         return Err(Error::InvalidExecutionInput {
             reason: PayloadReason::TooLarge {
@@ -1530,7 +1530,7 @@ fn parse_input(input: &str) -> Result<(Value, Option<InputText>), Error> {
             },
         });
     }
-    InputText::parse(input).map_err(|e| Error::InvalidExecutionInput {
+    InputAsWritten::parse(input).map_err(|e| Error::InvalidExecutionInput {
         reason: PayloadReason::Unreadable(e),
     })
 }

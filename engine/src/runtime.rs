@@ -20,7 +20,7 @@ use super::versions::StartTarget;
 use super::{Engine, Error, Inner, StartedExecution};
 use statelog_core::asl::StateMachine;
 use statelog_core::interpreter::{
-    Effect, ExecutionState, ExecutionStatus, InputText, StartRequest, StartedThrough,
+    Effect, ExecutionState, ExecutionStatus, InputAsWritten, StartRequest, StartedThrough,
     TaskInvocation, Trigger,
 };
 
@@ -97,7 +97,7 @@ pub(crate) fn record_start(
     definition: Arc<StateMachine>,
     execution_arn: String,
     input: Value,
-    input_text: Option<InputText>,
+    input_text: Option<InputAsWritten>,
     test_case: Option<&str>,
     mut on_durable: Option<statelog_store::OnDurable>,
 ) -> Result<RecordedStart, Error> {

@@ -23,7 +23,9 @@ use super::io::*;
 use super::state::{
     apply, apply_timer, ExecutionState, IterationOutcome, Phase, StateRun, Thread, Timer,
 };
-use super::{Decision, Effect, Error, Inconsistency, InputText, Options, StartRequest, Trigger};
+use super::{
+    Decision, Effect, Error, Inconsistency, InputAsWritten, Options, StartRequest, Trigger,
+};
 use crate::asl::{
     assign::AssignInput, Assign, ChoiceState, CountField, Env, FailField, FailState,
     IntegrationPattern, MapState, ParallelState, PassState, PercentageField, ResourceKind,
@@ -1073,7 +1075,7 @@ impl<'d> Decider<'d, '_> {
             owner: Vec::new(),
             purpose: TimerPurpose::ExecutionTimeout,
         };
-        let input_text = request.input_text.map(InputText::into_string);
+        let input_text = request.input_text.map(InputAsWritten::into_string);
         // One shared payload: the started event, the execution's info and the first state.
         let input = Payload::new(request.input);
         let details = ExecutionStarted {

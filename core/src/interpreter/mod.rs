@@ -238,19 +238,19 @@ impl From<&'static str> for Inconsistency {
 
 /// The text a start's input was written as, kept where it is not the input's compact form: AWS
 /// shows a passed-through input as its caller wrote it (`[1, 2]` stays `[1, 2]`). Made only by
-/// [`InputText::parse`], from the text it parses, so it reads as the input it came with and
+/// [`InputAsWritten::parse`], from the text it parses, so it reads as the input it came with and
 /// the decider need not parse it again.
 #[derive(Debug, Clone, PartialEq)]
-pub struct InputText(String);
+pub struct InputAsWritten(String);
 
-impl InputText {
+impl InputAsWritten {
     /// Reads a start's input text (as [`crate::history::depth::parse_payload`] does): the
     /// input, and the text itself where the input's compact form differs from it.
     pub fn parse(
         text: &str,
-    ) -> Result<(Value, Option<InputText>), crate::history::depth::PayloadTextError> {
+    ) -> Result<(Value, Option<InputAsWritten>), crate::history::depth::PayloadTextError> {
         let input = crate::history::depth::parse_payload(text)?;
-        let kept = (!is_compact_form(&input, text)).then(|| InputText(text.to_string()));
+        let kept = (!is_compact_form(&input, text)).then(|| InputAsWritten(text.to_string()));
         Ok((input, kept))
     }
 
@@ -297,8 +297,8 @@ pub struct StartRequest {
     /// The execution input.
     pub input: Value,
     /// The input exactly as the caller wrote it, where that is not `input`'s compact form
-    /// (kept for the history's display; made by [`InputText::parse`] with `input`).
-    pub input_text: Option<InputText>,
+    /// (kept for the history's display; made by [`InputAsWritten::parse`] with `input`).
+    pub input_text: Option<InputAsWritten>,
     /// `arn:aws:states:<region>:<account>:execution:<machine>:<name>`.
     pub execution_arn: String,
     /// `arn:aws:states:<region>:<account>:stateMachine:<machine>`.

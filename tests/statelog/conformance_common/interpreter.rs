@@ -7,7 +7,7 @@ use serde_json::Value;
 use statelog::asl::parse_definition;
 use statelog::history::{EventId, HistoryEvent};
 use statelog::interpreter::{
-    apply, decide, Effect, ExecutionState, InputText, Options, StartRequest, Trigger,
+    apply, decide, Effect, ExecutionState, InputAsWritten, Options, StartRequest, Trigger,
 };
 use statelog_rng::Rng;
 
@@ -47,7 +47,7 @@ pub fn drive(
     let input = case["input"].as_str().unwrap_or_default();
     let def = parse_definition(definition, &statelog::engine::validate::options())
         .map_err(|d| format!("definition rejected: {d:?}"))?;
-    let (input, input_text) = InputText::parse(input).map_err(|e| format!("input: {e}"))?;
+    let (input, input_text) = InputAsWritten::parse(input).map_err(|e| format!("input: {e}"))?;
     let options = Options::default();
     let mut entropy = Rng::new(0x2545_f491_4f6c_dd1d);
     let mut state = ExecutionState::new();
